@@ -1,0 +1,99 @@
+import { z } from "zod";
+
+/**
+ * The canonical, provider-neutral history (see the API contract, "Message").
+ * Providers convert to and from their wire formats; the rest of loopd only
+ * ever sees these shapes.
+ */
+
+export const textBlockSchema = z.object({
+  type: z.literal("text"),
+  text: z.string(),
+});
+
+export const toolCallBlockSchema = z.object({
+  type: z.literal("tool_call"),
+  /** The provider's id, verbatim (`toolu_…`, `call_…`). */
+  id: z.string(),
+  name: z.string(),
+  input: z.record(z.string(), z.unknown()),
+  /**
+   * The arguments exactly as the model sent them when they were not a JSON
+   * object; `input` is then `{}`. Kept so the executor can tell the model what
+   * was wrong and so the OpenAI history replays what the model really said.
+   */
+  raw_arguments: z.string().optional(),
+});
+
+export const toolResultBlockSchema = z.object({
+  type: z.literal("tool_result"),
+  tool_call_id: z.string(),
+  name: z.string(),
+  content: z.string(),
+  is_error: z.boolean(),
+});
+
+export type TextBlock = z.infer<typeof textBlockSchema>;
+export type ToolCallBlock = z.infer<typeof toolCallBlockSchema>;
+export type ToolResultBlock = z.infer<typeof toolResultBlockSchema>;
+export type AssistantBlock = TextBlock | ToolCallBlock;
+
+export type NewMessage =
+  | { role: "user"; content: TextBlock[] }
+  | { role: "assistant"; content: AssistantBlock[] }
+  | { role: "tool"; content: [ToolResultBlock] };
+
+export type Role = NewMessage["role"];
+
+/** A message as stored: a row of the conversation's history. */
+export type Message = NewMessage & {
+  id: string;
+  seq: number;
+  run_id: string | null;
+  created_at: string;
+};
+
+export const messageSchema = z.object({
+  id: z.string(),
+  seq: z.number().int(),
+  role: z.enum(["user", "assistant", "tool"]),
+  run_id: z.string().nullable(),
+  created_at: z.string(),
+  content: z.array(z.discriminatedUnion("type", [textBlockSchema, toolCallBlockSchema, toolResultBlockSchema])),
+});
+
+export function toolCallsOf(message: NewMessage): ToolCallBlock[] {
+  if (message.role !== "assistant") return [];
+  return message.content.filter((b): b is ToolCallBlock => b.type === "tool_call");
+}
+
+export function textOf(message: NewMessage): string {
+  if (message.role === "tool") return "";
+  return message.content
+    .filter((b): b is TextBlock => b.type === "text")
+    .map((b) => b.text)
+    .join("");
+}
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+}
+
+export const emptyUsage = (): Usage => ({
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_read_tokens: 0,
+  cache_write_tokens: 0,
+});
+
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    input_tokens: a.input_tokens + b.input_tokens,
+    output_tokens: a.output_tokens + b.output_tokens,
+    cache_read_tokens: a.cache_read_tokens + b.cache_read_tokens,
+    cache_write_tokens: a.cache_write_tokens + b.cache_write_tokens,
+  };
+}

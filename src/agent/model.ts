@@ -1,0 +1,73 @@
+import type { AssistantBlock, NewMessage, Usage } from "./messages.js";
+
+/**
+ * What the agent loop needs from a model. Implemented in src/providers/*;
+ * the loop never sees an SDK type.
+ */
+
+export type ProviderName = "anthropic" | "openai" | "mock";
+
+export type ToolChoice = "auto" | "none" | "required" | { name: string };
+
+/** A tool as the model is told about it. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema (draft 2020-12 / OpenAPI-compatible object schema). */
+  inputSchema: Record<string, unknown>;
+}
+
+/**
+ * Why the model stopped, in loopd's own words. Each provider maps its stop
+ * reasons onto these in `map-…-stop-reason.ts`.
+ */
+export type ModelStopReason =
+  | "tool_use" // execute the tool calls and continue
+  | "end_turn" // final answer
+  | "max_tokens" // output limit hit: partial answer
+  | "refusal" // Anthropic refusal
+  | "content_filter" // OpenAI content filter
+  | "pause_turn" // Anthropic: continue the turn with another call
+  | "context_window_exceeded";
+
+export interface ModelRequest {
+  model: string;
+  system: string | null;
+  /** The whole history, already repaired (no orphan tool calls). */
+  messages: NewMessage[];
+  tools: ToolSpec[];
+  toolChoice: ToolChoice;
+  maxTokens: number;
+  signal?: AbortSignal;
+  /** Called with each piece of assistant text as the provider streams it. */
+  onTextDelta?: (delta: string) => void;
+}
+
+export interface ModelResponse {
+  content: AssistantBlock[];
+  stopReason: ModelStopReason;
+  /** The provider's own stop reason string, for logs. */
+  rawStopReason: string | null;
+  usage: Usage;
+  model: string;
+}
+
+export interface ModelProvider {
+  readonly name: ProviderName;
+  readonly defaultModel: string;
+  /**
+   * One model call. Throws `ProviderError` when the provider fails after the
+   * SDK's own retries, and an `AbortError`-like error when `signal` aborts.
+   */
+  generate(request: ModelRequest): Promise<ModelResponse>;
+}
+
+/** A provider failure that survived the SDK's retries. */
+export class ProviderError extends Error {
+  override readonly name = "ProviderError";
+  readonly status: number | null;
+  constructor(message: string, { status = null, cause }: { status?: number | null; cause?: unknown } = {}) {
+    super(message, { cause });
+    this.status = status;
+  }
+}
