@@ -1,0 +1,83 @@
+import path from "node:path";
+import { z } from "zod";
+import type { ProviderName } from "./agent/model.js";
+
+const intFromEnv = (fallback: number) =>
+  z.preprocess((v) => (v === undefined || v === "" ? undefined : Number(v)), z.number().int().positive().default(fallback));
+
+const optionalString = z.preprocess((v) => (v === "" ? undefined : v), z.string().optional());
+
+const envSchema = z.object({
+  PORT: z.preprocess((v) => (v === undefined || v === "" ? undefined : Number(v)), z.number().int().min(0).max(65535).default(3000)),
+  HOST: z.string().min(1).default("127.0.0.1"),
+  DATABASE_URL: optionalString,
+  DATA_DIR: z.string().min(1).default("./data"),
+  LLM_PROVIDER: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["anthropic", "openai", "mock"]).optional()),
+  LLM_MODEL: optionalString,
+  ANTHROPIC_API_KEY: optionalString,
+  OPENAI_API_KEY: optionalString,
+  MAX_STEPS: intFromEnv(10),
+  MAX_STEPS_LIMIT: intFromEnv(50),
+  TOOL_TIMEOUT_MS: intFromEnv(30_000),
+  WORKSPACE_DIR: z.string().min(1).default("./workspace"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  BODY_LIMIT_BYTES: intFromEnv(1_048_576),
+  MAX_TOKENS: intFromEnv(4096),
+  RUN_LEASE_MS: intFromEnv(30_000),
+  SHUTDOWN_TIMEOUT_MS: intFromEnv(10_000),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  defaultProvider: ProviderName;
+  defaultModel: string | undefined;
+  maxSteps: number;
+  maxStepsLimit: number;
+  toolTimeoutMs: number;
+  workspaceDir: string;
+  logLevel: string;
+  bodyLimitBytes: number;
+  maxTokens: number;
+  /** How long a run's lease lasts before another process may take it over. */
+  runLeaseMs: number;
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+/** Reads the environment once into a typed Config; a bad value stops start-up with a clear message. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new ConfigError(`invalid configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  if (e.MAX_STEPS > e.MAX_STEPS_LIMIT) {
+    throw new ConfigError(`invalid configuration: MAX_STEPS (${e.MAX_STEPS}) exceeds MAX_STEPS_LIMIT (${e.MAX_STEPS_LIMIT})`);
+  }
+  const defaultProvider: ProviderName =
+    e.LLM_PROVIDER ?? (e.ANTHROPIC_API_KEY ? "anthropic" : e.OPENAI_API_KEY ? "openai" : "mock");
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: path.resolve(e.DATA_DIR),
+    defaultProvider,
+    defaultModel: e.LLM_MODEL,
+    maxSteps: e.MAX_STEPS,
+    maxStepsLimit: e.MAX_STEPS_LIMIT,
+    toolTimeoutMs: e.TOOL_TIMEOUT_MS,
+    workspaceDir: path.resolve(e.WORKSPACE_DIR),
+    logLevel: e.LOG_LEVEL,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    maxTokens: e.MAX_TOKENS,
+    runLeaseMs: e.RUN_LEASE_MS,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+  };
+}

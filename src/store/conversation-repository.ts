@@ -1,0 +1,78 @@
+import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
+import type { Db } from "./db.js";
+import { newId } from "./ids.js";
+import { ACTIVE_RUN_STATUSES, conversations, runs, type ConversationRow } from "./schema.js";
+
+export type ConversationWithActiveRun = ConversationRow & { activeRunId: string | null };
+
+export interface NewConversation {
+  title: string | null;
+  system: string | null;
+  provider: string;
+  model: string;
+  tools: string[];
+  metadata: Record<string, unknown>;
+}
+
+/** A position in the newest-first listing. */
+export interface ConversationCursor {
+  createdAt: Date;
+  id: string;
+}
+
+export function createConversationRepository({ db }: { db: Db }) {
+  const activeRunId = sql<string | null>`(select ${runs.id} from ${runs} where ${runs.conversationId} = ${conversations.id} and ${runs.status} in ${ACTIVE_RUN_STATUSES} limit 1)`;
+  const withActiveRun = { ...conversationColumns(), activeRunId };
+
+  return {
+    async create(input: NewConversation): Promise<ConversationWithActiveRun> {
+      const [row] = await db
+        .insert(conversations)
+        .values({ id: newId("conv"), ...input })
+        .returning();
+      return { ...row!, activeRunId: null };
+    },
+
+    async get(id: string): Promise<ConversationWithActiveRun | undefined> {
+      const [row] = await db.select(withActiveRun).from(conversations).where(eq(conversations.id, id));
+      return row;
+    },
+
+    /** Newest first; fetches one extra row to know whether there is a next page. */
+    async list({ limit, after }: { limit: number; after?: ConversationCursor | undefined }) {
+      const rows = await db
+        .select(withActiveRun)
+        .from(conversations)
+        .where(
+          after
+            ? or(
+                lt(conversations.createdAt, after.createdAt),
+                and(eq(conversations.createdAt, after.createdAt), lt(conversations.id, after.id)),
+              )
+            : undefined,
+        )
+        .orderBy(desc(conversations.createdAt), desc(conversations.id))
+        .limit(limit + 1);
+      return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
+    },
+
+    /** Deletes the conversation; messages, runs and events go with it (ON DELETE CASCADE). */
+    async delete(id: string): Promise<boolean> {
+      const deleted = await db.delete(conversations).where(eq(conversations.id, id)).returning({ id: conversations.id });
+      return deleted.length > 0;
+    },
+
+    async exists(ids: string[]): Promise<Set<string>> {
+      if (ids.length === 0) return new Set();
+      const rows = await db.select({ id: conversations.id }).from(conversations).where(inArray(conversations.id, ids));
+      return new Set(rows.map((r) => r.id));
+    },
+  };
+}
+
+function conversationColumns() {
+  const { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, messageCount } = conversations;
+  return { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, messageCount };
+}
+
+export type ConversationRepository = ReturnType<typeof createConversationRepository>;

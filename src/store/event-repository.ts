@@ -1,0 +1,34 @@
+import { and, asc, eq, gt, max } from "drizzle-orm";
+import type { Db } from "./db.js";
+import { runEvents, type RunEventRow } from "./schema.js";
+
+export interface NewRunEvent {
+  seq: number;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+export function createEventRepository({ db }: { db: Db }) {
+  return {
+    async append(tx: Db, runId: string, events: NewRunEvent[]): Promise<void> {
+      if (events.length === 0) return;
+      await tx.insert(runEvents).values(events.map((e) => ({ runId, ...e })));
+    },
+
+    after({ runId, afterSeq, limit }: { runId: string; afterSeq: number; limit: number }): Promise<RunEventRow[]> {
+      return db
+        .select()
+        .from(runEvents)
+        .where(and(eq(runEvents.runId, runId), gt(runEvents.seq, afterSeq)))
+        .orderBy(asc(runEvents.seq))
+        .limit(limit);
+    },
+
+    async lastSeq(runId: string): Promise<number> {
+      const [row] = await db.select({ last: max(runEvents.seq) }).from(runEvents).where(eq(runEvents.runId, runId));
+      return row?.last ?? 0;
+    },
+  };
+}
+
+export type EventRepository = ReturnType<typeof createEventRepository>;

@@ -1,0 +1,100 @@
+import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
+import type { Db } from "./db.js";
+import { ACTIVE_RUN_STATUSES, runs, type RunRow } from "./schema.js";
+
+export type NewRun = typeof runs.$inferInsert;
+export type RunPatch = Partial<Pick<RunRow, "status" | "stopReason" | "steps" | "usage" | "error" | "completedAt">>;
+
+const leaseUntil = (ms: number) => sql`now() + ${`${ms} milliseconds`}::interval`;
+const isActive = inArray(runs.status, [...ACTIVE_RUN_STATUSES]);
+
+export function createRunRepository({ db }: { db: Db }) {
+  return {
+    async insert(tx: Db, run: NewRun): Promise<RunRow> {
+      const [row] = await tx.insert(runs).values(run).returning();
+      return row!;
+    },
+
+    async get(runId: string): Promise<RunRow | undefined> {
+      const [row] = await db.select().from(runs).where(eq(runs.id, runId));
+      return row;
+    },
+
+    async list({ conversationId, limit, after }: { conversationId: string; limit: number; after?: { createdAt: Date; id: string } | undefined }) {
+      const rows = await db
+        .select()
+        .from(runs)
+        .where(
+          and(
+            eq(runs.conversationId, conversationId),
+            after ? or(lt(runs.createdAt, after.createdAt), and(eq(runs.createdAt, after.createdAt), lt(runs.id, after.id))) : undefined,
+          ),
+        )
+        .orderBy(desc(runs.createdAt), desc(runs.id))
+        .limit(limit + 1);
+      return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
+    },
+
+    async byIdempotencyKey(conversationId: string, key: string): Promise<RunRow | undefined> {
+      const [row] = await db
+        .select()
+        .from(runs)
+        .where(and(eq(runs.conversationId, conversationId), eq(runs.idempotencyKey, key)));
+      return row;
+    },
+
+    async activeOf(conversationId: string): Promise<RunRow | undefined> {
+      const [row] = await db.select().from(runs).where(and(eq(runs.conversationId, conversationId), isActive));
+      return row;
+    },
+
+    /** Updates an active run; a run that already ended is never changed again. */
+    async update(tx: Db, runId: string, patch: RunPatch): Promise<RunRow | undefined> {
+      const [row] = await tx
+        .update(runs)
+        .set(patch)
+        .where(and(eq(runs.id, runId), isActive))
+        .returning();
+      return row;
+    },
+
+    /**
+     * Extends the leases this process holds and reports which of its runs a
+     * client asked to cancel (possibly through another process).
+     */
+    async renewLeases(owner: string, leaseMs: number): Promise<{ id: string; cancelRequested: boolean }[]> {
+      return db
+        .update(runs)
+        .set({ leaseExpiresAt: leaseUntil(leaseMs) })
+        .where(and(eq(runs.leaseOwner, owner), isActive))
+        .returning({ id: runs.id, cancelRequested: runs.cancelRequested });
+    },
+
+    /** Takes over active runs whose owner stopped renewing its lease (a crashed process). */
+    async claimExpired(owner: string, leaseMs: number): Promise<RunRow[]> {
+      return db
+        .update(runs)
+        .set({ leaseOwner: owner, leaseExpiresAt: leaseUntil(leaseMs) })
+        .where(and(isActive, or(lt(runs.leaseExpiresAt, sql`now()`), sql`${runs.leaseExpiresAt} is null`)))
+        .returning();
+    },
+
+    /** Lets the runs of a stopping process be taken over at once. */
+    async releaseLeases(owner: string): Promise<void> {
+      await db
+        .update(runs)
+        .set({ leaseExpiresAt: sql`now()` })
+        .where(and(eq(runs.leaseOwner, owner), isActive));
+    },
+
+    async requestCancel(runId: string): Promise<void> {
+      await db
+        .update(runs)
+        .set({ cancelRequested: true })
+        .where(and(eq(runs.id, runId), isActive));
+    },
+
+  };
+}
+
+export type RunRepository = ReturnType<typeof createRunRepository>;
