@@ -1,0 +1,81 @@
+import { z } from "zod";
+
+/** What a tool gets besides its input. */
+export interface ToolContext {
+  /** Aborted when the call times out or the run is cancelled; long work should stop. */
+  signal: AbortSignal;
+  /** The only folder file tools may touch (config `WORKSPACE_DIR`). */
+  workspaceDir: string;
+}
+
+/**
+ * A tool as the executor and the registry see it. `I` is the input after zod
+ * has parsed it (defaults applied).
+ */
+// `any` by default so a `Tool[]` can hold tools with different inputs; the
+// executor only ever passes a value that `input` itself produced.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export interface Tool<I = any> {
+  name: string;
+  description: string;
+  input: z.ZodType<I>;
+  /** JSON Schema of the input as the model may send it: an object schema, no `$schema`. */
+  inputSchema: Record<string, unknown>;
+  /**
+   * Returns the result for the model: a string is sent as is, anything else as
+   * JSON. Throwing is fine: the error becomes a result the model can act on.
+   */
+  execute(input: I, ctx: ToolContext): unknown | Promise<unknown>;
+  /** Overrides the executor's default timeout. */
+  timeoutMs?: number;
+  /** Read-only tools may run in parallel with each other. */
+  readOnly: boolean;
+}
+
+/** Both Anthropic and OpenAI accept only these tool names. */
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+export function defineTool<S extends z.ZodType>(def: {
+  name: string;
+  description: string;
+  input: S;
+  execute: (input: z.infer<S>, ctx: ToolContext) => unknown | Promise<unknown>;
+  timeoutMs?: number;
+  /** @default false */
+  readOnly?: boolean;
+}): Tool<z.infer<S>> {
+  if (!TOOL_NAME.test(def.name)) {
+    throw new TypeError(`tool name ${JSON.stringify(def.name)} must match ${TOOL_NAME.source}`);
+  }
+  if (def.timeoutMs !== undefined && !(def.timeoutMs > 0)) {
+    throw new TypeError(`tool ${def.name}: timeoutMs must be a positive number`);
+  }
+  const tool: Tool<z.infer<S>> = {
+    name: def.name,
+    description: def.description,
+    // S is a ZodType whose output is z.infer<S>; TypeScript cannot see that through the generic.
+    input: def.input as unknown as z.ZodType<z.infer<S>>,
+    inputSchema: toInputSchema(def.name, def.input),
+    execute: def.execute,
+    readOnly: def.readOnly ?? false,
+  };
+  if (def.timeoutMs !== undefined) tool.timeoutMs = def.timeoutMs;
+  return tool;
+}
+
+/**
+ * The schema of what the model sends (`io: "input"`), so fields with a zod
+ * default are optional for the model. Providers require an object schema at
+ * the top: a union of objects gets `type: "object"` added beside its `oneOf`;
+ * anything else is a programming error and throws when the tool is defined.
+ */
+function toInputSchema(name: string, input: z.ZodType): Record<string, unknown> {
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(input, { io: "input" }) as Record<string, unknown>;
+  if (schema.type === undefined && (schema.oneOf ?? schema.anyOf) !== undefined) {
+    return { type: "object", ...schema };
+  }
+  if (schema.type !== "object") {
+    throw new TypeError(`tool ${name}: input must be an object schema (z.object(...)), got ${JSON.stringify(schema.type)}`);
+  }
+  return schema;
+}

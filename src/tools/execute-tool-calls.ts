@@ -1,0 +1,87 @@
+import type { ToolCallBlock } from "../agent/messages.js";
+import type { Tool } from "./define-tool.js";
+import { executeToolCall, type ToolCallOutcome } from "./execute-tool-call.js";
+import type { ToolRegistry } from "./tool-registry.js";
+
+export type { ToolCallOutcome } from "./execute-tool-call.js";
+
+export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
+
+/**
+ * Runs one assistant message's tool calls and yields one outcome per call, in
+ * the model's order, each as soon as it and every earlier one are done, so
+ * the caller can save each result before the next arrives.
+ *
+ * Consecutive read-only calls run in parallel; any other call runs alone,
+ * after everything before it and before anything after it. Calls to unknown
+ * tools do nothing, so they count as read-only.
+ *
+ * Never throws for anything a call does: every failure is a result with
+ * `is_error: true` that tells the model what to do. When `signal` aborts,
+ * running calls are answered as cancelled at once and later ones are not
+ * started, but still each get a cancelled result.
+ */
+export async function* executeToolCalls({
+  calls,
+  registry,
+  allowed,
+  workspaceDir,
+  defaultTimeoutMs = DEFAULT_TOOL_TIMEOUT_MS,
+  signal,
+  onStart,
+  now = Date.now,
+}: {
+  calls: ToolCallBlock[];
+  registry: ToolRegistry;
+  /** Names the conversation may use; a call to any other is answered as an unknown tool. @default every registered tool */
+  allowed?: string[];
+  workspaceDir: string;
+  /** For tools without a `timeoutMs` of their own. @default 30000 */
+  defaultTimeoutMs?: number;
+  /** The run's cancellation. */
+  signal?: AbortSignal;
+  /** Called when a call begins; not called for calls cancelled before they began. */
+  onStart?: (call: ToolCallBlock) => void;
+  /** @default Date.now */
+  now?: () => number;
+}): AsyncGenerator<ToolCallOutcome> {
+  const available = allowed === undefined ? registry.names() : registry.names().filter((name) => allowed.includes(name));
+  const toolFor = (call: ToolCallBlock): Tool | undefined =>
+    available.includes(call.name) ? registry.get(call.name) : undefined;
+
+  for (const batch of batchesOf(calls, (call) => toolFor(call)?.readOnly ?? true)) {
+    const pending = batch.map((call) =>
+      executeToolCall({
+        call,
+        tool: toolFor(call),
+        available,
+        workspaceDir,
+        timeoutMs: defaultTimeoutMs,
+        signal,
+        onStart,
+        now,
+      }),
+    );
+    // Only a throwing onStart rejects; mark the later ones handled so the
+    // first failure surfaces from the loop instead of as an unhandled rejection.
+    for (const outcome of pending) outcome.catch(() => {});
+    for (const outcome of pending) yield await outcome;
+  }
+}
+
+/** Splits calls into runs of consecutive read-only calls and single other calls. */
+function batchesOf(calls: ToolCallBlock[], isReadOnly: (call: ToolCallBlock) => boolean): ToolCallBlock[][] {
+  const batches: ToolCallBlock[][] = [];
+  let readOnlyRun: ToolCallBlock[] = [];
+  for (const call of calls) {
+    if (isReadOnly(call)) {
+      readOnlyRun.push(call);
+      continue;
+    }
+    if (readOnlyRun.length > 0) batches.push(readOnlyRun);
+    readOnlyRun = [];
+    batches.push([call]);
+  }
+  if (readOnlyRun.length > 0) batches.push(readOnlyRun);
+  return batches;
+}
