@@ -1,0 +1,65 @@
+import type Anthropic from "@anthropic-ai/sdk";
+import type { NewMessage } from "../../agent/messages.js";
+
+type ContentBlockParam = Anthropic.ContentBlockParam;
+type AnthropicTurn = { role: "user" | "assistant"; content: ContentBlockParam[] };
+
+/**
+ * Canonical history → Anthropic `messages`.
+ *
+ * - `tool_call` → `tool_use`; each tool message → a `tool_result` block in a
+ *   **user** turn (Anthropic has no tool role).
+ * - Consecutive turns of one role are merged into one, so consecutive tool
+ *   results share one user turn and a user message right after tool results
+ *   joins that turn after the results: roles alternate, and the results stay
+ *   at the start of the turn that follows the `tool_use`, as the API requires.
+ * - Empty or whitespace-only text blocks are dropped (the API rejects them); a
+ *   message left with no blocks is dropped whole rather than sent empty.
+ */
+export function convertToAnthropicMessages(messages: readonly NewMessage[]): Anthropic.MessageParam[] {
+  const turns: AnthropicTurn[] = [];
+  for (const message of messages) {
+    const role = message.role === "assistant" ? "assistant" : "user";
+    const blocks = toBlocks(message);
+    if (blocks.length === 0) continue;
+    const last = turns.at(-1);
+    if (last?.role === role) last.content.push(...blocks);
+    else turns.push({ role, content: blocks });
+  }
+  return turns;
+}
+
+function toBlocks(message: NewMessage): ContentBlockParam[] {
+  switch (message.role) {
+    case "user":
+      return message.content.filter((b) => b.text.trim() !== "").map((b) => ({ type: "text", text: b.text }));
+    case "assistant":
+      return message.content.flatMap((b): ContentBlockParam[] => {
+        if (b.type === "text") return b.text.trim() === "" ? [] : [{ type: "text", text: b.text }];
+        // A call whose arguments were not a JSON object replays as `{}`:
+        // Anthropic only accepts an object here.
+        return [{ type: "tool_use", id: toAnthropicToolId(b.id), name: b.name, input: b.input }];
+      });
+    case "tool":
+      return message.content.map((b) => ({
+        type: "tool_result",
+        tool_use_id: toAnthropicToolId(b.tool_call_id),
+        // An empty result is sent without `content` (optional in the API)
+        // rather than as an empty string.
+        ...(b.content === "" ? {} : { content: b.content }),
+        is_error: b.is_error,
+      }));
+  }
+}
+
+/**
+ * Ids are kept verbatim, except that Anthropic only accepts
+ * `^[a-zA-Z0-9_-]+$`: ids from another provider (some OpenAI-compatible
+ * servers use `functions.get_time:0`) are made valid the same way on the
+ * `tool_use` and its `tool_result`, so the pair still matches.
+ */
+export function toAnthropicToolId(id: string): string {
+  if (/^[a-zA-Z0-9_-]+$/.test(id)) return id;
+  const cleaned = id.replace(/[^a-zA-Z0-9_-]/g, "_");
+  return cleaned === "" ? "toolu_empty" : cleaned;
+}

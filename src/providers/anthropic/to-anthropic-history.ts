@@ -1,0 +1,15 @@
+import type Anthropic from "@anthropic-ai/sdk";
+import type { NewMessage } from "../../agent/messages.js";
+import { convertToAnthropicMessages } from "./convert-to-anthropic-messages.js";
+
+/**
+ * The whole history exactly as `client.messages.create` takes it, for
+ * `GET /conversations/:id/messages?format=anthropic`. `system` is `null` when
+ * the conversation has none (leave the param out in that case).
+ */
+export function toAnthropicHistory(
+  system: string | null,
+  messages: readonly NewMessage[],
+): { system: string | null; messages: Anthropic.MessageParam[] } {
+  return { system: system === null || system === "" ? null : system, messages: convertToAnthropicMessages(messages) };
+}

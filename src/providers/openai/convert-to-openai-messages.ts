@@ -1,0 +1,64 @@
+import type OpenAI from "openai";
+import type { NewMessage, ToolResultBlock } from "../../agent/messages.js";
+
+type OpenAIMessage = OpenAI.ChatCompletionMessageParam;
+
+/**
+ * Canonical history → Chat Completions `messages`.
+ *
+ * - `system` becomes the first message, `{ role: "system" }`.
+ * - An assistant message becomes one message with its text (or `null`) and
+ *   its `tool_calls`; arguments replay exactly what the model sent
+ *   (`raw_arguments` when it was not a JSON object, else the JSON of `input`).
+ * - Each tool message becomes `{ role: "tool", tool_call_id }`.
+ * - Ids are passed verbatim: ids made by Anthropic (`toolu_…`) are valid here.
+ * - An assistant message with neither text nor tool calls is dropped: the API
+ *   rejects one that has neither.
+ */
+export function convertToOpenAIMessages(system: string | null, messages: readonly NewMessage[]): OpenAIMessage[] {
+  const out: OpenAIMessage[] = [];
+  if (system) out.push({ role: "system", content: system });
+  for (const message of messages) {
+    switch (message.role) {
+      case "user": {
+        const parts = message.content.filter((b) => b.text !== "");
+        if (parts.length === 0) break;
+        // One block is sent as a plain string, which every compatible server
+        // accepts; several keep their boundaries as text parts.
+        out.push({
+          role: "user",
+          content: parts.length === 1 ? parts[0]!.text : parts.map((b) => ({ type: "text", text: b.text })),
+        });
+        break;
+      }
+      case "assistant": {
+        const text = message.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
+        const toolCalls = message.content.flatMap((b) =>
+          b.type === "tool_call"
+            ? [{ id: b.id, type: "function" as const, function: { name: b.name, arguments: b.raw_arguments ?? JSON.stringify(b.input) } }]
+            : [],
+        );
+        if (text === "" && toolCalls.length === 0) break;
+        out.push({ role: "assistant", content: text === "" ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) });
+        break;
+      }
+      case "tool":
+        for (const result of message.content) {
+          out.push({ role: "tool", tool_call_id: result.tool_call_id, content: toolResultContent(result) });
+        }
+        break;
+    }
+  }
+  return out;
+}
+
+/**
+ * Chat Completions has no `is_error` flag on a tool message, so a failed
+ * tool's content is prefixed with `Error: ` (unless it already starts by
+ * saying so) to keep the failure visible to the model. The prefix is a
+ * replay detail: the canonical history keeps the content and the flag apart.
+ */
+export function toolResultContent(result: ToolResultBlock): string {
+  if (!result.is_error || /^\s*error\b/i.test(result.content)) return result.content;
+  return `Error: ${result.content}`;
+}

@@ -1,0 +1,31 @@
+import type OpenAI from "openai";
+import type { ToolChoice, ToolSpec } from "../../agent/model.js";
+
+/** loopd's tool choice → Chat Completions' (`{name}` names a function). */
+export function mapOpenAIToolChoice(toolChoice: ToolChoice): OpenAI.ChatCompletionToolChoiceOption {
+  if (typeof toolChoice === "object") return { type: "function", function: { name: toolChoice.name } };
+  return toolChoice;
+}
+
+/**
+ * The `tools` and `tool_choice` request params; both are left out when there
+ * are no tools, since the API rejects a `tool_choice` without `tools`. (Unlike
+ * Anthropic, Chat Completions accepts old tool calls in the history without
+ * their tools.)
+ */
+export function toOpenAIToolParams({
+  tools,
+  toolChoice,
+}: {
+  tools: readonly ToolSpec[];
+  toolChoice: ToolChoice;
+}): { tools?: OpenAI.ChatCompletionFunctionTool[]; tool_choice?: OpenAI.ChatCompletionToolChoiceOption } {
+  if (tools.length === 0) return {};
+  return {
+    tools: tools.map((t) => ({
+      type: "function",
+      function: { name: t.name, description: t.description, parameters: t.inputSchema },
+    })),
+    tool_choice: mapOpenAIToolChoice(toolChoice),
+  };
+}

@@ -1,0 +1,66 @@
+import OpenAI from "openai";
+import type { ModelProvider, ModelRequest, ModelResponse, ModelStopReason } from "../../agent/model.js";
+import { createAbortError } from "../shared/abort-error.js";
+import { accumulateOpenAIStream } from "./accumulate-openai-stream.js";
+import { convertToOpenAIMessages } from "./convert-to-openai-messages.js";
+import { mapOpenAIStopReason } from "./map-openai-stop-reason.js";
+import { toOpenAIToolParams } from "./map-openai-tool-choice.js";
+import { toOpenAIProviderError } from "./to-openai-provider-error.js";
+
+export interface OpenAIProviderOptions {
+  /**
+   * The SDK client. Default: `new OpenAI()` made on the first call, so the
+   * SDK reads `OPENAI_API_KEY` / `OPENAI_BASE_URL` itself (any compatible
+   * server works) and a missing key fails that run with a `ProviderError`
+   * instead of the server's start.
+   */
+  client?: OpenAI;
+  /** @default "gpt-4o-mini" */
+  defaultModel?: string;
+  /** Retries the SDK makes on 408/409/429/5xx and connection errors. @default the SDK's (2) */
+  maxRetries?: number;
+}
+
+export function createOpenAIProvider({
+  client: givenClient,
+  defaultModel = "gpt-4o-mini",
+  maxRetries,
+}: OpenAIProviderOptions = {}): ModelProvider {
+  let client = givenClient;
+  const getClient = (): OpenAI => (client ??= new OpenAI(maxRetries === undefined ? {} : { maxRetries }));
+
+  async function generate(request: ModelRequest): Promise<ModelResponse> {
+    const { signal, onTextDelta } = request;
+    const model = request.model || defaultModel;
+    try {
+      const stream = await getClient().chat.completions.create(
+        {
+          model,
+          messages: convertToOpenAIMessages(request.system, request.messages),
+          ...toOpenAIToolParams(request),
+          max_completion_tokens: request.maxTokens,
+          stream: true,
+          stream_options: { include_usage: true },
+        },
+        { ...(signal ? { signal } : {}), ...(maxRetries === undefined ? {} : { maxRetries }) },
+      );
+      const message = await accumulateOpenAIStream(stream, { onTextDelta });
+      // The SDK ends the stream quietly when the signal aborts it.
+      if (signal?.aborted) throw createAbortError(signal.reason);
+      const hasToolCalls = message.content.some((b) => b.type === "tool_call");
+      let stopReason: ModelStopReason = mapOpenAIStopReason(message.finishReason, { hasToolCalls });
+      if (message.refused && stopReason === "end_turn") stopReason = "refusal";
+      return {
+        content: message.content,
+        stopReason,
+        rawStopReason: message.finishReason,
+        usage: message.usage,
+        model: message.model ?? model,
+      };
+    } catch (error) {
+      throw toOpenAIProviderError(error, signal);
+    }
+  }
+
+  return { name: "openai", defaultModel, generate };
+}
