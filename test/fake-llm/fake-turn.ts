@@ -1,0 +1,68 @@
+/**
+ * What a test scripts the fake LLM to answer. One FIFO queue of these is
+ * shared by the Anthropic and the OpenAI routes.
+ */
+
+export interface FakeToolCall {
+  /** @default a realistic generated id (`toolu_01…` or `call_…`) */
+  id?: string;
+  name: string;
+  /** @default {} */
+  input?: Record<string, unknown>;
+  /**
+   * Sent verbatim instead of `JSON.stringify(input)`: OpenAI's `arguments`,
+   * Anthropic's `partial_json` pieces. Lets a test send invalid JSON.
+   */
+  rawArguments?: string;
+}
+
+export type FakeStop =
+  | "end"
+  | "tool"
+  | "max_tokens"
+  | "refusal"
+  | "content_filter"
+  | "pause_turn"
+  | "context_window_exceeded";
+
+export interface FakeUsage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+export interface FakeAnswerTurn {
+  text?: string;
+  toolCalls?: FakeToolCall[];
+  /** @default "tool" when toolCalls is non-empty, else "end" */
+  stop?: FakeStop;
+  /** Missing fields default to rough estimates of the request and the answer. */
+  usage?: Partial<FakeUsage>;
+  /** Delay between streamed chunks; a JSON answer waits it once. @default the server's */
+  chunkDelayMs?: number;
+  /** @default the request's `model` */
+  model?: string;
+}
+
+/** An error answer in the API's own error body. */
+export interface FakeErrorTurn {
+  status: number;
+  message?: string;
+  headers?: Record<string, string>;
+}
+
+/** Accept the request (send headers if streaming) and then nothing until the client leaves. */
+export interface FakeHangTurn {
+  hang: true;
+}
+
+export type FakeTurn = FakeAnswerTurn | FakeErrorTurn | FakeHangTurn;
+
+export function isErrorTurn(turn: FakeTurn): turn is FakeErrorTurn {
+  return typeof (turn as FakeErrorTurn).status === "number";
+}
+
+export function isHangTurn(turn: FakeTurn): turn is FakeHangTurn {
+  return (turn as FakeHangTurn).hang === true;
+}

@@ -1,0 +1,39 @@
+import { anthropicErrorBody, anthropicMessage, anthropicStreamEvents } from "./anthropic-wire.js";
+import { newAnthropicRequestId, newOpenAiRequestId } from "./ids.js";
+import { openAiCompletion, openAiErrorBody, openAiStreamChunks } from "./openai-wire.js";
+import { validateAnthropicRequest } from "./validate-anthropic-history.js";
+import { validateOpenAiRequest } from "./validate-openai-history.js";
+import type { WireApi } from "./wire-api.js";
+
+export const anthropicApi: WireApi = {
+  name: "anthropic",
+  requestIdHeader: "request-id",
+  newRequestId: newAnthropicRequestId,
+  validate(body) {
+    const message = validateAnthropicRequest(body);
+    return message === null ? null : { message };
+  },
+  errorBody: (status, { message }, requestId) => anthropicErrorBody({ status, message, requestId }),
+  json: anthropicMessage,
+  stream: (answer) => anthropicStreamEvents(answer),
+};
+
+export const openAiApi: WireApi = {
+  name: "openai",
+  requestIdHeader: "x-request-id",
+  newRequestId: newOpenAiRequestId,
+  validate: validateOpenAiRequest,
+  errorBody: (status, error) => openAiErrorBody(status, error),
+  json: openAiCompletion,
+  stream(answer, body) {
+    const options = body.stream_options as { include_usage?: unknown } | undefined;
+    return openAiStreamChunks(answer, { includeUsage: options?.include_usage === true });
+  },
+};
+
+/** The API a request path belongs to: Anthropic's baseURL is the server, OpenAI's is `${url}/v1`. */
+export function wireApiFor(path: string): WireApi | null {
+  if (path === "/v1/messages") return anthropicApi;
+  if (path === "/v1/chat/completions") return openAiApi;
+  return null;
+}
