@@ -1,0 +1,1 @@
+export { createMockProvider, type MockProviderOptions } from "./mock-provider.js";

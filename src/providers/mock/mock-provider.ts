@@ -1,0 +1,63 @@
+import type { NewMessage, Usage } from "../../agent/messages.js";
+import type { ModelProvider, ModelRequest, ModelResponse } from "../../agent/model.js";
+import { throwIfAborted } from "../shared/abort-error.js";
+import { planMockReply } from "./plan-mock-reply.js";
+
+export interface MockProviderOptions {
+  /** @default "loopd-mock" */
+  defaultModel?: string;
+  /** Pause between streamed words, to watch streaming by eye. @default 0 */
+  chunkDelayMs?: number;
+}
+
+/**
+ * A deterministic offline stand-in for a model, so loopd can be tried with no
+ * API key: it is **not** a model. It calls `get_current_time` for "what time
+ * is it in Tokyo", `calculate` for "what is (3+4)^2", answers from the tool
+ * results, and otherwise says what it is and how to set a real key. It
+ * streams its text word by word through `onTextDelta`, estimates usage at
+ * four characters a token, and honours `signal`. The rules are in
+ * `planMockReply`.
+ */
+export function createMockProvider({ defaultModel = "loopd-mock", chunkDelayMs = 0 }: MockProviderOptions = {}): ModelProvider {
+  async function generate(request: ModelRequest): Promise<ModelResponse> {
+    const { signal, onTextDelta } = request;
+    throwIfAborted(signal);
+    const reply = planMockReply(request);
+    for (const block of reply.content) {
+      if (block.type !== "text") continue;
+      for (const word of block.text.match(/\S+\s*|\s+/g) ?? []) {
+        await pause(chunkDelayMs);
+        throwIfAborted(signal);
+        onTextDelta?.(word);
+      }
+    }
+    await pause(0);
+    throwIfAborted(signal);
+    return {
+      content: reply.content,
+      stopReason: reply.stopReason,
+      rawStopReason: reply.stopReason,
+      usage: estimateUsage(request, reply.content),
+      model: request.model || defaultModel,
+    };
+  }
+
+  return { name: "mock", defaultModel, generate };
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => (ms > 0 ? setTimeout(resolve, ms) : setImmediate(resolve)));
+}
+
+function estimateUsage(request: ModelRequest, output: NewMessage["content"]): Usage {
+  const tokens = (chars: number) => Math.ceil(chars / 4);
+  const inputChars =
+    (request.system?.length ?? 0) + request.messages.reduce((sum, m) => sum + JSON.stringify(m.content).length, 0);
+  return {
+    input_tokens: tokens(inputChars),
+    output_tokens: tokens(JSON.stringify(output).length),
+    cache_read_tokens: 0,
+    cache_write_tokens: 0,
+  };
+}

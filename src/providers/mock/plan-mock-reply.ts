@@ -1,0 +1,73 @@
+import type { AssistantBlock, NewMessage, ToolCallBlock, ToolResultBlock } from "../../agent/messages.js";
+import { textOf, toolCallsOf } from "../../agent/messages.js";
+import type { ModelRequest } from "../../agent/model.js";
+import { describeToolResults } from "./describe-tool-results.js";
+import { findArithmetic } from "./find-arithmetic.js";
+import { findTimezone, isTimeQuestion } from "./find-timezone.js";
+
+export interface MockReply {
+  content: AssistantBlock[];
+  stopReason: "tool_use" | "end_turn";
+}
+
+/**
+ * What the mock "model" answers, as a pure function of the request, so the
+ * same history always gets the same reply:
+ *
+ * 1. the history ends with tool results → a text answer built from them;
+ * 2. the last user message asks the time somewhere and `get_current_time` may
+ *    be called → that call, with the place mapped to an IANA zone;
+ * 3. it holds an arithmetic expression and `calculate` may be called → that
+ *    call;
+ * 4. anything else → a text reply that says what this provider is.
+ *
+ * Tool call ids are `mock_call_<n>`, n counting the calls in the history.
+ */
+export function planMockReply(request: Pick<ModelRequest, "messages" | "tools" | "toolChoice">): MockReply {
+  const { messages } = request;
+  const trailingResults = trailingToolResults(messages);
+  if (trailingResults.length > 0) {
+    const calls = messages.flatMap(toolCallsOf);
+    return endTurn(describeToolResults(trailingResults, calls));
+  }
+
+  const last = messages.at(-1);
+  const question = last?.role === "user" ? textOf(last).trim() : "";
+  const mayCall = (name: string): boolean =>
+    request.tools.some((t) => t.name === name) &&
+    request.toolChoice !== "none" &&
+    (typeof request.toolChoice !== "object" || request.toolChoice.name === name);
+  const nextId = `mock_call_${messages.flatMap(toolCallsOf).length + 1}`;
+
+  if (isTimeQuestion(question) && mayCall("get_current_time")) {
+    return toolUse({ type: "tool_call", id: nextId, name: "get_current_time", input: { timezone: findTimezone(question) } });
+  }
+  const expression = findArithmetic(question);
+  if (expression !== null && mayCall("calculate")) {
+    return toolUse({ type: "tool_call", id: nextId, name: "calculate", input: { expression } });
+  }
+  return endTurn(offlineAnswer(question));
+}
+
+function trailingToolResults(messages: readonly NewMessage[]): ToolResultBlock[] {
+  const results: ToolResultBlock[] = [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    if (message.role !== "tool") break;
+    results.unshift(...message.content);
+  }
+  return results;
+}
+
+function offlineAnswer(question: string): string {
+  const quoted = question.length > 200 ? `${question.slice(0, 200)}…` : question;
+  const echo = quoted === "" ? "" : `You said: "${quoted}". `;
+  return (
+    `${echo}This reply comes from loopd's offline mock provider, a stand-in rather than a real model: ` +
+    `it can only ask for the time somewhere ("What time is it in Tokyo?") or work out arithmetic ("What is (3+4)^2?") with the built-in tools. ` +
+    `To talk to a real model, set ANTHROPIC_API_KEY or OPENAI_API_KEY and create the conversation with "provider": "anthropic" or "openai".`
+  );
+}
+
+const toolUse = (call: ToolCallBlock): MockReply => ({ content: [call], stopReason: "tool_use" });
+const endTurn = (text: string): MockReply => ({ content: [{ type: "text", text }], stopReason: "end_turn" });
