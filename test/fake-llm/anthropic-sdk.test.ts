@@ -1,4 +1,4 @@
-import Anthropic from "@anthropic-ai/sdk";
+import Anthropic, { APIError, APIUserAbortError, BadRequestError, InternalServerError } from "@anthropic-ai/sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type FakeLlm, type FakeStop, startFakeLlm } from "./server.js";
 
@@ -117,16 +117,16 @@ describe("errors and retries", () => {
   it("throws after the SDK's two retries when every answer is a 500", async () => {
     llm.respond = () => ({ status: 500, message: "boom" });
     const error = await client.messages.create({ ...base, messages: hello }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(Anthropic.InternalServerError);
-    expect((error as Anthropic.APIError).error).toMatchObject({ type: "error", error: { type: "api_error", message: "boom" } });
-    expect((error as Anthropic.APIError).requestID).toMatch(/^req_011C/);
+    expect(error).toBeInstanceOf(InternalServerError);
+    expect((error as APIError).error).toMatchObject({ type: "error", error: { type: "api_error", message: "boom" } });
+    expect((error as APIError).requestID).toMatch(/^req_011C/);
     expect(llm.requests).toHaveLength(3);
   });
 
   it("answers 500 'fake llm: no scripted turn' when nothing is scripted", async () => {
     const error = await client.messages.create({ ...base, messages: hello }, { maxRetries: 0 }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(Anthropic.InternalServerError);
-    expect((error as Anthropic.APIError).error).toMatchObject({ error: { message: "fake llm: no scripted turn" } });
+    expect(error).toBeInstanceOf(InternalServerError);
+    expect((error as APIError).error).toMatchObject({ error: { message: "fake llm: no scripted turn" } });
   });
 
   it.each([false, true])("lets an AbortSignal end a hanging request (stream: %s)", async (stream) => {
@@ -135,7 +135,7 @@ describe("errors and retries", () => {
     const call = stream
       ? client.messages.stream({ ...base, messages: hello }, { signal }).finalMessage()
       : client.messages.create({ ...base, messages: hello }, { signal });
-    await expect(call).rejects.toBeInstanceOf(Anthropic.APIUserAbortError);
+    await expect(call).rejects.toBeInstanceOf(APIUserAbortError);
     const next = await client.messages.create({ ...base, messages: hello });
     expect(next.content).toEqual([{ type: "text", text: "still alive" }]);
   });
@@ -210,9 +210,9 @@ describe("history validation", () => {
     llm.script({ text: "must not be used" });
     const params = { ...base, messages: hello, ...override } as Params;
     const error = await client.messages.create(params).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(Anthropic.BadRequestError);
-    expect((error as Anthropic.BadRequestError).status).toBe(400);
-    expect((error as Anthropic.APIError).error).toMatchObject({ type: "error", error: { type: "invalid_request_error", message: expected } });
+    expect(error).toBeInstanceOf(BadRequestError);
+    expect((error as BadRequestError).status).toBe(400);
+    expect((error as APIError).error).toMatchObject({ type: "error", error: { type: "invalid_request_error", message: expected } });
     expect(llm.pending()).toBe(1);
     expect(llm.requests).toHaveLength(1);
   });
