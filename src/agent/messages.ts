@@ -69,7 +69,8 @@ export function toolCallsOf(message: NewMessage): ToolCallBlock[] {
 
 export function textOf(message: NewMessage): string {
   if (message.role === "tool") return "";
-  return message.content
+  const blocks: readonly AssistantBlock[] = message.content;
+  return blocks
     .filter((b): b is TextBlock => b.type === "text")
     .map((b) => b.text)
     .join("");

@@ -39,8 +39,8 @@ export function createMessageRepository({ db }: { db: Db }) {
     },
 
     /** The whole history, in order: one query. */
-    history(conversationId: string): Promise<MessageRow[]> {
-      return db.select().from(messages).where(eq(messages.conversationId, conversationId)).orderBy(asc(messages.seq));
+    history(conversationId: string, tx: Db = db): Promise<MessageRow[]> {
+      return tx.select().from(messages).where(eq(messages.conversationId, conversationId)).orderBy(asc(messages.seq));
     },
 
     page({ conversationId, afterSeq, limit }: { conversationId: string; afterSeq: number; limit: number }) {

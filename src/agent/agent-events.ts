@@ -1,0 +1,34 @@
+import type { ModelStopReason, ProviderName } from "./model.js";
+import type { Usage } from "./messages.js";
+
+/**
+ * What the loop reports as it goes. The loop never logs; the edge turns
+ * these into log lines and SSE events.
+ */
+export type AgentEvent =
+  | { type: "text.delta"; delta: string }
+  | { type: "tool_call.started"; tool_call_id: string; name: string; input: Record<string, unknown> }
+  | {
+      type: "tool_call.completed";
+      tool_call_id: string;
+      name: string;
+      input: Record<string, unknown>;
+      is_error: boolean;
+      content: string;
+      duration_ms: number;
+      status: "ok" | "error" | "timeout" | "cancelled";
+    }
+  | {
+      type: "model_call.finished";
+      step: number;
+      provider: ProviderName;
+      model: string;
+      stop_reason: ModelStopReason;
+      raw_stop_reason: string | null;
+      usage: Usage;
+      /** The run's totals so far, this call included. */
+      run_steps: number;
+      run_usage: Usage;
+      duration_ms: number;
+    }
+  | { type: "model_call.failed"; step: number; provider: ProviderName; model: string; error: string; status: number | null; duration_ms: number };

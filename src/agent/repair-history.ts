@@ -1,0 +1,24 @@
+import { toolCallsOf, type NewMessage, type ToolCallBlock } from "./messages.js";
+
+export const INTERRUPTED_RESULT = "tool execution was interrupted; its result is unknown";
+export const CANCELLED_RESULT = "tool call was cancelled before it finished; its result is unknown";
+
+/** The tool calls of the history that have no tool message answering them. */
+export function findOrphanToolCalls(history: readonly NewMessage[]): ToolCallBlock[] {
+  const answered = new Set<string>();
+  for (const m of history) if (m.role === "tool") answered.add(m.content[0].tool_call_id);
+  return history.flatMap((m) => toolCallsOf(m)).filter((call) => !answered.has(call.id));
+}
+
+export function errorResultFor(call: ToolCallBlock, content: string): NewMessage {
+  return { role: "tool", content: [{ type: "tool_result", tool_call_id: call.id, name: call.name, content, is_error: true }] };
+}
+
+/**
+ * Tool messages that make the history valid again after a crash or a cancel:
+ * one error result per unanswered tool call, so no provider ever receives an
+ * orphan tool call (which both answer with a 400).
+ */
+export function repairMessages(history: readonly NewMessage[], content = INTERRUPTED_RESULT): NewMessage[] {
+  return findOrphanToolCalls(history).map((call) => errorResultFor(call, content));
+}

@@ -1,0 +1,164 @@
+import { executeToolCalls } from "../tools/execute-tool-calls.js";
+import type { ToolRegistry } from "../tools/tool-registry.js";
+import type { AgentEvent } from "./agent-events.js";
+import { addUsage, emptyUsage, type NewMessage, type ToolCallBlock, type Usage } from "./messages.js";
+import type { ModelProvider, ModelResponse, ToolChoice } from "./model.js";
+import { nextStep, type RunStopReason } from "./next-step.js";
+import { CANCELLED_RESULT, errorResultFor, repairMessages } from "./repair-history.js";
+
+export interface AgentRunOptions {
+  provider: ModelProvider;
+  model: string;
+  system: string | null;
+  /** The conversation so far, the new user message included, all of it already saved. */
+  history: NewMessage[];
+  /** Commits messages at the end of the history; resolves once they are durable. */
+  save: (messages: NewMessage[]) => Promise<void>;
+  registry: ToolRegistry;
+  /** Tool names this conversation may use. */
+  allowedTools: string[];
+  /**
+   * Applies to the first model call only; later calls use `auto` (or stay
+   * `none`), or a forced tool would be called again forever.
+   * @default "auto"
+   */
+  toolChoice?: ToolChoice;
+  maxSteps: number;
+  maxTokens: number;
+  workspaceDir: string;
+  toolTimeoutMs: number;
+  /** Model calls already made by this run (a run resumed after a crash). @default 0 */
+  stepsDone?: number;
+  /** Usage already spent by this run. */
+  usageSoFar?: Usage;
+  signal?: AbortSignal;
+  onEvent?: (event: AgentEvent) => void;
+  now?: () => number;
+}
+
+export interface AgentRunResult {
+  status: "completed" | "incomplete" | "failed" | "cancelled";
+  stopReason: RunStopReason;
+  steps: number;
+  usage: Usage;
+  error: { code: string; message: string } | null;
+}
+
+/**
+ * The tool-calling loop: call the model, save its answer, run its tool calls
+ * and save each result, until the model answers or a limit stops the run.
+ * Every message is saved the moment it exists, so a crash loses at most the
+ * call in flight; the history handed to the model never has an orphan call.
+ */
+export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunResult> {
+  const { provider, model, system, save, registry, allowedTools, maxSteps, maxTokens, signal, now = Date.now } = options;
+  const emit = options.onEvent ?? (() => {});
+  const history = [...options.history];
+  let steps = options.stepsDone ?? 0;
+  let usage = options.usageSoFar ?? emptyUsage();
+  let toolChoice = options.toolChoice ?? "auto";
+  const tools = registry.specs(allowedTools.filter((name) => registry.has(name)));
+
+  const append = async (messages: NewMessage[]) => {
+    if (messages.length === 0) return;
+    await save(messages);
+    history.push(...messages);
+  };
+  const end = async (
+    status: AgentRunResult["status"],
+    stopReason: RunStopReason,
+    error: AgentRunResult["error"] = null,
+  ): Promise<AgentRunResult> => {
+    await append(repairMessages(history, status === "cancelled" ? CANCELLED_RESULT : undefined));
+    return { status, stopReason, steps, usage, error };
+  };
+
+  for (;;) {
+    if (signal?.aborted) return end("cancelled", "cancelled");
+    // A crash or an earlier cancel may have left calls unanswered; answer them first.
+    await append(repairMessages(history));
+    if (steps >= maxSteps) return end("incomplete", "max_steps");
+
+    const started = now();
+    const step = steps + 1;
+    let response: ModelResponse;
+    try {
+      response = await provider.generate({
+        model,
+        system,
+        messages: history,
+        tools,
+        toolChoice: tools.length === 0 ? "none" : toolChoice,
+        maxTokens,
+        signal,
+        onTextDelta: (delta) => emit({ type: "text.delta", delta }),
+      });
+    } catch (err) {
+      if (signal?.aborted) return end("cancelled", "cancelled");
+      const message = err instanceof Error ? err.message : String(err);
+      const status = typeof (err as { status?: unknown }).status === "number" ? (err as { status: number }).status : null;
+      emit({ type: "model_call.failed", step, provider: provider.name, model, error: message, status, duration_ms: now() - started });
+      return end("failed", "error", { code: "provider_error", message });
+    }
+    steps = step;
+    usage = addUsage(usage, response.usage);
+    emit({
+      type: "model_call.finished",
+      step,
+      provider: provider.name,
+      model: response.model || model,
+      stop_reason: response.stopReason,
+      raw_stop_reason: response.rawStopReason,
+      usage: response.usage,
+      run_steps: steps,
+      run_usage: usage,
+      duration_ms: now() - started,
+    });
+    // Saved before any tool runs: the calls are on record even if we crash now.
+    if (response.content.length > 0) await append([{ role: "assistant", content: response.content }]);
+    if (toolChoice !== "none") toolChoice = "auto";
+
+    const next = nextStep(response);
+    switch (next.type) {
+      case "call_model_again":
+        continue;
+      case "finish":
+        await append(next.unexecuted.map((call) => errorResultFor(call, notExecuted(next.stopReason))));
+        return end(next.status, next.stopReason);
+      case "run_tools":
+        await runTools(next.calls);
+        if (signal?.aborted) return end("cancelled", "cancelled");
+        continue;
+    }
+  }
+
+  async function runTools(calls: ToolCallBlock[]) {
+    const outcomes = executeToolCalls({
+      calls,
+      registry,
+      allowed: allowedTools,
+      workspaceDir: options.workspaceDir,
+      defaultTimeoutMs: options.toolTimeoutMs,
+      signal,
+      now,
+      onStart: (call) => emit({ type: "tool_call.started", tool_call_id: call.id, name: call.name, input: call.input }),
+    });
+    for await (const { call, result, durationMs, status } of outcomes) {
+      await append([{ role: "tool", content: [result] }]);
+      emit({
+        type: "tool_call.completed",
+        tool_call_id: call.id,
+        name: call.name,
+        input: call.input,
+        is_error: result.is_error,
+        content: result.content,
+        duration_ms: durationMs,
+        status,
+      });
+    }
+  }
+}
+
+function notExecuted(stopReason: RunStopReason): string {
+  return `tool call was not executed: the response stopped early (${stopReason}), so its arguments may be incomplete`;
+}

@@ -1,0 +1,125 @@
+import { randomUUID } from "node:crypto";
+import swagger from "@fastify/swagger";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
+import pino, { type Logger } from "pino";
+import type { ModelProvider, ProviderName } from "./agent/model.js";
+import type { Config } from "./config.js";
+import { createConversationService } from "./conversations/conversation-service.js";
+import { createRunManager, type RunManager } from "./conversations/run-manager.js";
+import { createRunSignals } from "./conversations/run-signals.js";
+import type { Services } from "./conversations/services.js";
+import { errorBody } from "./errors.js";
+import { handleError } from "./http/error-handler.js";
+import type { HttpDeps } from "./http/http-deps.js";
+import { conversationRoutes } from "./http/routes/conversation-routes.js";
+import { healthRoutes } from "./http/routes/health-routes.js";
+import { messageRoutes } from "./http/routes/message-routes.js";
+import { runRoutes } from "./http/routes/run-routes.js";
+import { createProviders } from "./providers/index.js";
+import type { Database } from "./store/db.js";
+import { createStore } from "./store/store.js";
+import { createBuiltinTools } from "./tools/builtin/index.js";
+import type { Tool } from "./tools/define-tool.js";
+import { createToolRegistry } from "./tools/tool-registry.js";
+
+export interface AppDeps {
+  config: Config;
+  /** Opened and migrated by the caller, who also closes it. */
+  database: Database;
+  /** @default the real providers, reading their keys and base URLs from the environment */
+  providers?: Record<ProviderName, ModelProvider>;
+  /** @default the built-in tools */
+  tools?: Tool[];
+  logger?: Logger;
+  /** @default a random id: this process as the owner of run leases */
+  instanceId?: string;
+  /** @default 15000 */
+  ssePingMs?: number;
+}
+
+export interface Loopd {
+  app: FastifyInstance;
+  services: Services;
+  runs: RunManager;
+  /** Graceful stop: refuse new requests, let running steps save, end streams, release leases. */
+  close(): Promise<void>;
+}
+
+/** Secrets never reach the logs, whatever a request or an error carries. */
+export const REDACT = [
+  "req.headers.authorization",
+  'req.headers["x-api-key"]',
+  "headers.authorization",
+  'headers["x-api-key"]',
+  "*.apiKey",
+  "*.api_key",
+];
+
+export function createLogger(level: string): Logger {
+  return pino({ level, redact: { paths: REDACT, censor: "[redacted]" } });
+}
+
+export async function buildApp(deps: AppDeps): Promise<Loopd> {
+  const { config, database } = deps;
+  const logger = deps.logger ?? createLogger(config.logLevel);
+  const services: Services = {
+    config,
+    store: createStore({ db: database.db }),
+    providers: deps.providers ?? createProviders(),
+    registry: createToolRegistry(deps.tools ?? createBuiltinTools()),
+    signals: createRunSignals(),
+    instanceId: deps.instanceId ?? randomUUID(),
+    log: logger,
+  };
+  const runs = createRunManager(services);
+  const shutdown = new AbortController();
+  const http: HttpDeps = {
+    services,
+    conversations: createConversationService(services),
+    runs,
+    shutdown: shutdown.signal,
+    ssePingMs: deps.ssePingMs,
+    ping: database.ping,
+  };
+
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    bodyLimit: config.bodyLimitBytes,
+    disableRequestLogging: false,
+    genReqId: () => randomUUID(),
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((req, reply) =>
+    reply.code(404).send(errorBody("not_found", `no route ${req.method} ${req.url.split("?")[0]}`)),
+  );
+  await app.register(swagger, {
+    openapi: {
+      info: { title: "loopd", version: "0.1.0", description: "Runs LLM agents server-side and never loses a conversation." },
+    },
+    transform: jsonSchemaTransform,
+  });
+  healthRoutes(app, http);
+  conversationRoutes(app, http);
+  messageRoutes(app, http);
+  runRoutes(app, http);
+  app.get("/openapi.json", { schema: { hide: true } }, () => app.swagger());
+  await app.ready();
+  await runs.open();
+
+  let closing: Promise<void> | null = null;
+  return {
+    app,
+    services,
+    runs,
+    close: () =>
+      (closing ??= (async () => {
+        const server = app.close(); // new requests now get 503; open connections are awaited
+        await runs.close({ timeoutMs: config.shutdownTimeoutMs });
+        shutdown.abort();
+        await server;
+      })()),
+  };
+}

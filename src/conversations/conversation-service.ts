@@ -1,0 +1,101 @@
+import type { ProviderName } from "../agent/model.js";
+import { AppError, notFound } from "../errors.js";
+import { toAnthropicHistory } from "../providers/anthropic/index.js";
+import { toOpenAIHistory } from "../providers/openai/index.js";
+import { decodeCursor, encodeCursor } from "./cursor.js";
+import { historyOf } from "./history-of.js";
+import { presentConversation, presentMessage, presentRun } from "./present.js";
+import type { Services } from "./services.js";
+
+export interface CreateConversationInput {
+  system?: string | null | undefined;
+  title?: string | null | undefined;
+  provider?: ProviderName | undefined;
+  model?: string | undefined;
+  tools?: string[] | undefined;
+  metadata?: Record<string, unknown> | undefined;
+}
+
+/** Conversations, their history and their runs: the read and bookkeeping use cases. */
+export function createConversationService(services: Services) {
+  const { store, config, providers, registry } = services;
+
+  const load = async (id: string) => {
+    const row = await store.conversations.get(id);
+    if (!row) throw notFound("conversation", id);
+    return row;
+  };
+
+  return {
+    async create(input: CreateConversationInput) {
+      const provider = input.provider ?? config.defaultProvider;
+      const tools = input.tools ?? registry.names();
+      const unknown = tools.filter((name) => !registry.has(name));
+      if (unknown.length > 0) {
+        throw new AppError("invalid_request", `unknown tool ${unknown.map((n) => JSON.stringify(n)).join(", ")}; available: ${registry.names().join(", ")}`, {
+          field: "tools",
+          unknown,
+          available: registry.names(),
+        });
+      }
+      const model =
+        input.model ?? (provider === config.defaultProvider && config.defaultModel ? config.defaultModel : providers[provider].defaultModel);
+      const row = await store.conversations.create({
+        title: input.title ?? null,
+        system: input.system ?? null,
+        provider,
+        model,
+        tools: [...new Set(tools)],
+        metadata: input.metadata ?? {},
+      });
+      return presentConversation(row);
+    },
+
+    get: async (id: string) => presentConversation(await load(id)),
+
+    async list({ limit, cursor }: { limit: number; cursor?: string | undefined }) {
+      const page = await store.conversations.list({ limit, after: cursor ? decodeCursor(cursor) : undefined });
+      const last = page.rows.at(-1);
+      return { data: page.rows.map(presentConversation), next_cursor: page.hasMore && last ? encodeCursor(last) : null };
+    },
+
+    async delete(id: string) {
+      if (!(await store.conversations.delete(id))) throw notFound("conversation", id);
+    },
+
+    async messages({ id, afterSeq, limit }: { id: string; afterSeq: number; limit: number }) {
+      await load(id);
+      const rows = await store.messages.page({ conversationId: id, afterSeq, limit });
+      const last = rows.at(-1);
+      return { data: rows.map(presentMessage), next_after_seq: rows.length === limit && last ? last.seq : null };
+    },
+
+    /** The whole history as that provider's SDK takes it. */
+    async history({ id, format }: { id: string; format: "anthropic" | "openai" }) {
+      const conversation = await load(id);
+      const history = historyOf(await store.messages.history(id));
+      return format === "anthropic"
+        ? { format, ...toAnthropicHistory(conversation.system, history) }
+        : { format, ...toOpenAIHistory(conversation.system, history) };
+    },
+
+    async run({ id, runId }: { id: string; runId: string }) {
+      const run = await store.runs.get(runId);
+      if (!run || run.conversationId !== id) throw notFound("run", runId);
+      return run;
+    },
+
+    async runs({ id, limit, cursor }: { id: string; limit: number; cursor?: string | undefined }) {
+      await load(id);
+      const page = await store.runs.list({ conversationId: id, limit, after: cursor ? decodeCursor(cursor) : undefined });
+      const last = page.rows.at(-1);
+      return { data: page.rows.map(presentRun), next_cursor: page.hasMore && last ? encodeCursor(last) : null };
+    },
+
+    async messagesOfRun(runId: string) {
+      return (await store.messages.ofRun(runId)).map(presentMessage);
+    },
+  };
+}
+
+export type ConversationService = ReturnType<typeof createConversationService>;

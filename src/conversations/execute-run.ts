@@ -1,0 +1,110 @@
+import type { AgentEvent } from "../agent/agent-events.js";
+import type { ProviderName } from "../agent/model.js";
+import { runAgentLoop, type AgentRunResult } from "../agent/run-agent-loop.js";
+import type { RunRow } from "../store/schema.js";
+import { historyOf } from "./history-of.js";
+import type { RunWriter } from "./run-writer.js";
+import type { Services } from "./services.js";
+
+/** Why a run's signal aborted when it was not the client's cancel: the process is stopping. */
+export class ShutdownSignal extends Error {
+  override readonly name = "ShutdownSignal";
+}
+
+/**
+ * Carries a run from its saved state to its end: the loop runs with every
+ * message and event written as it happens, then the outcome and the terminal
+ * event are recorded together. Never throws. A run stopped by a shutdown is
+ * left active so that a process starting later resumes it.
+ */
+export async function executeRun({ services, run, writer, signal }: { services: Services; run: RunRow; writer: RunWriter; signal: AbortSignal }) {
+  const { store, config, log } = services;
+  let result: AgentRunResult;
+  try {
+    const conversation = await store.conversations.get(run.conversationId);
+    if (!conversation) return; // deleted meanwhile: its runs went with it
+    result = await runAgentLoop({
+      provider: services.providers[run.provider as ProviderName],
+      model: run.model,
+      system: conversation.system,
+      history: historyOf(await store.messages.history(run.conversationId)),
+      save: writer.save,
+      registry: services.registry,
+      allowedTools: conversation.tools,
+      toolChoice: run.request.tool_choice,
+      maxSteps: run.request.max_steps,
+      maxTokens: config.maxTokens,
+      workspaceDir: config.workspaceDir,
+      toolTimeoutMs: config.toolTimeoutMs,
+      stepsDone: run.steps,
+      usageSoFar: run.usage,
+      signal,
+      onEvent: (e) => {
+        logAgentEvent(services, run, e);
+        forwardAgentEvent(writer, e);
+      },
+    });
+  } catch (err) {
+    // A fault of ours or of the database, not of the model. If the history
+    // was left with an orphan call, the next run repairs it first.
+    log.error({ run_id: run.id, err }, "run stopped on an internal error");
+    result = {
+      status: "failed",
+      stopReason: "error",
+      steps: run.steps,
+      usage: run.usage,
+      error: { code: "internal", message: "the run stopped on an internal error; the history is kept and the next message continues from it" },
+    };
+  }
+  if (signal.reason instanceof ShutdownSignal) {
+    await writer.flush().catch(() => {});
+    return;
+  }
+  await writer.finish(result);
+}
+
+function forwardAgentEvent(writer: RunWriter, e: AgentEvent) {
+  switch (e.type) {
+    case "text.delta":
+      return writer.emit("text.delta", { delta: e.delta });
+    case "tool_call.started":
+      return writer.emit("tool_call.started", { tool_call_id: e.tool_call_id, name: e.name, input: e.input });
+    case "tool_call.completed": {
+      const { tool_call_id, name, is_error, content, duration_ms } = e;
+      return writer.emit("tool_call.completed", { tool_call_id, name, is_error, content, duration_ms });
+    }
+    case "model_call.finished":
+      return writer.setProgress(e.run_steps, e.run_usage);
+    case "model_call.failed":
+      return;
+  }
+}
+
+function logAgentEvent({ log }: Services, run: RunRow, e: AgentEvent) {
+  switch (e.type) {
+    case "model_call.finished":
+      return log.info(
+        { run_id: run.id, step: e.step, provider: e.provider, model: e.model, stop_reason: e.raw_stop_reason ?? e.stop_reason, usage: e.usage, ms: e.duration_ms },
+        "model call",
+      );
+    case "model_call.failed":
+      return log.warn({ run_id: run.id, step: e.step, provider: e.provider, model: e.model, error: e.error, status: e.status, ms: e.duration_ms }, "model call failed");
+    case "tool_call.completed":
+      return log.info(
+        {
+          run_id: run.id,
+          tool_call_id: e.tool_call_id,
+          name: e.name,
+          arguments: clip(JSON.stringify(e.input), 200),
+          status: e.status,
+          duration_ms: e.duration_ms,
+          result_chars: e.content.length,
+        },
+        "tool call",
+      );
+    default:
+      return;
+  }
+}
+
+const clip = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max)}… (${s.length - max} more)`);

@@ -1,0 +1,53 @@
+import type { Message } from "../agent/messages.js";
+import type { ConversationWithActiveRun } from "../store/conversation-repository.js";
+import type { MessageRow, RunRow } from "../store/schema.js";
+
+/** Rows as the API contract shows them. */
+
+export function presentConversation(row: ConversationWithActiveRun) {
+  return {
+    id: row.id,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+    title: row.title,
+    system: row.system,
+    provider: row.provider,
+    model: row.model,
+    tools: row.tools,
+    metadata: row.metadata,
+    message_count: row.messageCount,
+    active_run_id: row.activeRunId,
+  };
+}
+
+export function presentMessage(row: MessageRow): Message {
+  return {
+    id: row.id,
+    seq: row.seq,
+    role: row.role,
+    run_id: row.runId,
+    created_at: row.createdAt.toISOString(),
+    content: row.content,
+  } as Message;
+}
+
+export function presentRun(row: RunRow) {
+  return {
+    id: row.id,
+    conversation_id: row.conversationId,
+    status: row.status,
+    stop_reason: row.stopReason,
+    steps: row.steps,
+    provider: row.provider,
+    model: row.model,
+    usage: row.usage,
+    error: row.error ?? null,
+    created_at: row.createdAt.toISOString(),
+    completed_at: row.completedAt ? row.completedAt.toISOString() : null,
+  };
+}
+
+export type ConversationView = ReturnType<typeof presentConversation>;
+export type RunView = ReturnType<typeof presentRun>;
+
+export const TERMINAL_EVENT_TYPES = new Set(["run.completed", "run.incomplete", "run.failed", "run.cancelled", "run.requires_action"]);

@@ -1,0 +1,121 @@
+import { createHash } from "node:crypto";
+import type { TextBlock } from "../agent/messages.js";
+import type { ToolChoice } from "../agent/model.js";
+import { repairMessages } from "../agent/repair-history.js";
+import { AppError, notFound } from "../errors.js";
+import { newId } from "../store/ids.js";
+import type { RunRow } from "../store/schema.js";
+import { uniqueViolation } from "../store/unique-violation.js";
+import { historyOf } from "./history-of.js";
+import { presentMessage, presentRun } from "./present.js";
+import type { RunManager } from "./run-manager.js";
+import type { Services } from "./services.js";
+
+export interface SendMessageInput {
+  conversationId: string;
+  content: string | TextBlock[];
+  maxSteps?: number | undefined;
+  toolChoice?: ToolChoice | undefined;
+  model?: string | undefined;
+  idempotencyKey?: string | undefined;
+}
+
+/**
+ * Starts a run: the user message and the run are saved together (with the
+ * `run.created` and `message.created` events), then the run executes in the
+ * background. With an Idempotency-Key seen before, returns that run instead.
+ */
+export async function sendMessage(
+  services: Services,
+  runs: RunManager,
+  input: SendMessageInput,
+): Promise<{ run: RunRow; replayed: boolean }> {
+  const { store, config } = services;
+  const conversation = await store.conversations.get(input.conversationId);
+  if (!conversation) throw notFound("conversation", input.conversationId);
+
+  const content: TextBlock[] = typeof input.content === "string" ? [{ type: "text", text: input.content }] : input.content;
+  const toolChoice = input.toolChoice ?? "auto";
+  if (typeof toolChoice === "object" && !conversation.tools.includes(toolChoice.name)) {
+    throw new AppError("invalid_request", `tool_choice names ${toolChoice.name}, which is not one of this conversation's tools`, {
+      field: "tool_choice.name",
+      tools: conversation.tools,
+    });
+  }
+  const request = {
+    max_steps: Math.min(input.maxSteps ?? config.maxSteps, config.maxStepsLimit),
+    tool_choice: toolChoice,
+    model: input.model ?? null,
+  };
+  const requestHash = hashOf({ content, ...request });
+
+  if (input.idempotencyKey) {
+    const earlier = await store.runs.byIdempotencyKey(conversation.id, input.idempotencyKey);
+    if (earlier) return replay(earlier, requestHash);
+  }
+
+  const runId = newId("run");
+  try {
+    const run = await store.transaction(async (tx) => {
+      const run = await store.runs.insert(tx, {
+        id: runId,
+        conversationId: conversation.id,
+        status: "running",
+        provider: conversation.provider,
+        model: request.model ?? conversation.model,
+        usage: { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 },
+        request,
+        idempotencyKey: input.idempotencyKey ?? null,
+        requestHash,
+        leaseOwner: services.instanceId,
+        leaseExpiresAt: new Date(Date.now() + config.runLeaseMs),
+      });
+      // A crash may have left an earlier call unanswered; answer it before the
+      // new user message, where both providers expect its result.
+      const repairs = repairMessages(historyOf(await store.messages.history(conversation.id, tx)));
+      await store.messages.append(tx, { conversationId: conversation.id, runId: null, items: repairs });
+      const [userMessage] = await store.messages.append(tx, { conversationId: conversation.id, runId, items: [{ role: "user", content }] });
+      await store.events.append(tx, runId, [
+        { seq: 1, type: "run.created", data: { run: presentRun(run) } },
+        { seq: 2, type: "message.created", data: { message: presentMessage(userMessage!) } },
+      ]);
+      return run;
+    });
+    void runs.start(run, 2);
+    return { run, replayed: false };
+  } catch (err) {
+    const constraint = uniqueViolation(err);
+    if (constraint === "runs_one_active_per_conversation_key") {
+      const active = await store.runs.activeOf(conversation.id);
+      throw new AppError("conversation_busy", `conversation ${conversation.id} already has an active run`, {
+        active_run_id: active?.id ?? null,
+      });
+    }
+    if (constraint === "runs_conversation_id_idempotency_key_key" && input.idempotencyKey) {
+      // The same key raced in from another request: that one won.
+      const earlier = await store.runs.byIdempotencyKey(conversation.id, input.idempotencyKey);
+      if (earlier) return replay(earlier, requestHash);
+    }
+    throw err;
+  }
+}
+
+function replay(earlier: RunRow, requestHash: string): { run: RunRow; replayed: boolean } {
+  if (earlier.requestHash !== requestHash) {
+    throw new AppError("idempotency_key_reused", "this Idempotency-Key was used with a different request body", {
+      run_id: earlier.id,
+    });
+  }
+  return { run: earlier, replayed: true };
+}
+
+/** Key order does not change the hash. */
+function hashOf(value: unknown): string {
+  const canonical = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(canonical)
+      : v && typeof v === "object"
+        ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, x]) => [k, canonical(x)]))
+        : v;
+  return createHash("sha256").update(JSON.stringify(canonical(value))).digest("hex");
+}

@@ -1,0 +1,22 @@
+import type { RunRow } from "../store/schema.js";
+import type { RunManager } from "./run-manager.js";
+import type { Services } from "./services.js";
+
+/**
+ * The run once it has ended, or undefined if it no longer exists. A run of
+ * this process is awaited directly; one of another process is polled (every
+ * committed event of a local run also wakes the wait).
+ */
+export async function waitForRunEnd(
+  services: Pick<Services, "store" | "signals">,
+  runs: RunManager,
+  runId: string,
+  signal?: AbortSignal,
+): Promise<RunRow | undefined> {
+  for (;;) {
+    await runs.settled(runId);
+    const run = await services.store.runs.get(runId);
+    if (!run || (run.status !== "running" && run.status !== "queued") || signal?.aborted) return run;
+    await services.signals.wait(runId, { timeoutMs: 250, signal });
+  }
+}

@@ -1,0 +1,51 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
+import { AppError, errorBody, statusOf, type ErrorCode } from "../errors.js";
+
+/**
+ * One response shape for every failure. A client's mistake is a 4xx naming
+ * what was wrong; anything else is a 500 (or 503 when the database is away)
+ * whose text reveals nothing of the internals.
+ */
+export function handleError(err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
+  const { code, message, details } = classify(err);
+  const status = statusOf(code);
+  if (status >= 500) request.log.error({ err }, "request failed");
+  return reply.code(status).send(errorBody(code, message, details));
+}
+
+function classify(err: FastifyError | Error): { code: ErrorCode; message: string; details: Record<string, unknown> } {
+  if (err instanceof AppError) return { code: err.code, message: err.message, details: err.details };
+  if (hasZodFastifySchemaValidationErrors(err)) {
+    const where = (err as FastifyError).validationContext ?? "body";
+    const issues = err.validation.map((v) => {
+      const path = [where, ...((v.params as { issue?: { path?: PropertyKey[] } }).issue?.path ?? [])].map(String).join(".");
+      return { field: path, message: v.message ?? "is invalid" };
+    });
+    const first = issues[0];
+    return {
+      code: "invalid_request",
+      message: first ? `${first.field}: ${first.message}` : `invalid ${where}`,
+      details: { field: first?.field ?? where, issues },
+    };
+  }
+  if (isDatabaseUnavailable(err)) return { code: "unavailable", message: "the database is unreachable; try again shortly", details: {} };
+  const status = (err as FastifyError).statusCode;
+  if (status === 413) return { code: "payload_too_large", message: "request body is larger than the server accepts", details: {} };
+  if (status && status >= 400 && status < 500) {
+    return { code: "invalid_request", message: (err as FastifyError).message, details: { reason: (err as FastifyError).code ?? "bad_request" } };
+  }
+  return { code: "internal", message: "internal error: this is a bug in loopd, and it has been logged", details: {} };
+}
+
+const UNAVAILABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "57P01", "57P03", "08000", "08003", "08006"]);
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && UNAVAILABLE_CODES.has(code)) return true;
+    const message = (e as { message?: unknown }).message;
+    if (typeof message === "string" && /Connection terminated|connect ECONNREFUSED|PGlite is closed/i.test(message)) return true;
+  }
+  return false;
+}

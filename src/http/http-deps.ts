@@ -1,0 +1,15 @@
+import type { ConversationService } from "../conversations/conversation-service.js";
+import type { RunManager } from "../conversations/run-manager.js";
+import type { Services } from "../conversations/services.js";
+
+/** What the routes are handed; routes stay thin and call the use cases. */
+export interface HttpDeps {
+  services: Services;
+  conversations: ConversationService;
+  runs: RunManager;
+  /** Aborted when the server begins to shut down. */
+  shutdown: AbortSignal;
+  /** @default 15000 */
+  ssePingMs?: number;
+  ping(): Promise<boolean>;
+}

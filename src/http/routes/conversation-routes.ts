@@ -1,0 +1,29 @@
+import type { FastifyInstance } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import { z } from "zod";
+import type { HttpDeps } from "../http-deps.js";
+import { conversationParams, conversationSchema, createConversationBody, errorSchema, listQuery, pageOf } from "../schemas.js";
+
+export function conversationRoutes(app: FastifyInstance, { conversations }: HttpDeps) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const errors = { 400: errorSchema, 404: errorSchema };
+
+  r.post(
+    "/conversations",
+    { schema: { body: createConversationBody, response: { 201: conversationSchema, 400: errorSchema } } },
+    async (req, reply) => reply.code(201).send(await conversations.create(req.body ?? {})),
+  );
+
+  r.get("/conversations", { schema: { querystring: listQuery, response: { 200: pageOf(conversationSchema), 400: errorSchema } } }, (req) =>
+    conversations.list(req.query),
+  );
+
+  r.get("/conversations/:id", { schema: { params: conversationParams, response: { 200: conversationSchema, ...errors } } }, (req) =>
+    conversations.get(req.params.id),
+  );
+
+  r.delete("/conversations/:id", { schema: { params: conversationParams, response: { 204: z.null(), ...errors } } }, async (req, reply) => {
+    await conversations.delete(req.params.id);
+    return reply.code(204).send();
+  });
+}

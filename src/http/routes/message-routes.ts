@@ -1,0 +1,67 @@
+import type { FastifyInstance } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import { z } from "zod";
+import { textOf } from "../../agent/messages.js";
+import { presentRun } from "../../conversations/present.js";
+import { sendMessage } from "../../conversations/send-message.js";
+import { waitForRunEnd } from "../../conversations/wait-for-run-end.js";
+import { AppError } from "../../errors.js";
+import type { HttpDeps } from "../http-deps.js";
+import { conversationParams, errorSchema, messageSchema, messagesQuery, sendMessageBody, sendMessageResponse } from "../schemas.js";
+import { streamRunEvents } from "../sse.js";
+
+const historyResponse = z.union([
+  z.object({ data: z.array(messageSchema), next_after_seq: z.number().int().nullable() }),
+  z.object({ format: z.literal("anthropic"), system: z.unknown(), messages: z.array(z.unknown()) }),
+  z.object({ format: z.literal("openai"), messages: z.array(z.unknown()) }),
+]);
+
+export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
+  const { services, conversations, runs } = deps;
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.get(
+    "/conversations/:id/messages",
+    { schema: { params: conversationParams, querystring: messagesQuery, response: { 200: historyResponse, 400: errorSchema, 404: errorSchema } } },
+    async (req) => {
+      const { id } = req.params;
+      const { format, after_seq, limit } = req.query;
+      return format ? conversations.history({ id, format }) : conversations.messages({ id, afterSeq: after_seq, limit });
+    },
+  );
+
+  r.post(
+    "/conversations/:id/messages",
+    {
+      schema: {
+        params: conversationParams,
+        body: sendMessageBody,
+        headers: z.object({ "idempotency-key": z.string().min(1).max(255).optional() }),
+        response: { 200: sendMessageResponse, 400: errorSchema, 404: errorSchema, 409: errorSchema },
+      },
+    },
+    async (req, reply) => {
+      const { content, max_steps, tool_choice, model, stream } = req.body;
+      const { run, replayed } = await sendMessage(services, runs, {
+        conversationId: req.params.id,
+        content,
+        maxSteps: max_steps,
+        toolChoice: tool_choice,
+        model,
+        idempotencyKey: req.headers["idempotency-key"],
+      });
+      reply.header("x-loopd-run-id", run.id);
+      if (replayed) reply.header("idempotent-replayed", "true");
+      if (stream ?? (req.headers.accept ?? "").includes("text/event-stream")) {
+        return streamRunEvents(services, reply, { runId: run.id, after: 0, shutdown: deps.shutdown, pingMs: deps.ssePingMs });
+      }
+      const gone = new AbortController();
+      reply.raw.once("close", () => gone.abort());
+      const ended = await waitForRunEnd(services, runs, run.id, gone.signal);
+      if (!ended) throw new AppError("not_found", `run ${run.id} does not exist`);
+      const messages = await conversations.messagesOfRun(run.id);
+      const lastAssistant = messages.filter((m) => m.role === "assistant").at(-1);
+      return { run: presentRun(ended), messages, output_text: lastAssistant ? textOf(lastAssistant) : "" };
+    },
+  );
+}

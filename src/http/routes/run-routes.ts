@@ -1,0 +1,51 @@
+import type { FastifyInstance } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import { z } from "zod";
+import { cancelRun } from "../../conversations/cancel-run.js";
+import { presentRun } from "../../conversations/present.js";
+import { AppError } from "../../errors.js";
+import type { HttpDeps } from "../http-deps.js";
+import { errorSchema, eventsQuery, listQuery, pageOf, runParams, runSchema, conversationParams } from "../schemas.js";
+import { streamRunEvents } from "../sse.js";
+
+export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
+  const { services, conversations, runs } = deps;
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const errors = { 400: errorSchema, 404: errorSchema };
+
+  r.get(
+    "/conversations/:id/runs",
+    { schema: { params: conversationParams, querystring: listQuery, response: { 200: pageOf(runSchema), ...errors } } },
+    (req) => conversations.runs({ id: req.params.id, ...req.query }),
+  );
+
+  r.get("/conversations/:id/runs/:run_id", { schema: { params: runParams, response: { 200: runSchema, ...errors } } }, async (req) =>
+    presentRun(await conversations.run({ id: req.params.id, runId: req.params.run_id })),
+  );
+
+  r.post("/conversations/:id/runs/:run_id/cancel", { schema: { params: runParams, response: { 200: runSchema, ...errors } } }, async (req) => {
+    const run = await conversations.run({ id: req.params.id, runId: req.params.run_id });
+    return presentRun(await cancelRun(services, runs, run));
+  });
+
+  r.get(
+    "/conversations/:id/runs/:run_id/events",
+    {
+      schema: {
+        params: runParams,
+        querystring: eventsQuery,
+        headers: z.object({ "last-event-id": z.string().optional() }),
+        response: { 400: errorSchema, 404: errorSchema },
+      },
+    },
+    async (req, reply) => {
+      const run = await conversations.run({ id: req.params.id, runId: req.params.run_id });
+      const header = req.headers["last-event-id"];
+      if (header !== undefined && !/^\d{1,9}$/.test(header.trim())) {
+        throw new AppError("invalid_request", "Last-Event-ID must be an event id (a non-negative integer)", { field: "headers.last-event-id" });
+      }
+      const after = header !== undefined ? Number(header.trim()) : (req.query.after ?? 0);
+      return streamRunEvents(services, reply, { runId: run.id, after, shutdown: deps.shutdown, pingMs: deps.ssePingMs });
+    },
+  );
+}
