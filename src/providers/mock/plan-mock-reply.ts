@@ -19,7 +19,8 @@ export interface MockReply {
  *    be called → that call, with the place mapped to an IANA zone;
  * 3. it holds an arithmetic expression and `calculate` may be called → that
  *    call;
- * 4. anything else → a text reply that says what this provider is.
+ * 4. anything else → a text reply that says what this provider is (also
+ *    under `toolChoice: "required"`: a stand-in has nothing to force).
  *
  * Tool call ids are `mock_call_<n>`, n counting the calls in the history.
  */

@@ -49,9 +49,11 @@ export async function accumulateOpenAIStream(
     const choice = chunk.choices?.[0];
     if (!choice) continue;
     const { delta } = choice;
-    const piece = delta?.content ?? delta?.refusal;
+    // A refusal arrives in its own field; it is what the model said, so it
+    // is kept and streamed as text.
     if (delta?.refusal) refused = true;
-    if (piece) {
+    for (const piece of [delta?.content, delta?.refusal]) {
+      if (!piece) continue;
       text += piece;
       onTextDelta?.(piece);
     }

@@ -24,7 +24,7 @@ export function toOpenAIToolParams({
   return {
     tools: tools.map((t) => ({
       type: "function",
-      function: { name: t.name, description: t.description, parameters: t.inputSchema },
+      function: { name: t.name, description: t.description, parameters: { ...t.inputSchema, type: "object" } },
     })),
     tool_choice: mapOpenAIToolChoice(toolChoice),
   };

@@ -1,0 +1,97 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { ModelStopReason, ToolChoice } from "../../src/agent/model.js";
+import { type FakeLlm, type FakeStop, startFakeLlm } from "../fake-llm/server.js";
+import { anthropicAgainst, modelRequest, tools } from "./fake-llm-providers.js";
+import { anthropicStyleHistory, toolResult, user } from "./histories.js";
+
+let llm: FakeLlm;
+beforeAll(async () => {
+  llm = await startFakeLlm();
+});
+afterEach(() => llm.reset());
+afterAll(() => llm.close());
+
+describe("Anthropic provider on the wire", () => {
+  it.each<[FakeStop, string, ModelStopReason]>([
+    ["end", "end_turn", "end_turn"],
+    ["tool", "tool_use", "tool_use"],
+    ["max_tokens", "max_tokens", "max_tokens"],
+    ["refusal", "refusal", "refusal"],
+    ["pause_turn", "pause_turn", "pause_turn"],
+    ["context_window_exceeded", "model_context_window_exceeded", "context_window_exceeded"],
+  ])("maps a %s stop (%s) to %s", async (stop, raw, expected) => {
+    llm.script({ text: "partial", ...(stop === "tool" ? { toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] } : {}), stop });
+    const response = await anthropicAgainst(llm).generate(modelRequest([user("hi")]));
+    expect(response.stopReason).toBe(expected);
+    expect(response.rawStopReason).toBe(raw);
+  });
+
+  it.each<[ToolChoice, unknown]>([
+    ["auto", { type: "auto" }],
+    ["none", { type: "none" }],
+    ["required", { type: "any" }],
+    [{ name: "calculate" }, { type: "tool", name: "calculate" }],
+  ])("sends tool choice %j as %j", async (toolChoice, expected) => {
+    llm.script({ text: "ok" });
+    await anthropicAgainst(llm).generate(modelRequest([user("hi")], { toolChoice }));
+    expect(llm.requests[0]!.body.tool_choice).toEqual(expected);
+  });
+
+  it("sends the system prompt, the tools, max_tokens and a streaming flag", async () => {
+    llm.script({ text: "ok" });
+    await anthropicAgainst(llm).generate(modelRequest([user("hi")], { system: "Be brief.", maxTokens: 300 }));
+    const { body } = llm.requests[0]!;
+    expect(body).toMatchObject({ model: "test-model", system: "Be brief.", max_tokens: 300, stream: true });
+    expect(body.tools).toEqual(
+      tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema })),
+    );
+  });
+
+  it("leaves out system, tools and tool_choice when there are none", async () => {
+    llm.script({ text: "ok" });
+    await anthropicAgainst(llm).generate(modelRequest([user("hi")], { tools: [], toolChoice: "required" }));
+    const { body } = llm.requests[0]!;
+    expect(Object.keys(body).sort()).toEqual(["max_tokens", "messages", "model", "stream"]);
+  });
+
+  it("sends a multi-step history as alternating turns with the tool results grouped", async () => {
+    llm.script({ text: "In Paris it is 07:05." });
+    const history = [
+      ...anthropicStyleHistory,
+      { role: "assistant" as const, content: [{ type: "tool_call" as const, id: "toolu_01C", name: "get_current_time", input: { timezone: "Europe/Paris" } }] },
+      toolResult("toolu_01C", "get_current_time", '{"time":"07:05"}'),
+    ];
+    const response = await anthropicAgainst(llm).generate(modelRequest(history));
+    expect(response.content).toEqual([{ type: "text", text: "In Paris it is 07:05." }]);
+    expect(llm.requests[0]!.body.messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "What time is it in Tokyo, and what is 12*7?" }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "Let me check both." },
+          { type: "tool_use", id: "toolu_01A", name: "get_current_time", input: { timezone: "Asia/Tokyo" } },
+          { type: "tool_use", id: "toolu_01B", name: "calculate", input: { expression: "12*7" } },
+        ],
+      },
+      {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: "toolu_01A", content: '{"timezone":"Asia/Tokyo","time":"14:05"}', is_error: false },
+          { type: "tool_result", tool_use_id: "toolu_01B", content: "84", is_error: false },
+        ],
+      },
+      { role: "assistant", content: [{ type: "text", text: "It is 14:05 in Tokyo and 12*7 = 84." }] },
+      { role: "user", content: [{ type: "text", text: "Thanks! And in Paris?" }] },
+      { role: "assistant", content: [{ type: "tool_use", id: "toolu_01C", name: "get_current_time", input: { timezone: "Europe/Paris" } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_01C", content: '{"time":"07:05"}', is_error: false }] },
+    ]);
+  });
+
+  it("continues a history with tool calls after its tools were removed", async () => {
+    llm.script({ text: "fine" });
+    await anthropicAgainst(llm).generate(modelRequest(anthropicStyleHistory, { tools: [] }));
+    const { body } = llm.requests[0]!;
+    expect(body.tool_choice).toEqual({ type: "none" });
+    expect(body.tools.map((t: { name: string }) => t.name).sort()).toEqual(["calculate", "get_current_time"]);
+  });
+});
