@@ -86,7 +86,6 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimitBytes,
-    disableRequestLogging: false,
     genReqId: () => randomUUID(),
   });
   app.setValidatorCompiler(validatorCompiler);

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { toolCallsOf } from "../agent/messages.js";
 import { CANCELLED_RESULT, INTERRUPTED_RESULT, repairMessages } from "../agent/repair-history.js";
 import type { RunRow } from "../store/schema.js";
@@ -20,6 +21,8 @@ export function createRunManager(services: Services) {
 
   function start(run: RunRow, lastSeq: number): Promise<void> {
     const controller = new AbortController();
+    // Each model call and tool call of a long run listens to this one signal.
+    setMaxListeners(0, controller.signal);
     const writer = createRunWriter({ services, run, lastSeq });
     const done = executeRun({ services, run, writer, signal: controller.signal }).finally(() => active.delete(run.id));
     active.set(run.id, { controller, done });

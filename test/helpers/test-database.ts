@@ -1,0 +1,58 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { openDatabase, type Database } from "../../src/store/db.js";
+
+/**
+ * A database of the test's own: with TEST_DATABASE_URL, a fresh database
+ * created on that server (dropped afterwards); without it, an embedded PGlite
+ * in a temporary folder. `open` may be called again after closing, to
+ * restart on the same data.
+ */
+export interface TestDatabase {
+  kind: "postgres" | "pglite";
+  url: string | undefined;
+  open(): Promise<Database>;
+  drop(): Promise<void>;
+}
+
+export const testDatabaseKind = process.env.TEST_DATABASE_URL ? "postgres" : "pglite";
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  if (!serverUrl) {
+    const dataDir = mkdtempSync(path.join(tmpdir(), "loopd-pglite-"));
+    return {
+      kind: "pglite",
+      url: undefined,
+      open: async () => migrated(await openDatabase({ dataDir })),
+      drop: async () => rmSync(dataDir, { recursive: true, force: true }),
+    };
+  }
+  const name = `loopd_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  await admin(serverUrl, `create database ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    kind: "postgres",
+    url: url.toString(),
+    open: async () => migrated(await openDatabase({ databaseUrl: url.toString(), poolSize: 5 })),
+    drop: () => admin(serverUrl, `drop database if exists ${name} with (force)`),
+  };
+}
+
+async function migrated(database: Database): Promise<Database> {
+  await database.migrate();
+  return database;
+}
+
+async function admin(serverUrl: string, sql: string) {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
