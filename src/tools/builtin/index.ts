@@ -15,7 +15,7 @@ export function createBuiltinTools({
   now?: () => Date;
 } = {}): Tool[] {
   return [
-    createGetCurrentTimeTool(now === undefined ? {} : { now }),
+    createGetCurrentTimeTool({ now }),
     createCalculateTool(),
     createReadFileTool(),
     createListFilesTool(),

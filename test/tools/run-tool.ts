@@ -1,0 +1,6 @@
+import type { Tool } from "../../src/tools/define-tool.js";
+
+/** Runs a tool the way the executor does: input parsed by its own schema, then execute. */
+export async function runTool(tool: Tool, input: unknown, { workspaceDir = "/nonexistent" } = {}): Promise<unknown> {
+  return tool.execute(tool.input.parse(input), { signal: new AbortController().signal, workspaceDir });
+}
