@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { NewMessage } from "../../src/agent/messages.js";
 import type { ModelRequest, ToolSpec } from "../../src/agent/model.js";
 import { createMockProvider } from "../../src/providers/mock/index.js";
+import { createCalculateTool, createGetCurrentTimeTool } from "../../src/tools/builtin/index.js";
+import { toolResultToText } from "../../src/tools/tool-result-to-text.js";
 import { toolResult, user } from "./histories.js";
 
 const tools: ToolSpec[] = [
@@ -116,5 +118,28 @@ describe("mock provider", () => {
       request([user("Tell me a joke")], { signal: controller.signal, onTextDelta: () => controller.abort() }),
     );
     await expect(promise).rejects.toMatchObject({ name: "AbortError" });
+  });
+
+  it("answers from what the built-in tools really return", async () => {
+    const ctx = { signal: new AbortController().signal, workspaceDir: "." };
+    const timeTool = createGetCurrentTimeTool({ now: () => new Date("2025-01-06T05:05:00Z") });
+    const calcTool = createCalculateTool();
+    const timeOutput = toolResultToText(await timeTool.execute(timeTool.input.parse({ timezone: "Asia/Tokyo" }), ctx));
+    const calcOutput = toolResultToText(await calcTool.execute(calcTool.input.parse({ expression: "(3+4)^2" }), ctx));
+    const history: NewMessage[] = [
+      user("What time is it in Tokyo, and what is (3+4)^2?"),
+      {
+        role: "assistant",
+        content: [
+          { type: "tool_call", id: "mock_call_1", name: "get_current_time", input: { timezone: "Asia/Tokyo" } },
+          { type: "tool_call", id: "mock_call_2", name: "calculate", input: { expression: "(3+4)^2" } },
+        ],
+      },
+      toolResult("mock_call_1", "get_current_time", timeOutput),
+      toolResult("mock_call_2", "calculate", calcOutput),
+    ];
+    expect((await mock.generate(request(history))).content).toEqual([
+      { type: "text", text: "It is 14:05 on Monday in Asia/Tokyo. (3+4)^2 = 49" },
+    ]);
   });
 });
