@@ -41,11 +41,11 @@ export async function executeToolCall({
   workspaceDir: string;
   /** Used when the tool has no `timeoutMs` of its own. */
   timeoutMs: number;
-  signal: AbortSignal | undefined;
+  signal: AbortSignal;
   onStart: ((call: ToolCallBlock) => void) | undefined;
   now: () => number;
 }): Promise<ToolCallOutcome> {
-  if (signal?.aborted) return outcomeOf(call, "cancelled", cancelledMessage(false), 0);
+  if (signal.aborted) return outcomeOf(call, "cancelled", cancelledMessage(false), 0);
 
   onStart?.(call);
   const startedAt = now();
@@ -64,7 +64,7 @@ export async function executeToolCall({
     // A refinement or transform in the schema threw: the tool's fault, reported like one.
     return done("error", thrownMessage(error));
   }
-  if (signal?.aborted) return done("cancelled", cancelledMessage(true));
+  if (signal.aborted) return done("cancelled", cancelledMessage(true));
 
   const effectiveTimeoutMs = tool.timeoutMs ?? timeoutMs;
   const settled = await runWithDeadline({ tool, input, workspaceDir, timeoutMs: effectiveTimeoutMs, signal });
@@ -112,7 +112,7 @@ function runWithDeadline({
   input: unknown;
   workspaceDir: string;
   timeoutMs: number;
-  signal: AbortSignal | undefined;
+  signal: AbortSignal;
 }): Promise<Settled> {
   const controller = new AbortController();
   return new Promise<Settled>((resolve) => {
@@ -121,18 +121,18 @@ function runWithDeadline({
       if (finished) return;
       finished = true;
       clearTimeout(timer);
-      signal?.removeEventListener("abort", onCancel);
+      signal.removeEventListener("abort", onCancel);
       resolve(settled);
     };
     const onCancel = () => {
       finish({ kind: "cancelled" });
-      controller.abort(signal?.reason);
+      controller.abort(signal.reason);
     };
     const timer = setTimeout(() => {
       finish({ kind: "timeout" });
       controller.abort(new DOMException(`${tool.name} timed out after ${timeoutMs} ms`, "TimeoutError"));
     }, Math.min(timeoutMs, MAX_TIMER_MS));
-    signal?.addEventListener("abort", onCancel, { once: true });
+    signal.addEventListener("abort", onCancel, { once: true });
 
     // Through a promise so a synchronous throw is caught like a rejection.
     Promise.resolve()

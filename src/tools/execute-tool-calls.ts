@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { ToolCallBlock } from "../agent/messages.js";
 import type { Tool } from "./define-tool.js";
 import { executeToolCall, type ToolCallOutcome } from "./execute-tool-call.js";
@@ -49,23 +50,36 @@ export async function* executeToolCalls({
   const toolFor = (call: ToolCallBlock): Tool | undefined =>
     available.includes(call.name) ? registry.get(call.name) : undefined;
 
-  for (const batch of batchesOf(calls, (call) => toolFor(call)?.readOnly ?? true)) {
-    const pending = batch.map((call) =>
-      executeToolCall({
-        call,
-        tool: toolFor(call),
-        available,
-        workspaceDir,
-        timeoutMs: defaultTimeoutMs,
-        signal,
-        onStart,
-        now,
-      }),
-    );
-    // Only a throwing onStart rejects; mark the later ones handled so the
-    // first failure surfaces from the loop instead of as an unhandled rejection.
-    for (const outcome of pending) outcome.catch(() => {});
-    for (const outcome of pending) yield await outcome;
+  // Every running call listens for cancellation, and a batch may hold more
+  // than the 10 listeners Node allows a signal before warning of a leak. Give
+  // them our own signal, linked to the caller's by a single listener.
+  const cancel = new AbortController();
+  setMaxListeners(0, cancel.signal);
+  const onCancel = () => cancel.abort(signal?.reason);
+  if (signal?.aborted) onCancel();
+  else signal?.addEventListener("abort", onCancel, { once: true });
+
+  try {
+    for (const batch of batchesOf(calls, (call) => toolFor(call)?.readOnly ?? true)) {
+      const pending = batch.map((call) =>
+        executeToolCall({
+          call,
+          tool: toolFor(call),
+          available,
+          workspaceDir,
+          timeoutMs: defaultTimeoutMs,
+          signal: cancel.signal,
+          onStart,
+          now,
+        }),
+      );
+      // Only a throwing onStart rejects; mark the later ones handled so the
+      // first failure surfaces from the loop instead of as an unhandled rejection.
+      for (const outcome of pending) outcome.catch(() => {});
+      for (const outcome of pending) yield await outcome;
+    }
+  } finally {
+    signal?.removeEventListener("abort", onCancel);
   }
 }
 

@@ -370,6 +370,24 @@ describe("executeToolCalls: cancellation", () => {
     expect(outcomes.map((o) => o.status)).toEqual(["cancelled", "ok"]);
   });
 
+  it("runs many parallel calls under one run signal without a listener-leak warning", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on("warning", onWarning);
+    try {
+      const gate = deferred();
+      const wait = defineTool({ name: "wait", description: "", input: z.object({}), readOnly: true, execute: () => gate.promise });
+      const done = run([wait], Array.from({ length: 25 }, () => call("wait")), { signal: new AbortController().signal });
+      await sleep(10);
+      gate.resolve();
+      expect(await done).toHaveLength(25);
+      await sleep(10);
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings).not.toContain("MaxListenersExceededWarning");
+  });
+
   it("starts nothing when the run is already cancelled", async () => {
     const started: string[] = [];
     const tool = defineTool({ name: "t", description: "", input: z.object({}), execute: () => "x" });
