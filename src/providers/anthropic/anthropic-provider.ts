@@ -1,11 +1,11 @@
-import Anthropic from "@anthropic-ai/sdk";
+import Anthropic, { APIConnectionError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
 import type { ModelProvider, ModelRequest, ModelResponse } from "../../agent/model.js";
 import { createAbortError } from "../shared/abort-error.js";
+import { toProviderError } from "../shared/to-provider-error.js";
 import { accumulateAnthropicStream } from "./accumulate-anthropic-stream.js";
 import { convertToAnthropicMessages } from "./convert-to-anthropic-messages.js";
 import { mapAnthropicStopReason } from "./map-anthropic-stop-reason.js";
 import { toAnthropicToolParams } from "./map-anthropic-tool-choice.js";
-import { toAnthropicProviderError } from "./to-anthropic-provider-error.js";
 
 export interface AnthropicProviderOptions {
   /**
@@ -54,7 +54,12 @@ export function createAnthropicProvider({
         model: message.model ?? model,
       };
     } catch (error) {
-      throw toAnthropicProviderError(error, signal);
+      throw toProviderError(error, {
+        signal,
+        label: "Anthropic",
+        sdk: { APIError, APIConnectionError, APIUserAbortError },
+        apiMessageOf: (e: APIError) => e.apiMessage,
+      });
     }
   }
 

@@ -1,11 +1,11 @@
-import OpenAI from "openai";
+import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from "openai";
 import type { ModelProvider, ModelRequest, ModelResponse, ModelStopReason } from "../../agent/model.js";
 import { createAbortError } from "../shared/abort-error.js";
+import { toProviderError } from "../shared/to-provider-error.js";
 import { accumulateOpenAIStream } from "./accumulate-openai-stream.js";
 import { convertToOpenAIMessages } from "./convert-to-openai-messages.js";
 import { mapOpenAIStopReason } from "./map-openai-stop-reason.js";
 import { toOpenAIToolParams } from "./map-openai-tool-choice.js";
-import { toOpenAIProviderError } from "./to-openai-provider-error.js";
 
 export interface OpenAIProviderOptions {
   /**
@@ -58,9 +58,20 @@ export function createOpenAIProvider({
         model: message.model ?? model,
       };
     } catch (error) {
-      throw toOpenAIProviderError(error, signal);
+      throw toProviderError(error, {
+        signal,
+        label: "OpenAI",
+        sdk: { APIError, APIConnectionError, APIUserAbortError },
+        apiMessageOf,
+      });
     }
   }
 
   return { name: "openai", defaultModel, generate };
+}
+
+/** `error.error` is the body's `error` object; `error.message` prefixes the status. */
+function apiMessageOf(error: APIError): string | null {
+  const body: unknown = error.error;
+  return typeof body === "object" && body !== null && "message" in body && typeof body.message === "string" ? body.message : null;
 }
