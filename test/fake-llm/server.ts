@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { FakeTurn } from "./fake-turn.js";
+import { isJsonObject } from "./json-object.js";
 import { sendError, sendTurn } from "./send-turn.js";
 import type { WireApi } from "./wire-api.js";
 import { wireApiFor } from "./wire-apis.js";
@@ -65,13 +66,12 @@ export async function startFakeLlm({ port = 0, chunkDelayMs = 0 }: { port?: numb
     const text = await readBody(req);
     const parsed = parseJson(text);
     const body = parsed.ok ? parsed.value : text;
-    const isObject = typeof body === "object" && body !== null && !Array.isArray(body);
     const recorded: RecordedRequest = {
       api: api.name,
       path,
       headers: { ...req.headers },
       body,
-      stream: isObject && (body as Record<string, unknown>).stream === true,
+      stream: isJsonObject(body) && body.stream === true,
     };
     requests.push(recorded);
     const problem = parsed.ok ? api.validate(body) : { message: "There was an error parsing the body: invalid JSON" };
@@ -137,6 +137,7 @@ export async function startFakeLlm({ port = 0, chunkDelayMs = 0 }: { port?: numb
       llm.respond = null;
     },
     close() {
+      if (!server.listening) return Promise.resolve();
       for (const inFlight of requestsInFlight) inFlight.abort();
       for (const socket of sockets) socket.destroy();
       return new Promise((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));

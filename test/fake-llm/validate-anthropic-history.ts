@@ -1,12 +1,10 @@
+import { type JsonObject, isJsonObject } from "./json-object.js";
+
 /**
  * The Messages API's request checks that matter to loopd, with the real
  * error messages. Returns the first problem's message, or null when the
  * request would be accepted.
  */
-
-type Json = Record<string, unknown>;
-
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
 
 const TOOL_USE_MISSING_RESULT =
   "Each `tool_use` block must have a corresponding `tool_result` block in the next message.";
@@ -14,13 +12,13 @@ const TOOL_RESULT_WITHOUT_USE =
   "Each `tool_result` block must have a corresponding `tool_use` block in the previous message.";
 
 /** Content as a list of blocks; a string is one text block. */
-function blocksOf(message: Json): Json[] {
+function blocksOf(message: JsonObject): JsonObject[] {
   const { content } = message;
   if (typeof content === "string") return content === "" ? [] : [{ type: "text", text: content }];
-  return Array.isArray(content) ? content.filter(isObject) : [];
+  return Array.isArray(content) ? content.filter(isJsonObject) : [];
 }
 
-function idsOf(message: Json | undefined, type: "tool_use" | "tool_result"): string[] {
+function idsOf(message: JsonObject | undefined, type: "tool_use" | "tool_result"): string[] {
   if (message === undefined) return [];
   const key = type === "tool_use" ? "id" : "tool_use_id";
   return blocksOf(message)
@@ -28,7 +26,7 @@ function idsOf(message: Json | undefined, type: "tool_use" | "tool_result"): str
     .map((block) => String(block[key]));
 }
 
-function checkTopLevel(body: Json): string | null {
+function checkTopLevel(body: JsonObject): string | null {
   if (body.model === undefined) return "model: Field required";
   if (typeof body.model !== "string" || body.model === "") return "model: String should have at least 1 character";
   if (body.max_tokens === undefined) return "max_tokens: Field required";
@@ -41,23 +39,23 @@ function checkTopLevel(body: Json): string | null {
   return null;
 }
 
-function checkTools(body: Json): string | null {
-  const tools = Array.isArray(body.tools) ? body.tools.filter(isObject) : [];
+function checkTools(body: JsonObject): string | null {
+  const tools = Array.isArray(body.tools) ? body.tools.filter(isJsonObject) : [];
   for (const [i, tool] of tools.entries()) {
     // Server tools (web_search_…) carry a dated type and no input_schema.
     if (tool.type !== undefined && tool.type !== "custom") continue;
     const schema = tool.input_schema;
-    if (!isObject(schema)) return `tools.${i}.custom.input_schema: Field required`;
+    if (!isJsonObject(schema)) return `tools.${i}.custom.input_schema: Field required`;
     if (schema.type !== "object") return `tools.${i}.custom.input_schema.type: Input should be 'object'`;
   }
   const choice = body.tool_choice;
-  if (isObject(choice) && choice.type === "tool" && !tools.some((tool) => tool.name === choice.name)) {
+  if (isJsonObject(choice) && choice.type === "tool" && !tools.some((tool) => tool.name === choice.name)) {
     return `tool_choice.name: Tool '${String(choice.name)}' not found in provided tools`;
   }
   return null;
 }
 
-function checkMessage(messages: Json[], n: number, seenToolUseIds: Set<string>): string | null {
+function checkMessage(messages: JsonObject[], n: number, seenToolUseIds: Set<string>): string | null {
   const message = messages[n]!;
   if (message.role !== "user" && message.role !== "assistant") {
     return `messages.${n}.role: Input should be 'user' or 'assistant'`;
@@ -99,10 +97,10 @@ function checkMessage(messages: Json[], n: number, seenToolUseIds: Set<string>):
 }
 
 export function validateAnthropicRequest(body: unknown): string | null {
-  if (!isObject(body)) return "Input should be a valid dictionary";
+  if (!isJsonObject(body)) return "Input should be a valid dictionary";
   const topLevel = checkTopLevel(body) ?? checkTools(body);
   if (topLevel !== null) return topLevel;
-  const messages = (body.messages as unknown[]).map((m) => (isObject(m) ? m : {}));
+  const messages = (body.messages as unknown[]).map((m) => (isJsonObject(m) ? m : {}));
   if (messages[0]!.role !== "user") return 'messages: first message must use the "user" role';
   const seenToolUseIds = new Set<string>();
   for (let n = 0; n < messages.length; n++) {

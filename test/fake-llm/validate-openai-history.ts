@@ -1,3 +1,4 @@
+import { type JsonObject, isJsonObject } from "./json-object.js";
 import type { WireError } from "./wire-api.js";
 
 /**
@@ -5,10 +6,6 @@ import type { WireError } from "./wire-api.js";
  * error messages. Returns the first problem, or null when the request would
  * be accepted.
  */
-
-type Json = Record<string, unknown>;
-
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
 
 const ROLES = ["system", "developer", "user", "assistant", "tool", "function"];
 
@@ -19,7 +16,7 @@ function jsonTypeName(value: unknown): string {
   return `${/^[aeiou]/.test(type) ? "an" : "a"} ${type}`;
 }
 
-function checkTopLevel(body: Json): WireError | null {
+function checkTopLevel(body: JsonObject): WireError | null {
   if (typeof body.model !== "string" || body.model === "") return { message: "you must provide a model parameter" };
   if (body.messages === undefined) {
     return { message: "Missing required parameter: 'messages'.", param: "messages", code: "missing_required_parameter" };
@@ -33,10 +30,10 @@ function checkTopLevel(body: Json): WireError | null {
   }
   const tools = Array.isArray(body.tools) ? body.tools : [];
   for (const [i, tool] of tools.entries()) {
-    const fn = isObject(tool) && isObject(tool.function) ? tool.function : undefined;
+    const fn = isJsonObject(tool) && isJsonObject(tool.function) ? tool.function : undefined;
     const parameters = fn?.parameters;
     if (parameters === undefined) continue;
-    const type = isObject(parameters) ? parameters.type : undefined;
+    const type = isJsonObject(parameters) ? parameters.type : undefined;
     if (type !== "object") {
       return {
         message: `Invalid schema for function '${String(fn?.name)}': schema must be a JSON Schema of 'type: "object"', got 'type: "${String(type)}"'.`,
@@ -56,11 +53,11 @@ function unanswered(ids: Set<string>): WireError {
 }
 
 export function validateOpenAiRequest(body: unknown): WireError | null {
-  if (!isObject(body)) return { message: "We could not parse the JSON body of your request." };
+  if (!isJsonObject(body)) return { message: "We could not parse the JSON body of your request." };
   const topLevel = checkTopLevel(body);
   if (topLevel !== null) return topLevel;
 
-  const messages = (body.messages as unknown[]).map((m) => (isObject(m) ? m : {}));
+  const messages = (body.messages as unknown[]).map((m) => (isJsonObject(m) ? m : {}));
   // The ids of the assistant tool_calls still waiting for their tool messages.
   let open: { asked: Set<string>; waiting: Set<string> } | null = null;
   for (const [i, message] of messages.entries()) {
@@ -91,7 +88,7 @@ export function validateOpenAiRequest(body: unknown): WireError | null {
     if (open !== null && open.waiting.size > 0) return unanswered(open.waiting);
     open = null;
     if (message.role !== "assistant") continue;
-    const toolCalls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isObject) : [];
+    const toolCalls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isJsonObject) : [];
     if (toolCalls.length === 0) {
       if (message.content === null || message.content === undefined) {
         return { message: "Invalid value for 'content': expected a string, got null.", param: `messages.[${i}].content` };
@@ -99,7 +96,7 @@ export function validateOpenAiRequest(body: unknown): WireError | null {
       continue;
     }
     for (const [j, call] of toolCalls.entries()) {
-      const args = isObject(call.function) ? call.function.arguments : undefined;
+      const args = isJsonObject(call.function) ? call.function.arguments : undefined;
       if (args === undefined) {
         return {
           message: `Missing required parameter: 'messages[${i}].tool_calls[${j}].function.arguments'.`,
