@@ -3,9 +3,9 @@ import type { ModelProvider, ModelRequest, ModelResponse } from "../../agent/mod
 import { createAbortError } from "../shared/abort-error.js";
 import { toProviderError } from "../shared/to-provider-error.js";
 import { accumulateAnthropicStream } from "./accumulate-anthropic-stream.js";
-import { convertToAnthropicMessages } from "./convert-to-anthropic-messages.js";
 import { mapAnthropicStopReason } from "./map-anthropic-stop-reason.js";
 import { toAnthropicToolParams } from "./map-anthropic-tool-choice.js";
+import { toAnthropicHistory } from "./to-anthropic-history.js";
 
 export interface AnthropicProviderOptions {
   /**
@@ -16,7 +16,7 @@ export interface AnthropicProviderOptions {
   client?: Anthropic;
   /** @default "claude-sonnet-4-5" */
   defaultModel?: string;
-  /** Retries the SDK makes on 408/409/429/5xx and connection errors. @default the SDK's (2) */
+  /** Retries the SDK makes on 408/409/429/5xx and connection errors, for every call (also with a given `client`). @default the client's (2 for a new client) */
   maxRetries?: number;
 }
 
@@ -26,18 +26,19 @@ export function createAnthropicProvider({
   maxRetries,
 }: AnthropicProviderOptions = {}): ModelProvider {
   let client = givenClient;
-  const getClient = (): Anthropic => (client ??= new Anthropic(maxRetries === undefined ? {} : { maxRetries }));
+  const getClient = (): Anthropic => (client ??= new Anthropic());
 
   async function generate(request: ModelRequest): Promise<ModelResponse> {
     const { signal, onTextDelta } = request;
     const model = request.model || defaultModel;
     try {
+      const history = toAnthropicHistory(request.system, request.messages);
       const stream = await getClient().messages.create(
         {
           model,
           max_tokens: request.maxTokens,
-          messages: convertToAnthropicMessages(request.messages),
-          ...(request.system ? { system: request.system } : {}),
+          messages: history.messages,
+          ...(history.system === null ? {} : { system: history.system }),
           ...toAnthropicToolParams(request),
           stream: true,
         },

@@ -11,5 +11,5 @@ export function toAnthropicHistory(
   system: string | null,
   messages: readonly NewMessage[],
 ): { system: string | null; messages: Anthropic.MessageParam[] } {
-  return { system: system === null || system === "" ? null : system, messages: convertToAnthropicMessages(messages) };
+  return { system: system?.trim() ? system : null, messages: convertToAnthropicMessages(messages) };
 }

@@ -17,7 +17,7 @@ type OpenAIMessage = OpenAI.ChatCompletionMessageParam;
  */
 export function convertToOpenAIMessages(system: string | null, messages: readonly NewMessage[]): OpenAIMessage[] {
   const out: OpenAIMessage[] = [];
-  if (system) out.push({ role: "system", content: system });
+  if (system?.trim()) out.push({ role: "system", content: system });
   for (const message of messages) {
     switch (message.role) {
       case "user": {

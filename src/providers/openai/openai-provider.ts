@@ -17,7 +17,7 @@ export interface OpenAIProviderOptions {
   client?: OpenAI;
   /** @default "gpt-4o-mini" */
   defaultModel?: string;
-  /** Retries the SDK makes on 408/409/429/5xx and connection errors. @default the SDK's (2) */
+  /** Retries the SDK makes on 408/409/429/5xx and connection errors, for every call (also with a given `client`). @default the client's (2 for a new client) */
   maxRetries?: number;
 }
 
@@ -27,7 +27,7 @@ export function createOpenAIProvider({
   maxRetries,
 }: OpenAIProviderOptions = {}): ModelProvider {
   let client = givenClient;
-  const getClient = (): OpenAI => (client ??= new OpenAI(maxRetries === undefined ? {} : { maxRetries }));
+  const getClient = (): OpenAI => (client ??= new OpenAI());
 
   async function generate(request: ModelRequest): Promise<ModelResponse> {
     const { signal, onTextDelta } = request;
