@@ -91,7 +91,8 @@ export function createRunManager(services: Services) {
         t.unref();
         timers.push(t);
       };
-      every(Math.max(50, Math.floor(config.runLeaseMs / 3)), renew);
+      // Renewal is also how a cancel asked of another process reaches us: keep it frequent.
+      every(Math.max(50, Math.min(1_000, Math.floor(config.runLeaseMs / 3))), renew);
       every(Math.max(100, Math.floor(config.runLeaseMs / 2)), sweep);
       await sweep();
     },

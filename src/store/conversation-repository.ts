@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
 import type { Db } from "./db.js";
 import { newId } from "./ids.js";
-import { ACTIVE_RUN_STATUSES, conversations, runs, type ConversationRow } from "./schema.js";
+import { conversations, type ConversationRow } from "./schema.js";
 
 export type ConversationWithActiveRun = ConversationRow & { activeRunId: string | null };
 
@@ -21,7 +21,8 @@ export interface ConversationCursor {
 }
 
 export function createConversationRepository({ db }: { db: Db }) {
-  const activeRunId = sql<string | null>`(select ${runs.id} from ${runs} where ${runs.conversationId} = ${conversations.id} and ${runs.status} in ${ACTIVE_RUN_STATUSES} limit 1)`;
+  // Matches the partial index runs_one_active_per_conversation_key, so it is an index lookup.
+  const activeRunId = sql<string | null>`(select r.id from runs r where r.conversation_id = "conversations"."id" and r.status in ('queued', 'running') limit 1)`;
   const withActiveRun = { ...conversationColumns(), activeRunId };
 
   return {

@@ -24,6 +24,7 @@ export async function startLoopd({
   tools,
   listen = false,
   instanceId,
+  ssePingMs,
 }: {
   database: Database;
   llm: FakeLlm;
@@ -31,6 +32,7 @@ export async function startLoopd({
   tools?: Tool[];
   listen?: boolean;
   instanceId?: string;
+  ssePingMs?: number;
 }): Promise<TestLoopd> {
   const config = loadConfig({
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
@@ -48,6 +50,7 @@ export async function startLoopd({
     providers,
     ...(tools && { tools }),
     ...(instanceId && { instanceId }),
+    ...(ssePingMs && { ssePingMs }),
     logger: createLogger(config.logLevel),
   });
   let url = "";

@@ -24,6 +24,6 @@ export function conversationRoutes(app: FastifyInstance, { conversations }: Http
 
   r.delete("/conversations/:id", { schema: { params: conversationParams, response: { 204: z.null(), ...errors } } }, async (req, reply) => {
     await conversations.delete(req.params.id);
-    return reply.code(204).send();
+    return reply.code(204).send(null);
   });
 }
