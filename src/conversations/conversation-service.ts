@@ -26,28 +26,51 @@ export function createConversationService(services: Services) {
     return row;
   };
 
+  const checkTools = (tools: string[]) => {
+    const unknown = tools.filter((name) => !registry.has(name));
+    if (unknown.length > 0) {
+      throw new AppError("invalid_request", `unknown tool ${unknown.map((n) => JSON.stringify(n)).join(", ")}; available: ${registry.names().join(", ")}`, {
+        field: "body.tools",
+        unknown,
+        available: registry.names(),
+      });
+    }
+    return [...new Set(tools)];
+  };
+  const defaultModelOf = (provider: ProviderName) =>
+    provider === config.defaultProvider && config.defaultModel ? config.defaultModel : providers[provider].defaultModel;
+
   return {
     async create(input: CreateConversationInput) {
       const provider = input.provider ?? config.defaultProvider;
-      const tools = input.tools ?? registry.names();
-      const unknown = tools.filter((name) => !registry.has(name));
-      if (unknown.length > 0) {
-        throw new AppError("invalid_request", `unknown tool ${unknown.map((n) => JSON.stringify(n)).join(", ")}; available: ${registry.names().join(", ")}`, {
-          field: "tools",
-          unknown,
-          available: registry.names(),
-        });
-      }
-      const model =
-        input.model ?? (provider === config.defaultProvider && config.defaultModel ? config.defaultModel : providers[provider].defaultModel);
       const row = await store.conversations.create({
         title: input.title ?? null,
         system: input.system ?? null,
         provider,
-        model,
-        tools: [...new Set(tools)],
+        model: input.model ?? defaultModelOf(provider),
+        tools: checkTools(input.tools ?? registry.names()),
         metadata: input.metadata ?? {},
       });
+      return presentConversation(row);
+    },
+
+    /**
+     * Changes settings for the runs to come. Switching provider keeps the
+     * history: it is provider-neutral and converted on every call; the model
+     * becomes that provider's default unless one is given.
+     */
+    async update(id: string, input: CreateConversationInput) {
+      const current = await load(id);
+      const switching = input.provider !== undefined && input.provider !== current.provider;
+      const row = await store.conversations.update(id, {
+        ...(input.title !== undefined && { title: input.title }),
+        ...(input.system !== undefined && { system: input.system }),
+        ...(input.provider !== undefined && { provider: input.provider }),
+        ...(input.model !== undefined ? { model: input.model } : switching && { model: defaultModelOf(input.provider!) }),
+        ...(input.tools !== undefined && { tools: checkTools(input.tools) }),
+        ...(input.metadata !== undefined && { metadata: input.metadata }),
+      });
+      if (!row) throw notFound("conversation", id);
       return presentConversation(row);
     },
 

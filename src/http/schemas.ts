@@ -51,16 +51,18 @@ export const runParams = conversationParams.extend({ run_id: z.string().min(1).m
 
 const nonBlank = z.string().trim().min(1);
 
-export const createConversationBody = z
-  .object({
-    system: z.string().max(100_000).nullable().optional(),
-    title: z.string().max(500).nullable().optional(),
-    provider: providerSchema.optional(),
-    model: nonBlank.max(200).optional(),
-    tools: z.array(nonBlank.max(100)).max(100).optional(),
-    metadata: z.record(z.string(), z.unknown()).optional(),
-  })
-  .default({});
+const conversationFields = z.object({
+  system: z.string().max(100_000).nullable().optional(),
+  title: z.string().max(500).nullable().optional(),
+  provider: providerSchema.optional(),
+  model: nonBlank.max(200).optional(),
+  tools: z.array(nonBlank.max(100)).max(100).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const createConversationBody = conversationFields.default({});
+/** PATCH: the same fields, for the runs to come. */
+export const updateConversationBody = conversationFields;
 
 export const toolChoiceSchema = z.union([z.enum(["auto", "none", "required"]), z.object({ name: nonBlank })]);
 

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
+import { and, desc, eq, lt, or, sql } from "drizzle-orm";
 import type { Db } from "./db.js";
 import { newId } from "./ids.js";
 import { conversations, type ConversationRow } from "./schema.js";
@@ -63,10 +63,13 @@ export function createConversationRepository({ db }: { db: Db }) {
       return deleted.length > 0;
     },
 
-    async exists(ids: string[]): Promise<Set<string>> {
-      if (ids.length === 0) return new Set();
-      const rows = await db.select({ id: conversations.id }).from(conversations).where(inArray(conversations.id, ids));
-      return new Set(rows.map((r) => r.id));
+    async update(id: string, patch: Partial<NewConversation>): Promise<ConversationWithActiveRun | undefined> {
+      const [row] = await db
+        .update(conversations)
+        .set({ ...patch, updatedAt: new Date() })
+        .where(eq(conversations.id, id))
+        .returning({ id: conversations.id });
+      return row ? this.get(id) : undefined;
     },
   };
 }

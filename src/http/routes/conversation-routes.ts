@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { HttpDeps } from "../http-deps.js";
-import { conversationParams, conversationSchema, createConversationBody, errorSchema, listQuery, pageOf } from "../schemas.js";
+import { conversationParams, conversationSchema, createConversationBody, errorSchema, updateConversationBody, listQuery, pageOf } from "../schemas.js";
 
 export function conversationRoutes(app: FastifyInstance, { conversations }: HttpDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -20,6 +20,12 @@ export function conversationRoutes(app: FastifyInstance, { conversations }: Http
 
   r.get("/conversations/:id", { schema: { params: conversationParams, response: { 200: conversationSchema, ...errors } } }, (req) =>
     conversations.get(req.params.id),
+  );
+
+  r.patch(
+    "/conversations/:id",
+    { schema: { params: conversationParams, body: updateConversationBody, response: { 200: conversationSchema, ...errors } } },
+    (req) => conversations.update(req.params.id, req.body),
   );
 
   r.delete("/conversations/:id", { schema: { params: conversationParams, response: { 204: z.null(), ...errors } } }, async (req, reply) => {

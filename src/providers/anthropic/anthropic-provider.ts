@@ -14,7 +14,7 @@ export interface AnthropicProviderOptions {
    * key fails that run with a `ProviderError` instead of the server's start.
    */
   client?: Anthropic;
-  /** @default "claude-sonnet-4-5" */
+  /** @default "claude-sonnet-4-6" */
   defaultModel?: string;
   /** Retries the SDK makes on 408/409/429/5xx and connection errors, for every call (also with a given `client`). @default the client's (2 for a new client) */
   maxRetries?: number;
@@ -22,7 +22,7 @@ export interface AnthropicProviderOptions {
 
 export function createAnthropicProvider({
   client: givenClient,
-  defaultModel = "claude-sonnet-4-5",
+  defaultModel = "claude-sonnet-4-6",
   maxRetries,
 }: AnthropicProviderOptions = {}): ModelProvider {
   let client = givenClient;
