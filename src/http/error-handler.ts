@@ -19,7 +19,7 @@ function classify(err: FastifyError | Error): { code: ErrorCode; message: string
   if (hasZodFastifySchemaValidationErrors(err)) {
     const where = (err as FastifyError).validationContext ?? "body";
     const issues = err.validation.map((v) => {
-      const path = [where, ...((v.params as { issue?: { path?: PropertyKey[] } }).issue?.path ?? [])].map(String).join(".");
+      const path = [where, ...v.instancePath.split("/").filter(Boolean)].join(".");
       return { field: path, message: v.message ?? "is invalid" };
     });
     const first = issues[0];

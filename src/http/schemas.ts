@@ -60,7 +60,8 @@ const conversationFields = z.object({
   metadata: z.record(z.string(), z.unknown()).optional(),
 });
 
-export const createConversationBody = conversationFields.default({});
+/** Every field is optional, and so is the body itself. */
+export const createConversationBody = conversationFields.nullish();
 /** PATCH: the same fields, for the runs to come. */
 export const updateConversationBody = conversationFields;
 

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
+import type { Logger } from "pino";
 import { buildApp, createLogger, type Loopd } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createProviders } from "../../src/providers/index.js";
@@ -25,6 +26,7 @@ export async function startLoopd({
   listen = false,
   instanceId,
   ssePingMs,
+  logger,
 }: {
   database: Database;
   llm: FakeLlm;
@@ -33,6 +35,7 @@ export async function startLoopd({
   listen?: boolean;
   instanceId?: string;
   ssePingMs?: number;
+  logger?: Logger;
 }): Promise<TestLoopd> {
   const config = loadConfig({
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
@@ -51,7 +54,7 @@ export async function startLoopd({
     ...(tools && { tools }),
     ...(instanceId && { instanceId }),
     ...(ssePingMs && { ssePingMs }),
-    logger: createLogger(config.logLevel),
+    logger: logger ?? createLogger(config.logLevel),
   });
   let url = "";
   if (listen) {

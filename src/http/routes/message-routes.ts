@@ -57,7 +57,9 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
       }
       const gone = new AbortController();
       reply.raw.once("close", () => gone.abort());
-      const ended = await waitForRunEnd(services, runs, run.id, gone.signal);
+      // A stopping server answers with the run as it stands instead of holding
+      // the shutdown until the force-exit; the next process carries the run on.
+      const ended = await waitForRunEnd(services, runs, run.id, AbortSignal.any([gone.signal, deps.shutdown]));
       if (!ended) throw new AppError("not_found", `run ${run.id} does not exist`);
       const messages = await conversations.messagesOfRun(run.id);
       const lastAssistant = messages.filter((m) => m.role === "assistant").at(-1);
