@@ -40,7 +40,7 @@ export async function resolveInWorkspace({
   try {
     absolutePath = await realpath(lexical);
   } catch (error) {
-    throw new Error(fsErrorMessage(error, displayPath));
+    throw new Error(fsErrorMessage(error, displayPath), { cause: error });
   }
   if (!isInside(root, absolutePath)) {
     throw new Error(`path escapes the workspace: ${wanted} (a symbolic link leads outside the workspace)`);
@@ -61,7 +61,7 @@ export async function explainFsErrors<T>(displayPath: string, fsCall: () => Prom
   try {
     return await fsCall();
   } catch (error) {
-    throw new Error(fsErrorMessage(error, displayPath));
+    throw new Error(fsErrorMessage(error, displayPath), { cause: error });
   }
 }
 

@@ -1,4 +1,5 @@
-import Anthropic, { APIError, APIUserAbortError, BadRequestError, InternalServerError } from "@anthropic-ai/sdk";
+import type { APIError} from "@anthropic-ai/sdk";
+import Anthropic, { APIUserAbortError, BadRequestError, InternalServerError } from "@anthropic-ai/sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type FakeLlm, type FakeStop, startFakeLlm } from "./server.js";
 

@@ -1,4 +1,5 @@
-import OpenAI, { APIError, APIUserAbortError, BadRequestError, InternalServerError } from "openai";
+import type { APIError} from "openai";
+import OpenAI, { APIUserAbortError, BadRequestError, InternalServerError } from "openai";
 import type { ChatCompletionChunk, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type FakeLlm, type FakeStop, startFakeLlm } from "./server.js";

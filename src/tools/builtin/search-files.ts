@@ -81,7 +81,7 @@ function lineMatcher(pattern: string): (line: string) => boolean {
     // g and y make test() stateful across lines; they mean nothing here.
     compiled = new RegExp(regex[1]!, regex[2]!.replace(/[gy]/g, ""));
   } catch (error) {
-    throw new Error(`invalid regular expression ${pattern}: ${(error as Error).message}`);
+    throw new Error(`invalid regular expression ${pattern}: ${(error as Error).message}`, { cause: error });
   }
   return (line) => compiled.test(line.length > 10_000 ? line.slice(0, 10_000) : line);
 }
