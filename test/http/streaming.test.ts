@@ -277,3 +277,27 @@ test("an idle stream gets a ping comment while the model is silent", async () =>
     await pinging.close();
   }
 });
+
+test("a stalled reader holds up neither the run nor memory, and catches up from the database", async () => {
+  const conv = await bodyOf(fetch(`${loopd.url}/conversations`, json({ provider: "anthropic" })));
+  const words = Array.from({ length: 6000 }, (_, i) => `word${i}`).join(" ");
+  llm.script({ text: words });
+  const res = await fetch(`${loopd.url}/conversations/${conv.id}/messages`, json({ content: "Talk a lot", stream: true }));
+  const reader = readSse(res);
+  const first = (await reader.next()).value as SseEvent;
+  const runId = first.data.run.id;
+  // The client reads nothing more; the run must still finish.
+  let run: any;
+  for (let i = 0; i < 400; i++) {
+    run = await bodyOf(fetch(`${loopd.url}/conversations/${conv.id}/runs/${runId}`));
+    if (run.status !== "running") break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  expect(run.status).toBe("completed");
+  const rest: SseEvent[] = [];
+  for await (const item of reader) if (isEvent(item)) rest.push(item);
+  const all = [first, ...rest];
+  expect(all.map((e) => e.id)).toEqual(all.map((_, i) => i + 1));
+  expect(rest.filter((e) => e.event === "text.delta").map((e) => e.data.delta).join("")).toBe(words);
+  expect(all.at(-1)!.event).toBe("run.completed");
+});
