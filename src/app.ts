@@ -116,9 +116,17 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     close: () =>
       (closing ??= (async () => {
         const server = app.close(); // new requests now get 503; open connections are awaited
-        await runs.close({ timeoutMs: config.shutdownTimeoutMs });
-        shutdown.abort();
-        await server;
+        // close() drops only the keep-alive sockets idle at this moment. A
+        // stream or request that ends later leaves its socket open for the
+        // client to reuse, and close() would wait until the client drops it.
+        const reap = setInterval(() => app.server.closeIdleConnections(), 100);
+        try {
+          await runs.close({ timeoutMs: config.shutdownTimeoutMs });
+          shutdown.abort();
+          await server;
+        } finally {
+          clearInterval(reap);
+        }
       })()),
   };
 }
