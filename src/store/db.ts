@@ -47,14 +47,7 @@ export async function openDatabase({ databaseUrl, dataDir, poolSize = 10 }: Open
       kind: "postgres",
       pool,
       migrate: () => migratePg(drizzlePg(pool), { migrationsFolder }),
-      ping: async () => {
-        try {
-          await pool.query("select 1");
-          return true;
-        } catch {
-          return false;
-        }
-      },
+      ping: () => answers(() => pool.query("select 1")),
       close: () => pool.end(),
     };
   }
@@ -66,14 +59,16 @@ export async function openDatabase({ databaseUrl, dataDir, poolSize = 10 }: Open
     kind: "pglite",
     pool: null,
     migrate: () => migratePglite(drizzlePglite(client), { migrationsFolder }),
-    ping: async () => {
-      try {
-        await client.query("select 1");
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    ping: () => answers(() => client.query("select 1")),
     close: () => client.close(),
   };
+}
+
+async function answers(query: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await query();
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -3,44 +3,26 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import type { InjectOptions } from "fastify";
 import pino from "pino";
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { REDACT } from "../../src/app.js";
-import type { Database } from "../../src/store/db.js";
-import { startFakeLlm, type FakeLlm } from "../fake-llm/server.js";
 import { api } from "../helpers/api.js";
-import { startLoopd, type TestLoopd } from "../helpers/start-loopd.js";
-import { createTestDatabase, type TestDatabase } from "../helpers/test-database.js";
+import { useLoopd } from "../helpers/use-loopd.js";
 import { toolCallIdsIn, toolResultsIn } from "../helpers/wire.js";
 
-let llm: FakeLlm;
-let testDb: TestDatabase;
-let database: Database;
-let loopd: TestLoopd;
 const logLines: any[] = [];
-
-beforeAll(async () => {
-  llm = await startFakeLlm();
-  testDb = await createTestDatabase();
-  database = await testDb.open();
-  const sink = new Writable({
-    write(chunk, _enc, done) {
-      for (const line of String(chunk).split("\n").filter(Boolean)) logLines.push(JSON.parse(line));
-      done();
-    },
-  });
-  const logger = pino({ level: "info", redact: { paths: REDACT, censor: "[redacted]" } }, sink);
-  loopd = await startLoopd({ database, llm, logger, env: { BODY_LIMIT_BYTES: "4096", LOG_LEVEL: "info" } });
+const sink = new Writable({
+  write(chunk, _enc, done) {
+    for (const line of String(chunk).split("\n").filter(Boolean)) logLines.push(JSON.parse(line));
+    done();
+  },
 });
-afterAll(async () => {
-  await loopd?.close();
-  await database?.close();
-  await testDb?.drop();
-  await llm?.close();
+const f = useLoopd({
+  logger: pino({ level: "info", redact: { paths: REDACT, censor: "[redacted]" } }, sink),
+  env: { BODY_LIMIT_BYTES: "4096", LOG_LEVEL: "info" },
 });
-beforeEach(() => llm.reset());
 
-const inject = (opts: InjectOptions) => loopd.app.inject(opts);
-const client = () => api(loopd.app);
+const inject = (opts: InjectOptions) => f.loopd.app.inject(opts);
+const client = () => api(f.loopd.app);
 
 function expectError(res: { statusCode: number; json(): any; body: string }, status: number, code: string) {
   expect(res.statusCode).toBe(status);
@@ -120,7 +102,7 @@ describe("conversations", () => {
   test("a run is not visible through another conversation", async () => {
     const a = await client().createConversation({ provider: "openai" });
     const b = await client().createConversation();
-    llm.script({ text: "hi" });
+    f.llm.script({ text: "hi" });
     const run = (await client().send(a.id, { content: "hi" })).json().run;
     expect((await inject({ method: "GET", url: `/conversations/${a.id}/runs/${run.id}` })).statusCode).toBe(200);
     expectError(await inject({ method: "GET", url: `/conversations/${b.id}/runs/${run.id}` }), 404, "not_found");
@@ -128,14 +110,14 @@ describe("conversations", () => {
 
   test("DELETE removes the conversation with its messages, runs and events; again is 404", async () => {
     const conv = await client().createConversation({ provider: "anthropic" });
-    llm.script({ text: "bye" });
+    f.llm.script({ text: "bye" });
     const run = (await client().send(conv.id, { content: "hi" })).json().run;
     expect((await inject({ method: "DELETE", url: `/conversations/${conv.id}` })).statusCode).toBe(204);
     expectError(await inject({ method: "GET", url: `/conversations/${conv.id}` }), 404, "not_found");
     expectError(await inject({ method: "GET", url: `/conversations/${conv.id}/runs/${run.id}` }), 404, "not_found");
     expectError(await inject({ method: "DELETE", url: `/conversations/${conv.id}` }), 404, "not_found");
-    expect(await loopd.services.store.events.lastSeq(run.id)).toBe(0);
-    expect(await loopd.services.store.messages.history(conv.id)).toEqual([]);
+    expect(await f.loopd.services.store.events.lastSeq(run.id)).toBe(0);
+    expect(await f.loopd.services.store.messages.history(conv.id)).toEqual([]);
   });
 });
 
@@ -193,7 +175,7 @@ describe("sending a message", () => {
 describe("history in a provider's own format", () => {
   async function conversationWithToolUse(provider: "anthropic" | "openai") {
     const conv = await client().createConversation({ provider, system: "Be brief." });
-    llm.script({ text: "Checking.", toolCalls: [{ name: "calculate", input: { expression: "2*21" } }] }, { text: "42" });
+    f.llm.script({ text: "Checking.", toolCalls: [{ name: "calculate", input: { expression: "2*21" } }] }, { text: "42" });
     await client().send(conv.id, { content: "2*21?" });
     return conv;
   }
@@ -207,9 +189,9 @@ describe("history in a provider's own format", () => {
     expect(body.messages[1].content[1]).toMatchObject({ type: "tool_use", name: "calculate", input: { expression: "2*21" } });
     expect(body.messages[2].content[0]).toMatchObject({ type: "tool_result", tool_use_id: body.messages[1].content[1].id });
 
-    llm.reset();
-    llm.script({ text: "ok" });
-    const sdk = new Anthropic({ apiKey: "test", baseURL: llm.url });
+    f.llm.reset();
+    f.llm.script({ text: "ok" });
+    const sdk = new Anthropic({ apiKey: "test", baseURL: f.llm.url });
     const reply = await sdk.messages.create({ model: "claude-sonnet-4-6", max_tokens: 100, system: body.system, messages: [...body.messages, { role: "user", content: "thanks" }] });
     expect(reply.content[0]).toMatchObject({ type: "text", text: "ok" });
   });
@@ -224,9 +206,9 @@ describe("history in a provider's own format", () => {
     expect(JSON.parse(call.function.arguments)).toEqual({ expression: "2*21" });
     expect(body.messages[3]).toMatchObject({ role: "tool", tool_call_id: call.id });
 
-    llm.reset();
-    llm.script({ text: "ok" });
-    const sdk = new OpenAI({ apiKey: "test", baseURL: `${llm.url}/v1` });
+    f.llm.reset();
+    f.llm.script({ text: "ok" });
+    const sdk = new OpenAI({ apiKey: "test", baseURL: `${f.llm.url}/v1` });
     const reply = await sdk.chat.completions.create({ model: "gpt-4o-mini", messages: [...body.messages, { role: "user", content: "thanks" }] });
     expect(reply.choices[0]!.message.content).toBe("ok");
   });
@@ -238,13 +220,13 @@ describe("history in a provider's own format", () => {
     expect(patched.statusCode).toBe(200);
     expect(patched.json()).toMatchObject({ provider: "openai", model: "gpt-4o-mini" });
 
-    llm.reset();
-    llm.script({ text: "Switched." });
+    f.llm.reset();
+    f.llm.script({ text: "Switched." });
     const res = (await client().send(conv.id, { content: "Still there?" })).json();
     expect(res.run).toMatchObject({ status: "completed", provider: "openai" });
-    expect(llm.requests[0]!.api).toBe("openai");
-    expect(toolCallIdsIn(llm.requests[0]!)).toEqual([callId]);
-    expect(toolResultsIn(llm.requests[0]!).map((r) => r.id)).toEqual([callId]);
+    expect(f.llm.requests[0]!.api).toBe("openai");
+    expect(toolCallIdsIn(f.llm.requests[0]!)).toEqual([callId]);
+    expect(toolResultsIn(f.llm.requests[0]!).map((r) => r.id)).toEqual([callId]);
   });
 });
 
@@ -274,7 +256,7 @@ describe("operations", () => {
   test("logs have one line per model call, tool call and run, and never an API key", async () => {
     logLines.length = 0;
     const conv = await client().createConversation({ provider: "anthropic" });
-    llm.script({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] }, { text: "2" });
+    f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] }, { text: "2" });
     const run = (await client().send(conv.id, { content: "1+1?" }, { authorization: "Bearer sk-secret-do-not-log" })).json().run;
     const mine = logLines.filter((l) => l.run_id === run.id);
     const modelCalls = mine.filter((l) => l.msg === "model call");

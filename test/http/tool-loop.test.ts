@@ -1,46 +1,19 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import type { Database } from "../../src/store/db.js";
+import { describe, expect, test } from "vitest";
 import { createStore } from "../../src/store/store.js";
-import { startFakeLlm, type FakeLlm } from "../fake-llm/server.js";
 import { api } from "../helpers/api.js";
-import { startLoopd, type TestLoopd } from "../helpers/start-loopd.js";
-import { createTestDatabase, type TestDatabase } from "../helpers/test-database.js";
+import { useLoopd } from "../helpers/use-loopd.js";
 import { toolCallIdsIn, toolResultsIn, userTextsIn } from "../helpers/wire.js";
 import { ORDERS, testTools } from "./test-tools.js";
 
-let llm: FakeLlm;
-let testDb: TestDatabase;
-let database: Database;
-let loopd: TestLoopd;
-
-async function restart() {
-  await loopd.close();
-  await database.close();
-  database = await testDb.open();
-  loopd = await startLoopd({ database, llm, tools: testTools() });
-}
-
-beforeAll(async () => {
-  llm = await startFakeLlm();
-  testDb = await createTestDatabase();
-  database = await testDb.open();
-  loopd = await startLoopd({ database, llm, tools: testTools() });
-});
-afterAll(async () => {
-  await loopd?.close();
-  await database?.close();
-  await testDb?.drop();
-  await llm?.close();
-});
-beforeEach(() => llm.reset());
+const f = useLoopd({ tools: testTools() });
 
 describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %s", (provider) => {
-  const client = () => api(loopd.app);
+  const client = () => api(f.loopd.app);
   const newConversation = (extra: Record<string, unknown> = {}) => client().createConversation({ provider, ...extra });
 
   test("a single tool round trip leaves user → assistant(tool_call) → tool → assistant(text) with matching ids", async () => {
     const conv = await newConversation({ system: "You are terse." });
-    llm.script({ text: "Let me compute.", toolCalls: [{ name: "calculate", input: { expression: "6*7" } }] }, { text: "6*7 = 42." });
+    f.llm.script({ text: "Let me compute.", toolCalls: [{ name: "calculate", input: { expression: "6*7" } }] }, { text: "6*7 = 42." });
 
     const res = await client().send(conv.id, { content: "What is 6*7?" });
     expect(res.statusCode).toBe(200);
@@ -60,14 +33,14 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
       { type: "tool_result", tool_call_id: call.id, name: "calculate", content: JSON.stringify({ expression: "6*7", result: 42 }), is_error: false },
     ]);
     // The second model call carried the call and its result, ids verbatim.
-    expect(llm.requests).toHaveLength(2);
-    expect(toolCallIdsIn(llm.requests[1]!)).toEqual([call.id]);
-    expect(toolResultsIn(llm.requests[1]!)).toEqual([expect.objectContaining({ id: call.id, isError: false })]);
+    expect(f.llm.requests).toHaveLength(2);
+    expect(toolCallIdsIn(f.llm.requests[1]!)).toEqual([call.id]);
+    expect(toolResultsIn(f.llm.requests[1]!)).toEqual([expect.objectContaining({ id: call.id, isError: false })]);
   });
 
   test("two tool calls in one response are both executed and both results reach the next call", async () => {
     const conv = await newConversation();
-    llm.script(
+    f.llm.script(
       {
         toolCalls: [
           { name: "get_current_time", input: { timezone: "Asia/Tokyo" } },
@@ -80,7 +53,7 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
     expect(body.run.status).toBe("completed");
     const calls = body.messages[1].content.filter((b: any) => b.type === "tool_call");
     expect(calls).toHaveLength(2);
-    const results = toolResultsIn(llm.requests[1]!);
+    const results = toolResultsIn(f.llm.requests[1]!);
     expect(results.map((r) => r.id)).toEqual(calls.map((c: any) => c.id));
     expect(results[0]!.content).toContain("Asia/Tokyo");
     expect(JSON.parse(results[1]!.content)).toEqual({ expression: "2^10", result: 1024 });
@@ -90,7 +63,7 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
   test("a dependent chain (search, then get by the id found, then answer) takes three model calls", async () => {
     const conv = await newConversation();
     // The fake reads what the tools returned, as a model would.
-    llm.respond = (req) => {
+    f.llm.respond = (req) => {
       const results = toolResultsIn(req);
       if (results.length === 0) return { toolCalls: [{ name: "search_orders", input: { customer: "Turing" } }] };
       if (results.length === 1) {
@@ -101,14 +74,14 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
       return { text: `Order ${order.id} totals ${order.total}.` };
     };
     const body = (await client().send(conv.id, { content: "What did Turing order?" })).json();
-    expect(llm.requests).toHaveLength(3);
+    expect(f.llm.requests).toHaveLength(3);
     expect(body.run).toMatchObject({ status: "completed", steps: 3 });
     expect(body.output_text).toBe(`Order ${ORDERS[1]!.id} totals ${ORDERS[1]!.total}.`);
   });
 
   test("every tool failure reaches the model as a tool result it can act on, and the run completes", async () => {
     const conv = await newConversation({ tools: ["calculate", "explode", "slow", "get_order"] });
-    llm.script(
+    f.llm.script(
       {
         toolCalls: [
           { name: "no_such_tool", input: {} },
@@ -136,30 +109,30 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
     expect(timedOut).toMatch(/timed out after 0\.1 s/);
     expect(rangeError).toMatch(/RangeError: no order ord_missing/);
     // …and the model saw all six, ids matched.
-    const wire = toolResultsIn(llm.requests[1]!);
+    const wire = toolResultsIn(f.llm.requests[1]!);
     expect(wire.map((r) => r.id)).toEqual(results.map((r: any) => r.tool_call_id));
     if (provider === "anthropic") expect(wire.every((r) => r.isError)).toBe(true);
   });
 
   test("max_steps ends the run incomplete with a valid history", async () => {
     const conv = await newConversation();
-    llm.respond = () => ({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] });
+    f.llm.respond = () => ({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] });
     const body = (await client().send(conv.id, { content: "Loop forever.", max_steps: 2 })).json();
     expect(body.run).toMatchObject({ status: "incomplete", stop_reason: "max_steps", steps: 2 });
-    expect(llm.requests).toHaveLength(2);
+    expect(f.llm.requests).toHaveLength(2);
     expect(body.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool"]);
   });
 
   test("max_steps above the server's limit is capped by MAX_STEPS_LIMIT", async () => {
     const conv = await newConversation();
-    llm.respond = () => ({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] });
+    f.llm.respond = () => ({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] });
     const body = (await client().send(conv.id, { content: "Loop.", max_steps: 10_000 })).json();
-    expect(body.run.steps).toBe(loopd.config.maxStepsLimit);
+    expect(body.run.steps).toBe(f.loopd.config.maxStepsLimit);
   });
 
   test("max_tokens ends the run incomplete and keeps the partial text", async () => {
     const conv = await newConversation();
-    llm.script({ text: "The answer begins like th", stop: "max_tokens" });
+    f.llm.script({ text: "The answer begins like th", stop: "max_tokens" });
     const body = (await client().send(conv.id, { content: "Write a lot." })).json();
     expect(body.run).toMatchObject({ status: "incomplete", stop_reason: "max_tokens" });
     expect(body.output_text).toBe("The answer begins like th");
@@ -169,48 +142,48 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
   const blocked = provider === "anthropic" ? ("refusal" as const) : ("content_filter" as const);
   test(`${blocked} ends the run incomplete with that stop reason`, async () => {
     const conv = await newConversation();
-    llm.script({ text: "I can't help with that.", stop: blocked });
+    f.llm.script({ text: "I can't help with that.", stop: blocked });
     const body = (await client().send(conv.id, { content: "Something bad." })).json();
     expect(body.run).toMatchObject({ status: "incomplete", stop_reason: blocked });
   });
 
   test("a 429 then success is retried by the SDK and the run completes", async () => {
     const conv = await newConversation();
-    llm.script({ status: 429, message: "rate limited" }, { text: "Hello!" });
+    f.llm.script({ status: 429, message: "rate limited" }, { text: "Hello!" });
     const body = (await client().send(conv.id, { content: "Hi" })).json();
-    expect(llm.requests).toHaveLength(2);
+    expect(f.llm.requests).toHaveLength(2);
     expect(body.run.status).toBe("completed");
     expect(body.output_text).toBe("Hello!");
   });
 
   test("a persistent 500 fails the run with provider_error, and the next message succeeds", async () => {
     const conv = await newConversation();
-    llm.script({ status: 500, message: "upstream exploded" }, { status: 500, message: "upstream exploded" }, { status: 500, message: "upstream exploded" });
+    f.llm.script({ status: 500, message: "upstream exploded" }, { status: 500, message: "upstream exploded" }, { status: 500, message: "upstream exploded" });
     const failed = (await client().send(conv.id, { content: "Hi" })).json();
     expect(failed.run).toMatchObject({ status: "failed", stop_reason: "error" });
     expect(failed.run.error.code).toBe("provider_error");
     expect(failed.run.error.message).toContain("upstream exploded");
-    expect(llm.requests).toHaveLength(3); // the first try and the SDK's two retries
+    expect(f.llm.requests).toHaveLength(3); // the first try and the SDK's two retries
 
-    llm.script({ text: "Back again." });
+    f.llm.script({ text: "Back again." });
     const ok = (await client().send(conv.id, { content: "Hi again" })).json();
     expect(ok.run.status).toBe("completed");
-    expect(userTextsIn(llm.requests.at(-1)!)).toEqual(["Hi", "Hi again"]);
+    expect(userTextsIn(f.llm.requests.at(-1)!)).toEqual(["Hi", "Hi again"]);
   });
 
   test("after a restart on the same database the model receives the full prior history, ids intact", async () => {
     const conv = await newConversation();
-    llm.script({ toolCalls: [{ name: "calculate", input: { expression: "3*3" } }] }, { text: "9" });
+    f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "3*3" } }] }, { text: "9" });
     const first = (await client().send(conv.id, { content: "3*3?" })).json();
     const callId = first.messages[1].content[0].id;
 
-    await restart();
+    await f.restart();
 
-    llm.reset();
-    llm.script({ text: "Still 9." });
+    f.llm.reset();
+    f.llm.script({ text: "Still 9." });
     const second = (await client().send(conv.id, { content: "And again?" })).json();
     expect(second.run.status).toBe("completed");
-    const req = llm.requests[0]!;
+    const req = f.llm.requests[0]!;
     expect(toolCallIdsIn(req)).toEqual([callId]);
     expect(toolResultsIn(req).map((r) => r.id)).toEqual([callId]);
     expect(userTextsIn(req)).toEqual(["3*3?", "And again?"]);
@@ -219,7 +192,7 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
 
   test("a tool call left without a result (as after a crash) is repaired before the next model call", async () => {
     const conv = await newConversation();
-    const store = createStore({ db: database.db });
+    const store = createStore({ db: f.database.db });
     const orphanId = provider === "anthropic" ? "toolu_01CrashedCrashedCrashed" : "call_CrashedCrashedCrashed1";
     await store.transaction((tx) =>
       store.messages.append(tx, {
@@ -231,10 +204,10 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
         ],
       }),
     );
-    llm.script({ text: "Recovered." });
+    f.llm.script({ text: "Recovered." });
     const body = (await client().send(conv.id, { content: "Are you there?" })).json();
     expect(body.run.status).toBe("completed"); // the fake answers 400 to an orphan
-    const results = toolResultsIn(llm.requests[0]!);
+    const results = toolResultsIn(f.llm.requests[0]!);
     expect(results).toEqual([expect.objectContaining({ id: orphanId })]);
     expect(results[0]!.content).toContain("interrupted");
     const history = await client().history(conv.id);
@@ -243,7 +216,7 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
 
   test("usage is summed over every step and stored on the run", async () => {
     const conv = await newConversation();
-    llm.script(
+    f.llm.script(
       { toolCalls: [{ name: "calculate", input: { expression: "1+2" } }], usage: { input: 100, output: 10, cacheRead: 5, cacheWrite: 7 } },
       { text: "3", usage: { input: 200, output: 20, cacheRead: 50, cacheWrite: 0 } },
     );
@@ -253,15 +226,15 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
         ? { input_tokens: 300, output_tokens: 30, cache_read_tokens: 55, cache_write_tokens: 7 }
         : { input_tokens: 300, output_tokens: 30, cache_read_tokens: 55, cache_write_tokens: 0 };
     expect(body.run.usage).toEqual(expected);
-    const stored = await loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/runs/${body.run.id}` });
+    const stored = await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/runs/${body.run.id}` });
     expect(stored.json().usage).toEqual(expected);
   });
 
   test("tool_choice is mapped to the provider's form on the first call only", async () => {
     const conv = await newConversation();
-    llm.script({ toolCalls: [{ name: "calculate", input: { expression: "1" } }] }, { text: "1" });
+    f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "1" } }] }, { text: "1" });
     await client().send(conv.id, { content: "x", tool_choice: { name: "calculate" } });
-    const [first, second] = llm.requests.map((r) => r.body.tool_choice);
+    const [first, second] = f.llm.requests.map((r) => r.body.tool_choice);
     if (provider === "anthropic") {
       expect(first).toEqual({ type: "tool", name: "calculate" });
       expect(second).toEqual({ type: "auto" });
