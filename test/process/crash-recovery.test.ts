@@ -1,0 +1,198 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { startFakeLlm, type FakeLlm } from "../fake-llm/server.js";
+import { createTestDatabase, testDatabaseKind, type TestDatabase } from "../helpers/test-database.js";
+import { toolCallIdsIn, toolResultsIn, userTextsIn } from "../helpers/wire.js";
+import { expectCompleteEventLog, isTerminalEvent, loopdClient, unansweredToolCalls } from "./loopd-client.js";
+import { killAllLoopd, killProcess, sleep, spawnLoopd, type LoopdProcess } from "./loopd-process.js";
+
+/*
+ * loopd as a real child process (`node --import tsx src/main.ts`) on a real
+ * database, killed with SIGKILL or stopped with SIGTERM in the middle of a
+ * run, then started again on the same data. The scenarios share one database
+ * and run in order; each starts loopd again if the one before left it dead.
+ */
+
+/** Short, so that a run of a killed process can be taken over quickly. */
+const RUN_LEASE_MS = 1_500;
+const SHUTDOWN_TIMEOUT_MS = 1_000;
+/** 40 words at 200 ms each: still streaming long after the first delta arrives. */
+const LONG_ANSWER = `Once upon a time ${Array.from({ length: 36 }, (_, i) => `word${i}`).join(" ")}.`;
+const SLOW = 200;
+
+let llm: FakeLlm;
+let testDb: TestDatabase | undefined;
+let dataDir: string | undefined;
+let workspaceDir: string;
+let env: Record<string, string>;
+let loopd: LoopdProcess;
+const client = loopdClient(() => loopd.url);
+
+async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await sleep(20);
+  }
+}
+
+async function startLoopd(): Promise<LoopdProcess> {
+  loopd = await spawnLoopd({ env });
+  return loopd;
+}
+
+beforeAll(async () => {
+  llm = await startFakeLlm();
+  workspaceDir = mkdtempSync(path.join(tmpdir(), "loopd-process-ws-"));
+  let database: Record<string, string>;
+  if (testDatabaseKind === "postgres") {
+    testDb = await createTestDatabase();
+    database = { DATABASE_URL: testDb.url! };
+  } else {
+    dataDir = mkdtempSync(path.join(tmpdir(), "loopd-process-db-"));
+    database = { DATA_DIR: dataDir };
+  }
+  env = {
+    ...database,
+    ANTHROPIC_BASE_URL: llm.url,
+    OPENAI_BASE_URL: `${llm.url}/v1`,
+    ANTHROPIC_API_KEY: "test",
+    OPENAI_API_KEY: "test",
+    RUN_LEASE_MS: String(RUN_LEASE_MS),
+    SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
+    WORKSPACE_DIR: workspaceDir,
+    LOG_LEVEL: "warn",
+  };
+  await startLoopd();
+});
+
+afterAll(async () => {
+  await killAllLoopd();
+  await llm?.close();
+  await testDb?.drop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  if (workspaceDir) rmSync(workspaceDir, { recursive: true, force: true });
+});
+
+beforeEach(async () => {
+  llm.reset();
+  if (loopd.child.exitCode !== null || loopd.child.signalCode !== null) await startLoopd();
+});
+
+describe(`loopd as a process on ${testDatabaseKind}`, () => {
+  test("killed mid-answer (SIGKILL): the next process resumes the run, which completes with a whole event log", async () => {
+    const conv = await client.createConversation({ provider: "anthropic" });
+    llm.script({ text: LONG_ANSWER, chunkDelayMs: SLOW }, { text: "The whole story, after the restart." });
+
+    const stream = await client.sendStreaming(conv.id, "Tell me a long story.");
+    expect(stream.status).toBe(200);
+    const runId = (await stream.until((e) => e.event === "run.created", 10_000)).data.run.id;
+    await stream.until((e) => e.event === "text.delta", 10_000);
+    expect(await killProcess(loopd)).toEqual({ code: null, signal: "SIGKILL" });
+    stream.close();
+
+    await startLoopd();
+    const run = await client.waitForRunEnd(conv.id, runId, 20_000);
+    expect(run).toMatchObject({ status: "completed", stop_reason: "end_turn", error: null, steps: 1 });
+    // The resumed call was made again from the saved history: the user message alone.
+    expect(llm.requests).toHaveLength(2);
+    expect(userTextsIn(llm.requests[1]!)).toEqual(["Tell me a long story."]);
+
+    const events = await client.allEvents(conv.id, runId);
+    expect(expectCompleteEventLog(events)).toMatchObject({ event: "run.completed", data: { run: { id: runId, status: "completed" } } });
+    const history = await client.messages(conv.id);
+    expect(history.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(history[1].content).toEqual([{ type: "text", text: "The whole story, after the restart." }]);
+    expect(unansweredToolCalls(history)).toEqual([]);
+
+    llm.script({ text: "And they lived happily." });
+    const next = await client.send(conv.id, "And then?");
+    expect(next.run).toMatchObject({ status: "completed", error: null });
+    expect(next.output_text).toBe("And they lived happily.");
+  });
+
+  test("killed mid-tool (SIGKILL): the run fails as interrupted, the orphan call gets an error result, and the conversation goes on", async () => {
+    // Opening a FIFO for reading blocks until a writer comes, and none does:
+    // search_files (which, unlike read_file, does not refuse non-regular
+    // files) stays inside the tool until the process dies.
+    execFileSync("mkfifo", [path.join(workspaceDir, "never-written.fifo")]);
+    const conv = await client.createConversation({ provider: "openai" });
+    llm.script({ text: "Let me look.", toolCalls: [{ name: "search_files", input: { pattern: "needle", path: "never-written.fifo" } }] });
+
+    const stream = await client.sendStreaming(conv.id, "Find the needle.");
+    const runId = (await stream.until((e) => e.event === "run.created", 10_000)).data.run.id;
+    const started = await stream.until((e) => e.event === "tool_call.started", 10_000);
+    expect(started.data).toMatchObject({ name: "search_files", input: { path: "never-written.fifo" } });
+    const callId: string = started.data.tool_call_id;
+    expect(await killProcess(loopd)).toEqual({ code: null, signal: "SIGKILL" });
+    stream.close();
+
+    await startLoopd();
+    const run = await client.waitForRunEnd(conv.id, runId, 20_000);
+    expect(run).toMatchObject({ status: "failed", stop_reason: "error", error: { code: "interrupted" } });
+    expect(llm.requests).toHaveLength(1); // failing the run made no model call
+
+    const history = await client.messages(conv.id);
+    expect(history.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
+    expect(history[2].content).toEqual([
+      { type: "tool_result", tool_call_id: callId, name: "search_files", content: expect.stringContaining("interrupted"), is_error: true },
+    ]);
+    expect(unansweredToolCalls(history)).toEqual([]);
+    const events = await client.allEvents(conv.id, runId);
+    expect(expectCompleteEventLog(events)).toMatchObject({ event: "run.failed", data: { run: { error: { code: "interrupted" } } } });
+    expect(events.some((e) => e.event === "message.created" && e.data.message.role === "tool")).toBe(true);
+
+    llm.script({ text: "The search was interrupted; shall I try again?" });
+    const next = await client.send(conv.id, "What happened?");
+    expect(next.run).toMatchObject({ status: "completed", error: null });
+    // The provider accepted the history: the call and its interrupted result, ids verbatim.
+    expect(toolCallIdsIn(llm.requests[1]!)).toEqual([callId]);
+    expect(toolResultsIn(llm.requests[1]!)).toEqual([{ id: callId, content: expect.stringContaining("interrupted"), isError: true }]);
+  });
+
+  test("SIGTERM mid-answer: open requests get their answer, the process exits 0 within seconds, and the next process finishes the runs", async () => {
+    const streamed = await client.createConversation({ provider: "anthropic" });
+    const waited = await client.createConversation({ provider: "openai" });
+    llm.script({ text: LONG_ANSWER, chunkDelayMs: SLOW }, { text: LONG_ANSWER, chunkDelayMs: SLOW });
+
+    const stream = await client.sendStreaming(streamed.id, "Tell me another long story.");
+    const runId = (await stream.until((e) => e.event === "run.created", 10_000)).data.run.id;
+    await stream.until((e) => e.event === "text.delta", 10_000);
+    // A non-streaming send waits for its run's end, which this process will not see.
+    const answer = client.send(waited.id, "And a third one.");
+    await until(() => llm.requests.length === 2, 10_000);
+    const stopping = loopd;
+    const signalledAt = Date.now();
+    stopping.child.kill("SIGTERM");
+
+    // The stream finishes (it does not hang), without a terminal event: the run was left for the next process.
+    expect(await stream.rest(SHUTDOWN_TIMEOUT_MS + 5_000)).toEqual({ kind: "ended" });
+    expect(stream.events.some(isTerminalEvent)).toBe(false);
+    // The waiting send is answered with its run as it stands.
+    const left = (await answer).run;
+    expect(left).toMatchObject({ status: "running", conversation_id: waited.id });
+    expect(await stopping.exited).toEqual({ code: 0, signal: null });
+    // The shutdown waited SHUTDOWN_TIMEOUT_MS for the runs, then stopped them; no lingering socket held it.
+    expect(Date.now() - signalledAt, stopping.output()).toBeLessThan(SHUTDOWN_TIMEOUT_MS + 3_000);
+
+    llm.script({ text: "Finished by the next process." }, { text: "Finished by the next process." });
+    await startLoopd();
+    for (const [conv, id] of [[streamed.id, runId], [waited.id, left.id]] as const) {
+      expect(await client.waitForRunEnd(conv, id, 20_000)).toMatchObject({ status: "completed", stop_reason: "end_turn", error: null });
+      const events = await client.allEvents(conv, id);
+      expect(expectCompleteEventLog(events)).toMatchObject({ event: "run.completed" });
+      const history = await client.messages(conv);
+      expect(history.map((m) => m.role)).toEqual(["user", "assistant"]);
+      expect(history[1].content).toEqual([{ type: "text", text: "Finished by the next process." }]);
+    }
+    expect(llm.requests).toHaveLength(4);
+    // What the first stream got is the start of the same log.
+    expect((await client.allEvents(streamed.id, runId)).slice(0, stream.events.length)).toEqual(stream.events);
+
+    llm.script({ text: "The end." });
+    expect((await client.send(streamed.id, "And then?")).run.status).toBe("completed");
+  });
+});

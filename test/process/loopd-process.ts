@@ -1,0 +1,95 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+
+const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** loopd running as a real child process (`node --import tsx src/main.ts`). */
+export interface LoopdProcess {
+  url: string;
+  pid: number;
+  child: ChildProcess;
+  /** Settles when the process has exited, however it ended. */
+  exited: Promise<Exit>;
+  /** What it wrote to stdout and stderr so far (the tail), for failure messages. */
+  output(): string;
+}
+
+const started = new Set<LoopdProcess>();
+
+/**
+ * Starts loopd with exactly `env` (plus PATH, HOME and TMPDIR, so nothing
+ * from the test's own environment, such as DATABASE_URL, leaks in) on a free
+ * port, and resolves once `/healthz` answers 200. Rejects with the process
+ * output if it exits or is not ready within `readyTimeoutMs`.
+ */
+export async function spawnLoopd({ env, readyTimeoutMs = 30_000 }: { env: Record<string, string>; readyTimeoutMs?: number }): Promise<LoopdProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: repoRoot,
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      TMPDIR: process.env.TMPDIR ?? "/tmp",
+      ...env,
+      HOST: "127.0.0.1",
+      PORT: String(port),
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  const keep = (chunk: Buffer) => {
+    out = (out + chunk.toString("utf8")).slice(-20_000);
+  };
+  child.stdout!.on("data", keep);
+  child.stderr!.on("data", keep);
+  const exited = new Promise<Exit>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  const loopd: LoopdProcess = { url: `http://127.0.0.1:${port}`, pid: child.pid!, child, exited, output: () => out };
+  started.add(loopd);
+  void exited.then(() => started.delete(loopd));
+
+  const deadline = Date.now() + readyTimeoutMs;
+  let exit: Exit | null = null;
+  void exited.then((e) => (exit = e));
+  while (Date.now() < deadline) {
+    if (exit) throw new Error(`loopd exited before it was ready (${JSON.stringify(exit)}):\n${out}`);
+    try {
+      const res = await fetch(`${loopd.url}/healthz`, { signal: AbortSignal.timeout(1_000) });
+      if (res.status === 200) return loopd;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+  await killProcess(loopd);
+  throw new Error(`loopd was not ready within ${readyTimeoutMs} ms:\n${out}`);
+}
+
+/** SIGKILL (unless it already exited) and wait for the exit. */
+export async function killProcess(loopd: LoopdProcess, signal: NodeJS.Signals = "SIGKILL"): Promise<Exit> {
+  if (loopd.child.exitCode === null && loopd.child.signalCode === null) loopd.child.kill(signal);
+  return loopd.exited;
+}
+
+/** Every loopd this module started that is still running: for afterAll, whatever happened. */
+export async function killAllLoopd(): Promise<void> {
+  await Promise.all([...started].map((loopd) => killProcess(loopd)));
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
