@@ -18,6 +18,7 @@ import { messageRoutes } from "./http/routes/message-routes.js";
 import { runRoutes } from "./http/routes/run-routes.js";
 import { createProviders } from "./providers/index.js";
 import type { Database } from "./store/db.js";
+import { createBroadcast } from "./store/broadcast.js";
 import { createStore } from "./store/store.js";
 import { createBuiltinTools } from "./tools/builtin/index.js";
 import type { Tool } from "./tools/define-tool.js";
@@ -69,10 +70,13 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     providers: deps.providers ?? createProviders(),
     registry: createToolRegistry(deps.tools ?? createBuiltinTools()),
     signals: createRunSignals(),
+    broadcast: createBroadcast({ database, onError: (err) => logger.warn({ err }, "LISTEN connection failed; followers fall back to polling") }),
     instanceId: deps.instanceId ?? randomUUID(),
     log: logger,
   };
   const runs = createRunManager(services);
+  services.broadcast.on("loopd_run_events", (runId) => services.signals.notify(runId));
+  services.broadcast.on("loopd_run_cancel", (runId) => runs.cancelLocal(runId));
   const shutdown = new AbortController();
   const http: HttpDeps = {
     services,
@@ -126,6 +130,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
           await server;
         } finally {
           clearInterval(reap);
+          await services.broadcast.close();
         }
       })()),
   };

@@ -17,8 +17,10 @@ export async function cancelRun(
   if (run.status !== "running" && run.status !== "queued") return run;
   await services.store.runs.requestCancel(run.id);
   if (!runs.cancelLocal(run.id)) {
-    // Another process owns it and hears the request when it renews its lease;
-    // wait for the run's terminal event, which any process can see.
+    // Another process owns it: the broadcast reaches it at once, and failing
+    // that it reads the request when it renews its lease. Wait for the run's
+    // terminal event, which any process can see.
+    await services.broadcast.send(services.store.db, "loopd_run_cancel", run.id);
     const timeout = AbortSignal.timeout(waitMs);
     const lastSeq = await services.store.events.lastSeq(run.id);
     for await (const _ of followRunEvents(services, { runId: run.id, after: lastSeq, signal: timeout })) {

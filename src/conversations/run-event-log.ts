@@ -1,11 +1,13 @@
 import type { Db } from "../store/db.js";
 import type { NewRunEvent } from "../store/event-repository.js";
 import type { Store } from "../store/store.js";
+import type { Broadcast } from "../store/broadcast.js";
 import type { RunSignals } from "./run-signals.js";
 
 export interface RunEventLogOptions {
   store: Store;
   signals: RunSignals;
+  broadcast: Broadcast;
   runId: string;
   /** The last event number already saved for this run. */
   lastSeq: number;
@@ -23,7 +25,7 @@ export interface RunEventLogOptions {
  * n+1 before event n. Writes that must go with an event (a message, the run's
  * end) share its transaction through `commit`.
  */
-export function createRunEventLog({ store, signals, runId, lastSeq, deltaFlushMs = 10 }: RunEventLogOptions) {
+export function createRunEventLog({ store, signals, broadcast, runId, lastSeq, deltaFlushMs = 10 }: RunEventLogOptions) {
   let seq = lastSeq;
   let pending: NewRunEvent[] = [];
   let timer: NodeJS.Timeout | null = null;
@@ -49,6 +51,7 @@ export function createRunEventLog({ store, signals, runId, lastSeq, deltaFlushMs
           return e;
         });
         await store.events.append(tx, runId, events);
+        await broadcast.send(tx, "loopd_run_events", runId);
         return value;
       });
     });

@@ -13,7 +13,7 @@ export type RunEnd = Pick<AgentRunResult, "status" | "stopReason" | "error"> & P
  */
 export function createRunWriter({ services, run, lastSeq }: { services: Services; run: RunRow; lastSeq: number }) {
   const { store, log } = services;
-  const events = createRunEventLog({ store, signals: services.signals, runId: run.id, lastSeq });
+  const events = createRunEventLog({ store, signals: services.signals, broadcast: services.broadcast, runId: run.id, lastSeq });
   let progress: { steps: number; usage: Usage } | null = null;
 
   return {

@@ -1,5 +1,6 @@
 import type { ModelProvider, ProviderName } from "../agent/model.js";
 import type { Config } from "../config.js";
+import type { Broadcast } from "../store/broadcast.js";
 import type { Store } from "../store/store.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { RunSignals } from "./run-signals.js";
@@ -18,6 +19,8 @@ export interface Services {
   providers: Record<ProviderName, ModelProvider>;
   registry: ToolRegistry;
   signals: RunSignals;
+  /** Nudges the other loopd processes on the same database. */
+  broadcast: Broadcast;
   /** This process, as the owner of the run leases it holds. */
   instanceId: string;
   log: Log;

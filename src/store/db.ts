@@ -19,8 +19,8 @@ export interface Database {
   migrate(): Promise<void>;
   /** Answers whether the database responds; used by /healthz. */
   ping(): Promise<boolean>;
-  /** `pg` pool when on a real server (LISTEN/NOTIFY needs its own client). */
-  pool: pg.Pool | null;
+  /** The server's URL when on a real server (LISTEN needs a connection of its own); null when embedded. */
+  connectionString: string | null;
   close(): Promise<void>;
 }
 
@@ -45,7 +45,7 @@ export async function openDatabase({ databaseUrl, dataDir, poolSize = 10 }: Open
     return {
       db,
       kind: "postgres",
-      pool,
+      connectionString: databaseUrl,
       migrate: () => migratePg(drizzlePg(pool), { migrationsFolder }),
       ping: () => answers(() => pool.query("select 1")),
       close: () => pool.end(),
@@ -57,7 +57,7 @@ export async function openDatabase({ databaseUrl, dataDir, poolSize = 10 }: Open
   return {
     db,
     kind: "pglite",
-    pool: null,
+    connectionString: null,
     migrate: () => migratePglite(drizzlePglite(client), { migrationsFolder }),
     ping: () => answers(() => client.query("select 1")),
     close: () => client.close(),

@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { createBroadcast, type Broadcast } from "../../src/store/broadcast.js";
+import type { Database } from "../../src/store/db.js";
+import { createTestDatabase, type TestDatabase } from "../helpers/test-database.js";
+
+let testDb: TestDatabase;
+let database: Database;
+const opened: Broadcast[] = [];
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  database = await testDb.open();
+});
+afterAll(async () => {
+  for (const b of opened) await b.close();
+  await database?.close();
+  await testDb?.drop();
+});
+
+const broadcast = () => {
+  const b = createBroadcast({ database });
+  opened.push(b);
+  return b;
+};
+
+test("a nudge sent in a transaction reaches another listener when it commits, not before (on a real server; the embedded database has one process and sends nothing)", async () => {
+  const listener = broadcast();
+  const heard: string[] = [];
+  listener.on("loopd_run_events", (id) => heard.push(id));
+  const cancels: string[] = [];
+  listener.on("loopd_run_cancel", (id) => cancels.push(id));
+  await new Promise((r) => setTimeout(r, 200)); // LISTEN is in place
+
+  const sender = broadcast();
+  let seenInside: string[] = [];
+  await database.db.transaction(async (tx) => {
+    await sender.send(tx as never, "loopd_run_events", "run_a");
+    await new Promise((r) => setTimeout(r, 100));
+    seenInside = [...heard];
+  });
+  await sender.send(database.db, "loopd_run_cancel", "run_b");
+  for (let i = 0; i < 50 && (heard.length === 0 || cancels.length === 0); i++) await new Promise((r) => setTimeout(r, 20));
+  expect(seenInside).toEqual([]);
+  if (testDb.kind === "postgres") {
+    expect(heard).toEqual(["run_a"]);
+    expect(cancels).toEqual(["run_b"]);
+  } else {
+    expect(heard).toEqual([]);
+    expect(cancels).toEqual([]);
+  }
+});
