@@ -1,0 +1,147 @@
+/**
+ * `npm run bench`: whole-process figures for loopd, each against a baseline
+ * measured in the same run. Never part of the tests.
+ *
+ *   (a) overhead of a run: the fake LLM called directly through the OpenAI SDK
+ *       vs. a full loopd run (POST /messages, non-streaming), sequential and
+ *       with several in flight;
+ *   (b) cost of persistence as a conversation grows: whole runs at 10, 100 and
+ *       1000 messages, and the store's append and history read alone.
+ *
+ * On PGlite always; also on Postgres when BENCH_DATABASE_URL is set (a fresh
+ * database is created on that server and dropped afterwards).
+ *
+ *   BENCH_RUNS=200 BENCH_CONCURRENCY=8 BENCH_DATABASE_URL=postgres://… npm run bench
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import OpenAI from "openai";
+import { startFakeLlm } from "../test/fake-llm/server.js";
+import { measureAppendCost } from "./append-cost.js";
+import { createBenchDatabase, type BenchDatabase } from "./bench-database.js";
+import { measureHistoryGrowth } from "./history-growth.js";
+import { loopdClient } from "./loopd-client.js";
+import { markdownTable } from "./markdown-table.js";
+import { ms } from "./measure.js";
+import { measureRunOverhead, type OverheadRow } from "./run-overhead.js";
+import { SCENARIOS } from "./scenarios.js";
+import { startLoopdProcess } from "./start-loopd-process.js";
+
+const runs = positiveInt(process.env.BENCH_RUNS, 200);
+const concurrency = positiveInt(process.env.BENCH_CONCURRENCY, 8);
+const logLevel = process.env.BENCH_LOG_LEVEL ?? "warn";
+const GROWTH_CHECKPOINTS = [10, 100, 1000];
+const APPEND_CHECKPOINTS = [10, 100, 1000, 10_000];
+
+function positiveInt(value: string | undefined, fallback: number): number {
+  const n = Number(value);
+  return Number.isInteger(n) && n > 0 ? n : fallback;
+}
+
+async function benchOn(database: BenchDatabase) {
+  const llm = await startFakeLlm();
+  const sdk = new OpenAI({ apiKey: "bench", baseURL: `${llm.url}/v1`, maxRetries: 0 });
+  const workspace = mkdtempSync(path.join(os.tmpdir(), "loopd-bench-ws-"));
+  const loopd = await startLoopdProcess({
+    env: {
+      ...database.env,
+      LLM_PROVIDER: "openai",
+      OPENAI_API_KEY: "bench",
+      OPENAI_BASE_URL: `${llm.url}/v1`,
+      LOG_LEVEL: logLevel,
+      WORKSPACE_DIR: workspace,
+    },
+  });
+  try {
+    const client = loopdClient(loopd.url);
+    const overhead: OverheadRow[] = [];
+    for (const scenario of ["text", "tool"] as const) {
+      progress(`${database.kind}: ${SCENARIOS[scenario].label}`);
+      overhead.push(...(await measureRunOverhead({ llm, loopd: client, sdk, scenario, runs, concurrencies: [1, concurrency] })));
+    }
+    progress(`${database.kind}: growing one conversation to ${GROWTH_CHECKPOINTS.at(-1)} messages`);
+    const growth = await measureHistoryGrowth({ llm, loopd: client, sdk, checkpoints: GROWTH_CHECKPOINTS, samples: 20 });
+    await loopd.stop();
+    progress(`${database.kind}: store appends up to ${APPEND_CHECKPOINTS.at(-1)} messages`);
+    const appends = await measureAppendCost({ open: database.open, checkpoints: APPEND_CHECKPOINTS, samples: 50 });
+    return { overhead, growth, appends };
+  } finally {
+    await loopd.stop();
+    await llm.close();
+    rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+function progress(line: string) {
+  process.stderr.write(`… ${line}\n`);
+}
+
+async function main() {
+  const cpus = os.cpus();
+  const backends: Array<string | undefined> = [undefined];
+  if (process.env.BENCH_DATABASE_URL) backends.push(process.env.BENCH_DATABASE_URL);
+
+  const overheadRows: string[][] = [];
+  const growthRows: string[][] = [];
+  const appendRows: string[][] = [];
+  for (const serverUrl of backends) {
+    const database = await createBenchDatabase(serverUrl);
+    try {
+      const { overhead, growth, appends } = await benchOn(database);
+      for (const { scenario, concurrency: c, direct, loopd } of overhead) {
+        overheadRows.push([
+          database.kind,
+          SCENARIOS[scenario].label,
+          c === 1 ? "sequential" : `${c} in flight`,
+          ms(direct.mean),
+          ms(loopd.mean),
+          ms(loopd.p50),
+          ms(loopd.p95),
+          ms(loopd.mean - direct.mean),
+          `${(loopd.mean / direct.mean).toFixed(1)}×`,
+          direct.perSecond.toFixed(0),
+          loopd.perSecond.toFixed(0),
+        ]);
+      }
+      for (const { messages, direct, loopd } of growth) {
+        growthRows.push([database.kind, String(messages), ms(direct.p50), ms(loopd.p50), ms(loopd.p50 - direct.p50)]);
+      }
+      for (const { messages, append, read } of appends) {
+        appendRows.push([database.kind, String(messages), ms(append.p50), ms(append.p95), ms(read.p50)]);
+      }
+    } finally {
+      await database.drop();
+    }
+  }
+
+  const out = [
+    `# loopd bench — ${new Date().toISOString()}`,
+    "",
+    `Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}.`,
+    `loopd runs as its own process (LOG_LEVEL=${logLevel}); the fake LLM and the clients share this one. ${runs} runs per row.`,
+    "",
+    "## (a) Overhead of a loopd run over the same model calls made directly",
+    "",
+    "Times in ms per run (mean unless marked); throughput in runs per second.",
+    "",
+    markdownTable(
+      ["db", "scenario", "mode", "SDK direct", "loopd", "loopd p50", "loopd p95", "overhead", "ratio", "direct/s", "loopd/s"],
+      overheadRows,
+    ),
+    "",
+    "## (b) One conversation growing: a whole run at N messages (p50 of 20 runs, ms)",
+    "",
+    "The direct call sends the same whole history loopd sent; the overhead includes reading the history (twice per run) and the appends.",
+    "",
+    markdownTable(["db", "messages", "SDK direct", "loopd run", "overhead"], growthRows),
+    "",
+    "## (b) Persistence alone: one append per transaction at N messages (50 appends, ms)",
+    "",
+    markdownTable(["db", "messages", "append p50", "append p95", "read whole history p50"], appendRows),
+    "",
+  ].join("\n");
+  process.stdout.write(out);
+}
+
+await main();

@@ -1,0 +1,67 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+
+export interface LoopdProcess {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+const repoRoot = fileURLToPath(new URL("..", import.meta.url));
+
+/**
+ * loopd as its own process (`src/main.ts` through tsx), so its CPU and event
+ * loop are its own, as in production. Resolves once /healthz answers.
+ */
+export async function startLoopdProcess({ env }: { env: Record<string, string> }): Promise<LoopdProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: repoRoot,
+    env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHealth(url, child, () => stderr);
+  return {
+    url,
+    pid: child.pid ?? -1,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = once(child, "exit");
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+async function waitForHealth(url: string, child: ChildProcess, stderr: () => string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`loopd exited with ${child.exitCode}: ${stderr()}`);
+    try {
+      const res = await fetch(`${url}/healthz`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill("SIGKILL");
+  throw new Error(`loopd did not answer /healthz within 60 s: ${stderr()}`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
