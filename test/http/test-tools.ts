@@ -7,9 +7,25 @@ export const ORDERS = [
   { id: "ord_9904", customer: "Alan Turing", total: 17 },
 ];
 
+/** What `peek_history` saw of the saved history while it ran. */
+export const peeks: { roles: string[]; toolResultIds: string[] }[] = [];
+
 /** The built-in tools plus a few whose behaviour the tests control. */
-export function testTools() {
+export function testTools({ readHistory }: { readHistory?: () => Promise<{ role: string; content: any[] }[]> } = {}) {
   return [
+    defineTool({
+      name: "peek_history",
+      description: "Records which messages are saved at the moment it runs.",
+      input: z.object({}),
+      execute: async () => {
+        const history = (await readHistory?.()) ?? [];
+        peeks.push({
+          roles: history.map((m) => m.role),
+          toolResultIds: history.filter((m) => m.role === "tool").map((m) => m.content[0].tool_call_id),
+        });
+        return "peeked";
+      },
+    }),
     ...createBuiltinTools(),
     defineTool({
       name: "search_orders",

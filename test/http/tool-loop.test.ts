@@ -3,9 +3,12 @@ import { createStore } from "../../src/store/store.js";
 import { api } from "../helpers/api.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 import { toolCallIdsIn, toolResultsIn, userTextsIn } from "../helpers/wire.js";
-import { ORDERS, testTools } from "./test-tools.js";
+import { ORDERS, peeks, testTools } from "./test-tools.js";
 
-const f = useLoopd({ tools: testTools() });
+let conversationUnderTest = "";
+const f = useLoopd(() => ({
+  tools: testTools({ readHistory: async () => (await f.loopd.services.store.messages.history(conversationUnderTest)) as any }),
+}));
 
 describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %s", (provider) => {
   const client = () => api(f.loopd.app);
@@ -114,6 +117,22 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
     if (provider === "anthropic") expect(wire.every((r) => r.isError)).toBe(true);
   });
 
+  test("the assistant message is saved before its tools run, and each result as soon as it exists", async () => {
+    const conv = await newConversation({ tools: ["peek_history"] });
+    conversationUnderTest = conv.id;
+    peeks.length = 0;
+    f.llm.script(
+      { text: "Peeking twice.", toolCalls: [{ id: "call_first_peek_000000001", name: "peek_history" }, { id: "call_second_peek_00000002", name: "peek_history" }] },
+      { text: "Done." },
+    );
+    const body = (await client().send(conv.id, { content: "Peek." })).json();
+    expect(body.run.status).toBe("completed");
+    expect(peeks).toEqual([
+      { roles: ["user", "assistant"], toolResultIds: [] },
+      { roles: ["user", "assistant", "tool"], toolResultIds: ["call_first_peek_000000001"] },
+    ]);
+  });
+
   test("max_steps ends the run incomplete with a valid history", async () => {
     const conv = await newConversation();
     f.llm.respond = () => ({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] });
@@ -145,6 +164,25 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
     f.llm.script({ text: "I can't help with that.", stop: blocked });
     const body = (await client().send(conv.id, { content: "Something bad." })).json();
     expect(body.run).toMatchObject({ status: "incomplete", stop_reason: blocked });
+  });
+
+  test("a response cut off by the context window ends the run incomplete", async () => {
+    const conv = await newConversation();
+    f.llm.script({ text: "So far", stop: "context_window_exceeded" });
+    const body = (await client().send(conv.id, { content: "Go on." })).json();
+    expect(body.run).toMatchObject({ status: "incomplete", stop_reason: "max_tokens" });
+    expect(body.output_text).toBe("So far");
+  });
+
+  test("tool calls in a cut-off response are answered as not executed, so the history stays valid", async () => {
+    const conv = await newConversation();
+    f.llm.script({ text: "Calling", toolCalls: [{ name: "calculate", input: { expression: "1+" } }], stop: "max_tokens" });
+    const body = (await client().send(conv.id, { content: "Go." })).json();
+    expect(body.run).toMatchObject({ status: "incomplete", stop_reason: "max_tokens" });
+    expect(body.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "tool"]);
+    expect(body.messages[2].content[0]).toMatchObject({ is_error: true, content: expect.stringMatching(/not executed/) });
+    f.llm.script({ text: "ok" });
+    expect((await client().send(conv.id, { content: "Again." })).json().run.status).toBe("completed");
   });
 
   test("a 429 then success is retried by the SDK and the run completes", async () => {
@@ -243,4 +281,13 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
       expect(second).toBe("auto");
     }
   });
+});
+
+test("Anthropic pause_turn continues the turn with another model call", async () => {
+  const conv = await api(f.loopd.app).createConversation({ provider: "anthropic" });
+  f.llm.script({ text: "Searching the web…", stop: "pause_turn" }, { text: "Found it." });
+  const body = (await api(f.loopd.app).send(conv.id, { content: "Look it up." })).json();
+  expect(body.run).toMatchObject({ status: "completed", steps: 2 });
+  expect(f.llm.requests).toHaveLength(2);
+  expect(body.output_text).toBe("Found it.");
 });
