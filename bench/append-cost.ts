@@ -30,17 +30,19 @@ export async function measureAppendCost({
   try {
     await database.migrate();
     const store = createStore({ db: database.db });
-    const conversation = await store.conversations.create({
-      title: "bench",
-      system: null,
-      provider: "mock",
-      model: "loopd-mock",
-      tools: [],
-      metadata: {},
-    });
+    const newConversation = () =>
+      store.conversations.create({ title: "bench", system: null, provider: "mock", model: "loopd-mock", tools: [], metadata: {} });
+    const appendTo = (conversationId: string, items: NewMessage[]) =>
+      store.transaction((tx) => store.messages.append(tx, { conversationId, runId: null, items }));
+
+    // Warm the database and the JIT on a conversation of its own first, or the first window measures start-up.
+    const warmup = await newConversation();
+    for (let i = 0; i < 100; i++) await appendTo(warmup.id, [message(i)]);
+    for (let i = 0; i < 5; i++) await store.messages.history(warmup.id);
+
+    const conversation = await newConversation();
     let count = 0;
-    const append = (items: NewMessage[]) =>
-      store.transaction((tx) => store.messages.append(tx, { conversationId: conversation.id, runId: null, items }));
+    const append = (items: NewMessage[]) => appendTo(conversation.id, items);
 
     const rows: AppendRow[] = [];
     for (const checkpoint of checkpoints) {
