@@ -57,3 +57,30 @@ export function errorBody(code: ErrorCode, message: string, details: Record<stri
 }
 
 export const notFound = (what: string, id: string) => new AppError("not_found", `${what} ${id} does not exist`);
+
+/** The first error along `err`'s cause chain that `match` accepts. */
+export function findInCauseChain<T>(err: unknown, match: (e: unknown) => T | undefined): T | undefined {
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const found = match(e);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/**
+ * An error as the logs may show it: its type, code and the driver's own
+ * message, never the failed query's parameters (which hold users' messages).
+ */
+export function describeError(err: unknown): { type: string; code?: string; message: string } {
+  const root = findInCauseChain(err, (e) => ((e as { cause?: unknown }).cause ? undefined : e)) ?? err;
+  const code = findInCauseChain(err, (e) => {
+    const c = (e as { code?: unknown }).code;
+    return typeof c === "string" ? c : undefined;
+  });
+  const message = root instanceof Error ? root.message : String(root);
+  return {
+    type: root instanceof Error ? root.name : typeof root,
+    ...(code !== undefined && { code }),
+    message: message.split("\n")[0]!.slice(0, 300),
+  };
+}

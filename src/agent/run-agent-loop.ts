@@ -4,7 +4,8 @@ import type { AgentEvent } from "./agent-events.js";
 import { addUsage, emptyUsage, type NewMessage, type ToolCallBlock, type Usage } from "./messages.js";
 import type { ModelProvider, ModelResponse, ToolChoice } from "./model.js";
 import { nextStep, type RunStopReason } from "./next-step.js";
-import { CANCELLED_RESULT, errorResultFor, repairMessages } from "./repair-history.js";
+import { CANCELLED_RESULT, errorResultFor, INTERRUPTED_RESULT, repairMessages } from "./repair-history.js";
+import { isInterruption } from "./run-interruption.js";
 
 export interface AgentRunOptions {
   provider: ModelProvider;
@@ -69,7 +70,7 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
     stopReason: RunStopReason,
     error: AgentRunResult["error"] = null,
   ): Promise<AgentRunResult> => {
-    await append(repairMessages(history, status === "cancelled" ? CANCELLED_RESULT : undefined));
+    await append(repairMessages(history, status === "cancelled" && !isInterruption(signal) ? CANCELLED_RESULT : INTERRUPTED_RESULT));
     return { status, stopReason, steps, usage, error };
   };
 
@@ -143,7 +144,10 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
       now,
       onStart: (call) => emit({ type: "tool_call.started", tool_call_id: call.id, name: call.name, input: call.input }),
     });
-    for await (const { call, result, durationMs, status } of outcomes) {
+    for await (const outcome of outcomes) {
+      const { call, durationMs, status } = outcome;
+      // A call cut short by a shutdown was not cancelled by anyone: say so, for the model that resumes.
+      const result = status === "cancelled" && isInterruption(signal) ? { ...outcome.result, content: INTERRUPTED_RESULT } : outcome.result;
       await append([{ role: "tool", content: [result] }]);
       emit({
         type: "tool_call.completed",

@@ -5,6 +5,7 @@ import { toOpenAIHistory } from "../providers/openai/index.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { historyOf } from "./history-of.js";
 import { presentConversation, presentMessage, presentRun } from "./present.js";
+import type { RunManager } from "./run-manager.js";
 import type { Services } from "./services.js";
 
 export interface CreateConversationInput {
@@ -82,7 +83,10 @@ export function createConversationService(services: Services) {
       return { data: page.rows.map(presentConversation), next_cursor: page.hasMore && last ? encodeCursor(last) : null };
     },
 
-    async delete(id: string) {
+    /** Deletes the conversation; a run still going is stopped first, and whatever it tries to write after is refused. */
+    async delete(id: string, runs: Pick<RunManager, "cancelLocal">) {
+      const active = await store.runs.activeOf(id);
+      if (active && !runs.cancelLocal(active.id)) await services.broadcast.send(store.db, "loopd_run_cancel", active.id);
       if (!(await store.conversations.delete(id))) throw notFound("conversation", id);
     },
 

@@ -8,7 +8,9 @@ export function encodeCursor({ createdAt, id }: { createdAt: Date; id: string })
 export function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   const [iso, id] = Buffer.from(cursor, "base64url").toString().split("|");
   const createdAt = new Date(iso ?? "");
-  if (!id || Number.isNaN(createdAt.getTime())) {
+  const time = createdAt.getTime();
+  // Within what Postgres timestamps hold; anything else was not made here.
+  if (!id || !(time >= 0 && time < Date.UTC(10_000, 0, 1))) {
     throw new AppError("invalid_request", "cursor is not one this server returned", { field: "cursor" });
   }
   return { createdAt, id };

@@ -1,21 +1,23 @@
 import type { AgentEvent } from "../agent/agent-events.js";
 import type { ProviderName } from "../agent/model.js";
 import { runAgentLoop, type AgentRunResult } from "../agent/run-agent-loop.js";
+import { RunInterruption } from "../agent/run-interruption.js";
+import { describeError } from "../errors.js";
 import type { RunRow } from "../store/schema.js";
 import { historyOf } from "./history-of.js";
 import type { RunWriter } from "./run-writer.js";
 import type { Services } from "./services.js";
 
-/** Why a run's signal aborted when it was not the client's cancel: the process is stopping. */
-export class ShutdownSignal extends Error {
+/** The process is stopping: its runs stop at their next safe point and are left for the next process. */
+export class ShutdownSignal extends RunInterruption {
   override readonly name = "ShutdownSignal";
 }
 
 /**
  * Carries a run from its saved state to its end: the loop runs with every
  * message and event written as it happens, then the outcome and the terminal
- * event are recorded together. Never throws. A run stopped by a shutdown is
- * left active so that a process starting later resumes it.
+ * event are recorded together. Never throws. A run interrupted (shutdown,
+ * lease lost) is left active for the process that takes it over.
  */
 export async function executeRun({ services, run, writer, signal }: { services: Services; run: RunRow; writer: RunWriter; signal: AbortSignal }) {
   const { store, config, log } = services;
@@ -45,9 +47,10 @@ export async function executeRun({ services, run, writer, signal }: { services: 
       },
     });
   } catch (err) {
+    if (err instanceof RunInterruption || signal.reason instanceof RunInterruption) return;
     // A fault of ours or of the database, not of the model. If the history
     // was left with an orphan call, the next run repairs it first.
-    log.error({ run_id: run.id, err }, "run stopped on an internal error");
+    log.error({ run_id: run.id, err: describeError(err) }, "run stopped on an internal error");
     result = {
       status: "failed",
       stopReason: "error",
@@ -56,7 +59,8 @@ export async function executeRun({ services, run, writer, signal }: { services: 
       error: { code: "internal", message: "the run stopped on an internal error; the history is kept and the next message continues from it" },
     };
   }
-  if (signal.reason instanceof ShutdownSignal) {
+  if (signal.reason instanceof RunInterruption) {
+    // Left active for the next owner; what was streamed so far is kept.
     await writer.flush().catch(() => {});
     return;
   }

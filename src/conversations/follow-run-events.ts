@@ -1,4 +1,5 @@
 import type { RunEventRow } from "../store/schema.js";
+import { isActiveRun } from "../store/schema.js";
 import { TERMINAL_EVENT_TYPES } from "./present.js";
 import type { Services } from "./services.js";
 
@@ -30,7 +31,7 @@ export async function* followRunEvents(
   { runId, after = 0, signal, pollMs = 250, batchSize = 500 }: FollowOptions,
 ): AsyncGenerator<RunEventRow> {
   let last = after;
-  let idle = 0;
+  let ended = false;
   while (!signal?.aborted) {
     const rows = await store.events.after({ runId, afterSeq: last, limit: batchSize });
     for (const row of rows) {
@@ -39,8 +40,16 @@ export async function* followRunEvents(
       if (TERMINAL_EVENT_TYPES.has(row.type)) return;
     }
     if (rows.length === batchSize) continue;
-    if (rows.length === 0 && ++idle % 20 === 0 && !(await store.runs.get(runId))) return; // deleted meanwhile
-    if (rows.length > 0) idle = 0;
+    // The terminal event is written with the run's end, so an ended run (or a
+    // deleted one) has nothing more to send: a reader already past its end stops here.
+    if (ended) return;
+    if (rows.length === 0) {
+      const run = await store.runs.get(runId);
+      if (!run || !isActiveRun(run)) {
+        ended = true;
+        continue; // one last read: the end may have been committed after ours
+      }
+    }
     await signals.wait(runId, { timeoutMs: pollMs, signal });
   }
 }

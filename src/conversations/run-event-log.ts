@@ -1,14 +1,22 @@
+import { RunInterruption } from "../agent/run-interruption.js";
+import type { Broadcast } from "../store/broadcast.js";
 import type { Db } from "../store/db.js";
 import type { NewRunEvent } from "../store/event-repository.js";
 import type { Store } from "../store/store.js";
-import type { Broadcast } from "../store/broadcast.js";
 import type { RunSignals } from "./run-signals.js";
+
+/** This process no longer owns the run (another took it over, or it ended): it must not write to it. */
+export class LeaseLost extends RunInterruption {
+  override readonly name = "LeaseLost";
+}
 
 export interface RunEventLogOptions {
   store: Store;
   signals: RunSignals;
   broadcast: Broadcast;
   runId: string;
+  /** The process that holds the run's lease; every write checks it still does. */
+  owner: string;
   /** The last event number already saved for this run. */
   lastSeq: number;
   /**
@@ -19,22 +27,24 @@ export interface RunEventLogOptions {
   deltaFlushMs?: number;
 }
 
+type EventInput = Pick<NewRunEvent, "type" | "data">;
+
 /**
- * The one writer of a run's events. Numbers them 1, 2, 3 … and writes them in
- * that order, one transaction after the other, so a reader never sees event
- * n+1 before event n. Writes that must go with an event (a message, the run's
- * end) share its transaction through `commit`.
+ * The one writer of a run's events. Writes happen one transaction after the
+ * other, and events get their numbers (1, 2, 3 …) inside the transaction that
+ * writes them, so a reader never sees event n+1 without event n, and a failed
+ * write leaves no gap: its events are written again with the next one. Writes
+ * that must go with an event (a message, the run's end) share its transaction
+ * through `commit`, which also checks that this process still owns the run.
  */
-export function createRunEventLog({ store, signals, broadcast, runId, lastSeq, deltaFlushMs = 10 }: RunEventLogOptions) {
+export function createRunEventLog({ store, signals, broadcast, runId, owner, lastSeq, deltaFlushMs = 10 }: RunEventLogOptions) {
   let seq = lastSeq;
-  let pending: NewRunEvent[] = [];
+  let pending: EventInput[] = [];
   let timer: NodeJS.Timeout | null = null;
   let chain: Promise<unknown> = Promise.resolve();
 
-  const next = (type: string, data: Record<string, unknown>): NewRunEvent => ({ seq: ++seq, type, data });
-
   /** Queues `work` after every earlier write; the pending events go first, in the same transaction. */
-  function commit<T>(work: (tx: Db, event: typeof next) => Promise<T>): Promise<T> {
+  function commit<T>(work: (tx: Db, event: (type: string, data: Record<string, unknown>) => void) => Promise<T>): Promise<T> {
     if (timer) {
       clearTimeout(timer);
       timer = null;
@@ -42,42 +52,42 @@ export function createRunEventLog({ store, signals, broadcast, runId, lastSeq, d
     const result = chain.then(() => {
       const batch = pending;
       pending = [];
-      return store.transaction(async (tx) => {
-        await store.events.append(tx, runId, batch);
-        const events: NewRunEvent[] = [];
-        const value = await work(tx, (type, data) => {
-          const e = next(type, data);
-          events.push(e);
-          return e;
+      const before = seq;
+      return store
+        .transaction(async (tx) => {
+          seq = before;
+          if (!(await store.runs.lockOwned(tx, runId, owner))) throw new LeaseLost(`run ${runId} is no longer owned by this process`);
+          const events: NewRunEvent[] = batch.map((e) => ({ seq: ++seq, ...e }));
+          const value = await work(tx, (type, data) => void events.push({ seq: ++seq, type, data }));
+          await store.events.append(tx, runId, events);
+          await broadcast.send(tx, "loopd_run_events", runId);
+          return value;
+        })
+        .catch((err: unknown) => {
+          seq = before;
+          if (!(err instanceof LeaseLost)) pending = [...batch, ...pending];
+          throw err;
         });
-        await store.events.append(tx, runId, events);
-        await broadcast.send(tx, "loopd_run_events", runId);
-        return value;
-      });
     });
     chain = result.then(
       () => signals.notify(runId),
-      () => signals.notify(runId),
+      () => {},
     );
     return result;
   }
 
+  const writeLater = () => void commit(async () => undefined).catch(() => {});
+
   return {
     /** An event with nothing else to save; text deltas are batched for a few milliseconds. */
     emit(type: string, data: Record<string, unknown>): void {
-      pending.push(next(type, data));
-      if (type !== "text.delta") {
-        void commit(async () => undefined).catch(() => {});
-      } else if (!timer) {
-        timer = setTimeout(() => void commit(async () => undefined).catch(() => {}), deltaFlushMs);
-      }
+      pending.push({ type, data });
+      if (type !== "text.delta") writeLater();
+      else timer ??= setTimeout(writeLater, deltaFlushMs);
     },
     commit,
-    /** Resolves when everything emitted so far is written (or has failed). */
+    /** Resolves when everything emitted so far is written. */
     flush: () => commit(async () => undefined),
-    get lastSeq() {
-      return seq;
-    },
   };
 }
 

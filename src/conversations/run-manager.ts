@@ -2,9 +2,11 @@ import { setMaxListeners } from "node:events";
 import { toolCallsOf } from "../agent/messages.js";
 import { CANCELLED_RESULT, INTERRUPTED_RESULT, repairMessages } from "../agent/repair-history.js";
 import type { RunRow } from "../store/schema.js";
+import { describeError } from "../errors.js";
 import { executeRun, ShutdownSignal } from "./execute-run.js";
+import { LeaseLost } from "./run-event-log.js";
 import { historyOf } from "./history-of.js";
-import { createRunWriter } from "./run-writer.js";
+import { createRunWriter, type RunWriter } from "./run-writer.js";
 import type { Services } from "./services.js";
 
 /**
@@ -19,15 +21,18 @@ export function createRunManager(services: Services) {
   const timers: NodeJS.Timeout[] = [];
   let stopping = false;
 
-  function start(run: RunRow, lastSeq: number): Promise<void> {
+  function launch(run: RunRow, writer: RunWriter): Promise<void> {
+    if (stopping) return writer.flush().catch(() => {}); // left for the next process, whose sweep takes it
     const controller = new AbortController();
     // Each model call and tool call of a long run listens to this one signal.
     setMaxListeners(0, controller.signal);
-    const writer = createRunWriter({ services, run, lastSeq });
     const done = executeRun({ services, run, writer, signal: controller.signal }).finally(() => active.delete(run.id));
     active.set(run.id, { controller, done });
     return done;
   }
+
+  /** Executes a run just created, whose last event is `lastSeq`. */
+  const start = (run: RunRow, lastSeq: number) => launch(run, createRunWriter({ services, run, lastSeq }));
 
   /**
    * Ends or resumes a run whose process died. A call cut off mid-tool gets the
@@ -56,7 +61,10 @@ export function createRunManager(services: Services) {
       return writer.finish({ status: "completed", stopReason: "end_turn", error: null });
     }
     log.info({ run_id: run.id, steps: run.steps }, "resuming a run after its process stopped");
-    void start(run, lastSeq);
+    // Text streamed by the call that was cut off is in the log already; this
+    // tells readers to drop it, as the model is called again from the last saved step.
+    writer.emit("step.restarted", { step: run.steps + 1, reason: "the process running this step stopped; the model is called again" });
+    void launch(run, writer);
   }
 
   async function sweep(): Promise<void> {
@@ -64,21 +72,32 @@ export function createRunManager(services: Services) {
     try {
       for (const run of await store.runs.claimExpired(instanceId, config.runLeaseMs)) {
         if (active.has(run.id)) continue;
-        await recover(run).catch((err) => log.error({ run_id: run.id, err }, "could not recover a run"));
+        await recover(run).catch((err) => log.error({ run_id: run.id, err: describeError(err) }, "could not recover a run"));
       }
     } catch (err) {
-      log.warn({ err }, "run sweep failed");
+      log.warn({ err: describeError(err) }, "run sweep failed");
     }
   }
 
+  /**
+   * Extends the leases of the runs executing here. A run whose lease was not
+   * extended was taken over (this process stalled past its lease) or ended
+   * elsewhere: it stops at once and writes nothing more.
+   */
   async function renew(): Promise<void> {
-    if (active.size === 0) return;
+    const runIds = [...active.keys()];
+    if (runIds.length === 0) return;
     try {
-      for (const { id, cancelRequested } of await store.runs.renewLeases(instanceId, config.runLeaseMs)) {
+      const renewed = await store.runs.renewLeases({ owner: instanceId, runIds, leaseMs: config.runLeaseMs });
+      for (const { id, cancelRequested } of renewed) {
         if (cancelRequested) active.get(id)?.controller.abort();
       }
+      const kept = new Set(renewed.map((r) => r.id));
+      for (const id of runIds.filter((id) => !kept.has(id))) {
+        active.get(id)?.controller.abort(new LeaseLost(`run ${id} was taken over by another process`));
+      }
     } catch (err) {
-      log.warn({ err }, "lease renewal failed");
+      log.warn({ err: describeError(err) }, "lease renewal failed");
     }
   }
 
@@ -93,7 +112,8 @@ export function createRunManager(services: Services) {
       };
       // Renewal is also how a cancel asked of another process reaches us: keep it frequent.
       every(Math.max(50, Math.min(1_000, Math.floor(config.runLeaseMs / 3))), renew);
-      every(Math.max(100, Math.floor(config.runLeaseMs / 2)), sweep);
+      // An abandoned run is taken over within about a lease and a quarter of its owner's death.
+      every(Math.max(100, Math.min(5_000, Math.floor(config.runLeaseMs / 4))), sweep);
       await sweep();
     },
 
@@ -104,9 +124,19 @@ export function createRunManager(services: Services) {
       return entry !== undefined;
     },
 
-    /** Resolves when the local run ends (at once if it is not local). */
-    async settled(runId: string): Promise<void> {
-      await active.get(runId)?.done;
+    /** Resolves when the local run ends (at once if it is not local), or when `signal` aborts. */
+    async settled(runId: string, signal?: AbortSignal): Promise<void> {
+      const done = active.get(runId)?.done;
+      if (!done || signal?.aborted) return;
+      if (!signal) return done;
+      let onAbort = () => {};
+      const aborted = new Promise<void>((resolve) => (onAbort = resolve));
+      signal.addEventListener("abort", onAbort, { once: true });
+      try {
+        await Promise.race([done, aborted]);
+      } finally {
+        signal.removeEventListener("abort", onAbort);
+      }
     },
 
     /**
@@ -117,7 +147,10 @@ export function createRunManager(services: Services) {
     async close({ timeoutMs }: { timeoutMs: number }): Promise<void> {
       stopping = true;
       for (const t of timers) clearInterval(t);
-      const all = () => Promise.allSettled([...active.values()].map((a) => a.done));
+      // Until none is left: a run may start (from a request under way) while we wait.
+      const all = async () => {
+        while (active.size > 0) await Promise.allSettled([...active.values()].map((a) => a.done));
+      };
       const timedOut = await Promise.race([all().then(() => false), sleep(timeoutMs).then(() => true)]);
       if (timedOut) {
         for (const { controller } of active.values()) controller.abort(new ShutdownSignal("server shutting down"));

@@ -1,8 +1,9 @@
 import type { NewMessage, Usage } from "../agent/messages.js";
 import type { AgentRunResult } from "../agent/run-agent-loop.js";
+import { describeError } from "../errors.js";
 import type { RunRow } from "../store/schema.js";
 import { presentMessage, presentRun } from "./present.js";
-import { createRunEventLog } from "./run-event-log.js";
+import { createRunEventLog, LeaseLost } from "./run-event-log.js";
 import type { Services } from "./services.js";
 
 export type RunEnd = Pick<AgentRunResult, "status" | "stopReason" | "error"> & Partial<Pick<AgentRunResult, "steps" | "usage">>;
@@ -13,7 +14,14 @@ export type RunEnd = Pick<AgentRunResult, "status" | "stopReason" | "error"> & P
  */
 export function createRunWriter({ services, run, lastSeq }: { services: Services; run: RunRow; lastSeq: number }) {
   const { store, log } = services;
-  const events = createRunEventLog({ store, signals: services.signals, broadcast: services.broadcast, runId: run.id, lastSeq });
+  const events = createRunEventLog({
+    store,
+    signals: services.signals,
+    broadcast: services.broadcast,
+    runId: run.id,
+    owner: services.instanceId,
+    lastSeq,
+  });
   let progress: { steps: number; usage: Usage } | null = null;
 
   return {
@@ -33,7 +41,10 @@ export function createRunWriter({ services, run, lastSeq }: { services: Services
         for (const row of rows) event("message.created", { message: presentMessage(row) });
       }),
 
-    /** Records the outcome and the terminal event together. Never throws: if it cannot write, the lease lapses and the sweeper ends the run. */
+    /**
+     * Records the outcome and the terminal event together. Never throws: if it
+     * cannot write, the run's lease lapses and the sweeper ends or resumes it.
+     */
     async finish(end: RunEnd): Promise<void> {
       try {
         const ended = await events.commit(async (tx, event) => {
@@ -54,7 +65,8 @@ export function createRunWriter({ services, run, lastSeq }: { services: Services
           log.info({ run_id: run.id, conversation_id: run.conversationId, status, stop_reason: stopReason, steps, usage, error }, "run finished");
         }
       } catch (err) {
-        log.error({ run_id: run.id, err }, "could not record the end of a run");
+        if (err instanceof LeaseLost) log.warn({ run_id: run.id }, "another process took this run over; its end is theirs to record");
+        else log.error({ run_id: run.id, err: describeError(err) }, "could not record the end of a run");
       }
     },
   };

@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
-import type { TextBlock } from "../agent/messages.js";
+import { emptyUsage, type TextBlock } from "../agent/messages.js";
 import type { ToolChoice } from "../agent/model.js";
 import { repairMessages } from "../agent/repair-history.js";
 import { AppError, notFound } from "../errors.js";
 import { newId } from "../store/ids.js";
-import type { RunRow } from "../store/schema.js";
+import type { RunRequest, RunRow } from "../store/schema.js";
 import { uniqueViolation } from "../store/unique-violation.js";
 import { historyOf } from "./history-of.js";
 import { presentMessage, presentRun } from "./present.js";
@@ -26,8 +26,7 @@ export interface SendMessageInput {
  * background. With an Idempotency-Key seen before, returns that run instead.
  */
 export async function sendMessage(
-  services: Services,
-  runs: RunManager,
+  { services, runs }: { services: Services; runs: RunManager },
   input: SendMessageInput,
 ): Promise<{ run: RunRow; replayed: boolean }> {
   const { store, config } = services;
@@ -54,50 +53,70 @@ export async function sendMessage(
     if (earlier) return replay(earlier, requestHash);
   }
 
-  const runId = newId("run");
-  try {
-    const run = await store.transaction(async (tx) => {
-      const run = await store.runs.insert(tx, {
-        id: runId,
-        conversationId: conversation.id,
-        status: "running",
-        provider: conversation.provider,
-        model: request.model ?? conversation.model,
-        usage: { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 },
-        request,
-        idempotencyKey: input.idempotencyKey ?? null,
-        requestHash,
-        leaseOwner: services.instanceId,
-        leaseExpiresAt: new Date(Date.now() + config.runLeaseMs),
-      });
-      // A crash may have left an earlier call unanswered; answer it before the
-      // new user message, where both providers expect its result.
-      const repairs = repairMessages(historyOf(await store.messages.history(conversation.id, tx)));
-      await store.messages.append(tx, { conversationId: conversation.id, runId: null, items: repairs });
-      const [userMessage] = await store.messages.append(tx, { conversationId: conversation.id, runId, items: [{ role: "user", content }] });
-      await store.events.append(tx, runId, [
-        { seq: 1, type: "run.created", data: { run: presentRun(run) } },
-        { seq: 2, type: "message.created", data: { message: presentMessage(userMessage!) } },
-      ]);
-      return run;
-    });
-    void runs.start(run, 2);
-    return { run, replayed: false };
-  } catch (err) {
-    const constraint = uniqueViolation(err);
-    if (constraint === "runs_one_active_per_conversation_key") {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const run = await createRun({ services, conversation, content, request, requestHash, idempotencyKey: input.idempotencyKey });
+      void runs.start(run, 2);
+      return { run, replayed: false };
+    } catch (err) {
+      const constraint = uniqueViolation(err);
+      if (constraint === null) throw err;
+      // Same key sent twice at once: the one that got in is the answer to both.
+      const earlier = input.idempotencyKey ? await store.runs.byIdempotencyKey(conversation.id, input.idempotencyKey) : undefined;
+      if (earlier) return replay(earlier, requestHash);
+      if (constraint !== "runs_one_active_per_conversation_key") throw err;
       const active = await store.runs.activeOf(conversation.id);
+      // The run in the way ended meanwhile: try once more.
+      if (!active && attempt < 3) continue;
       throw new AppError("conversation_busy", `conversation ${conversation.id} already has an active run`, {
         active_run_id: active?.id ?? null,
       });
     }
-    if (constraint === "runs_conversation_id_idempotency_key_key" && input.idempotencyKey) {
-      // The same key raced in from another request: that one won.
-      const earlier = await store.runs.byIdempotencyKey(conversation.id, input.idempotencyKey);
-      if (earlier) return replay(earlier, requestHash);
-    }
-    throw err;
   }
+}
+
+/** The run and its user message, saved together with their first two events. */
+async function createRun({
+  services: { store, config, instanceId },
+  conversation,
+  content,
+  request,
+  requestHash,
+  idempotencyKey,
+}: {
+  services: Services;
+  conversation: { id: string; provider: string; model: string };
+  content: TextBlock[];
+  request: RunRequest;
+  requestHash: string;
+  idempotencyKey: string | undefined;
+}): Promise<RunRow> {
+  const runId = newId("run");
+  return store.transaction(async (tx) => {
+    const run = await store.runs.insert(tx, {
+      id: runId,
+      conversationId: conversation.id,
+      status: "running",
+      provider: conversation.provider,
+      model: request.model ?? conversation.model,
+      usage: emptyUsage(),
+      request,
+      idempotencyKey: idempotencyKey ?? null,
+      requestHash,
+      leaseOwner: instanceId,
+      leaseExpiresAt: new Date(Date.now() + config.runLeaseMs),
+    });
+    // A crash may have left the last tool calls unanswered; answer them before
+    // the new user message, where both providers expect their results.
+    const repairs = repairMessages(historyOf(await store.messages.sinceLastAssistant(conversation.id, tx)));
+    await store.messages.append(tx, { conversationId: conversation.id, runId: null, items: repairs });
+    const [userMessage] = await store.messages.append(tx, { conversationId: conversation.id, runId, items: [{ role: "user", content }] });
+    await store.events.append(tx, runId, [
+      { seq: 1, type: "run.created", data: { run: presentRun(run) } },
+      { seq: 2, type: "message.created", data: { message: presentMessage(userMessage!) } },
+    ]);
+    return run;
+  });
 }
 
 function replay(earlier: RunRow, requestHash: string): { run: RunRow; replayed: boolean } {

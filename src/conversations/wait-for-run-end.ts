@@ -1,4 +1,4 @@
-import type { RunRow } from "../store/schema.js";
+import { isActiveRun, type RunRow } from "../store/schema.js";
 import type { RunManager } from "./run-manager.js";
 import type { Services } from "./services.js";
 
@@ -7,16 +7,22 @@ import type { Services } from "./services.js";
  * this process is awaited directly; one of another process is polled (every
  * committed event of a local run also wakes the wait).
  */
-export async function waitForRunEnd(
-  services: Pick<Services, "store" | "signals">,
-  runs: RunManager,
-  runId: string,
-  signal?: AbortSignal,
-): Promise<RunRow | undefined> {
+export async function waitForRunEnd({
+  services,
+  runs,
+  runId,
+  signal,
+}: {
+  services: Pick<Services, "store" | "signals">;
+  runs: RunManager;
+  runId: string;
+  /** Stops waiting: the run is then returned as it is. */
+  signal?: AbortSignal | undefined;
+}): Promise<RunRow | undefined> {
   for (;;) {
-    await runs.settled(runId);
+    await runs.settled(runId, signal);
     const run = await services.store.runs.get(runId);
-    if (!run || (run.status !== "running" && run.status !== "queued") || signal?.aborted) return run;
+    if (!run || !isActiveRun(run) || signal?.aborted) return run;
     await services.signals.wait(runId, { timeoutMs: 250, signal });
   }
 }

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
-import { AppError, errorBody, statusOf, type ErrorCode } from "../errors.js";
+import { AppError, describeError, errorBody, findInCauseChain, statusOf, type ErrorCode } from "../errors.js";
 
 /**
  * One response shape for every failure. A client's mistake is a 4xx naming
@@ -10,7 +10,7 @@ import { AppError, errorBody, statusOf, type ErrorCode } from "../errors.js";
 export function handleError(err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
   const { code, message, details } = classify(err);
   const status = statusOf(code);
-  if (status >= 500) request.log.error({ err }, "request failed");
+  if (status >= 500) request.log.error({ err: describeError(err) }, "request failed");
   return reply.code(status).send(errorBody(code, message, details));
 }
 
@@ -41,11 +41,15 @@ function classify(err: FastifyError | Error): { code: ErrorCode; message: string
 const UNAVAILABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "57P01", "57P03", "08000", "08003", "08006"]);
 
 export function isDatabaseUnavailable(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === "string" && UNAVAILABLE_CODES.has(code)) return true;
-    const message = (e as { message?: unknown }).message;
-    if (typeof message === "string" && /Connection terminated|connect ECONNREFUSED|PGlite is closed|Cannot use a pool after calling end|timeout exceeded when trying to connect/i.test(message)) return true;
-  }
-  return false;
+  return (
+    findInCauseChain(err, (e) => {
+      const { code, message } = e as { code?: unknown; message?: unknown };
+      if (typeof code === "string" && UNAVAILABLE_CODES.has(code)) return true;
+      if (typeof message === "string" && UNAVAILABLE_MESSAGE.test(message)) return true;
+      return undefined;
+    }) ?? false
+  );
 }
+
+const UNAVAILABLE_MESSAGE =
+  /Connection terminated|connect ECONNREFUSED|PGlite is closed|Cannot use a pool after calling end|timeout exceeded when trying to connect/i;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { messageSchema, textBlockSchema } from "../agent/messages.js";
+import { isPgSafe } from "../store/pg-safe.js";
 
 /** The contract's shapes, as zod: routes validate with them and /openapi.json is generated from them. */
 
@@ -49,15 +50,19 @@ export { messageSchema };
 export const conversationParams = z.object({ id: z.string().min(1).max(100) });
 export const runParams = conversationParams.extend({ run_id: z.string().min(1).max(100) });
 
-const nonBlank = z.string().trim().min(1);
+const SAFE_MESSAGE = "must not contain NUL characters or unpaired surrogates";
+/** A string Postgres can store. */
+const text = () => z.string().refine(isPgSafe, SAFE_MESSAGE);
+const nonBlank = text().refine((s) => s.trim().length > 0, "must not be empty");
+const jsonObject = z.record(z.string(), z.unknown()).refine(isPgSafe, SAFE_MESSAGE);
 
 const conversationFields = z.object({
-  system: z.string().max(100_000).nullable().optional(),
-  title: z.string().max(500).nullable().optional(),
+  system: text().max(100_000).nullable().optional(),
+  title: text().max(500).nullable().optional(),
   provider: providerSchema.optional(),
   model: nonBlank.max(200).optional(),
   tools: z.array(nonBlank.max(100)).max(100).optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  metadata: jsonObject.optional(),
 });
 
 /** Every field is optional, and so is the body itself. */
@@ -68,12 +73,7 @@ export const updateConversationBody = conversationFields;
 export const toolChoiceSchema = z.union([z.enum(["auto", "none", "required"]), z.object({ name: nonBlank })]);
 
 export const sendMessageBody = z.object({
-  content: z.union([
-    z.string().refine((s) => s.trim().length > 0, "must not be empty"),
-    z
-      .array(textBlockSchema.extend({ text: z.string().refine((s) => s.trim().length > 0, "must not be empty") }))
-      .min(1, "must hold at least one text block"),
-  ]),
+  content: z.union([nonBlank, z.array(textBlockSchema.extend({ text: nonBlank })).min(1, "must hold at least one text block")]),
   max_steps: z.number().int().min(1).optional(),
   tool_choice: toolChoiceSchema.optional(),
   model: nonBlank.max(200).optional(),
@@ -90,12 +90,15 @@ const limit = (max: number, fallback: number) => z.coerce.number().int().min(1).
 
 export const listQuery = z.object({ limit: limit(100, 20), cursor: z.string().max(500).optional() });
 
+/** Event and message numbers are Postgres integers. */
+const position = () => z.coerce.number().int().min(0).max(2_147_483_647);
+
 export const messagesQuery = z.object({
-  after_seq: z.coerce.number().int().min(0).default(0),
+  after_seq: position().default(0),
   limit: limit(1000, 100),
   format: z.enum(["anthropic", "openai"]).optional(),
 });
 
-export const eventsQuery = z.object({ after: z.coerce.number().int().min(0).optional() });
+export const eventsQuery = z.object({ after: position().optional() });
 
 export const pageOf = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), next_cursor: z.string().nullable() });

@@ -3,6 +3,7 @@ import type { FastifyReply } from "fastify";
 import { followRunEvents } from "../conversations/follow-run-events.js";
 import type { Services } from "../conversations/services.js";
 import type { RunEventRow } from "../store/schema.js";
+import { linkedAbort } from "./linked-abort.js";
 
 export interface StreamRunOptions {
   runId: string;
@@ -27,9 +28,12 @@ export async function streamRunEvents(
   reply: FastifyReply,
   { runId, after, shutdown, pingMs = 15_000 }: StreamRunOptions,
 ): Promise<void> {
+  // Those the route set (x-loopd-run-id …) go out with the stream's own.
+  const headers = Object.fromEntries(Object.entries(reply.getHeaders()).filter((e): e is [string, string | number | string[]] => e[1] !== undefined));
   reply.hijack();
   const res = reply.raw;
   res.writeHead(200, {
+    ...headers,
     "content-type": "text/event-stream; charset=utf-8",
     "cache-control": "no-cache, no-transform",
     connection: "keep-alive",
@@ -38,16 +42,17 @@ export async function streamRunEvents(
   res.flushHeaders();
   const gone = new AbortController();
   res.once("close", () => gone.abort());
-  const stop = AbortSignal.any([gone.signal, shutdown]);
+  const stop = linkedAbort(gone.signal, shutdown);
   const ping = setInterval(() => res.write(": ping\n\n"), pingMs);
   let last = after;
 
   const send = async (row: RunEventRow) => {
     last = row.seq;
-    if (!res.write(formatEvent(row))) await Promise.race([once(res, "drain"), once(res, "close")]);
+    // A slow client: wait for its socket to drain (or close) before reading on.
+    if (!res.write(formatEvent(row))) await once(res, "drain", { signal: gone.signal }).catch(() => {});
   };
   try {
-    for await (const row of followRunEvents(services, { runId, after, signal: stop })) {
+    for await (const row of followRunEvents(services, { runId, after, signal: stop.signal })) {
       if (gone.signal.aborted) break;
       await send(row);
     }
@@ -59,6 +64,7 @@ export async function streamRunEvents(
     // The database went away mid-stream: end it; the client resumes with Last-Event-ID.
   } finally {
     clearInterval(ping);
+    stop.dispose();
     res.end();
   }
 }

@@ -1,7 +1,8 @@
-import { and, asc, eq, gt, sql } from "drizzle-orm";
+import { and, asc, eq, gt, gte, sql } from "drizzle-orm";
 import type { NewMessage } from "../agent/messages.js";
 import type { Db } from "./db.js";
 import { newId } from "./ids.js";
+import { toPgSafe } from "./pg-safe.js";
 import { conversations, messages, type MessageRow } from "./schema.js";
 
 export function createMessageRepository({ db }: { db: Db }) {
@@ -31,7 +32,7 @@ export function createMessageRepository({ db }: { db: Db }) {
             conversationId,
             seq: first + i,
             role: m.role,
-            content: m.content,
+            content: toPgSafe(m.content),
             runId,
           })),
         )
@@ -39,8 +40,21 @@ export function createMessageRepository({ db }: { db: Db }) {
     },
 
     /** The whole history, in order: one query. */
-    history(conversationId: string, tx: Db = db): Promise<MessageRow[]> {
-      return tx.select().from(messages).where(eq(messages.conversationId, conversationId)).orderBy(asc(messages.seq));
+    history(conversationId: string): Promise<MessageRow[]> {
+      return db.select().from(messages).where(eq(messages.conversationId, conversationId)).orderBy(asc(messages.seq));
+    },
+
+    /**
+     * The last assistant message and everything after it: the only place an
+     * unanswered tool call can be, since every model call is preceded by a repair.
+     */
+    sinceLastAssistant(conversationId: string, tx: Db = db): Promise<MessageRow[]> {
+      const lastAssistant = sql`(select coalesce(max(m.seq), 0) from messages m where m.conversation_id = ${conversationId} and m.role = 'assistant')`;
+      return tx
+        .select()
+        .from(messages)
+        .where(and(eq(messages.conversationId, conversationId), gte(messages.seq, lastAssistant)))
+        .orderBy(asc(messages.seq));
     },
 
     page({ conversationId, afterSeq, limit }: { conversationId: string; afterSeq: number; limit: number }) {

@@ -59,14 +59,28 @@ export function createRunRepository({ db }: { db: Db }) {
     },
 
     /**
+     * Locks the run's row if `owner` still holds it (active, lease not taken
+     * over), so a write cannot interleave with a takeover; false otherwise.
+     */
+    async lockOwned(tx: Db, runId: string, owner: string): Promise<boolean> {
+      const rows = await tx
+        .select({ id: runs.id })
+        .from(runs)
+        .where(and(eq(runs.id, runId), eq(runs.leaseOwner, owner), isActive))
+        .for("update");
+      return rows.length > 0;
+    },
+
+    /**
      * Extends the leases this process holds and reports which of its runs a
      * client asked to cancel (possibly through another process).
      */
-    async renewLeases(owner: string, leaseMs: number): Promise<{ id: string; cancelRequested: boolean }[]> {
+    async renewLeases({ owner, runIds, leaseMs }: { owner: string; runIds: string[]; leaseMs: number }): Promise<{ id: string; cancelRequested: boolean }[]> {
+      if (runIds.length === 0) return [];
       return db
         .update(runs)
         .set({ leaseExpiresAt: leaseUntil(leaseMs) })
-        .where(and(eq(runs.leaseOwner, owner), isActive))
+        .where(and(inArray(runs.id, runIds), eq(runs.leaseOwner, owner), isActive))
         .returning({ id: runs.id, cancelRequested: runs.cancelRequested });
     },
 

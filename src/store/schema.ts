@@ -116,3 +116,4 @@ export type RunRow = typeof runs.$inferSelect;
 export type RunEventRow = typeof runEvents.$inferSelect;
 export type RunStatus = RunRow["status"];
 export const ACTIVE_RUN_STATUSES = ["queued", "running"] as const satisfies readonly RunStatus[];
+export const isActiveRun = (run: Pick<RunRow, "status">) => (ACTIVE_RUN_STATUSES as readonly RunStatus[]).includes(run.status);

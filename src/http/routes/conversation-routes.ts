@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { HttpDeps } from "../http-deps.js";
 import { conversationParams, conversationSchema, createConversationBody, errorSchema, updateConversationBody, listQuery, pageOf } from "../schemas.js";
 
-export function conversationRoutes(app: FastifyInstance, { conversations }: HttpDeps) {
+export function conversationRoutes(app: FastifyInstance, { conversations, runs }: HttpDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const errors = { 400: errorSchema, 404: errorSchema };
 
@@ -29,7 +29,7 @@ export function conversationRoutes(app: FastifyInstance, { conversations }: Http
   );
 
   r.delete("/conversations/:id", { schema: { params: conversationParams, response: { 204: z.null(), ...errors } } }, async (req, reply) => {
-    await conversations.delete(req.params.id);
+    await conversations.delete(req.params.id, runs);
     return reply.code(204).send(null);
   });
 }

@@ -8,6 +8,7 @@ import { waitForRunEnd } from "../../conversations/wait-for-run-end.js";
 import { AppError } from "../../errors.js";
 import type { HttpDeps } from "../http-deps.js";
 import { conversationParams, errorSchema, messageSchema, messagesQuery, sendMessageBody, sendMessageResponse } from "../schemas.js";
+import { linkedAbort } from "../linked-abort.js";
 import { streamRunEvents } from "../sse.js";
 
 const historyResponse = z.union([
@@ -36,13 +37,13 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
       schema: {
         params: conversationParams,
         body: sendMessageBody,
-        headers: z.object({ "idempotency-key": z.string().min(1).max(255).optional() }),
+        headers: z.object({ "idempotency-key": z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/, "must be printable ASCII").optional() }),
         response: { 200: sendMessageResponse, 400: errorSchema, 404: errorSchema, 409: errorSchema },
       },
     },
     async (req, reply) => {
       const { content, max_steps, tool_choice, model, stream } = req.body;
-      const { run, replayed } = await sendMessage(services, runs, {
+      const { run, replayed } = await sendMessage({ services, runs }, {
         conversationId: req.params.id,
         content,
         maxSteps: max_steps,
@@ -59,7 +60,8 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
       reply.raw.once("close", () => gone.abort());
       // A stopping server answers with the run as it stands instead of holding
       // the shutdown until the force-exit; the next process carries the run on.
-      const ended = await waitForRunEnd(services, runs, run.id, AbortSignal.any([gone.signal, deps.shutdown]));
+      const stop = linkedAbort(gone.signal, deps.shutdown);
+      const ended = await waitForRunEnd({ services, runs, runId: run.id, signal: stop.signal }).finally(stop.dispose);
       if (!ended) throw new AppError("not_found", `run ${run.id} does not exist`);
       const messages = await conversations.messagesOfRun(run.id);
       const lastAssistant = messages.filter((m) => m.role === "assistant").at(-1);

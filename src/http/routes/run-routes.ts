@@ -25,7 +25,7 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
 
   r.post("/conversations/:id/runs/:run_id/cancel", { schema: { params: runParams, response: { 200: runSchema, ...errors } } }, async (req) => {
     const run = await conversations.run({ id: req.params.id, runId: req.params.run_id });
-    return presentRun(await cancelRun(services, runs, run));
+    return presentRun(await cancelRun({ services, runs, run }));
   });
 
   r.get(
