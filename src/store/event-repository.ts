@@ -1,5 +1,6 @@
 import { and, asc, eq, gt, max } from "drizzle-orm";
 import type { Db } from "./db.js";
+import { toPgSafe } from "./pg-safe.js";
 import { runEvents, type RunEventRow } from "./schema.js";
 
 export interface NewRunEvent {
@@ -12,7 +13,7 @@ export function createEventRepository({ db }: { db: Db }) {
   return {
     async append(tx: Db, runId: string, events: NewRunEvent[]): Promise<void> {
       if (events.length === 0) return;
-      await tx.insert(runEvents).values(events.map((e) => ({ runId, ...e })));
+      await tx.insert(runEvents).values(events.map((e) => ({ runId, seq: e.seq, type: e.type, data: toPgSafe(e.data) })));
     },
 
     after({ runId, afterSeq, limit }: { runId: string; afterSeq: number; limit: number }): Promise<RunEventRow[]> {

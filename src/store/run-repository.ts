@@ -1,5 +1,6 @@
 import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
 import type { Db } from "./db.js";
+import { toPgSafe } from "./pg-safe.js";
 import { ACTIVE_RUN_STATUSES, runs, type RunRow } from "./schema.js";
 
 export type NewRun = typeof runs.$inferInsert;
@@ -52,7 +53,7 @@ export function createRunRepository({ db }: { db: Db }) {
     async update(tx: Db, runId: string, patch: RunPatch): Promise<RunRow | undefined> {
       const [row] = await tx
         .update(runs)
-        .set(patch)
+        .set(patch.error ? { ...patch, error: toPgSafe(patch.error) } : patch)
         .where(and(eq(runs.id, runId), isActive))
         .returning();
       return row;

@@ -273,3 +273,48 @@ describe("operations", () => {
     expect(everything).not.toContain("sk-secret-do-not-log");
   });
 });
+
+describe("input Postgres cannot store or count", () => {
+  test.each([
+    ["a NUL in the content", { content: "a\u0000b" }, "body.content"],
+    ["a lone surrogate in a text block", { content: [{ type: "text", text: "x\ud800y" }] }, "body.content.0.text"],
+  ])("%s is a 400 and changes nothing", async (_what, body, field) => {
+    const conv = await client().createConversation();
+    const error = expectError(await client().send(conv.id, body), 400, "invalid_request");
+    expect(error.details.field).toBe(field);
+    expect((await inject({ method: "GET", url: `/conversations/${conv.id}` })).json().message_count).toBe(0);
+  });
+
+  test("a NUL in a title or in metadata is a 400", async () => {
+    expectError(await inject({ method: "POST", url: "/conversations", payload: { title: "a\u0000" } }), 400, "invalid_request");
+    expectError(await inject({ method: "POST", url: "/conversations", payload: { metadata: { k: "v\u0000" } } }), 400, "invalid_request");
+  });
+
+  test("numbers and cursors out of range are 400s", async () => {
+    const conv = await client().createConversation();
+    expectError(await inject({ method: "GET", url: `/conversations/${conv.id}/messages?after_seq=99999999999` }), 400, "invalid_request");
+    const far = Buffer.from(`+275760-09-13T00:00:00.000Z|conv_x`).toString("base64url");
+    const early = Buffer.from(`0000-01-01T00:00:00.000Z|conv_x`).toString("base64url");
+    expectError(await inject({ method: "GET", url: `/conversations?cursor=${far}` }), 400, "invalid_request");
+    expectError(await inject({ method: "GET", url: `/conversations?cursor=${early}` }), 400, "invalid_request");
+  });
+
+  test("a NUL produced by a tool is mended, not a failed run", async () => {
+    const conv = await client().createConversation({ provider: "openai", tools: ["calculate"] });
+    f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "1+" }, id: "call_with_nul_result_0001" }] }, { text: "a\u0000b" });
+    const res = (await client().send(conv.id, { content: "go" })).json();
+    expect(res.run.status).toBe("completed");
+    expect(res.output_text).toBe("a\ufffdb");
+  });
+});
+
+test("three identical retries sent at once with one Idempotency-Key all get the same run", async () => {
+  const conv = await client().createConversation({ provider: "openai" });
+  f.llm.script({ text: "only once", chunkDelayMs: 20 });
+  const key = `concurrent-${Date.now()}`;
+  const replies = await Promise.all([0, 1, 2].map(() => client().send(conv.id, { content: "Once" }, { "idempotency-key": key })));
+  expect(replies.map((r) => r.statusCode)).toEqual([200, 200, 200]);
+  expect(new Set(replies.map((r) => r.json().run.id)).size).toBe(1);
+  expect(f.llm.requests).toHaveLength(1);
+  expect((await inject({ method: "GET", url: `/conversations/${conv.id}` })).json().message_count).toBe(2);
+});
