@@ -7,14 +7,10 @@
 
 ARG NODE_IMAGE=node:20-bookworm-slim
 
-# npm ci refuses the current package-lock.json (it lacks an entry for an optional,
-# Windows-only package of vite); until the lock file is regenerated, `npm install
-# --no-save` installs the same locked versions.
-
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund || npm install --no-save --no-audit --no-fund
+RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
@@ -22,8 +18,7 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS prod-deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN (npm ci --omit=dev --no-audit --no-fund || npm install --omit=dev --no-save --no-audit --no-fund) \
- && npm cache clean --force
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \
