@@ -83,74 +83,82 @@ beforeEach(async () => {
 });
 
 describe(`loopd as a process on ${testDatabaseKind}`, () => {
-  test("killed mid-answer (SIGKILL): the next process resumes the run, which completes with a whole event log", async () => {
-    const conv = await client.createConversation({ provider: "anthropic" });
-    llm.script({ text: LONG_ANSWER, chunkDelayMs: SLOW }, { text: "The whole story, after the restart." });
+  describe.each(["anthropic", "openai"] as const)("through %s", (provider) => {
+    const fifo = `never-written-${provider}.fifo`;
+    test("killed mid-answer (SIGKILL): the next process resumes the run, which completes with a whole event log", async () => {
+      const conv = await client.createConversation({ provider });
+      llm.script({ text: LONG_ANSWER, chunkDelayMs: SLOW }, { text: "The whole story, after the restart." });
 
-    const stream = await client.sendStreaming(conv.id, "Tell me a long story.");
-    expect(stream.status).toBe(200);
-    const runId = (await stream.until((e) => e.event === "run.created", 10_000)).data.run.id;
-    await stream.until((e) => e.event === "text.delta", 10_000);
-    expect(await killProcess(loopd)).toEqual({ code: null, signal: "SIGKILL" });
-    stream.close();
+      const stream = await client.sendStreaming(conv.id, "Tell me a long story.");
+      expect(stream.status).toBe(200);
+      const runId = (await stream.until((e) => e.event === "run.created", 10_000)).data.run.id;
+      await stream.until((e) => e.event === "text.delta", 10_000);
+      expect(await killProcess(loopd)).toEqual({ code: null, signal: "SIGKILL" });
+      stream.close();
 
-    await startLoopd();
-    const run = await client.waitForRunEnd(conv.id, runId, 20_000);
-    expect(run).toMatchObject({ status: "completed", stop_reason: "end_turn", error: null, steps: 1 });
-    // The resumed call was made again from the saved history: the user message alone.
-    expect(llm.requests).toHaveLength(2);
-    expect(userTextsIn(llm.requests[1]!)).toEqual(["Tell me a long story."]);
+      await startLoopd();
+      const run = await client.waitForRunEnd(conv.id, runId, 20_000);
+      expect(run).toMatchObject({ status: "completed", stop_reason: "end_turn", error: null, steps: 1 });
+      // The resumed call was made again from the saved history: the user message alone.
+      expect(llm.requests).toHaveLength(2);
+      expect(userTextsIn(llm.requests[1]!)).toEqual(["Tell me a long story."]);
 
-    const events = await client.allEvents(conv.id, runId);
-    expect(expectCompleteEventLog(events)).toMatchObject({ event: "run.completed", data: { run: { id: runId, status: "completed" } } });
-    const history = await client.messages(conv.id);
-    expect(history.map((m) => m.role)).toEqual(["user", "assistant"]);
-    expect(history[1].content).toEqual([{ type: "text", text: "The whole story, after the restart." }]);
-    expect(unansweredToolCalls(history)).toEqual([]);
+      const events = await client.allEvents(conv.id, runId);
+      expect(expectCompleteEventLog(events)).toMatchObject({ event: "run.completed", data: { run: { id: runId, status: "completed" } } });
+      // The restarted step is announced, and its deltas after the marker add up to the saved text.
+      const restart = events.findIndex((e) => e.event === "step.restarted");
+      expect(restart).toBeGreaterThan(0);
+      const deltas = events.slice(restart).filter((e) => e.event === "text.delta").map((e) => e.data.delta);
+      expect(deltas.join("")).toBe("The whole story, after the restart.");
+      const history = await client.messages(conv.id);
+      expect(history.map((m) => m.role)).toEqual(["user", "assistant"]);
+      expect(history[1].content).toEqual([{ type: "text", text: "The whole story, after the restart." }]);
+      expect(unansweredToolCalls(history)).toEqual([]);
 
-    llm.script({ text: "And they lived happily." });
-    const next = await client.send(conv.id, "And then?");
-    expect(next.run).toMatchObject({ status: "completed", error: null });
-    expect(next.output_text).toBe("And they lived happily.");
-  });
+      llm.script({ text: "And they lived happily." });
+      const next = await client.send(conv.id, "And then?");
+      expect(next.run).toMatchObject({ status: "completed", error: null });
+      expect(next.output_text).toBe("And they lived happily.");
+    });
 
-  test("killed mid-tool (SIGKILL): the run fails as interrupted, the orphan call gets an error result, and the conversation goes on", async () => {
-    // Opening a FIFO for reading blocks until a writer comes, and none does:
-    // search_files (which, unlike read_file, does not refuse non-regular
-    // files) stays inside the tool until the process dies.
-    execFileSync("mkfifo", [path.join(workspaceDir, "never-written.fifo")]);
-    const conv = await client.createConversation({ provider: "openai" });
-    llm.script({ text: "Let me look.", toolCalls: [{ name: "search_files", input: { pattern: "needle", path: "never-written.fifo" } }] });
+    test("killed mid-tool (SIGKILL): the run fails as interrupted, the orphan call gets an error result, and the conversation goes on", async () => {
+      // Opening a FIFO for reading blocks until a writer comes, and none does:
+      // search_files (which, unlike read_file, does not refuse non-regular
+      // files) stays inside the tool until the process dies.
+      execFileSync("mkfifo", [path.join(workspaceDir, fifo)]);
+      const conv = await client.createConversation({ provider });
+      llm.script({ text: "Let me look.", toolCalls: [{ name: "search_files", input: { pattern: "needle", path: fifo } }] });
 
-    const stream = await client.sendStreaming(conv.id, "Find the needle.");
-    const runId = (await stream.until((e) => e.event === "run.created", 10_000)).data.run.id;
-    const started = await stream.until((e) => e.event === "tool_call.started", 10_000);
-    expect(started.data).toMatchObject({ name: "search_files", input: { path: "never-written.fifo" } });
-    const callId: string = started.data.tool_call_id;
-    expect(await killProcess(loopd)).toEqual({ code: null, signal: "SIGKILL" });
-    stream.close();
+      const stream = await client.sendStreaming(conv.id, "Find the needle.");
+      const runId = (await stream.until((e) => e.event === "run.created", 10_000)).data.run.id;
+      const started = await stream.until((e) => e.event === "tool_call.started", 10_000);
+      expect(started.data).toMatchObject({ name: "search_files", input: { path: fifo } });
+      const callId: string = started.data.tool_call_id;
+      expect(await killProcess(loopd)).toEqual({ code: null, signal: "SIGKILL" });
+      stream.close();
 
-    await startLoopd();
-    const run = await client.waitForRunEnd(conv.id, runId, 20_000);
-    expect(run).toMatchObject({ status: "failed", stop_reason: "error", error: { code: "interrupted" } });
-    expect(llm.requests).toHaveLength(1); // failing the run made no model call
+      await startLoopd();
+      const run = await client.waitForRunEnd(conv.id, runId, 20_000);
+      expect(run).toMatchObject({ status: "failed", stop_reason: "error", error: { code: "interrupted" } });
+      expect(llm.requests).toHaveLength(1); // failing the run made no model call
 
-    const history = await client.messages(conv.id);
-    expect(history.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
-    expect(history[2].content).toEqual([
-      { type: "tool_result", tool_call_id: callId, name: "search_files", content: expect.stringContaining("interrupted"), is_error: true },
-    ]);
-    expect(unansweredToolCalls(history)).toEqual([]);
-    const events = await client.allEvents(conv.id, runId);
-    expect(expectCompleteEventLog(events)).toMatchObject({ event: "run.failed", data: { run: { error: { code: "interrupted" } } } });
-    expect(events.some((e) => e.event === "message.created" && e.data.message.role === "tool")).toBe(true);
+      const history = await client.messages(conv.id);
+      expect(history.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
+      expect(history[2].content).toEqual([
+        { type: "tool_result", tool_call_id: callId, name: "search_files", content: expect.stringContaining("interrupted"), is_error: true },
+      ]);
+      expect(unansweredToolCalls(history)).toEqual([]);
+      const events = await client.allEvents(conv.id, runId);
+      expect(expectCompleteEventLog(events)).toMatchObject({ event: "run.failed", data: { run: { error: { code: "interrupted" } } } });
+      expect(events.some((e) => e.event === "message.created" && e.data.message.role === "tool")).toBe(true);
 
-    llm.script({ text: "The search was interrupted; shall I try again?" });
-    const next = await client.send(conv.id, "What happened?");
-    expect(next.run).toMatchObject({ status: "completed", error: null });
-    // The provider accepted the history: the call and its interrupted result, ids verbatim.
-    expect(toolCallIdsIn(llm.requests[1]!)).toEqual([callId]);
-    expect(toolResultsIn(llm.requests[1]!)).toEqual([{ id: callId, content: expect.stringContaining("interrupted"), isError: true }]);
+      llm.script({ text: "The search was interrupted; shall I try again?" });
+      const next = await client.send(conv.id, "What happened?");
+      expect(next.run).toMatchObject({ status: "completed", error: null });
+      // The provider accepted the history: the call and its interrupted result, ids verbatim.
+      expect(toolCallIdsIn(llm.requests[1]!)).toEqual([callId]);
+      expect(toolResultsIn(llm.requests[1]!)).toEqual([{ id: callId, content: expect.stringContaining("interrupted"), isError: true }]);
+    });
   });
 
   test("SIGTERM mid-answer: open requests get their answer, the process exits 0 within seconds, and the next process finishes the runs", async () => {
