@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import pg from "pg";
+import { admin } from "../test/helpers/test-database.js";
 
 /** Where one benchmark pass keeps its data: a fresh PGlite folder, or a fresh database on BENCH_DATABASE_URL's server. */
 export interface BenchDatabase {
@@ -33,14 +33,4 @@ export async function createBenchDatabase(serverUrl: string | undefined): Promis
     open: { databaseUrl: url.toString() },
     drop: () => admin(serverUrl, `drop database if exists ${name} with (force)`),
   };
-}
-
-async function admin(serverUrl: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
 }

@@ -47,7 +47,8 @@ async function migrated(database: Database): Promise<Database> {
   return database;
 }
 
-async function admin(serverUrl: string, sql: string) {
+/** Runs one statement on the server itself (create or drop a database). */
+export async function admin(serverUrl: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {

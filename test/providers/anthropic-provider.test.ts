@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ModelStopReason, ToolChoice } from "../../src/agent/model.js";
 import { type FakeLlm, type FakeStop, startFakeLlm } from "../fake-llm/server.js";
 import { anthropicAgainst, modelRequest, tools } from "./fake-llm-providers.js";
-import { anthropicStyleHistory, toolResult, user } from "./histories.js";
+import { anthropicStyleHistory, anthropicStyleWire, toolResult, user } from "./histories.js";
 
 let llm: FakeLlm;
 beforeAll(async () => {
@@ -64,24 +64,7 @@ describe("Anthropic provider on the wire", () => {
     const response = await anthropicAgainst(llm).generate(modelRequest(history));
     expect(response.content).toEqual([{ type: "text", text: "In Paris it is 07:05." }]);
     expect(llm.requests[0]!.body.messages).toEqual([
-      { role: "user", content: [{ type: "text", text: "What time is it in Tokyo, and what is 12*7?" }] },
-      {
-        role: "assistant",
-        content: [
-          { type: "text", text: "Let me check both." },
-          { type: "tool_use", id: "toolu_01A", name: "get_current_time", input: { timezone: "Asia/Tokyo" } },
-          { type: "tool_use", id: "toolu_01B", name: "calculate", input: { expression: "12*7" } },
-        ],
-      },
-      {
-        role: "user",
-        content: [
-          { type: "tool_result", tool_use_id: "toolu_01A", content: '{"timezone":"Asia/Tokyo","time":"14:05"}', is_error: false },
-          { type: "tool_result", tool_use_id: "toolu_01B", content: "84", is_error: false },
-        ],
-      },
-      { role: "assistant", content: [{ type: "text", text: "It is 14:05 in Tokyo and 12*7 = 84." }] },
-      { role: "user", content: [{ type: "text", text: "Thanks! And in Paris?" }] },
+      ...anthropicStyleWire,
       { role: "assistant", content: [{ type: "tool_use", id: "toolu_01C", name: "get_current_time", input: { timezone: "Europe/Paris" } }] },
       { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_01C", content: '{"time":"07:05"}', is_error: false }] },
     ]);

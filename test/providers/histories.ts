@@ -40,3 +40,25 @@ export const openaiStyleHistory: NewMessage[] = [
   },
   toolResult("call_def456", "calculate", "49"),
 ];
+
+/** `anthropicStyleHistory` as the Anthropic Messages API takes it. */
+export const anthropicStyleWire = [
+  { role: "user", content: [{ type: "text", text: "What time is it in Tokyo, and what is 12*7?" }] },
+  {
+    role: "assistant",
+    content: [
+      { type: "text", text: "Let me check both." },
+      { type: "tool_use", id: "toolu_01A", name: "get_current_time", input: { timezone: "Asia/Tokyo" } },
+      { type: "tool_use", id: "toolu_01B", name: "calculate", input: { expression: "12*7" } },
+    ],
+  },
+  {
+    role: "user",
+    content: [
+      { type: "tool_result", tool_use_id: "toolu_01A", content: '{"timezone":"Asia/Tokyo","time":"14:05"}', is_error: false },
+      { type: "tool_result", tool_use_id: "toolu_01B", content: "84", is_error: false },
+    ],
+  },
+  { role: "assistant", content: [{ type: "text", text: "It is 14:05 in Tokyo and 12*7 = 84." }] },
+  { role: "user", content: [{ type: "text", text: "Thanks! And in Paris?" }] },
+];
