@@ -78,9 +78,7 @@ export function createConversationService(services: Services) {
     get: async (id: string) => presentConversation(await load(id)),
 
     async list({ limit, cursor }: { limit: number; cursor?: string | undefined }) {
-      const page = await store.conversations.list({ limit, after: cursor ? decodeCursor(cursor) : undefined });
-      const last = page.rows.at(-1);
-      return { data: page.rows.map(presentConversation), next_cursor: page.hasMore && last ? encodeCursor(last) : null };
+      return pageResponse(await store.conversations.list({ limit, after: cursor ? decodeCursor(cursor) : undefined }), presentConversation);
     },
 
     /** Deletes the conversation; a run still going is stopped first, and whatever it tries to write after is refused. */
@@ -114,15 +112,19 @@ export function createConversationService(services: Services) {
 
     async runs({ id, limit, cursor }: { id: string; limit: number; cursor?: string | undefined }) {
       await load(id);
-      const page = await store.runs.list({ conversationId: id, limit, after: cursor ? decodeCursor(cursor) : undefined });
-      const last = page.rows.at(-1);
-      return { data: page.rows.map(presentRun), next_cursor: page.hasMore && last ? encodeCursor(last) : null };
+      return pageResponse(await store.runs.list({ conversationId: id, limit, after: cursor ? decodeCursor(cursor) : undefined }), presentRun);
     },
 
     async messagesOfRun(runId: string) {
       return (await store.messages.ofRun(runId)).map(presentMessage);
     },
   };
+}
+
+/** `{data, next_cursor}` as the list routes answer. */
+function pageResponse<R extends { createdAt: Date; id: string }, V>(page: { rows: R[]; hasMore: boolean }, present: (row: R) => V) {
+  const last = page.rows.at(-1);
+  return { data: page.rows.map(present), next_cursor: page.hasMore && last ? encodeCursor(last) : null };
 }
 
 export type ConversationService = ReturnType<typeof createConversationService>;

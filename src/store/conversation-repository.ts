@@ -1,6 +1,7 @@
-import { and, desc, eq, lt, or, sql } from "drizzle-orm";
+import { desc, eq, sql } from "drizzle-orm";
 import type { Db } from "./db.js";
 import { newId } from "./ids.js";
+import { olderThan, pageOf, type Keyset } from "./keyset.js";
 import { conversations, type ConversationRow } from "./schema.js";
 
 export type ConversationWithActiveRun = ConversationRow & { activeRunId: string | null };
@@ -14,11 +15,6 @@ export interface NewConversation {
   metadata: Record<string, unknown>;
 }
 
-/** A position in the newest-first listing. */
-export interface ConversationCursor {
-  createdAt: Date;
-  id: string;
-}
 
 export function createConversationRepository({ db }: { db: Db }) {
   // Matches the partial index runs_one_active_per_conversation_key, so it is an index lookup.
@@ -40,21 +36,14 @@ export function createConversationRepository({ db }: { db: Db }) {
     },
 
     /** Newest first; fetches one extra row to know whether there is a next page. */
-    async list({ limit, after }: { limit: number; after?: ConversationCursor | undefined }) {
+    async list({ limit, after }: { limit: number; after?: Keyset | undefined }) {
       const rows = await db
         .select(withActiveRun)
         .from(conversations)
-        .where(
-          after
-            ? or(
-                lt(conversations.createdAt, after.createdAt),
-                and(eq(conversations.createdAt, after.createdAt), lt(conversations.id, after.id)),
-              )
-            : undefined,
-        )
+        .where(olderThan(conversations.createdAt, conversations.id, after))
         .orderBy(desc(conversations.createdAt), desc(conversations.id))
         .limit(limit + 1);
-      return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
+      return pageOf(rows, limit);
     },
 
     /** Deletes the conversation; messages, runs and events go with it (ON DELETE CASCADE). */

@@ -1,5 +1,6 @@
 import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
 import type { Db } from "./db.js";
+import { olderThan, pageOf, type Keyset } from "./keyset.js";
 import { toPgSafe } from "./pg-safe.js";
 import { ACTIVE_RUN_STATUSES, runs, type RunRow } from "./schema.js";
 
@@ -21,19 +22,14 @@ export function createRunRepository({ db }: { db: Db }) {
       return row;
     },
 
-    async list({ conversationId, limit, after }: { conversationId: string; limit: number; after?: { createdAt: Date; id: string } | undefined }) {
+    async list({ conversationId, limit, after }: { conversationId: string; limit: number; after?: Keyset | undefined }) {
       const rows = await db
         .select()
         .from(runs)
-        .where(
-          and(
-            eq(runs.conversationId, conversationId),
-            after ? or(lt(runs.createdAt, after.createdAt), and(eq(runs.createdAt, after.createdAt), lt(runs.id, after.id))) : undefined,
-          ),
-        )
+        .where(and(eq(runs.conversationId, conversationId), olderThan(runs.createdAt, runs.id, after)))
         .orderBy(desc(runs.createdAt), desc(runs.id))
         .limit(limit + 1);
-      return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
+      return pageOf(rows, limit);
     },
 
     async byIdempotencyKey(conversationId: string, key: string): Promise<RunRow | undefined> {
