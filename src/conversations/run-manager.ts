@@ -2,6 +2,7 @@ import { setMaxListeners } from "node:events";
 import { toolCallsOf } from "../agent/messages.js";
 import { CANCELLED_RESULT, INTERRUPTED_RESULT, repairMessages } from "../agent/repair-history.js";
 import type { RunRow } from "../store/schema.js";
+import { RunInterruption } from "../agent/run-interruption.js";
 import { describeError } from "../errors.js";
 import { executeRun, ShutdownSignal } from "./execute-run.js";
 import { LeaseLost } from "./run-event-log.js";
@@ -22,11 +23,21 @@ export function createRunManager(services: Services) {
   let stopping = false;
 
   function launch(run: RunRow, writer: RunWriter): Promise<void> {
-    if (stopping) return writer.flush().catch(() => {}); // left for the next process, whose sweep takes it
+    if (stopping) {
+      // Left for the next process, which may take it over at once.
+      return writer
+        .flush()
+        .then(() => store.runs.releaseLeases(instanceId))
+        .catch(() => {});
+    }
     const controller = new AbortController();
     // Each model call and tool call of a long run listens to this one signal.
     setMaxListeners(0, controller.signal);
-    const done = executeRun({ services, run, writer, signal: controller.signal }).finally(() => active.delete(run.id));
+    const done = executeRun({ services, run, writer, signal: controller.signal }).finally(() => {
+      // A run that stopped on a refused write may still have tools running: stop them.
+      controller.abort(new RunInterruption(`run ${run.id} is over here`));
+      active.delete(run.id);
+    });
     active.set(run.id, { controller, done });
     return done;
   }

@@ -65,7 +65,7 @@ export function createRunWriter({ services, run, lastSeq }: { services: Services
           log.info({ run_id: run.id, conversation_id: run.conversationId, status, stop_reason: stopReason, steps, usage, error }, "run finished");
         }
       } catch (err) {
-        if (err instanceof LeaseLost) log.warn({ run_id: run.id }, "another process took this run over; its end is theirs to record");
+        if (err instanceof LeaseLost) log.warn({ run_id: run.id }, "this process no longer owns the run (taken over, or its conversation deleted); its end is not recorded here");
         else log.error({ run_id: run.id, err: describeError(err) }, "could not record the end of a run");
       }
     },

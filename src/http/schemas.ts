@@ -53,15 +53,17 @@ export const runParams = conversationParams.extend({ run_id: z.string().min(1).m
 const SAFE_MESSAGE = "must not contain NUL characters or unpaired surrogates";
 /** A string Postgres can store. */
 const text = () => z.string().refine(isPgSafe, SAFE_MESSAGE);
-const nonBlank = text().refine((s) => s.trim().length > 0, "must not be empty");
+/** Names (models, tools) lose surrounding white space; text the user wrote is kept as written. */
+const name = () => text().trim().min(1, "must not be empty");
+const filled = () => text().refine((s) => s.trim().length > 0, "must not be empty");
 const jsonObject = z.record(z.string(), z.unknown()).refine(isPgSafe, SAFE_MESSAGE);
 
 const conversationFields = z.object({
   system: text().max(100_000).nullable().optional(),
   title: text().max(500).nullable().optional(),
   provider: providerSchema.optional(),
-  model: nonBlank.max(200).optional(),
-  tools: z.array(nonBlank.max(100)).max(100).optional(),
+  model: name().max(200).optional(),
+  tools: z.array(name().max(100)).max(100).optional(),
   metadata: jsonObject.optional(),
 });
 
@@ -70,13 +72,13 @@ export const createConversationBody = conversationFields.nullish();
 /** PATCH: the same fields, for the runs to come. */
 export const updateConversationBody = conversationFields;
 
-export const toolChoiceSchema = z.union([z.enum(["auto", "none", "required"]), z.object({ name: nonBlank })]);
+export const toolChoiceSchema = z.union([z.enum(["auto", "none", "required"]), z.object({ name: name() })]);
 
 export const sendMessageBody = z.object({
-  content: z.union([nonBlank, z.array(textBlockSchema.extend({ text: nonBlank })).min(1, "must hold at least one text block")]),
+  content: z.union([filled(), z.array(textBlockSchema.extend({ text: filled() })).min(1, "must hold at least one text block")]),
   max_steps: z.number().int().min(1).optional(),
   tool_choice: toolChoiceSchema.optional(),
-  model: nonBlank.max(200).optional(),
+  model: name().max(200).optional(),
   stream: z.boolean().optional(),
 });
 

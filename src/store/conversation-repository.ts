@@ -1,8 +1,8 @@
-import { desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "./db.js";
 import { newId } from "./ids.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
-import { conversations, type ConversationRow } from "./schema.js";
+import { ACTIVE_RUN_STATUSES, conversations, runs, type ConversationRow } from "./schema.js";
 
 export type ConversationWithActiveRun = ConversationRow & { activeRunId: string | null };
 
@@ -46,10 +46,18 @@ export function createConversationRepository({ db }: { db: Db }) {
       return pageOf(rows, limit);
     },
 
-    /** Deletes the conversation; messages, runs and events go with it (ON DELETE CASCADE). */
+    /**
+     * Deletes the conversation; messages, runs and events go with it (ON
+     * DELETE CASCADE). Its active run's row is locked first: a run's own
+     * writes lock the run, then the conversation, and taking them in the same
+     * order here keeps a delete from deadlocking with a run's last save.
+     */
     async delete(id: string): Promise<boolean> {
-      const deleted = await db.delete(conversations).where(eq(conversations.id, id)).returning({ id: conversations.id });
-      return deleted.length > 0;
+      return db.transaction(async (tx) => {
+        await tx.select({ id: runs.id }).from(runs).where(and(eq(runs.conversationId, id), inArray(runs.status, [...ACTIVE_RUN_STATUSES]))).for("update");
+        const deleted = await tx.delete(conversations).where(eq(conversations.id, id)).returning({ id: conversations.id });
+        return deleted.length > 0;
+      });
     },
 
     async update(id: string, patch: Partial<NewConversation>): Promise<ConversationWithActiveRun | undefined> {

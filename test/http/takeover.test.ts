@@ -1,11 +1,12 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { expect, test } from "vitest";
 import { runs } from "../../src/store/schema.js";
-import { collectEvents } from "../helpers/sse-client.js";
+import { collectEvents, isEvent, readSse } from "../helpers/sse-client.js";
 import { useLoopd } from "../helpers/use-loopd.js";
+import { testTools } from "./test-tools.js";
 
 // A short lease so that the sweeper takes abandoned runs over within the test.
-const f = useLoopd({ listen: true, env: { RUN_LEASE_MS: "1200" } });
+const f = useLoopd({ listen: true, tools: testTools(), env: { RUN_LEASE_MS: "1200" } });
 
 const post = (path: string, body: unknown) =>
   fetch(`${f.loopd.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
@@ -78,4 +79,25 @@ test("deleting a conversation stops its run", async () => {
   for (let i = 0; i < 50 && f.loopd.runs.activeCount > 0; i++) await sleep(20);
   expect(f.loopd.runs.activeCount).toBe(0);
   await collectEvents(stream); // the stream ends too
+});
+
+test("deleting a long conversation while its run is in a tool neither deadlocks nor fails", async () => {
+  const conv = await bodyOf(post("/conversations", { provider: "openai", tools: ["wait_for_abort"] }));
+  // A long history makes the delete slow, so the run's cancel-time save lands inside it.
+  const filler = 30_000;
+  await f.database.db.execute(sql`
+    insert into messages (id, conversation_id, seq, role, content)
+    select 'msg_filler_' || n, ${conv.id}, n, 'user', '[{"type":"text","text":"filler"}]'::jsonb from generate_series(1, ${filler}) n`);
+  await f.database.db.execute(sql`update conversations set message_count = ${filler} where id = ${conv.id}`);
+  f.llm.script({ toolCalls: [{ name: "wait_for_abort", input: {} }] });
+  const stream = await post(`/conversations/${conv.id}/messages`, { content: "Work", stream: true });
+  const reader = readSse(stream);
+  for await (const item of reader) if (isEvent(item) && item.event === "tool_call.started") break;
+
+  const res = await fetch(`${f.loopd.url}/conversations/${conv.id}`, { method: "DELETE" });
+  expect(res.status).toBe(204);
+  for (let i = 0; i < 100 && f.loopd.runs.activeCount > 0; i++) await sleep(20);
+  expect(f.loopd.runs.activeCount).toBe(0);
+  expect((await fetch(`${f.loopd.url}/conversations/${conv.id}`)).status).toBe(404);
+  await reader.return(undefined);
 });

@@ -54,6 +54,12 @@ export function testTools({ readHistory }: { readHistory?: () => Promise<{ role:
       },
     }),
     defineTool({
+      name: "wait_for_abort",
+      description: "Runs until the run is cancelled.",
+      input: z.object({}),
+      execute: (_input, { signal }) => new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(new Error("aborted")))),
+    }),
+    defineTool({
       name: "slow",
       description: "Takes far longer than its timeout.",
       input: z.object({}),
