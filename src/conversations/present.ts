@@ -47,7 +47,5 @@ export function presentRun(row: RunRow) {
   };
 }
 
-export type ConversationView = ReturnType<typeof presentConversation>;
-export type RunView = ReturnType<typeof presentRun>;
 
 export const TERMINAL_EVENT_TYPES = new Set(["run.completed", "run.incomplete", "run.failed", "run.cancelled", "run.requires_action"]);

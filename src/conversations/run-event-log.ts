@@ -91,4 +91,3 @@ export function createRunEventLog({ store, signals, broadcast, runId, owner, las
   };
 }
 
-export type RunEventLog = ReturnType<typeof createRunEventLog>;
