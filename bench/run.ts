@@ -132,7 +132,7 @@ async function main() {
     "",
     "## (b) One conversation growing: a whole run at N messages (p50 of 20 runs, ms)",
     "",
-    "The direct call sends the same whole history loopd sent; the overhead includes reading the history (twice per run) and the appends.",
+    "The direct call sends the same whole history loopd sent; the overhead includes reading the history (once per run) and the appends.",
     "",
     markdownTable(["db", "messages", "SDK direct", "loopd run", "overhead"], growthRows),
     "",
