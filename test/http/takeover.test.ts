@@ -101,3 +101,28 @@ test("deleting a long conversation while its run is in a tool neither deadlocks 
   expect((await fetch(`${f.loopd.url}/conversations/${conv.id}`)).status).toBe(404);
   await reader.return(undefined);
 });
+
+test("a shutdown answers the calls it cuts short as interrupted, and the next start resumes the run", async () => {
+  const conv = await bodyOf(post("/conversations", { provider: "anthropic", tools: ["wait_for_abort"] }));
+  f.llm.script({ toolCalls: [{ name: "wait_for_abort", input: {} }] }, { text: "Carrying on after the restart." });
+  const stream = await post(`/conversations/${conv.id}/messages`, { content: "Work", stream: true });
+  const runId = stream.headers.get("x-loopd-run-id")!;
+  for await (const item of readSse(stream)) if (isEvent(item) && item.event === "tool_call.started") break;
+
+  const store = f.loopd.services.store;
+  await f.loopd.close(); // SHUTDOWN_TIMEOUT_MS (2 s) for the tool, then it is stopped
+  const results = (await store.messages.ofRun(runId)).filter((m) => m.role === "tool").map((m) => m.content[0] as any);
+  expect(results).toEqual([expect.objectContaining({ is_error: true, content: expect.stringContaining("interrupted") })]);
+  expect((await store.runs.get(runId))!.status).toBe("running");
+
+  await f.restart();
+  let run: any;
+  for (let i = 0; i < 100; i++) {
+    run = await getJson(`/conversations/${conv.id}/runs/${runId}`);
+    if (run.status !== "running") break;
+    await sleep(50);
+  }
+  expect(run).toMatchObject({ status: "completed" });
+  const history = (await getJson(`/conversations/${conv.id}/messages`)).data;
+  expect(history.map((m: any) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+});
