@@ -1,9 +1,6 @@
-export interface SseEvent {
-  id: number | null;
-  event: string;
-  /** The parsed `data:` JSON. `any` because tests dig into each event type's own shape. */
-  data: any;
-}
+import { isEvent, readSse, type SseEvent } from "../helpers/sse-client.js";
+
+export type { SseEvent };
 
 /** How a stream stopped: the server ended the response, or the connection broke. */
 export type SseEnd = { kind: "ended" } | { kind: "broken"; error: unknown };
@@ -29,35 +26,25 @@ export async function openSse(url: string, init: { method?: string; body?: unkno
     ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
     signal: controller.signal,
   });
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
+  const items = readSse(res);
   const events: SseEvent[] = [];
-  let buffer = "";
   let end: SseEnd | null = null;
 
   /** The next event, or null once the stream stopped. */
   async function next(): Promise<SseEvent | null> {
-    for (;;) {
-      const cut = buffer.indexOf("\n\n");
-      if (cut >= 0) {
-        const block = buffer.slice(0, cut);
-        buffer = buffer.slice(cut + 2);
-        const event = parseBlock(block);
-        if (event) {
-          events.push(event);
-          return event;
-        }
-        continue;
-      }
-      if (end) return null;
+    while (!end) {
       try {
-        const { done, value } = await reader.read();
+        const { done, value } = await items.next();
         if (done) end = { kind: "ended" };
-        else buffer += decoder.decode(value, { stream: true });
+        else if (isEvent(value)) {
+          events.push(value);
+          return value;
+        }
       } catch (error) {
         end = { kind: "broken", error };
       }
     }
+    return null;
   }
 
   async function within<T>(timeoutMs: number, what: string, work: () => Promise<T>): Promise<T> {
@@ -94,21 +81,4 @@ export async function openSse(url: string, init: { method?: string; body?: unkno
       }),
     close: () => controller.abort(),
   };
-}
-
-function parseBlock(block: string): SseEvent | null {
-  let id: number | null = null;
-  let event = "message";
-  const data: string[] = [];
-  for (const line of block.split("\n")) {
-    if (line.startsWith(":")) continue; // a comment: `: ping`
-    const colon = line.indexOf(":");
-    const field = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-    if (field === "id") id = Number(value);
-    else if (field === "event") event = value;
-    else if (field === "data") data.push(value);
-  }
-  if (data.length === 0) return null;
-  return { id, event, data: JSON.parse(data.join("\n")) };
 }
