@@ -41,24 +41,24 @@ export async function openDatabase({ databaseUrl, dataDir, poolSize = 10 }: Open
     const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
     // An idle client's error (server restart) must not crash the process; the next query reports it.
     pool.on("error", () => {});
-    const db = drizzlePg(pool, { schema }) as unknown as Db;
+    const pgDb = drizzlePg(pool, { schema });
     return {
-      db,
+      db: pgDb as unknown as Db,
       kind: "postgres",
       connectionString: databaseUrl,
-      migrate: () => migratePg(drizzlePg(pool), { migrationsFolder }),
+      migrate: () => migratePg(pgDb, { migrationsFolder }),
       ping: () => answers(() => pool.query("select 1")),
       close: () => pool.end(),
     };
   }
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const client = await PGlite.create(dataDir ? { dataDir } : {});
-  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  const pgliteDb = drizzlePglite(client, { schema });
   return {
-    db,
+    db: pgliteDb as unknown as Db,
     kind: "pglite",
     connectionString: null,
-    migrate: () => migratePglite(drizzlePglite(client), { migrationsFolder }),
+    migrate: () => migratePglite(pgliteDb, { migrationsFolder }),
     ping: () => answers(() => client.query("select 1")),
     close: () => client.close(),
   };
