@@ -33,7 +33,7 @@ export async function measureAppendCost({
     const newConversation = () =>
       store.conversations.create({ title: "bench", system: null, provider: "mock", model: "loopd-mock", tools: [], metadata: {} });
     const appendTo = (conversationId: string, items: NewMessage[]) =>
-      store.transaction((tx) => store.messages.append(tx, { conversationId, runId: null, items }));
+      store.transaction((tx) => tx.messages.append({ conversationId, runId: null, items }));
 
     // Warm the database and the JIT on a conversation of its own first, or the first window measures start-up.
     const warmup = await newConversation();

@@ -6,9 +6,9 @@ import pino, { type Logger } from "pino";
 import type { ModelProvider, ProviderName } from "./agent/model.js";
 import type { Config } from "./config.js";
 import { createConversationService } from "./conversations/conversation-service.js";
-import { createRunManager, type RunManager } from "./conversations/run-manager.js";
-import { createRunSignals } from "./conversations/run-signals.js";
-import type { Services } from "./conversations/services.js";
+import { createRunManager, type RunManager } from "./runs/run-manager.js";
+import { createRunSignals, type RunSignals } from "./runs/run-signals.js";
+import type { Services } from "./services.js";
 import { errorBody } from "./errors.js";
 import { handleError } from "./http/error-handler.js";
 import type { HttpDeps } from "./http/http-deps.js";
@@ -61,20 +61,33 @@ export function createLogger(level: string): Logger {
   return pino({ level, redact: { paths: REDACT, censor: "[redacted]" } });
 }
 
+/**
+ * Commit signals belong to the database, not to the app: two apps on one
+ * embedded database (one process) must hear each other's commits, as they
+ * cannot through LISTEN.
+ */
+const signalsByDatabase = new WeakMap<Database, RunSignals>();
+function signalsOf(database: Database): RunSignals {
+  let signals = signalsByDatabase.get(database);
+  if (!signals) signalsByDatabase.set(database, (signals = createRunSignals()));
+  return signals;
+}
+
 export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const { config, database } = deps;
   const logger = deps.logger ?? createLogger(config.logLevel);
   const services: Services = {
     config,
-    store: createStore({ db: database.db }),
+    store: createStore({ db: database.db, notifies: database.kind === "postgres" }),
     providers: deps.providers ?? createProviders(),
     registry: createToolRegistry(deps.tools ?? createBuiltinTools()),
-    signals: createRunSignals(),
+    signals: signalsOf(database),
     broadcast: createBroadcast({ database, onError: (err) => logger.warn({ err }, "LISTEN connection failed; followers fall back to polling") }),
+    exclusiveDatabase: database.kind === "pglite",
     instanceId: deps.instanceId ?? randomUUID(),
     log: logger,
   };
-  const runs = createRunManager(services);
+  const runs = createRunManager(services, { exclusive: services.exclusiveDatabase });
   services.broadcast.on("loopd_run_events", (runId) => services.signals.notify(runId));
   services.broadcast.on("loopd_run_cancel", (runId) => runs.cancelLocal(runId));
   const shutdown = new AbortController();

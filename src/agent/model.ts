@@ -60,6 +60,12 @@ export interface ModelProvider {
    * SDK's own retries, and an `AbortError`-like error when `signal` aborts.
    */
   generate(request: ModelRequest): Promise<ModelResponse>;
+  /**
+   * A history exactly as this provider's SDK takes it (system prompt
+   * included, in the provider's place for it), for clients that call the
+   * provider themselves.
+   */
+  formatHistory(system: string | null, messages: readonly NewMessage[]): { system?: unknown; messages: unknown[] };
 }
 
 /** A provider failure that survived the SDK's retries. */

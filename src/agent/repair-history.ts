@@ -1,6 +1,7 @@
 import { toolCallsOf, type NewMessage, type ToolCallBlock } from "./messages.js";
 
-export const INTERRUPTED_RESULT = "tool execution was interrupted; its result is unknown";
+export const INTERRUPTED_RESULT =
+  "tool execution was interrupted (the server stopped): it may or may not have taken effect; check before calling it again";
 export const CANCELLED_RESULT = "tool call was cancelled before it finished; its result is unknown";
 
 /** The tool calls of the history that have no tool message answering them. */

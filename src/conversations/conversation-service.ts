@@ -1,12 +1,10 @@
 import type { ProviderName } from "../agent/model.js";
 import { AppError, notFound } from "../errors.js";
-import { toAnthropicHistory } from "../providers/anthropic/index.js";
-import { toOpenAIHistory } from "../providers/openai/index.js";
+import { historyOf } from "../runs/history-of.js";
+import type { RunManager } from "../runs/run-manager.js";
+import type { Services } from "../services.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
-import { historyOf } from "./history-of.js";
 import { presentConversation, presentMessage, presentRun } from "./present.js";
-import type { RunManager } from "./run-manager.js";
-import type { Services } from "./services.js";
 
 export interface CreateConversationInput {
   system?: string | null | undefined;
@@ -81,11 +79,19 @@ export function createConversationService(services: Services) {
       return pageResponse(await store.conversations.list({ limit, after: cursor ? decodeCursor(cursor) : undefined }), presentConversation);
     },
 
-    /** Deletes the conversation; a run still going is stopped first, and whatever it tries to write after is refused. */
+    /**
+     * Deletes the conversation; a run still going is stopped first, and
+     * whatever it tries to write after is refused. Its readers are woken to
+     * find it gone.
+     */
     async delete(id: string, runs: Pick<RunManager, "cancelLocal">) {
       const active = await store.runs.activeOf(id);
-      if (active && !runs.cancelLocal(active.id)) await services.broadcast.send(store.db, "loopd_run_cancel", active.id);
+      if (active && !runs.cancelLocal(active.id)) await store.notify("loopd_run_cancel", active.id);
       if (!(await store.conversations.delete(id))) throw notFound("conversation", id);
+      if (active) {
+        services.signals.notify(active.id);
+        await store.notify("loopd_run_events", active.id);
+      }
     },
 
     async messages({ id, afterSeq, limit }: { id: string; afterSeq: number; limit: number }) {
@@ -99,9 +105,7 @@ export function createConversationService(services: Services) {
     async history({ id, format }: { id: string; format: "anthropic" | "openai" }) {
       const conversation = await load(id);
       const history = historyOf(await store.messages.history(id));
-      return format === "anthropic"
-        ? { format, ...toAnthropicHistory(conversation.system, history) }
-        : { format, ...toOpenAIHistory(conversation.system, history) };
+      return { format, ...providers[format].formatHistory(conversation.system, history) };
     },
 
     async run({ id, runId }: { id: string; runId: string }) {

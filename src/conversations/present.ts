@@ -47,5 +47,3 @@ export function presentRun(row: RunRow) {
   };
 }
 
-
-export const TERMINAL_EVENT_TYPES = new Set(["run.completed", "run.incomplete", "run.failed", "run.cancelled", "run.requires_action"]);

@@ -6,10 +6,9 @@ import { AppError, notFound } from "../errors.js";
 import { newId } from "../store/ids.js";
 import type { RunRequest, RunRow } from "../store/schema.js";
 import { uniqueViolation } from "../store/unique-violation.js";
-import { historyOf } from "./history-of.js";
-import { presentMessage, presentRun } from "./present.js";
-import type { RunManager } from "./run-manager.js";
-import type { Services } from "./services.js";
+import { historyOf } from "../runs/history-of.js";
+import type { RunManager } from "../runs/run-manager.js";
+import type { Services } from "../services.js";
 
 export interface SendMessageInput {
   conversationId: string;
@@ -46,7 +45,9 @@ export async function sendMessage(
     tool_choice: toolChoice,
     model: input.model ?? null,
   };
-  const requestHash = hashOf({ content, ...request });
+  // The request as the client sent it, not as this server's settings shaped
+  // it: an identical retry stays identical across a configuration change.
+  const requestHash = hashOf({ content, max_steps: input.maxSteps ?? null, tool_choice: input.toolChoice ?? null, model: input.model ?? null });
 
   if (input.idempotencyKey) {
     const earlier = await store.runs.byIdempotencyKey(conversation.id, input.idempotencyKey);
@@ -56,7 +57,7 @@ export async function sendMessage(
   for (let attempt = 1; ; attempt++) {
     try {
       const run = await createRun({ services, conversation, content, request, requestHash, idempotencyKey: input.idempotencyKey });
-      void runs.start(run, 2);
+      runs.start(run, 2);
       return { run, replayed: false };
     } catch (err) {
       const constraint = uniqueViolation(err);
@@ -93,7 +94,7 @@ async function createRun({
 }): Promise<RunRow> {
   const runId = newId("run");
   return store.transaction(async (tx) => {
-    const run = await store.runs.insert(tx, {
+    const run = await tx.runs.insert({
       id: runId,
       conversationId: conversation.id,
       status: "running",
@@ -104,16 +105,16 @@ async function createRun({
       idempotencyKey: idempotencyKey ?? null,
       requestHash,
       leaseOwner: instanceId,
-      leaseExpiresAt: new Date(Date.now() + config.runLeaseMs),
+      leaseMs: config.runLeaseMs,
     });
     // A crash may have left the last tool calls unanswered; answer them before
     // the new user message, where both providers expect their results.
-    const repairs = repairMessages(historyOf(await store.messages.sinceLastAssistant(conversation.id, tx)));
-    await store.messages.append(tx, { conversationId: conversation.id, runId: null, items: repairs });
-    const [userMessage] = await store.messages.append(tx, { conversationId: conversation.id, runId, items: [{ role: "user", content }] });
-    await store.events.append(tx, runId, [
-      { seq: 1, type: "run.created", data: { run: presentRun(run) } },
-      { seq: 2, type: "message.created", data: { message: presentMessage(userMessage!) } },
+    const repairs = repairMessages(historyOf(await tx.messages.sinceLastAssistant(conversation.id)));
+    await tx.messages.append({ conversationId: conversation.id, runId: null, items: repairs });
+    const [userMessage] = await tx.messages.append({ conversationId: conversation.id, runId, items: [{ role: "user", content }] });
+    await tx.events.append(runId, [
+      { seq: 1, type: "run.created", data: {} },
+      { seq: 2, type: "message.created", data: { seq: userMessage!.seq } },
     ]);
     return run;
   });

@@ -1,6 +1,6 @@
 import type { ConversationService } from "../conversations/conversation-service.js";
-import type { RunManager } from "../conversations/run-manager.js";
-import type { Services } from "../conversations/services.js";
+import type { RunManager } from "../runs/run-manager.js";
+import type { Services } from "../services.js";
 
 /** What the routes are handed; routes stay thin and call the use cases. */
 export interface HttpDeps {

@@ -1,12 +1,13 @@
 import { once } from "node:events";
 import type { FastifyReply } from "fastify";
-import { followRunEvents } from "../conversations/follow-run-events.js";
-import type { Services } from "../conversations/services.js";
-import type { RunEventRow } from "../store/schema.js";
+import { followRunEvents } from "../runs/follow-run-events.js";
+import type { Services } from "../services.js";
+import type { RunRow } from "../store/schema.js";
 import { linkedAbort } from "./linked-abort.js";
+import { presentRunEvents, type PresentedEvent } from "./present-run-events.js";
 
 export interface StreamRunOptions {
-  runId: string;
+  run: RunRow;
   /** The last event the client already has. */
   after: number;
   /** Aborts when the server shuts down: the stream then ends with the events so far. */
@@ -15,7 +16,7 @@ export interface StreamRunOptions {
   pingMs?: number;
 }
 
-export const formatEvent = (row: Pick<RunEventRow, "seq" | "type" | "data">) =>
+export const formatEvent = (row: PresentedEvent) =>
   `id: ${row.seq}\nevent: ${row.type}\ndata: ${JSON.stringify(row.data)}\n\n`;
 
 /**
@@ -24,9 +25,9 @@ export const formatEvent = (row: Pick<RunEventRow, "seq" | "type" | "data">) =>
  * reading, and the events wait in the database, not in memory.
  */
 export async function streamRunEvents(
-  services: Pick<Services, "store" | "signals">,
+  services: Pick<Services, "store" | "signals" | "broadcast" | "exclusiveDatabase">,
   reply: FastifyReply,
-  { runId, after, shutdown, pingMs = 15_000 }: StreamRunOptions,
+  { run, after, shutdown, pingMs = 15_000 }: StreamRunOptions,
 ): Promise<void> {
   // Those the route set (x-loopd-run-id …) go out with the stream's own.
   const headers = Object.fromEntries(Object.entries(reply.getHeaders()).filter((e): e is [string, string | number | string[]] => e[1] !== undefined));
@@ -46,23 +47,33 @@ export async function streamRunEvents(
   const ping = setInterval(() => res.write(": ping\n\n"), pingMs);
   let last = after;
 
-  const send = async (row: RunEventRow) => {
-    last = row.seq;
+  const send = async (event: PresentedEvent) => {
+    last = event.seq;
     // A slow client: wait for its socket to drain (or close) before reading on.
-    if (!res.write(formatEvent(row))) await once(res, "drain", { signal: gone.signal }).catch(() => {});
+    if (!res.write(formatEvent(event))) await once(res, "drain", { signal: gone.signal }).catch(() => {});
   };
+  const sendAll = async (rows: Parameters<typeof presentRunEvents>[2]) => {
+    for (const event of await presentRunEvents(services.store, run, rows)) {
+      if (gone.signal.aborted) return;
+      await send(event);
+    }
+  };
+  const events = followRunEvents(services, { runId: run.id, after, signal: stop.signal });
   try {
-    for await (const row of followRunEvents(services, { runId, after, signal: stop.signal })) {
-      if (gone.signal.aborted) break;
-      await send(row);
+    let next = await events.next();
+    for (; !next.done && !gone.signal.aborted; next = await events.next()) await sendAll(next.value);
+    if (next.done && next.value.type === "run_gone" && !gone.signal.aborted) {
+      // Deleted with its conversation while the client watched: say so, as the last event.
+      await send({ seq: last + 1, type: "conversation.deleted", data: { conversation_id: run.conversationId, run_id: run.id } });
     }
     // Shutting down: what was saved before the runs stopped still goes out.
     if (shutdown.aborted && !gone.signal.aborted) {
-      for (const row of await services.store.events.after({ runId, afterSeq: last, limit: 10_000 })) await send(row);
+      await sendAll(await services.store.events.after({ runId: run.id, afterSeq: last, limit: 10_000 }));
     }
   } catch {
     // The database went away mid-stream: end it; the client resumes with Last-Event-ID.
   } finally {
+    await events.return({ type: "stopped" }).catch(() => {});
     clearInterval(ping);
     stop.dispose();
     res.end();

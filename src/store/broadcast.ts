@@ -1,20 +1,18 @@
-import { sql } from "drizzle-orm";
 import pg from "pg";
-import type { Database, Db } from "./db.js";
-
-export type BroadcastChannel = "loopd_run_events" | "loopd_run_cancel";
+import type { Database } from "./db.js";
+import type { NotifyChannel } from "./store.js";
 
 /**
- * A nudge to every loopd process on the same database, carrying only an id
- * (never an event's payload): Postgres NOTIFY, sent when the transaction
- * commits, and LISTEN on a connection of its own. On the embedded database
- * there is only one process, so it does nothing; everyone who relies on it
- * also polls, so a lost nudge costs latency, not correctness.
+ * Hears the nudges other loopd processes send through the database
+ * (`store.notify`, Postgres NOTIFY), on a LISTEN connection of its own. On
+ * the embedded database there is only one process, so it hears nothing.
+ * A lost nudge costs latency, not correctness: while the connection is down
+ * (`listening` false), whoever relies on it polls.
  */
 export interface Broadcast {
-  /** Sent when `tx` commits (at once when `tx` is not a transaction). */
-  send(tx: Db, channel: BroadcastChannel, id: string): Promise<void>;
-  on(channel: BroadcastChannel, listener: (id: string) => void): void;
+  on(channel: NotifyChannel, listener: (id: string) => void): void;
+  /** True while nudges from other processes are known to arrive. */
+  readonly listening: boolean;
   close(): Promise<void>;
 }
 
@@ -30,10 +28,11 @@ export function createBroadcast({
 }): Broadcast {
   const { connectionString } = database;
   if (!connectionString) {
-    return { send: async () => {}, on: () => {}, close: async () => {} };
+    return { on: () => {}, listening: false, close: async () => {} };
   }
   const listeners = new Map<string, ((id: string) => void)[]>();
   let client: pg.Client | null = null;
+  let listening = false;
   let closed = false;
   let retry: NodeJS.Timeout | null = null;
 
@@ -52,6 +51,7 @@ export function createBroadcast({
     try {
       await c.connect();
       for (const channel of listeners.keys()) await c.query(`listen ${channel}`);
+      listening = client === c;
     } catch (err) {
       onError(err);
       drop(c);
@@ -60,6 +60,7 @@ export function createBroadcast({
   function drop(c: pg.Client) {
     if (client !== c) return;
     client = null;
+    listening = false;
     void c.end().catch(() => {});
     if (!closed && !retry) {
       retry = setTimeout(() => {
@@ -71,8 +72,8 @@ export function createBroadcast({
   }
 
   return {
-    async send(tx, channel, id) {
-      await tx.execute(sql`select pg_notify(${channel}, ${id})`);
+    get listening() {
+      return listening;
     },
     on(channel, listener) {
       const known = listeners.has(channel);
@@ -82,6 +83,7 @@ export function createBroadcast({
     },
     async close() {
       closed = true;
+      listening = false;
       if (retry) clearTimeout(retry);
       const c = client;
       client = null;

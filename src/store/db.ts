@@ -19,6 +19,11 @@ export interface Database {
   migrate(): Promise<void>;
   /** Answers whether the database responds; used by /healthz. */
   ping(): Promise<boolean>;
+  /**
+   * Statements sent to the database so far (transaction control included),
+   * for tests and the bench to count the cost of an operation.
+   */
+  statements(): number;
   /** The server's URL when on a real server (LISTEN needs a connection of its own); null when embedded. */
   connectionString: string | null;
   close(): Promise<void>;
@@ -38,7 +43,15 @@ export interface OpenDatabaseOptions {
 
 export async function openDatabase({ databaseUrl, dataDir, poolSize = 10 }: OpenDatabaseOptions): Promise<Database> {
   if (databaseUrl) {
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
+    let statements = 0;
+    // Counted at the driver, below drizzle: exactly what goes to the server.
+    class CountingClient extends pg.Client {
+      override query(...args: unknown[]): never {
+        statements++;
+        return (super.query as (...a: unknown[]) => never)(...args);
+      }
+    }
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, Client: CountingClient });
     // An idle client's error (server restart) must not crash the process; the next query reports it.
     pool.on("error", () => {});
     const pgDb = drizzlePg(pool, { schema });
@@ -46,22 +59,69 @@ export async function openDatabase({ databaseUrl, dataDir, poolSize = 10 }: Open
       db: pgDb as unknown as Db,
       kind: "postgres",
       connectionString: databaseUrl,
-      migrate: () => migratePg(pgDb, { migrationsFolder }),
+      statements: () => statements,
+      migrate: () => holdingAdvisoryLock(pool, MIGRATION_LOCK, () => migratePg(pgDb, { migrationsFolder })),
       ping: () => answers(() => pool.query("select 1")),
       close: () => pool.end(),
     };
   }
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const client = await PGlite.create(dataDir ? { dataDir } : {});
+  const counter = countStatements(client);
   const pgliteDb = drizzlePglite(client, { schema });
   return {
     db: pgliteDb as unknown as Db,
     kind: "pglite",
     connectionString: null,
+    statements: () => counter.count,
     migrate: () => migratePglite(pgliteDb, { migrationsFolder }),
     ping: () => answers(() => client.query("select 1")),
     close: () => client.close(),
   };
+}
+
+/** An arbitrary key, the same in every loopd: processes starting together migrate one after the other. */
+const MIGRATION_LOCK = 0x6c6f6f70; // "loop"
+
+/**
+ * Runs `work` while this session holds a Postgres advisory lock. The
+ * migrator creates its schema and tables without locks of its own, so two
+ * processes migrating a fresh database at once would otherwise collide.
+ */
+async function holdingAdvisoryLock<T>(pool: pg.Pool, key: number, work: () => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("select pg_advisory_lock($1)", [key]);
+    try {
+      return await work();
+    } finally {
+      await client.query("select pg_advisory_unlock($1)", [key]);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+/** Counts what drizzle sends through PGlite: its queries, in and out of transactions, and each transaction's BEGIN and COMMIT. */
+function countStatements(client: PGlite): { count: number } {
+  const counter = { count: 0 };
+  const query = client.query.bind(client);
+  client.query = ((...args: Parameters<PGlite["query"]>) => {
+    counter.count++;
+    return query(...args);
+  }) as PGlite["query"];
+  const transaction = client.transaction.bind(client);
+  client.transaction = (<T>(fn: (tx: Parameters<Parameters<PGlite["transaction"]>[0]>[0]) => Promise<T>) =>
+    transaction((tx) => {
+      counter.count += 2;
+      const txQuery = tx.query.bind(tx);
+      tx.query = ((...args: Parameters<typeof tx.query>) => {
+        counter.count++;
+        return txQuery(...args);
+      }) as typeof tx.query;
+      return fn(tx);
+    })) as PGlite["transaction"];
+  return counter;
 }
 
 async function answers(query: () => Promise<unknown>): Promise<boolean> {

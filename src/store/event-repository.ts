@@ -11,9 +11,9 @@ export interface NewRunEvent {
 
 export function createEventRepository({ db }: { db: Db }) {
   return {
-    async append(tx: Db, runId: string, events: NewRunEvent[]): Promise<void> {
+    async append(runId: string, events: NewRunEvent[]): Promise<void> {
       if (events.length === 0) return;
-      await tx.insert(runEvents).values(events.map((e) => ({ runId, seq: e.seq, type: e.type, data: toPgSafe(e.data) })));
+      await db.insert(runEvents).values(events.map((e) => ({ runId, seq: e.seq, type: e.type, data: toPgSafe(e.data) })));
     },
 
     after({ runId, afterSeq, limit }: { runId: string; afterSeq: number; limit: number }): Promise<RunEventRow[]> {

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, gte, sql } from "drizzle-orm";
+import { and, asc, eq, gt, gte, inArray, sql } from "drizzle-orm";
 import type { NewMessage } from "../agent/messages.js";
 import type { Db } from "./db.js";
 import { newId } from "./ids.js";
@@ -8,23 +8,22 @@ import { conversations, messages, type MessageRow } from "./schema.js";
 export function createMessageRepository({ db }: { db: Db }) {
   return {
     /**
-     * Appends messages at the end of a conversation's history in the caller's
-     * transaction. Bumping `message_count` takes the conversation's row lock,
+     * Appends messages at the end of a conversation's history (in the
+     * transaction of a store from `store.transaction`). Bumping `message_count` takes the conversation's row lock,
      * so concurrent appends queue up and `seq` has no gaps.
      */
     async append(
-      tx: Db,
       { conversationId, runId, items }: { conversationId: string; runId: string | null; items: NewMessage[] },
     ): Promise<MessageRow[]> {
       if (items.length === 0) return [];
-      const [counter] = await tx
+      const [counter] = await db
         .update(conversations)
         .set({ messageCount: sql`${conversations.messageCount} + ${items.length}`, updatedAt: new Date() })
         .where(eq(conversations.id, conversationId))
         .returning({ messageCount: conversations.messageCount });
       if (!counter) throw new Error(`conversation ${conversationId} vanished while appending`);
       const first = counter.messageCount - items.length + 1;
-      return tx
+      return db
         .insert(messages)
         .values(
           items.map((m, i) => ({
@@ -48,9 +47,9 @@ export function createMessageRepository({ db }: { db: Db }) {
      * The last assistant message and everything after it: the only place an
      * unanswered tool call can be, since every model call is preceded by a repair.
      */
-    sinceLastAssistant(conversationId: string, tx: Db = db): Promise<MessageRow[]> {
+    sinceLastAssistant(conversationId: string): Promise<MessageRow[]> {
       const lastAssistant = sql`(select coalesce(max(m.seq), 0) from messages m where m.conversation_id = ${conversationId} and m.role = 'assistant')`;
-      return tx
+      return db
         .select()
         .from(messages)
         .where(and(eq(messages.conversationId, conversationId), gte(messages.seq, lastAssistant)))
@@ -64,6 +63,16 @@ export function createMessageRepository({ db }: { db: Db }) {
         .where(and(eq(messages.conversationId, conversationId), gt(messages.seq, afterSeq)))
         .orderBy(asc(messages.seq))
         .limit(limit);
+    },
+
+    /** The messages of a conversation with these `seq`s, in order. */
+    bySeqs(conversationId: string, seqs: number[]): Promise<MessageRow[]> {
+      if (seqs.length === 0) return Promise.resolve([]);
+      return db
+        .select()
+        .from(messages)
+        .where(and(eq(messages.conversationId, conversationId), inArray(messages.seq, seqs)))
+        .orderBy(asc(messages.seq));
     },
 
     ofRun(runId: string): Promise<MessageRow[]> {

@@ -1,19 +1,26 @@
-import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Db } from "./db.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
 import { toPgSafe } from "./pg-safe.js";
 import { ACTIVE_RUN_STATUSES, runs, type RunRow } from "./schema.js";
 
-export type NewRun = typeof runs.$inferInsert;
-export type RunPatch = Partial<Pick<RunRow, "status" | "stopReason" | "steps" | "usage" | "error" | "completedAt">>;
+export type NewRun = Omit<typeof runs.$inferInsert, "leaseExpiresAt"> & { leaseMs: number };
+export type RunPatch = Partial<Pick<RunRow, "status" | "stopReason" | "steps" | "usage" | "error">> & {
+  /** Sets `completed_at` to the database's `now()`. */
+  ended?: boolean;
+};
 
-const leaseUntil = (ms: number) => sql`now() + ${`${ms} milliseconds`}::interval`;
+/** Lease times come from the database's clock only, so processes with skewed clocks agree. */
+export const leaseUntil = (ms: number): SQL => sql`now() + ${`${ms} milliseconds`}::interval`;
 const isActive = inArray(runs.status, [...ACTIVE_RUN_STATUSES]);
 
 export function createRunRepository({ db }: { db: Db }) {
   return {
-    async insert(tx: Db, run: NewRun): Promise<RunRow> {
-      const [row] = await tx.insert(runs).values(run).returning();
+    async insert({ leaseMs, ...run }: NewRun): Promise<RunRow> {
+      const [row] = await db
+        .insert(runs)
+        .values({ ...run, leaseExpiresAt: leaseUntil(leaseMs) })
+        .returning();
       return row!;
     },
 
@@ -46,10 +53,10 @@ export function createRunRepository({ db }: { db: Db }) {
     },
 
     /** Updates an active run; a run that already ended is never changed again. */
-    async update(tx: Db, runId: string, patch: RunPatch): Promise<RunRow | undefined> {
-      const [row] = await tx
+    async update(runId: string, { ended, ...patch }: RunPatch): Promise<RunRow | undefined> {
+      const [row] = await db
         .update(runs)
-        .set(patch.error ? { ...patch, error: toPgSafe(patch.error) } : patch)
+        .set({ ...patch, ...(patch.error && { error: toPgSafe(patch.error) }), ...(ended && { completedAt: sql`now()` }) })
         .where(and(eq(runs.id, runId), isActive))
         .returning();
       return row;
@@ -59,8 +66,8 @@ export function createRunRepository({ db }: { db: Db }) {
      * Locks the run's row if `owner` still holds it (active, lease not taken
      * over), so a write cannot interleave with a takeover; false otherwise.
      */
-    async lockOwned(tx: Db, runId: string, owner: string): Promise<boolean> {
-      const rows = await tx
+    async lockOwned(runId: string, owner: string): Promise<boolean> {
+      const rows = await db
         .select({ id: runs.id })
         .from(runs)
         .where(and(eq(runs.id, runId), eq(runs.leaseOwner, owner), isActive))
@@ -81,16 +88,38 @@ export function createRunRepository({ db }: { db: Db }) {
         .returning({ id: runs.id, cancelRequested: runs.cancelRequested });
     },
 
-    /** Takes over active runs whose owner stopped renewing its lease (a crashed process). */
-    async claimExpired(owner: string, leaseMs: number): Promise<RunRow[]> {
+    /**
+     * Takes over, in one statement, up to `limit` active runs whose owner
+     * stopped renewing its lease (a crashed process), or every active run of
+     * another owner with `all` (the embedded database: this process is the only one that can own
+     * them). Rows another sweeper is claiming are skipped, not waited for, and
+     * locks are taken in id order so two sweepers never deadlock.
+     */
+    async claimExpired({ owner, leaseMs, limit, all = false }: { owner: string; leaseMs: number; limit: number; all?: boolean }): Promise<RunRow[]> {
+      const expired = all ? sql`${runs.leaseOwner} is distinct from ${owner}` : sql`(${runs.leaseExpiresAt} < now() or ${runs.leaseExpiresAt} is null)`;
+      const claimable = db
+        .select({ id: runs.id })
+        .from(runs)
+        .where(and(isActive, expired))
+        .orderBy(asc(runs.id))
+        .limit(limit)
+        .for("update", { skipLocked: true });
       return db
         .update(runs)
         .set({ leaseOwner: owner, leaseExpiresAt: leaseUntil(leaseMs) })
-        .where(and(isActive, or(lt(runs.leaseExpiresAt, sql`now()`), sql`${runs.leaseExpiresAt} is null`)))
+        .where(inArray(runs.id, claimable))
         .returning();
     },
 
-    /** Lets the runs of a stopping process be taken over at once. */
+    /** Lets one run of a stopping process be taken over at once. */
+    async releaseLease(runId: string, owner: string): Promise<void> {
+      await db
+        .update(runs)
+        .set({ leaseExpiresAt: sql`now()` })
+        .where(and(eq(runs.id, runId), eq(runs.leaseOwner, owner), isActive));
+    },
+
+    /** Lets every run of a stopping process be taken over at once. */
     async releaseLeases(owner: string): Promise<void> {
       await db
         .update(runs)

@@ -1,18 +1,43 @@
+import { sql } from "drizzle-orm";
 import { createConversationRepository } from "./conversation-repository.js";
 import type { Db } from "./db.js";
 import { createEventRepository } from "./event-repository.js";
 import { createMessageRepository } from "./message-repository.js";
 import { createRunRepository } from "./run-repository.js";
 
-/** Every repository over one database, plus its transaction. */
-export function createStore({ db }: { db: Db }) {
+/** Channels of the nudges loopd processes send each other through the database (ids only, never payloads). */
+export type NotifyChannel = "loopd_run_events" | "loopd_run_cancel";
+
+/** Every repository over one connection (or one transaction). */
+function createRepositories(db: Db, { notifies }: { notifies: boolean }) {
   return {
     conversations: createConversationRepository({ db }),
     messages: createMessageRepository({ db }),
     runs: createRunRepository({ db }),
     events: createEventRepository({ db }),
-    transaction: <T>(fn: (tx: Db) => Promise<T>): Promise<T> => db.transaction((tx) => fn(tx as unknown as Db)),
-    db,
+    /**
+     * Nudges every loopd process listening on `channel` (Postgres NOTIFY): in
+     * a transaction it is sent when the transaction commits. The embedded
+     * database has a single process, so there it does nothing.
+     */
+    async notify(channel: NotifyChannel, id: string): Promise<void> {
+      if (notifies) await db.execute(sql`select pg_notify(${channel}, ${id})`);
+    },
+  };
+}
+
+export type Repositories = ReturnType<typeof createRepositories>;
+
+/**
+ * The repositories, plus `transaction`, which hands its callback the same
+ * repositories bound to one transaction: callers never see the driver's
+ * transaction type.
+ */
+export function createStore({ db, notifies = false }: { db: Db; notifies?: boolean }) {
+  return {
+    ...createRepositories(db, { notifies }),
+    transaction: <T>(fn: (tx: Repositories) => Promise<T>): Promise<T> =>
+      db.transaction((tx) => fn(createRepositories(tx as unknown as Db, { notifies }))),
   };
 }
 

@@ -230,7 +230,7 @@ describe.each(["anthropic", "openai"] as const)("runs that outlive their connect
     llm.script({
       toolCalls: [
         { name: "calculate", input: { expression: "1+1" } },
-        { name: "slow", input: {} },
+        { name: "wait_for_abort", input: {} },
         { name: "calculate", input: { expression: "2+2" } },
       ],
     });
@@ -241,7 +241,7 @@ describe.each(["anthropic", "openai"] as const)("runs that outlive their connect
       if (!isEvent(item)) continue;
       seen.push(item);
       if (item.event === "run.created") runId = item.data.run.id;
-      if (item.event === "tool_call.started" && item.data.name === "slow") {
+      if (item.event === "tool_call.started" && item.data.name === "wait_for_abort") {
         void fetch(`${loopd.url}/conversations/${conv.id}/runs/${runId}/cancel`, { method: "POST" });
       }
     }
@@ -250,7 +250,7 @@ describe.each(["anthropic", "openai"] as const)("runs that outlive their connect
     const results = history.filter((m: any) => m.role === "tool").map((m: any) => m.content[0]);
     expect(results).toHaveLength(3);
     expect(results[0].is_error).toBe(false);
-    expect(results[1]).toMatchObject({ name: "slow", is_error: true });
+    expect(results[1]).toMatchObject({ name: "wait_for_abort", is_error: true });
     expect(results[1].content).toMatch(/cancel/i);
     expect(results[2]).toMatchObject({ is_error: true });
     expect(results[2].content).toMatch(/cancel/i);

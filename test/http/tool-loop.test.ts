@@ -233,7 +233,7 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
     const store = createStore({ db: f.database.db });
     const orphanId = provider === "anthropic" ? "toolu_01CrashedCrashedCrashed" : "call_CrashedCrashedCrashed1";
     await store.transaction((tx) =>
-      store.messages.append(tx, {
+      tx.messages.append({
         conversationId: conv.id,
         runId: null,
         items: [

@@ -9,7 +9,7 @@ export interface Exit {
   signal: NodeJS.Signals | null;
 }
 
-/** loopd running as a real child process (`node --import tsx src/main.ts`). */
+/** loopd running as a real child process (`node --import tsx src/main.ts`, or another entry). */
 export interface LoopdProcess {
   url: string;
   pid: number;
@@ -28,9 +28,18 @@ const started = new Set<LoopdProcess>();
  * port, and resolves once `/healthz` answers 200. Rejects with the process
  * output if it exits or is not ready within `readyTimeoutMs`.
  */
-export async function spawnLoopd({ env, readyTimeoutMs = 30_000 }: { env: Record<string, string>; readyTimeoutMs?: number }): Promise<LoopdProcess> {
+export async function spawnLoopd({
+  env,
+  entry = "src/main.ts",
+  readyTimeoutMs = 30_000,
+}: {
+  env: Record<string, string>;
+  /** The script to run, relative to the repository. @default "src/main.ts" */
+  entry?: string;
+  readyTimeoutMs?: number;
+}): Promise<LoopdProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, ["--import", "tsx", entry], {
     cwd: repoRoot,
     env: {
       PATH: process.env.PATH ?? "",

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { createBroadcast, type Broadcast } from "../../src/store/broadcast.js";
 import type { Database } from "../../src/store/db.js";
+import { createStore } from "../../src/store/store.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/test-database.js";
 
 let testDb: TestDatabase;
@@ -31,14 +32,16 @@ test("a nudge sent in a transaction reaches another listener when it commits, no
   listener.on("loopd_run_cancel", (id) => cancels.push(id));
   await new Promise((r) => setTimeout(r, 200)); // LISTEN is in place
 
-  const sender = broadcast();
+  expect(listener.listening).toBe(testDb.kind === "postgres");
+
+  const sender = createStore({ db: database.db, notifies: testDb.kind === "postgres" });
   let seenInside: string[] = [];
-  await database.db.transaction(async (tx) => {
-    await sender.send(tx as never, "loopd_run_events", "run_a");
+  await sender.transaction(async (tx) => {
+    await tx.notify("loopd_run_events", "run_a");
     await new Promise((r) => setTimeout(r, 100));
     seenInside = [...heard];
   });
-  await sender.send(database.db, "loopd_run_cancel", "run_b");
+  await sender.notify("loopd_run_cancel", "run_b");
   for (let i = 0; i < 50 && (heard.length === 0 || cancels.length === 0); i++) await new Promise((r) => setTimeout(r, 20));
   expect(seenInside).toEqual([]);
   if (testDb.kind === "postgres") {

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { textOf } from "../../agent/messages.js";
 import { presentRun } from "../../conversations/present.js";
 import { sendMessage } from "../../conversations/send-message.js";
-import { waitForRunEnd } from "../../conversations/wait-for-run-end.js";
+import { waitForRunEnd } from "../../runs/wait-for-run-end.js";
 import { AppError } from "../../errors.js";
 import type { HttpDeps } from "../http-deps.js";
 import { conversationParams, errorSchema, messageSchema, messagesQuery, sendMessageBody, sendMessageResponse } from "../schemas.js";
@@ -13,8 +13,8 @@ import { streamRunEvents } from "../sse.js";
 
 const historyResponse = z.union([
   z.object({ data: z.array(messageSchema), next_after_seq: z.number().int().nullable() }),
-  z.object({ format: z.literal("anthropic"), system: z.unknown(), messages: z.array(z.unknown()) }),
-  z.object({ format: z.literal("openai"), messages: z.array(z.unknown()) }),
+  // Anthropic's has `system` beside the messages; OpenAI's has it as the first message.
+  z.object({ format: z.enum(["anthropic", "openai"]), system: z.unknown().optional(), messages: z.array(z.unknown()) }),
 ]);
 
 export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
@@ -54,7 +54,7 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
       reply.header("x-loopd-run-id", run.id);
       if (replayed) reply.header("idempotent-replayed", "true");
       if (stream ?? (req.headers.accept ?? "").includes("text/event-stream")) {
-        return streamRunEvents(services, reply, { runId: run.id, after: 0, shutdown: deps.shutdown, pingMs: deps.ssePingMs });
+        return streamRunEvents(services, reply, { run, after: 0, shutdown: deps.shutdown, pingMs: deps.ssePingMs });
       }
       const gone = new AbortController();
       reply.raw.once("close", () => gone.abort());

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { cancelRun } from "../../conversations/cancel-run.js";
+import { cancelRun } from "../../runs/cancel-run.js";
 import { presentRun } from "../../conversations/present.js";
 import { AppError } from "../../errors.js";
 import type { HttpDeps } from "../http-deps.js";
@@ -45,7 +45,7 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
         throw new AppError("invalid_request", "Last-Event-ID must be an event id (a non-negative integer)", { field: "headers.last-event-id" });
       }
       const after = header !== undefined ? Number(header.trim()) : (req.query.after ?? 0);
-      return streamRunEvents(services, reply, { runId: run.id, after, shutdown: deps.shutdown, pingMs: deps.ssePingMs });
+      return streamRunEvents(services, reply, { run, after, shutdown: deps.shutdown, pingMs: deps.ssePingMs });
     },
   );
 }

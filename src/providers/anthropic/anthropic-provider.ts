@@ -64,5 +64,5 @@ export function createAnthropicProvider({
     }
   }
 
-  return { name: "anthropic", defaultModel, generate };
+  return { name: "anthropic", defaultModel, generate, formatHistory: toAnthropicHistory };
 }

@@ -43,7 +43,9 @@ export function createMockProvider({ defaultModel = "loopd-mock", chunkDelayMs =
     };
   }
 
-  return { name: "mock", defaultModel, generate };
+  // The mock takes loopd's own messages as they are.
+  const formatHistory = (system: string | null, messages: readonly NewMessage[]) => ({ system, messages: [...messages] });
+  return { name: "mock", defaultModel, generate, formatHistory };
 }
 
 function pause(ms: number): Promise<void> {

@@ -6,6 +6,7 @@ import { accumulateOpenAIStream } from "./accumulate-openai-stream.js";
 import { convertToOpenAIMessages } from "./convert-to-openai-messages.js";
 import { mapOpenAIStopReason } from "./map-openai-stop-reason.js";
 import { toOpenAIToolParams } from "./map-openai-tool-choice.js";
+import { toOpenAIHistory } from "./to-openai-history.js";
 
 export interface OpenAIProviderOptions {
   /**
@@ -67,7 +68,7 @@ export function createOpenAIProvider({
     }
   }
 
-  return { name: "openai", defaultModel, generate };
+  return { name: "openai", defaultModel, generate, formatHistory: toOpenAIHistory };
 }
 
 /** `error.error` is the body's `error` object; `error.message` prefixes the status. */

@@ -1,6 +1,6 @@
 import { isActiveRun, type RunRow } from "../store/schema.js";
 import type { RunManager } from "./run-manager.js";
-import type { Services } from "./services.js";
+import type { Services } from "../services.js";
 import { waitForRunEnd } from "./wait-for-run-end.js";
 
 /**
@@ -25,7 +25,7 @@ export async function cancelRun({
   if (!runs.cancelLocal(run.id)) {
     // Another process owns it: the broadcast reaches it at once, and failing
     // that it reads the request when it renews its lease.
-    await services.broadcast.send(services.store.db, "loopd_run_cancel", run.id);
+    await services.store.notify("loopd_run_cancel", run.id);
   }
   return (await waitForRunEnd({ services, runs, runId: run.id, signal: AbortSignal.timeout(waitMs) })) ?? run;
 }

@@ -5,8 +5,8 @@ import { RunInterruption } from "../agent/run-interruption.js";
 import { describeError } from "../errors.js";
 import type { RunRow } from "../store/schema.js";
 import { historyOf } from "./history-of.js";
+import type { Services } from "../services.js";
 import type { RunWriter } from "./run-writer.js";
-import type { Services } from "./services.js";
 
 /** The process is stopping: its runs stop at their next safe point and are left for the next process. */
 export class ShutdownSignal extends RunInterruption {
@@ -73,10 +73,8 @@ function forwardAgentEvent(writer: RunWriter, e: AgentEvent) {
       return writer.emit("text.delta", { delta: e.delta });
     case "tool_call.started":
       return writer.emit("tool_call.started", { tool_call_id: e.tool_call_id, name: e.name, input: e.input });
-    case "tool_call.completed": {
-      const { tool_call_id, name, is_error, content, duration_ms } = e;
-      return writer.emit("tool_call.completed", { tool_call_id, name, is_error, content, duration_ms });
-    }
+    case "tool_call.completed":
+      return writer.toolCallCompleted(e);
     case "model_call.finished":
       return writer.setProgress(e.run_steps, e.run_usage);
     case "model_call.failed":
@@ -93,19 +91,12 @@ function logAgentEvent({ log }: Services, run: RunRow, e: AgentEvent) {
       );
     case "model_call.failed":
       return log.warn({ run_id: run.id, step: e.step, provider: e.provider, model: e.model, error: e.error, status: e.status, ms: e.duration_ms }, "model call failed");
-    case "tool_call.completed":
-      return log.info(
-        {
-          run_id: run.id,
-          tool_call_id: e.tool_call_id,
-          name: e.name,
-          arguments: clip(JSON.stringify(e.input), 200),
-          status: e.status,
-          duration_ms: e.duration_ms,
-          result_chars: e.content.length,
-        },
-        "tool call",
-      );
+    case "tool_call.completed": {
+      const line = { run_id: run.id, tool_call_id: e.tool_call_id, name: e.name, status: e.status, duration_ms: e.duration_ms, result_chars: e.content.length };
+      // What the model passed may hold what users wrote: only at debug.
+      if (log.isLevelEnabled("debug")) return log.debug({ ...line, arguments: clip(JSON.stringify(e.input), 200) }, "tool call");
+      return log.info(line, "tool call");
+    }
     default:
       return;
   }

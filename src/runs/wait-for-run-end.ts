@@ -1,6 +1,6 @@
 import { isActiveRun, type RunRow } from "../store/schema.js";
 import type { RunManager } from "./run-manager.js";
-import type { Services } from "./services.js";
+import type { Services } from "../services.js";
 
 /**
  * The run once it has ended, or undefined if it no longer exists. A run of
@@ -19,10 +19,15 @@ export async function waitForRunEnd({
   /** Stops waiting: the run is then returned as it is. */
   signal?: AbortSignal | undefined;
 }): Promise<RunRow | undefined> {
-  for (;;) {
-    await runs.settled(runId, signal);
-    const run = await services.store.runs.get(runId);
-    if (!run || !isActiveRun(run) || signal?.aborted) return run;
-    await services.signals.wait(runId, { timeoutMs: 250, signal });
+  const wakeUps = services.signals.subscribe(runId);
+  try {
+    for (;;) {
+      await runs.settled(runId, signal);
+      const run = await services.store.runs.get(runId);
+      if (!run || !isActiveRun(run) || signal?.aborted) return run;
+      await wakeUps.wait({ timeoutMs: 250, signal });
+    }
+  } finally {
+    wakeUps.close();
   }
 }

@@ -1,8 +1,7 @@
 import { RunInterruption } from "../agent/run-interruption.js";
-import type { Broadcast } from "../store/broadcast.js";
-import type { Db } from "../store/db.js";
 import type { NewRunEvent } from "../store/event-repository.js";
-import type { Store } from "../store/store.js";
+import type { Repositories, Store } from "../store/store.js";
+import type { RunEventData, RunEventType } from "./run-events.js";
 import type { RunSignals } from "./run-signals.js";
 
 /** This process no longer owns the run (another took it over, or it ended): it must not write to it. */
@@ -13,7 +12,6 @@ export class LeaseLost extends RunInterruption {
 export interface RunEventLogOptions {
   store: Store;
   signals: RunSignals;
-  broadcast: Broadcast;
   runId: string;
   /** The process that holds the run's lease; every write checks it still does. */
   owner: string;
@@ -29,6 +27,9 @@ export interface RunEventLogOptions {
 
 type EventInput = Pick<NewRunEvent, "type" | "data">;
 
+/** Adds an event to the transaction under way. */
+export type EmitInTransaction = <T extends RunEventType>(type: T, data: RunEventData<T>) => void;
+
 /**
  * The one writer of a run's events. Writes happen one transaction after the
  * other, and events get their numbers (1, 2, 3 …) inside the transaction that
@@ -37,14 +38,14 @@ type EventInput = Pick<NewRunEvent, "type" | "data">;
  * that must go with an event (a message, the run's end) share its transaction
  * through `commit`, which also checks that this process still owns the run.
  */
-export function createRunEventLog({ store, signals, broadcast, runId, owner, lastSeq, deltaFlushMs = 10 }: RunEventLogOptions) {
+export function createRunEventLog({ store, signals, runId, owner, lastSeq, deltaFlushMs = 10 }: RunEventLogOptions) {
   let seq = lastSeq;
   let pending: EventInput[] = [];
   let timer: NodeJS.Timeout | null = null;
   let chain: Promise<unknown> = Promise.resolve();
 
   /** Queues `work` after every earlier write; the pending events go first, in the same transaction. */
-  function commit<T>(work: (tx: Db, event: (type: string, data: Record<string, unknown>) => void) => Promise<T>): Promise<T> {
+  function commit<T>(work: (tx: Repositories, event: EmitInTransaction) => Promise<T>): Promise<T> {
     if (timer) {
       clearTimeout(timer);
       timer = null;
@@ -56,11 +57,11 @@ export function createRunEventLog({ store, signals, broadcast, runId, owner, las
       return store
         .transaction(async (tx) => {
           seq = before;
-          if (!(await store.runs.lockOwned(tx, runId, owner))) throw new LeaseLost(`run ${runId} is no longer owned by this process`);
+          if (!(await tx.runs.lockOwned(runId, owner))) throw new LeaseLost(`run ${runId} is no longer owned by this process`);
           const events: NewRunEvent[] = batch.map((e) => ({ seq: ++seq, ...e }));
           const value = await work(tx, (type, data) => void events.push({ seq: ++seq, type, data }));
-          await store.events.append(tx, runId, events);
-          await broadcast.send(tx, "loopd_run_events", runId);
+          await tx.events.append(runId, events);
+          await tx.notify("loopd_run_events", runId);
           return value;
         })
         .catch((err: unknown) => {
@@ -80,7 +81,7 @@ export function createRunEventLog({ store, signals, broadcast, runId, owner, las
 
   return {
     /** An event with nothing else to save; text deltas are batched for a few milliseconds. */
-    emit(type: string, data: Record<string, unknown>): void {
+    emit<T extends RunEventType>(type: T, data: RunEventData<T>): void {
       pending.push({ type, data });
       if (type !== "text.delta") writeLater();
       else timer ??= setTimeout(writeLater, deltaFlushMs);

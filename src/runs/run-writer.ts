@@ -1,10 +1,10 @@
-import type { NewMessage, Usage } from "../agent/messages.js";
+import type { NewMessage, ToolResultBlock, Usage } from "../agent/messages.js";
 import type { AgentRunResult } from "../agent/run-agent-loop.js";
 import { describeError } from "../errors.js";
+import type { Services } from "../services.js";
 import type { RunRow } from "../store/schema.js";
-import { presentMessage, presentRun } from "./present.js";
 import { createRunEventLog, LeaseLost } from "./run-event-log.js";
-import type { Services } from "./services.js";
+import { runStateOf } from "./run-events.js";
 
 export type RunEnd = Pick<AgentRunResult, "status" | "stopReason" | "error"> & Partial<Pick<AgentRunResult, "steps" | "usage">>;
 
@@ -14,15 +14,10 @@ export type RunEnd = Pick<AgentRunResult, "status" | "stopReason" | "error"> & P
  */
 export function createRunWriter({ services, run, lastSeq }: { services: Services; run: RunRow; lastSeq: number }) {
   const { store, log } = services;
-  const events = createRunEventLog({
-    store,
-    signals: services.signals,
-    broadcast: services.broadcast,
-    runId: run.id,
-    owner: services.instanceId,
-    lastSeq,
-  });
+  const events = createRunEventLog({ store, signals: services.signals, runId: run.id, owner: services.instanceId, lastSeq });
   let progress: { steps: number; usage: Usage } | null = null;
+  /** Where each tool call's result was saved, for its `tool_call.completed` event. */
+  const resultSeqs = new Map<string, number>();
 
   return {
     emit: events.emit,
@@ -35,11 +30,22 @@ export function createRunWriter({ services, run, lastSeq }: { services: Services
 
     save: (messages: NewMessage[]) =>
       events.commit(async (tx, event) => {
-        const rows = await store.messages.append(tx, { conversationId: run.conversationId, runId: run.id, items: messages });
-        if (progress) await store.runs.update(tx, run.id, progress);
+        const rows = await tx.messages.append({ conversationId: run.conversationId, runId: run.id, items: messages });
+        if (progress) await tx.runs.update(run.id, progress);
         progress = null;
-        for (const row of rows) event("message.created", { message: presentMessage(row) });
+        for (const row of rows) {
+          event("message.created", { seq: row.seq });
+          if (row.role === "tool") resultSeqs.set((row.content as [ToolResultBlock])[0].tool_call_id, row.seq);
+        }
       }),
+
+    /** Announces a call's result, which `save` has stored. */
+    toolCallCompleted({ tool_call_id, name, is_error, duration_ms }: { tool_call_id: string; name: string; is_error: boolean; duration_ms: number }) {
+      const seq = resultSeqs.get(tool_call_id);
+      if (seq === undefined) return;
+      resultSeqs.delete(tool_call_id);
+      events.emit("tool_call.completed", { tool_call_id, name, is_error, duration_ms, seq });
+    },
 
     /**
      * Records the outcome and the terminal event together. Never throws: if it
@@ -48,16 +54,16 @@ export function createRunWriter({ services, run, lastSeq }: { services: Services
     async finish(end: RunEnd): Promise<void> {
       try {
         const ended = await events.commit(async (tx, event) => {
-          const row = await store.runs.update(tx, run.id, {
+          const row = await tx.runs.update(run.id, {
             status: end.status,
             stopReason: end.stopReason,
             error: end.error,
             ...(progress ?? {}),
             ...(end.steps !== undefined && { steps: end.steps }),
             ...(end.usage !== undefined && { usage: end.usage }),
-            completedAt: new Date(),
+            ended: true,
           });
-          if (row) event(`run.${row.status}`, { run: presentRun(row) });
+          if (row) event(`run.${end.status}`, { run: runStateOf(row) });
           return row;
         });
         if (ended) {

@@ -1,0 +1,54 @@
+import { emptyUsage, type ToolResultBlock } from "../agent/messages.js";
+import { presentMessage, presentRun } from "../conversations/present.js";
+import { TERMINAL_EVENT_TYPES, type RunState, type StoredRunEvent } from "../runs/run-events.js";
+import type { Store } from "../store/store.js";
+import type { MessageRow, RunEventRow, RunRow } from "../store/schema.js";
+
+export interface PresentedEvent {
+  seq: number;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * A batch of stored run events in the contract's shapes (the SSE `data`):
+ * the messages they refer to are read in one query, and the run is shown as
+ * it stood at each `run.*` event. Events stored before references were used
+ * (they carry their message) pass through.
+ */
+export async function presentRunEvents(store: Pick<Store, "messages">, run: RunRow, rows: RunEventRow[]): Promise<PresentedEvent[]> {
+  const seqs = rows.flatMap((row) => {
+    const seq = (row.data as { seq?: unknown; message?: unknown; content?: unknown }).seq;
+    const copied = "message" in row.data || "content" in row.data;
+    return typeof seq === "number" && !copied ? [seq] : [];
+  });
+  const messages = new Map((await store.messages.bySeqs(run.conversationId, [...new Set(seqs)])).map((m) => [m.seq, m]));
+  return rows.map((row) => ({ seq: row.seq, type: row.type, data: presentData(row, run, messages) }));
+}
+
+function presentData(row: RunEventRow, run: RunRow, messages: Map<number, MessageRow>): Record<string, unknown> {
+  const event = { type: row.type, data: row.data } as StoredRunEvent;
+  if ("message" in row.data || "content" in row.data) return row.data;
+  switch (event.type) {
+    case "run.created":
+      return { run: presentRun({ ...run, status: "running", stopReason: null, steps: 0, usage: emptyUsage(), error: null, completedAt: null }) };
+    case "message.created": {
+      const message = messages.get(event.data.seq);
+      return message ? { message: presentMessage(message) } : row.data;
+    }
+    case "tool_call.completed": {
+      const { seq, ...rest } = event.data;
+      const result = messages.get(seq)?.content[0] as ToolResultBlock | undefined;
+      return { ...rest, content: result?.content ?? "" };
+    }
+    default:
+      if (TERMINAL_EVENT_TYPES.has(row.type)) return { run: presentRun(atState(run, (row.data as { run: RunState }).run)) };
+      return row.data;
+  }
+}
+
+const atState = (run: RunRow, state: RunState): RunRow => ({
+  ...run,
+  ...state,
+  completedAt: state.completedAt === null ? null : new Date(state.completedAt),
+});

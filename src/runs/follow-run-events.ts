@@ -1,0 +1,84 @@
+import type { Services } from "../services.js";
+import { isActiveRun, type RunEventRow } from "../store/schema.js";
+import { TERMINAL_EVENT_TYPES } from "./run-events.js";
+
+export interface FollowOptions {
+  runId: string;
+  /** The last event the reader has; it gets every later one. @default 0 */
+  after?: number;
+  /** Stops following (the client went away). */
+  signal?: AbortSignal;
+  /**
+   * How soon to look again when no wake-up can be relied on (the database's
+   * LISTEN connection is down); doubled while nothing comes, up to
+   * `maxPollMs`, and back to this as soon as something does.
+   * @default 250
+   */
+  pollMs?: number;
+  /** @default 2000 */
+  maxPollMs?: number;
+  /**
+   * How long to wait for a wake-up before looking anyway while wake-ups do
+   * arrive: a safety net only, so idle readers cost the database nothing.
+   * @default 30000
+   */
+  idleCheckMs?: number;
+  /** @default 500 */
+  batchSize?: number;
+}
+
+/** How a follow ended when it did not end with the run's terminal event. */
+export type FollowEnd = { type: "run_gone" } | { type: "stopped" };
+
+/**
+ * A run's stored events from the database, in batches: every one after `after`, exactly
+ * once, in order, then the live ones as they are committed, ending after the
+ * terminal event. The reader pulls: a slow one holds at most one batch in
+ * memory and never holds up the run, and one that falls behind catches up
+ * from the database. Readers wait for a wake-up (every commit of a run in
+ * this process, and, through LISTEN, of a run in another) and poll only
+ * while wake-ups cannot be relied on. Returns `run_gone` when the run was
+ * deleted (its conversation with it) before its end.
+ */
+export async function* followRunEvents(
+  { store, signals, broadcast, exclusiveDatabase }: Pick<Services, "store" | "signals" | "broadcast" | "exclusiveDatabase">,
+  { runId, after = 0, signal, pollMs = 250, maxPollMs = 2_000, idleCheckMs = 30_000, batchSize = 500 }: FollowOptions,
+): AsyncGenerator<RunEventRow[], FollowEnd> {
+  let last = after;
+  let ended = false;
+  let delay = pollMs;
+  const wakeUps = signals.subscribe(runId);
+  try {
+  while (!signal?.aborted) {
+    const rows = await store.events.after({ runId, afterSeq: last, limit: batchSize });
+    const end = rows.findIndex((row) => TERMINAL_EVENT_TYPES.has(row.type));
+    if (end >= 0) {
+      yield rows.slice(0, end + 1);
+      return { type: "stopped" };
+    }
+    if (rows.length > 0) {
+      yield rows;
+      last = rows.at(-1)!.seq;
+    }
+    if (rows.length === batchSize) continue;
+    // The terminal event is written with the run's end, so an ended run has
+    // nothing more to send: a reader already past its end stops here.
+    if (ended) return { type: "stopped" };
+    if (rows.length === 0) {
+      const run = await store.runs.get(runId);
+      if (!run) return { type: "run_gone" };
+      if (!isActiveRun(run)) {
+        ended = true;
+        continue; // one last read: the end may have been committed after ours
+      }
+    }
+    // Every commit of this database reaches us when it is ours alone, or while LISTEN works.
+    const wakeUpsFlow = exclusiveDatabase || broadcast.listening;
+    delay = rows.length > 0 ? pollMs : Math.min(delay * 2, maxPollMs);
+    await wakeUps.wait({ timeoutMs: wakeUpsFlow ? idleCheckMs : delay, signal });
+  }
+  return { type: "stopped" };
+  } finally {
+    wakeUps.close();
+  }
+}

@@ -1,0 +1,51 @@
+import { toolCallsOf, type NewMessage, type ToolResultBlock } from "../agent/messages.js";
+import { CANCELLED_RESULT, INTERRUPTED_RESULT, repairMessages } from "../agent/repair-history.js";
+import type { Services } from "../services.js";
+import type { RunRow } from "../store/schema.js";
+import { historyOf } from "./history-of.js";
+import { createRunWriter, type RunWriter } from "./run-writer.js";
+
+/**
+ * Carries on a run whose process stopped (crashed, or shut down before it
+ * finished), now that this process holds its lease. One policy whatever the
+ * cause: a tool call cut off mid-way is answered "interrupted: it may or may
+ * not have taken effect" (and announced with its `tool_call.completed`), and
+ * the run resumes from its last saved step, so the model decides what to do
+ * about it. A run whose client asked to cancel ends cancelled; one whose
+ * answer was saved but not its end is ended.
+ */
+export async function recoverRun({
+  services,
+  run,
+  launch,
+}: {
+  services: Services;
+  run: RunRow;
+  /** Executes the run from its saved state with this writer. */
+  launch: (run: RunRow, writer: RunWriter) => void;
+}): Promise<void> {
+  const { store, log } = services;
+  const writer = createRunWriter({ services, run, lastSeq: await store.events.lastSeq(run.id) });
+  // Every model call is preceded by a repair, so an unanswered call can only be in this tail.
+  const tail = historyOf(await store.messages.sinceLastAssistant(run.conversationId));
+  const repairs = repairMessages(tail, run.cancelRequested ? CANCELLED_RESULT : INTERRUPTED_RESULT);
+  if (repairs.length > 0) {
+    await writer.save(repairs);
+    for (const { content } of repairs as (NewMessage & { content: [ToolResultBlock] })[]) {
+      writer.toolCallCompleted({ tool_call_id: content[0].tool_call_id, name: content[0].name, is_error: true, duration_ms: 0 });
+    }
+  }
+  if (run.cancelRequested) return writer.finish({ status: "cancelled", stopReason: "cancelled", error: null });
+
+  const last = tail.at(-1);
+  if (repairs.length === 0 && last?.role === "assistant" && toolCallsOf(last).length === 0) {
+    return writer.finish({ status: "completed", stopReason: "end_turn", error: null });
+  }
+  if (repairs.length === 0) {
+    // A model call was cut off: the text it streamed is in the log already;
+    // this tells readers to drop it, as the model is called again.
+    writer.emit("step.restarted", { step: run.steps + 1, reason: "the process running this step stopped; the model is called again" });
+  }
+  log.info({ run_id: run.id, steps: run.steps, interrupted_calls: repairs.length }, "resuming a run after its process stopped");
+  launch(run, writer);
+}

@@ -1,0 +1,42 @@
+import type { RunRow } from "../store/schema.js";
+
+/** What a terminal event records of the run as it ended; the rest of the run never changes. */
+export type RunState = Pick<RunRow, "status" | "stopReason" | "steps" | "usage" | "error"> & { completedAt: string | null };
+
+export const runStateOf = (row: RunRow): RunState => ({
+  status: row.status,
+  stopReason: row.stopReason,
+  steps: row.steps,
+  usage: row.usage,
+  error: row.error,
+  completedAt: row.completedAt?.toISOString() ?? null,
+});
+
+/**
+ * A run's events as loopd stores them. Events that announce a message refer
+ * to it by its `seq` instead of carrying a copy (a tool result would
+ * otherwise be written three times); the edge turns them into the contract's
+ * shapes (`src/http/present-run-events.ts`).
+ */
+export type StoredRunEvent =
+  | { type: "run.created"; data: Record<string, never> }
+  | { type: "message.created"; data: { seq: number } }
+  | { type: "text.delta"; data: { delta: string } }
+  | { type: "tool_call.started"; data: { tool_call_id: string; name: string; input: Record<string, unknown> } }
+  | { type: "tool_call.completed"; data: { tool_call_id: string; name: string; is_error: boolean; duration_ms: number; seq: number } }
+  | { type: "step.restarted"; data: { step: number; reason: string } }
+  | { type: TerminalEventType; data: { run: RunState } };
+
+export type TerminalEventType = "run.completed" | "run.incomplete" | "run.failed" | "run.cancelled" | "run.requires_action";
+
+export const TERMINAL_EVENT_TYPES: ReadonlySet<string> = new Set<TerminalEventType>([
+  "run.completed",
+  "run.incomplete",
+  "run.failed",
+  "run.cancelled",
+  "run.requires_action",
+]);
+
+export type RunEventType = StoredRunEvent["type"];
+type DataOf<E, T> = E extends { type: infer U; data: infer D } ? (T extends U ? D : never) : never;
+export type RunEventData<T extends RunEventType> = DataOf<StoredRunEvent, T>;

@@ -1,0 +1,135 @@
+import { setMaxListeners } from "node:events";
+import { RunInterruption } from "../agent/run-interruption.js";
+import { describeError } from "../errors.js";
+import type { Services } from "../services.js";
+import type { RunRow } from "../store/schema.js";
+import { executeRun } from "./execute-run.js";
+import { keepLeases } from "./keep-leases.js";
+import { recoverRun } from "./recover-run.js";
+import { createRunWriter, type RunWriter } from "./run-writer.js";
+import { drainRuns } from "./drain-runs.js";
+import { sweepExpiredRuns } from "./sweep-expired-runs.js";
+
+/** A run executing in this process. */
+export interface LocalRun {
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+export interface RunManagerOptions {
+  /**
+   * This process is the only one that can reach the database (the embedded
+   * one): every active run found at start is orphaned and is taken over at
+   * once, without waiting for its lease to lapse.
+   * @default false
+   */
+  exclusive?: boolean;
+}
+
+/**
+ * The runs this process executes. A run belongs to the server, not to the
+ * request that started it: it goes on when the client leaves. The manager
+ * keeps each run's lease alive, hears cancels (also those asked of another
+ * process), takes over the runs of processes that died, and lets its own
+ * finish or stop safely when the process shuts down.
+ */
+export function createRunManager(services: Services, { exclusive = false }: RunManagerOptions = {}) {
+  const { store, config, log, instanceId } = services;
+  const active = new Map<string, LocalRun>();
+  /** Claimed by a sweep and not yet executing: their leases are kept too. */
+  const recovering = new Set<string>();
+  const timers: NodeJS.Timeout[] = [];
+  let stopping = false;
+
+  function launch(run: RunRow, writer: RunWriter): void {
+    if (stopping) {
+      // Left for the next process, which may take it over at once; the other
+      // runs still finishing here keep their leases.
+      void writer
+        .flush()
+        .then(() => store.runs.releaseLease(run.id, instanceId))
+        .catch(() => {});
+      return;
+    }
+    const controller = new AbortController();
+    // Each model call and tool call of a long run listens to this one signal.
+    setMaxListeners(0, controller.signal);
+    const done = executeRun({ services, run, writer, signal: controller.signal }).finally(() => {
+      // A run that stopped on a refused write may still have tools running: stop them.
+      controller.abort(new RunInterruption(`run ${run.id} is over here`));
+      active.delete(run.id);
+    });
+    active.set(run.id, { controller, done });
+  }
+
+  const recover = async (run: RunRow) => {
+    if (active.has(run.id)) return;
+    recovering.add(run.id);
+    try {
+      await recoverRun({ services, run, launch });
+    } catch (err) {
+      log.error({ run_id: run.id, err: describeError(err) }, "could not recover a run");
+    } finally {
+      recovering.delete(run.id);
+    }
+  };
+  const sweep = (all = false) => (stopping ? Promise.resolve() : sweepExpiredRuns({ services, all, recover }));
+
+  return {
+    /** Executes a run just created, whose last event is `lastSeq`. */
+    start(run: RunRow, lastSeq: number): void {
+      launch(run, createRunWriter({ services, run, lastSeq }));
+    },
+
+    /** Begins renewing leases and sweeping for abandoned runs; the first sweep runs now. */
+    async open(): Promise<void> {
+      const every = (ms: number, fn: () => Promise<void>) => {
+        const t = setInterval(() => void fn(), ms);
+        t.unref();
+        timers.push(t);
+      };
+      // Renewal is also how a cancel asked of another process reaches us: keep it frequent.
+      every(Math.max(50, Math.min(1_000, Math.floor(config.runLeaseMs / 3))), () =>
+        keepLeases({ services, active, recovering }),
+      );
+      // An abandoned run is taken over within about a lease and a quarter of its owner's death.
+      every(Math.max(100, Math.min(5_000, Math.floor(config.runLeaseMs / 4))), () => sweep());
+      await sweep(exclusive);
+    },
+
+    /** Aborts a run this process executes; false when it runs elsewhere (or not at all). */
+    cancelLocal(runId: string): boolean {
+      const entry = active.get(runId);
+      entry?.controller.abort();
+      return entry !== undefined;
+    },
+
+    /** Resolves when the local run ends (at once if it is not local), or when `signal` aborts. */
+    async settled(runId: string, signal?: AbortSignal): Promise<void> {
+      const done = active.get(runId)?.done;
+      if (!done || signal?.aborted) return;
+      if (!signal) return done;
+      let onAbort = () => {};
+      const aborted = new Promise<void>((resolve) => (onAbort = resolve));
+      signal.addEventListener("abort", onAbort, { once: true });
+      try {
+        await Promise.race([done, aborted]);
+      } finally {
+        signal.removeEventListener("abort", onAbort);
+      }
+    },
+
+    /** See `drainRuns`. */
+    async close({ timeoutMs }: { timeoutMs: number }): Promise<void> {
+      stopping = true;
+      for (const t of timers) clearInterval(t);
+      await drainRuns({ services, active, timeoutMs });
+    },
+
+    get activeCount() {
+      return active.size;
+    },
+  };
+}
+
+export type RunManager = ReturnType<typeof createRunManager>;

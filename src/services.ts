@@ -1,0 +1,34 @@
+import type { ModelProvider, ProviderName } from "./agent/model.js";
+import type { Config } from "./config.js";
+import type { RunSignals } from "./runs/run-signals.js";
+import type { Broadcast } from "./store/broadcast.js";
+import type { Store } from "./store/store.js";
+import type { ToolRegistry } from "./tools/tool-registry.js";
+
+/** The few log calls the use cases make; pino's logger fits it. */
+export interface Log {
+  debug(obj: object, msg?: string): void;
+  isLevelEnabled(level: string): boolean;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** Everything the use cases need, passed in (no module-level singletons). */
+export interface Services {
+  config: Config;
+  store: Store;
+  providers: Record<ProviderName, ModelProvider>;
+  registry: ToolRegistry;
+  signals: RunSignals;
+  /** Hears the nudges of the other loopd processes on the same database. */
+  broadcast: Broadcast;
+  /**
+   * No other process can reach the database (the embedded one): every commit
+   * is this process's own, so its signals reach every reader.
+   */
+  exclusiveDatabase: boolean;
+  /** This process, as the owner of the run leases it holds. */
+  instanceId: string;
+  log: Log;
+}

@@ -1,0 +1,22 @@
+import { z } from "zod";
+import { serve } from "../../src/serve.js";
+import { defineTool } from "../../src/tools/define-tool.js";
+import { createBuiltinTools } from "../../src/tools/builtin/index.js";
+
+/**
+ * loopd's own start (`serve`), with one tool more for the process tests: a
+ * call that stays inside its tool until the run stops it (or the process
+ * dies), so a test can kill the process mid-tool at a moment of its choosing.
+ */
+const blockUntilStopped = defineTool({
+  name: "block_until_stopped",
+  description: "Waits until the run is stopped. Test tool.",
+  input: z.object({}),
+  timeoutMs: 600_000,
+  execute: (_input, { signal }) => new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(new Error("stopped")), { once: true })),
+});
+
+serve({ tools: [...createBuiltinTools(), blockUntilStopped] }).catch((err: unknown) => {
+  console.error("loopd failed to start:", err);
+  process.exit(1);
+});
