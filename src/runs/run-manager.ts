@@ -63,9 +63,8 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
   }
 
   const recover = async (run: RunRow) => {
-    if (active.has(run.id)) return;
-    recovering.add(run.id);
     try {
+      if (active.has(run.id)) return;
       await recoverRun({ services, run, launch });
     } catch (err) {
       log.error({ run_id: run.id, err: describeError(err) }, "could not recover a run");
@@ -73,7 +72,7 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
       recovering.delete(run.id);
     }
   };
-  const sweep = (all = false) => (stopping ? Promise.resolve() : sweepExpiredRuns({ services, all, recover }));
+  const sweep = (all = false) => (stopping ? Promise.resolve() : sweepExpiredRuns({ services, all, hold: (claimed) => claimed.forEach((r) => recovering.add(r.id)), recover }));
 
   return {
     /** Executes a run just created, whose last event is `lastSeq`. */

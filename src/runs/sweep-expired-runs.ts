@@ -11,11 +11,14 @@ import type { RunRow } from "../store/schema.js";
  */
 export async function sweepExpiredRuns({
   services: { store, config, log, instanceId },
+  hold,
   recover,
   all = false,
   batchSize = 10,
 }: {
   services: Services;
+  /** Called with each batch as soon as it is claimed: their leases must be kept until each is recovered. */
+  hold: (runs: RunRow[]) => void;
   recover: (run: RunRow) => Promise<void>;
   /** @default false */
   all?: boolean;
@@ -25,6 +28,7 @@ export async function sweepExpiredRuns({
   try {
     for (;;) {
       const claimed = await store.runs.claimExpired({ owner: instanceId, leaseMs: config.runLeaseMs, limit: batchSize, all });
+      hold(claimed);
       for (const run of claimed) await recover(run);
       if (claimed.length < batchSize) return;
     }
