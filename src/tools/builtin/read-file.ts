@@ -1,9 +1,9 @@
-import { readFile, stat } from "node:fs/promises";
 import { z } from "zod";
 import { MAX_TOOL_RESULT_CHARS } from "../clip-tool-result.js";
 import { defineTool } from "../define-tool.js";
 import { explainFsErrors, resolveInWorkspace } from "../resolve-in-workspace.js";
 import { looksBinary } from "./looks-binary.js";
+import { openRegularFile } from "./open-regular-file.js";
 
 export const READ_FILE_DEFAULT_LINES = 2000;
 /** Larger files are refused rather than read whole into memory. */
@@ -45,15 +45,17 @@ export function createReadFileTool() {
 }
 
 async function readBounded(absolutePath: string, displayPath: string): Promise<Buffer> {
-  const info = await explainFsErrors(displayPath, () => stat(absolutePath));
-  if (info.isDirectory()) throw new Error(`${displayPath} is a folder; use list_files to see what it holds`);
-  if (!info.isFile()) throw new Error(`${displayPath} is not a regular file`);
-  if (info.size > READ_FILE_MAX_BYTES) {
-    throw new Error(
-      `${displayPath} is too large to read (${info.size} bytes, limit ${READ_FILE_MAX_BYTES}); use search_files to find the lines you need`,
-    );
+  const { handle, size } = await openRegularFile(absolutePath, displayPath);
+  try {
+    if (size > READ_FILE_MAX_BYTES) {
+      throw new Error(
+        `${displayPath} is too large to read (${size} bytes, limit ${READ_FILE_MAX_BYTES}); use search_files to find the lines you need`,
+      );
+    }
+    return await explainFsErrors(displayPath, () => handle.readFile());
+  } finally {
+    await handle.close();
   }
-  return explainFsErrors(displayPath, () => readFile(absolutePath));
 }
 
 function numberedLines({

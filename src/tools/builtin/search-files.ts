@@ -1,8 +1,9 @@
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { z } from "zod";
 import { defineTool } from "../define-tool.js";
 import { explainFsErrors, resolveInWorkspace, toDisplayPath } from "../resolve-in-workspace.js";
 import { looksBinary } from "./looks-binary.js";
+import { openRegularFile } from "./open-regular-file.js";
 import { walkWorkspaceFiles } from "./walk-workspace-files.js";
 
 export const SEARCH_MAX_MATCHES = 200;
@@ -28,7 +29,8 @@ export function createSearchFilesTool() {
       const matches = lineMatcher(pattern);
       const { absolutePath, displayPath, root } = await resolveInWorkspace({ workspaceDir, path: requested });
       const info = await explainFsErrors(displayPath, () => stat(absolutePath));
-      const files = info.isDirectory() ? walkWorkspaceFiles(absolutePath, signal) : single(absolutePath);
+      const inFolder = info.isDirectory();
+      const files = inFolder ? walkWorkspaceFiles(absolutePath, signal) : single(absolutePath);
 
       const found: string[] = [];
       const notes: string[] = [];
@@ -41,7 +43,15 @@ export function createSearchFilesTool() {
           break;
         }
         searched++;
-        const content = await readText(file);
+        let content: FileContent;
+        try {
+          content = await readText(file, toDisplayPath(root, file));
+        } catch (error) {
+          // In a folder, a file that cannot be read is skipped; asked for by
+          // name, the model learns why (not a regular file, permission denied).
+          if (!inFolder) throw error;
+          continue;
+        }
         if (content.kind === "too large") tooLarge++;
         if (content.kind !== "text") continue;
         const lines = content.text.split(/\r?\n/);
@@ -86,15 +96,24 @@ function lineMatcher(pattern: string): (line: string) => boolean {
   return (line) => compiled.test(line.length > 10_000 ? line.slice(0, 10_000) : line);
 }
 
-type FileContent = { kind: "text"; text: string } | { kind: "too large" | "binary" | "unreadable" };
+type FileContent = { kind: "text"; text: string } | { kind: "too large" | "binary" };
 
-async function readText(file: string): Promise<FileContent> {
+async function readText(file: string, displayPath: string): Promise<FileContent> {
+  const { handle, size } = await openRegularFile(file, displayPath);
   try {
-    if ((await stat(file)).size > SEARCH_MAX_FILE_BYTES) return { kind: "too large" };
-    const bytes = await readFile(file);
-    return looksBinary(bytes) ? { kind: "binary" } : { kind: "text", text: bytes.toString("utf8") };
-  } catch {
-    return { kind: "unreadable" };
+    if (size > SEARCH_MAX_FILE_BYTES) return { kind: "too large" };
+    // No more than the size fstat gave, however much a file grows meanwhile.
+    const bytes = Buffer.alloc(size);
+    let filled = 0;
+    while (filled < size) {
+      const { bytesRead } = await handle.read(bytes, filled, size - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    const read = bytes.subarray(0, filled);
+    return looksBinary(read) ? { kind: "binary" } : { kind: "text", text: read.toString("utf8") };
+  } finally {
+    await handle.close();
   }
 }
 
