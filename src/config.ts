@@ -19,6 +19,7 @@ const envSchema = z.object({
   MAX_STEPS: intFromEnv(10),
   MAX_STEPS_LIMIT: intFromEnv(50),
   TOOL_TIMEOUT_MS: intFromEnv(30_000),
+  TOOL_CONCURRENCY: intFromEnv(8),
   WORKSPACE_DIR: z.string().min(1).default("./workspace"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   BODY_LIMIT_BYTES: intFromEnv(1_048_576),
@@ -37,6 +38,8 @@ export interface Config {
   maxSteps: number;
   maxStepsLimit: number;
   toolTimeoutMs: number;
+  /** How many read-only tool calls of one model response may run at once. */
+  toolConcurrency: number;
   workspaceDir: string;
   logLevel: string;
   bodyLimitBytes: number;
@@ -73,6 +76,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxSteps: e.MAX_STEPS,
     maxStepsLimit: e.MAX_STEPS_LIMIT,
     toolTimeoutMs: e.TOOL_TIMEOUT_MS,
+    toolConcurrency: e.TOOL_CONCURRENCY,
     workspaceDir: path.resolve(e.WORKSPACE_DIR),
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,

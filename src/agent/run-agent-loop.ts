@@ -28,6 +28,8 @@ export interface AgentRunOptions {
   maxTokens: number;
   workspaceDir: string;
   toolTimeoutMs: number;
+  /** How many read-only tool calls may run at once (config `TOOL_CONCURRENCY`). @default 8 */
+  toolConcurrency?: number;
   /** Model calls already made by this run (a run resumed after a crash). @default 0 */
   stepsDone?: number;
   /** Usage already spent by this run. */
@@ -140,6 +142,7 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
       allowed: allowedTools,
       workspaceDir: options.workspaceDir,
       defaultTimeoutMs: options.toolTimeoutMs,
+      concurrency: options.toolConcurrency,
       signal,
       now,
       onStart: (call) => emit({ type: "tool_call.started", tool_call_id: call.id, name: call.name, input: call.input }),

@@ -1,4 +1,5 @@
 import { setMaxListeners } from "node:events";
+import pLimit from "p-limit";
 import type { ToolCallBlock } from "../agent/messages.js";
 import type { Tool } from "./define-tool.js";
 import { executeToolCall, type ToolCallOutcome } from "./execute-tool-call.js";
@@ -7,15 +8,17 @@ import type { ToolRegistry } from "./tool-registry.js";
 export type { ToolCallOutcome } from "./execute-tool-call.js";
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
+export const DEFAULT_TOOL_CONCURRENCY = 8;
 
 /**
  * Runs one assistant message's tool calls and yields one outcome per call, in
  * the model's order, each as soon as it and every earlier one are done, so
  * the caller can save each result before the next arrives.
  *
- * Consecutive read-only calls run in parallel; any other call runs alone,
- * after everything before it and before anything after it. Calls to unknown
- * tools do nothing, so they count as read-only.
+ * Consecutive read-only calls run in parallel, at most `concurrency` at once
+ * (a model may send a hundred, and each may hold a file in memory); any other
+ * call runs alone, after everything before it and before anything after it.
+ * Calls to unknown tools do nothing, so they count as read-only.
  *
  * Never throws for anything a call does: every failure is a result with
  * `is_error: true` that tells the model what to do. When `signal` aborts,
@@ -28,6 +31,7 @@ export async function* executeToolCalls({
   allowed,
   workspaceDir,
   defaultTimeoutMs = DEFAULT_TOOL_TIMEOUT_MS,
+  concurrency = DEFAULT_TOOL_CONCURRENCY,
   signal,
   onStart,
   now = Date.now,
@@ -39,6 +43,8 @@ export async function* executeToolCalls({
   workspaceDir: string;
   /** For tools without a `timeoutMs` of their own. @default 30000 */
   defaultTimeoutMs?: number;
+  /** How many calls may run at once (a positive integer). @default 8 */
+  concurrency?: number;
   /** The run's cancellation. */
   signal?: AbortSignal;
   /** Called when a call begins; not called for calls cancelled before they began. */
@@ -59,19 +65,24 @@ export async function* executeToolCalls({
   if (signal?.aborted) onCancel();
   else signal?.addEventListener("abort", onCancel, { once: true });
 
+  // A call waiting for a slot has not begun: it gets onStart when it does,
+  // and a cancelled result without running if the run is cancelled first.
+  const limit = pLimit(concurrency);
   try {
     for (const batch of batchesOf(calls, (call) => toolFor(call)?.readOnly ?? true)) {
       const pending = batch.map((call) =>
-        executeToolCall({
-          call,
-          tool: toolFor(call),
-          available,
-          workspaceDir,
-          timeoutMs: defaultTimeoutMs,
-          signal: cancel.signal,
-          onStart,
-          now,
-        }),
+        limit(() =>
+          executeToolCall({
+            call,
+            tool: toolFor(call),
+            available,
+            workspaceDir,
+            timeoutMs: defaultTimeoutMs,
+            signal: cancel.signal,
+            onStart,
+            now,
+          }),
+        ),
       );
       // Only a throwing onStart rejects; mark the later ones handled so the
       // first failure surfaces from the loop instead of as an unhandled rejection.

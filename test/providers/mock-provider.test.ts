@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { NewMessage } from "../../src/agent/messages.js";
 import type { ModelRequest, ToolSpec } from "../../src/agent/model.js";
+import { findArithmetic } from "../../src/providers/mock/find-arithmetic.js";
 import { createMockProvider } from "../../src/providers/mock/index.js";
+import { MOCK_INSPECTED_CHARS } from "../../src/providers/mock/plan-mock-reply.js";
 import { createCalculateTool, createGetCurrentTimeTool } from "../../src/tools/builtin/index.js";
 import { toolResultToText } from "../../src/tools/tool-result-to-text.js";
 import { toolResult, user } from "./histories.js";
@@ -141,5 +143,45 @@ describe("mock provider", () => {
     expect((await mock.generate(request(history))).content).toEqual([
       { type: "text", text: "It is 14:05 on Monday in Asia/Tokyo. (3+4)^2 = 49" },
     ]);
+  });
+});
+
+describe("mock provider on hostile text", () => {
+  // Any client may pick the mock and send it anything. Each input below once
+  // took seconds (more, the longer the run): a pattern backtracked through a
+  // long run of spaces or dots from every position in it. The bound is the
+  // issue's acceptance bound for a whole 1 MiB request.
+  const LIMIT_MS = 1000;
+  const timed = <T>(work: () => T): { value: T; ms: number } => {
+    const started = performance.now();
+    const value = work();
+    return { value, ms: performance.now() - started };
+  };
+
+  it.each([
+    ["a long run of spaces", `What is 6*7?${" ".repeat(32 * 1024)}Thanks.`],
+    ["a long run of dots and spaces before a number", `${" .".repeat(32 * 1024)}1 apple, and what is 6*7?`],
+  ])("reads arithmetic past %s in linear time", (_name, text) => {
+    const { value, ms } = timed(() => findArithmetic(text));
+    expect(value).toBe("6*7");
+    expect(ms).toBeLessThan(LIMIT_MS);
+  });
+
+  it.each([
+    ["spaces", " ".repeat(1024 * 1024)],
+    ["dots and spaces", " .".repeat(512 * 1024)],
+    ["letters", "a".repeat(1024 * 1024)],
+    ["slashes", "a/".repeat(512 * 1024)],
+  ])("answers a question after 1 MiB of %s within the bound", async (_name, filler) => {
+    const started = performance.now();
+    const response = await createMockProvider().generate(request([user(`${filler}1 apple. What is 6*7?`)]));
+    expect(performance.now() - started).toBeLessThan(LIMIT_MS);
+    expect(response.content).toEqual([{ type: "tool_call", id: "mock_call_1", name: "calculate", input: { expression: "6*7" } }]);
+  });
+
+  it("reads only the end of a long question, where the question is", async () => {
+    const text = `What time is it in Tokyo?\n${"lorem ipsum ".repeat(MOCK_INSPECTED_CHARS)}\nWhat is 6*7?`;
+    const response = await createMockProvider().generate(request([user(text)]));
+    expect(response.content).toEqual([{ type: "tool_call", id: "mock_call_1", name: "calculate", input: { expression: "6*7" } }]);
   });
 });

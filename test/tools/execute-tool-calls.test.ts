@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { ToolCallBlock } from "../../src/agent/messages.js";
 import { defineTool, type Tool } from "../../src/tools/define-tool.js";
-import { executeToolCalls, type ToolCallOutcome } from "../../src/tools/execute-tool-calls.js";
+import { DEFAULT_TOOL_CONCURRENCY, executeToolCalls, type ToolCallOutcome } from "../../src/tools/execute-tool-calls.js";
 import { createToolRegistry } from "../../src/tools/tool-registry.js";
 
 let nextId = 0;
@@ -131,6 +131,40 @@ describe("executeToolCalls: order and concurrency", () => {
     gate.resolve();
     await done;
     expect(events).toEqual(["start blocker", "blocker running", "start after"]);
+  });
+
+  /** A read-only tool that notes how many of its calls run at once, and returns its input's n. */
+  function counting() {
+    const seen = { running: 0, most: 0 };
+    const tool = defineTool({
+      name: "count",
+      description: "",
+      input: z.object({ n: z.number() }),
+      readOnly: true,
+      execute: async ({ n }) => {
+        seen.most = Math.max(seen.most, ++seen.running);
+        // A few turns of the event loop: without a bound, every call would have begun by now.
+        for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+        seen.running--;
+        return n;
+      },
+    });
+    return { tool, seen };
+  }
+
+  it("runs at most `concurrency` read-only calls at once, and still yields in the model's order", async () => {
+    const { tool, seen } = counting();
+    const calls = Array.from({ length: 10 }, (_, n) => call("count", { n }));
+    const outcomes = await run([tool], calls, { concurrency: 3 });
+    expect(seen.most).toBe(3);
+    expect(outcomes.map((o) => o.result.content)).toEqual(calls.map((_, n) => String(n)));
+  });
+
+  it(`runs at most ${DEFAULT_TOOL_CONCURRENCY} read-only calls at once by default`, async () => {
+    const { tool, seen } = counting();
+    const outcomes = await run([tool], Array.from({ length: 100 }, (_, n) => call("count", { n })));
+    expect(seen.most).toBe(DEFAULT_TOOL_CONCURRENCY);
+    expect(outcomes.every((o) => o.status === "ok")).toBe(true);
   });
 
   it("measures durationMs with the injected clock", async () => {
@@ -353,10 +387,9 @@ describe("executeToolCalls: cancellation", () => {
     expect(toolSignal?.aborted).toBe(true);
   });
 
-  it("keeps the result of a parallel call that finished before the cancellation", async () => {
-    const controller = new AbortController();
-    const quick = defineTool({ name: "quick", description: "", input: z.object({}), readOnly: true, execute: () => "done" });
-    const stuck = defineTool({
+  /** A read-only tool that never finishes, and cancels the run shortly after it begins. */
+  const stuckThenCancel = (controller: AbortController) =>
+    defineTool({
       name: "stuck",
       description: "",
       input: z.object({}),
@@ -366,8 +399,28 @@ describe("executeToolCalls: cancellation", () => {
         return new Promise(() => {});
       },
     });
+
+  it("keeps the result of a parallel call that finished before the cancellation", async () => {
+    const controller = new AbortController();
+    const quick = defineTool({ name: "quick", description: "", input: z.object({}), readOnly: true, execute: () => "done" });
+    const stuck = stuckThenCancel(controller);
     const outcomes = await run([quick, stuck], [call("stuck"), call("quick")], { signal: controller.signal });
     expect(outcomes.map((o) => o.status)).toEqual(["cancelled", "ok"]);
+  });
+
+  it("answers calls still waiting for a slot as cancelled before they started", async () => {
+    const controller = new AbortController();
+    const started: string[] = [];
+    const stuck = stuckThenCancel(controller);
+    const calls = [call("stuck"), call("stuck"), call("stuck")];
+    const outcomes = await run([stuck], calls, { concurrency: 1, signal: controller.signal, onStart: (c) => started.push(c.id) });
+    expect(outcomes.map((o) => o.result.tool_call_id)).toEqual(calls.map((c) => c.id));
+    expect(outcomes.map((o) => o.result.content)).toEqual([
+      expect.stringContaining("cancelled before it finished"),
+      expect.stringContaining("cancelled before it started"),
+      expect.stringContaining("cancelled before it started"),
+    ]);
+    expect(started).toEqual([calls[0]!.id]);
   });
 
   it("runs many parallel calls under one run signal without a listener-leak warning", async () => {

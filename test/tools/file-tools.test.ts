@@ -222,6 +222,13 @@ describe("search_files", () => {
     );
   });
 
+  it("matches a regular expression the same way across files, CRLF lines and the match cap", async () => {
+    await expect(run(tool, { pattern: "/^(one|two)$/", path: "notes" })).resolves.toBe("notes/crlf.txt:1: one\nnotes/crlf.txt:2: two");
+    const literal = (await run(tool, { pattern: "HIT", path: "." })) as string;
+    await expect(run(tool, { pattern: "/^HIT$/", path: "." })).resolves.toBe(literal);
+    expect(literal.split("\n")).toHaveLength(SEARCH_MAX_MATCHES + 1);
+  });
+
   it("explains an invalid regular expression", async () => {
     await expect(run(tool, { pattern: "/(unclosed/" })).rejects.toThrow("invalid regular expression /(unclosed/:");
   });

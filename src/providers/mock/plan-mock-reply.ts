@@ -5,6 +5,12 @@ import { describeToolResults } from "./describe-tool-results.js";
 import { findArithmetic } from "./find-arithmetic.js";
 import { findTimezone, isTimeQuestion } from "./find-timezone.js";
 
+/**
+ * The rules read only the end of a long question: that is where a question
+ * ends, and it bounds the mock's work whatever size of message a client sends.
+ */
+export const MOCK_INSPECTED_CHARS = 4096;
+
 export interface MockReply {
   content: AssistantBlock[];
   stopReason: "tool_use" | "end_turn";
@@ -15,8 +21,8 @@ export interface MockReply {
  * same history always gets the same reply:
  *
  * 1. the history ends with tool results → a text answer built from them;
- * 2. the last user message asks the time somewhere and `get_current_time` may
- *    be called → that call, with the place mapped to an IANA zone;
+ * 2. the last user message (its last `MOCK_INSPECTED_CHARS` characters) asks
+ *    the time somewhere and `get_current_time` may be called → that call, with the place mapped to an IANA zone;
  * 3. it holds an arithmetic expression and `calculate` may be called → that
  *    call;
  * 4. anything else → a text reply that says what this provider is (also
@@ -34,16 +40,17 @@ export function planMockReply(request: Pick<ModelRequest, "messages" | "tools" |
 
   const last = messages.at(-1);
   const question = last?.role === "user" ? textOf(last).trim() : "";
+  const inspected = question.slice(-MOCK_INSPECTED_CHARS);
   const mayCall = (name: string): boolean =>
     request.tools.some((t) => t.name === name) &&
     request.toolChoice !== "none" &&
     (typeof request.toolChoice !== "object" || request.toolChoice.name === name);
   const nextId = `mock_call_${messages.flatMap(toolCallsOf).length + 1}`;
 
-  if (isTimeQuestion(question) && mayCall("get_current_time")) {
-    return toolUse({ type: "tool_call", id: nextId, name: "get_current_time", input: { timezone: findTimezone(question) } });
+  if (isTimeQuestion(inspected) && mayCall("get_current_time")) {
+    return toolUse({ type: "tool_call", id: nextId, name: "get_current_time", input: { timezone: findTimezone(inspected) } });
   }
-  const expression = findArithmetic(question);
+  const expression = findArithmetic(inspected);
   if (expression !== null && mayCall("calculate")) {
     return toolUse({ type: "tool_call", id: nextId, name: "calculate", input: { expression } });
   }

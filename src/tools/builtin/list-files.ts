@@ -27,7 +27,8 @@ export function createListFilesTool() {
     execute: async ({ path: requested }, { workspaceDir, signal }) => {
       const { absolutePath, displayPath } = await resolveInWorkspace({ workspaceDir, path: requested });
       const info = await explainFsErrors(displayPath, () => stat(absolutePath));
-      if (!info.isDirectory()) throw new Error(`${displayPath} is a file, not a folder; use read_file to read it`);
+      if (info.isFile()) throw new Error(`${displayPath} is a file, not a folder; use read_file to read it`);
+      if (!info.isDirectory()) throw new Error(`${displayPath} is not a folder (nor a regular file)`);
       const names = await explainFsErrors(displayPath, () => readdir(absolutePath));
 
       const entries: ListedEntry[] = [];

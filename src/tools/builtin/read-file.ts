@@ -1,13 +1,20 @@
-import { readFile, stat } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { z } from "zod";
 import { MAX_TOOL_RESULT_CHARS } from "../clip-tool-result.js";
 import { defineTool } from "../define-tool.js";
 import { explainFsErrors, resolveInWorkspace } from "../resolve-in-workspace.js";
 import { looksBinary } from "./looks-binary.js";
+import { openRegularFile } from "./open-regular-file.js";
+import { readLines, type FileLine } from "./read-lines.js";
 
 export const READ_FILE_DEFAULT_LINES = 2000;
-/** Larger files are refused rather than read whole into memory. */
+/** Larger files are refused: a model should search them rather than page through them. */
 export const READ_FILE_MAX_BYTES = 10 * 1024 * 1024;
+/**
+ * Up to this size the lines after those returned are counted too, so the
+ * note can say "of N"; a larger file is read no further than needed.
+ */
+const COUNT_LINES_MAX_BYTES = 1024 * 1024;
 const MAX_LINE_CHARS = 2000;
 /**
  * Stop before the executor would clip the result: a clean "continue at line
@@ -33,63 +40,81 @@ export function createReadFileTool() {
         .describe(`How many lines to read. Default ${READ_FILE_DEFAULT_LINES}`),
     }),
     readOnly: true,
-    execute: async ({ path, offset = 1, limit = READ_FILE_DEFAULT_LINES }, { workspaceDir }) => {
+    execute: async ({ path, offset = 1, limit = READ_FILE_DEFAULT_LINES }, { workspaceDir, signal }) => {
       const { absolutePath, displayPath } = await resolveInWorkspace({ workspaceDir, path });
-      const bytes = await readBounded(absolutePath, displayPath);
-      if (looksBinary(bytes)) {
-        throw new Error(`${displayPath} is a binary file (${bytes.length} bytes); it cannot be shown as text`);
+      const { handle, size } = await openRegularFile(absolutePath, displayPath);
+      try {
+        if (size > READ_FILE_MAX_BYTES) {
+          throw new Error(
+            `${displayPath} is too large to read (${size} bytes, limit ${READ_FILE_MAX_BYTES}); use search_files to find the lines you need`,
+          );
+        }
+        if (await startsBinary(handle, displayPath)) {
+          throw new Error(`${displayPath} is a binary file (${size} bytes); it cannot be shown as text`);
+        }
+        const lines = readLines({ handle, maxBytes: READ_FILE_MAX_BYTES, maxLineChars: MAX_LINE_CHARS, signal });
+        return await numberedLines({ lines, displayPath, size, offset, limit });
+      } finally {
+        await handle.close();
       }
-      return numberedLines({ text: bytes.toString("utf8"), displayPath, offset, limit });
     },
   });
 }
 
-async function readBounded(absolutePath: string, displayPath: string): Promise<Buffer> {
-  const info = await explainFsErrors(displayPath, () => stat(absolutePath));
-  if (info.isDirectory()) throw new Error(`${displayPath} is a folder; use list_files to see what it holds`);
-  if (!info.isFile()) throw new Error(`${displayPath} is not a regular file`);
-  if (info.size > READ_FILE_MAX_BYTES) {
-    throw new Error(
-      `${displayPath} is too large to read (${info.size} bytes, limit ${READ_FILE_MAX_BYTES}); use search_files to find the lines you need`,
-    );
-  }
-  return explainFsErrors(displayPath, () => readFile(absolutePath));
+async function startsBinary(handle: FileHandle, displayPath: string): Promise<boolean> {
+  const head = Buffer.alloc(8000);
+  const { bytesRead } = await explainFsErrors(displayPath, () => handle.read(head, 0, head.length, 0));
+  return looksBinary(head.subarray(0, bytesRead));
 }
 
-function numberedLines({
-  text,
+/** Reads lines only until it has those it returns (and, for a small file, the count of the rest). */
+async function numberedLines({
+  lines,
   displayPath,
+  size,
   offset,
   limit,
 }: {
-  text: string;
+  lines: AsyncGenerator<FileLine>;
   displayPath: string;
+  size: number;
   offset: number;
   limit: number;
-}): string {
-  if (text === "") return `(${displayPath} is empty)`;
-  const lines = text.split(/\r?\n/);
-  if (lines.at(-1) === "") lines.pop(); // the newline that ends the last line
-  if (offset > lines.length) {
-    throw new Error(`offset ${offset} is past the end of ${displayPath}, which has ${lines.length} lines`);
+}): Promise<string> {
+  let lineNo = 0;
+  const nextLine = async (): Promise<FileLine | undefined> => {
+    const next = await lines.next();
+    if (next.done) return undefined;
+    lineNo++;
+    return next.value;
+  };
+
+  let line = await nextLine();
+  if (line === undefined) return `(${displayPath} is empty)`;
+  while (line !== undefined && lineNo < offset) line = await nextLine();
+  if (line === undefined) {
+    throw new Error(`offset ${offset} is past the end of ${displayPath}, which has ${lineNo} lines`);
   }
+
   const out: string[] = [];
-  let size = 0;
-  let lineNo = offset;
-  for (; lineNo < offset + limit && lineNo <= lines.length; lineNo++) {
-    let line = lines[lineNo - 1]!;
-    if (line.length > MAX_LINE_CHARS) {
-      line = `${line.slice(0, MAX_LINE_CHARS)}… [line clipped: ${line.length} characters]`;
-    }
-    const numbered = `${lineNo}\t${line}`;
-    if (out.length > 0 && size + numbered.length + 1 > OUTPUT_BUDGET_CHARS) break;
+  let chars = 0;
+  while (line !== undefined && lineNo < offset + limit) {
+    const text = line.length > MAX_LINE_CHARS ? `${line.text}… [line clipped: ${line.length} characters]` : line.text;
+    const numbered = `${lineNo}\t${text}`;
+    if (out.length > 0 && chars + numbered.length + 1 > OUTPUT_BUDGET_CHARS) break;
     out.push(numbered);
-    size += numbered.length + 1;
+    chars += numbered.length + 1;
+    line = await nextLine();
   }
-  if (lineNo <= lines.length) {
-    out.push(
-      `[lines ${offset}-${lineNo - 1} of ${lines.length} shown; call read_file with offset ${lineNo} to read on]`,
-    );
+  if (line !== undefined) {
+    // `line` is the first one not shown.
+    const next = lineNo;
+    let shown = `lines ${offset}-${next - 1} shown, more follow (the file has ${size} bytes)`;
+    if (size <= COUNT_LINES_MAX_BYTES) {
+      while (line !== undefined) line = await nextLine();
+      shown = `lines ${offset}-${next - 1} of ${lineNo} shown`;
+    }
+    out.push(`[${shown}; call read_file with offset ${next} to read on]`);
   }
   return out.join("\n");
 }
