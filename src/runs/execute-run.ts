@@ -38,6 +38,7 @@ export async function executeRun({ services, run, writer, signal }: { services: 
       maxTokens: config.maxTokens,
       workspaceDir: config.workspaceDir,
       toolTimeoutMs: config.toolTimeoutMs,
+      toolConcurrency: config.toolConcurrency,
       stepsDone: run.steps,
       usageSoFar: run.usage,
       signal,
