@@ -3,7 +3,7 @@ import type { FastifyReply } from "fastify";
 import { followRunEvents } from "../conversations/follow-run-events.js";
 import type { Services } from "../conversations/services.js";
 import type { RunEventRow } from "../store/schema.js";
-import { linkedAbort } from "./linked-abort.js";
+import { linkedAbort } from "../linked-abort.js";
 
 export interface StreamRunOptions {
   runId: string;
