@@ -1,7 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { AssistantBlock, Usage } from "../../agent/messages.js";
-import { ProviderError } from "../../agent/model.js";
 import { isPlainObject, parseToolArguments } from "../shared/parse-tool-arguments.js";
+import { streamCutShort } from "../shared/stream-cut-short.js";
 
 export interface AccumulatedAnthropicMessage {
   content: AssistantBlock[];
@@ -72,11 +72,7 @@ export async function accumulateAnthropicStream(
     }
   }
 
-  // A stream cut short ends without error; a half-message must not pass for a
-  // whole one.
-  if (!stopped && rawStopReason === null) {
-    throw new ProviderError("The Anthropic stream ended before the message was complete", { status: null });
-  }
+  if (!stopped && rawStopReason === null) throw streamCutShort("Anthropic");
 
   const content = [...blocks.entries()]
     .sort(([a], [b]) => a - b)

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type OpenAI from "openai";
 import type { AssistantBlock, Usage } from "../../agent/messages.js";
 import { parseToolArguments } from "../shared/parse-tool-arguments.js";
+import { streamCutShort } from "../shared/stream-cut-short.js";
 
 export interface AccumulatedOpenAIMessage {
   content: AssistantBlock[];
@@ -22,7 +23,9 @@ interface PendingToolCall {
  * Folds Chat Completions chunks into one assistant message: `delta.content`
  * is streamed to `onTextDelta` and kept as one text block; `delta.tool_calls`
  * are gathered by `index` (id and name come once, arguments in pieces).
- * Arguments that are not a JSON object are kept as `raw_arguments`.
+ * Arguments that are not a JSON object are kept as `raw_arguments`. A stream
+ * that ends without a `finish_reason` was cut short and throws a
+ * `ProviderError`.
  */
 export async function accumulateOpenAIStream(
   chunks: AsyncIterable<OpenAI.ChatCompletionChunk>,
@@ -68,6 +71,8 @@ export async function accumulateOpenAIStream(
     }
     if (choice.finish_reason) finishReason = choice.finish_reason;
   }
+  // Every complete answer names a finish reason, even from compatible servers.
+  if (finishReason === null) throw streamCutShort("OpenAI");
 
   const content: AssistantBlock[] = text === "" ? [] : [{ type: "text", text }];
   for (const [, call] of [...toolCalls.entries()].sort(([a], [b]) => a - b)) {
