@@ -25,6 +25,8 @@ const envSchema = z.object({
   MAX_TOKENS: intFromEnv(4096),
   RUN_LEASE_MS: intFromEnv(30_000),
   SHUTDOWN_TIMEOUT_MS: intFromEnv(10_000),
+  MODEL_CALL_TIMEOUT_MS: intFromEnv(600_000),
+  MODEL_STREAM_IDLE_MS: intFromEnv(60_000),
 });
 
 export interface Config {
@@ -44,6 +46,10 @@ export interface Config {
   /** How long a run's lease lasts before another process may take it over. */
   runLeaseMs: number;
   shutdownTimeoutMs: number;
+  /** The most one model call may take, retries included. */
+  modelCallTimeoutMs: number;
+  /** How long a model call may go without a content-bearing chunk (keep-alives do not count). */
+  modelStreamIdleMs: number;
 }
 
 export class ConfigError extends Error {
@@ -79,5 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxTokens: e.MAX_TOKENS,
     runLeaseMs: e.RUN_LEASE_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    modelCallTimeoutMs: e.MODEL_CALL_TIMEOUT_MS,
+    modelStreamIdleMs: e.MODEL_STREAM_IDLE_MS,
   };
 }

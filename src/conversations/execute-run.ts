@@ -38,6 +38,8 @@ export async function executeRun({ services, run, writer, signal }: { services: 
       maxTokens: config.maxTokens,
       workspaceDir: config.workspaceDir,
       toolTimeoutMs: config.toolTimeoutMs,
+      modelCallTimeoutMs: config.modelCallTimeoutMs,
+      modelStreamIdleMs: config.modelStreamIdleMs,
       stepsDone: run.steps,
       usageSoFar: run.usage,
       signal,

@@ -1,4 +1,3 @@
-import { setMaxListeners } from "node:events";
 import { toolCallsOf } from "../agent/messages.js";
 import { CANCELLED_RESULT, INTERRUPTED_RESULT, repairMessages } from "../agent/repair-history.js";
 import type { RunRow } from "../store/schema.js";
@@ -31,8 +30,6 @@ export function createRunManager(services: Services) {
         .catch(() => {});
     }
     const controller = new AbortController();
-    // Each model call and tool call of a long run listens to this one signal.
-    setMaxListeners(0, controller.signal);
     const done = executeRun({ services, run, writer, signal: controller.signal }).finally(() => {
       // A run that stopped on a refused write may still have tools running: stop them.
       controller.abort(new RunInterruption(`run ${run.id} is over here`));

@@ -45,6 +45,22 @@ describe("accumulateOpenAIStream", () => {
     expect(message.content).toEqual([{ type: "tool_call", id: "call_generated", name: "calculate", input: { expression: "1+1" } }]);
   });
 
+  it("reports progress for each chunk that carries the answer, not for the empty ones some servers send to keep a stream open", async () => {
+    let progress = 0;
+    await accumulateOpenAIStream(
+      chunks(
+        { delta: { role: "assistant", content: "" } },
+        { delta: {} },
+        { delta: { content: "Hi" } },
+        { delta: { content: null, tool_calls: [] } },
+        { delta: { reasoning_content: "thinking" } as OpenAI.ChatCompletionChunk.Choice.Delta },
+        { finish_reason: "stop" },
+      ),
+      { onProgress: () => progress++ },
+    );
+    expect(progress).toBe(4);
+  });
+
   it("reads empty arguments as no arguments", async () => {
     const message = await accumulateOpenAIStream(
       chunks({ delta: { tool_calls: [{ index: 0, id: "call_1", function: { name: "list_files", arguments: "" } }] } }, { finish_reason: "tool_calls" }),

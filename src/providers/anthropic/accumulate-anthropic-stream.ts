@@ -17,14 +17,16 @@ type Pending =
 
 /**
  * Folds Anthropic's raw stream events into one assistant message, calling
- * `onTextDelta` for each text delta as it arrives. Blocks loopd does not keep
+ * `onTextDelta` for each text delta as it arrives and `onProgress` for every
+ * event (the SDK drops the `ping` keep-alives before they get here, so each
+ * one carries part of the answer, thinking included). Blocks loopd does not keep
  * (thinking, server tools) are skipped; tool input JSON is parsed once the
  * stream ends, and input that is not a JSON object is kept as
  * `raw_arguments`.
  */
 export async function accumulateAnthropicStream(
   events: AsyncIterable<Anthropic.RawMessageStreamEvent>,
-  { onTextDelta }: { onTextDelta?: ((delta: string) => void) | undefined } = {},
+  { onTextDelta, onProgress }: { onTextDelta?: ((delta: string) => void) | undefined; onProgress?: (() => void) | undefined } = {},
 ): Promise<AccumulatedAnthropicMessage> {
   const blocks = new Map<number, Pending>();
   const usage: Usage = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 };
@@ -33,6 +35,7 @@ export async function accumulateAnthropicStream(
   let stopped = false;
 
   for await (const event of events) {
+    onProgress?.();
     switch (event.type) {
       case "message_start":
         model = event.message.model;

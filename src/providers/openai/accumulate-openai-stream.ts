@@ -31,9 +31,12 @@ export async function accumulateOpenAIStream(
   chunks: AsyncIterable<OpenAI.ChatCompletionChunk>,
   {
     onTextDelta,
+    onProgress,
     generateId = () => `call_${randomUUID().replaceAll("-", "").slice(0, 24)}`,
   }: {
     onTextDelta?: ((delta: string) => void) | undefined;
+    /** Called for each chunk that carries part of the answer; not for the empty ones some servers send to keep a stream open. */
+    onProgress?: (() => void) | undefined;
     /** For servers that send a tool call without an id. */
     generateId?: () => string;
   } = {},
@@ -46,6 +49,7 @@ export async function accumulateOpenAIStream(
   let model: string | null = null;
 
   for await (const chunk of chunks) {
+    if (carriesAnswer(chunk)) onProgress?.();
     if (chunk.model) model = chunk.model;
     if (chunk.usage) usage = mapOpenAIUsage(chunk.usage);
     // loopd asks for one choice (n = 1).
@@ -79,6 +83,18 @@ export async function accumulateOpenAIStream(
     content.push({ type: "tool_call", id: call.id || generateId(), name: call.name, ...parseToolArguments(call.arguments) });
   }
   return { content, finishReason, refused, usage, model };
+}
+
+/**
+ * Whether a chunk holds any part of the answer: the role that opens it, text,
+ * a refusal, tool calls, a finish reason, usage, or a field some compatible
+ * servers add (`reasoning_content`): a model that is thinking is not stalled.
+ */
+function carriesAnswer(chunk: OpenAI.ChatCompletionChunk): boolean {
+  const choice = chunk.choices?.[0];
+  if (chunk.usage || choice?.finish_reason) return true;
+  const isEmpty = (value: unknown) => value === null || value === undefined || value === "" || (Array.isArray(value) && value.length === 0);
+  return Object.values(choice?.delta ?? {}).some((value: unknown) => !isEmpty(value));
 }
 
 /**
