@@ -6,7 +6,7 @@ import { openDatabase } from "./store/db.js";
 async function main() {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...config.databasePool });
   await database.migrate();
   const loopd = await buildApp({ config, database, logger });
   await loopd.app.listen({ host: config.host, port: config.port });
