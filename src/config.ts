@@ -1,9 +1,11 @@
 import path from "node:path";
 import { z } from "zod";
 import type { ProviderName } from "./agent/model.js";
+import type { DatabasePoolOptions } from "./store/db.js";
 
-const intFromEnv = (fallback: number) =>
-  z.preprocess((v) => (v === undefined || v === "" ? undefined : Number(v)), z.number().int().positive().default(fallback));
+/** A whole number from the environment; `min: 0` where 0 means "off". */
+const intFromEnv = (fallback: number, { min = 1 }: { min?: number } = {}) =>
+  z.preprocess((v) => (v === undefined || v === "" ? undefined : Number(v)), z.number().int().min(min).default(fallback));
 
 const optionalString = z.preprocess((v) => (v === "" ? undefined : v), z.string().optional());
 
@@ -26,6 +28,12 @@ const envSchema = z.object({
   MAX_TOKENS: intFromEnv(4096),
   RUN_LEASE_MS: intFromEnv(30_000),
   SHUTDOWN_TIMEOUT_MS: intFromEnv(10_000),
+  MODEL_CALL_TIMEOUT_MS: intFromEnv(600_000),
+  MODEL_STREAM_IDLE_MS: intFromEnv(60_000),
+  DB_POOL_SIZE: intFromEnv(10),
+  DB_CONNECT_TIMEOUT_MS: intFromEnv(5_000),
+  DB_STATEMENT_TIMEOUT_MS: intFromEnv(30_000, { min: 0 }),
+  DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: intFromEnv(60_000, { min: 0 }),
 });
 
 export interface Config {
@@ -47,6 +55,12 @@ export interface Config {
   /** How long a run's lease lasts before another process may take it over. */
   runLeaseMs: number;
   shutdownTimeoutMs: number;
+  /** The most one model call may take, retries included. */
+  modelCallTimeoutMs: number;
+  /** How long a model call may go without a content-bearing chunk (keep-alives do not count). */
+  modelStreamIdleMs: number;
+  /** The limits of the pool when on a Postgres server. */
+  databasePool: Required<DatabasePoolOptions>;
 }
 
 export class ConfigError extends Error {
@@ -83,5 +97,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxTokens: e.MAX_TOKENS,
     runLeaseMs: e.RUN_LEASE_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    modelCallTimeoutMs: e.MODEL_CALL_TIMEOUT_MS,
+    modelStreamIdleMs: e.MODEL_STREAM_IDLE_MS,
+    databasePool: {
+      poolSize: e.DB_POOL_SIZE,
+      connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
+      statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
+      idleInTransactionTimeoutMs: e.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    },
   };
 }

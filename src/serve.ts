@@ -31,7 +31,7 @@ export async function serve({ env = process.env, tools }: ServeOptions = {}): Pr
   }
   mkdirSync(config.workspaceDir, { recursive: true });
 
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...config.databasePool });
   try {
     await database.migrate();
   } catch (err) {

@@ -41,6 +41,12 @@ export interface ModelRequest {
   signal?: AbortSignal;
   /** Called with each piece of assistant text as the provider streams it. */
   onTextDelta?: (delta: string) => void;
+  /**
+   * Called on each chunk that carries part of the answer (the message's start
+   * and end, text, tool-call arguments, thinking), never on keep-alives: the
+   * loop's idle watchdog counts from the last call.
+   */
+  onProgress?: () => void;
 }
 
 export interface ModelResponse {

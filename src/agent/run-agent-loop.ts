@@ -1,6 +1,7 @@
 import { executeToolCalls } from "../tools/execute-tool-calls.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { AgentEvent } from "./agent-events.js";
+import { startModelCallDeadline } from "./model-call-deadline.js";
 import { addUsage, emptyUsage, type NewMessage, type ToolCallBlock, type Usage } from "./messages.js";
 import type { ModelProvider, ModelResponse, ToolChoice } from "./model.js";
 import { nextStep, type RunStopReason } from "./next-step.js";
@@ -34,6 +35,11 @@ export interface AgentRunOptions {
   stepsDone?: number;
   /** Usage already spent by this run. */
   usageSoFar?: Usage;
+  /** The most one model call may take; past it the run fails with a provider error. @default 600000 */
+  modelCallTimeoutMs?: number;
+  /** The most a model call may go without streaming any part of the answer; past it the run fails with a provider error. @default 60000 */
+  modelStreamIdleMs?: number;
+  /** The run's: aborting it cancels (or, with a RunInterruption, interrupts) the run. */
   signal?: AbortSignal;
   onEvent?: (event: AgentEvent) => void;
   now?: () => number;
@@ -84,6 +90,7 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
 
     const started = now();
     const step = steps + 1;
+    const deadline = startModelCallDeadline({ signal, callTimeoutMs: options.modelCallTimeoutMs, idleMs: options.modelStreamIdleMs });
     let response: ModelResponse;
     try {
       response = await provider.generate({
@@ -93,15 +100,20 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
         tools,
         toolChoice: tools.length === 0 ? "none" : toolChoice,
         maxTokens,
-        signal,
+        signal: deadline.signal,
         onTextDelta: (delta) => emit({ type: "text.delta", delta }),
+        onProgress: deadline.onProgress,
       });
-    } catch (err) {
+    } catch (thrown) {
       if (signal?.aborted) return end("cancelled", "cancelled");
+      // A passed deadline aborts the call: the provider then throws an AbortError, but the run was not cancelled.
+      const err = deadline.expired() ?? thrown;
       const message = err instanceof Error ? err.message : String(err);
       const status = typeof (err as { status?: unknown }).status === "number" ? (err as { status: number }).status : null;
       emit({ type: "model_call.failed", step, provider: provider.name, model, error: message, status, duration_ms: now() - started });
       return end("failed", "error", { code: "provider_error", message });
+    } finally {
+      deadline.dispose();
     }
     steps = step;
     usage = addUsage(usage, response.usage);

@@ -11,8 +11,12 @@ export function handleError(err: FastifyError | Error, request: FastifyRequest, 
   const { code, message, details } = classify(err);
   const status = statusOf(code);
   if (status >= 500) request.log.error({ err: describeError(err) }, "request failed");
+  if (status === 503) reply.header("retry-after", String(RETRY_AFTER_S));
   return reply.code(status).send(errorBody(code, message, details));
 }
+
+/** What a 503 asks a client to wait: long enough for a saturated pool to drain, short enough not to matter. */
+const RETRY_AFTER_S = 2;
 
 function classify(err: FastifyError | Error): { code: ErrorCode; message: string; details: Record<string, unknown> } {
   if (err instanceof AppError) return { code: err.code, message: err.message, details: err.details };
@@ -38,7 +42,8 @@ function classify(err: FastifyError | Error): { code: ErrorCode; message: string
   return { code: "internal", message: "internal error: this is a bug in loopd, and it has been logged", details: {} };
 }
 
-const UNAVAILABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "57P01", "57P03", "08000", "08003", "08006"]);
+// 57014: a statement cancelled (DB_STATEMENT_TIMEOUT_MS); 25P03: a session ended for idling in a transaction.
+const UNAVAILABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "57P01", "57P03", "57014", "25P03", "08000", "08003", "08006"]);
 
 export function isDatabaseUnavailable(err: unknown): boolean {
   return (
@@ -51,5 +56,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   );
 }
 
+// "timeout exceeded when trying to connect": every pool connection stayed busy for DB_CONNECT_TIMEOUT_MS.
+// "is not queryable": the query went to a client whose connection had failed (pg says so without a code).
 const UNAVAILABLE_MESSAGE =
-  /Connection terminated|connect ECONNREFUSED|PGlite is closed|Cannot use a pool after calling end|timeout exceeded when trying to connect/i;
+  /Connection terminated|connect ECONNREFUSED|PGlite is closed|Cannot use a pool after calling end|timeout exceeded when trying to connect|is not queryable/i;

@@ -39,6 +39,8 @@ export async function executeRun({ services, run, writer, signal }: { services: 
       workspaceDir: config.workspaceDir,
       toolTimeoutMs: config.toolTimeoutMs,
       toolConcurrency: config.toolConcurrency,
+      modelCallTimeoutMs: config.modelCallTimeoutMs,
+      modelStreamIdleMs: config.modelStreamIdleMs,
       stepsDone: run.steps,
       usageSoFar: run.usage,
       signal,

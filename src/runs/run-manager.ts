@@ -1,4 +1,3 @@
-import { setMaxListeners } from "node:events";
 import { RunInterruption } from "../agent/run-interruption.js";
 import { describeError } from "../errors.js";
 import type { Services } from "../services.js";
@@ -52,8 +51,6 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
       return;
     }
     const controller = new AbortController();
-    // Each model call and tool call of a long run listens to this one signal.
-    setMaxListeners(0, controller.signal);
     const done = executeRun({ services, run, writer, signal: controller.signal }).finally(() => {
       // A run that stopped on a refused write may still have tools running: stop them.
       controller.abort(new RunInterruption(`run ${run.id} is over here`));

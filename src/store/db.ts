@@ -32,16 +32,37 @@ export interface Database {
 // src/store and dist/store sit at the same depth, so this resolves in both.
 const migrationsFolder = fileURLToPath(new URL("../../migrations", import.meta.url));
 
-export interface OpenDatabaseOptions {
+/**
+ * The limits of the connection pool to a Postgres server, so that a saturated
+ * pool or a stuck query answers 503 instead of holding requests forever. The
+ * embedded PGlite is one connection in the process and has none of them.
+ */
+export interface DatabasePoolOptions {
+  /** @default 10 */
+  poolSize?: number;
+  /** How long a query waits for a connection (a free one, or a new one opening) before it fails. @default 5000 */
+  connectTimeoutMs?: number;
+  /** The server cancels a statement that runs longer; 0 lets it run. @default 30000 */
+  statementTimeoutMs?: number;
+  /** The server ends a session left idle inside a transaction for longer (its locks go with it); 0 never. @default 60000 */
+  idleInTransactionTimeoutMs?: number;
+}
+
+export interface OpenDatabaseOptions extends DatabasePoolOptions {
   /** `postgres://…`; unset opens the embedded PGlite. */
   databaseUrl?: string | undefined;
   /** Folder of the embedded database; unset keeps it in memory (tests). */
   dataDir?: string | undefined;
-  /** @default 10 */
-  poolSize?: number;
 }
 
-export async function openDatabase({ databaseUrl, dataDir, poolSize = 10 }: OpenDatabaseOptions): Promise<Database> {
+export async function openDatabase({
+  databaseUrl,
+  dataDir,
+  poolSize = 10,
+  connectTimeoutMs = 5_000,
+  statementTimeoutMs = 30_000,
+  idleInTransactionTimeoutMs = 60_000,
+}: OpenDatabaseOptions): Promise<Database> {
   if (databaseUrl) {
     let statements = 0;
     // Counted at the driver, below drizzle: exactly what goes to the server.
@@ -51,9 +72,20 @@ export async function openDatabase({ databaseUrl, dataDir, poolSize = 10 }: Open
         return (super.query as (...a: unknown[]) => never)(...args);
       }
     }
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, Client: CountingClient });
-    // An idle client's error (server restart) must not crash the process; the next query reports it.
+    const pool = new pg.Pool({
+      Client: CountingClient,
+      connectionString: databaseUrl,
+      max: poolSize,
+      connectionTimeoutMillis: connectTimeoutMs,
+      statement_timeout: statementTimeoutMs,
+      idle_in_transaction_session_timeout: idleInTransactionTimeoutMs,
+    });
+    // A client's error must not crash the process: an idle one's (server
+    // restart), nor a checked-out one's (its session ended by the server for
+    // idling in a transaction), which pg emits with no listener of its own.
+    // The query in flight, or the next one, reports it.
     pool.on("error", () => {});
+    pool.on("connect", (client) => client.on("error", () => {}));
     const pgDb = drizzlePg(pool, { schema });
     return {
       db: pgDb as unknown as Db,

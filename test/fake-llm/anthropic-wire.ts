@@ -66,6 +66,9 @@ const event = (data: { type: string } & Record<string, unknown>): SseEvent => ({
   data: JSON.stringify(data),
 });
 
+/** The keep-alive Anthropic sends in a stream (the SDK drops it). */
+export const anthropicPing = event({ type: "ping" });
+
 export function anthropicStreamEvents(answer: ResolvedAnswer): SseEvent[] {
   const start = { ...messageShell(answer), content: [], stop_reason: null, stop_sequence: null };
   const events = [event({ type: "message_start", message: { ...start, usage: usage(answer, 1) } })];
@@ -85,11 +88,11 @@ export function anthropicStreamEvents(answer: ResolvedAnswer): SseEvent[] {
   }
   blocks.forEach((block, index) => {
     events.push(event({ type: "content_block_start", index, content_block: block.start }));
-    if (index === 0) events.push(event({ type: "ping" }));
+    if (index === 0) events.push(anthropicPing);
     for (const delta of block.deltas) events.push(event({ type: "content_block_delta", index, delta }));
     events.push(event({ type: "content_block_stop", index }));
   });
-  if (blocks.length === 0) events.push(event({ type: "ping" }));
+  if (blocks.length === 0) events.push(anthropicPing);
   const { usage: u } = answer;
   events.push(
     event({

@@ -76,6 +76,59 @@ describe("the scripted queue", () => {
   });
 });
 
+describe("broken streams", () => {
+  let llm: FakeLlm;
+  beforeAll(async () => {
+    llm = await startFakeLlm();
+  });
+  afterEach(() => llm.reset());
+  afterAll(() => llm.close());
+
+  const apis = [
+    { api: "anthropic", path: "/v1/messages", params: anthropicParams, keepAlive: 'event: ping\ndata: {"type":"ping"}' },
+    { api: "openai", path: "/v1/chat/completions", params: openAiParams, keepAlive: ": keep-alive" },
+  ] as const;
+  const post = (path: string, params: object) =>
+    fetch(`${llm.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...params, stream: true }) });
+  /** The SSE blocks of a whole answer, to compare a broken one with. */
+  const wholeStream = async (path: string, params: object) => {
+    llm.script({ text: "one two three four five" });
+    return blocksOf(await (await post(path, params)).text());
+  };
+
+  it.each(apis)("$api: stallAfterChunks sends that many events, then only keep-alives until the client leaves", async ({ path, params, keepAlive }) => {
+    const whole = await wholeStream(path, params);
+    llm.script({ text: "one two three four five", stallAfterChunks: 3, keepAliveMs: 10 });
+    const res = await post(path, params);
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    while (blocksOf(text).length < 6) text += decoder.decode((await reader.read()).value, { stream: true });
+    await reader.cancel();
+    const blocks = blocksOf(text);
+    expect(blocks.slice(0, 3).map(withoutIds)).toEqual(whole.slice(0, 3).map(withoutIds));
+    expect(blocks.slice(3)).toEqual(Array(blocks.length - 3).fill(keepAlive));
+  });
+
+  it.each(apis)("$api: truncateAfterChunks ends the response cleanly before the stream's own end", async ({ api, path, params }) => {
+    const whole = await wholeStream(path, params);
+    llm.script({ toolCalls: [{ name: "lookup", input: { q: "a long query" } }], truncateAfterChunks: 4 });
+    const res = await post(path, params);
+    expect(res.status).toBe(200);
+    const blocks = blocksOf(await res.text());
+    expect(blocks).toHaveLength(4);
+    expect(whole.length).toBeGreaterThan(4);
+    const text = blocks.join("\n");
+    if (api === "anthropic") expect(text).not.toContain("message_stop");
+    else expect(text).not.toMatch(/\[DONE\]|"finish_reason":"/);
+  });
+});
+
+/** The blank-line separated blocks of an SSE body. */
+const blocksOf = (body: string) => body.split("\n\n").slice(0, -1);
+/** Ids, timestamps and obfuscation differ between two answers; the rest must not. */
+const withoutIds = (block: string) => block.replace(/"(id|created|obfuscation|system_fingerprint)":("[^"]*"|\d+)/g, '"$1":_');
+
 describe("closing", () => {
   it("ends requests that are still hanging, streamed or not, and resolves", async () => {
     const llm = await startFakeLlm();

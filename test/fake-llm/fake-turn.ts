@@ -43,6 +43,23 @@ export interface FakeAnswerTurn {
   chunkDelayMs?: number;
   /** @default the request's `model` */
   model?: string;
+  /**
+   * Streamed answers only: after this many events the stream stalls, the
+   * connection held open until the client leaves, as a stuck upstream does.
+   */
+  stallAfterChunks?: number;
+  /**
+   * While stalled, send the API's keep-alive this often: Anthropic's `ping`
+   * event, or the `: keep-alive` comment line OpenAI-compatible servers send
+   * (both SDKs drop them). Unset: nothing at all.
+   */
+  keepAliveMs?: number;
+  /**
+   * Streamed answers only: end the response cleanly after this many events,
+   * before the stream's own end (no `message_stop`; no `finish_reason`, no
+   * `[DONE]`), as a proxy that cuts a connection does.
+   */
+  truncateAfterChunks?: number;
 }
 
 /** An error answer in the API's own error body. */

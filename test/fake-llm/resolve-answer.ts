@@ -17,6 +17,10 @@ export interface ResolvedAnswer {
   usage: FakeUsage;
   model: string;
   chunkDelayMs: number;
+  /** What goes wrong with the stream, if anything (see FakeAnswerTurn). */
+  stallAfterChunks?: number | undefined;
+  keepAliveMs?: number | undefined;
+  truncateAfterChunks?: number | undefined;
 }
 
 export function resolveAnswer({
@@ -55,5 +59,8 @@ export function resolveAnswer({
     },
     model: turn.model ?? (typeof requestBody.model === "string" ? requestBody.model : "unknown-model"),
     chunkDelayMs: turn.chunkDelayMs ?? defaultChunkDelayMs,
+    stallAfterChunks: turn.stallAfterChunks,
+    keepAliveMs: turn.keepAliveMs,
+    truncateAfterChunks: turn.truncateAfterChunks,
   };
 }

@@ -95,10 +95,18 @@ export async function sendTurn({
     return;
   }
   res.writeHead(200, { ...headers, [api.requestIdHeader]: api.newRequestId() });
-  for (const [i, event] of api.stream(answer, body).entries()) {
+  const events = api.stream(answer, body).slice(0, answer.truncateAfterChunks ?? answer.stallAfterChunks);
+  for (const [i, event] of events.entries()) {
     if (i > 0 && answer.chunkDelayMs > 0 && !(await pause(answer.chunkDelayMs, signal))) return;
     if (signal.aborted) return;
     res.write(formatSseEvent(event));
   }
+  if (answer.truncateAfterChunks === undefined && answer.stallAfterChunks !== undefined) return stall({ api, res, keepAliveMs: answer.keepAliveMs, signal });
   res.end();
+}
+
+/** Holds a stream open with nothing in it but keep-alives (if any) until the client leaves. */
+async function stall({ api, res, keepAliveMs, signal }: { api: WireApi; res: ServerResponse; keepAliveMs: number | undefined; signal: AbortSignal }) {
+  if (keepAliveMs === undefined) return untilAborted(signal);
+  while (await pause(keepAliveMs, signal)) res.write(api.keepAlive);
 }

@@ -17,4 +17,6 @@ export interface WireApi {
   errorBody(status: number, error: WireError, requestId: string): unknown;
   json(answer: ResolvedAnswer): unknown;
   stream(answer: ResolvedAnswer, body: Record<string, unknown>): SseEvent[];
+  /** The raw SSE text the API sends to keep an idle stream open. */
+  keepAlive: string;
 }

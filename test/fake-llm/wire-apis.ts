@@ -1,6 +1,7 @@
-import { anthropicErrorBody, anthropicMessage, anthropicStreamEvents } from "./anthropic-wire.js";
+import { anthropicErrorBody, anthropicMessage, anthropicPing, anthropicStreamEvents } from "./anthropic-wire.js";
 import { newAnthropicRequestId, newOpenAiRequestId } from "./ids.js";
 import { openAiCompletion, openAiErrorBody, openAiStreamChunks } from "./openai-wire.js";
+import { formatSseEvent } from "./sse-event.js";
 import { validateAnthropicRequest } from "./validate-anthropic-history.js";
 import { validateOpenAiRequest } from "./validate-openai-history.js";
 import type { WireApi } from "./wire-api.js";
@@ -16,6 +17,7 @@ export const anthropicApi: WireApi = {
   errorBody: (status, { message }, requestId) => anthropicErrorBody({ status, message, requestId }),
   json: anthropicMessage,
   stream: (answer) => anthropicStreamEvents(answer),
+  keepAlive: formatSseEvent(anthropicPing),
 };
 
 export const openAiApi: WireApi = {
@@ -29,6 +31,8 @@ export const openAiApi: WireApi = {
     const options = body.stream_options as { include_usage?: unknown } | undefined;
     return openAiStreamChunks(answer, { includeUsage: options?.include_usage === true });
   },
+  // OpenAI itself sends none; compatible servers and proxies send SSE comments.
+  keepAlive: ": keep-alive\n\n",
 };
 
 /** The API a request path belongs to: Anthropic's baseURL is the server, OpenAI's is `${url}/v1`. */

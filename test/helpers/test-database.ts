@@ -2,18 +2,19 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { openDatabase, type Database } from "../../src/store/db.js";
+import { openDatabase, type Database, type DatabasePoolOptions } from "../../src/store/db.js";
 
 /**
  * A database of the test's own: with TEST_DATABASE_URL, a fresh database
  * created on that server (dropped afterwards); without it, an embedded PGlite
  * in a temporary folder. `open` may be called again after closing, to
- * restart on the same data.
+ * restart on the same data, or while open, for a second pool on Postgres
+ * (PGlite has no pool: it ignores `pool`).
  */
 export interface TestDatabase {
   kind: "postgres" | "pglite";
   url: string | undefined;
-  open(): Promise<Database>;
+  open(pool?: DatabasePoolOptions): Promise<Database>;
   drop(): Promise<void>;
 }
 
@@ -37,7 +38,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     kind: "postgres",
     url: url.toString(),
-    open: async () => migrated(await openDatabase({ databaseUrl: url.toString(), poolSize: 5 })),
+    open: async (pool = {}) => migrated(await openDatabase({ databaseUrl: url.toString(), poolSize: 5, ...pool })),
     drop: () => admin(serverUrl, `drop database if exists ${name} with (force)`),
   };
 }

@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, beforeEach } from "vitest";
-import type { Database } from "../../src/store/db.js";
+import type { Database, DatabasePoolOptions } from "../../src/store/db.js";
 import { startFakeLlm, type FakeLlm } from "../fake-llm/server.js";
 import { startLoopd, type TestLoopd } from "./start-loopd.js";
 import { createTestDatabase, type TestDatabase } from "./test-database.js";
 
-type StartOptions = Omit<Parameters<typeof startLoopd>[0], "database" | "llm">;
+type StartOptions = Omit<Parameters<typeof startLoopd>[0], "database" | "llm"> & {
+  /** The limits of the database's pool (Postgres only). */
+  pool?: DatabasePoolOptions;
+};
 
 export interface LoopdFixture {
   llm: FakeLlm;
@@ -25,9 +28,10 @@ export function useLoopd(options: StartOptions | (() => StartOptions) = {}): Loo
   const fixture = {} as LoopdFixture;
   let databaseOpen = false;
   const open = async () => {
-    fixture.database = await fixture.testDb.open();
+    const { pool, ...start } = optionsOf();
+    fixture.database = await fixture.testDb.open(pool);
     databaseOpen = true;
-    fixture.loopd = await startLoopd({ database: fixture.database, llm: fixture.llm, ...optionsOf() });
+    fixture.loopd = await startLoopd({ database: fixture.database, llm: fixture.llm, ...start });
   };
   const stop = async () => {
     await fixture.loopd?.close();

@@ -1,5 +1,6 @@
 import type OpenAI from "openai";
 import { describe, expect, it } from "vitest";
+import { ProviderError } from "../../src/agent/model.js";
 import { accumulateOpenAIStream } from "../../src/providers/openai/accumulate-openai-stream.js";
 
 /** Chunk shapes the fake server does not send but compatible servers do. */
@@ -16,6 +17,11 @@ async function* chunks(...deltas: Array<Partial<OpenAI.ChatCompletionChunk.Choic
 }
 
 describe("accumulateOpenAIStream", () => {
+  it("fails with a ProviderError when the stream ends without a finish_reason, half a tool call and all", async () => {
+    const cut = chunks({ delta: { tool_calls: [{ index: 0, id: "call_1", function: { name: "calculate", arguments: '{"expr' } }] } });
+    await expect(accumulateOpenAIStream(cut)).rejects.toBeInstanceOf(ProviderError);
+  });
+
   it("keeps a refusal as text and says the model refused", async () => {
     const deltas: string[] = [];
     const message = await accumulateOpenAIStream(
@@ -39,9 +45,25 @@ describe("accumulateOpenAIStream", () => {
     expect(message.content).toEqual([{ type: "tool_call", id: "call_generated", name: "calculate", input: { expression: "1+1" } }]);
   });
 
+  it("reports progress for each chunk that carries the answer, not for the empty ones some servers send to keep a stream open", async () => {
+    let progress = 0;
+    await accumulateOpenAIStream(
+      chunks(
+        { delta: { role: "assistant", content: "" } },
+        { delta: {} },
+        { delta: { content: "Hi" } },
+        { delta: { content: null, tool_calls: [] } },
+        { delta: { reasoning_content: "thinking" } as OpenAI.ChatCompletionChunk.Choice.Delta },
+        { finish_reason: "stop" },
+      ),
+      { onProgress: () => progress++ },
+    );
+    expect(progress).toBe(4);
+  });
+
   it("reads empty arguments as no arguments", async () => {
     const message = await accumulateOpenAIStream(
-      chunks({ delta: { tool_calls: [{ index: 0, id: "call_1", function: { name: "list_files", arguments: "" } }] } }),
+      chunks({ delta: { tool_calls: [{ index: 0, id: "call_1", function: { name: "list_files", arguments: "" } }] } }, { finish_reason: "tool_calls" }),
     );
     expect(message.content).toEqual([{ type: "tool_call", id: "call_1", name: "list_files", input: {} }]);
   });

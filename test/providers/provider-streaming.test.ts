@@ -134,6 +134,18 @@ describe.each([
     expect(deltas.length).toBeLessThan(5);
   });
 
+  it.each([
+    ["in the text", { text: "one two three four five six", truncateAfterChunks: 3 }],
+    ["inside a tool call's arguments", { toolCalls: [{ name: "calculate", input: { expression: "(3 + 4) ^ 2 * 12 - 7" } }], truncateAfterChunks: 5 }],
+  ])("throws a ProviderError when the connection closes %s, before the stream's end", async (_where, turn) => {
+    llm.script(turn);
+    const error = await provider()
+      .generate(modelRequest([user("hi")]))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(error).toMatchObject({ status: null, message: expect.stringMatching(/stream ended before the answer was complete/) });
+  });
+
   it("throws a ProviderError with status null when the server cannot be reached", async () => {
     const closed = await startFakeLlm();
     await closed.close();

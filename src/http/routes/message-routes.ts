@@ -8,7 +8,7 @@ import { waitForRunEnd } from "../../runs/wait-for-run-end.js";
 import { AppError } from "../../errors.js";
 import type { HttpDeps } from "../http-deps.js";
 import { conversationParams, errorSchema, messageSchema, messagesQuery, sendMessageBody, sendMessageResponse } from "../schemas.js";
-import { linkedAbort } from "../linked-abort.js";
+import { linkedAbort } from "../../linked-abort.js";
 import { streamRunEvents } from "../sse.js";
 
 const historyResponse = z.union([

@@ -1,7 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { AssistantBlock, Usage } from "../../agent/messages.js";
-import { ProviderError } from "../../agent/model.js";
 import { isPlainObject, parseToolArguments } from "../shared/parse-tool-arguments.js";
+import { streamCutShort } from "../shared/stream-cut-short.js";
 
 export interface AccumulatedAnthropicMessage {
   content: AssistantBlock[];
@@ -17,14 +17,16 @@ type Pending =
 
 /**
  * Folds Anthropic's raw stream events into one assistant message, calling
- * `onTextDelta` for each text delta as it arrives. Blocks loopd does not keep
+ * `onTextDelta` for each text delta as it arrives and `onProgress` for every
+ * event (the SDK drops the `ping` keep-alives before they get here, so each
+ * one carries part of the answer, thinking included). Blocks loopd does not keep
  * (thinking, server tools) are skipped; tool input JSON is parsed once the
  * stream ends, and input that is not a JSON object is kept as
  * `raw_arguments`.
  */
 export async function accumulateAnthropicStream(
   events: AsyncIterable<Anthropic.RawMessageStreamEvent>,
-  { onTextDelta }: { onTextDelta?: ((delta: string) => void) | undefined } = {},
+  { onTextDelta, onProgress }: { onTextDelta?: ((delta: string) => void) | undefined; onProgress?: (() => void) | undefined } = {},
 ): Promise<AccumulatedAnthropicMessage> {
   const blocks = new Map<number, Pending>();
   const usage: Usage = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 };
@@ -33,6 +35,7 @@ export async function accumulateAnthropicStream(
   let stopped = false;
 
   for await (const event of events) {
+    onProgress?.();
     switch (event.type) {
       case "message_start":
         model = event.message.model;
@@ -72,11 +75,7 @@ export async function accumulateAnthropicStream(
     }
   }
 
-  // A stream cut short ends without error; a half-message must not pass for a
-  // whole one.
-  if (!stopped && rawStopReason === null) {
-    throw new ProviderError("The Anthropic stream ended before the message was complete", { status: null });
-  }
+  if (!stopped && rawStopReason === null) throw streamCutShort("Anthropic");
 
   const content = [...blocks.entries()]
     .sort(([a], [b]) => a - b)

@@ -21,7 +21,7 @@ export interface MockProviderOptions {
  */
 export function createMockProvider({ defaultModel = "loopd-mock", chunkDelayMs = 0 }: MockProviderOptions = {}): ModelProvider {
   async function generate(request: ModelRequest): Promise<ModelResponse> {
-    const { signal, onTextDelta } = request;
+    const { signal, onTextDelta, onProgress } = request;
     throwIfAborted(signal);
     const reply = planMockReply(request);
     for (const block of reply.content) {
@@ -30,6 +30,7 @@ export function createMockProvider({ defaultModel = "loopd-mock", chunkDelayMs =
         await pause(chunkDelayMs);
         throwIfAborted(signal);
         onTextDelta?.(word);
+        onProgress?.();
       }
     }
     await pause(0);

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type OpenAI from "openai";
 import type { AssistantBlock, Usage } from "../../agent/messages.js";
 import { parseToolArguments } from "../shared/parse-tool-arguments.js";
+import { streamCutShort } from "../shared/stream-cut-short.js";
 
 export interface AccumulatedOpenAIMessage {
   content: AssistantBlock[];
@@ -22,15 +23,20 @@ interface PendingToolCall {
  * Folds Chat Completions chunks into one assistant message: `delta.content`
  * is streamed to `onTextDelta` and kept as one text block; `delta.tool_calls`
  * are gathered by `index` (id and name come once, arguments in pieces).
- * Arguments that are not a JSON object are kept as `raw_arguments`.
+ * Arguments that are not a JSON object are kept as `raw_arguments`. A stream
+ * that ends without a `finish_reason` was cut short and throws a
+ * `ProviderError`.
  */
 export async function accumulateOpenAIStream(
   chunks: AsyncIterable<OpenAI.ChatCompletionChunk>,
   {
     onTextDelta,
+    onProgress,
     generateId = () => `call_${randomUUID().replaceAll("-", "").slice(0, 24)}`,
   }: {
     onTextDelta?: ((delta: string) => void) | undefined;
+    /** Called for each chunk that carries part of the answer; not for the empty ones some servers send to keep a stream open. */
+    onProgress?: (() => void) | undefined;
     /** For servers that send a tool call without an id. */
     generateId?: () => string;
   } = {},
@@ -43,6 +49,7 @@ export async function accumulateOpenAIStream(
   let model: string | null = null;
 
   for await (const chunk of chunks) {
+    if (carriesAnswer(chunk)) onProgress?.();
     if (chunk.model) model = chunk.model;
     if (chunk.usage) usage = mapOpenAIUsage(chunk.usage);
     // loopd asks for one choice (n = 1).
@@ -68,12 +75,26 @@ export async function accumulateOpenAIStream(
     }
     if (choice.finish_reason) finishReason = choice.finish_reason;
   }
+  // Every complete answer names a finish reason, even from compatible servers.
+  if (finishReason === null) throw streamCutShort("OpenAI");
 
   const content: AssistantBlock[] = text === "" ? [] : [{ type: "text", text }];
   for (const [, call] of [...toolCalls.entries()].sort(([a], [b]) => a - b)) {
     content.push({ type: "tool_call", id: call.id || generateId(), name: call.name, ...parseToolArguments(call.arguments) });
   }
   return { content, finishReason, refused, usage, model };
+}
+
+/**
+ * Whether a chunk holds any part of the answer: the role that opens it, text,
+ * a refusal, tool calls, a finish reason, usage, or a field some compatible
+ * servers add (`reasoning_content`): a model that is thinking is not stalled.
+ */
+function carriesAnswer(chunk: OpenAI.ChatCompletionChunk): boolean {
+  const choice = chunk.choices?.[0];
+  if (chunk.usage || choice?.finish_reason) return true;
+  const isEmpty = (value: unknown) => value === null || value === undefined || value === "" || (Array.isArray(value) && value.length === 0);
+  return Object.values(choice?.delta ?? {}).some((value: unknown) => !isEmpty(value));
 }
 
 /**

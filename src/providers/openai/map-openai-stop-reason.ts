@@ -3,7 +3,8 @@ import type { ModelStopReason } from "../../agent/model.js";
 /**
  * Chat Completions `finish_reason` → loopd's. A response that carries tool
  * calls is `tool_use` whatever the reason says: some OpenAI-compatible
- * servers finish a tool-calling turn with `stop`, or with no reason at all.
+ * servers finish a tool-calling turn with `stop`. (A stream with no reason at
+ * all was cut short and never gets here.)
  */
 export function mapOpenAIStopReason(
   finishReason: string | null | undefined,

@@ -31,7 +31,7 @@ export function createOpenAIProvider({
   const getClient = (): OpenAI => (client ??= new OpenAI());
 
   async function generate(request: ModelRequest): Promise<ModelResponse> {
-    const { signal, onTextDelta } = request;
+    const { signal, onTextDelta, onProgress } = request;
     const model = request.model || defaultModel;
     try {
       const stream = await getClient().chat.completions.create(
@@ -45,7 +45,7 @@ export function createOpenAIProvider({
         },
         { ...(signal ? { signal } : {}), ...(maxRetries === undefined ? {} : { maxRetries }) },
       );
-      const message = await accumulateOpenAIStream(stream, { onTextDelta });
+      const message = await accumulateOpenAIStream(stream, { onTextDelta, onProgress });
       // The SDK ends the stream quietly when the signal aborts it.
       if (signal?.aborted) throw createAbortError(signal.reason);
       const hasToolCalls = message.content.some((b) => b.type === "tool_call");
