@@ -12,6 +12,7 @@ import type { Services } from "./services.js";
 import { errorBody } from "./errors.js";
 import { handleError } from "./http/error-handler.js";
 import type { HttpDeps } from "./http/http-deps.js";
+import { createStreamGate } from "./http/stream-gate.js";
 import { conversationRoutes } from "./http/routes/conversation-routes.js";
 import { healthRoutes } from "./http/routes/health-routes.js";
 import { messageRoutes } from "./http/routes/message-routes.js";
@@ -98,6 +99,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     shutdown: shutdown.signal,
     ssePingMs: deps.ssePingMs,
     ping: database.ping,
+    streams: createStreamGate({ max: config.maxStreams }),
   };
 
   const app = Fastify({

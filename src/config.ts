@@ -27,6 +27,7 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: intFromEnv(1_048_576),
   MAX_TOKENS: intFromEnv(4096),
   RUN_LEASE_MS: intFromEnv(30_000),
+  MAX_STREAMS: intFromEnv(1_000),
   SHUTDOWN_TIMEOUT_MS: intFromEnv(10_000),
   MODEL_CALL_TIMEOUT_MS: intFromEnv(600_000),
   MODEL_STREAM_IDLE_MS: intFromEnv(60_000),
@@ -54,6 +55,8 @@ export interface Config {
   maxTokens: number;
   /** How long a run's lease lasts before another process may take it over. */
   runLeaseMs: number;
+  /** SSE streams one process holds open at most; past it a new stream is a 503. */
+  maxStreams: number;
   shutdownTimeoutMs: number;
   /** The most one model call may take, retries included. */
   modelCallTimeoutMs: number;
@@ -96,6 +99,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     maxTokens: e.MAX_TOKENS,
     runLeaseMs: e.RUN_LEASE_MS,
+    maxStreams: e.MAX_STREAMS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     modelCallTimeoutMs: e.MODEL_CALL_TIMEOUT_MS,
     modelStreamIdleMs: e.MODEL_STREAM_IDLE_MS,

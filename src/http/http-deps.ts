@@ -1,6 +1,7 @@
 import type { ConversationService } from "../conversations/conversation-service.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { Services } from "../services.js";
+import type { StreamGate } from "./stream-gate.js";
 
 /** What the routes are handed; routes stay thin and call the use cases. */
 export interface HttpDeps {
@@ -12,4 +13,6 @@ export interface HttpDeps {
   /** @default 15000 */
   ssePingMs?: number;
   ping(): Promise<boolean>;
+  /** Bounds the open SSE streams. */
+  streams: StreamGate;
 }

@@ -14,6 +14,8 @@ export interface StreamRunOptions {
   shutdown: AbortSignal;
   /** @default 15000 */
   pingMs?: number;
+  /** Called once the stream has ended (its place in the stream gate). */
+  release?: () => void;
 }
 
 export const formatEvent = (row: PresentedEvent) =>
@@ -27,7 +29,7 @@ export const formatEvent = (row: PresentedEvent) =>
 export async function streamRunEvents(
   services: Pick<Services, "store" | "signals" | "broadcast" | "exclusiveDatabase">,
   reply: FastifyReply,
-  { run, after, shutdown, pingMs = 15_000 }: StreamRunOptions,
+  { run, after, shutdown, pingMs = 15_000, release = () => {} }: StreamRunOptions,
 ): Promise<void> {
   // Those the route set (x-loopd-run-id …) go out with the stream's own.
   const headers = Object.fromEntries(Object.entries(reply.getHeaders()).filter((e): e is [string, string | number | string[]] => e[1] !== undefined));
@@ -77,5 +79,6 @@ export async function streamRunEvents(
     clearInterval(ping);
     stop.dispose();
     res.end();
+    release();
   }
 }

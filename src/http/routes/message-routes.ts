@@ -38,11 +38,13 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
         params: conversationParams,
         body: sendMessageBody,
         headers: z.object({ "idempotency-key": z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/, "must be printable ASCII").optional() }),
-        response: { 200: sendMessageResponse, 400: errorSchema, 404: errorSchema, 409: errorSchema },
+        response: { 200: sendMessageResponse, 400: errorSchema, 404: errorSchema, 409: errorSchema, 503: errorSchema },
       },
     },
     async (req, reply) => {
       const { content, max_steps, tool_choice, model, stream } = req.body;
+      // A stream's place is taken first: a server at its bound creates nothing.
+      const release = (stream ?? (req.headers.accept ?? "").includes("text/event-stream")) ? deps.streams.take() : undefined;
       const { run, replayed } = await sendMessage({ services, runs }, {
         conversationId: req.params.id,
         content,
@@ -50,12 +52,13 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
         toolChoice: tool_choice,
         model,
         idempotencyKey: req.headers["idempotency-key"],
+      }).catch((err: unknown) => {
+        release?.();
+        throw err;
       });
       reply.header("x-loopd-run-id", run.id);
       if (replayed) reply.header("idempotent-replayed", "true");
-      if (stream ?? (req.headers.accept ?? "").includes("text/event-stream")) {
-        return streamRunEvents(services, reply, { run, after: 0, shutdown: deps.shutdown, pingMs: deps.ssePingMs });
-      }
+      if (release) return streamRunEvents(services, reply, { run, after: 0, shutdown: deps.shutdown, pingMs: deps.ssePingMs, release });
       const gone = new AbortController();
       reply.raw.once("close", () => gone.abort());
       // A stopping server answers with the run as it stands instead of holding

@@ -35,7 +35,7 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
         params: runParams,
         querystring: eventsQuery,
         headers: z.object({ "last-event-id": z.string().optional() }),
-        response: { 400: errorSchema, 404: errorSchema },
+        response: { 400: errorSchema, 404: errorSchema, 503: errorSchema },
       },
     },
     async (req, reply) => {
@@ -45,7 +45,8 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
         throw new AppError("invalid_request", "Last-Event-ID must be an event id (a non-negative integer)", { field: "headers.last-event-id" });
       }
       const after = header !== undefined ? Number(header.trim()) : (req.query.after ?? 0);
-      return streamRunEvents(services, reply, { run, after, shutdown: deps.shutdown, pingMs: deps.ssePingMs });
+      const release = deps.streams.take();
+      return streamRunEvents(services, reply, { run, after, release, shutdown: deps.shutdown, pingMs: deps.ssePingMs });
     },
   );
 }
