@@ -12,10 +12,12 @@ import type { Services } from "./conversations/services.js";
 import { errorBody } from "./errors.js";
 import { handleError } from "./http/error-handler.js";
 import type { HttpDeps } from "./http/http-deps.js";
+import { useJsonBodies } from "./http/json-body-parser.js";
 import { conversationRoutes } from "./http/routes/conversation-routes.js";
 import { healthRoutes } from "./http/routes/health-routes.js";
 import { messageRoutes } from "./http/routes/message-routes.js";
 import { runRoutes } from "./http/routes/run-routes.js";
+import { BODY_MAX_DEPTH } from "./http/schemas.js";
 import { createProviders } from "./providers/index.js";
 import type { Database } from "./store/db.js";
 import { createBroadcast } from "./store/broadcast.js";
@@ -95,6 +97,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(handleError);
+  useJsonBodies(app, { maxDepth: BODY_MAX_DEPTH });
   app.setNotFoundHandler((req, reply) =>
     reply.code(404).send(errorBody("not_found", `no route ${req.method} ${req.url.split("?")[0]}`)),
   );

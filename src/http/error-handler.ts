@@ -20,14 +20,12 @@ function classify(err: FastifyError | Error): { code: ErrorCode; message: string
     const where = (err as FastifyError).validationContext ?? "body";
     const issues = err.validation.map((v) => {
       const path = [where, ...v.instancePath.split("/").filter(Boolean)].join(".");
-      return { field: path, message: v.message ?? "is invalid" };
+      // A refinement's params (the limit it enforces) go out with its issue.
+      const { params } = v.params as { params?: Record<string, unknown> };
+      return { field: path, message: v.message ?? "is invalid", ...params };
     });
-    const first = issues[0];
-    return {
-      code: "invalid_request",
-      message: first ? `${first.field}: ${first.message}` : `invalid ${where}`,
-      details: { field: first?.field ?? where, issues },
-    };
+    const { field = where, message = "is invalid", ...extra } = issues[0] ?? {};
+    return { code: "invalid_request", message: `${field}: ${message}`, details: { field, ...extra, issues } };
   }
   if (isDatabaseUnavailable(err)) return { code: "unavailable", message: "the database is unreachable; try again shortly", details: {} };
   const status = (err as FastifyError).statusCode;

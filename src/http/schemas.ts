@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { messageSchema, textBlockSchema } from "../agent/messages.js";
 import { isPgSafe } from "../store/pg-safe.js";
+import { jsonDepth } from "./json-nesting.js";
 
 /** The contract's shapes, as zod: routes validate with them and /openapi.json is generated from them. */
 
@@ -56,7 +57,31 @@ const text = () => z.string().refine(isPgSafe, SAFE_MESSAGE);
 /** Names (models, tools) lose surrounding white space; text the user wrote is kept as written. */
 const name = () => text().trim().min(1, "must not be empty");
 const filled = () => text().refine((s) => s.trim().length > 0, "must not be empty");
-const jsonObject = z.record(z.string(), z.unknown()).refine(isPgSafe, SAFE_MESSAGE);
+
+/** The deepest a request body may nest; a free-form field gets less (`FREE_JSON`), so this bound is only for text nobody should send. */
+export const BODY_MAX_DEPTH = 64;
+/** Bounds of free-form JSON a client stores (metadata now, JSON Schemas later). */
+export const FREE_JSON = { maxDepth: 32, maxBytes: 16_384 };
+
+/**
+ * A JSON object the client chooses freely, bounded in depth and size so that
+ * no value is too deep to walk or too big to keep; its depth is measured
+ * without recursion.
+ */
+export function boundedJsonObject({ maxDepth, maxBytes }: { maxDepth: number; maxBytes: number }) {
+  return z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+    if (jsonDepth(value, maxDepth) > maxDepth) {
+      ctx.addIssue({ code: "custom", message: `must nest at most ${maxDepth} levels deep`, params: { limit: maxDepth } });
+      return;
+    }
+    const bytes = Buffer.byteLength(JSON.stringify(value));
+    if (bytes > maxBytes) {
+      ctx.addIssue({ code: "custom", message: `must be at most ${maxBytes} bytes as JSON (it is ${bytes})`, params: { limit: maxBytes } });
+      return;
+    }
+    if (!isPgSafe(value)) ctx.addIssue({ code: "custom", message: SAFE_MESSAGE });
+  });
+}
 
 const conversationFields = z.object({
   system: text().max(100_000).nullable().optional(),
@@ -64,7 +89,7 @@ const conversationFields = z.object({
   provider: providerSchema.optional(),
   model: name().max(200).optional(),
   tools: z.array(name().max(100)).max(100).optional(),
-  metadata: jsonObject.optional(),
+  metadata: boundedJsonObject(FREE_JSON).optional(),
 });
 
 /** Every field is optional, and so is the body itself. */

@@ -6,6 +6,7 @@ import pino from "pino";
 import { describe, expect, test } from "vitest";
 import { REDACT } from "../../src/app.js";
 import { api } from "../helpers/api.js";
+import { expectError } from "../helpers/expect-error.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 import { toolCallIdsIn, toolResultsIn } from "../helpers/wire.js";
 
@@ -23,14 +24,6 @@ const f = useLoopd({
 
 const inject = (opts: InjectOptions) => f.loopd.app.inject(opts);
 const client = () => api(f.loopd.app);
-
-function expectError(res: { statusCode: number; json(): any; body: string }, status: number, code: string) {
-  expect(res.statusCode).toBe(status);
-  const body = res.json();
-  expect(body).toEqual({ error: { code, message: expect.any(String), details: expect.any(Object) } });
-  expect(res.body).not.toMatch(/at .*\.(ts|js):\d+/); // never a stack trace
-  return body.error;
-}
 
 describe("conversations", () => {
   test("a conversation created with no body gets the defaults", async () => {
