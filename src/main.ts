@@ -1,12 +1,23 @@
 import { buildApp, createLogger } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
+import { describeError } from "./errors.js";
 import { openDatabase } from "./store/db.js";
 
 /** Start: read config, open and migrate the database, serve, and close gracefully on SIGTERM/SIGINT. */
 async function main() {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    // A faulted embedded database fails every query from now on; staying up
+    // would answer 503 forever. Exit, and let the supervisor start us afresh.
+    onFault: (err) => {
+      logger.fatal({ err: describeError(err) }, "the embedded database faulted and cannot recover; exiting");
+      logger.flush(() => process.exit(1));
+      setTimeout(() => process.exit(1), 1_000).unref();
+    },
+  });
   await database.migrate();
   const loopd = await buildApp({ config, database, logger });
   await loopd.app.listen({ host: config.host, port: config.port });

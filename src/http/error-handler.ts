@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
 import { AppError, describeError, errorBody, findInCauseChain, statusOf, type ErrorCode } from "../errors.js";
+import { isDatabaseFault } from "../store/db.js";
 
 /**
  * One response shape for every failure. A client's mistake is a 4xx naming
@@ -40,12 +41,13 @@ const UNAVAILABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "E
 
 export function isDatabaseUnavailable(err: unknown): boolean {
   return (
-    findInCauseChain(err, (e) => {
+    isDatabaseFault(err) ||
+    (findInCauseChain(err, (e) => {
       const { code, message } = e as { code?: unknown; message?: unknown };
       if (typeof code === "string" && UNAVAILABLE_CODES.has(code)) return true;
       if (typeof message === "string" && UNAVAILABLE_MESSAGE.test(message)) return true;
       return undefined;
-    }) ?? false
+    }) ?? false)
   );
 }
 
