@@ -9,6 +9,11 @@ import { isDatabaseFault } from "../store/db.js";
  * whose text reveals nothing of the internals.
  */
 export function handleError(err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
+  if (clientHungUp(err, request)) {
+    // Nobody is left to read the answer, and nothing of ours failed.
+    request.log.info({ err: describeError(err) }, "the client closed the connection before its request was complete");
+    return reply.code(400).send(errorBody("invalid_request", "the request ended before its body was complete"));
+  }
   const { code, message, details } = classify(err);
   const status = statusOf(code);
   if (status >= 500) request.log.error({ err: describeError(err) }, "request failed");
@@ -35,6 +40,11 @@ function classify(err: FastifyError | Error): { code: ErrorCode; message: string
     return { code: "invalid_request", message: (err as FastifyError).message, details: { reason: (err as FastifyError).code ?? "bad_request" } };
   }
   return { code: "internal", message: "internal error: this is a bug in loopd, and it has been logged", details: {} };
+}
+
+/** The request's own stream broke off (Node reports it as ECONNRESET "aborted"), which says nothing about the database. */
+function clientHungUp(err: Error, request: FastifyRequest): boolean {
+  return (err as { code?: unknown }).code === "ECONNRESET" && request.raw.readableAborted;
 }
 
 const UNAVAILABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "57P01", "57P03", "08000", "08003", "08006"]);

@@ -48,12 +48,13 @@ export const conversationSchema = z.object({
 
 export { messageSchema };
 
-export const conversationParams = z.object({ id: z.string().min(1).max(100) });
-export const runParams = conversationParams.extend({ run_id: z.string().min(1).max(100) });
-
 const SAFE_MESSAGE = "must not contain NUL characters or unpaired surrogates";
-/** A string Postgres can store. */
+/** A string Postgres can store (or look up: a NUL in a query's parameter is an error too). */
 const text = () => z.string().refine(isPgSafe, SAFE_MESSAGE);
+
+const id = () => text().min(1).max(100);
+export const conversationParams = z.object({ id: id() });
+export const runParams = conversationParams.extend({ run_id: id() });
 /** Names (models, tools) lose surrounding white space; text the user wrote is kept as written. */
 const name = () => text().trim().min(1, "must not be empty");
 const filled = () => text().refine((s) => s.trim().length > 0, "must not be empty");

@@ -8,6 +8,10 @@ const f = useLoopd();
 const inject = (opts: InjectOptions) => f.loopd.app.inject(opts);
 const postJson = (url: string, text: string) => inject({ method: "POST", url, headers: { "content-type": "application/json" }, payload: text });
 
+const ticks = async (n: number) => {
+  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+
 /** `{"a":{"a":…1…}}`, `levels` objects deep. */
 const nestedObject = (levels: number) => '{"a":'.repeat(levels - 1) + '{"a":1}' + "}".repeat(levels - 1);
 
@@ -58,4 +62,48 @@ describe("deeply nested JSON", () => {
     expectError(await inject({ method: "PATCH", url: `/conversations/${conv.id}`, payload: { metadata: big } }), 400, "invalid_request");
     expect((await inject({ method: "GET", url: `/conversations/${conv.id}` })).json().metadata).toEqual({ v: 1 });
   });
+});
+
+describe("input that Postgres cannot take", () => {
+  const nul = "%00";
+  test.each([
+    ["GET", `/conversations/${nul}`, "params.id"],
+    ["PATCH", `/conversations/a${nul}b`, "params.id"],
+    ["DELETE", `/conversations/${nul}`, "params.id"],
+    ["GET", `/conversations/${nul}/messages`, "params.id"],
+    ["POST", `/conversations/${nul}/messages`, "params.id"],
+    ["GET", `/conversations/${nul}/runs`, "params.id"],
+    ["GET", `/conversations/conv_x/runs/${nul}`, "params.run_id"],
+    ["POST", `/conversations/conv_x/runs/run${nul}/cancel`, "params.run_id"],
+    ["GET", `/conversations/conv_x/runs/${nul}/events`, "params.run_id"],
+  ])("a NUL in the path: %s %s is a 400 naming %s", async (method, url, field) => {
+    const payload = method === "POST" ? { content: "hi" } : method === "PATCH" ? { title: "t" } : undefined;
+    const error = expectError(await inject({ method: method as InjectOptions["method"], url, ...(payload && { payload }) }), 400, "invalid_request");
+    expect(error.details.field).toBe(field);
+    expect(error.message).toMatch(/NUL/);
+  });
+
+  test("a cursor that decodes to an id with a NUL is a 400, for conversations and runs", async () => {
+    const cursor = Buffer.from("2025-01-01T00:00:00.000Z|conv_\u0000x").toString("base64url");
+    const conv = (await inject({ method: "POST", url: "/conversations" })).json();
+    expectError(await inject({ method: "GET", url: `/conversations?cursor=${cursor}` }), 400, "invalid_request");
+    expectError(await inject({ method: "GET", url: `/conversations/${conv.id}/runs?cursor=${cursor}` }), 400, "invalid_request");
+  });
+});
+
+test("a DELETE racing a new message is never a 500: the message is saved before the delete, or answered 404 (50 tries)", async () => {
+  const statuses = new Set<string>();
+  for (let i = 0; i < 50; i++) {
+    const conv = (await inject({ method: "POST", url: "/conversations" })).json();
+    // The DELETE starts a varying number of turns of the event loop later, to meet the POST at each of its steps.
+    const [sent, deleted] = await Promise.all([
+      inject({ method: "POST", url: `/conversations/${conv.id}/messages`, payload: { content: "What is 2+2?" } }),
+      ticks(i % 10).then(() => inject({ method: "DELETE", url: `/conversations/${conv.id}` })),
+    ]);
+    statuses.add(`${deleted.statusCode}/${sent.statusCode}`);
+    expect(deleted.statusCode).toBe(204);
+    if (sent.statusCode !== 200) expectError(sent, 404, "not_found");
+    expect((await inject({ method: "GET", url: `/conversations/${conv.id}` })).statusCode).toBe(404);
+  }
+  expect([...statuses].every((s) => ["204/200", "204/404"].includes(s))).toBe(true);
 });
