@@ -9,10 +9,11 @@ import { createConversationService } from "./conversations/conversation-service.
 import { createRunManager, type RunManager } from "./conversations/run-manager.js";
 import { createRunSignals } from "./conversations/run-signals.js";
 import type { Services } from "./conversations/services.js";
-import { errorBody } from "./errors.js";
-import { handleError } from "./http/error-handler.js";
+import { createClientErrorHandler } from "./http/client-error-handler.js";
+import { handleError, replyError } from "./http/error-handler.js";
 import type { HttpDeps } from "./http/http-deps.js";
 import { useJsonBodies } from "./http/json-body-parser.js";
+import { useNotFoundHandler } from "./http/not-found-handler.js";
 import { conversationRoutes } from "./http/routes/conversation-routes.js";
 import { healthRoutes } from "./http/routes/health-routes.js";
 import { messageRoutes } from "./http/routes/message-routes.js";
@@ -89,18 +90,29 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     ping: database.ping,
   };
 
+  let stopping = false;
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimitBytes,
     genReqId: () => randomUUID(),
+    // Ids are checked by the route schemas, which name the field and the limit.
+    routerOptions: { maxParamLength: 2_000 },
+    // Errors raised before routing (bad percent-encoding; requests Node's
+    // parser refuses; requests while stopping) get the contract's body too.
+    frameworkErrors: handleError,
+    clientErrorHandler: createClientErrorHandler(logger as FastifyBaseLogger),
+    return503OnClosing: false,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(handleError);
   useJsonBodies(app, { maxDepth: BODY_MAX_DEPTH });
-  app.setNotFoundHandler((req, reply) =>
-    reply.code(404).send(errorBody("not_found", `no route ${req.method} ${req.url.split("?")[0]}`)),
-  );
+  useNotFoundHandler(app);
+  app.addHook("onRequest", async (_req, reply) => {
+    if (!stopping) return;
+    reply.header("connection", "close");
+    return replyError(reply, "unavailable", "the server is shutting down; try again shortly");
+  });
   await app.register(swagger, {
     openapi: {
       info: { title: "loopd", version: "0.1.0", description: "Runs LLM agents server-side and never loses a conversation." },
@@ -122,6 +134,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     runs,
     close: () =>
       (closing ??= (async () => {
+        stopping = true;
         const server = app.close(); // new requests now get 503; open connections are awaited
         // close() drops only the keep-alive sockets idle at this moment. A
         // stream or request that ends later leaves its socket open for the

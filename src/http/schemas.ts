@@ -1,13 +1,19 @@
 import { z } from "zod";
 import { messageSchema, textBlockSchema } from "../agent/messages.js";
+import { ERROR_CODES } from "../errors.js";
 import { isPgSafe } from "../store/pg-safe.js";
 import { jsonDepth } from "./json-nesting.js";
 
 /** The contract's shapes, as zod: routes validate with them and /openapi.json is generated from them. */
 
 export const errorSchema = z.object({
-  error: z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()) }),
+  error: z.object({ code: z.enum(ERROR_CODES), message: z.string(), details: z.record(z.string(), z.unknown()) }),
 });
+
+/** Error answers, for /openapi.json: any route may refuse its input, be overloaded or away, or fail. */
+export const errorResponses = { 400: errorSchema, 404: errorSchema, 500: errorSchema, 503: errorSchema };
+/** A route that takes a body may also refuse its size or its type. */
+export const bodyErrorResponses = { ...errorResponses, 413: errorSchema, 415: errorSchema };
 
 export const providerSchema = z.enum(["anthropic", "openai", "mock"]);
 
@@ -52,7 +58,7 @@ const SAFE_MESSAGE = "must not contain NUL characters or unpaired surrogates";
 /** A string Postgres can store (or look up: a NUL in a query's parameter is an error too). */
 const text = () => z.string().refine(isPgSafe, SAFE_MESSAGE);
 
-const id = () => text().min(1).max(100);
+const id = () => text().min(1, "must not be empty").max(100, "must be at most 100 characters");
 export const conversationParams = z.object({ id: id() });
 export const runParams = conversationParams.extend({ run_id: id() });
 /** Names (models, tools) lose surrounding white space; text the user wrote is kept as written. */
@@ -84,7 +90,8 @@ export function boundedJsonObject({ maxDepth, maxBytes }: { maxDepth: number; ma
   });
 }
 
-const conversationFields = z.object({
+// Bodies are strict: a misspelt field (`max_step`) is a 400 naming it, not silently ignored.
+const conversationFields = z.strictObject({
   system: text().max(100_000).nullable().optional(),
   title: text().max(500).nullable().optional(),
   provider: providerSchema.optional(),
@@ -98,10 +105,23 @@ export const createConversationBody = conversationFields.nullish();
 /** PATCH: the same fields, for the runs to come. */
 export const updateConversationBody = conversationFields;
 
-export const toolChoiceSchema = z.union([z.enum(["auto", "none", "required"]), z.object({ name: name() })]);
+/** Says what a field takes, and that it is missing when it is. */
+const expecting = (what: string) => ({
+  error: (issue: { input?: unknown }) => (issue.input === undefined ? `is required: ${what}` : `must be ${what}`),
+});
 
-export const sendMessageBody = z.object({
-  content: z.union([filled(), z.array(textBlockSchema.extend({ text: filled() })).min(1, "must hold at least one text block")]),
+export const toolChoiceSchema = z.union(
+  [z.enum(["auto", "none", "required"]), z.strictObject({ name: name() })],
+  expecting('"auto", "none", "required" or {"name": "<tool>"}'),
+);
+
+const userTextBlock = z.strictObject({ ...textBlockSchema.shape, text: filled() });
+
+export const sendMessageBody = z.strictObject({
+  content: z.union(
+    [filled(), z.array(userTextBlock).min(1, "must hold at least one text block")],
+    expecting('a non-empty string or an array of text blocks ({"type": "text", "text": "…"})'),
+  ),
   max_steps: z.number().int().min(1).optional(),
   tool_choice: toolChoiceSchema.optional(),
   model: name().max(200).optional(),
