@@ -14,6 +14,7 @@ import { handleError, replyError } from "./http/error-handler.js";
 import type { HttpDeps } from "./http/http-deps.js";
 import { useJsonBodies } from "./http/json-body-parser.js";
 import { useNotFoundHandler } from "./http/not-found-handler.js";
+import { useOverloadGuard } from "./http/overload-guard.js";
 import { conversationRoutes } from "./http/routes/conversation-routes.js";
 import { healthRoutes } from "./http/routes/health-routes.js";
 import { messageRoutes } from "./http/routes/message-routes.js";
@@ -40,6 +41,8 @@ export interface AppDeps {
   instanceId?: string;
   /** @default 15000 */
   ssePingMs?: number;
+  /** How often event-loop lag is measured for the overload guard. @default 1000 */
+  pressureSampleMs?: number;
 }
 
 export interface Loopd {
@@ -108,6 +111,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   app.setErrorHandler(handleError);
   useJsonBodies(app, { maxDepth: BODY_MAX_DEPTH });
   useNotFoundHandler(app);
+  await useOverloadGuard(app, { maxEventLoopDelayMs: config.maxEventLoopDelayMs, sampleIntervalMs: deps.pressureSampleMs });
   app.addHook("onRequest", async (_req, reply) => {
     if (!stopping) return;
     reply.header("connection", "close");

@@ -2,8 +2,8 @@ import path from "node:path";
 import { z } from "zod";
 import type { ProviderName } from "./agent/model.js";
 
-const intFromEnv = (fallback: number) =>
-  z.preprocess((v) => (v === undefined || v === "" ? undefined : Number(v)), z.number().int().positive().default(fallback));
+const intFromEnv = (fallback: number, min = 1) =>
+  z.preprocess((v) => (v === undefined || v === "" ? undefined : Number(v)), z.number().int().min(min).default(fallback));
 
 const optionalString = z.preprocess((v) => (v === "" ? undefined : v), z.string().optional());
 
@@ -25,6 +25,7 @@ const envSchema = z.object({
   MAX_TOKENS: intFromEnv(4096),
   RUN_LEASE_MS: intFromEnv(30_000),
   SHUTDOWN_TIMEOUT_MS: intFromEnv(10_000),
+  MAX_EVENT_LOOP_DELAY_MS: intFromEnv(1_000, 0),
 });
 
 export interface Config {
@@ -44,6 +45,8 @@ export interface Config {
   /** How long a run's lease lasts before another process may take it over. */
   runLeaseMs: number;
   shutdownTimeoutMs: number;
+  /** Mean event-loop lag above which requests are refused with 503 until it falls; 0 turns the check off. */
+  maxEventLoopDelayMs: number;
 }
 
 export class ConfigError extends Error {
@@ -79,5 +82,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxTokens: e.MAX_TOKENS,
     runLeaseMs: e.RUN_LEASE_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
   };
 }

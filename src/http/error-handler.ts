@@ -26,7 +26,9 @@ export function handleError(err: FastifyError | Error, request: FastifyRequest, 
     return replyError(reply, "invalid_request", "the request ended before its body was complete");
   }
   const { code, message, details = {} } = classify(err, request);
-  if (statusOf(code) >= 500) request.log.error({ err: describeError(err) }, "request failed");
+  // A refusal we chose (the process is overloaded) is no failure: one warn line, without a stack.
+  if (err instanceof AppError && code === "unavailable") request.log.warn({ code, message }, "request refused");
+  else if (statusOf(code) >= 500) request.log.error({ err: describeError(err) }, "request failed");
   return replyError(reply, code, message, details);
 }
 

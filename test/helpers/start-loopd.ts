@@ -26,6 +26,7 @@ export async function startLoopd({
   listen = false,
   instanceId,
   ssePingMs,
+  pressureSampleMs,
   logger,
 }: {
   database: Database;
@@ -35,6 +36,7 @@ export async function startLoopd({
   listen?: boolean;
   instanceId?: string;
   ssePingMs?: number;
+  pressureSampleMs?: number;
   logger?: Logger;
 }): Promise<TestLoopd> {
   const config = loadConfig({
@@ -54,6 +56,7 @@ export async function startLoopd({
     ...(tools && { tools }),
     ...(instanceId && { instanceId }),
     ...(ssePingMs && { ssePingMs }),
+    ...(pressureSampleMs && { pressureSampleMs }),
     logger: logger ?? createLogger(config.logLevel),
   });
   let url = "";
