@@ -3,6 +3,7 @@ import swagger from "@fastify/swagger";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
 import pino, { type Logger } from "pino";
+import pinoPretty from "pino-pretty";
 import type { ModelProvider, ProviderName } from "./agent/model.js";
 import type { Config } from "./config.js";
 import { createConversationService } from "./conversations/conversation-service.js";
@@ -63,8 +64,17 @@ export const REDACT = [
   "*.api_key",
 ];
 
-export function createLogger(level: string): Logger {
-  return pino({ level, redact: { paths: REDACT, censor: "[redacted]" } });
+export interface LoggerOptions {
+  /** Coloured, readable lines for a person at a terminal; JSON lines for anything that collects logs. @default whether stdout is a terminal */
+  pretty?: boolean;
+  /** @default stdout */
+  destination?: NodeJS.WritableStream;
+}
+
+export function createLogger(level: string, { pretty = process.stdout.isTTY === true, destination }: LoggerOptions = {}): Logger {
+  const options = { level, redact: { paths: REDACT, censor: "[redacted]" } };
+  if (pretty) return pino(options, pinoPretty({ ...(destination && { destination }), translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" }));
+  return destination ? pino(options, destination) : pino(options);
 }
 
 export async function buildApp(deps: AppDeps): Promise<Loopd> {

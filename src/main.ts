@@ -14,8 +14,9 @@ async function main() {
     // would answer 503 forever. Exit, and let the supervisor start us afresh.
     onFault: (err) => {
       logger.fatal({ err: describeError(err) }, "the embedded database faulted and cannot recover; exiting");
-      logger.flush(() => process.exit(1));
-      setTimeout(() => process.exit(1), 1_000).unref();
+      logger.flush();
+      // A moment for the line to pass through pino-pretty's stream, when there is one.
+      setTimeout(() => process.exit(1), 100);
     },
   });
   await database.migrate();
