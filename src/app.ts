@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { maxHeaderSize } from "node:http";
 import swagger from "@fastify/swagger";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
@@ -108,8 +109,9 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimitBytes,
     genReqId: () => randomUUID(),
-    // Ids are checked by the route schemas, which name the field and the limit.
-    routerOptions: { maxParamLength: 2_000 },
+    // Ids are checked by the route schemas, which name the field and the
+    // limit; no path segment can be longer than the headers Node accepts.
+    routerOptions: { maxParamLength: maxHeaderSize },
     // Errors raised before routing (bad percent-encoding; requests Node's
     // parser refuses; requests while stopping) get the contract's body too.
     frameworkErrors: handleError,

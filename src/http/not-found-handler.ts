@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { replyError } from "./error-handler.js";
 
 /**
@@ -13,11 +13,16 @@ export function useNotFoundHandler(app: FastifyInstance): void {
     const path = new RegExp(`^${segments.join("/")}$`);
     for (const m of [method].flat()) routes.push({ path, method: m });
   });
-  app.setNotFoundHandler((req, reply) => {
+  const answer = (req: FastifyRequest, reply: FastifyReply) => {
     const path = req.url.split("?")[0]!;
     const allowed = [...new Set(routes.filter((r) => r.path.test(path)).map((r) => r.method))];
     if (allowed.length === 0) return replyError(reply, "not_found", `no route ${req.method} ${path}`);
     reply.header("allow", allowed.join(", "));
     return replyError(reply, "method_not_allowed", `${req.method} is not allowed on ${path}; it takes ${allowed.join(", ")}`, { allowed });
+  };
+  // Before the body is read: a wrong method or path is the answer, whatever the body holds.
+  app.addHook("onRequest", async (req, reply) => {
+    if (req.is404) return answer(req, reply);
   });
+  app.setNotFoundHandler(answer);
 }

@@ -47,6 +47,11 @@ describe("bodies that are not JSON", () => {
   });
 });
 
+test.each([101, 2_500, 10_000])("an id of %i characters is a 400 naming params.id and its limit", async (length) => {
+  const error = expectError(await inject({ method: "GET", url: `/conversations/${"x".repeat(length)}/runs` }), 400, "invalid_request");
+  expect(error).toMatchObject({ message: "params.id: must be at most 100 characters", details: { field: "params.id" } });
+});
+
 describe("a wrong method on a route that exists", () => {
   test.each([
     ["PUT", "/conversations", "POST, GET, HEAD"],
@@ -61,6 +66,17 @@ describe("a wrong method on a route that exists", () => {
     expect(res.headers.allow).toBe(allow);
     expect(error.details.allowed).toEqual(allow.split(", "));
     expect(error.message).toContain(method);
+  });
+
+  test("the method is judged before the body: whatever it holds, a wrong method is 405 and a wrong path 404", async () => {
+    for (const [headers, payload] of [
+      [{ "content-type": "text/plain" }, "hello"],
+      [{ "content-type": "application/json" }, "{not json"],
+      [{ "content-type": "application/json" }, JSON.stringify({ system: "x".repeat(5_000) })],
+    ] as const) {
+      expectError(await inject({ method: "PUT", url: "/conversations", headers, payload }), 405, "method_not_allowed");
+      expectError(await inject({ method: "POST", url: "/nowhere", headers, payload }), 404, "not_found");
+    }
   });
 
   test("a path no route has is still 404", async () => {
