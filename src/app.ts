@@ -112,8 +112,8 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     // Ids are checked by the route schemas, which name the field and the
     // limit; no path segment can be longer than the headers Node accepts.
     routerOptions: { maxParamLength: maxHeaderSize },
-    // Errors raised before routing (bad percent-encoding; requests Node's
-    // parser refuses; requests while stopping) get the contract's body too.
+    // What is refused before routing (bad percent-encoding, requests Node's
+    // parser rejects) and while stopping (the hook below) gets the contract's body too.
     frameworkErrors: handleError,
     clientErrorHandler: createClientErrorHandler(logger as FastifyBaseLogger),
     return503OnClosing: false,
