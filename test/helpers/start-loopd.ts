@@ -43,6 +43,10 @@ export async function startLoopd({
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
     WORKSPACE_DIR: mkdtempSync(path.join(tmpdir(), "loopd-ws-")),
     SHUTDOWN_TIMEOUT_MS: "2000",
+    // The overload guard takes any long synchronous stretch (a bulk insert
+    // into the embedded database on a busy machine) for overload and refuses
+    // the next requests; test/http/overload.test.ts turns it on.
+    MAX_EVENT_LOOP_DELAY_MS: "0",
     ...env,
   });
   const providers = createProviders({
