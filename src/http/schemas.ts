@@ -76,7 +76,7 @@ export const FREE_JSON = { maxDepth: 32, maxBytes: 16_384 };
  * without recursion.
  */
 export function boundedJsonObject({ maxDepth, maxBytes }: { maxDepth: number; maxBytes: number }) {
-  return z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+  return z.record(z.string(), z.unknown(), { error: "must be a JSON object" }).superRefine((value, ctx) => {
     if (jsonDepth(value, maxDepth) > maxDepth) {
       ctx.addIssue({ code: "custom", message: `must nest at most ${maxDepth} levels deep`, params: { limit: maxDepth } });
       return;

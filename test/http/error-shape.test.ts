@@ -120,6 +120,11 @@ describe("messages say what is expected", () => {
   });
 });
 
+test.each([[[]], ["x"], [1]])("metadata %j is a 400 saying it must be a JSON object", async (metadata) => {
+  const error = await refused({ method: "POST", url: "/conversations", payload: { metadata } }, 400, "invalid_request");
+  expect(error.message).toBe("body.metadata: must be a JSON object");
+});
+
 test("/openapi.json lists every error code, the new ones included", async () => {
   const doc = (await inject({ method: "GET", url: "/openapi.json" })).json();
   const responses = doc.paths["/conversations/{id}/messages"].post.responses;
