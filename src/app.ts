@@ -1,22 +1,28 @@
 import { randomUUID } from "node:crypto";
+import { maxHeaderSize } from "node:http";
 import swagger from "@fastify/swagger";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
 import pino, { type Logger } from "pino";
+import pinoPretty from "pino-pretty";
 import type { ModelProvider, ProviderName } from "./agent/model.js";
 import type { Config } from "./config.js";
 import { createConversationService } from "./conversations/conversation-service.js";
 import { createRunManager, type RunManager } from "./runs/run-manager.js";
 import { createRunSignals, type RunSignals } from "./runs/run-signals.js";
 import type { Services } from "./services.js";
-import { errorBody } from "./errors.js";
-import { handleError } from "./http/error-handler.js";
+import { createClientErrorHandler } from "./http/client-error-handler.js";
+import { handleError, replyError } from "./http/error-handler.js";
 import type { HttpDeps } from "./http/http-deps.js";
+import { useJsonBodies } from "./http/json-body-parser.js";
+import { useNotFoundHandler } from "./http/not-found-handler.js";
+import { useOverloadGuard } from "./http/overload-guard.js";
 import { createStreamGate } from "./http/stream-gate.js";
 import { conversationRoutes } from "./http/routes/conversation-routes.js";
 import { healthRoutes } from "./http/routes/health-routes.js";
 import { messageRoutes } from "./http/routes/message-routes.js";
 import { runRoutes } from "./http/routes/run-routes.js";
+import { BODY_MAX_DEPTH } from "./http/schemas.js";
 import { createProviders } from "./providers/index.js";
 import type { Database } from "./store/db.js";
 import { createBroadcast } from "./store/broadcast.js";
@@ -38,6 +44,8 @@ export interface AppDeps {
   instanceId?: string;
   /** @default 15000 */
   ssePingMs?: number;
+  /** How often event-loop lag is measured for the overload guard. @default 1000 */
+  pressureSampleMs?: number;
 }
 
 export interface Loopd {
@@ -58,8 +66,17 @@ export const REDACT = [
   "*.api_key",
 ];
 
-export function createLogger(level: string): Logger {
-  return pino({ level, redact: { paths: REDACT, censor: "[redacted]" } });
+export interface LoggerOptions {
+  /** Coloured, readable lines for a person at a terminal; JSON lines for anything that collects logs. @default whether stdout is a terminal */
+  pretty?: boolean;
+  /** @default stdout */
+  destination?: NodeJS.WritableStream;
+}
+
+export function createLogger(level: string, { pretty = process.stdout.isTTY === true, destination }: LoggerOptions = {}): Logger {
+  const options = { level, redact: { paths: REDACT, censor: "[redacted]" } };
+  if (pretty) return pino(options, pinoPretty({ ...(destination && { destination }), translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" }));
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /**
@@ -102,17 +119,31 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     streams: createStreamGate({ max: config.maxStreams }),
   };
 
+  let stopping = false;
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimitBytes,
     genReqId: () => randomUUID(),
+    // Ids are checked by the route schemas, which name the field and the
+    // limit; no path segment can be longer than the headers Node accepts.
+    routerOptions: { maxParamLength: maxHeaderSize },
+    // What is refused before routing (bad percent-encoding, requests Node's
+    // parser rejects) and while stopping (the hook below) gets the contract's body too.
+    frameworkErrors: handleError,
+    clientErrorHandler: createClientErrorHandler(logger as FastifyBaseLogger),
+    return503OnClosing: false,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(handleError);
-  app.setNotFoundHandler((req, reply) =>
-    reply.code(404).send(errorBody("not_found", `no route ${req.method} ${req.url.split("?")[0]}`)),
-  );
+  useJsonBodies(app, { maxDepth: BODY_MAX_DEPTH });
+  useNotFoundHandler(app);
+  await useOverloadGuard(app, { maxEventLoopDelayMs: config.maxEventLoopDelayMs, sampleIntervalMs: deps.pressureSampleMs });
+  app.addHook("onRequest", async (_req, reply) => {
+    if (!stopping) return;
+    reply.header("connection", "close");
+    return replyError(reply, "unavailable", "the server is shutting down; try again shortly");
+  });
   await app.register(swagger, {
     openapi: {
       info: { title: "loopd", version: "0.1.0", description: "Runs LLM agents server-side and never loses a conversation." },
@@ -134,6 +165,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     runs,
     close: () =>
       (closing ??= (async () => {
+        stopping = true;
         const server = app.close(); // new requests now get 503; open connections are awaited
         // close() drops only the keep-alive sockets idle at this moment. A
         // stream or request that ends later leaves its socket open for the

@@ -35,6 +35,7 @@ const envSchema = z.object({
   DB_CONNECT_TIMEOUT_MS: intFromEnv(5_000),
   DB_STATEMENT_TIMEOUT_MS: intFromEnv(30_000, { min: 0 }),
   DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: intFromEnv(60_000, { min: 0 }),
+  MAX_EVENT_LOOP_DELAY_MS: intFromEnv(1_000, { min: 0 }),
 });
 
 export interface Config {
@@ -64,6 +65,8 @@ export interface Config {
   modelStreamIdleMs: number;
   /** The limits of the pool when on a Postgres server. */
   databasePool: Required<DatabasePoolOptions>;
+  /** Mean event-loop lag above which requests are refused with 503 until it falls; 0 turns the check off. */
+  maxEventLoopDelayMs: number;
 }
 
 export class ConfigError extends Error {
@@ -109,5 +112,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
       idleInTransactionTimeoutMs: e.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
     },
+    maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
   };
 }

@@ -4,16 +4,23 @@
  * switch, so a new code cannot be added without deciding its status.
  */
 
-export type ErrorCode =
-  | "invalid_request"
-  | "unauthorized"
-  | "not_found"
-  | "conversation_busy"
-  | "idempotency_key_reused"
-  | "payload_too_large"
-  | "rate_limited"
-  | "unavailable"
-  | "internal";
+export const ERROR_CODES = [
+  "invalid_request",
+  "unauthorized",
+  "not_found",
+  "method_not_allowed",
+  "request_timeout",
+  "conversation_busy",
+  "idempotency_key_reused",
+  "payload_too_large",
+  "unsupported_media_type",
+  "rate_limited",
+  "headers_too_large",
+  "unavailable",
+  "internal",
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export class AppError extends Error {
   override readonly name = "AppError";
@@ -34,13 +41,21 @@ export function statusOf(code: ErrorCode): number {
       return 401;
     case "not_found":
       return 404;
+    case "method_not_allowed":
+      return 405;
+    case "request_timeout":
+      return 408;
     case "conversation_busy":
     case "idempotency_key_reused":
       return 409;
     case "payload_too_large":
       return 413;
+    case "unsupported_media_type":
+      return 415;
     case "rate_limited":
       return 429;
+    case "headers_too_large":
+      return 431;
     case "unavailable":
       return 503;
     case "internal":

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { buildApp, createLogger } from "./app.js";
 import { loadConfig, type Config } from "./config.js";
+import { describeError } from "./errors.js";
 import { openDatabase } from "./store/db.js";
 import { explainDatabaseError } from "./store/explain-database-error.js";
 import type { Tool } from "./tools/define-tool.js";
@@ -31,7 +32,19 @@ export async function serve({ env = process.env, tools }: ServeOptions = {}): Pr
   }
   mkdirSync(config.workspaceDir, { recursive: true });
 
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...config.databasePool });
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    ...config.databasePool,
+    // A faulted embedded database fails every query from now on; staying up
+    // would answer 503 forever. Exit, and let the supervisor start us afresh.
+    onFault: (err) => {
+      logger.fatal({ err: describeError(err) }, "the embedded database faulted and cannot recover; exiting");
+      logger.flush();
+      // A moment for the line to pass through pino-pretty's stream, when there is one.
+      setTimeout(() => process.exit(1), 100);
+    },
+  });
   try {
     await database.migrate();
   } catch (err) {

@@ -1,4 +1,5 @@
 import { AppError } from "../errors.js";
+import { isPgSafe } from "../store/pg-safe.js";
 
 /** An opaque page cursor: the (created_at, id) of the last row shown. */
 export function encodeCursor({ createdAt, id }: { createdAt: Date; id: string }): string {
@@ -10,7 +11,7 @@ export function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   const createdAt = new Date(iso ?? "");
   const time = createdAt.getTime();
   // Within what Postgres timestamps hold; anything else was not made here.
-  if (!id || !(time >= 0 && time < Date.UTC(10_000, 0, 1))) {
+  if (!id || !isPgSafe(id) || !(time >= 0 && time < Date.UTC(10_000, 0, 1))) {
     throw new AppError("invalid_request", "cursor is not one this server returned", { field: "cursor" });
   }
   return { createdAt, id };

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { emptyUsage, type TextBlock } from "../agent/messages.js";
 import type { ToolChoice } from "../agent/model.js";
 import { repairMessages } from "../agent/repair-history.js";
-import { AppError, notFound } from "../errors.js";
+import { AppError, findInCauseChain, notFound } from "../errors.js";
 import { newId } from "../store/ids.js";
 import type { RunRequest, RunRow } from "../store/schema.js";
 import { uniqueViolation } from "../store/unique-violation.js";
@@ -60,6 +60,10 @@ export async function sendMessage(
       runs.start(run, 2);
       return { run, replayed: false };
     } catch (err) {
+      // A DELETE got in between the read above and the insert: the run's conversation is gone.
+      if (findInCauseChain(err, (e) => ((e as { code?: unknown }).code === "23503" ? true : undefined))) {
+        throw notFound("conversation", conversation.id);
+      }
       const constraint = uniqueViolation(err);
       if (constraint === null) throw err;
       // Same key sent twice at once: the one that got in is the answer to both.

@@ -1,6 +1,18 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
 import { AppError, describeError, errorBody, findInCauseChain, statusOf, type ErrorCode } from "../errors.js";
+import { isDatabaseFault } from "../store/db.js";
+import { validationFailure } from "./validation-failure.js";
+
+/** Seconds a client is asked to wait after a 503. */
+export const RETRY_AFTER_S = 5;
+
+/** Sends the contract's error body with the status its code decides; a 503 says when to try again. */
+export function replyError(reply: FastifyReply, code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
+  const status = statusOf(code);
+  if (status === 503) reply.header("retry-after", String(RETRY_AFTER_S));
+  return reply.code(status).send(errorBody(code, message, details));
+}
 
 /**
  * One response shape for every failure. A client's mistake is a 4xx naming
@@ -8,38 +20,40 @@ import { AppError, describeError, errorBody, findInCauseChain, statusOf, type Er
  * whose text reveals nothing of the internals.
  */
 export function handleError(err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
-  const { code, message, details } = classify(err);
-  const status = statusOf(code);
-  if (status >= 500) request.log.error({ err: describeError(err) }, "request failed");
-  if (status === 503) reply.header("retry-after", String(RETRY_AFTER_S));
-  return reply.code(status).send(errorBody(code, message, details));
+  if (clientHungUp(err, request)) {
+    // Nobody is left to read the answer, and nothing of ours failed.
+    request.log.info({ err: describeError(err) }, "the client closed the connection before its request was complete");
+    return replyError(reply, "invalid_request", "the request ended before its body was complete");
+  }
+  const { code, message, details = {} } = classify(err, request);
+  // A refusal we chose (the process is overloaded) is no failure: one warn line, without a stack.
+  if (err instanceof AppError && code === "unavailable") request.log.warn({ code, message }, "request refused");
+  else if (statusOf(code) >= 500) request.log.error({ err: describeError(err) }, "request failed");
+  return replyError(reply, code, message, details);
 }
 
-/** What a 503 asks a client to wait: long enough for a saturated pool to drain, short enough not to matter. */
-const RETRY_AFTER_S = 2;
+function classify(err: FastifyError | Error, request: FastifyRequest): { code: ErrorCode; message: string; details?: Record<string, unknown> } {
+  if (err instanceof AppError) return err;
+  if (hasZodFastifySchemaValidationErrors(err)) return { code: "invalid_request", ...validationFailure(err) };
+  if (isDatabaseUnavailable(err)) return { code: "unavailable", message: "the database is unreachable; try again shortly" };
+  const { statusCode: status, code } = err as FastifyError;
+  if (status === 413) {
+    const limit = request.routeOptions.bodyLimit ?? request.server.initialConfig.bodyLimit;
+    return { code: "payload_too_large", message: `the request body is larger than the ${limit} bytes the server accepts`, details: { limit } };
+  }
+  if (status === 415) {
+    const contentType = request.headers["content-type"] ?? null;
+    return { code: "unsupported_media_type", message: "request bodies must be JSON, sent with Content-Type: application/json", details: { content_type: contentType } };
+  }
+  if (code === "FST_ERR_BAD_URL") return { code: "invalid_request", message: "the URL's percent-encoding does not decode to UTF-8 text", details: { reason: "bad_url" } };
+  if (code === "FST_ERR_CTP_INVALID_JSON_BODY") return { code: "invalid_request", message: "the body is not valid JSON", details: { field: "body" } };
+  if (status && status >= 400 && status < 500) return { code: "invalid_request", message: err.message, details: { reason: code ?? "bad_request" } };
+  return { code: "internal", message: "internal error: this is a bug in loopd, and it has been logged" };
+}
 
-function classify(err: FastifyError | Error): { code: ErrorCode; message: string; details: Record<string, unknown> } {
-  if (err instanceof AppError) return { code: err.code, message: err.message, details: err.details };
-  if (hasZodFastifySchemaValidationErrors(err)) {
-    const where = (err as FastifyError).validationContext ?? "body";
-    const issues = err.validation.map((v) => {
-      const path = [where, ...v.instancePath.split("/").filter(Boolean)].join(".");
-      return { field: path, message: v.message ?? "is invalid" };
-    });
-    const first = issues[0];
-    return {
-      code: "invalid_request",
-      message: first ? `${first.field}: ${first.message}` : `invalid ${where}`,
-      details: { field: first?.field ?? where, issues },
-    };
-  }
-  if (isDatabaseUnavailable(err)) return { code: "unavailable", message: "the database is unreachable; try again shortly", details: {} };
-  const status = (err as FastifyError).statusCode;
-  if (status === 413) return { code: "payload_too_large", message: "request body is larger than the server accepts", details: {} };
-  if (status && status >= 400 && status < 500) {
-    return { code: "invalid_request", message: (err as FastifyError).message, details: { reason: (err as FastifyError).code ?? "bad_request" } };
-  }
-  return { code: "internal", message: "internal error: this is a bug in loopd, and it has been logged", details: {} };
+/** The request's own stream broke off (Node reports it as ECONNRESET "aborted"), which says nothing about the database. */
+function clientHungUp(err: Error, request: FastifyRequest): boolean {
+  return (err as { code?: unknown }).code === "ECONNRESET" && request.raw.readableAborted;
 }
 
 // 57014: a statement cancelled (DB_STATEMENT_TIMEOUT_MS); 25P03: a session ended for idling in a transaction.
@@ -47,12 +61,13 @@ const UNAVAILABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "E
 
 export function isDatabaseUnavailable(err: unknown): boolean {
   return (
-    findInCauseChain(err, (e) => {
+    isDatabaseFault(err) ||
+    (findInCauseChain(err, (e) => {
       const { code, message } = e as { code?: unknown; message?: unknown };
       if (typeof code === "string" && UNAVAILABLE_CODES.has(code)) return true;
       if (typeof message === "string" && UNAVAILABLE_MESSAGE.test(message)) return true;
       return undefined;
-    }) ?? false
+    }) ?? false)
   );
 }
 

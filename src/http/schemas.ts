@@ -1,12 +1,19 @@
 import { z } from "zod";
 import { messageSchema, textBlockSchema } from "../agent/messages.js";
+import { ERROR_CODES } from "../errors.js";
 import { isPgSafe } from "../store/pg-safe.js";
+import { jsonDepth } from "./json-nesting.js";
 
 /** The contract's shapes, as zod: routes validate with them and /openapi.json is generated from them. */
 
 export const errorSchema = z.object({
-  error: z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()) }),
+  error: z.object({ code: z.enum(ERROR_CODES), message: z.string(), details: z.record(z.string(), z.unknown()) }),
 });
+
+/** Error answers, for /openapi.json: any route may refuse its input, be overloaded or away, or fail. */
+export const errorResponses = { 400: errorSchema, 404: errorSchema, 500: errorSchema, 503: errorSchema };
+/** A route that takes a body may also refuse its size or its type. */
+export const bodyErrorResponses = { ...errorResponses, 413: errorSchema, 415: errorSchema };
 
 export const providerSchema = z.enum(["anthropic", "openai", "mock"]);
 
@@ -47,24 +54,50 @@ export const conversationSchema = z.object({
 
 export { messageSchema };
 
-export const conversationParams = z.object({ id: z.string().min(1).max(100) });
-export const runParams = conversationParams.extend({ run_id: z.string().min(1).max(100) });
-
 const SAFE_MESSAGE = "must not contain NUL characters or unpaired surrogates";
-/** A string Postgres can store. */
+/** A string Postgres can store (or look up: a NUL in a query's parameter is an error too). */
 const text = () => z.string().refine(isPgSafe, SAFE_MESSAGE);
+
+const id = () => text().min(1, "must not be empty").max(100, "must be at most 100 characters");
+export const conversationParams = z.object({ id: id() });
+export const runParams = conversationParams.extend({ run_id: id() });
 /** Names (models, tools) lose surrounding white space; text the user wrote is kept as written. */
 const name = () => text().trim().min(1, "must not be empty");
 const filled = () => text().refine((s) => s.trim().length > 0, "must not be empty");
-const jsonObject = z.record(z.string(), z.unknown()).refine(isPgSafe, SAFE_MESSAGE);
 
-const conversationFields = z.object({
+/** The deepest a request body may nest; a free-form field gets less (`FREE_JSON`), so this bound is only for text nobody should send. */
+export const BODY_MAX_DEPTH = 64;
+/** Bounds of free-form JSON a client stores (metadata now, JSON Schemas later). */
+export const FREE_JSON = { maxDepth: 32, maxBytes: 16_384 };
+
+/**
+ * A JSON object the client chooses freely, bounded in depth and size so that
+ * no value is too deep to walk or too big to keep; its depth is measured
+ * without recursion.
+ */
+export function boundedJsonObject({ maxDepth, maxBytes }: { maxDepth: number; maxBytes: number }) {
+  return z.record(z.string(), z.unknown(), { error: "must be a JSON object" }).superRefine((value, ctx) => {
+    if (jsonDepth(value, maxDepth) > maxDepth) {
+      ctx.addIssue({ code: "custom", message: `must nest at most ${maxDepth} levels deep`, params: { limit: maxDepth } });
+      return;
+    }
+    const bytes = Buffer.byteLength(JSON.stringify(value));
+    if (bytes > maxBytes) {
+      ctx.addIssue({ code: "custom", message: `must be at most ${maxBytes} bytes as JSON (it is ${bytes})`, params: { limit: maxBytes } });
+      return;
+    }
+    if (!isPgSafe(value)) ctx.addIssue({ code: "custom", message: SAFE_MESSAGE });
+  });
+}
+
+// Bodies are strict: a misspelt field (`max_step`) is a 400 naming it, not silently ignored.
+const conversationFields = z.strictObject({
   system: text().max(100_000).nullable().optional(),
   title: text().max(500).nullable().optional(),
   provider: providerSchema.optional(),
   model: name().max(200).optional(),
   tools: z.array(name().max(100)).max(100).optional(),
-  metadata: jsonObject.optional(),
+  metadata: boundedJsonObject(FREE_JSON).optional(),
 });
 
 /** Every field is optional, and so is the body itself. */
@@ -72,10 +105,23 @@ export const createConversationBody = conversationFields.nullish();
 /** PATCH: the same fields, for the runs to come. */
 export const updateConversationBody = conversationFields;
 
-export const toolChoiceSchema = z.union([z.enum(["auto", "none", "required"]), z.object({ name: name() })]);
+/** Says what a field takes, and that it is missing when it is. */
+const expecting = (what: string) => ({
+  error: (issue: { input?: unknown }) => (issue.input === undefined ? `is required: ${what}` : `must be ${what}`),
+});
 
-export const sendMessageBody = z.object({
-  content: z.union([filled(), z.array(textBlockSchema.extend({ text: filled() })).min(1, "must hold at least one text block")]),
+export const toolChoiceSchema = z.union(
+  [z.enum(["auto", "none", "required"]), z.strictObject({ name: name() })],
+  expecting('"auto", "none", "required" or {"name": "<tool>"}'),
+);
+
+const userTextBlock = z.strictObject({ ...textBlockSchema.shape, text: filled() });
+
+export const sendMessageBody = z.strictObject({
+  content: z.union(
+    [filled(), z.array(userTextBlock).min(1, "must hold at least one text block")],
+    expecting('a non-empty string or an array of text blocks ({"type": "text", "text": "…"})'),
+  ),
   max_steps: z.number().int().min(1).optional(),
   tool_choice: toolChoiceSchema.optional(),
   model: name().max(200).optional(),

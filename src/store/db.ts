@@ -7,6 +7,7 @@ import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
+import { findInCauseChain } from "../errors.js";
 import { schema } from "./schema.js";
 
 /** The drizzle database, whichever driver is underneath. */
@@ -53,6 +54,12 @@ export interface OpenDatabaseOptions extends DatabasePoolOptions {
   databaseUrl?: string | undefined;
   /** Folder of the embedded database; unset keeps it in memory (tests). */
   dataDir?: string | undefined;
+  /**
+   * Called once when the embedded database faults (`isDatabaseFault`): it then
+   * fails every query until the process restarts, so `serve` logs and exits.
+   * @default nothing: the queries fail and /healthz answers 503
+   */
+  onFault?: (err: Error) => void;
 }
 
 export async function openDatabase({
@@ -62,6 +69,7 @@ export async function openDatabase({
   connectTimeoutMs = 5_000,
   statementTimeoutMs = 30_000,
   idleInTransactionTimeoutMs = 60_000,
+  onFault,
 }: OpenDatabaseOptions): Promise<Database> {
   if (databaseUrl) {
     let statements = 0;
@@ -100,6 +108,7 @@ export async function openDatabase({
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const client = await PGlite.create(dataDir ? { dataDir } : {});
   const counter = countStatements(client);
+  if (onFault) reportFaults(client, onFault);
   const pgliteDb = drizzlePglite(client, { schema });
   return {
     db: pgliteDb as unknown as Db,
@@ -163,4 +172,36 @@ async function answers(query: () => Promise<unknown>): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/**
+ * A WebAssembly trap inside PGlite (memory access out of bounds, an abort):
+ * its memory is corrupt and no query will succeed again in this process.
+ */
+export function isDatabaseFault(err: unknown): boolean {
+  return findInCauseChain(err, (e) => (e instanceof WasmRuntimeError ? true : undefined)) ?? false;
+}
+
+// @types/node declares WebAssembly's types but not the global itself.
+const WasmRuntimeError = (globalThis as unknown as { WebAssembly: { RuntimeError: ErrorConstructor } }).WebAssembly.RuntimeError;
+
+/** Every way drizzle, the migrator and `ping` reach PGlite; a transaction's own queries surface through `transaction`. */
+function reportFaults(client: PGlite, onFault: (err: Error) => void): void {
+  let reported = false;
+  const watch =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await call(...args);
+      } catch (err) {
+        if (!reported && isDatabaseFault(err)) {
+          reported = true;
+          onFault(err as Error);
+        }
+        throw err;
+      }
+    };
+  client.query = watch(client.query.bind(client)) as PGlite["query"];
+  client.exec = watch(client.exec.bind(client));
+  client.transaction = watch(client.transaction.bind(client)) as PGlite["transaction"];
 }

@@ -26,6 +26,7 @@ export async function startLoopd({
   listen = false,
   instanceId,
   ssePingMs,
+  pressureSampleMs,
   logger,
 }: {
   database: Database;
@@ -35,12 +36,17 @@ export async function startLoopd({
   listen?: boolean;
   instanceId?: string;
   ssePingMs?: number;
+  pressureSampleMs?: number;
   logger?: Logger;
 }): Promise<TestLoopd> {
   const config = loadConfig({
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
     WORKSPACE_DIR: mkdtempSync(path.join(tmpdir(), "loopd-ws-")),
     SHUTDOWN_TIMEOUT_MS: "2000",
+    // The overload guard takes any long synchronous stretch (a bulk insert
+    // into the embedded database on a busy machine) for overload and refuses
+    // the next requests; test/http/overload.test.ts turns it on.
+    MAX_EVENT_LOOP_DELAY_MS: "0",
     ...env,
   });
   const providers = createProviders({
@@ -54,6 +60,7 @@ export async function startLoopd({
     ...(tools && { tools }),
     ...(instanceId && { instanceId }),
     ...(ssePingMs && { ssePingMs }),
+    ...(pressureSampleMs && { pressureSampleMs }),
     logger: logger ?? createLogger(config.logLevel),
   });
   let url = "";

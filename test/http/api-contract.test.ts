@@ -1,36 +1,21 @@
-import { Writable } from "node:stream";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import type { InjectOptions } from "fastify";
-import pino from "pino";
 import { describe, expect, test } from "vitest";
-import { REDACT } from "../../src/app.js";
 import { api } from "../helpers/api.js";
+import { expectError } from "../helpers/expect-error.js";
+import { captureLogs } from "../helpers/log-sink.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 import { toolCallIdsIn, toolResultsIn } from "../helpers/wire.js";
 
-const logLines: any[] = [];
-const sink = new Writable({
-  write(chunk, _enc, done) {
-    for (const line of String(chunk).split("\n").filter(Boolean)) logLines.push(JSON.parse(line));
-    done();
-  },
-});
+const { logger, lines: logLines } = captureLogs("info");
 const f = useLoopd({
-  logger: pino({ level: "info", redact: { paths: REDACT, censor: "[redacted]" } }, sink),
+  logger,
   env: { BODY_LIMIT_BYTES: "4096", LOG_LEVEL: "info" },
 });
 
 const inject = (opts: InjectOptions) => f.loopd.app.inject(opts);
 const client = () => api(f.loopd.app);
-
-function expectError(res: { statusCode: number; json(): any; body: string }, status: number, code: string) {
-  expect(res.statusCode).toBe(status);
-  const body = res.json();
-  expect(body).toEqual({ error: { code, message: expect.any(String), details: expect.any(Object) } });
-  expect(res.body).not.toMatch(/at .*\.(ts|js):\d+/); // never a stack trace
-  return body.error;
-}
 
 describe("conversations", () => {
   test("a conversation created with no body gets the defaults", async () => {

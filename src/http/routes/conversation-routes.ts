@@ -2,33 +2,41 @@ import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { HttpDeps } from "../http-deps.js";
-import { conversationParams, conversationSchema, createConversationBody, errorSchema, updateConversationBody, listQuery, pageOf } from "../schemas.js";
+import {
+  bodyErrorResponses,
+  conversationParams,
+  conversationSchema,
+  createConversationBody,
+  errorResponses,
+  listQuery,
+  pageOf,
+  updateConversationBody,
+} from "../schemas.js";
 
 export function conversationRoutes(app: FastifyInstance, { conversations, runs }: HttpDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const errors = { 400: errorSchema, 404: errorSchema };
 
   r.post(
     "/conversations",
-    { schema: { body: createConversationBody, response: { 201: conversationSchema, 400: errorSchema } } },
+    { schema: { body: createConversationBody, response: { 201: conversationSchema, ...bodyErrorResponses } } },
     async (req, reply) => reply.code(201).send(await conversations.create(req.body ?? {})),
   );
 
-  r.get("/conversations", { schema: { querystring: listQuery, response: { 200: pageOf(conversationSchema), 400: errorSchema } } }, (req) =>
+  r.get("/conversations", { schema: { querystring: listQuery, response: { 200: pageOf(conversationSchema), ...errorResponses } } }, (req) =>
     conversations.list(req.query),
   );
 
-  r.get("/conversations/:id", { schema: { params: conversationParams, response: { 200: conversationSchema, ...errors } } }, (req) =>
+  r.get("/conversations/:id", { schema: { params: conversationParams, response: { 200: conversationSchema, ...errorResponses } } }, (req) =>
     conversations.get(req.params.id),
   );
 
   r.patch(
     "/conversations/:id",
-    { schema: { params: conversationParams, body: updateConversationBody, response: { 200: conversationSchema, ...errors } } },
+    { schema: { params: conversationParams, body: updateConversationBody, response: { 200: conversationSchema, ...bodyErrorResponses } } },
     (req) => conversations.update(req.params.id, req.body),
   );
 
-  r.delete("/conversations/:id", { schema: { params: conversationParams, response: { 204: z.null(), ...errors } } }, async (req, reply) => {
+  r.delete("/conversations/:id", { schema: { params: conversationParams, response: { 204: z.null(), ...errorResponses } } }, async (req, reply) => {
     await conversations.delete(req.params.id, runs);
     return reply.code(204).send(null);
   });

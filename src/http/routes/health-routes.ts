@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { errorBody } from "../../errors.js";
+import { replyError } from "../error-handler.js";
 import type { HttpDeps } from "../http-deps.js";
 import { errorSchema } from "../schemas.js";
 
@@ -12,6 +12,6 @@ export function healthRoutes(app: FastifyInstance, { ping }: HttpDeps) {
     async (_req, reply) =>
       (await ping())
         ? { status: "ok" as const }
-        : reply.code(503).send(errorBody("unavailable", "the database is unreachable")),
+        : replyError(reply, "unavailable", "the database is unreachable"),
   );
 }

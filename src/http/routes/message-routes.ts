@@ -7,7 +7,16 @@ import { sendMessage } from "../../conversations/send-message.js";
 import { waitForRunEnd } from "../../runs/wait-for-run-end.js";
 import { AppError } from "../../errors.js";
 import type { HttpDeps } from "../http-deps.js";
-import { conversationParams, errorSchema, messageSchema, messagesQuery, sendMessageBody, sendMessageResponse } from "../schemas.js";
+import {
+  bodyErrorResponses,
+  conversationParams,
+  errorResponses,
+  errorSchema,
+  messageSchema,
+  messagesQuery,
+  sendMessageBody,
+  sendMessageResponse,
+} from "../schemas.js";
 import { linkedAbort } from "../../linked-abort.js";
 import { streamRunEvents } from "../sse.js";
 
@@ -23,7 +32,7 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
 
   r.get(
     "/conversations/:id/messages",
-    { schema: { params: conversationParams, querystring: messagesQuery, response: { 200: historyResponse, 400: errorSchema, 404: errorSchema } } },
+    { schema: { params: conversationParams, querystring: messagesQuery, response: { 200: historyResponse, ...errorResponses } } },
     async (req) => {
       const { id } = req.params;
       const { format, after_seq, limit } = req.query;
@@ -38,7 +47,7 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
         params: conversationParams,
         body: sendMessageBody,
         headers: z.object({ "idempotency-key": z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/, "must be printable ASCII").optional() }),
-        response: { 200: sendMessageResponse, 400: errorSchema, 404: errorSchema, 409: errorSchema, 503: errorSchema },
+        response: { 200: sendMessageResponse, ...bodyErrorResponses, 409: errorSchema },
       },
     },
     async (req, reply) => {

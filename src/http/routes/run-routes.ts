@@ -5,25 +5,24 @@ import { cancelRun } from "../../runs/cancel-run.js";
 import { presentRun } from "../../conversations/present.js";
 import { AppError } from "../../errors.js";
 import type { HttpDeps } from "../http-deps.js";
-import { errorSchema, eventsQuery, listQuery, pageOf, runParams, runSchema, conversationParams } from "../schemas.js";
+import { conversationParams, errorResponses, eventsQuery, listQuery, pageOf, runParams, runSchema } from "../schemas.js";
 import { streamRunEvents } from "../sse.js";
 
 export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
   const { services, conversations, runs } = deps;
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const errors = { 400: errorSchema, 404: errorSchema };
 
   r.get(
     "/conversations/:id/runs",
-    { schema: { params: conversationParams, querystring: listQuery, response: { 200: pageOf(runSchema), ...errors } } },
+    { schema: { params: conversationParams, querystring: listQuery, response: { 200: pageOf(runSchema), ...errorResponses } } },
     (req) => conversations.runs({ id: req.params.id, ...req.query }),
   );
 
-  r.get("/conversations/:id/runs/:run_id", { schema: { params: runParams, response: { 200: runSchema, ...errors } } }, async (req) =>
+  r.get("/conversations/:id/runs/:run_id", { schema: { params: runParams, response: { 200: runSchema, ...errorResponses } } }, async (req) =>
     presentRun(await conversations.run({ id: req.params.id, runId: req.params.run_id })),
   );
 
-  r.post("/conversations/:id/runs/:run_id/cancel", { schema: { params: runParams, response: { 200: runSchema, ...errors } } }, async (req) => {
+  r.post("/conversations/:id/runs/:run_id/cancel", { schema: { params: runParams, response: { 200: runSchema, ...errorResponses } } }, async (req) => {
     const run = await conversations.run({ id: req.params.id, runId: req.params.run_id });
     return presentRun(await cancelRun({ services, runs, run }));
   });
@@ -35,7 +34,7 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
         params: runParams,
         querystring: eventsQuery,
         headers: z.object({ "last-event-id": z.string().optional() }),
-        response: { 400: errorSchema, 404: errorSchema, 503: errorSchema },
+        response: errorResponses,
       },
     },
     async (req, reply) => {
