@@ -60,8 +60,10 @@ export interface Loopd {
 export const REDACT = [
   "req.headers.authorization",
   'req.headers["x-api-key"]',
+  "req.headers.cookie",
   "headers.authorization",
   'headers["x-api-key"]',
+  "headers.cookie",
   "*.apiKey",
   "*.api_key",
 ];
@@ -139,7 +141,9 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   useJsonBodies(app, { maxDepth: BODY_MAX_DEPTH });
   useNotFoundHandler(app);
   await useOverloadGuard(app, { maxEventLoopDelayMs: config.maxEventLoopDelayMs, sampleIntervalMs: deps.pressureSampleMs });
-  app.addHook("onRequest", async (_req, reply) => {
+  app.addHook("onRequest", async (req, reply) => {
+    // What a request carried, for debugging; REDACT keeps its credentials out.
+    if (req.log.level === "debug" || req.log.level === "trace") req.log.debug({ headers: req.headers }, "request headers");
     if (!stopping) return;
     reply.header("connection", "close");
     return replyError(reply, "unavailable", "the server is shutting down; try again shortly");

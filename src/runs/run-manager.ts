@@ -69,7 +69,8 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
       recovering.delete(run.id);
     }
   };
-  const sweep = (all = false) => (stopping ? Promise.resolve() : sweepExpiredRuns({ services, all, hold: (claimed) => claimed.forEach((r) => recovering.add(r.id)), recover }));
+  const sweep = (orphanedBefore?: Date) =>
+    stopping ? Promise.resolve() : sweepExpiredRuns({ services, orphanedBefore, hold: (claimed) => claimed.forEach((r) => recovering.add(r.id)), recover });
 
   return {
     /** Executes a run just created, whose last event is `lastSeq`. */
@@ -90,7 +91,8 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
       );
       // An abandoned run is taken over within about a lease and a quarter of its owner's death.
       every(Math.max(100, Math.min(5_000, Math.floor(config.runLeaseMs / 4))), () => sweep());
-      await sweep(exclusive);
+      // The embedded database's engine runs in this process, so this clock is its clock.
+      await sweep(exclusive ? new Date() : undefined);
     },
 
     /** Aborts a run this process executes; false when it runs elsewhere (or not at all). */

@@ -90,13 +90,28 @@ export function createRunRepository({ db }: { db: Db }) {
 
     /**
      * Takes over, in one statement, up to `limit` active runs whose owner
-     * stopped renewing its lease (a crashed process), or every active run of
-     * another owner with `all` (the embedded database: this process is the only one that can own
-     * them). Rows another sweeper is claiming are skipped, not waited for, and
-     * locks are taken in id order so two sweepers never deadlock.
+     * stopped renewing its lease (a crashed process). With `grantedBefore`,
+     * also every run of another owner whose lease was last granted before
+     * then, expired or not (the embedded database: a process that started at
+     * `grantedBefore` is the only one that can own them now). Rows another
+     * sweeper is claiming are skipped, not waited for, and locks are taken in
+     * id order so two sweepers never deadlock.
      */
-    async claimExpired({ owner, leaseMs, limit, all = false }: { owner: string; leaseMs: number; limit: number; all?: boolean }): Promise<RunRow[]> {
-      const expired = all ? sql`${runs.leaseOwner} is distinct from ${owner}` : sql`(${runs.leaseExpiresAt} < now() or ${runs.leaseExpiresAt} is null)`;
+    async claimExpired({
+      owner,
+      leaseMs,
+      limit,
+      grantedBefore,
+    }: {
+      owner: string;
+      leaseMs: number;
+      limit: number;
+      grantedBefore?: Date | undefined;
+    }): Promise<RunRow[]> {
+      const lapsed = sql`(${runs.leaseExpiresAt} < now() or ${runs.leaseExpiresAt} is null)`;
+      const expired = grantedBefore
+        ? sql`(${lapsed} or (${runs.leaseOwner} is distinct from ${owner} and ${runs.leaseExpiresAt} < ${grantedBefore.toISOString()}::timestamptz + ${`${leaseMs} milliseconds`}::interval))`
+        : lapsed;
       const claimable = db
         .select({ id: runs.id })
         .from(runs)
