@@ -6,7 +6,9 @@
  *       vs. a full loopd run (POST /messages, non-streaming), sequential and
  *       with several in flight;
  *   (b) cost of persistence as a conversation grows: whole runs at 10, 100 and
- *       1000 messages, and the store's append and history read alone.
+ *       1000 messages, and the store's append and history read alone;
+ *   (c) idle SSE followers: statements per second and memory while 500
+ *       clients follow a run that waits on its model.
  *
  * On PGlite always; also on Postgres when BENCH_DATABASE_URL is set (a fresh
  * database is created on that server and dropped afterwards).
@@ -21,6 +23,7 @@ import { startFakeLlm } from "../test/fake-llm/server.js";
 import { measureAppendCost } from "./append-cost.js";
 import { createBenchDatabase, type BenchDatabase } from "./bench-database.js";
 import { measureHistoryGrowth } from "./history-growth.js";
+import { measureIdleFollowers, type IdleFollowersRow } from "./idle-followers.js";
 import { loopdClient } from "./loopd-client.js";
 import { markdownTable } from "./markdown-table.js";
 import { ms } from "./measure.js";
@@ -32,6 +35,7 @@ const runs = positiveInt(process.env.BENCH_RUNS, 200);
 const concurrency = positiveInt(process.env.BENCH_CONCURRENCY, 8);
 const logLevel = process.env.BENCH_LOG_LEVEL ?? "warn";
 const GROWTH_CHECKPOINTS = [10, 100, 1000];
+const followers = positiveInt(process.env.BENCH_FOLLOWERS, 500);
 const APPEND_CHECKPOINTS = [10, 100, 1000, 10_000];
 
 function positiveInt(value: string | undefined, fallback: number): number {
@@ -62,15 +66,22 @@ async function benchOn(database: BenchDatabase) {
     }
     progress(`${database.kind}: growing one conversation to ${GROWTH_CHECKPOINTS.at(-1)} messages`);
     const growth = await measureHistoryGrowth({ llm, loopd: client, sdk, checkpoints: GROWTH_CHECKPOINTS, samples: 20 });
+    progress(`${database.kind}: ${followers} idle followers of one run`);
+    const idle = await measureIdleFollowers({ llm, loopdUrl: loopd.url, loopdPid: loopd.pid, databaseUrl: database.open.databaseUrl, followers });
     await loopd.stop();
     progress(`${database.kind}: store appends up to ${APPEND_CHECKPOINTS.at(-1)} messages`);
     const appends = await measureAppendCost({ open: database.open, checkpoints: APPEND_CHECKPOINTS, samples: 50 });
-    return { overhead, growth, appends };
+    return { overhead, growth, appends, idle };
   } finally {
     await loopd.stop();
     await llm.close();
     rmSync(workspace, { recursive: true, force: true });
   }
+}
+
+function idleRow(kind: string, row: IdleFollowersRow): string[] {
+  const { followers: n, statementsPerSecond, rssBeforeMiB, rssWithFollowersMiB } = row;
+  return [kind, String(n), statementsPerSecond === null ? "—" : statementsPerSecond.toFixed(1), rssBeforeMiB.toFixed(0), rssWithFollowersMiB.toFixed(0)];
 }
 
 function progress(line: string) {
@@ -85,10 +96,12 @@ async function main() {
   const overheadRows: string[][] = [];
   const growthRows: string[][] = [];
   const appendRows: string[][] = [];
+  const idleRows: string[][] = [];
   for (const serverUrl of backends) {
     const database = await createBenchDatabase(serverUrl);
     try {
-      const { overhead, growth, appends } = await benchOn(database);
+      const { overhead, growth, appends, idle } = await benchOn(database);
+      idleRows.push(idleRow(database.kind, idle));
       for (const { scenario, concurrency: c, direct, loopd } of overhead) {
         overheadRows.push([
           database.kind,
@@ -139,6 +152,12 @@ async function main() {
     "## (b) Persistence alone: one append per transaction at N messages (50 appends, ms)",
     "",
     markdownTable(["db", "messages", "append p50", "append p95", "read whole history p50"], appendRows),
+    "",
+    `## (c) ${followers} idle SSE followers of one run waiting on its model`,
+    "",
+    "Statements per second the database ran meanwhile (Postgres's own counters; not countable from outside on PGlite), and loopd's resident memory.",
+    "",
+    markdownTable(["db", "followers", "statements/s", "RSS before (MiB)", "RSS with followers (MiB)"], idleRows),
     "",
   ].join("\n");
   process.stdout.write(out);
