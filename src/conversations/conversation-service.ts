@@ -87,10 +87,11 @@ export function createConversationService(services: Services) {
     async delete(id: string, runs: Pick<RunManager, "cancelLocal">) {
       const active = await store.runs.activeOf(id);
       if (active && !runs.cancelLocal(active.id)) await store.notify("loopd_run_cancel", active.id);
-      if (!(await store.conversations.delete(id))) throw notFound("conversation", id);
-      if (active) {
-        services.signals.notify(active.id);
-        await store.notify("loopd_run_events", active.id);
+      const deleted = await store.conversations.delete(id);
+      if (!deleted) throw notFound("conversation", id);
+      for (const runId of deleted.activeRunIds) {
+        runs.cancelLocal(runId); // one created while we looked
+        services.signals.notify(runId);
       }
     },
 

@@ -63,7 +63,8 @@ export async function* followRunEvents(
     if (rows.length === batchSize) continue;
     // The terminal event is written with the run's end, so an ended run has
     // nothing more to send: a reader already past its end stops here.
-    if (ended) return { type: "stopped" };
+    // (Its end and its deletion can both land between two reads: then it is gone.)
+    if (ended) return (await store.runs.get(runId)) ? { type: "stopped" } : { type: "run_gone" };
     if (rows.length === 0) {
       const run = await store.runs.get(runId);
       if (!run) return { type: "run_gone" };

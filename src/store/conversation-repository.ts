@@ -16,7 +16,7 @@ export interface NewConversation {
 }
 
 
-export function createConversationRepository({ db }: { db: Db }) {
+export function createConversationRepository({ db, notifies }: { db: Db; notifies: boolean }) {
   // Matches the partial index runs_one_active_per_conversation_key, so it is an index lookup.
   const activeRunId = sql<string | null>`(select r.id from runs r where r.conversation_id = "conversations"."id" and r.status in ('queued', 'running') limit 1)`;
   const withActiveRun = { ...conversationColumns(), activeRunId };
@@ -48,15 +48,25 @@ export function createConversationRepository({ db }: { db: Db }) {
 
     /**
      * Deletes the conversation; messages, runs and events go with it (ON
-     * DELETE CASCADE). Its active run's row is locked first: a run's own
-     * writes lock the run, then the conversation, and taking them in the same
-     * order here keeps a delete from deadlocking with a run's last save.
+     * DELETE CASCADE). Returns the runs that were still active (null when
+     * there was no such conversation), whose readers are told through
+     * `loopd_run_events` when this commits. Active runs' rows are locked
+     * first: a run's own writes lock the run, then the conversation, and
+     * taking them in the same order keeps a delete from deadlocking with a
+     * run's save. With the conversation locked, no run can be created on it
+     * any more: the active runs read after that are all there are.
      */
-    async delete(id: string): Promise<boolean> {
+    async delete(id: string): Promise<{ activeRunIds: string[] } | null> {
       return db.transaction(async (tx) => {
-        await tx.select({ id: runs.id }).from(runs).where(and(eq(runs.conversationId, id), inArray(runs.status, [...ACTIVE_RUN_STATUSES]))).for("update");
-        const deleted = await tx.delete(conversations).where(eq(conversations.id, id)).returning({ id: conversations.id });
-        return deleted.length > 0;
+        const activeRuns = () =>
+          tx.select({ id: runs.id }).from(runs).where(and(eq(runs.conversationId, id), inArray(runs.status, [...ACTIVE_RUN_STATUSES])));
+        await activeRuns().for("update");
+        const [found] = await tx.select({ id: conversations.id }).from(conversations).where(eq(conversations.id, id)).for("update");
+        if (!found) return null;
+        const active = await activeRuns();
+        await tx.delete(conversations).where(eq(conversations.id, id));
+        if (notifies) for (const run of active) await tx.execute(sql`select pg_notify('loopd_run_events', ${run.id})`);
+        return { activeRunIds: active.map((r) => r.id) };
       });
     },
 

@@ -11,7 +11,7 @@ export type NotifyChannel = "loopd_run_events" | "loopd_run_cancel";
 /** Every repository over one connection (or one transaction). */
 function createRepositories(db: Db, { notifies }: { notifies: boolean }) {
   return {
-    conversations: createConversationRepository({ db }),
+    conversations: createConversationRepository({ db, notifies }),
     messages: createMessageRepository({ db }),
     runs: createRunRepository({ db }),
     events: createEventRepository({ db }),
