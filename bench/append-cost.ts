@@ -29,7 +29,7 @@ export async function measureAppendCost({
   const database = await openDatabase(open);
   try {
     await database.migrate();
-    const store = createStore({ db: database.db });
+    const store = createStore(database);
     const newConversation = () =>
       store.conversations.create({ title: "bench", system: null, provider: "mock", model: "loopd-mock", tools: [], metadata: {} });
     const appendTo = (conversationId: string, items: NewMessage[]) =>

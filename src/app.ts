@@ -98,7 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const logger = deps.logger ?? createLogger(config.logLevel);
   const services: Services = {
     config,
-    store: createStore({ db: database.db, notifies: database.kind === "postgres" }),
+    store: createStore(database),
     providers: deps.providers ?? createProviders(),
     registry: createToolRegistry(deps.tools ?? createBuiltinTools()),
     signals: signalsOf(database),

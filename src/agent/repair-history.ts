@@ -16,6 +16,17 @@ export function errorResultFor(call: ToolCallBlock, content: string): NewMessage
 }
 
 /**
+ * `repairMessages` of the history's tail: since every model call is preceded
+ * by a repair, an unanswered call can only be in the last assistant message
+ * or after it, so only that much is looked at, whatever the history's length.
+ */
+export function repairTail(history: readonly NewMessage[], content = INTERRUPTED_RESULT): NewMessage[] {
+  let start = history.length;
+  while (start > 0 && history[start - 1]!.role !== "assistant") start--;
+  return repairMessages(history.slice(Math.max(0, start - 1)), content);
+}
+
+/**
  * Tool messages that make the history valid again after a crash or a cancel:
  * one error result per unanswered tool call, so no provider ever receives an
  * orphan tool call (which both answer with a 400).

@@ -5,7 +5,7 @@ import { startModelCallDeadline } from "./model-call-deadline.js";
 import { addUsage, emptyUsage, type NewMessage, type ToolCallBlock, type Usage } from "./messages.js";
 import type { ModelProvider, ModelResponse, ToolChoice } from "./model.js";
 import { nextStep, type RunStopReason } from "./next-step.js";
-import { CANCELLED_RESULT, errorResultFor, INTERRUPTED_RESULT, repairMessages } from "./repair-history.js";
+import { CANCELLED_RESULT, errorResultFor, INTERRUPTED_RESULT, repairTail } from "./repair-history.js";
 import { isInterruption } from "./run-interruption.js";
 
 export interface AgentRunOptions {
@@ -14,8 +14,12 @@ export interface AgentRunOptions {
   system: string | null;
   /** The conversation so far, the new user message included, all of it already saved. */
   history: NewMessage[];
-  /** Commits messages at the end of the history; resolves once they are durable. */
-  save: (messages: NewMessage[]) => Promise<void>;
+  /**
+   * Commits messages at the end of the history; resolves once they are
+   * durable. `completed` announces the tool calls whose results they hold,
+   * in the same write.
+   */
+  save: (messages: NewMessage[], options?: { completed?: ToolCallCompletion[] }) => Promise<void>;
   registry: ToolRegistry;
   /** Tool names this conversation may use. */
   allowedTools: string[];
@@ -45,6 +49,14 @@ export interface AgentRunOptions {
   now?: () => number;
 }
 
+/** A tool call's end, as its `tool_call.completed` event tells it. */
+export interface ToolCallCompletion {
+  tool_call_id: string;
+  name: string;
+  is_error: boolean;
+  duration_ms: number;
+}
+
 export interface AgentRunResult {
   status: "completed" | "incomplete" | "failed" | "cancelled";
   stopReason: RunStopReason;
@@ -68,9 +80,9 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
   let toolChoice = options.toolChoice ?? "auto";
   const tools = registry.specs(allowedTools.filter((name) => registry.has(name)));
 
-  const append = async (messages: NewMessage[]) => {
+  const append = async (messages: NewMessage[], options?: { completed?: ToolCallCompletion[] }) => {
     if (messages.length === 0) return;
-    await save(messages);
+    await save(messages, options);
     history.push(...messages);
   };
   const end = async (
@@ -78,14 +90,14 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
     stopReason: RunStopReason,
     error: AgentRunResult["error"] = null,
   ): Promise<AgentRunResult> => {
-    await append(repairMessages(history, status === "cancelled" && !isInterruption(signal) ? CANCELLED_RESULT : INTERRUPTED_RESULT));
+    await append(repairTail(history, status === "cancelled" && !isInterruption(signal) ? CANCELLED_RESULT : INTERRUPTED_RESULT));
     return { status, stopReason, steps, usage, error };
   };
 
   for (;;) {
     if (signal?.aborted) return end("cancelled", "cancelled");
     // A crash or an earlier cancel may have left calls unanswered; answer them first.
-    await append(repairMessages(history));
+    await append(repairTail(history));
     if (steps >= maxSteps) return end("incomplete", "max_steps");
 
     const started = now();
@@ -163,7 +175,9 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
       const { call, durationMs, status } = outcome;
       // A call cut short by a shutdown was not cancelled by anyone: say so, for the model that resumes.
       const result = status === "cancelled" && isInterruption(signal) ? { ...outcome.result, content: INTERRUPTED_RESULT } : outcome.result;
-      await append([{ role: "tool", content: [result] }]);
+      await append([{ role: "tool", content: [result] }], {
+        completed: [{ tool_call_id: call.id, name: call.name, is_error: result.is_error, duration_ms: durationMs }],
+      });
       emit({
         type: "tool_call.completed",
         tool_call_id: call.id,

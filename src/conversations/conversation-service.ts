@@ -3,6 +3,7 @@ import { AppError, notFound } from "../errors.js";
 import { historyOf } from "../runs/history-of.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { Services } from "../services.js";
+import type { RunRow } from "../store/schema.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { presentConversation, presentMessage, presentRun } from "./present.js";
 
@@ -120,8 +121,8 @@ export function createConversationService(services: Services) {
       return pageResponse(await store.runs.list({ conversationId: id, limit, after: cursor ? decodeCursor(cursor) : undefined }), presentRun);
     },
 
-    async messagesOfRun(runId: string) {
-      return (await store.messages.ofRun(runId)).map(presentMessage);
+    async messagesOfRun(run: RunRow) {
+      return (await store.messages.ofRun({ conversationId: run.conversationId, runId: run.id, firstSeq: run.firstSeq })).map(presentMessage);
     },
   };
 }

@@ -57,7 +57,7 @@ export async function sendMessage(
   for (let attempt = 1; ; attempt++) {
     try {
       const run = await createRun({ services, conversation, content, request, requestHash, idempotencyKey: input.idempotencyKey });
-      runs.start(run, 2);
+      runs.start(run, { lastSeq: 2, nextMessageSeq: run.firstSeq! + 1 });
       return { run, replayed: false };
     } catch (err) {
       // A DELETE got in between the read above and the insert: the run's conversation is gone.
@@ -113,14 +113,17 @@ async function createRun({
     });
     // A crash may have left the last tool calls unanswered; answer them before
     // the new user message, where both providers expect their results.
-    const repairs = repairMessages(historyOf(await tx.messages.sinceLastAssistant(conversation.id)));
-    await tx.messages.append({ conversationId: conversation.id, runId: null, items: repairs });
-    const [userMessage] = await tx.messages.append({ conversationId: conversation.id, runId, items: [{ role: "user", content }] });
+    // (Read after the run's row: from there on, nothing else appends to the conversation.)
+    const tail = await tx.messages.sinceLastAssistant(conversation.id);
+    const repairs = repairMessages(historyOf(tail));
+    const userSeq = (tail.at(-1)?.seq ?? 0) + repairs.length + 1;
+    await tx.messages.append({ conversationId: conversation.id, runId: null, items: repairs, firstSeq: userSeq - repairs.length });
+    await tx.messages.append({ conversationId: conversation.id, runId, items: [{ role: "user", content }], firstSeq: userSeq });
     await tx.events.append(runId, [
       { seq: 1, type: "run.created", data: {} },
-      { seq: 2, type: "message.created", data: { seq: userMessage!.seq } },
+      { seq: 2, type: "message.created", data: { seq: userSeq } },
     ]);
-    return run;
+    return (await tx.runs.setFirstSeq(runId, userSeq)) ?? run;
   });
 }
 

@@ -77,7 +77,7 @@ function forwardAgentEvent(writer: RunWriter, e: AgentEvent) {
     case "tool_call.started":
       return writer.emit("tool_call.started", { tool_call_id: e.tool_call_id, name: e.name, input: e.input });
     case "tool_call.completed":
-      return writer.toolCallCompleted(e);
+      return; // written with the call's result (see the loop's save)
     case "model_call.finished":
       return writer.setProgress(e.run_steps, e.run_usage);
     case "model_call.failed":

@@ -25,15 +25,19 @@ export async function recoverRun({
   launch: (run: RunRow, writer: RunWriter) => void;
 }): Promise<void> {
   const { store, log } = services;
-  const writer = createRunWriter({ services, run, lastSeq: await store.events.lastSeq(run.id) });
   // Every model call is preceded by a repair, so an unanswered call can only be in this tail.
-  const tail = historyOf(await store.messages.sinceLastAssistant(run.conversationId));
+  const rows = await store.messages.sinceLastAssistant(run.conversationId);
+  const tail = historyOf(rows);
+  const writer = createRunWriter({ services, run, lastSeq: await store.events.lastSeq(run.id), nextMessageSeq: (rows.at(-1)?.seq ?? 0) + 1 });
   const repairs = repairMessages(tail, run.cancelRequested ? CANCELLED_RESULT : INTERRUPTED_RESULT);
   if (repairs.length > 0) {
-    await writer.save(repairs);
-    for (const { content } of repairs as (NewMessage & { content: [ToolResultBlock] })[]) {
-      writer.toolCallCompleted({ tool_call_id: content[0].tool_call_id, name: content[0].name, is_error: true, duration_ms: 0 });
-    }
+    const completed = (repairs as (NewMessage & { content: [ToolResultBlock] })[]).map(({ content: [result] }) => ({
+      tool_call_id: result.tool_call_id,
+      name: result.name,
+      is_error: true,
+      duration_ms: 0,
+    }));
+    await writer.save(repairs, { completed });
   }
   if (run.cancelRequested) return writer.finish({ status: "cancelled", stopReason: "cancelled", error: null });
 

@@ -1,6 +1,9 @@
+import type { NewMessage } from "../agent/messages.js";
 import { RunInterruption } from "../agent/run-interruption.js";
 import type { NewRunEvent } from "../store/event-repository.js";
-import type { Repositories, Store } from "../store/store.js";
+import { newId } from "../store/ids.js";
+import type { RunSave } from "../store/run-repository.js";
+import type { Store } from "../store/store.js";
 import type { RunEventData, RunEventType } from "./run-events.js";
 import type { RunSignals } from "./run-signals.js";
 
@@ -13,13 +16,17 @@ export interface RunEventLogOptions {
   store: Store;
   signals: RunSignals;
   runId: string;
+  conversationId: string;
   /** The process that holds the run's lease; every write checks it still does. */
   owner: string;
   /** The last event number already saved for this run. */
   lastSeq: number;
+  /** The `seq` the next message of the conversation gets (the run is its only writer). */
+  nextMessageSeq: number;
   /**
-   * How long text deltas may wait to be written together. Each keeps its own
-   * id; batching only saves round trips to the database.
+   * How long events that need not be written at once (text deltas, a tool
+   * call starting) may wait to go with the next write. Each keeps its own
+   * id; waiting only saves round trips to the database.
    * @default 10
    */
   deltaFlushMs?: number;
@@ -27,48 +34,73 @@ export interface RunEventLogOptions {
 
 type EventInput = Pick<NewRunEvent, "type" | "data">;
 
-/** Adds an event to the transaction under way. */
-export type EmitInTransaction = <T extends RunEventType>(type: T, data: RunEventData<T>) => void;
+/** What one write holds besides the events waiting for it. */
+export interface CommitParts {
+  messages?: NewMessage[];
+  progress?: RunSave["progress"];
+  end?: RunSave["end"];
+  /** The events that announce this write, given the `seq` its first message gets. */
+  events?: (firstMessageSeq: number) => EventInput[];
+}
+
+/** Events that may wait a few milliseconds for the next write. */
+const MAY_WAIT = new Set<string>(["text.delta", "tool_call.started"]);
 
 /**
- * The one writer of a run's events. Writes happen one transaction after the
- * other, and events get their numbers (1, 2, 3 …) inside the transaction that
- * writes them, so a reader never sees event n+1 without event n, and a failed
- * write leaves no gap: its events are written again with the next one. Writes
- * that must go with an event (a message, the run's end) share its transaction
- * through `commit`, which also checks that this process still owns the run.
+ * The one writer of a run: its events, and the messages, progress and end
+ * they announce. Writes happen one after the other, each a single call to
+ * the database (`runs.save`) that also checks this process still owns the
+ * run. Events get their numbers (1, 2, 3 …) as they are written, so a reader
+ * never sees event n+1 without event n, and a failed write leaves no gap:
+ * its events are written again with the next one. Messages are numbered
+ * here too, since the run is its conversation's only writer.
  */
-export function createRunEventLog({ store, signals, runId, owner, lastSeq, deltaFlushMs = 10 }: RunEventLogOptions) {
+export function createRunEventLog({
+  store,
+  signals,
+  runId,
+  conversationId,
+  owner,
+  lastSeq,
+  nextMessageSeq,
+  deltaFlushMs = 10,
+}: RunEventLogOptions) {
   let seq = lastSeq;
+  let messageSeq = nextMessageSeq;
   let pending: EventInput[] = [];
   let timer: NodeJS.Timeout | null = null;
   let chain: Promise<unknown> = Promise.resolve();
 
-  /** Queues `work` after every earlier write; the pending events go first, in the same transaction. */
-  function commit<T>(work: (tx: Repositories, event: EmitInTransaction) => Promise<T>): Promise<T> {
+  /** Queues a write after every earlier one; the events waiting go first, in the same call. */
+  function commit(parts: CommitParts): Promise<void> {
     if (timer) {
       clearTimeout(timer);
       timer = null;
     }
-    const result = chain.then(() => {
+    const result = chain.then(async () => {
       const batch = pending;
       pending = [];
-      const before = seq;
-      return store
-        .transaction(async (tx) => {
-          seq = before;
-          if (!(await tx.runs.lockOwned(runId, owner))) throw new LeaseLost(`run ${runId} is no longer owned by this process`);
-          const events: NewRunEvent[] = batch.map((e) => ({ seq: ++seq, ...e }));
-          const value = await work(tx, (type, data) => void events.push({ seq: ++seq, type, data }));
-          await tx.events.append(runId, events);
-          await tx.notify("loopd_run_events", runId);
-          return value;
-        })
-        .catch((err: unknown) => {
-          seq = before;
-          if (!(err instanceof LeaseLost)) pending = [...batch, ...pending];
-          throw err;
+      const messages = parts.messages ?? [];
+      if (batch.length === 0 && messages.length === 0 && !parts.events && !parts.progress && !parts.end) return;
+      const events: NewRunEvent[] = [...batch, ...(parts.events?.(messageSeq) ?? [])].map((e, i) => ({ seq: seq + 1 + i, ...e }));
+      try {
+        const owned = await store.runs.save({
+          runId,
+          owner,
+          conversationId,
+          firstSeq: messageSeq,
+          messages: messages.map((m) => ({ id: newId("msg"), role: m.role, content: m.content })),
+          events,
+          progress: parts.progress ?? null,
+          end: parts.end ?? null,
         });
+        if (!owned) throw new LeaseLost(`run ${runId} is no longer owned by this process`);
+      } catch (err) {
+        if (!(err instanceof LeaseLost)) pending = [...batch, ...pending];
+        throw err;
+      }
+      seq += events.length;
+      messageSeq += messages.length;
     });
     chain = result.then(
       () => signals.notify(runId),
@@ -77,18 +109,17 @@ export function createRunEventLog({ store, signals, runId, owner, lastSeq, delta
     return result;
   }
 
-  const writeLater = () => void commit(async () => undefined).catch(() => {});
+  const writeLater = () => void commit({}).catch(() => {});
 
   return {
-    /** An event with nothing else to save; text deltas are batched for a few milliseconds. */
+    /** An event with nothing else to save; those that may wait go with the next write, or within `deltaFlushMs`. */
     emit<T extends RunEventType>(type: T, data: RunEventData<T>): void {
       pending.push({ type, data });
-      if (type !== "text.delta") writeLater();
+      if (!MAY_WAIT.has(type)) writeLater();
       else timer ??= setTimeout(writeLater, deltaFlushMs);
     },
     commit,
     /** Resolves when everything emitted so far is written. */
-    flush: () => commit(async () => undefined),
+    flush: () => commit({}),
   };
 }
-

@@ -73,9 +73,9 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
     stopping ? Promise.resolve() : sweepExpiredRuns({ services, orphanedBefore, hold: (claimed) => claimed.forEach((r) => recovering.add(r.id)), recover });
 
   return {
-    /** Executes a run just created, whose last event is `lastSeq`. */
-    start(run: RunRow, lastSeq: number): void {
-      launch(run, createRunWriter({ services, run, lastSeq }));
+    /** Executes a run just created: its last event is `lastSeq`, and its next message gets `nextMessageSeq`. */
+    start(run: RunRow, { lastSeq, nextMessageSeq }: { lastSeq: number; nextMessageSeq: number }): void {
+      launch(run, createRunWriter({ services, run, lastSeq, nextMessageSeq }));
     },
 
     /** Begins renewing leases and sweeping for abandoned runs; the first sweep runs now. */

@@ -4,7 +4,7 @@ import { newId } from "./ids.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
 import { ACTIVE_RUN_STATUSES, conversations, runs, type ConversationRow } from "./schema.js";
 
-export type ConversationWithActiveRun = ConversationRow & { activeRunId: string | null };
+export type ConversationWithActiveRun = ConversationRow & { messageCount: number; activeRunId: string | null };
 
 export interface NewConversation {
   title: string | null;
@@ -19,7 +19,9 @@ export interface NewConversation {
 export function createConversationRepository({ db, notifies }: { db: Db; notifies: boolean }) {
   // Matches the partial index runs_one_active_per_conversation_key, so it is an index lookup.
   const activeRunId = sql<string | null>`(select r.id from runs r where r.conversation_id = "conversations"."id" and r.status in ('queued', 'running') limit 1)`;
-  const withActiveRun = { ...conversationColumns(), activeRunId };
+  // The history's length, read off the end of its primary key.
+  const messageCount = sql<number>`(select coalesce(max(m.seq), 0) from messages m where m.conversation_id = "conversations"."id")`.mapWith(Number);
+  const withActiveRun = { ...conversationColumns(), messageCount, activeRunId };
 
   return {
     async create(input: NewConversation): Promise<ConversationWithActiveRun> {
@@ -27,7 +29,7 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
         .insert(conversations)
         .values({ id: newId("conv"), ...input })
         .returning();
-      return { ...row!, activeRunId: null };
+      return { ...row!, messageCount: 0, activeRunId: null };
     },
 
     async get(id: string): Promise<ConversationWithActiveRun | undefined> {
@@ -82,8 +84,8 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
 }
 
 function conversationColumns() {
-  const { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, messageCount } = conversations;
-  return { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, messageCount };
+  const { id, createdAt, updatedAt, title, system, provider, model, tools, metadata } = conversations;
+  return { id, createdAt, updatedAt, title, system, provider, model, tools, metadata };
 }
 
 export type ConversationRepository = ReturnType<typeof createConversationRepository>;

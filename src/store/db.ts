@@ -10,6 +10,9 @@ import pg from "pg";
 import { findInCauseChain } from "../errors.js";
 import { schema } from "./schema.js";
 
+/** Runs one parameterized statement and returns its rows. */
+export type RawQuery = (statement: { name: string; text: string; values: unknown[] }) => Promise<Record<string, unknown>[]>;
+
 /** The drizzle database, whichever driver is underneath. */
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -25,6 +28,11 @@ export interface Database {
    * for tests and the bench to count the cost of an operation.
    */
   statements(): number;
+  /**
+   * One statement by its text, bypassing drizzle, for the hot path: on a
+   * server, prepared once per connection under `name` and executed by name after.
+   */
+  query: RawQuery;
   /** The server's URL when on a real server (LISTEN needs a connection of its own); null when embedded. */
   connectionString: string | null;
   close(): Promise<void>;
@@ -100,6 +108,7 @@ export async function openDatabase({
       kind: "postgres",
       connectionString: databaseUrl,
       statements: () => statements,
+      query: async ({ name, text, values }) => (await pool.query({ name, text, values })).rows,
       migrate: () => holdingAdvisoryLock(pool, MIGRATION_LOCK, () => migratePg(pgDb, { migrationsFolder })),
       ping: () => answers(() => pool.query("select 1")),
       close: () => pool.end(),
@@ -115,6 +124,8 @@ export async function openDatabase({
     kind: "pglite",
     connectionString: null,
     statements: () => counter.count,
+    // In-process: nothing to save by preparing.
+    query: async ({ text, values }) => (await client.query<Record<string, unknown>>(text, values)).rows,
     migrate: () => migratePglite(pgliteDb, { migrationsFolder }),
     ping: () => answers(() => client.query("select 1")),
     close: () => client.close(),

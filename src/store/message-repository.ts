@@ -1,28 +1,32 @@
-import { and, asc, eq, gt, gte, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, gt, gte, inArray, max, sql } from "drizzle-orm";
 import type { NewMessage } from "../agent/messages.js";
 import type { Db } from "./db.js";
 import { newId } from "./ids.js";
 import { toPgSafe } from "./pg-safe.js";
-import { conversations, messages, type MessageRow } from "./schema.js";
+import { messages, type MessageRow } from "./schema.js";
 
 export function createMessageRepository({ db }: { db: Db }) {
   return {
     /**
-     * Appends messages at the end of a conversation's history (in the
-     * transaction of a store from `store.transaction`). Bumping `message_count` takes the conversation's row lock,
-     * so concurrent appends queue up and `seq` has no gaps.
+     * Appends messages at the end of a conversation's history, numbered after
+     * its last one. Safe only where nothing else appends to the conversation
+     * meanwhile: the request that creates its run (which holds the
+     * one-active-run index entry) or that run itself (through `runs.save`).
      */
-    async append(
-      { conversationId, runId, items }: { conversationId: string; runId: string | null; items: NewMessage[] },
-    ): Promise<MessageRow[]> {
+    async append({
+      conversationId,
+      runId,
+      items,
+      firstSeq,
+    }: {
+      conversationId: string;
+      runId: string | null;
+      items: NewMessage[];
+      /** The `seq` of the first item, when the caller knows where the history ends. @default one past its last message */
+      firstSeq?: number;
+    }): Promise<MessageRow[]> {
       if (items.length === 0) return [];
-      const [counter] = await db
-        .update(conversations)
-        .set({ messageCount: sql`${conversations.messageCount} + ${items.length}`, updatedAt: new Date() })
-        .where(eq(conversations.id, conversationId))
-        .returning({ messageCount: conversations.messageCount });
-      if (!counter) throw new Error(`conversation ${conversationId} vanished while appending`);
-      const first = counter.messageCount - items.length + 1;
+      const first = firstSeq ?? (await this.lastSeq(conversationId)) + 1;
       return db
         .insert(messages)
         .values(
@@ -36,6 +40,12 @@ export function createMessageRepository({ db }: { db: Db }) {
           })),
         )
         .returning();
+    },
+
+    /** The `seq` of the conversation's last message; 0 when it has none. */
+    async lastSeq(conversationId: string): Promise<number> {
+      const [row] = await db.select({ last: max(messages.seq) }).from(messages).where(eq(messages.conversationId, conversationId));
+      return row?.last ?? 0;
     },
 
     /** The whole history, in order: one query. */
@@ -75,8 +85,13 @@ export function createMessageRepository({ db }: { db: Db }) {
         .orderBy(asc(messages.seq));
     },
 
-    ofRun(runId: string): Promise<MessageRow[]> {
-      return db.select().from(messages).where(eq(messages.runId, runId)).orderBy(asc(messages.seq));
+    /** What a run appended: its conversation's messages from the one that started it. */
+    ofRun({ conversationId, runId, firstSeq }: { conversationId: string; runId: string; firstSeq: number | null }): Promise<MessageRow[]> {
+      return db
+        .select()
+        .from(messages)
+        .where(and(eq(messages.conversationId, conversationId), gte(messages.seq, firstSeq ?? 0), eq(messages.runId, runId)))
+        .orderBy(asc(messages.seq));
     },
   };
 }

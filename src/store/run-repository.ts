@@ -1,8 +1,10 @@
 import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
-import type { Db } from "./db.js";
+import type { Role, Usage } from "../agent/messages.js";
+import type { Db, RawQuery } from "./db.js";
+import type { NewRunEvent } from "./event-repository.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
 import { toPgSafe } from "./pg-safe.js";
-import { ACTIVE_RUN_STATUSES, runs, type RunRow } from "./schema.js";
+import { ACTIVE_RUN_STATUSES, runs, type RunError, type RunRow, type RunStatus } from "./schema.js";
 
 export type NewRun = Omit<typeof runs.$inferInsert, "leaseExpiresAt"> & { leaseMs: number };
 export type RunPatch = Partial<Pick<RunRow, "status" | "stopReason" | "steps" | "usage" | "error">> & {
@@ -14,14 +16,66 @@ export type RunPatch = Partial<Pick<RunRow, "status" | "stopReason" | "steps" | 
 export const leaseUntil = (ms: number): SQL => sql`now() + ${`${ms} milliseconds`}::interval`;
 const isActive = inArray(runs.status, [...ACTIVE_RUN_STATUSES]);
 
-export function createRunRepository({ db }: { db: Db }) {
+/** What `save` writes for a run in one round trip. */
+export interface RunSave {
+  runId: string;
+  /** The process that must still hold the run's lease; nothing is written otherwise. */
+  owner: string;
+  conversationId: string;
+  /** The `seq` of the first of `messages`: one past the history's end. */
+  firstSeq: number;
+  messages: { id: string; role: Role; content: unknown }[];
+  events: NewRunEvent[];
+  /** The run's totals so far, when they changed. */
+  progress?: { steps: number; usage: Usage } | null;
+  /** Its end; `completed_at` (and `completedAt` in any event carrying `run`) is the database's now(). */
+  end?: { status: RunStatus; stopReason: string | null; error: RunError | null } | null;
+}
+
+const SAVE = {
+  name: "loopd_save",
+  text: "select loopd_save($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8::jsonb, $9::jsonb, $10) as owned",
+};
+
+export function createRunRepository({ db, query, notifies }: { db: Db; query: RawQuery; notifies: boolean }) {
   return {
+    /**
+     * Writes a run's new messages, their events, its progress or its end,
+     * and the nudge to other processes (`loopd_save`, one statement) —
+     * provided `owner` still holds the run. False when it does not: nothing
+     * was written.
+     */
+    async save(step: RunSave): Promise<boolean> {
+      const rows = await query({
+        ...SAVE,
+        values: [
+          step.runId,
+          step.owner,
+          step.conversationId,
+          step.firstSeq,
+          JSON.stringify(toPgSafe(step.messages)),
+          JSON.stringify(toPgSafe(step.events)),
+          step.progress?.steps ?? null,
+          step.progress ? JSON.stringify(step.progress.usage) : null,
+          step.end ? JSON.stringify(toPgSafe({ status: step.end.status, stop_reason: step.end.stopReason, error: step.end.error })) : null,
+          notifies,
+        ],
+      });
+      return rows[0]?.owned === true;
+    },
+
     async insert({ leaseMs, ...run }: NewRun): Promise<RunRow> {
       const [row] = await db
         .insert(runs)
         .values({ ...run, leaseExpiresAt: leaseUntil(leaseMs) })
         .returning();
       return row!;
+    },
+
+    /** Where the run's messages start. */
+    async setFirstSeq(runId: string, firstSeq: number): Promise<RunRow | undefined> {
+      const [row] = await db.update(runs).set({ firstSeq }).where(eq(runs.id, runId)).returning();
+      return row;
     },
 
     async get(runId: string): Promise<RunRow | undefined> {
@@ -60,19 +114,6 @@ export function createRunRepository({ db }: { db: Db }) {
         .where(and(eq(runs.id, runId), isActive))
         .returning();
       return row;
-    },
-
-    /**
-     * Locks the run's row if `owner` still holds it (active, lease not taken
-     * over), so a write cannot interleave with a takeover; false otherwise.
-     */
-    async lockOwned(runId: string, owner: string): Promise<boolean> {
-      const rows = await db
-        .select({ id: runs.id })
-        .from(runs)
-        .where(and(eq(runs.id, runId), eq(runs.leaseOwner, owner), isActive))
-        .for("update");
-      return rows.length > 0;
     },
 
     /**

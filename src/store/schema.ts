@@ -16,16 +16,20 @@ export const conversations = pgTable(
     model: text("model").notNull(),
     tools: jsonb("tools").$type<string[]>().notNull(),
     metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull(),
-    /** Also the last `seq` handed out: appends bump it under the row lock, so seqs have no gaps. */
-    messageCount: integer("message_count").notNull().default(0),
   },
   (t) => [index("conversations_created_at_id_idx").on(t.createdAt.desc(), t.id.desc())],
 );
 
+/**
+ * A conversation's history. `seq` is handed out by whoever appends (only the
+ * conversation's one active run, or the request that creates it), so the
+ * primary key is all the index a message needs.
+ */
 export const messages = pgTable(
   "messages",
   {
-    id: text("id").primaryKey(),
+    /** The message's public id; unique by construction (80 random bits), not by an index. */
+    id: text("id").notNull(),
     conversationId: text("conversation_id")
       .notNull()
       .references(() => conversations.id, { onDelete: "cascade" }),
@@ -35,10 +39,7 @@ export const messages = pgTable(
     runId: text("run_id"),
     createdAt: createdAt(),
   },
-  (t) => [
-    uniqueIndex("messages_conversation_id_seq_key").on(t.conversationId, t.seq),
-    index("messages_run_id_idx").on(t.runId),
-  ],
+  (t) => [primaryKey({ name: "messages_pkey", columns: [t.conversationId, t.seq] })],
 );
 
 export interface RunError {
@@ -76,6 +77,8 @@ export const runs = pgTable(
     leaseOwner: text("lease_owner"),
     leaseExpiresAt: timestamp("lease_expires_at", { withTimezone: true, precision: 3 }),
     cancelRequested: boolean("cancel_requested").notNull().default(false),
+    /** The `seq` of the message that started the run: the run's messages are the ones from there. */
+    firstSeq: integer("first_seq"),
     createdAt: createdAt(),
     completedAt: timestamp("completed_at", { withTimezone: true, precision: 3 }),
   },

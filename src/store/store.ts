@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { createConversationRepository } from "./conversation-repository.js";
-import type { Db } from "./db.js";
+import type { Database, Db, RawQuery } from "./db.js";
 import { createEventRepository } from "./event-repository.js";
 import { createMessageRepository } from "./message-repository.js";
 import { createRunRepository } from "./run-repository.js";
@@ -9,11 +9,11 @@ import { createRunRepository } from "./run-repository.js";
 export type NotifyChannel = "loopd_run_events" | "loopd_run_cancel";
 
 /** Every repository over one connection (or one transaction). */
-function createRepositories(db: Db, { notifies }: { notifies: boolean }) {
+function createRepositories(db: Db, { notifies, query }: { notifies: boolean; query: RawQuery }) {
   return {
     conversations: createConversationRepository({ db, notifies }),
     messages: createMessageRepository({ db }),
-    runs: createRunRepository({ db }),
+    runs: createRunRepository({ db, query, notifies }),
     events: createEventRepository({ db }),
     /**
      * Nudges every loopd process listening on `channel` (Postgres NOTIFY): in
@@ -33,11 +33,13 @@ export type Repositories = ReturnType<typeof createRepositories>;
  * repositories bound to one transaction: callers never see the driver's
  * transaction type.
  */
-export function createStore({ db, notifies = false }: { db: Db; notifies?: boolean }) {
+export function createStore({ db, kind, query }: Pick<Database, "db" | "kind" | "query">) {
+  // NOTIFY reaches other processes, which only a database server has.
+  const notifies = kind === "postgres";
   return {
-    ...createRepositories(db, { notifies }),
+    ...createRepositories(db, { notifies, query }),
     transaction: <T>(fn: (tx: Repositories) => Promise<T>): Promise<T> =>
-      db.transaction((tx) => fn(createRepositories(tx as unknown as Db, { notifies }))),
+      db.transaction((tx) => fn(createRepositories(tx as unknown as Db, { notifies, query }))),
   };
 }
 

@@ -115,7 +115,7 @@ test("on the embedded database, runs left by a stopped process are taken over at
 });
 
 test("a sweep claims expired runs in batches, in id order, skipping rows another sweeper holds", async () => {
-  const store = createStore({ db: f.database.db });
+  const store = createStore(f.database);
   const ids: string[] = [];
   for (let i = 0; i < 13; i++) {
     const conv = await newConversation({ provider: "mock" });
@@ -170,7 +170,7 @@ test("a sweep claims expired runs in batches, in id order, skipping rows another
 });
 
 test("two processes sweeping together recover each abandoned run exactly once", async () => {
-  const store = createStore({ db: f.database.db });
+  const store = createStore(f.database);
   await f.loopd.close();
   const count = 12;
   const convIds: string[] = [];

@@ -230,7 +230,7 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
 
   test("a tool call left without a result (as after a crash) is repaired before the next model call", async () => {
     const conv = await newConversation();
-    const store = createStore({ db: f.database.db });
+    const store = createStore(f.database);
     const orphanId = provider === "anthropic" ? "toolu_01CrashedCrashedCrashed" : "call_CrashedCrashedCrashed1";
     await store.transaction((tx) =>
       tx.messages.append({

@@ -34,7 +34,7 @@ test("a nudge sent in a transaction reaches another listener when it commits, no
 
   expect(listener.listening).toBe(testDb.kind === "postgres");
 
-  const sender = createStore({ db: database.db, notifies: testDb.kind === "postgres" });
+  const sender = createStore(database);
   let seenInside: string[] = [];
   await sender.transaction(async (tx) => {
     await tx.notify("loopd_run_events", "run_a");

@@ -18,6 +18,7 @@ import {
   sendMessageResponse,
 } from "../schemas.js";
 import { linkedAbort } from "../../linked-abort.js";
+import { serializeTrusted } from "../serialize-trusted.js";
 import { streamRunEvents } from "../sse.js";
 
 const historyResponse = z.union([
@@ -32,7 +33,10 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
 
   r.get(
     "/conversations/:id/messages",
-    { schema: { params: conversationParams, querystring: messagesQuery, response: { 200: historyResponse, ...errorResponses } } },
+    {
+      schema: { params: conversationParams, querystring: messagesQuery, response: { 200: historyResponse, ...errorResponses } },
+      serializerCompiler: serializeTrusted,
+    },
     async (req) => {
       const { id } = req.params;
       const { format, after_seq, limit } = req.query;
@@ -75,7 +79,7 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
       const stop = linkedAbort(gone.signal, deps.shutdown);
       const ended = await waitForRunEnd({ services, runs, runId: run.id, signal: stop.signal }).finally(stop.dispose);
       if (!ended) throw new AppError("not_found", `run ${run.id} does not exist`);
-      const messages = await conversations.messagesOfRun(run.id);
+      const messages = await conversations.messagesOfRun(ended);
       const lastAssistant = messages.filter((m) => m.role === "assistant").at(-1);
       return { run: presentRun(ended), messages, output_text: lastAssistant ? textOf(lastAssistant) : "" };
     },

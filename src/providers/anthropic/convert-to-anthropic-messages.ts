@@ -20,14 +20,23 @@ export function convertToAnthropicMessages(messages: readonly NewMessage[]): Ant
   const turns: AnthropicTurn[] = [];
   for (const message of messages) {
     const role = message.role === "assistant" ? "assistant" : "user";
-    const blocks = toBlocks(message);
+    let blocks = CONVERTED.get(message);
+    if (!blocks) CONVERTED.set(message, (blocks = toBlocks(message)));
     if (blocks.length === 0) continue;
     const last = turns.at(-1);
     if (last?.role === role) last.content.push(...blocks);
-    else turns.push({ role, content: blocks });
+    else turns.push({ role, content: [...blocks] });
   }
   return turns;
 }
+
+/**
+ * Each message's blocks, kept as long as the message is: a run calls the
+ * model again and again with its history in memory, so each call converts
+ * only what the last step added. The blocks are shared between requests:
+ * whoever changes one (a cache breakpoint) must copy it first.
+ */
+const CONVERTED = new WeakMap<NewMessage, ContentBlockParam[]>();
 
 function toBlocks(message: NewMessage): ContentBlockParam[] {
   switch (message.role) {

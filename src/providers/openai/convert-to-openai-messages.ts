@@ -19,37 +19,43 @@ export function convertToOpenAIMessages(system: string | null, messages: readonl
   const out: OpenAIMessage[] = [];
   if (system?.trim()) out.push({ role: "system", content: system });
   for (const message of messages) {
-    switch (message.role) {
-      case "user": {
-        const parts = message.content.filter((b) => b.text !== "");
-        if (parts.length === 0) break;
-        // One block is sent as a plain string, which every compatible server
-        // accepts; several keep their boundaries as text parts.
-        out.push({
-          role: "user",
-          content: parts.length === 1 ? parts[0]!.text : parts.map((b) => ({ type: "text", text: b.text })),
-        });
-        break;
-      }
-      case "assistant": {
-        const text = message.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
-        const toolCalls = message.content.flatMap((b) =>
-          b.type === "tool_call"
-            ? [{ id: b.id, type: "function" as const, function: { name: b.name, arguments: b.raw_arguments ?? JSON.stringify(b.input) } }]
-            : [],
-        );
-        if (text === "" && toolCalls.length === 0) break;
-        out.push({ role: "assistant", content: text === "" ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) });
-        break;
-      }
-      case "tool":
-        for (const result of message.content) {
-          out.push({ role: "tool", tool_call_id: result.tool_call_id, content: toolResultContent(result) });
-        }
-        break;
-    }
+    let converted = CONVERTED.get(message);
+    if (!converted) CONVERTED.set(message, (converted = convertOne(message)));
+    out.push(...converted);
   }
   return out;
+}
+
+/**
+ * Each message's conversion, kept as long as the message is: a run holds
+ * its history in memory and calls the model again and again with it, so
+ * each call converts only what the last step added. (Messages are never
+ * changed once made, and the SDK only reads what it is given.)
+ */
+const CONVERTED = new WeakMap<NewMessage, OpenAIMessage[]>();
+
+function convertOne(message: NewMessage): OpenAIMessage[] {
+  switch (message.role) {
+    case "user": {
+      const parts = message.content.filter((b) => b.text !== "");
+      if (parts.length === 0) return [];
+      // One block is sent as a plain string, which every compatible server
+      // accepts; several keep their boundaries as text parts.
+      return [{ role: "user", content: parts.length === 1 ? parts[0]!.text : parts.map((b) => ({ type: "text", text: b.text })) }];
+    }
+    case "assistant": {
+      const text = message.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
+      const toolCalls = message.content.flatMap((b) =>
+        b.type === "tool_call"
+          ? [{ id: b.id, type: "function" as const, function: { name: b.name, arguments: b.raw_arguments ?? JSON.stringify(b.input) } }]
+          : [],
+      );
+      if (text === "" && toolCalls.length === 0) return [];
+      return [{ role: "assistant", content: text === "" ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) }];
+    }
+    case "tool":
+      return message.content.map((result) => ({ role: "tool", tool_call_id: result.tool_call_id, content: toolResultContent(result) }));
+  }
 }
 
 /**
