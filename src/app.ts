@@ -9,6 +9,7 @@ import type { ModelProvider, ProviderName } from "./agent/model.js";
 import type { Config } from "./config.js";
 import { createConversationService } from "./conversations/conversation-service.js";
 import { createRunManager, type RunManager } from "./runs/run-manager.js";
+import { createHistoryCache } from "./runs/history-cache.js";
 import { createRunSignals, type RunSignals } from "./runs/run-signals.js";
 import type { Services } from "./services.js";
 import { createClientErrorHandler } from "./http/client-error-handler.js";
@@ -102,6 +103,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     providers: deps.providers ?? createProviders(),
     registry: createToolRegistry(deps.tools ?? createBuiltinTools()),
     signals: signalsOf(database),
+    histories: createHistoryCache({ maxChars: config.historyCacheMb * 1024 * 1024 }),
     broadcast: createBroadcast({ database, onError: (err) => logger.warn({ err }, "LISTEN connection failed; followers fall back to polling") }),
     exclusiveDatabase: database.kind === "pglite",
     instanceId: deps.instanceId ?? randomUUID(),

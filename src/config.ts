@@ -28,6 +28,7 @@ const envSchema = z.object({
   MAX_TOKENS: intFromEnv(4096),
   RUN_LEASE_MS: intFromEnv(30_000),
   MAX_STREAMS: intFromEnv(1_000),
+  HISTORY_CACHE_MB: intFromEnv(64, { min: 0 }),
   SHUTDOWN_TIMEOUT_MS: intFromEnv(10_000),
   MODEL_CALL_TIMEOUT_MS: intFromEnv(600_000),
   MODEL_STREAM_IDLE_MS: intFromEnv(60_000),
@@ -58,6 +59,8 @@ export interface Config {
   runLeaseMs: number;
   /** SSE streams one process holds open at most; past it a new stream is a 503. */
   maxStreams: number;
+  /** How much of the histories of conversations whose runs ended here is kept in memory for their next run; 0 keeps none. */
+  historyCacheMb: number;
   shutdownTimeoutMs: number;
   /** The most one model call may take, retries included. */
   modelCallTimeoutMs: number;
@@ -103,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxTokens: e.MAX_TOKENS,
     runLeaseMs: e.RUN_LEASE_MS,
     maxStreams: e.MAX_STREAMS,
+    historyCacheMb: e.HISTORY_CACHE_MB,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     modelCallTimeoutMs: e.MODEL_CALL_TIMEOUT_MS,
     modelStreamIdleMs: e.MODEL_STREAM_IDLE_MS,

@@ -1,5 +1,6 @@
 import type { ModelProvider, ProviderName } from "./agent/model.js";
 import type { Config } from "./config.js";
+import type { HistoryCache } from "./runs/history-cache.js";
 import type { RunSignals } from "./runs/run-signals.js";
 import type { Broadcast } from "./store/broadcast.js";
 import type { Store } from "./store/store.js";
@@ -21,6 +22,8 @@ export interface Services {
   providers: Record<ProviderName, ModelProvider>;
   registry: ToolRegistry;
   signals: RunSignals;
+  /** Histories of conversations whose runs ended here, for their next run. */
+  histories: HistoryCache;
   /** Hears the nudges of the other loopd processes on the same database. */
   broadcast: Broadcast;
   /**

@@ -63,6 +63,8 @@ export interface AgentRunResult {
   steps: number;
   usage: Usage;
   error: { code: string; message: string } | null;
+  /** The history as it stands at the end, everything in it saved. */
+  history?: NewMessage[];
 }
 
 /**
@@ -91,7 +93,7 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
     error: AgentRunResult["error"] = null,
   ): Promise<AgentRunResult> => {
     await append(repairTail(history, status === "cancelled" && !isInterruption(signal) ? CANCELLED_RESULT : INTERRUPTED_RESULT));
-    return { status, stopReason, steps, usage, error };
+    return { status, stopReason, steps, usage, error, history };
   };
 
   for (;;) {

@@ -90,6 +90,7 @@ export function createConversationService(services: Services) {
       if (active && !runs.cancelLocal(active.id)) await store.notify("loopd_run_cancel", active.id);
       const deleted = await store.conversations.delete(id);
       if (!deleted) throw notFound("conversation", id);
+      services.histories.forget(id);
       for (const runId of deleted.activeRunIds) {
         runs.cancelLocal(runId); // one created while we looked
         services.signals.notify(runId);

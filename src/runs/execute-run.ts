@@ -4,7 +4,6 @@ import { runAgentLoop, type AgentRunResult } from "../agent/run-agent-loop.js";
 import { RunInterruption } from "../agent/run-interruption.js";
 import { describeError } from "../errors.js";
 import type { RunRow } from "../store/schema.js";
-import { historyOf } from "./history-of.js";
 import type { Services } from "../services.js";
 import type { RunWriter } from "./run-writer.js";
 
@@ -29,7 +28,7 @@ export async function executeRun({ services, run, writer, signal }: { services: 
       provider: services.providers[run.provider as ProviderName],
       model: run.model,
       system: conversation.system,
-      history: historyOf(await store.messages.history(run.conversationId)),
+      history: await services.histories.load(store, run.conversationId),
       save: writer.save,
       registry: services.registry,
       allowedTools: conversation.tools,
@@ -68,6 +67,8 @@ export async function executeRun({ services, run, writer, signal }: { services: 
     return;
   }
   await writer.finish(result);
+  // The next run of this conversation here reads only what comes after it.
+  if (result.history && writer.ended) services.histories.keep(run.conversationId, result.history);
 }
 
 function forwardAgentEvent(writer: RunWriter, e: AgentEvent) {

@@ -37,6 +37,7 @@ export function createRunWriter({
   });
   let progress: { steps: number; usage: Usage } | null = null;
   let totals = { steps: run.steps, usage: run.usage };
+  let ended = false;
   const takeProgress = () => {
     const p = progress;
     progress = null;
@@ -44,6 +45,10 @@ export function createRunWriter({
   };
 
   return {
+    /** Whether `finish` recorded the end: every write of the run succeeded. */
+    get ended() {
+      return ended;
+    },
     emit: events.emit,
     flush: events.flush,
 
@@ -81,6 +86,7 @@ export function createRunWriter({
           // completedAt is the database's: the save fills it in.
           events: () => [{ type: `run.${end.status}`, data: { run: { status: end.status, stopReason: end.stopReason, steps, usage, error: end.error, completedAt: null } } }],
         });
+        ended = true;
         const { status, stopReason, error } = end;
         log.info({ run_id: run.id, conversation_id: run.conversationId, status, stop_reason: stopReason, steps, usage, error }, "run finished");
       } catch (err) {

@@ -48,9 +48,13 @@ export function createMessageRepository({ db }: { db: Db }) {
       return row?.last ?? 0;
     },
 
-    /** The whole history, in order: one query. */
-    history(conversationId: string): Promise<MessageRow[]> {
-      return db.select().from(messages).where(eq(messages.conversationId, conversationId)).orderBy(asc(messages.seq));
+    /** The whole history (or all of it after `afterSeq`), in order: one query. */
+    history(conversationId: string, { afterSeq = 0 }: { afterSeq?: number } = {}): Promise<MessageRow[]> {
+      return db
+        .select()
+        .from(messages)
+        .where(and(eq(messages.conversationId, conversationId), gt(messages.seq, afterSeq)))
+        .orderBy(asc(messages.seq));
     },
 
     /**
