@@ -88,13 +88,10 @@ export function createConversationService(services: Services) {
     async delete(id: string, runs: Pick<RunManager, "cancelLocal">) {
       const active = await store.runs.activeOf(id);
       if (active && !runs.cancelLocal(active.id)) await store.notify("loopd_run_cancel", active.id);
-      const deleted = await store.conversations.delete(id);
-      if (!deleted) throw notFound("conversation", id);
+      if (!(await store.conversations.delete(id))) throw notFound("conversation", id);
+      // Whoever follows a run of it (in another process: through the delete's NOTIFY) finds it gone.
+      services.signals.notify(id);
       services.histories.forget(id);
-      for (const runId of deleted.activeRunIds) {
-        runs.cancelLocal(runId); // one created while we looked
-        services.signals.notify(runId);
-      }
     },
 
     async messages({ id, afterSeq, limit }: { id: string; afterSeq: number; limit: number }) {

@@ -60,7 +60,7 @@ export async function streamRunEvents(
       await send(event);
     }
   };
-  const events = followRunEvents(services, { runId: run.id, after, signal: stop.signal });
+  const events = followRunEvents(services, { runId: run.id, conversationId: run.conversationId, after, signal: stop.signal });
   try {
     let next = await events.next();
     for (; !next.done && !gone.signal.aborted; next = await events.next()) await sendAll(next.value);

@@ -4,6 +4,8 @@ import { TERMINAL_EVENT_TYPES } from "./run-events.js";
 
 export interface FollowOptions {
   runId: string;
+  /** The run's conversation: its deletion ends the follow. */
+  conversationId: string;
   /** The last event the reader has; it gets every later one. @default 0 */
   after?: number;
   /** Stops following (the client went away). */
@@ -42,12 +44,12 @@ export type FollowEnd = { type: "run_gone" } | { type: "stopped" };
  */
 export async function* followRunEvents(
   { store, signals, broadcast, exclusiveDatabase }: Pick<Services, "store" | "signals" | "broadcast" | "exclusiveDatabase">,
-  { runId, after = 0, signal, pollMs = 250, maxPollMs = 2_000, idleCheckMs = 30_000, batchSize = 500 }: FollowOptions,
+  { runId, conversationId, after = 0, signal, pollMs = 250, maxPollMs = 2_000, idleCheckMs = 30_000, batchSize = 500 }: FollowOptions,
 ): AsyncGenerator<RunEventRow[], FollowEnd> {
   let last = after;
   let ended = false;
   let delay = pollMs;
-  const wakeUps = signals.subscribe(runId);
+  const wakeUps = signals.subscribe([runId, conversationId]);
   try {
   while (!signal?.aborted) {
     const rows = await store.events.after({ runId, afterSeq: last, limit: batchSize });

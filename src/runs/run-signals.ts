@@ -1,17 +1,19 @@
 import { EventEmitter } from "node:events";
 
 /**
- * Wakes the readers of a run's events when new ones are committed. Only a
- * nudge: readers always read the events themselves from the database.
+ * Wakes the readers of a run's events when new ones are committed (keyed by
+ * the run's id), or when its conversation is deleted (keyed by the
+ * conversation's). Only a nudge: readers always read the events themselves
+ * from the database.
  */
 export interface RunSignals {
-  notify(runId: string): void;
+  notify(key: string): void;
   /**
-   * Listens for the run's signals from now on. Subscribe before reading the
-   * database: a signal that arrives between the read and the wait is kept,
-   * so the wait returns at once instead of missing it.
+   * Listens for signals on these keys from now on. Subscribe before reading
+   * the database: a signal that arrives between the read and the wait is
+   * kept, so the wait returns at once instead of missing it.
    */
-  subscribe(runId: string): RunSubscription;
+  subscribe(keys: string | string[]): RunSubscription;
 }
 
 export interface RunSubscription {
@@ -24,17 +26,18 @@ export function createRunSignals(): RunSignals {
   const emitter = new EventEmitter();
   emitter.setMaxListeners(0);
   return {
-    notify: (runId) => {
-      emitter.emit(runId);
+    notify: (key) => {
+      emitter.emit(key);
     },
-    subscribe(runId) {
+    subscribe(keys) {
+      const all = typeof keys === "string" ? [keys] : keys;
       let pending = false;
       let wake: (() => void) | null = null;
       const onSignal = () => {
         pending = true;
         wake?.();
       };
-      emitter.on(runId, onSignal);
+      for (const key of all) emitter.on(key, onSignal);
       return {
         wait: ({ timeoutMs, signal }) =>
           new Promise<void>((resolve) => {
@@ -54,7 +57,7 @@ export function createRunSignals(): RunSignals {
             signal?.addEventListener("abort", done, { once: true });
           }),
         close: () => {
-          emitter.off(runId, onSignal);
+          for (const key of all) emitter.off(key, onSignal);
           wake?.();
         },
       };

@@ -1,4 +1,5 @@
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { findInCauseChain } from "../errors.js";
 import type { Db } from "./db.js";
 import { newId } from "./ids.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
@@ -50,26 +51,30 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
 
     /**
      * Deletes the conversation; messages, runs and events go with it (ON
-     * DELETE CASCADE). Returns the runs that were still active (null when
-     * there was no such conversation), whose readers are told through
-     * `loopd_run_events` when this commits. Active runs' rows are locked
-     * first: a run's own writes lock the run, then the conversation, and
-     * taking them in the same order keeps a delete from deadlocking with a
-     * run's save. With the conversation locked, no run can be created on it
-     * any more: the active runs read after that are all there are.
+     * DELETE CASCADE), and the readers of its runs are told when this commits
+     * (`loopd_run_events` with the conversation's id). False when there was
+     * no such conversation. Active runs' rows are locked first, in the order
+     * a run's own writes take them (run, then conversation). A run created
+     * meanwhile can still make the two collide; Postgres then breaks the
+     * deadlock by failing one side, and the delete tries again.
      */
-    async delete(id: string): Promise<{ activeRunIds: string[] } | null> {
-      return db.transaction(async (tx) => {
-        const activeRuns = () =>
-          tx.select({ id: runs.id }).from(runs).where(and(eq(runs.conversationId, id), inArray(runs.status, [...ACTIVE_RUN_STATUSES])));
-        await activeRuns().for("update");
-        const [found] = await tx.select({ id: conversations.id }).from(conversations).where(eq(conversations.id, id)).for("update");
-        if (!found) return null;
-        const active = await activeRuns();
-        await tx.delete(conversations).where(eq(conversations.id, id));
-        if (notifies) for (const run of active) await tx.execute(sql`select pg_notify('loopd_run_events', ${run.id})`);
-        return { activeRunIds: active.map((r) => r.id) };
-      });
+    async delete(id: string): Promise<boolean> {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await db.transaction(async (tx) => {
+            await tx
+              .select({ id: runs.id })
+              .from(runs)
+              .where(and(eq(runs.conversationId, id), inArray(runs.status, [...ACTIVE_RUN_STATUSES])))
+              .for("update");
+            const deleted = await tx.delete(conversations).where(eq(conversations.id, id)).returning({ id: conversations.id });
+            if (notifies && deleted.length > 0) await tx.execute(sql`select pg_notify('loopd_run_events', ${id})`);
+            return deleted.length > 0;
+          });
+        } catch (err) {
+          if (attempt >= 3 || !isLockConflict(err)) throw err;
+        }
+      }
     },
 
     async update(id: string, patch: Partial<NewConversation>): Promise<ConversationWithActiveRun | undefined> {
@@ -82,6 +87,13 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
     },
   };
 }
+
+/** A deadlock or serialization failure: the transaction may simply be tried again. */
+const isLockConflict = (err: unknown) =>
+  findInCauseChain(err, (e) => {
+    const code = (e as { code?: unknown }).code;
+    return code === "40P01" || code === "40001" ? true : undefined;
+  }) ?? false;
 
 function conversationColumns() {
   const { id, createdAt, updatedAt, title, system, provider, model, tools, metadata } = conversations;
