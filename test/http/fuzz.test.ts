@@ -216,6 +216,9 @@ async function sendAndCheck(req: InjectOptions & { method: string; url: string }
   return after;
 }
 
+/** Thousands of requests per test: on a busy machine they take far longer than a test's usual 30 s. */
+const FUZZ_TIMEOUT_MS = 180_000;
+
 describe("fuzzing every route through app.inject", () => {
   test("any request to any route: never a 5xx, errors in the contract's shape, nothing saved when refused", async () => {
     let baseline = await rowCounts(f.database);
@@ -241,7 +244,7 @@ describe("fuzzing every route through app.inject", () => {
       }),
       settings(3_000),
     );
-  });
+  }, FUZZ_TIMEOUT_MS);
 
   test("bodies of the routes that take one: wrong types, missing and extra fields, deep and huge values", async () => {
     let baseline = await rowCounts(f.database);
@@ -263,7 +266,7 @@ describe("fuzzing every route through app.inject", () => {
       }),
       settings(1_600),
     );
-  });
+  }, FUZZ_TIMEOUT_MS);
 
   test("a DELETE racing a new message on one conversation: never a 5xx, and nothing of the conversation is left", async () => {
     const app = f.loopd.app;
@@ -294,7 +297,7 @@ describe("fuzzing every route through app.inject", () => {
       }),
       settings(100),
     );
-  });
+  }, FUZZ_TIMEOUT_MS);
 });
 
 describe("fuzzing through a real socket what only a socket shows", () => {
@@ -335,7 +338,7 @@ describe("fuzzing through a real socket what only a socket shows", () => {
       }),
       settings(300),
     );
-  });
+  }, FUZZ_TIMEOUT_MS);
 });
 
 test("the suite sent at least 5,000 generated requests", () => {
