@@ -110,7 +110,8 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     log: logger,
   };
   const runs = createRunManager(services, { exclusive: services.exclusiveDatabase });
-  services.broadcast.on("loopd_run_events", (runId) => services.signals.notify(runId));
+  // A run of this process signals its readers itself when it commits: its echo through LISTEN would wake them twice.
+  services.broadcast.on("loopd_run_events", (key) => runs.isLocal(key) || services.signals.notify(key));
   services.broadcast.on("loopd_run_cancel", (runId) => runs.cancelLocal(runId));
   const shutdown = new AbortController();
   const http: HttpDeps = {

@@ -95,6 +95,9 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
       await sweep(exclusive ? new Date() : undefined);
     },
 
+    /** Whether this process executes the run. */
+    isLocal: (runId: string): boolean => active.has(runId),
+
     /** Aborts a run this process executes; false when it runs elsewhere (or not at all). */
     cancelLocal(runId: string): boolean {
       const entry = active.get(runId);
