@@ -1,12 +1,15 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, test, vi } from "vitest";
 import { startFakeLlm, type FakeLlm } from "../fake-llm/server.js";
 import { createTestDatabase, testDatabaseKind, type TestDatabase } from "../helpers/test-database.js";
 import { toolCallIdsIn, toolResultsIn, userTextsIn } from "../helpers/wire.js";
 import { expectCompleteEventLog, isTerminalEvent, loopdClient, unansweredToolCalls } from "./loopd-client.js";
 import { killAllLoopd, killProcess, sleep, spawnLoopd, type LoopdProcess } from "./loopd-process.js";
+
+// Real processes, each compiling the sources at start: slow on a busy machine, so bounds, not measures, are generous.
+vi.setConfig({ testTimeout: 150_000, hookTimeout: 150_000 });
 
 /*
  * loopd as a real child process (`node --import tsx src/main.ts`) on a real

@@ -31,7 +31,8 @@ const started = new Set<LoopdProcess>();
 export async function spawnLoopd({
   env,
   entry = "src/main.ts",
-  readyTimeoutMs = 30_000,
+  // A generous bound, not a measure: tsx compiles the sources at start, slowly on a busy machine.
+  readyTimeoutMs = 90_000,
 }: {
   env: Record<string, string>;
   /** The script to run, relative to the repository. @default "src/main.ts" */

@@ -3,8 +3,11 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, expect, test } from "vitest";
+import { afterAll, expect, test, vi } from "vitest";
 import { killAllLoopd, spawnLoopd } from "./loopd-process.js";
+
+// Real processes, each compiling the sources at start: slow on a busy machine, so bounds, not measures, are generous.
+vi.setConfig({ testTimeout: 150_000, hookTimeout: 150_000 });
 
 /*
  * What the operator is told when loopd cannot start: real processes, each
