@@ -5,6 +5,9 @@ DROP INDEX "messages_conversation_id_seq_key";--> statement-breakpoint
 DROP INDEX "messages_run_id_idx";--> statement-breakpoint
 ALTER TABLE "messages" ADD CONSTRAINT "messages_pkey" PRIMARY KEY("conversation_id","seq");--> statement-breakpoint
 ALTER TABLE "runs" ADD COLUMN "first_seq" integer;--> statement-breakpoint
+-- A run's row is updated in place as it goes (progress, lease): room in its
+-- page lets those be heap-only updates, without new index entries.
+ALTER TABLE "runs" SET (fillfactor = 70);--> statement-breakpoint
 -- The history's length is max(seq): no conversation row rewritten on every append.
 ALTER TABLE "conversations" DROP COLUMN "message_count";--> statement-breakpoint
 -- Everything a run writes at one point, in one round trip: its new messages,
