@@ -87,8 +87,11 @@ export function createConversationService(services: Services) {
      */
     async delete(id: string, runs: Pick<RunManager, "cancelLocal">) {
       const active = await store.runs.activeOf(id);
-      if (active && !runs.cancelLocal(active.id)) await store.notify("loopd_run_cancel", active.id);
+      // Deleted first, stopped after: a run stopped first could record its
+      // cancellation before the delete, and its readers would see that
+      // instead of the deletion. Once the rows are gone its writes are refused.
       if (!(await store.conversations.delete(id))) throw notFound("conversation", id);
+      if (active && !runs.cancelLocal(active.id)) await store.notify("loopd_run_cancel", active.id);
       // Whoever follows a run of it (in another process: through the delete's NOTIFY) finds it gone.
       services.signals.notify(id);
       services.histories.forget(id);
