@@ -22,6 +22,7 @@ const envSchema = z.object({
   MAX_STEPS_LIMIT: intFromEnv(50),
   TOOL_TIMEOUT_MS: intFromEnv(30_000),
   TOOL_CONCURRENCY: intFromEnv(8),
+  ACTION_TIMEOUT_S: intFromEnv(3600),
   WORKSPACE_DIR: z.string().min(1).default("./workspace"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   BODY_LIMIT_BYTES: intFromEnv(1_048_576),
@@ -51,6 +52,8 @@ export interface Config {
   toolTimeoutMs: number;
   /** How many read-only tool calls of one model response may run at once. */
   toolConcurrency: number;
+  /** How long a paused run waits for the application's answer before its calls are given up (a conversation may set its own). */
+  actionTimeoutS: number;
   workspaceDir: string;
   logLevel: string;
   bodyLimitBytes: number;
@@ -100,6 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxStepsLimit: e.MAX_STEPS_LIMIT,
     toolTimeoutMs: e.TOOL_TIMEOUT_MS,
     toolConcurrency: e.TOOL_CONCURRENCY,
+    actionTimeoutS: e.ACTION_TIMEOUT_S,
     workspaceDir: path.resolve(e.WORKSPACE_DIR),
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,

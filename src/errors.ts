@@ -12,6 +12,7 @@ export const ERROR_CODES = [
   "request_timeout",
   "conversation_busy",
   "idempotency_key_reused",
+  "run_not_waiting",
   "payload_too_large",
   "unsupported_media_type",
   "rate_limited",
@@ -47,6 +48,7 @@ export function statusOf(code: ErrorCode): number {
       return 408;
     case "conversation_busy":
     case "idempotency_key_reused":
+    case "run_not_waiting":
       return 409;
     case "payload_too_large":
       return 413;

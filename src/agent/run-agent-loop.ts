@@ -1,9 +1,10 @@
 import { executeToolCalls } from "../tools/execute-tool-calls.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { AgentEvent } from "./agent-events.js";
+import type { PendingToolCall, ToolAction } from "./decide-tool-action.js";
 import { startModelCallDeadline } from "./model-call-deadline.js";
-import { addUsage, emptyUsage, type NewMessage, type ToolCallBlock, type Usage } from "./messages.js";
-import type { ModelProvider, ModelResponse, ToolChoice } from "./model.js";
+import { addUsage, emptyUsage, toolCallsOf, type NewMessage, type ToolCallBlock, type Usage } from "./messages.js";
+import type { ModelProvider, ModelResponse, ToolChoice, ToolSpec } from "./model.js";
 import { nextStep, type RunStopReason } from "./next-step.js";
 import { CANCELLED_RESULT, errorResultFor, INTERRUPTED_RESULT, repairTail } from "./repair-history.js";
 import { isInterruption } from "./run-interruption.js";
@@ -23,6 +24,20 @@ export interface AgentRunOptions {
   registry: ToolRegistry;
   /** Tool names this conversation may use. */
   allowedTools: string[];
+  /** Tools the client executes: offered to the model, never run here. @default [] */
+  clientTools?: ToolSpec[];
+  /**
+   * Whether a proposed call runs now or waits for the application (approval,
+   * or a client tool's output); calls that wait pause the run once the others
+   * of their step are done. @default every call runs
+   */
+  decideAction?: (call: ToolCallBlock) => ToolAction;
+  /**
+   * Calls of the last step that the application approved (a paused run
+   * answered): they run first, before anything else. Their results are the
+   * only ones the history still lacks. @default []
+   */
+  approvedCalls?: string[];
   /**
    * Applies to the first model call only; later calls use `auto` (or stay
    * `none`), or a forced tool would be called again forever.
@@ -58,13 +73,16 @@ export interface ToolCallCompletion {
 }
 
 export interface AgentRunResult {
-  status: "completed" | "incomplete" | "failed" | "cancelled";
-  stopReason: RunStopReason;
+  status: "completed" | "incomplete" | "failed" | "cancelled" | "requires_action";
+  /** Null while the run waits for the application. */
+  stopReason: RunStopReason | null;
   steps: number;
   usage: Usage;
   error: { code: string; message: string } | null;
   /** The history as it stands at the end, everything in it saved. */
   history?: NewMessage[];
+  /** What the run waits on, when it paused (`requires_action`). */
+  pending?: PendingToolCall[];
 }
 
 /**
@@ -80,7 +98,8 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
   let steps = options.stepsDone ?? 0;
   let usage = options.usageSoFar ?? emptyUsage();
   let toolChoice = options.toolChoice ?? "auto";
-  const tools = registry.specs(allowedTools.filter((name) => registry.has(name)));
+  const tools = [...registry.specs(allowedTools.filter((name) => registry.has(name))), ...(options.clientTools ?? [])];
+  const decideAction = options.decideAction ?? (() => "run");
 
   const append = async (messages: NewMessage[], options?: { completed?: ToolCallCompletion[] }) => {
     if (messages.length === 0) return;
@@ -95,6 +114,11 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
     await append(repairTail(history, status === "cancelled" && !isInterruption(signal) ? CANCELLED_RESULT : INTERRUPTED_RESULT));
     return { status, stopReason, steps, usage, error, history };
   };
+
+  if (options.approvedCalls?.length) {
+    const approved = new Set(options.approvedCalls);
+    await runTools(lastCalls(history).filter((call) => approved.has(call.id)));
+  }
 
   for (;;) {
     if (signal?.aborted) return end("cancelled", "cancelled");
@@ -154,10 +178,18 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
       case "finish":
         await append(next.unexecuted.map((call) => errorResultFor(call, notExecuted(next.stopReason))));
         return end(next.status, next.stopReason);
-      case "run_tools":
-        await runTools(next.calls);
+      case "run_tools": {
+        const actions = next.calls.map(decideAction);
+        await runTools(next.calls.filter((_, i) => actions[i] === "run"));
         if (signal?.aborted) return end("cancelled", "cancelled");
+        const pending = next.calls.flatMap((call, i): PendingToolCall[] => {
+          const action = actions[i]!;
+          return action === "run" ? [] : [{ tool_call_id: call.id, name: call.name, input: call.input, action }];
+        });
+        // The application decides the rest: the run waits, holding nothing.
+        if (pending.length > 0) return { status: "requires_action", stopReason: null, steps, usage, error: null, history, pending };
         continue;
+      }
     }
   }
 
@@ -192,6 +224,12 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
       });
     }
   }
+}
+
+/** The calls of the last assistant message. */
+function lastCalls(history: readonly NewMessage[]): ToolCallBlock[] {
+  for (let i = history.length - 1; i >= 0; i--) if (history[i]!.role === "assistant") return toolCallsOf(history[i]!);
+  return [];
 }
 
 function notExecuted(stopReason: RunStopReason): string {

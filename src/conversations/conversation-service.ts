@@ -3,7 +3,8 @@ import { AppError, notFound } from "../errors.js";
 import { historyOf } from "../runs/history-of.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { Services } from "../services.js";
-import type { RunRow } from "../store/schema.js";
+import type { ClientTool, RunRow } from "../store/schema.js";
+import { checkToolSettings } from "./check-tool-settings.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { presentConversation, presentMessage, presentRun } from "./present.js";
 
@@ -14,6 +15,9 @@ export interface CreateConversationInput {
   model?: string | undefined;
   tools?: string[] | undefined;
   metadata?: Record<string, unknown> | undefined;
+  approval_required?: string[] | undefined;
+  client_tools?: ClientTool[] | undefined;
+  action_timeout_s?: number | null | undefined;
 }
 
 /** Conversations, their history and their runs: the read and bookkeeping use cases. */
@@ -43,13 +47,16 @@ export function createConversationService(services: Services) {
   return {
     async create(input: CreateConversationInput) {
       const provider = input.provider ?? config.defaultProvider;
+      const tools = checkTools(input.tools ?? registry.names());
       const row = await store.conversations.create({
         title: input.title ?? null,
         system: input.system ?? null,
         provider,
         model: input.model ?? defaultModelOf(provider),
-        tools: checkTools(input.tools ?? registry.names()),
+        tools,
         metadata: input.metadata ?? {},
+        ...checkToolSettings({ tools, approvalRequired: input.approval_required ?? [], clientTools: input.client_tools ?? [] }),
+        actionTimeoutS: input.action_timeout_s ?? null,
       });
       return presentConversation(row);
     },
@@ -62,12 +69,21 @@ export function createConversationService(services: Services) {
     async update(id: string, input: CreateConversationInput) {
       const current = await load(id);
       const switching = input.provider !== undefined && input.provider !== current.provider;
+      const tools = input.tools !== undefined ? checkTools(input.tools) : current.tools;
+      // Checked together as they will stand: a new tool list must still hold every tool that needs approval.
+      const settings = checkToolSettings({
+        tools,
+        approvalRequired: input.approval_required ?? current.approvalRequired,
+        clientTools: input.client_tools ?? current.clientTools,
+      });
       const row = await store.conversations.update(id, {
+        ...settings,
+        ...(input.action_timeout_s !== undefined && { actionTimeoutS: input.action_timeout_s }),
         ...(input.title !== undefined && { title: input.title }),
         ...(input.system !== undefined && { system: input.system }),
         ...(input.provider !== undefined && { provider: input.provider }),
         ...(input.model !== undefined ? { model: input.model } : switching && { model: defaultModelOf(input.provider!) }),
-        ...(input.tools !== undefined && { tools: checkTools(input.tools) }),
+        ...(input.tools !== undefined && { tools }),
         ...(input.metadata !== undefined && { metadata: input.metadata }),
       });
       if (!row) throw notFound("conversation", id);
@@ -122,8 +138,9 @@ export function createConversationService(services: Services) {
       return pageResponse(await store.runs.list({ conversationId: id, limit, after: cursor ? decodeCursor(cursor) : undefined }), presentRun);
     },
 
-    async messagesOfRun(run: RunRow) {
-      return (await store.messages.ofRun({ conversationId: run.conversationId, runId: run.id, firstSeq: run.firstSeq })).map(presentMessage);
+    /** The run's messages, from `fromSeq` (default: its first). */
+    async messagesOfRun(run: RunRow, fromSeq: number | null = run.firstSeq) {
+      return (await store.messages.ofRun({ conversationId: run.conversationId, runId: run.id, firstSeq: fromSeq })).map(presentMessage);
     },
   };
 }

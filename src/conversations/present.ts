@@ -15,6 +15,9 @@ export function presentConversation(row: ConversationWithActiveRun) {
     model: row.model,
     tools: row.tools,
     metadata: row.metadata,
+    approval_required: row.approvalRequired,
+    client_tools: row.clientTools,
+    action_timeout_s: row.actionTimeoutS,
     message_count: row.messageCount,
     active_run_id: row.activeRunId,
   };
@@ -44,6 +47,10 @@ export function presentRun(row: RunRow) {
     error: row.error ?? null,
     created_at: row.createdAt.toISOString(),
     completed_at: row.completedAt ? row.completedAt.toISOString() : null,
+    ...(row.status === "requires_action" &&
+      row.requiredAction && {
+        required_action: { expires_at: new Date(row.requiredAction.expires_at).toISOString(), tool_calls: row.requiredAction.tool_calls },
+      }),
   };
 }
 

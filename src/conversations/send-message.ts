@@ -1,11 +1,12 @@
-import { createHash } from "node:crypto";
 import { emptyUsage, type TextBlock } from "../agent/messages.js";
 import type { ToolChoice } from "../agent/model.js";
 import { repairMessages } from "../agent/repair-history.js";
 import { AppError, findInCauseChain, notFound } from "../errors.js";
+import { checkSameRequest, hashOfRequest } from "./request-hash.js";
 import { newId } from "../store/ids.js";
 import type { RunRequest, RunRow } from "../store/schema.js";
 import { uniqueViolation } from "../store/unique-violation.js";
+import { closeWaitingRun, SUPERSEDED } from "../runs/close-waiting-run.js";
 import { historyOf } from "../runs/history-of.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { Services } from "../services.js";
@@ -47,7 +48,7 @@ export async function sendMessage(
   };
   // The request as the client sent it, not as this server's settings shaped
   // it: an identical retry stays identical across a configuration change.
-  const requestHash = hashOf({ content, max_steps: input.maxSteps ?? null, tool_choice: input.toolChoice ?? null, model: input.model ?? null });
+  const requestHash = hashOfRequest({ content, max_steps: input.maxSteps ?? null, tool_choice: input.toolChoice ?? null, model: input.model ?? null });
 
   if (input.idempotencyKey) {
     const earlier = await store.runs.byIdempotencyKey(conversation.id, input.idempotencyKey);
@@ -56,7 +57,9 @@ export async function sendMessage(
 
   for (let attempt = 1; ; attempt++) {
     try {
-      const run = await createRun({ services, conversation, content, request, requestHash, idempotencyKey: input.idempotencyKey });
+      // Only a conversation seen with an open run may have one waiting (a retry looks again).
+      const supersede = attempt > 1 || conversation.activeRunId !== null;
+      const run = await createRun({ services, conversation, content, request, requestHash, idempotencyKey: input.idempotencyKey, supersede });
       runs.start(run, { lastSeq: 2, nextMessageSeq: run.firstSeq! + 1 });
       return { run, replayed: false };
     } catch (err) {
@@ -71,7 +74,7 @@ export async function sendMessage(
       if (earlier) return replay(earlier, requestHash);
       if (constraint !== "runs_one_active_per_conversation_key") throw err;
       const active = await store.runs.activeOf(conversation.id);
-      // The run in the way ended meanwhile: try once more.
+      // The run in the way ended meanwhile, or it waits for the application and gives way: try once more.
       if (!active && attempt < 3) continue;
       throw new AppError("conversation_busy", `conversation ${conversation.id} already has an active run`, {
         active_run_id: active?.id ?? null,
@@ -82,12 +85,13 @@ export async function sendMessage(
 
 /** The run and its user message, saved together with their first two events. */
 async function createRun({
-  services: { store, config, instanceId },
+  services: { store, config, instanceId, signals },
   conversation,
   content,
   request,
   requestHash,
   idempotencyKey,
+  supersede,
 }: {
   services: Services;
   conversation: { id: string; provider: string; model: string };
@@ -95,9 +99,17 @@ async function createRun({
   request: RunRequest;
   requestHash: string;
   idempotencyKey: string | undefined;
+  /** Look for a run waiting for the application, and end it. */
+  supersede: boolean;
 }): Promise<RunRow> {
   const runId = newId("run");
-  return store.transaction(async (tx) => {
+  let superseded: RunRow | undefined;
+  const created = await store.transaction(async (tx) => {
+    // A run waiting for the application gives way: its pending calls are
+    // answered "not executed" and it ends, in the same transaction as the new
+    // run begins, so a crash leaves either the pause or the new run.
+    const waiting = supersede ? await tx.runs.lockWaitingOf(conversation.id) : undefined;
+    superseded = waiting && (await closeWaitingRun(tx, waiting, SUPERSEDED));
     const run = await tx.runs.insert({
       id: runId,
       conversationId: conversation.id,
@@ -125,24 +137,11 @@ async function createRun({
     ]);
     return (await tx.runs.setFirstSeq(runId, userSeq)) ?? run;
   });
+  if (superseded) signals.notify(superseded.id);
+  return created;
 }
 
 function replay(earlier: RunRow, requestHash: string): { run: RunRow; replayed: boolean } {
-  if (earlier.requestHash !== requestHash) {
-    throw new AppError("idempotency_key_reused", "this Idempotency-Key was used with a different request body", {
-      run_id: earlier.id,
-    });
-  }
+  checkSameRequest(earlier.requestHash, requestHash, { run_id: earlier.id });
   return { run: earlier, replayed: true };
-}
-
-/** Key order does not change the hash. */
-function hashOf(value: unknown): string {
-  const canonical = (v: unknown): unknown =>
-    Array.isArray(v)
-      ? v.map(canonical)
-      : v && typeof v === "object"
-        ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, x]) => [k, canonical(x)]))
-        : v;
-  return createHash("sha256").update(JSON.stringify(canonical(value))).digest("hex");
 }

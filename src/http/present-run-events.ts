@@ -50,5 +50,6 @@ function presentData(row: RunEventRow, run: RunRow, messages: Map<number, Messag
 const atState = (run: RunRow, state: RunState): RunRow => ({
   ...run,
   ...state,
+  requiredAction: state.requiredAction ?? null,
   completedAt: state.completedAt === null ? null : new Date(state.completedAt),
 });

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { messageSchema, textBlockSchema } from "../agent/messages.js";
 import { ERROR_CODES } from "../errors.js";
 import { isPgSafe } from "../store/pg-safe.js";
+import { TOOL_NAME } from "../tools/define-tool.js";
 import { jsonDepth } from "./json-nesting.js";
 
 /** The contract's shapes, as zod: routes validate with them and /openapi.json is generated from them. */
@@ -36,7 +37,18 @@ export const runSchema = z.object({
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   created_at: z.string(),
   completed_at: z.string().nullable(),
+  /** While `requires_action`: the calls it waits on. */
+  required_action: z
+    .object({
+      expires_at: z.string(),
+      tool_calls: z.array(
+        z.object({ tool_call_id: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()), action: z.enum(["approve", "submit_output"]) }),
+      ),
+    })
+    .optional(),
 });
+
+export const clientToolSchema = z.object({ name: z.string(), description: z.string(), input_schema: z.record(z.string(), z.unknown()) });
 
 export const conversationSchema = z.object({
   id: z.string(),
@@ -48,6 +60,9 @@ export const conversationSchema = z.object({
   model: z.string(),
   tools: z.array(z.string()),
   metadata: z.record(z.string(), z.unknown()),
+  approval_required: z.array(z.string()),
+  client_tools: z.array(clientToolSchema),
+  action_timeout_s: z.number().int().nullable(),
   message_count: z.number().int(),
   active_run_id: z.string().nullable(),
 });
@@ -90,6 +105,16 @@ export function boundedJsonObject({ maxDepth, maxBytes }: { maxDepth: number; ma
   });
 }
 
+/** The top of a tool's input schema, as both providers require it: an object, its properties (if any) an object. */
+function isObjectSchema(schema: Record<string, unknown>): boolean {
+  const { type, properties, required } = schema;
+  return (
+    type === "object" &&
+    (properties === undefined || (typeof properties === "object" && properties !== null && !Array.isArray(properties))) &&
+    (required === undefined || (Array.isArray(required) && required.every((r) => typeof r === "string")))
+  );
+}
+
 // Bodies are strict: a misspelt field (`max_step`) is a 400 naming it, not silently ignored.
 const conversationFields = z.strictObject({
   system: text().max(100_000).nullable().optional(),
@@ -98,6 +123,19 @@ const conversationFields = z.strictObject({
   model: name().max(200).optional(),
   tools: z.array(name().max(100)).max(100).optional(),
   metadata: boundedJsonObject(FREE_JSON).optional(),
+  approval_required: z.array(name().max(64)).max(100).optional(),
+  client_tools: z
+    .array(
+      z.strictObject({
+        name: text().regex(TOOL_NAME, `must match ${TOOL_NAME.source} (what both providers accept)`),
+        description: text().max(10_000).default(""),
+        input_schema: boundedJsonObject(FREE_JSON).refine(isObjectSchema, 'must be a JSON Schema of an object: {"type": "object", "properties": {…}}'),
+      }),
+    )
+    .max(64)
+    .optional(),
+  /** One week at most: a pause is for a person, not a queue. */
+  action_timeout_s: z.number().int().min(1).max(604_800).nullable().optional(),
 });
 
 /** Every field is optional, and so is the body itself. */
@@ -125,6 +163,24 @@ export const sendMessageBody = z.strictObject({
   max_steps: z.number().int().min(1).optional(),
   tool_choice: toolChoiceSchema.optional(),
   model: name().max(200).optional(),
+  stream: z.boolean().optional(),
+});
+
+export const idempotencyHeaders = z.object({
+  "idempotency-key": z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/, "must be printable ASCII").optional(),
+});
+
+/** `POST …/runs/:run_id/actions`: every pending call answered in one request. */
+export const answerActionsBody = z.strictObject({
+  approvals: z
+    .array(z.strictObject({ tool_call_id: id(), approve: z.boolean(), reason: text().max(2_000).optional() }))
+    .max(128)
+    .default([]),
+  tool_outputs: z
+    .array(z.strictObject({ tool_call_id: id(), output: text().max(1_000_000), is_error: z.boolean().default(false) }))
+    .max(128)
+    .default([]),
+  actor: text().max(200).optional(),
   stream: z.boolean().optional(),
 });
 

@@ -1,4 +1,5 @@
 import { isActiveRun, type RunRow } from "../store/schema.js";
+import { CANCELLED_WAITING, closeWaitingRun } from "./close-waiting-run.js";
 import type { RunManager } from "./run-manager.js";
 import type { Services } from "../services.js";
 import { waitForRunEnd } from "./wait-for-run-end.js";
@@ -6,7 +7,8 @@ import { waitForRunEnd } from "./wait-for-run-end.js";
 /**
  * Stops a run at its next safe point and waits (a bounded time) for it to
  * end, so the conversation takes the next message as soon as this returns.
- * A run already finished is returned unchanged.
+ * A run already finished is returned unchanged; one waiting for the
+ * application ends at once, its pending calls answered "cancelled".
  */
 export async function cancelRun({
   services,
@@ -20,6 +22,18 @@ export async function cancelRun({
   /** @default 10000 */
   waitMs?: number;
 }): Promise<RunRow> {
+  if (run.status === "requires_action") {
+    const ended = await services.store.transaction(async (tx) => {
+      const waiting = await tx.runs.lockWaiting(run.id);
+      return waiting && closeWaitingRun(tx, waiting, CANCELLED_WAITING);
+    });
+    if (ended) {
+      services.signals.notify(run.id);
+      return ended;
+    }
+    // Answered (or ended) meanwhile: cancel it as it now stands.
+    run = (await services.store.runs.get(run.id)) ?? run;
+  }
   if (!isActiveRun(run)) return run;
   await services.store.runs.requestCancel(run.id);
   if (!runs.cancelLocal(run.id)) {

@@ -1,4 +1,5 @@
 import type { AgentEvent } from "../agent/agent-events.js";
+import { createToolActionDecider } from "../agent/decide-tool-action.js";
 import type { ProviderName } from "../agent/model.js";
 import { runAgentLoop, type AgentRunResult } from "../agent/run-agent-loop.js";
 import { RunInterruption } from "../agent/run-interruption.js";
@@ -18,12 +19,28 @@ export class ShutdownSignal extends RunInterruption {
  * event are recorded together. Never throws. A run interrupted (shutdown,
  * lease lost) is left active for the process that takes it over.
  */
-export async function executeRun({ services, run, writer, signal }: { services: Services; run: RunRow; writer: RunWriter; signal: AbortSignal }) {
+export async function executeRun({
+  services,
+  run,
+  writer,
+  signal,
+  approvedCalls = [],
+}: {
+  services: Services;
+  run: RunRow;
+  writer: RunWriter;
+  signal: AbortSignal;
+  /** The calls the application approved, when the run goes on after a pause. */
+  approvedCalls?: string[];
+}) {
   const { store, config, log } = services;
   let result: AgentRunResult;
+  let actionTimeoutS = config.actionTimeoutS;
   try {
     const conversation = await store.conversations.get(run.conversationId);
     if (!conversation) return; // deleted meanwhile: its runs went with it
+    actionTimeoutS = conversation.actionTimeoutS ?? config.actionTimeoutS;
+    const clientTools = conversation.clientTools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.input_schema }));
     result = await runAgentLoop({
       provider: services.providers[run.provider as ProviderName],
       model: run.model,
@@ -32,7 +49,16 @@ export async function executeRun({ services, run, writer, signal }: { services: 
       save: writer.save,
       registry: services.registry,
       allowedTools: conversation.tools,
-      toolChoice: run.request.tool_choice,
+      clientTools,
+      decideAction: createToolActionDecider({
+        registry: services.registry,
+        allowedTools: conversation.tools,
+        clientTools: clientTools.map((t) => t.name),
+        approvalRequired: conversation.approvalRequired,
+      }),
+      approvedCalls,
+      // The client's choice binds the run's first model call only (see the loop).
+      toolChoice: run.steps > 0 && run.request.tool_choice !== "none" ? "auto" : run.request.tool_choice,
       maxSteps: run.request.max_steps,
       maxTokens: config.maxTokens,
       workspaceDir: config.workspaceDir,
@@ -66,7 +92,7 @@ export async function executeRun({ services, run, writer, signal }: { services: 
     await writer.flush().catch(() => {});
     return;
   }
-  await writer.finish(result);
+  await writer.finish(result, { actionTimeoutS });
   // The next run of this conversation here reads only what comes after it.
   if (result.history && writer.ended) services.histories.keep(run.conversationId, result.history);
 }

@@ -53,7 +53,9 @@ export async function* followRunEvents(
   try {
   while (!signal?.aborted) {
     const rows = await store.events.after({ runId, afterSeq: last, limit: batchSize });
-    const end = rows.findIndex((row) => TERMINAL_EVENT_TYPES.has(row.type));
+    // A pause ends the follow only as the last event there is: a run answered
+    // since goes on, and a reader replaying it reads on past its pauses.
+    const end = rows.findIndex((row, i) => TERMINAL_EVENT_TYPES.has(row.type) && (row.type !== "run.requires_action" || (i === rows.length - 1 && rows.length < batchSize)));
     if (end >= 0) {
       yield rows.slice(0, end + 1);
       return { type: "stopped" };
@@ -70,7 +72,8 @@ export async function* followRunEvents(
     if (rows.length === 0) {
       const run = await store.runs.get(runId);
       if (!run) return { type: "run_gone" };
-      if (!isActiveRun(run)) {
+      // A reader already past a pause waits for what comes of it (answer, expiry, cancel).
+      if (!isActiveRun(run) && run.status !== "requires_action") {
         ended = true;
         continue; // one last read: the end may have been committed after ours
       }

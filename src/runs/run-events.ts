@@ -1,7 +1,11 @@
 import type { RunRow } from "../store/schema.js";
 
 /** What a terminal event records of the run as it ended; the rest of the run never changes. */
-export type RunState = Pick<RunRow, "status" | "stopReason" | "steps" | "usage" | "error"> & { completedAt: string | null };
+export type RunState = Pick<RunRow, "status" | "stopReason" | "steps" | "usage" | "error"> & {
+  completedAt: string | null;
+  /** A pause's: what the run waits on. */
+  requiredAction?: RunRow["requiredAction"];
+};
 
 export const runStateOf = (row: RunRow): RunState => ({
   status: row.status,
@@ -10,6 +14,7 @@ export const runStateOf = (row: RunRow): RunState => ({
   usage: row.usage,
   error: row.error,
   completedAt: row.completedAt?.toISOString() ?? null,
+  ...(row.requiredAction && { requiredAction: row.requiredAction }),
 });
 
 /**
@@ -25,7 +30,15 @@ export type StoredRunEvent =
   | { type: "tool_call.started"; data: { tool_call_id: string; name: string; input: Record<string, unknown> } }
   | { type: "tool_call.completed"; data: { tool_call_id: string; name: string; is_error: boolean; duration_ms: number; seq: number } }
   | { type: "step.restarted"; data: { step: number; reason: string } }
+  | { type: "run.action_answered"; data: ActionAnswered }
   | { type: TerminalEventType; data: { run: RunState } };
+
+/** A paused run answered: who decided, and what, call by call (outputs are in the history). */
+export type ActionAnswered = {
+  actor: string | null;
+  approvals: { tool_call_id: string; approve: boolean; reason?: string | undefined }[];
+  tool_outputs: { tool_call_id: string; is_error: boolean }[];
+};
 
 export type TerminalEventType = "run.completed" | "run.incomplete" | "run.failed" | "run.cancelled" | "run.requires_action";
 

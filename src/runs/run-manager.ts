@@ -8,6 +8,7 @@ import { recoverRun } from "./recover-run.js";
 import { createRunWriter, type RunWriter } from "./run-writer.js";
 import { drainRuns } from "./drain-runs.js";
 import { sweepExpiredRuns } from "./sweep-expired-runs.js";
+import { expireOverdueActions } from "./expire-overdue-actions.js";
 
 /** A run executing in this process. */
 export interface LocalRun {
@@ -40,7 +41,7 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
   const timers: NodeJS.Timeout[] = [];
   let stopping = false;
 
-  function launch(run: RunRow, writer: RunWriter): void {
+  function launch(run: RunRow, writer: RunWriter, { approvedCalls }: { approvedCalls?: string[] } = {}): void {
     if (stopping) {
       // Left for the next process, which may take it over at once; the other
       // runs still finishing here keep their leases.
@@ -51,7 +52,7 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
       return;
     }
     const controller = new AbortController();
-    const done = executeRun({ services, run, writer, signal: controller.signal }).finally(() => {
+    const done = executeRun({ services, run, writer, signal: controller.signal, approvedCalls }).finally(() => {
       // A run that stopped on a refused write may still have tools running: stop them.
       controller.abort(new RunInterruption(`run ${run.id} is over here`));
       active.delete(run.id);
@@ -69,13 +70,20 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
       recovering.delete(run.id);
     }
   };
-  const sweep = (orphanedBefore?: Date) =>
-    stopping ? Promise.resolve() : sweepExpiredRuns({ services, orphanedBefore, hold: (claimed) => claimed.forEach((r) => recovering.add(r.id)), recover });
+  const sweep = async (orphanedBefore?: Date) => {
+    if (stopping) return;
+    await sweepExpiredRuns({ services, orphanedBefore, hold: (claimed) => claimed.forEach((r) => recovering.add(r.id)), recover });
+    await expireOverdueActions({ services });
+  };
 
   return {
-    /** Executes a run just created: its last event is `lastSeq`, and its next message gets `nextMessageSeq`. */
-    start(run: RunRow, { lastSeq, nextMessageSeq }: { lastSeq: number; nextMessageSeq: number }): void {
-      launch(run, createRunWriter({ services, run, lastSeq, nextMessageSeq }));
+    /**
+     * Executes a run just created, or just answered after a pause (then the
+     * approved calls run first): its last event is `lastSeq`, and its next
+     * message gets `nextMessageSeq`.
+     */
+    start(run: RunRow, { lastSeq, nextMessageSeq, approvedCalls }: { lastSeq: number; nextMessageSeq: number; approvedCalls?: string[] }): void {
+      launch(run, createRunWriter({ services, run, lastSeq, nextMessageSeq }), { approvedCalls });
     },
 
     /** Begins renewing leases and sweeping for abandoned runs; the first sweep runs now. */
@@ -89,7 +97,8 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
       every(Math.max(50, Math.min(1_000, Math.floor(config.runLeaseMs / 3))), () =>
         keepLeases({ services, active, recovering }),
       );
-      // An abandoned run is taken over within about a lease and a quarter of its owner's death.
+      // An abandoned run is taken over within about a lease and a quarter of its
+      // owner's death; a paused run past its deadline is ended as soon.
       every(Math.max(100, Math.min(5_000, Math.floor(config.runLeaseMs / 4))), () => sweep());
       // The embedded database's engine runs in this process, so this clock is its clock.
       await sweep(exclusive ? new Date() : undefined);

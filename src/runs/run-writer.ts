@@ -5,7 +5,7 @@ import type { Services } from "../services.js";
 import type { RunRow } from "../store/schema.js";
 import { createRunEventLog, LeaseLost } from "./run-event-log.js";
 
-export type RunEnd = Pick<AgentRunResult, "status" | "stopReason" | "error"> & Partial<Pick<AgentRunResult, "steps" | "usage">>;
+export type RunEnd = Pick<AgentRunResult, "status" | "stopReason" | "error"> & Partial<Pick<AgentRunResult, "steps" | "usage" | "pending">>;
 
 /**
  * Everything a run writes: its messages (with their `message.created` and,
@@ -73,17 +73,23 @@ export function createRunWriter({
       }),
 
     /**
-     * Records the outcome and the terminal event together. Never throws: if it
-     * cannot write, the run's lease lapses and the sweeper ends or resumes it.
+     * Records the outcome and the terminal event together — or, for a run
+     * that waits for the application (`requires_action`), the calls it waits
+     * on, due `actionTimeoutS` from now, and gives up its lease. Never throws:
+     * if it cannot write, the run's lease lapses and the sweeper ends or
+     * resumes it.
      */
-    async finish(end: RunEnd): Promise<void> {
+    async finish(end: RunEnd, { actionTimeoutS = services.config.actionTimeoutS }: { actionTimeoutS?: number } = {}): Promise<void> {
       const steps = end.steps ?? totals.steps;
       const usage = end.usage ?? totals.usage;
       try {
         await events.commit({
           progress: { steps, usage },
-          end: { status: end.status, stopReason: end.stopReason, error: end.error },
-          // completedAt is the database's: the save fills it in.
+          end:
+            end.status === "requires_action"
+              ? { status: end.status, pending: end.pending ?? [], timeoutS: actionTimeoutS }
+              : { status: end.status, stopReason: end.stopReason, error: end.error },
+          // completedAt (or, for a pause, requiredAction) is the database's: the save fills it in.
           events: () => [{ type: `run.${end.status}`, data: { run: { status: end.status, stopReason: end.stopReason, steps, usage, error: end.error, completedAt: null } } }],
         });
         ended = true;

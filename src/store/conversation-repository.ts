@@ -3,7 +3,7 @@ import { findInCauseChain } from "../errors.js";
 import type { Db } from "./db.js";
 import { newId } from "./ids.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
-import { ACTIVE_RUN_STATUSES, conversations, runs, type ConversationRow } from "./schema.js";
+import { ACTIVE_RUN_STATUSES, conversations, runs, type ClientTool, type ConversationRow } from "./schema.js";
 
 export type ConversationWithActiveRun = ConversationRow & { messageCount: number; activeRunId: string | null };
 
@@ -14,12 +14,18 @@ export interface NewConversation {
   model: string;
   tools: string[];
   metadata: Record<string, unknown>;
+  /** @default [] */
+  approvalRequired?: string[];
+  /** @default [] */
+  clientTools?: ClientTool[];
+  /** @default null: the server's */
+  actionTimeoutS?: number | null;
 }
 
 
 export function createConversationRepository({ db, notifies }: { db: Db; notifies: boolean }) {
   // Matches the partial index runs_one_active_per_conversation_key, so it is an index lookup.
-  const activeRunId = sql<string | null>`(select r.id from runs r where r.conversation_id = "conversations"."id" and r.status in ('queued', 'running') limit 1)`;
+  const activeRunId = sql<string | null>`(select r.id from runs r where r.conversation_id = "conversations"."id" and r.status in ('queued', 'running', 'requires_action') limit 1)`;
   // The history's length, read off the end of its primary key.
   const messageCount = sql<number>`(select coalesce(max(m.seq), 0) from messages m where m.conversation_id = "conversations"."id")`.mapWith(Number);
   const withActiveRun = { ...conversationColumns(), messageCount, activeRunId };
@@ -96,8 +102,8 @@ const isLockConflict = (err: unknown) =>
   }) ?? false;
 
 function conversationColumns() {
-  const { id, createdAt, updatedAt, title, system, provider, model, tools, metadata } = conversations;
-  return { id, createdAt, updatedAt, title, system, provider, model, tools, metadata };
+  const { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS } = conversations;
+  return { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS };
 }
 
 export type ConversationRepository = ReturnType<typeof createConversationRepository>;

@@ -4,7 +4,7 @@ import type { Db, RawQuery } from "./db.js";
 import type { NewRunEvent } from "./event-repository.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
 import { toPgSafe } from "./pg-safe.js";
-import { ACTIVE_RUN_STATUSES, runs, type RunError, type RunRow, type RunStatus } from "./schema.js";
+import { ACTIVE_RUN_STATUSES, runs, type PendingCall, type RunError, type RunRow, type RunStatus } from "./schema.js";
 
 export type NewRun = Omit<typeof runs.$inferInsert, "leaseExpiresAt"> & { leaseMs: number };
 export type RunPatch = Partial<Pick<RunRow, "status" | "stopReason" | "steps" | "usage" | "error">> & {
@@ -28,9 +28,22 @@ export interface RunSave {
   events: NewRunEvent[];
   /** The run's totals so far, when they changed. */
   progress?: { steps: number; usage: Usage } | null;
-  /** Its end; `completed_at` (and `completedAt` in any event carrying `run`) is the database's now(). */
-  end?: { status: RunStatus; stopReason: string | null; error: RunError | null } | null;
+  /**
+   * Its end; `completed_at` (and `completedAt` in any event carrying `run`) is the database's now().
+   * Or its pause (`requires_action`): the lease is given up and `requiredAction`
+   * recorded, its deadline `timeoutS` from the database's now() (and put in any event carrying `run`).
+   */
+  end?: RunSaveEnd | null;
 }
+
+export type RunSaveEnd =
+  | { status: Exclude<RunStatus, "requires_action">; stopReason: string | null; error: RunError | null }
+  | { status: "requires_action"; pending: PendingCall[]; timeoutS: number };
+
+const endParameter = (end: RunSaveEnd) =>
+  end.status === "requires_action"
+    ? { status: end.status, required_action: { tool_calls: end.pending, timeout_s: end.timeoutS } }
+    : { status: end.status, stop_reason: end.stopReason, error: end.error };
 
 const SAVE = {
   name: "loopd_save",
@@ -57,7 +70,7 @@ export function createRunRepository({ db, query, notifies }: { db: Db; query: Ra
           JSON.stringify(toPgSafe(step.events)),
           step.progress?.steps ?? null,
           step.progress ? JSON.stringify(step.progress.usage) : null,
-          step.end ? JSON.stringify(toPgSafe({ status: step.end.status, stop_reason: step.end.stopReason, error: step.end.error })) : null,
+          step.end ? JSON.stringify(toPgSafe(endParameter(step.end))) : null,
           notifies,
         ],
       });
@@ -181,6 +194,61 @@ export function createRunRepository({ db, query, notifies }: { db: Db; query: Ra
         .update(runs)
         .set({ leaseExpiresAt: sql`now()` })
         .where(and(eq(runs.leaseOwner, owner), isActive));
+    },
+
+    /**
+     * Locks the run if it is paused, waiting for the application (and, with
+     * `overdue`, past its deadline); undefined otherwise. With `skipLocked`, a
+     * run another transaction holds counts as not there.
+     */
+    async lockWaiting(runId: string, { skipLocked = false, overdue = false }: { skipLocked?: boolean; overdue?: boolean } = {}): Promise<RunRow | undefined> {
+      const [row] = await db
+        .select()
+        .from(runs)
+        .where(and(eq(runs.id, runId), eq(runs.status, "requires_action"), overdue ? sql`${runs.actionExpiresAt} < now()` : undefined))
+        .for("update", skipLocked ? { skipLocked } : {});
+      return row;
+    },
+
+    /** A paused run (locked by the caller) goes on: running again, under `owner`'s lease. */
+    async resume(runId: string, { owner, leaseMs }: { owner: string; leaseMs: number }): Promise<RunRow> {
+      const [row] = await db
+        .update(runs)
+        .set({ status: "running", requiredAction: null, actionExpiresAt: null, leaseOwner: owner, leaseExpiresAt: leaseUntil(leaseMs) })
+        .where(and(eq(runs.id, runId), eq(runs.status, "requires_action")))
+        .returning();
+      return row!;
+    },
+
+    /** Ends a paused run (locked by the caller) without going on. */
+    async endWaiting(runId: string, { status, stopReason }: { status: "incomplete" | "cancelled"; stopReason: string }): Promise<RunRow> {
+      const [row] = await db
+        .update(runs)
+        .set({ status, stopReason, requiredAction: null, actionExpiresAt: null, completedAt: sql`now()` })
+        .where(and(eq(runs.id, runId), eq(runs.status, "requires_action")))
+        .returning();
+      return row!;
+    },
+
+    /** Paused runs whose answer is overdue, oldest deadline first. */
+    async overdue(limit: number): Promise<string[]> {
+      const rows = await db
+        .select({ id: runs.id })
+        .from(runs)
+        .where(and(eq(runs.status, "requires_action"), sql`${runs.actionExpiresAt} < now()`))
+        .orderBy(asc(runs.actionExpiresAt))
+        .limit(limit);
+      return rows.map((r) => r.id);
+    },
+
+    /** The paused run of a conversation, locked; undefined when none waits. */
+    async lockWaitingOf(conversationId: string): Promise<RunRow | undefined> {
+      const [row] = await db
+        .select()
+        .from(runs)
+        .where(and(eq(runs.conversationId, conversationId), eq(runs.status, "requires_action")))
+        .for("update");
+      return row;
     },
 
     async requestCancel(runId: string): Promise<void> {

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import type { PendingToolCall } from "../agent/decide-tool-action.js";
 import type { AssistantBlock, TextBlock, ToolResultBlock, Usage } from "../agent/messages.js";
 
 const createdAt = () => timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow();
@@ -16,6 +17,12 @@ export const conversations = pgTable(
     model: text("model").notNull(),
     tools: jsonb("tools").$type<string[]>().notNull(),
     metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull(),
+    /** Tools whose calls wait for a person's yes. */
+    approvalRequired: jsonb("approval_required").$type<string[]>().notNull().default([]),
+    /** Tools the client executes: the model sees them, the server never runs them. */
+    clientTools: jsonb("client_tools").$type<ClientTool[]>().notNull().default([]),
+    /** How long a paused run waits for an answer; null: the server's `ACTION_TIMEOUT_S`. */
+    actionTimeoutS: integer("action_timeout_s"),
   },
   (t) => [index("conversations_created_at_id_idx").on(t.createdAt.desc(), t.id.desc())],
 );
@@ -41,6 +48,21 @@ export const messages = pgTable(
   },
   (t) => [primaryKey({ name: "messages_pkey", columns: [t.conversationId, t.seq] })],
 );
+
+/** A tool the client executes, as the model is told about it. */
+export interface ClientTool {
+  name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+}
+
+export type PendingCall = PendingToolCall;
+
+/** What a paused run waits for; `expires_at` is the database's clock. */
+export interface RequiredAction {
+  tool_calls: PendingCall[];
+  expires_at: string;
+}
 
 export interface RunError {
   code: string;
@@ -79,21 +101,29 @@ export const runs = pgTable(
     cancelRequested: boolean("cancel_requested").notNull().default(false),
     /** The `seq` of the message that started the run: the run's messages are the ones from there. */
     firstSeq: integer("first_seq"),
+    /** While `requires_action`: the calls it waits on. */
+    requiredAction: jsonb("required_action").$type<RequiredAction>(),
+    /** While `requires_action`: when the pending calls are given up (the sweeper ends the run then). */
+    actionExpiresAt: timestamp("action_expires_at", { withTimezone: true, precision: 3 }),
     createdAt: createdAt(),
     completedAt: timestamp("completed_at", { withTimezone: true, precision: 3 }),
   },
   (t) => [
     index("runs_conversation_id_created_at_idx").on(t.conversationId, t.createdAt.desc(), t.id.desc()),
-    // At most one active run per conversation, across every process sharing the database.
+    // At most one open run per conversation (executing, or paused on the
+    // application), across every process sharing the database.
     uniqueIndex("runs_one_active_per_conversation_key")
       .on(t.conversationId)
-      .where(sql`status in ('queued', 'running')`),
+      .where(sql`status in ('queued', 'running', 'requires_action')`),
     uniqueIndex("runs_conversation_id_idempotency_key_key")
       .on(t.conversationId, t.idempotencyKey)
       .where(sql`idempotency_key is not null`),
     index("runs_active_lease_idx")
       .on(t.leaseExpiresAt)
       .where(sql`status in ('queued', 'running')`),
+    index("runs_action_expires_at_idx")
+      .on(t.actionExpiresAt)
+      .where(sql`status = 'requires_action'`),
   ],
 );
 
@@ -111,12 +141,51 @@ export const runEvents = pgTable(
   (t) => [primaryKey({ name: "run_events_pkey", columns: [t.runId, t.seq] })],
 );
 
-export const schema = { conversations, messages, runs, runEvents };
+/**
+ * Each answer to a paused run: who answered, what, and where its effects
+ * start in the history and the event log (an idempotent retry answers from
+ * there).
+ */
+export const runActions = pgTable(
+  "run_actions",
+  {
+    id: text("id").primaryKey(),
+    runId: text("run_id")
+      .notNull()
+      .references(() => runs.id, { onDelete: "cascade" }),
+    actor: text("actor"),
+    answer: jsonb("answer").$type<ActionAnswer>().notNull(),
+    idempotencyKey: text("idempotency_key"),
+    requestHash: text("request_hash").notNull(),
+    /** The run's last event before the answer's. */
+    afterEventSeq: integer("after_event_seq").notNull(),
+    /** The `seq` of the first message the answer's run appended from then on. */
+    firstMessageSeq: integer("first_message_seq").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("run_actions_run_id_idx").on(t.runId),
+    uniqueIndex("run_actions_run_id_idempotency_key_key")
+      .on(t.runId, t.idempotencyKey)
+      .where(sql`idempotency_key is not null`),
+  ],
+);
+
+/** The decisions of one answer, as stored for audit. */
+export interface ActionAnswer {
+  approvals: { tool_call_id: string; approve: boolean; reason?: string | undefined }[];
+  tool_outputs: { tool_call_id: string; is_error: boolean }[];
+}
+
+export const schema = { conversations, messages, runs, runEvents, runActions };
 
 export type ConversationRow = typeof conversations.$inferSelect;
 export type MessageRow = typeof messages.$inferSelect;
 export type RunRow = typeof runs.$inferSelect;
 export type RunEventRow = typeof runEvents.$inferSelect;
+export type RunActionRow = typeof runActions.$inferSelect;
 export type RunStatus = RunRow["status"];
 export const ACTIVE_RUN_STATUSES = ["queued", "running"] as const satisfies readonly RunStatus[];
+/** Runs that hold their conversation: executing, or waiting for the application. */
+export const OPEN_RUN_STATUSES = ["queued", "running", "requires_action"] as const satisfies readonly RunStatus[];
 export const isActiveRun = (run: Pick<RunRow, "status">) => (ACTIVE_RUN_STATUSES as readonly RunStatus[]).includes(run.status);

@@ -1,4 +1,5 @@
 import { sql } from "drizzle-orm";
+import { createActionRepository } from "./action-repository.js";
 import { createConversationRepository } from "./conversation-repository.js";
 import type { Database, Db, RawQuery } from "./db.js";
 import { createEventRepository } from "./event-repository.js";
@@ -15,6 +16,7 @@ function createRepositories(db: Db, { notifies, query }: { notifies: boolean; qu
     messages: createMessageRepository({ db }),
     runs: createRunRepository({ db, query, notifies }),
     events: createEventRepository({ db }),
+    actions: createActionRepository({ db }),
     /**
      * Nudges every loopd process listening on `channel` (Postgres NOTIFY): in
      * a transaction it is sent when the transaction commits. The embedded

@@ -8,6 +8,17 @@ export interface ToolContext {
   workspaceDir: string;
 }
 
+/** What a tool's `needsApproval` gets besides the call's input. */
+export interface ToolApprovalContext {
+  toolCallId: string;
+}
+
+/**
+ * Whether a call needs a person's yes before it runs: always, never, or
+ * decided from its input (a transfer above a limit).
+ */
+export type ApprovalRule<I> = boolean | ((input: I, ctx: ToolApprovalContext) => boolean);
+
 /**
  * A tool as the executor and the registry see it. `I` is the input after zod
  * has parsed it (defaults applied).
@@ -30,10 +41,12 @@ export interface Tool<I = any> {
   timeoutMs?: number;
   /** Read-only tools may run in parallel with each other. */
   readOnly: boolean;
+  /** Whether a call (its input already parsed) waits for approval; the conversation's `approval_required` adds to it. */
+  needsApproval(input: I, ctx: ToolApprovalContext): boolean;
 }
 
 /** Both Anthropic and OpenAI accept only these tool names. */
-const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 export function defineTool<S extends z.ZodType>(def: {
   name: string;
@@ -43,6 +56,8 @@ export function defineTool<S extends z.ZodType>(def: {
   timeoutMs?: number;
   /** @default false */
   readOnly?: boolean;
+  /** @default false */
+  needsApproval?: ApprovalRule<z.infer<S>>;
 }): Tool<z.infer<S>> {
   if (!TOOL_NAME.test(def.name)) {
     throw new TypeError(`tool name ${JSON.stringify(def.name)} must match ${TOOL_NAME.source}`);
@@ -58,9 +73,14 @@ export function defineTool<S extends z.ZodType>(def: {
     inputSchema: toInputSchema(def.name, def.input),
     execute: def.execute,
     readOnly: def.readOnly ?? false,
+    needsApproval: approvalRuleOf(def.needsApproval ?? false),
   };
   if (def.timeoutMs !== undefined) tool.timeoutMs = def.timeoutMs;
   return tool;
+}
+
+function approvalRuleOf<I>(rule: ApprovalRule<I>): (input: I, ctx: ToolApprovalContext) => boolean {
+  return typeof rule === "function" ? rule : () => rule;
 }
 
 /**

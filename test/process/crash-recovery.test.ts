@@ -165,6 +165,39 @@ describe(`loopd as a process on ${testDatabaseKind}`, () => {
     });
   });
 
+  test("a paused run survives SIGKILL: it holds no process, and the next process takes the answer and goes on", async () => {
+    const invoice = { name: "create_invoice", description: "Creates an invoice (the client does).", input_schema: { type: "object", properties: { customer: { type: "string" } } } };
+    const conv = await client.createConversation({ provider: "openai", approval_required: ["calculate"], client_tools: [invoice] });
+    llm.script({
+      toolCalls: [
+        { name: "get_current_time", input: { timezone: "UTC" } },
+        { name: "calculate", input: { expression: "6*7" } },
+        { name: "create_invoice", input: { customer: "ACME" } },
+      ],
+    });
+    const paused = (await client.send(conv.id, "Time, 6*7, and bill ACME")).run;
+    expect(paused).toMatchObject({ status: "requires_action" });
+    expect(await killProcess(loopd)).toEqual({ code: null, signal: "SIGKILL" });
+
+    await startLoopd();
+    // Still waiting, unchanged, whoever serves it now.
+    const [calc, inv] = paused.required_action.tool_calls;
+    expect(await client.run(conv.id, paused.id)).toMatchObject({ status: "requires_action", required_action: paused.required_action });
+    llm.script({ text: "42, and ACME is billed." });
+    const done = await client.answer(conv.id, paused.id, {
+      approvals: [{ tool_call_id: calc.tool_call_id, approve: true }],
+      tool_outputs: [{ tool_call_id: inv.tool_call_id, output: "INV-42" }],
+    });
+    expect(done.run).toMatchObject({ id: paused.id, status: "completed", steps: 2 });
+    expect(llm.requests).toHaveLength(2);
+    const results = toolResultsIn(llm.requests[1]!);
+    expect(results.map((r) => r.id)).toEqual([...toolCallIdsIn(llm.requests[1]!)]);
+    expect(results[1]!.content).toContain("42");
+    expect(results[2]!.content).toBe("INV-42");
+    expect(unansweredToolCalls(await client.messages(conv.id))).toEqual([]);
+    expect(expectCompleteEventLog(await client.allEvents(conv.id, paused.id))).toMatchObject({ event: "run.completed" });
+  });
+
   test("SIGTERM mid-answer: open requests get their answer, the process exits 0 within seconds, and the next process finishes the runs", async () => {
     const streamed = await client.createConversation({ provider: "anthropic" });
     const waited = await client.createConversation({ provider: "openai" });

@@ -34,6 +34,8 @@ export function loopdClient(baseUrl: () => string) {
     sendStreaming: (conversationId: string, content: string) =>
       openSse(`${baseUrl()}/conversations/${conversationId}/messages`, { method: "POST", body: { content, stream: true } }),
     run: (conversationId: string, runId: string) => ok("GET", `/conversations/${conversationId}/runs/${runId}`),
+    /** Answers a paused run (non-streaming): resolves when the run ends or pauses again. */
+    answer: (conversationId: string, runId: string, body: Record<string, unknown>) => ok("POST", `/conversations/${conversationId}/runs/${runId}/actions`, body),
     messages: async (conversationId: string): Promise<any[]> => (await ok("GET", `/conversations/${conversationId}/messages?limit=1000`)).data,
 
     /** Polls the run until it leaves queued/running. */
@@ -65,7 +67,8 @@ export function loopdClient(baseUrl: () => string) {
 export function expectCompleteEventLog(events: SseEvent[]): SseEvent {
   expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
   expect(events[0]?.event).toBe("run.created");
-  expect(events.filter((e) => TERMINAL.has(e.event)).map((e) => e.id)).toEqual([events.length]);
+  // One end, the last event; a pause answered since (run.requires_action) is not an end.
+  expect(events.filter((e) => TERMINAL.has(e.event) && e.event !== "run.requires_action").map((e) => e.id)).toEqual([events.length]);
   return events.at(-1)!;
 }
 

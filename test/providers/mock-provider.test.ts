@@ -48,6 +48,16 @@ describe("mock provider", () => {
     expect(response.content).toEqual([{ type: "tool_call", id: "mock_call_1", name: "calculate", input: { expression } }]);
   });
 
+  it("calls any offered tool the user spells out with a JSON input, a client's own tool too", async () => {
+    const withInvoice = [...tools, { name: "create_invoice", description: "Client tool", inputSchema: { type: "object" } }];
+    const response = await mock.generate(request([user('Please create_invoice {"customer": "ACME", "lines": [1, 2]} now')], { tools: withInvoice }));
+    expect(response.content).toEqual([{ type: "tool_call", id: "mock_call_1", name: "create_invoice", input: { customer: "ACME", lines: [1, 2] } }]);
+    // Not offered, not JSON, or not right after the name: the other rules apply.
+    expect((await mock.generate(request([user('create_invoice {"customer": "ACME"}')]))).content[0]!.type).toBe("text");
+    expect((await mock.generate(request([user("create_invoice {customer: ACME}")], { tools: withInvoice }))).content[0]!.type).toBe("text");
+    expect((await mock.generate(request([user('create_invoice, what is 2+2 {"a": 1}')], { tools: withInvoice }))).content[0]).toMatchObject({ name: "calculate" });
+  });
+
   it("answers in text from the tool results, streaming word by word", async () => {
     const deltas: string[] = [];
     const history: NewMessage[] = [

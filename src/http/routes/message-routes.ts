@@ -1,11 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { textOf } from "../../agent/messages.js";
-import { presentRun } from "../../conversations/present.js";
 import { sendMessage } from "../../conversations/send-message.js";
-import { waitForRunEnd } from "../../runs/wait-for-run-end.js";
-import { AppError } from "../../errors.js";
 import type { HttpDeps } from "../http-deps.js";
 import {
   bodyErrorResponses,
@@ -16,10 +12,10 @@ import {
   messagesQuery,
   sendMessageBody,
   sendMessageResponse,
+  idempotencyHeaders,
 } from "../schemas.js";
-import { linkedAbort } from "../../linked-abort.js";
 import { serializeTrusted } from "../serialize-trusted.js";
-import { streamRunEvents } from "../sse.js";
+import { answerWithRun, takeStreamIf } from "../answer-with-run.js";
 
 const historyResponse = z.union([
   z.object({ data: z.array(messageSchema), next_after_seq: z.number().int().nullable() }),
@@ -50,14 +46,13 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
       schema: {
         params: conversationParams,
         body: sendMessageBody,
-        headers: z.object({ "idempotency-key": z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/, "must be printable ASCII").optional() }),
+        headers: idempotencyHeaders,
         response: { 200: sendMessageResponse, ...bodyErrorResponses, 409: errorSchema },
       },
     },
     async (req, reply) => {
       const { content, max_steps, tool_choice, model, stream } = req.body;
-      // A stream's place is taken first: a server at its bound creates nothing.
-      const release = (stream ?? (req.headers.accept ?? "").includes("text/event-stream")) ? deps.streams.take() : undefined;
+      const release = takeStreamIf(deps, { stream, accept: req.headers.accept });
       const { run, replayed } = await sendMessage({ services, runs }, {
         conversationId: req.params.id,
         content,
@@ -69,19 +64,7 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
         release?.();
         throw err;
       });
-      reply.header("x-loopd-run-id", run.id);
-      if (replayed) reply.header("idempotent-replayed", "true");
-      if (release) return streamRunEvents(services, reply, { run, after: 0, shutdown: deps.shutdown, pingMs: deps.ssePingMs, release });
-      const gone = new AbortController();
-      reply.raw.once("close", () => gone.abort());
-      // A stopping server answers with the run as it stands instead of holding
-      // the shutdown until the force-exit; the next process carries the run on.
-      const stop = linkedAbort(gone.signal, deps.shutdown);
-      const ended = await waitForRunEnd({ services, runs, runId: run.id, signal: stop.signal }).finally(stop.dispose);
-      if (!ended) throw new AppError("not_found", `run ${run.id} does not exist`);
-      const messages = await conversations.messagesOfRun(ended);
-      const lastAssistant = messages.filter((m) => m.role === "assistant").at(-1);
-      return { run: presentRun(ended), messages, output_text: lastAssistant ? textOf(lastAssistant) : "" };
+      return answerWithRun(deps, reply, { run, replayed, afterEvent: 0, fromMessageSeq: run.firstSeq, release });
     },
   );
 }

@@ -5,7 +5,22 @@ import { cancelRun } from "../../runs/cancel-run.js";
 import { presentRun } from "../../conversations/present.js";
 import { AppError } from "../../errors.js";
 import type { HttpDeps } from "../http-deps.js";
-import { conversationParams, errorResponses, eventsQuery, listQuery, pageOf, runParams, runSchema } from "../schemas.js";
+import {
+  answerActionsBody,
+  bodyErrorResponses,
+  conversationParams,
+  errorResponses,
+  errorSchema,
+  eventsQuery,
+  idempotencyHeaders,
+  listQuery,
+  pageOf,
+  runParams,
+  runSchema,
+  sendMessageResponse,
+} from "../schemas.js";
+import { answerAction } from "../../conversations/answer-action.js";
+import { answerWithRun, takeStreamIf } from "../answer-with-run.js";
 import { streamRunEvents } from "../sse.js";
 
 export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
@@ -26,6 +41,40 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
     const run = await conversations.run({ id: req.params.id, runId: req.params.run_id });
     return presentRun(await cancelRun({ services, runs, run }));
   });
+
+  r.post(
+    "/conversations/:id/runs/:run_id/actions",
+    {
+      schema: {
+        params: runParams,
+        body: answerActionsBody,
+        headers: idempotencyHeaders,
+        response: { 200: sendMessageResponse, ...bodyErrorResponses, 409: errorSchema },
+      },
+    },
+    async (req, reply) => {
+      const { approvals, tool_outputs, actor, stream } = req.body;
+      const release = takeStreamIf(deps, { stream, accept: req.headers.accept });
+      const answered = await answerAction({ services, runs }, {
+        conversationId: req.params.id,
+        runId: req.params.run_id,
+        approvals,
+        toolOutputs: tool_outputs,
+        actor,
+        idempotencyKey: req.headers["idempotency-key"],
+      }).catch((err: unknown) => {
+        release?.();
+        throw err;
+      });
+      return answerWithRun(deps, reply, {
+        run: answered.run,
+        replayed: answered.replayed,
+        afterEvent: answered.afterEventSeq,
+        fromMessageSeq: answered.firstMessageSeq,
+        release,
+      });
+    },
+  );
 
   r.get(
     "/conversations/:id/runs/:run_id/events",

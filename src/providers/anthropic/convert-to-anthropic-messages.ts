@@ -27,7 +27,20 @@ export function convertToAnthropicMessages(messages: readonly NewMessage[]): Ant
     if (last?.role === role) last.content.push(...blocks);
     else turns.push({ role, content: [...blocks] });
   }
+  for (let i = 1; i < turns.length; i++) if (turns[i]!.role === "user") resultsInCallOrder(turns[i - 1]!, turns[i]!);
   return turns;
+}
+
+/**
+ * Puts a user turn's tool results in the order the model made the calls:
+ * results are saved as they come (a paused call's after the others), but
+ * the model reads them back in its own order. (The turn's array is this
+ * request's own; its blocks are not changed.)
+ */
+function resultsInCallOrder(assistant: AnthropicTurn, user: AnthropicTurn): void {
+  const order = assistant.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : []));
+  const rank = (b: ContentBlockParam) => (b.type === "tool_result" ? order.indexOf(b.tool_use_id) : Number.MAX_SAFE_INTEGER);
+  if (user.content.some((b, i) => i > 0 && rank(b) < rank(user.content[i - 1]!))) user.content.sort((a, b) => rank(a) - rank(b));
 }
 
 /**

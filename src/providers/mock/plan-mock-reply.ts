@@ -3,6 +3,7 @@ import { textOf, toolCallsOf } from "../../agent/messages.js";
 import type { ModelRequest } from "../../agent/model.js";
 import { describeToolResults } from "./describe-tool-results.js";
 import { findArithmetic } from "./find-arithmetic.js";
+import { findNamedCall } from "./find-named-call.js";
 import { findTimezone, isTimeQuestion } from "./find-timezone.js";
 
 /**
@@ -21,11 +22,14 @@ export interface MockReply {
  * same history always gets the same reply:
  *
  * 1. the history ends with tool results → a text answer built from them;
- * 2. the last user message (its last `MOCK_INSPECTED_CHARS` characters) asks
+ * 2. the last user message (its last `MOCK_INSPECTED_CHARS` characters) names
+ *    an offered tool followed by a JSON object → that call, with that input
+ *    (`create_invoice {"customer": "ACME"}`; any tool, a client tool too);
+ * 3. it asks
  *    the time somewhere and `get_current_time` may be called → that call, with the place mapped to an IANA zone;
- * 3. it holds an arithmetic expression and `calculate` may be called → that
+ * 4. it holds an arithmetic expression and `calculate` may be called → that
  *    call;
- * 4. anything else → a text reply that says what this provider is (also
+ * 5. anything else → a text reply that says what this provider is (also
  *    under `toolChoice: "required"`: a stand-in has nothing to force).
  *
  * Tool call ids are `mock_call_<n>`, n counting the calls in the history.
@@ -47,6 +51,8 @@ export function planMockReply(request: Pick<ModelRequest, "messages" | "tools" |
     (typeof request.toolChoice !== "object" || request.toolChoice.name === name);
   const nextId = `mock_call_${messages.flatMap(toolCallsOf).length + 1}`;
 
+  const named = findNamedCall(inspected, request.tools.map((t) => t.name).filter(mayCall));
+  if (named) return toolUse({ type: "tool_call", id: nextId, ...named });
   if (isTimeQuestion(inspected) && mayCall("get_current_time")) {
     return toolUse({ type: "tool_call", id: nextId, name: "get_current_time", input: { timezone: findTimezone(inspected) } });
   }

@@ -10,7 +10,8 @@ type OpenAIMessage = OpenAI.ChatCompletionMessageParam;
  * - An assistant message becomes one message with its text (or `null`) and
  *   its `tool_calls`; arguments replay exactly what the model sent
  *   (`raw_arguments` when it was not a JSON object, else the JSON of `input`).
- * - Each tool message becomes `{ role: "tool", tool_call_id }`.
+ * - Each tool message becomes `{ role: "tool", tool_call_id }`; those after
+ *   an assistant message go in the order of its calls.
  * - Ids are passed verbatim: ids made by Anthropic (`toolu_…`) are valid here.
  * - An assistant message with neither text nor tool calls is dropped: the API
  *   rejects one that has neither.
@@ -18,12 +19,34 @@ type OpenAIMessage = OpenAI.ChatCompletionMessageParam;
 export function convertToOpenAIMessages(system: string | null, messages: readonly NewMessage[]): OpenAIMessage[] {
   const out: OpenAIMessage[] = [];
   if (system?.trim()) out.push({ role: "system", content: system });
+  let callOrder: string[] = [];
+  let resultsFrom = -1;
   for (const message of messages) {
     let converted = CONVERTED.get(message);
     if (!converted) CONVERTED.set(message, (converted = convertOne(message)));
+    if (message.role !== "tool" && resultsFrom >= 0) resultsFrom = inCallOrder(out, resultsFrom, callOrder);
+    if (message.role === "assistant") callOrder = message.content.flatMap((b) => (b.type === "tool_call" ? [b.id] : []));
+    if (message.role === "tool" && resultsFrom < 0) resultsFrom = out.length;
     out.push(...converted);
   }
+  if (resultsFrom >= 0) inCallOrder(out, resultsFrom, callOrder);
   return out;
+}
+
+/**
+ * Puts the tool messages from `from` on in the order the model made the
+ * calls: results are saved as they come (a paused call's after the others),
+ * but the model reads them back in its own order. Returns -1 (no run of
+ * results open).
+ */
+function inCallOrder(out: OpenAIMessage[], from: number, callOrder: string[]): number {
+  const rank = (m: OpenAIMessage) => (m.role === "tool" ? callOrder.indexOf(m.tool_call_id) : -1);
+  const results = out.slice(from);
+  if (results.some((m, i) => i > 0 && rank(m) < rank(results[i - 1]!))) {
+    results.sort((a, b) => rank(a) - rank(b));
+    out.splice(from, results.length, ...results);
+  }
+  return -1;
 }
 
 /**

@@ -1,0 +1,96 @@
+CREATE TABLE "run_actions" (
+	"id" text PRIMARY KEY NOT NULL,
+	"run_id" text NOT NULL,
+	"actor" text,
+	"answer" jsonb NOT NULL,
+	"idempotency_key" text,
+	"request_hash" text NOT NULL,
+	"after_event_seq" integer NOT NULL,
+	"first_message_seq" integer NOT NULL,
+	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
+DROP INDEX "runs_one_active_per_conversation_key";--> statement-breakpoint
+ALTER TABLE "conversations" ADD COLUMN "approval_required" jsonb DEFAULT '[]'::jsonb NOT NULL;--> statement-breakpoint
+ALTER TABLE "conversations" ADD COLUMN "client_tools" jsonb DEFAULT '[]'::jsonb NOT NULL;--> statement-breakpoint
+ALTER TABLE "conversations" ADD COLUMN "action_timeout_s" integer;--> statement-breakpoint
+ALTER TABLE "runs" ADD COLUMN "required_action" jsonb;--> statement-breakpoint
+ALTER TABLE "runs" ADD COLUMN "action_expires_at" timestamp (3) with time zone;--> statement-breakpoint
+ALTER TABLE "run_actions" ADD CONSTRAINT "run_actions_run_id_runs_id_fk" FOREIGN KEY ("run_id") REFERENCES "public"."runs"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "run_actions_run_id_idx" ON "run_actions" USING btree ("run_id");--> statement-breakpoint
+CREATE UNIQUE INDEX "run_actions_run_id_idempotency_key_key" ON "run_actions" USING btree ("run_id","idempotency_key") WHERE idempotency_key is not null;--> statement-breakpoint
+CREATE INDEX "runs_action_expires_at_idx" ON "runs" USING btree ("action_expires_at") WHERE status = 'requires_action';--> statement-breakpoint
+CREATE UNIQUE INDEX "runs_one_active_per_conversation_key" ON "runs" USING btree ("conversation_id") WHERE status in ('queued', 'running', 'requires_action');--> statement-breakpoint
+-- loopd_save, now also pausing a run: an end whose status is 'requires_action'
+-- records the calls it waits on with their deadline (the database's clock),
+-- gives up the lease (a paused run holds no process), and leaves the run open.
+CREATE OR REPLACE FUNCTION "loopd_save"(
+  p_run_id text,
+  p_owner text,
+  p_conversation_id text,
+  p_first_seq integer,
+  p_messages jsonb,
+  p_events jsonb,
+  p_steps integer,
+  p_usage jsonb,
+  p_end jsonb,
+  p_notify boolean
+) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+  ended_at timestamptz;
+  required jsonb;
+BEGIN
+  PERFORM 1 FROM runs WHERE id = p_run_id AND lease_owner = p_owner AND status IN ('queued', 'running') FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN false;
+  END IF;
+  IF jsonb_array_length(p_messages) > 0 THEN
+    IF coalesce((SELECT max(seq) FROM messages WHERE conversation_id = p_conversation_id), 0) <> p_first_seq - 1 THEN
+      RAISE EXCEPTION 'loopd_save: the history of % does not end at seq %', p_conversation_id, p_first_seq - 1 USING ERRCODE = '40001';
+    END IF;
+    INSERT INTO messages (id, conversation_id, seq, role, content, run_id)
+      SELECT m->>'id', p_conversation_id, p_first_seq + ord::integer - 1, m->>'role', m->'content', p_run_id
+      FROM jsonb_array_elements(p_messages) WITH ORDINALITY AS t(m, ord);
+  END IF;
+  IF p_end IS NOT NULL AND p_end->>'status' = 'requires_action' THEN
+    required := jsonb_build_object(
+      'tool_calls', p_end->'required_action'->'tool_calls',
+      'expires_at', to_jsonb(now() + make_interval(secs => (p_end->'required_action'->>'timeout_s')::double precision)));
+    UPDATE runs SET
+      status = 'requires_action',
+      required_action = required,
+      action_expires_at = (required->>'expires_at')::timestamptz,
+      lease_owner = NULL,
+      lease_expires_at = NULL,
+      steps = coalesce(p_steps, steps),
+      usage = coalesce(p_usage, usage)
+    WHERE id = p_run_id;
+  ELSIF p_end IS NOT NULL THEN
+    UPDATE runs SET
+      status = p_end->>'status',
+      stop_reason = p_end->>'stop_reason',
+      error = nullif(p_end->'error', 'null'::jsonb),
+      steps = coalesce(p_steps, steps),
+      usage = coalesce(p_usage, usage),
+      completed_at = now()
+    WHERE id = p_run_id
+    RETURNING completed_at INTO ended_at;
+    UPDATE conversations SET updated_at = now() WHERE id = p_conversation_id;
+  ELSIF p_steps IS NOT NULL THEN
+    UPDATE runs SET steps = p_steps, usage = p_usage WHERE id = p_run_id;
+  END IF;
+  IF jsonb_array_length(p_events) > 0 THEN
+    INSERT INTO run_events (run_id, seq, type, data)
+      SELECT p_run_id, (e->>'seq')::integer, e->>'type',
+        CASE
+          WHEN ended_at IS NOT NULL AND (e->'data') ? 'run' THEN jsonb_set(e->'data', '{run,completedAt}', to_jsonb(ended_at))
+          WHEN required IS NOT NULL AND (e->'data') ? 'run' THEN jsonb_set(e->'data', '{run,requiredAction}', required)
+          ELSE e->'data' END
+      FROM jsonb_array_elements(p_events) AS e;
+  END IF;
+  IF p_notify THEN
+    PERFORM pg_notify('loopd_run_events', p_run_id);
+  END IF;
+  RETURN true;
+END
+$$;

@@ -1,0 +1,45 @@
+import type { ToolRegistry } from "../tools/tool-registry.js";
+import type { ToolCallBlock } from "./messages.js";
+
+/** What happens to a proposed call: it runs now, or it waits for the application. */
+export type ToolAction = "run" | "approve" | "submit_output";
+
+/** A call a paused run waits on, and what the application must do about it. */
+export interface PendingToolCall {
+  tool_call_id: string;
+  name: string;
+  input: Record<string, unknown>;
+  action: Exclude<ToolAction, "run">;
+}
+
+/**
+ * Decides, for each call a step proposes, whether the server runs it at once
+ * or the run pauses for the application: a client tool's output must be
+ * submitted; a call to a tool the conversation lists in `approvalRequired`,
+ * or whose own rule says so for this input, must be approved. A call the
+ * executor would refuse anyway (unknown tool, arguments that do not parse)
+ * is not worth a person's time: it runs, and the model reads the error.
+ */
+export function createToolActionDecider({
+  registry,
+  allowedTools,
+  clientTools,
+  approvalRequired,
+}: {
+  registry: ToolRegistry;
+  allowedTools: readonly string[];
+  clientTools: readonly string[];
+  approvalRequired: readonly string[];
+}): (call: ToolCallBlock) => ToolAction {
+  const client = new Set(clientTools);
+  const allowed = new Set(allowedTools);
+  const listed = new Set(approvalRequired);
+  return (call) => {
+    if (client.has(call.name)) return "submit_output";
+    const tool = allowed.has(call.name) ? registry.get(call.name) : undefined;
+    if (!tool || call.raw_arguments !== undefined) return "run";
+    const parsed = tool.input.safeParse(call.input);
+    if (!parsed.success) return "run";
+    return listed.has(call.name) || tool.needsApproval(parsed.data, { toolCallId: call.id }) ? "approve" : "run";
+  };
+}

@@ -1,0 +1,28 @@
+import { AppError } from "../errors.js";
+import type { ClientTool } from "../store/schema.js";
+
+/**
+ * A conversation's approval list and client tools, checked against its
+ * server tools: every tool that needs approval is one of them, and no
+ * client tool shares a name with one (or with another client tool), or the
+ * model would see two tools by one name. 400s name the tools at fault.
+ */
+export function checkToolSettings({ tools, approvalRequired, clientTools }: { tools: string[]; approvalRequired: string[]; clientTools: ClientTool[] }) {
+  const unknown = approvalRequired.filter((name) => !tools.includes(name));
+  if (unknown.length > 0) {
+    throw new AppError("invalid_request", `approval_required names ${unknown.map((n) => JSON.stringify(n)).join(", ")}, not among this conversation's tools (${tools.join(", ") || "none"})`, {
+      field: "body.approval_required",
+      unknown,
+      tools,
+    });
+  }
+  const names = clientTools.map((t) => t.name);
+  const clashing = [...new Set(names.filter((name, i) => tools.includes(name) || names.indexOf(name) !== i))];
+  if (clashing.length > 0) {
+    throw new AppError("invalid_request", `client_tools: ${clashing.map((n) => JSON.stringify(n)).join(", ")} clash with a server tool or with each other; each tool needs a name of its own`, {
+      field: "body.client_tools",
+      clashing,
+    });
+  }
+  return { approvalRequired: [...new Set(approvalRequired)], clientTools };
+}

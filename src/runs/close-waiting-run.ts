@@ -1,0 +1,43 @@
+import { errorResultFor } from "../agent/repair-history.js";
+import type { Repositories } from "../store/store.js";
+import type { RunRow } from "../store/schema.js";
+import { runStateOf } from "./run-events.js";
+
+export const EXPIRED_RESULT = "not executed: no answer in time";
+export const SUPERSEDED_RESULT = "not executed: the user sent a new message instead";
+export const CANCELLED_WAITING_RESULT = "cancelled: the run was cancelled while this call waited for the user";
+
+/** How a paused run ends without going on, and what its pending calls are answered with. */
+export type WaitingRunEnd =
+  | { status: "incomplete"; stopReason: "action_expired"; content: typeof EXPIRED_RESULT }
+  | { status: "incomplete"; stopReason: "superseded"; content: typeof SUPERSEDED_RESULT }
+  | { status: "cancelled"; stopReason: "cancelled"; content: typeof CANCELLED_WAITING_RESULT };
+
+export const EXPIRED: WaitingRunEnd = { status: "incomplete", stopReason: "action_expired", content: EXPIRED_RESULT };
+export const SUPERSEDED: WaitingRunEnd = { status: "incomplete", stopReason: "superseded", content: SUPERSEDED_RESULT };
+export const CANCELLED_WAITING: WaitingRunEnd = { status: "cancelled", stopReason: "cancelled", content: CANCELLED_WAITING_RESULT };
+
+/**
+ * Ends a paused run, in the caller's transaction and with its row locked
+ * (`runs.lockWaiting`): each pending call gets an error result saying why
+ * it never ran, so the history stays valid, then the run's end and its
+ * terminal event. Nothing is left half done: either all of it commits, or
+ * the run still waits.
+ */
+export async function closeWaitingRun(tx: Repositories, run: RunRow, end: WaitingRunEnd): Promise<RunRow> {
+  const pending = run.requiredAction?.tool_calls ?? [];
+  const results = pending.map((call) => errorResultFor({ type: "tool_call", id: call.tool_call_id, name: call.name, input: call.input }, end.content));
+  const firstSeq = (await tx.messages.lastSeq(run.conversationId)) + 1;
+  await tx.messages.append({ conversationId: run.conversationId, runId: run.id, items: results, firstSeq });
+  const ended = await tx.runs.endWaiting(run.id, { status: end.status, stopReason: end.stopReason });
+  const lastEvent = await tx.events.lastSeq(run.id);
+  await tx.events.append(run.id, [
+    ...pending.flatMap((call, i) => [
+      { type: "message.created", data: { seq: firstSeq + i } },
+      { type: "tool_call.completed", data: { tool_call_id: call.tool_call_id, name: call.name, is_error: true, duration_ms: 0, seq: firstSeq + i } },
+    ]),
+    { type: `run.${end.status}`, data: { run: runStateOf(ended) } },
+  ].map((e, i) => ({ seq: lastEvent + 1 + i, ...e })));
+  await tx.notify("loopd_run_events", run.id);
+  return ended;
+}
