@@ -13,7 +13,9 @@ export function describeToolResults(results: readonly ToolResultBlock[], calls: 
     .map((result) => {
       const call = calls.find((c) => c.id === result.tool_call_id);
       if (result.is_error) {
-        const reason = result.content.replace(/^\s*error:\s*/i, "").trim();
+        // Said as one sentence: the error's own closing full stop is dropped (not a regex: linear on any text).
+        let reason = result.content.replace(/^\s*error:\s*/i, "").trim();
+        if (reason.endsWith(".")) reason = reason.slice(0, -1);
         return `The ${result.name} tool reported an error: ${reason || "no details"}.`;
       }
       switch (result.name) {
