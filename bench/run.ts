@@ -8,7 +8,9 @@
  *   (b) cost of persistence as a conversation grows: whole runs at 10, 100 and
  *       1000 messages, and the store's append and history read alone;
  *   (c) idle SSE followers: statements per second and memory while 500
- *       clients follow a run that waits on its model.
+ *       clients follow a run that waits on its model;
+ *   (d) a pause answered: answer POST → the next model request, against the
+ *       same step run straight through (model request → next model request).
  *
  * On PGlite always; also on Postgres when BENCH_DATABASE_URL is set (a fresh
  * database is created on that server and dropped afterwards).
@@ -24,6 +26,7 @@ import { measureAppendCost } from "./append-cost.js";
 import { createBenchDatabase, type BenchDatabase } from "./bench-database.js";
 import { measureHistoryGrowth } from "./history-growth.js";
 import { measureIdleFollowers, type IdleFollowersRow } from "./idle-followers.js";
+import { measurePauseAnswer } from "./pause-answer.js";
 import { loopdClient } from "./loopd-client.js";
 import { markdownTable } from "./markdown-table.js";
 import { ms } from "./measure.js";
@@ -37,6 +40,7 @@ const logLevel = process.env.BENCH_LOG_LEVEL ?? "warn";
 const GROWTH_CHECKPOINTS = [10, 100, 1000];
 const followers = positiveInt(process.env.BENCH_FOLLOWERS, 500);
 const APPEND_CHECKPOINTS = [10, 100, 1000, 10_000];
+const pauseSamples = positiveInt(process.env.BENCH_PAUSES, 100);
 
 function positiveInt(value: string | undefined, fallback: number): number {
   const n = Number(value);
@@ -66,12 +70,14 @@ async function benchOn(database: BenchDatabase) {
     }
     progress(`${database.kind}: growing one conversation to ${GROWTH_CHECKPOINTS.at(-1)} messages`);
     const growth = await measureHistoryGrowth({ llm, loopd: client, sdk, checkpoints: GROWTH_CHECKPOINTS, samples: 20 });
+    progress(`${database.kind}: pauses answered against plain tool round trips`);
+    const pause = await measurePauseAnswer({ llm, loopdUrl: loopd.url, samples: pauseSamples });
     progress(`${database.kind}: ${followers} idle followers of one run`);
     const idle = await measureIdleFollowers({ llm, loopdUrl: loopd.url, loopdPid: loopd.pid, databaseUrl: database.open.databaseUrl, followers });
     await loopd.stop();
     progress(`${database.kind}: store appends up to ${APPEND_CHECKPOINTS.at(-1)} messages`);
     const appends = await measureAppendCost({ open: database.open, checkpoints: APPEND_CHECKPOINTS, samples: 50 });
-    return { overhead, growth, appends, idle };
+    return { overhead, growth, appends, idle, pause };
   } finally {
     await loopd.stop();
     await llm.close();
@@ -97,11 +103,14 @@ async function main() {
   const growthRows: string[][] = [];
   const appendRows: string[][] = [];
   const idleRows: string[][] = [];
+  const pauseRows: string[][] = [];
   for (const serverUrl of backends) {
     const database = await createBenchDatabase(serverUrl);
     try {
-      const { overhead, growth, appends, idle } = await benchOn(database);
+      const { overhead, growth, appends, idle, pause } = await benchOn(database);
       idleRows.push(idleRow(database.kind, idle));
+      const { toolRoundTrip: t, answerToRequest: a } = pause;
+      pauseRows.push([database.kind, ms(t.p50), ms(t.p95), ms(a.p50), ms(a.p95), ms(a.p50 - t.p50), `${(a.p50 / t.p50).toFixed(2)}×`]);
       for (const { scenario, concurrency: c, direct, loopd } of overhead) {
         overheadRows.push([
           database.kind,
@@ -158,6 +167,12 @@ async function main() {
     "Statements per second the database ran meanwhile (Postgres's own counters; not countable from outside on PGlite), and loopd's resident memory.",
     "",
     markdownTable(["db", "followers", "statements/s", "RSS before (MiB)", "RSS with followers (MiB)"], idleRows),
+    "",
+    `## (d) A pause answered, against the same step run straight through (${pauseSamples} of each, interleaved, ms)`,
+    "",
+    "Tool round trip: the model's request → its next request (answer, save, `calculate`, save). Answered pause: the answer POST sent → the model's next request (the answer saved and the run resumed, `calculate`, save).",
+    "",
+    markdownTable(["db", "tool round trip p50", "p95", "answer → next request p50", "p95", "added p50", "ratio p50"], pauseRows),
     "",
   ].join("\n");
   process.stdout.write(out);
