@@ -14,16 +14,23 @@ DROP INDEX "runs_one_active_per_conversation_key";--> statement-breakpoint
 ALTER TABLE "conversations" ADD COLUMN "approval_required" jsonb DEFAULT '[]'::jsonb NOT NULL;--> statement-breakpoint
 ALTER TABLE "conversations" ADD COLUMN "client_tools" jsonb DEFAULT '[]'::jsonb NOT NULL;--> statement-breakpoint
 ALTER TABLE "conversations" ADD COLUMN "action_timeout_s" integer;--> statement-breakpoint
+ALTER TABLE "conversations" ADD COLUMN "budget" jsonb;--> statement-breakpoint
+ALTER TABLE "messages" ADD COLUMN "kind" text;--> statement-breakpoint
 ALTER TABLE "runs" ADD COLUMN "required_action" jsonb;--> statement-breakpoint
 ALTER TABLE "runs" ADD COLUMN "action_expires_at" timestamp (3) with time zone;--> statement-breakpoint
+ALTER TABLE "runs" ADD COLUMN "paused_at" timestamp (3) with time zone;--> statement-breakpoint
+ALTER TABLE "runs" ADD COLUMN "paused_ms" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE "runs" ADD COLUMN "budget_exceeded" text;--> statement-breakpoint
 ALTER TABLE "run_actions" ADD CONSTRAINT "run_actions_run_id_runs_id_fk" FOREIGN KEY ("run_id") REFERENCES "public"."runs"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "run_actions_run_id_idx" ON "run_actions" USING btree ("run_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "run_actions_run_id_idempotency_key_key" ON "run_actions" USING btree ("run_id","idempotency_key") WHERE idempotency_key is not null;--> statement-breakpoint
 CREATE INDEX "runs_action_expires_at_idx" ON "runs" USING btree ("action_expires_at") WHERE status = 'requires_action';--> statement-breakpoint
-CREATE UNIQUE INDEX "runs_one_active_per_conversation_key" ON "runs" USING btree ("conversation_id") WHERE status in ('queued', 'running', 'requires_action');--> statement-breakpoint
+CREATE UNIQUE INDEX "runs_one_active_per_conversation_key" ON "runs" USING btree ("conversation_id") WHERE status in ('queued', 'running', 'requires_action');
+--> statement-breakpoint
 -- loopd_save, now also pausing a run: an end whose status is 'requires_action'
 -- records the calls it waits on with their deadline (the database's clock),
 -- gives up the lease (a paused run holds no process), and leaves the run open.
+-- Messages keep their kind (a notice); an end records which budget ended it.
 CREATE OR REPLACE FUNCTION "loopd_save"(
   p_run_id text,
   p_owner text,
@@ -48,8 +55,8 @@ BEGIN
     IF coalesce((SELECT max(seq) FROM messages WHERE conversation_id = p_conversation_id), 0) <> p_first_seq - 1 THEN
       RAISE EXCEPTION 'loopd_save: the history of % does not end at seq %', p_conversation_id, p_first_seq - 1 USING ERRCODE = '40001';
     END IF;
-    INSERT INTO messages (id, conversation_id, seq, role, content, run_id)
-      SELECT m->>'id', p_conversation_id, p_first_seq + ord::integer - 1, m->>'role', m->'content', p_run_id
+    INSERT INTO messages (id, conversation_id, seq, role, content, kind, run_id)
+      SELECT m->>'id', p_conversation_id, p_first_seq + ord::integer - 1, m->>'role', m->'content', m->>'kind', p_run_id
       FROM jsonb_array_elements(p_messages) WITH ORDINALITY AS t(m, ord);
   END IF;
   IF p_end IS NOT NULL AND p_end->>'status' = 'requires_action' THEN
@@ -60,6 +67,7 @@ BEGIN
       status = 'requires_action',
       required_action = required,
       action_expires_at = (required->>'expires_at')::timestamptz,
+      paused_at = now(),
       lease_owner = NULL,
       lease_expires_at = NULL,
       steps = coalesce(p_steps, steps),
@@ -70,6 +78,7 @@ BEGIN
       status = p_end->>'status',
       stop_reason = p_end->>'stop_reason',
       error = nullif(p_end->'error', 'null'::jsonb),
+      budget_exceeded = p_end->>'budget_exceeded',
       steps = coalesce(p_steps, steps),
       usage = coalesce(p_usage, usage),
       completed_at = now()

@@ -31,6 +31,7 @@ import { createStore } from "./store/store.js";
 import { createBuiltinTools } from "./tools/builtin/index.js";
 import type { Tool } from "./tools/define-tool.js";
 import { createToolRegistry } from "./tools/tool-registry.js";
+import { createPriceTable, loadPriceFile } from "./agent/price-table.js";
 
 export interface AppDeps {
   config: Config;
@@ -102,6 +103,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     store: createStore(database),
     providers: deps.providers ?? createProviders(),
     registry: createToolRegistry(deps.tools ?? createBuiltinTools()),
+    prices: createPriceTable(config.pricesFile ? loadPriceFile(config.pricesFile) : {}),
     signals: signalsOf(database),
     histories: createHistoryCache({ maxChars: config.historyCacheMb * 1024 * 1024 }),
     broadcast: createBroadcast({ database, onError: (err) => logger.warn({ err }, "LISTEN connection failed; followers fall back to polling") }),

@@ -9,6 +9,9 @@ const intFromEnv = (fallback: number, { min = 1 }: { min?: number } = {}) =>
 
 const optionalString = z.preprocess((v) => (v === "" ? undefined : v), z.string().optional());
 
+/** A limit from the environment: unset (or empty) is no limit. */
+const optionalPositive = (n: z.ZodNumber) => z.preprocess((v) => (v === undefined || v === "" ? undefined : Number(v)), n.positive().optional());
+
 const envSchema = z.object({
   PORT: z.preprocess((v) => (v === undefined || v === "" ? undefined : Number(v)), z.number().int().min(0).max(65535).default(3000)),
   HOST: z.string().min(1).default("127.0.0.1"),
@@ -23,6 +26,10 @@ const envSchema = z.object({
   TOOL_TIMEOUT_MS: intFromEnv(30_000),
   TOOL_CONCURRENCY: intFromEnv(8),
   ACTION_TIMEOUT_S: intFromEnv(3600),
+  RUN_MAX_TOKENS: optionalPositive(z.number().int()),
+  RUN_MAX_SECONDS: optionalPositive(z.number()),
+  RUN_MAX_COST_USD: optionalPositive(z.number()),
+  PRICES_FILE: optionalString,
   WORKSPACE_DIR: z.string().min(1).default("./workspace"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   BODY_LIMIT_BYTES: intFromEnv(1_048_576),
@@ -54,6 +61,10 @@ export interface Config {
   toolConcurrency: number;
   /** How long a paused run waits for the application's answer before its calls are given up (a conversation may set its own). */
   actionTimeoutS: number;
+  /** Server-wide budget defaults of a run (null: no limit); a conversation's or a request's own win. */
+  runBudget: { maxTokens: number | null; maxSeconds: number | null; maxCostUsd: number | null };
+  /** A JSON price table that overrides the built-in prices. */
+  pricesFile: string | undefined;
   workspaceDir: string;
   logLevel: string;
   bodyLimitBytes: number;
@@ -104,6 +115,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     toolTimeoutMs: e.TOOL_TIMEOUT_MS,
     toolConcurrency: e.TOOL_CONCURRENCY,
     actionTimeoutS: e.ACTION_TIMEOUT_S,
+    runBudget: { maxTokens: e.RUN_MAX_TOKENS ?? null, maxSeconds: e.RUN_MAX_SECONDS ?? null, maxCostUsd: e.RUN_MAX_COST_USD ?? null },
+    pricesFile: e.PRICES_FILE,
     workspaceDir: path.resolve(e.WORKSPACE_DIR),
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,

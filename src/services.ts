@@ -1,4 +1,5 @@
 import type { ModelProvider, ProviderName } from "./agent/model.js";
+import type { PriceTable } from "./agent/price-table.js";
 import type { Config } from "./config.js";
 import type { HistoryCache } from "./runs/history-cache.js";
 import type { RunSignals } from "./runs/run-signals.js";
@@ -21,6 +22,8 @@ export interface Services {
   store: Store;
   providers: Record<ProviderName, ModelProvider>;
   registry: ToolRegistry;
+  /** What a model's tokens cost (built-in list prices, or `PRICES_FILE`). */
+  prices: PriceTable;
   signals: RunSignals;
   /** Histories of conversations whose runs ended here, for their next run. */
   histories: HistoryCache;

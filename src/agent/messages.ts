@@ -39,7 +39,7 @@ export type ToolResultBlock = z.infer<typeof toolResultBlockSchema>;
 export type AssistantBlock = TextBlock | ToolCallBlock;
 
 export type NewMessage =
-  | { role: "user"; content: TextBlock[] }
+  | { role: "user"; content: TextBlock[]; /** Written by loopd itself (a grace turn's notice), sent as user text. */ kind?: "notice" }
   | { role: "assistant"; content: AssistantBlock[] }
   | { role: "tool"; content: [ToolResultBlock] };
 
@@ -59,6 +59,7 @@ export const messageSchema = z.object({
   role: z.enum(["user", "assistant", "tool"]),
   run_id: z.string().nullable(),
   created_at: z.string(),
+  kind: z.literal("notice").optional(),
   content: z.array(z.discriminatedUnion("type", [textBlockSchema, toolCallBlockSchema, toolResultBlockSchema])),
 });
 
@@ -82,6 +83,9 @@ export interface Usage {
   cache_read_tokens: number;
   cache_write_tokens: number;
 }
+
+/** A run's usage: its tokens, and what they cost (null when its model has no price). */
+export type RunUsage = Usage & { cost_usd?: number | null };
 
 export const emptyUsage = (): Usage => ({
   input_tokens: 0,

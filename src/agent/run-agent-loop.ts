@@ -1,9 +1,11 @@
 import { executeToolCalls } from "../tools/execute-tool-calls.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
+import { linkedAbort } from "../linked-abort.js";
 import type { AgentEvent } from "./agent-events.js";
+import { exceededBudget, graceNotice, TIME_BUDGET_RESULT, type BudgetName, type BudgetSpent, type RunBudget } from "./budget.js";
 import type { PendingToolCall, ToolAction } from "./decide-tool-action.js";
 import { startModelCallDeadline } from "./model-call-deadline.js";
-import { addUsage, emptyUsage, toolCallsOf, type NewMessage, type ToolCallBlock, type Usage } from "./messages.js";
+import { addUsage, emptyUsage, toolCallsOf, type NewMessage, type RunUsage, type ToolCallBlock, type Usage } from "./messages.js";
 import type { ModelProvider, ModelResponse, ToolChoice, ToolSpec } from "./model.js";
 import { nextStep, type RunStopReason } from "./next-step.js";
 import { CANCELLED_RESULT, errorResultFor, INTERRUPTED_RESULT, repairTail } from "./repair-history.js";
@@ -39,12 +41,28 @@ export interface AgentRunOptions {
    */
   approvedCalls?: string[];
   /**
+   * Resolves once every event emitted so far is saved: approved calls are
+   * announced (`tool_call.started`) durably before they run, so a process
+   * that takes the run over knows which of them never began.
+   */
+  flushEvents?: () => Promise<void>;
+  /**
    * Applies to the first model call only; later calls use `auto` (or stay
    * `none`), or a forced tool would be called again forever.
    * @default "auto"
    */
   toolChoice?: ToolChoice;
   maxSteps: number;
+  /**
+   * The run's other limits, and whether a grace turn answers for it when one
+   * runs out. `max_steps` here is ignored: `maxSteps` counts.
+   * @default no limit but `maxSteps`, with a grace turn
+   */
+  budget?: Omit<RunBudget, "max_steps">;
+  /** When the run's clock started (ms since the epoch, time spent paused added back): `max_seconds` counts from there. @default now */
+  clockStartedAt?: number;
+  /** What a model call's usage costs in USD; null when the model has no price. @default no price */
+  costOf?: (usage: Usage) => number | null;
   maxTokens: number;
   workspaceDir: string;
   toolTimeoutMs: number;
@@ -52,8 +70,8 @@ export interface AgentRunOptions {
   toolConcurrency?: number;
   /** Model calls already made by this run (a run resumed after a crash). @default 0 */
   stepsDone?: number;
-  /** Usage already spent by this run. */
-  usageSoFar?: Usage;
+  /** Usage already spent by this run (with its cost, once priced). */
+  usageSoFar?: RunUsage;
   /** The most one model call may take; past it the run fails with a provider error. @default 600000 */
   modelCallTimeoutMs?: number;
   /** The most a model call may go without streaming any part of the answer; past it the run fails with a provider error. @default 60000 */
@@ -77,8 +95,10 @@ export interface AgentRunResult {
   /** Null while the run waits for the application. */
   stopReason: RunStopReason | null;
   steps: number;
-  usage: Usage;
+  usage: RunUsage;
   error: { code: string; message: string } | null;
+  /** Which budget ended the run, when one did. */
+  budgetExceeded?: BudgetName | null;
   /** The history as it stands at the end, everything in it saved. */
   history?: NewMessage[];
   /** What the run waits on, when it paused (`requires_action`). */
@@ -96,7 +116,13 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
   const emit = options.onEvent ?? (() => {});
   const history = [...options.history];
   let steps = options.stepsDone ?? 0;
-  let usage = options.usageSoFar ?? emptyUsage();
+  const costOf = options.costOf ?? (() => null);
+  const usedBefore: RunUsage = options.usageSoFar ?? emptyUsage();
+  // A run saved before it was priced gets its cost worked out from its tokens.
+  let usage: RunUsage = { ...usedBefore, cost_usd: usedBefore.cost_usd !== undefined ? usedBefore.cost_usd : costOf(usedBefore) };
+  const budget: RunBudget = { max_tokens: null, max_seconds: null, max_cost_usd: null, grace_turn: true, ...options.budget, max_steps: maxSteps };
+  const clockStartedAt = options.clockStartedAt ?? now();
+  const timeLeftMs = () => (budget.max_seconds === null ? Infinity : clockStartedAt + budget.max_seconds * 1000 - now());
   let toolChoice = options.toolChoice ?? "auto";
   const tools = [...registry.specs(allowedTools.filter((name) => registry.has(name))), ...(options.clientTools ?? [])];
   const decideAction = options.decideAction ?? (() => "run");
@@ -110,25 +136,21 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
     status: AgentRunResult["status"],
     stopReason: RunStopReason,
     error: AgentRunResult["error"] = null,
+    budgetExceeded: BudgetName | null = null,
   ): Promise<AgentRunResult> => {
     await append(repairTail(history, status === "cancelled" && !isInterruption(signal) ? CANCELLED_RESULT : INTERRUPTED_RESULT));
-    return { status, stopReason, steps, usage, error, history };
+    return { status, stopReason, steps, usage, error, history, budgetExceeded };
   };
+  const endOver = (over: BudgetName) => end("incomplete", over === "steps" ? "max_steps" : "budget", null, over);
 
-  if (options.approvedCalls?.length) {
-    const approved = new Set(options.approvedCalls);
-    await runTools(lastCalls(history).filter((call) => approved.has(call.id)));
-  }
-
-  for (;;) {
-    if (signal?.aborted) return end("cancelled", "cancelled");
-    // A crash or an earlier cancel may have left calls unanswered; answer them first.
-    await append(repairTail(history));
-    if (steps >= maxSteps) return end("incomplete", "max_steps");
-
+  /** Calls the model once; a failure or a cancel ends the run (returned as its result). */
+  const callModel = async (choice: ToolChoice): Promise<ModelResponse | AgentRunResult> => {
     const started = now();
     const step = steps + 1;
-    const deadline = startModelCallDeadline({ signal, callTimeoutMs: options.modelCallTimeoutMs, idleMs: options.modelStreamIdleMs });
+    // The run's time budget bounds the call too (the grace call excepted: it runs on the time that is left over).
+    const budgetMs = choice === "none" && budget.max_seconds !== null && timeLeftMs() <= 0 ? Infinity : timeLeftMs();
+    const callTimeoutMs = Math.min(options.modelCallTimeoutMs ?? 600_000, budgetMs);
+    const deadline = startModelCallDeadline({ signal, callTimeoutMs, idleMs: options.modelStreamIdleMs });
     let response: ModelResponse;
     try {
       response = await provider.generate({
@@ -136,7 +158,7 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
         system,
         messages: history,
         tools,
-        toolChoice: tools.length === 0 ? "none" : toolChoice,
+        toolChoice: tools.length === 0 ? "none" : choice,
         maxTokens,
         signal: deadline.signal,
         onTextDelta: (delta) => emit({ type: "text.delta", delta }),
@@ -145,7 +167,9 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
     } catch (thrown) {
       if (signal?.aborted) return end("cancelled", "cancelled");
       // A passed deadline aborts the call: the provider then throws an AbortError, but the run was not cancelled.
-      const err = deadline.expired() ?? thrown;
+      const expired = deadline.expired();
+      if (expired && budgetMs <= callTimeoutMs && timeLeftMs() <= 0) return endOver("seconds");
+      const err = expired ?? thrown;
       const message = err instanceof Error ? err.message : String(err);
       const status = typeof (err as { status?: unknown }).status === "number" ? (err as { status: number }).status : null;
       emit({ type: "model_call.failed", step, provider: provider.name, model, error: message, status, duration_ms: now() - started });
@@ -154,7 +178,8 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
       deadline.dispose();
     }
     steps = step;
-    usage = addUsage(usage, response.usage);
+    const cost = costOf(response.usage);
+    usage = { ...addUsage(usage, response.usage), cost_usd: usage.cost_usd == null || cost === null ? null : roundUsd(usage.cost_usd + cost) };
     emit({
       type: "model_call.finished",
       step,
@@ -169,6 +194,50 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
     });
     // Saved before any tool runs: the calls are on record even if we crash now.
     if (response.content.length > 0) await append([{ role: "assistant", content: response.content }]);
+    return response;
+  };
+
+  /**
+   * A budget ran out while the model still wants tools: a notice says so,
+   * and one last call with tools disabled (still declared, so the history
+   * stays valid) lets the model answer with what it has.
+   */
+  const graceTurn = async (over: BudgetName): Promise<AgentRunResult> => {
+    const last = history.at(-1);
+    // A run resumed after a crash may have said so already.
+    if (!(last?.role === "user" && last.kind === "notice")) {
+      await append([{ role: "user", kind: "notice", content: [{ type: "text", text: graceNotice(over) }] }]);
+    }
+    const response = await callModel("none");
+    if (!("content" in response)) return response;
+    const calls = response.content.filter((b): b is ToolCallBlock => b.type === "tool_call");
+    await append(calls.map((call) => errorResultFor(call, "tool call was not executed: the run's budget ran out")));
+    return endOver(over);
+  };
+
+  const spent = (): BudgetSpent => ({ steps, usage, costUsd: usage.cost_usd ?? null, elapsedMs: now() - clockStartedAt });
+
+  if (options.approvedCalls?.length) {
+    const approved = new Set(options.approvedCalls);
+    const calls = lastCalls(history).filter((call) => approved.has(call.id));
+    for (const call of calls) emit({ type: "tool_call.started", tool_call_id: call.id, name: call.name, input: call.input });
+    await options.flushEvents?.();
+    await runTools(calls, { announced: true });
+  }
+
+  for (;;) {
+    if (signal?.aborted) return end("cancelled", "cancelled");
+    // A crash or an earlier cancel may have left calls unanswered; answer them first.
+    await append(repairTail(history));
+    // Checked after every model call and every batch of tool results: here,
+    // before the next call (an answer without tools ends the run anyway).
+    if (steps > 0) {
+      const over = exceededBudget(budget, spent());
+      if (over) return budget.grace_turn && steps < maxSteps ? graceTurn(over) : endOver(over);
+    }
+
+    const response = await callModel(toolChoice);
+    if (!("content" in response)) return response;
     if (toolChoice !== "none") toolChoice = "auto";
 
     const next = nextStep(response);
@@ -193,7 +262,12 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
     }
   }
 
-  async function runTools(calls: ToolCallBlock[]) {
+  async function runTools(calls: ToolCallBlock[], { announced = false }: { announced?: boolean } = {}) {
+    // The run's time budget stops a call in flight at its deadline.
+    const timeLeft = timeLeftMs();
+    const outOfTime = Number.isFinite(timeLeft) ? AbortSignal.timeout(Math.max(0, timeLeft)) : undefined;
+    const toolSignal = outOfTime ? linkedAbort(outOfTime, ...(signal ? [signal] : [])) : undefined;
+    try {
     const outcomes = executeToolCalls({
       calls,
       registry,
@@ -201,14 +275,15 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
       workspaceDir: options.workspaceDir,
       defaultTimeoutMs: options.toolTimeoutMs,
       concurrency: options.toolConcurrency,
-      signal,
+      signal: toolSignal?.signal ?? signal,
       now,
-      onStart: (call) => emit({ type: "tool_call.started", tool_call_id: call.id, name: call.name, input: call.input }),
+      onStart: announced ? undefined : (call) => emit({ type: "tool_call.started", tool_call_id: call.id, name: call.name, input: call.input }),
     });
     for await (const outcome of outcomes) {
       const { call, durationMs, status } = outcome;
       // A call cut short by a shutdown was not cancelled by anyone: say so, for the model that resumes.
-      const result = status === "cancelled" && isInterruption(signal) ? { ...outcome.result, content: INTERRUPTED_RESULT } : outcome.result;
+      const stoppedBy = status !== "cancelled" ? null : isInterruption(signal) ? INTERRUPTED_RESULT : !signal?.aborted && outOfTime?.aborted ? TIME_BUDGET_RESULT : null;
+      const result = stoppedBy ? { ...outcome.result, content: stoppedBy } : outcome.result;
       await append([{ role: "tool", content: [result] }], {
         completed: [{ tool_call_id: call.id, name: call.name, is_error: result.is_error, duration_ms: durationMs }],
       });
@@ -223,8 +298,13 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
         status,
       });
     }
+    } finally {
+      toolSignal?.dispose();
+    }
   }
 }
+
+const roundUsd = (n: number) => Math.round(n * 1e9) / 1e9;
 
 /** The calls of the last assistant message. */
 function lastCalls(history: readonly NewMessage[]): ToolCallBlock[] {

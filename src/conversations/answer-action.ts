@@ -9,6 +9,7 @@ import type { Repositories } from "../store/store.js";
 import { clipToolResult } from "../tools/clip-tool-result.js";
 import { checkActionAnswer, type ApprovalAnswer, type OutputAnswer } from "./check-action-answer.js";
 import { checkSameRequest, hashOfRequest } from "./request-hash.js";
+import { closeWaitingRun, EXPIRED } from "../runs/close-waiting-run.js";
 
 export interface AnswerActionInput {
   conversationId: string;
@@ -56,12 +57,17 @@ export async function answerAction({ services, runs }: { services: Services; run
   const earlier = await replay();
   if (earlier) return earlier;
 
-  let answered: Awaited<ReturnType<typeof saveAnswer>>;
+  let answered: Awaited<ReturnType<typeof saveAnswer>> | "expired";
   try {
     answered = await store.transaction(async (tx) => {
       const waiting = await tx.runs.lockWaiting(found.id);
       if (!waiting) {
         throw new AppError("run_not_waiting", `run ${found.id} is not waiting for an answer`, { run_id: found.id });
+      }
+      // Past its deadline, the calls were given up, whether or not the sweeper has been round yet.
+      if (await tx.runs.lockWaiting(found.id, { overdue: true })) {
+        await closeWaitingRun(tx, waiting, EXPIRED);
+        return "expired" as const;
       }
       return saveAnswer(tx, { waiting, input, requestHash, owner: instanceId, leaseMs: config.runLeaseMs });
     });
@@ -76,6 +82,13 @@ export async function answerAction({ services, runs }: { services: Services; run
     throw err;
   }
   signals.notify(found.id);
+  if (answered === "expired") {
+    throw new AppError("run_not_waiting", `run ${found.id} is no longer waiting: no answer came before its deadline, so its calls were given up`, {
+      run_id: found.id,
+      status: "incomplete",
+      stop_reason: "action_expired",
+    });
+  }
   runs.start(answered.run, { lastSeq: answered.lastEventSeq, nextMessageSeq: answered.nextMessageSeq, approvedCalls: answered.approvedCalls });
   return { run: answered.run, afterEventSeq: answered.afterEventSeq, firstMessageSeq: answered.firstMessageSeq, replayed: false };
 }

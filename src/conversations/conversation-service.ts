@@ -3,7 +3,7 @@ import { AppError, notFound } from "../errors.js";
 import { historyOf } from "../runs/history-of.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { Services } from "../services.js";
-import type { ClientTool, RunRow } from "../store/schema.js";
+import type { BudgetInput, ClientTool, RunRow } from "../store/schema.js";
 import { checkToolSettings } from "./check-tool-settings.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { presentConversation, presentMessage, presentRun } from "./present.js";
@@ -18,6 +18,7 @@ export interface CreateConversationInput {
   approval_required?: string[] | undefined;
   client_tools?: ClientTool[] | undefined;
   action_timeout_s?: number | null | undefined;
+  budget?: BudgetInput | null | undefined;
 }
 
 /** Conversations, their history and their runs: the read and bookkeeping use cases. */
@@ -57,6 +58,7 @@ export function createConversationService(services: Services) {
         metadata: input.metadata ?? {},
         ...checkToolSettings({ tools, approvalRequired: input.approval_required ?? [], clientTools: input.client_tools ?? [] }),
         actionTimeoutS: input.action_timeout_s ?? null,
+        budget: input.budget ?? null,
       });
       return presentConversation(row);
     },
@@ -79,6 +81,7 @@ export function createConversationService(services: Services) {
       const row = await store.conversations.update(id, {
         ...settings,
         ...(input.action_timeout_s !== undefined && { actionTimeoutS: input.action_timeout_s }),
+        ...(input.budget !== undefined && { budget: input.budget }),
         ...(input.title !== undefined && { title: input.title }),
         ...(input.system !== undefined && { system: input.system }),
         ...(input.provider !== undefined && { provider: input.provider }),

@@ -18,6 +18,8 @@ export function presentConversation(row: ConversationWithActiveRun) {
     approval_required: row.approvalRequired,
     client_tools: row.clientTools,
     action_timeout_s: row.actionTimeoutS,
+    budget: row.budget,
+    usage: row.usage,
     message_count: row.messageCount,
     active_run_id: row.activeRunId,
   };
@@ -30,6 +32,7 @@ export function presentMessage(row: MessageRow): Message {
     role: row.role,
     run_id: row.runId,
     created_at: row.createdAt.toISOString(),
+    ...(row.kind && { kind: row.kind }),
     content: row.content,
   } as Message;
 }
@@ -43,8 +46,9 @@ export function presentRun(row: RunRow) {
     steps: row.steps,
     provider: row.provider,
     model: row.model,
-    usage: row.usage,
+    usage: { ...row.usage, cost_usd: row.usage.cost_usd ?? null },
     error: row.error ?? null,
+    ...(row.budgetExceeded && { budget_exceeded: row.budgetExceeded }),
     created_at: row.createdAt.toISOString(),
     completed_at: row.completedAt ? row.completedAt.toISOString() : null,
     ...(row.status === "requires_action" &&

@@ -4,7 +4,8 @@ import { repairMessages } from "../agent/repair-history.js";
 import { AppError, findInCauseChain, notFound } from "../errors.js";
 import { checkSameRequest, hashOfRequest } from "./request-hash.js";
 import { newId } from "../store/ids.js";
-import type { RunRequest, RunRow } from "../store/schema.js";
+import type { BudgetInput, RunRequest, RunRow } from "../store/schema.js";
+import { settleBudget } from "./settle-budget.js";
 import { uniqueViolation } from "../store/unique-violation.js";
 import { closeWaitingRun, SUPERSEDED } from "../runs/close-waiting-run.js";
 import { historyOf } from "../runs/history-of.js";
@@ -15,6 +16,7 @@ export interface SendMessageInput {
   conversationId: string;
   content: string | TextBlock[];
   maxSteps?: number | undefined;
+  budget?: BudgetInput | undefined;
   toolChoice?: ToolChoice | undefined;
   model?: string | undefined;
   idempotencyKey?: string | undefined;
@@ -35,20 +37,33 @@ export async function sendMessage(
 
   const content: TextBlock[] = typeof input.content === "string" ? [{ type: "text", text: input.content }] : input.content;
   const toolChoice = input.toolChoice ?? "auto";
-  if (typeof toolChoice === "object" && !conversation.tools.includes(toolChoice.name)) {
+  const offered = [...conversation.tools, ...conversation.clientTools.map((t) => t.name)];
+  if (typeof toolChoice === "object" && !offered.includes(toolChoice.name)) {
     throw new AppError("invalid_request", `tool_choice names ${toolChoice.name}, which is not one of this conversation's tools`, {
       field: "tool_choice.name",
-      tools: conversation.tools,
+      tools: offered,
     });
   }
-  const request = {
-    max_steps: Math.min(input.maxSteps ?? config.maxSteps, config.maxStepsLimit),
-    tool_choice: toolChoice,
-    model: input.model ?? null,
-  };
+  const model = input.model ?? conversation.model;
+  const budget = settleBudget({
+    request: input.budget,
+    maxSteps: input.maxSteps,
+    conversation: conversation.budget,
+    config,
+    model,
+    priced: services.prices.priceOf(model) !== null,
+  });
+  const request: RunRequest = { max_steps: budget.max_steps, tool_choice: toolChoice, model: input.model ?? null, budget };
   // The request as the client sent it, not as this server's settings shaped
   // it: an identical retry stays identical across a configuration change.
-  const requestHash = hashOfRequest({ content, max_steps: input.maxSteps ?? null, tool_choice: input.toolChoice ?? null, model: input.model ?? null });
+  const requestHash = hashOfRequest({
+    content,
+    max_steps: input.maxSteps ?? null,
+    tool_choice: input.toolChoice ?? null,
+    model: input.model ?? null,
+    // Absent from the hash when not sent, so retries from before budgets existed still match.
+    ...(input.budget && { budget: input.budget }),
+  });
 
   if (input.idempotencyKey) {
     const earlier = await store.runs.byIdempotencyKey(conversation.id, input.idempotencyKey);

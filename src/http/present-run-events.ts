@@ -51,5 +51,6 @@ const atState = (run: RunRow, state: RunState): RunRow => ({
   ...run,
   ...state,
   requiredAction: state.requiredAction ?? null,
+  budgetExceeded: state.budgetExceeded ?? null,
   completedAt: state.completedAt === null ? null : new Date(state.completedAt),
 });

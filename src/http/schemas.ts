@@ -23,6 +23,17 @@ export const usageSchema = z.object({
   output_tokens: z.number().int(),
   cache_read_tokens: z.number().int(),
   cache_write_tokens: z.number().int(),
+  /** USD, from the price table; null when the model has no price. */
+  cost_usd: z.number().nullable(),
+});
+
+/** A budget as a client sends it (a request's, or a conversation's defaults); each field optional. */
+export const budgetSchema = z.strictObject({
+  max_steps: z.number().int().min(1).optional(),
+  max_tokens: z.number().int().positive().optional(),
+  max_seconds: z.number().positive().max(86_400 * 7).optional(),
+  max_cost_usd: z.number().positive().optional(),
+  grace_turn: z.boolean().optional(),
 });
 
 export const runSchema = z.object({
@@ -37,6 +48,8 @@ export const runSchema = z.object({
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   created_at: z.string(),
   completed_at: z.string().nullable(),
+  /** Which budget ended the run, when one did. */
+  budget_exceeded: z.enum(["steps", "tokens", "seconds", "cost"]).optional(),
   /** While `requires_action`: the calls it waits on. */
   required_action: z
     .object({
@@ -63,6 +76,9 @@ export const conversationSchema = z.object({
   approval_required: z.array(z.string()),
   client_tools: z.array(clientToolSchema),
   action_timeout_s: z.number().int().nullable(),
+  budget: budgetSchema.nullable(),
+  /** What its runs used, together. */
+  usage: usageSchema,
   message_count: z.number().int(),
   active_run_id: z.string().nullable(),
 });
@@ -136,6 +152,7 @@ const conversationFields = z.strictObject({
     .optional(),
   /** One week at most: a pause is for a person, not a queue. */
   action_timeout_s: z.number().int().min(1).max(604_800).nullable().optional(),
+  budget: budgetSchema.nullable().optional(),
 });
 
 /** Every field is optional, and so is the body itself. */
@@ -161,6 +178,7 @@ export const sendMessageBody = z.strictObject({
     expecting('a non-empty string or an array of text blocks ({"type": "text", "text": "…"})'),
   ),
   max_steps: z.number().int().min(1).optional(),
+  budget: budgetSchema.optional(),
   tool_choice: toolChoiceSchema.optional(),
   model: name().max(200).optional(),
   stream: z.boolean().optional(),

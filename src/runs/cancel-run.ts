@@ -23,14 +23,8 @@ export async function cancelRun({
   waitMs?: number;
 }): Promise<RunRow> {
   if (run.status === "requires_action") {
-    const ended = await services.store.transaction(async (tx) => {
-      const waiting = await tx.runs.lockWaiting(run.id);
-      return waiting && closeWaitingRun(tx, waiting, CANCELLED_WAITING);
-    });
-    if (ended) {
-      services.signals.notify(run.id);
-      return ended;
-    }
+    const ended = await cancelWaiting(services, run);
+    if (ended) return ended;
     // Answered (or ended) meanwhile: cancel it as it now stands.
     run = (await services.store.runs.get(run.id)) ?? run;
   }
@@ -41,5 +35,17 @@ export async function cancelRun({
     // that it reads the request when it renews its lease.
     await services.store.notify("loopd_run_cancel", run.id);
   }
-  return (await waitForRunEnd({ services, runs, runId: run.id, signal: AbortSignal.timeout(waitMs) })) ?? run;
+  const stopped = (await waitForRunEnd({ services, runs, runId: run.id, signal: AbortSignal.timeout(waitMs) })) ?? run;
+  // The cancel came as the step was pausing (after the run's last look at it): the pause is cancelled too.
+  return (stopped.status === "requires_action" && (await cancelWaiting(services, stopped))) || stopped;
+}
+
+/** Ends a paused run as cancelled; undefined when it no longer waits. */
+async function cancelWaiting(services: Services, run: RunRow): Promise<RunRow | undefined> {
+  const ended = await services.store.transaction(async (tx) => {
+    const waiting = await tx.runs.lockWaiting(run.id);
+    return waiting && closeWaitingRun(tx, waiting, CANCELLED_WAITING);
+  });
+  if (ended) services.signals.notify(run.id);
+  return ended;
 }

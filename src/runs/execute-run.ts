@@ -57,9 +57,14 @@ export async function executeRun({
         approvalRequired: conversation.approvalRequired,
       }),
       approvedCalls,
+      flushEvents: writer.flush,
       // The client's choice binds the run's first model call only (see the loop).
       toolChoice: run.steps > 0 && run.request.tool_choice !== "none" ? "auto" : run.request.tool_choice,
-      maxSteps: run.request.max_steps,
+      maxSteps: run.request.budget?.max_steps ?? run.request.max_steps,
+      ...(run.request.budget && { budget: run.request.budget }),
+      // Time spent paused for the application does not count against the run's time.
+      clockStartedAt: run.createdAt.getTime() + run.pausedMs,
+      costOf: (usage) => services.prices.costOf(run.model, usage),
       maxTokens: config.maxTokens,
       workspaceDir: config.workspaceDir,
       toolTimeoutMs: config.toolTimeoutMs,

@@ -48,6 +48,8 @@ export async function* followRunEvents(
 ): AsyncGenerator<RunEventRow[], FollowEnd> {
   let last = after;
   let ended = false;
+  /** This reader read a pause as the run's last event: if nothing follows it, that is where its stream ends. */
+  let readPause = false;
   let delay = pollMs;
   const wakeUps = signals.subscribe([runId, conversationId]);
   try {
@@ -63,6 +65,7 @@ export async function* followRunEvents(
     if (rows.length > 0) {
       yield rows;
       last = rows.at(-1)!.seq;
+      readPause = rows.at(-1)!.type === "run.requires_action";
     }
     if (rows.length === batchSize) continue;
     // The terminal event is written with the run's end, so an ended run has
@@ -72,7 +75,8 @@ export async function* followRunEvents(
     if (rows.length === 0) {
       const run = await store.runs.get(runId);
       if (!run) return { type: "run_gone" };
-      // A reader already past a pause waits for what comes of it (answer, expiry, cancel).
+      if (run.status === "requires_action" && readPause) return { type: "stopped" };
+      // A reader that came in after a pause waits for what comes of it (answer, expiry, cancel).
       if (!isActiveRun(run) && run.status !== "requires_action") {
         ended = true;
         continue; // one last read: the end may have been committed after ours

@@ -21,15 +21,19 @@ export async function recoverRun({
 }: {
   services: Services;
   run: RunRow;
-  /** Executes the run from its saved state with this writer. */
-  launch: (run: RunRow, writer: RunWriter) => void;
+  /** Executes the run from its saved state with this writer (running the approved calls first). */
+  launch: (run: RunRow, writer: RunWriter, options?: { approvedCalls?: string[] }) => void;
 }): Promise<void> {
   const { store, log } = services;
   // Every model call is preceded by a repair, so an unanswered call can only be in this tail.
   const rows = await store.messages.sinceLastAssistant(run.conversationId);
   const tail = historyOf(rows);
   const writer = createRunWriter({ services, run, lastSeq: await store.events.lastSeq(run.id), nextMessageSeq: (rows.at(-1)?.seq ?? 0) + 1 });
-  const repairs = repairMessages(tail, run.cancelRequested ? CANCELLED_RESULT : INTERRUPTED_RESULT);
+  // Calls approved by the application that never began (the process stopped first) still run.
+  const approved = run.cancelRequested ? new Set<string>() : await approvedNotStarted(services, run);
+  const repairs = repairMessages(tail, run.cancelRequested ? CANCELLED_RESULT : INTERRUPTED_RESULT).filter(
+    (m) => !(m.role === "tool" && approved.has(m.content[0].tool_call_id)),
+  );
   if (repairs.length > 0) {
     const completed = (repairs as (NewMessage & { content: [ToolResultBlock] })[]).map(({ content: [result] }) => ({
       tool_call_id: result.tool_call_id,
@@ -42,6 +46,10 @@ export async function recoverRun({
   if (run.cancelRequested) return writer.finish({ status: "cancelled", stopReason: "cancelled", error: null });
 
   const last = tail.at(-1);
+  if (approved.size > 0) {
+    log.info({ run_id: run.id, approved_calls: approved.size }, "resuming an answered run: its approved calls run now");
+    return launch(run, writer, { approvedCalls: [...approved] });
+  }
   if (repairs.length === 0 && last?.role === "assistant" && toolCallsOf(last).length === 0) {
     return writer.finish({ status: "completed", stopReason: "end_turn", error: null });
   }
@@ -52,4 +60,20 @@ export async function recoverRun({
   }
   log.info({ run_id: run.id, steps: run.steps, interrupted_calls: repairs.length }, "resuming a run after its process stopped");
   launch(run, writer);
+}
+
+/**
+ * The calls the run's last answer approved that have not begun: no
+ * `tool_call.started` since the answer (it is saved before an approved call
+ * runs), and no result.
+ */
+async function approvedNotStarted({ store }: Services, run: RunRow): Promise<Set<string>> {
+  const answer = await store.actions.latestOf(run.id);
+  if (!answer) return new Set();
+  const approved = new Set(answer.answer.approvals.filter((a) => a.approve).map((a) => a.tool_call_id));
+  if (approved.size === 0) return approved;
+  for (const event of await store.events.after({ runId: run.id, afterSeq: answer.afterEventSeq, limit: 10_000 })) {
+    if (event.type === "tool_call.started" || event.type === "tool_call.completed") approved.delete((event.data as { tool_call_id: string }).tool_call_id);
+  }
+  return approved;
 }

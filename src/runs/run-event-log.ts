@@ -89,7 +89,7 @@ export function createRunEventLog({
           owner,
           conversationId,
           firstSeq: messageSeq,
-          messages: messages.map((m) => ({ id: newId("msg"), role: m.role, content: m.content })),
+          messages: messages.map((m) => ({ id: newId("msg"), role: m.role, content: m.content, ...(m.role === "user" && m.kind && { kind: m.kind }) })),
           events,
           progress: parts.progress ?? null,
           end: parts.end ?? null,

@@ -2,6 +2,8 @@ import type { RunRow } from "../store/schema.js";
 
 /** What a terminal event records of the run as it ended; the rest of the run never changes. */
 export type RunState = Pick<RunRow, "status" | "stopReason" | "steps" | "usage" | "error"> & {
+  /** Which budget ended it (absent on events stored before budgets). */
+  budgetExceeded?: RunRow["budgetExceeded"];
   completedAt: string | null;
   /** A pause's: what the run waits on. */
   requiredAction?: RunRow["requiredAction"];
@@ -14,6 +16,7 @@ export const runStateOf = (row: RunRow): RunState => ({
   usage: row.usage,
   error: row.error,
   completedAt: row.completedAt?.toISOString() ?? null,
+  budgetExceeded: row.budgetExceeded,
   ...(row.requiredAction && { requiredAction: row.requiredAction }),
 });
 

@@ -52,12 +52,14 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
       return;
     }
     const controller = new AbortController();
-    const done = executeRun({ services, run, writer, signal: controller.signal, approvedCalls }).finally(() => {
+    const entry: LocalRun = { controller, done: Promise.resolve() };
+    entry.done = executeRun({ services, run, writer, signal: controller.signal, approvedCalls }).finally(() => {
       // A run that stopped on a refused write may still have tools running: stop them.
       controller.abort(new RunInterruption(`run ${run.id} is over here`));
-      active.delete(run.id);
+      // A run paused and answered at once may already run here again, as a new entry: leave that one.
+      if (active.get(run.id) === entry) active.delete(run.id);
     });
-    active.set(run.id, { controller, done });
+    active.set(run.id, entry);
   }
 
   const recover = async (run: RunRow) => {

@@ -5,7 +5,7 @@ import type { Services } from "../services.js";
 import type { RunRow } from "../store/schema.js";
 import { createRunEventLog, LeaseLost } from "./run-event-log.js";
 
-export type RunEnd = Pick<AgentRunResult, "status" | "stopReason" | "error"> & Partial<Pick<AgentRunResult, "steps" | "usage" | "pending">>;
+export type RunEnd = Pick<AgentRunResult, "status" | "stopReason" | "error"> & Partial<Pick<AgentRunResult, "steps" | "usage" | "pending" | "budgetExceeded">>;
 
 /**
  * Everything a run writes: its messages (with their `message.created` and,
@@ -88,13 +88,19 @@ export function createRunWriter({
           end:
             end.status === "requires_action"
               ? { status: end.status, pending: end.pending ?? [], timeoutS: actionTimeoutS }
-              : { status: end.status, stopReason: end.stopReason, error: end.error },
+              : { status: end.status, stopReason: end.stopReason, error: end.error, budgetExceeded: end.budgetExceeded ?? null },
           // completedAt (or, for a pause, requiredAction) is the database's: the save fills it in.
-          events: () => [{ type: `run.${end.status}`, data: { run: { status: end.status, stopReason: end.stopReason, steps, usage, error: end.error, completedAt: null } } }],
+          events: () => [
+            {
+              type: `run.${end.status}`,
+              data: { run: { status: end.status, stopReason: end.stopReason, steps, usage, error: end.error, completedAt: null, budgetExceeded: end.budgetExceeded ?? null } },
+            },
+          ],
         });
         ended = true;
         const { status, stopReason, error } = end;
-        log.info({ run_id: run.id, conversation_id: run.conversationId, status, stop_reason: stopReason, steps, usage, error }, "run finished");
+        const budgetExceeded = end.budgetExceeded ?? null;
+        log.info({ run_id: run.id, conversation_id: run.conversationId, status, stop_reason: stopReason, steps, usage, budget_exceeded: budgetExceeded, error }, "run finished");
       } catch (err) {
         if (err instanceof LeaseLost) log.warn({ run_id: run.id }, "this process no longer owns the run (taken over, or its conversation deleted); its end is not recorded here");
         else log.error({ run_id: run.id, err: describeError(err) }, "could not record the end of a run");

@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import type { Db } from "./db.js";
 import { newId } from "./ids.js";
 import { toPgSafe } from "./pg-safe.js";
@@ -15,6 +15,12 @@ export function createActionRepository({ db }: { db: Db }) {
         .values({ id: newId("act"), ...action, answer: toPgSafe(action.answer) })
         .returning();
       return row!;
+    },
+
+    /** The run's last answer. */
+    async latestOf(runId: string): Promise<RunActionRow | undefined> {
+      const [row] = await db.select().from(runActions).where(eq(runActions.runId, runId)).orderBy(desc(runActions.createdAt), desc(runActions.id)).limit(1);
+      return row;
     },
 
     async byIdempotencyKey(runId: string, key: string): Promise<RunActionRow | undefined> {

@@ -3,9 +3,13 @@ import { findInCauseChain } from "../errors.js";
 import type { Db } from "./db.js";
 import { newId } from "./ids.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
-import { ACTIVE_RUN_STATUSES, conversations, runs, type ClientTool, type ConversationRow } from "./schema.js";
+import type { Usage } from "../agent/messages.js";
+import { ACTIVE_RUN_STATUSES, conversations, runs, type BudgetInput, type ClientTool, type ConversationRow } from "./schema.js";
 
-export type ConversationWithActiveRun = ConversationRow & { messageCount: number; activeRunId: string | null };
+export type ConversationWithActiveRun = ConversationRow & { messageCount: number; activeRunId: string | null; usage: UsageTotals };
+
+/** What a conversation's runs used, together; `cost_usd` null when none of them had a price. */
+export type UsageTotals = Usage & { cost_usd: number | null };
 
 export interface NewConversation {
   title: string | null;
@@ -20,6 +24,21 @@ export interface NewConversation {
   clientTools?: ClientTool[];
   /** @default null: the server's */
   actionTimeoutS?: number | null;
+  /** @default null: the server's */
+  budget?: BudgetInput | null;
+}
+
+/** jsonb comes back as an object (pg) or a string (some drivers); sums of bigint as strings. */
+function toUsageTotals(value: unknown): UsageTotals {
+  const v = (typeof value === "string" ? JSON.parse(value) : (value ?? {})) as Record<string, unknown>;
+  const n = (x: unknown) => Number(x ?? 0);
+  return {
+    input_tokens: n(v.input_tokens),
+    output_tokens: n(v.output_tokens),
+    cache_read_tokens: n(v.cache_read_tokens),
+    cache_write_tokens: n(v.cache_write_tokens),
+    cost_usd: v.cost_usd === null || v.cost_usd === undefined ? null : Number(v.cost_usd),
+  };
 }
 
 
@@ -28,7 +47,15 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
   const activeRunId = sql<string | null>`(select r.id from runs r where r.conversation_id = "conversations"."id" and r.status in ('queued', 'running', 'requires_action') limit 1)`;
   // The history's length, read off the end of its primary key.
   const messageCount = sql<number>`(select coalesce(max(m.seq), 0) from messages m where m.conversation_id = "conversations"."id")`.mapWith(Number);
-  const withActiveRun = { ...conversationColumns(), messageCount, activeRunId };
+  // What its runs used, summed where they are (a conversation has few runs next to its messages).
+  const usage = sql<UsageTotals>`(select jsonb_build_object(
+      'input_tokens', coalesce(sum((r.usage->>'input_tokens')::bigint), 0),
+      'output_tokens', coalesce(sum((r.usage->>'output_tokens')::bigint), 0),
+      'cache_read_tokens', coalesce(sum((r.usage->>'cache_read_tokens')::bigint), 0),
+      'cache_write_tokens', coalesce(sum((r.usage->>'cache_write_tokens')::bigint), 0),
+      'cost_usd', round(sum((r.usage->>'cost_usd')::numeric), 9))
+    from runs r where r.conversation_id = "conversations"."id")`.mapWith(toUsageTotals);
+  const withActiveRun = { ...conversationColumns(), messageCount, activeRunId, usage };
 
   return {
     async create(input: NewConversation): Promise<ConversationWithActiveRun> {
@@ -36,7 +63,7 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
         .insert(conversations)
         .values({ id: newId("conv"), ...input })
         .returning();
-      return { ...row!, messageCount: 0, activeRunId: null };
+      return { ...row!, messageCount: 0, activeRunId: null, usage: toUsageTotals(null) };
     },
 
     async get(id: string): Promise<ConversationWithActiveRun | undefined> {
@@ -102,8 +129,8 @@ const isLockConflict = (err: unknown) =>
   }) ?? false;
 
 function conversationColumns() {
-  const { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS } = conversations;
-  return { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS };
+  const { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget } = conversations;
+  return { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget };
 }
 
 export type ConversationRepository = ReturnType<typeof createConversationRepository>;

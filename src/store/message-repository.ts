@@ -35,6 +35,7 @@ export function createMessageRepository({ db }: { db: Db }) {
             conversationId,
             seq: first + i,
             role: m.role,
+            ...(m.role === "user" && m.kind && { kind: m.kind }),
             content: toPgSafe(m.content),
             runId,
           })),

@@ -1,4 +1,5 @@
 import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import type { BudgetName } from "../agent/budget.js";
 import type { Role, Usage } from "../agent/messages.js";
 import type { Db, RawQuery } from "./db.js";
 import type { NewRunEvent } from "./event-repository.js";
@@ -24,7 +25,7 @@ export interface RunSave {
   conversationId: string;
   /** The `seq` of the first of `messages`: one past the history's end. */
   firstSeq: number;
-  messages: { id: string; role: Role; content: unknown }[];
+  messages: { id: string; role: Role; content: unknown; kind?: "notice" }[];
   events: NewRunEvent[];
   /** The run's totals so far, when they changed. */
   progress?: { steps: number; usage: Usage } | null;
@@ -37,13 +38,13 @@ export interface RunSave {
 }
 
 export type RunSaveEnd =
-  | { status: Exclude<RunStatus, "requires_action">; stopReason: string | null; error: RunError | null }
+  | { status: Exclude<RunStatus, "requires_action">; stopReason: string | null; error: RunError | null; budgetExceeded?: BudgetName | null | undefined }
   | { status: "requires_action"; pending: PendingCall[]; timeoutS: number };
 
 const endParameter = (end: RunSaveEnd) =>
   end.status === "requires_action"
     ? { status: end.status, required_action: { tool_calls: end.pending, timeout_s: end.timeoutS } }
-    : { status: end.status, stop_reason: end.stopReason, error: end.error };
+    : { status: end.status, stop_reason: end.stopReason, error: end.error, budget_exceeded: end.budgetExceeded ?? null };
 
 const SAVE = {
   name: "loopd_save",
@@ -214,7 +215,18 @@ export function createRunRepository({ db, query, notifies }: { db: Db; query: Ra
     async resume(runId: string, { owner, leaseMs }: { owner: string; leaseMs: number }): Promise<RunRow> {
       const [row] = await db
         .update(runs)
-        .set({ status: "running", requiredAction: null, actionExpiresAt: null, leaseOwner: owner, leaseExpiresAt: leaseUntil(leaseMs) })
+        .set({
+          status: "running",
+          requiredAction: null,
+          actionExpiresAt: null,
+          // The time paused does not count against the run's time budget.
+          pausedMs: sql`${runs.pausedMs} + coalesce(round(extract(epoch from now() - ${runs.pausedAt}) * 1000)::integer, 0)`,
+          pausedAt: null,
+          // A cancel asked for as the run paused was answered by ending the pause; one left over must not stop the resumed run.
+          cancelRequested: false,
+          leaseOwner: owner,
+          leaseExpiresAt: leaseUntil(leaseMs),
+        })
         .where(and(eq(runs.id, runId), eq(runs.status, "requires_action")))
         .returning();
       return row!;

@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
 import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import type { RunBudget } from "../agent/budget.js";
 import type { PendingToolCall } from "../agent/decide-tool-action.js";
-import type { AssistantBlock, TextBlock, ToolResultBlock, Usage } from "../agent/messages.js";
+import type { AssistantBlock, RunUsage, TextBlock, ToolResultBlock } from "../agent/messages.js";
 
 const createdAt = () => timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow();
 
@@ -23,6 +24,8 @@ export const conversations = pgTable(
     clientTools: jsonb("client_tools").$type<ClientTool[]>().notNull().default([]),
     /** How long a paused run waits for an answer; null: the server's `ACTION_TIMEOUT_S`. */
     actionTimeoutS: integer("action_timeout_s"),
+    /** Budget defaults for its runs (a request's own budget wins, field by field). */
+    budget: jsonb("budget").$type<BudgetInput>(),
   },
   (t) => [index("conversations_created_at_id_idx").on(t.createdAt.desc(), t.id.desc())],
 );
@@ -43,6 +46,8 @@ export const messages = pgTable(
     seq: integer("seq").notNull(),
     role: text("role").$type<"user" | "assistant" | "tool">().notNull(),
     content: jsonb("content").$type<TextBlock[] | AssistantBlock[] | [ToolResultBlock]>().notNull(),
+    /** `notice`: a user-role message loopd wrote itself (a budget's grace turn). */
+    kind: text("kind").$type<"notice">(),
     runId: text("run_id"),
     createdAt: createdAt(),
   },
@@ -69,11 +74,22 @@ export interface RunError {
   message: string;
 }
 
+/** A budget as a client writes it: every field optional. */
+export interface BudgetInput {
+  max_steps?: number | undefined;
+  max_tokens?: number | undefined;
+  max_seconds?: number | undefined;
+  max_cost_usd?: number | undefined;
+  grace_turn?: boolean | undefined;
+}
+
 /** What the client asked for, kept so a resumed or replayed run uses the same settings. */
 export interface RunRequest {
   max_steps: number;
   tool_choice: "auto" | "none" | "required" | { name: string };
   model: string | null;
+  /** The run's limits, settled when it was created (absent on runs made before budgets existed). */
+  budget?: RunBudget;
 }
 
 export const runs = pgTable(
@@ -90,7 +106,7 @@ export const runs = pgTable(
     steps: integer("steps").notNull().default(0),
     provider: text("provider").notNull(),
     model: text("model").notNull(),
-    usage: jsonb("usage").$type<Usage>().notNull(),
+    usage: jsonb("usage").$type<RunUsage>().notNull(),
     error: jsonb("error").$type<RunError>(),
     request: jsonb("request").$type<RunRequest>().notNull(),
     idempotencyKey: text("idempotency_key"),
@@ -105,6 +121,12 @@ export const runs = pgTable(
     requiredAction: jsonb("required_action").$type<RequiredAction>(),
     /** While `requires_action`: when the pending calls are given up (the sweeper ends the run then). */
     actionExpiresAt: timestamp("action_expires_at", { withTimezone: true, precision: 3 }),
+    /** While `requires_action`: since when. */
+    pausedAt: timestamp("paused_at", { withTimezone: true, precision: 3 }),
+    /** Time spent paused, which the run's time budget does not count. */
+    pausedMs: integer("paused_ms").notNull().default(0),
+    /** Which budget ended the run, when one did. */
+    budgetExceeded: text("budget_exceeded").$type<"steps" | "tokens" | "seconds" | "cost">(),
     createdAt: createdAt(),
     completedAt: timestamp("completed_at", { withTimezone: true, precision: 3 }),
   },

@@ -52,8 +52,9 @@ export async function executeToolCall({
   const done = (status: ToolCallOutcome["status"], content: string) =>
     outcomeOf(call, status, content, Math.max(0, now() - startedAt));
 
-  if (tool === undefined) return done("error", unknownToolMessage(call.name, available));
+  // Arguments that are not JSON first: a client tool's call (not registered here) lands here too, and its fault is its JSON.
   if (call.raw_arguments !== undefined) return done("error", invalidJsonMessage(call.name, call.raw_arguments));
+  if (tool === undefined) return done("error", unknownToolMessage(call.name, available));
 
   let input: unknown;
   try {

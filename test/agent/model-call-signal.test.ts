@@ -40,7 +40,8 @@ describe.each([
       save: async (messages) => void saved.push(...messages),
       registry: createToolRegistry(createBuiltinTools()),
       allowedTools: ["calculate"],
-      maxSteps: STEPS,
+      // One more than the calls made: the last of max_steps would be a grace call.
+      maxSteps: STEPS + 1,
       maxTokens: 256,
       workspaceDir: mkdtempSync(path.join(tmpdir(), "loopd-ws-")),
       toolTimeoutMs: 1_000,

@@ -4,12 +4,11 @@ import { createBuiltinTools } from "../../src/tools/builtin/index.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { api } from "../helpers/api.js";
 import { collectEvents, isEvent, readSse, type SseEvent } from "../helpers/sse-client.js";
+import { deleteNoteTool, effects, INVOICE_TOOL } from "./action-tools.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 import { toolResultsIn } from "../helpers/wire.js";
 import { rowCounts } from "../helpers/row-counts.js";
 
-/** What the approved tools did, so a test can tell a call that ran from one that did not. */
-const effects: string[] = [];
 
 const f = useLoopd({
   listen: true,
@@ -17,15 +16,7 @@ const f = useLoopd({
   env: { RUN_LEASE_MS: "4000" },
   tools: [
     ...createBuiltinTools(),
-    defineTool({
-      name: "delete_note",
-      description: "Deletes a note.",
-      input: z.object({ title: z.string() }),
-      execute: ({ title }) => {
-        effects.push(`deleted ${title}`);
-        return `note ${title} deleted`;
-      },
-    }),
+    deleteNoteTool(),
     defineTool({
       name: "transfer",
       description: "Moves money; above 100 it needs a person's yes.",
@@ -38,12 +29,6 @@ const f = useLoopd({
     }),
   ],
 });
-
-const INVOICE_TOOL = {
-  name: "create_invoice",
-  description: "Creates an invoice in the client's accounting system.",
-  input_schema: { type: "object", properties: { customer: { type: "string" } }, required: ["customer"] },
-};
 
 const client = () => api(f.loopd.app);
 const post = (url: string, payload: unknown, headers: Record<string, string> = {}) => f.loopd.app.inject({ method: "POST", url, payload: payload as object, headers });

@@ -133,11 +133,11 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
     ]);
   });
 
-  test("max_steps ends the run incomplete with a valid history", async () => {
+  test("max_steps without a grace turn ends the run incomplete with a valid history", async () => {
     const conv = await newConversation();
     f.llm.respond = () => ({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] });
-    const body = (await client().send(conv.id, { content: "Loop forever.", max_steps: 2 })).json();
-    expect(body.run).toMatchObject({ status: "incomplete", stop_reason: "max_steps", steps: 2 });
+    const body = (await client().send(conv.id, { content: "Loop forever.", budget: { max_steps: 2, grace_turn: false } })).json();
+    expect(body.run).toMatchObject({ status: "incomplete", stop_reason: "max_steps", steps: 2, budget_exceeded: "steps" });
     expect(f.llm.requests).toHaveLength(2);
     expect(body.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool"]);
   });
@@ -259,10 +259,13 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
       { text: "3", usage: { input: 200, output: 20, cacheRead: 50, cacheWrite: 0 } },
     );
     const body = (await client().send(conv.id, { content: "1+2?" })).json();
+    // At list prices per million tokens: claude-sonnet-4-6 3 in, 15 out, 0.30 cache read, 3.75 cache write;
+    // gpt-4o-mini 0.15 in, 0.60 out, 0.075 cached (OpenAI reports no cache writes).
     const expected =
       provider === "anthropic"
-        ? { input_tokens: 300, output_tokens: 30, cache_read_tokens: 55, cache_write_tokens: 7 }
-        : { input_tokens: 300, output_tokens: 30, cache_read_tokens: 55, cache_write_tokens: 0 };
+        ? { input_tokens: 300, output_tokens: 30, cache_read_tokens: 55, cache_write_tokens: 7, cost_usd: expect.closeTo((300 * 3 + 30 * 15 + 55 * 0.3 + 7 * 3.75) / 1e6, 12) }
+        : { input_tokens: 300, output_tokens: 30, cache_read_tokens: 55, cache_write_tokens: 0, cost_usd: expect.closeTo((300 * 0.15 + 30 * 0.6 + 55 * 0.075) / 1e6, 12) };
+    expect(body.run.model).toBe(provider === "anthropic" ? "claude-sonnet-4-6" : "gpt-4o-mini");
     expect(body.run.usage).toEqual(expected);
     const stored = await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/runs/${body.run.id}` });
     expect(stored.json().usage).toEqual(expected);

@@ -51,12 +51,13 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
       },
     },
     async (req, reply) => {
-      const { content, max_steps, tool_choice, model, stream } = req.body;
+      const { content, max_steps, budget, tool_choice, model, stream } = req.body;
       const release = takeStreamIf(deps, { stream, accept: req.headers.accept });
       const { run, replayed } = await sendMessage({ services, runs }, {
         conversationId: req.params.id,
         content,
         maxSteps: max_steps,
+        budget,
         toolChoice: tool_choice,
         model,
         idempotencyKey: req.headers["idempotency-key"],

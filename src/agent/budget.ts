@@ -1,0 +1,49 @@
+import type { Usage } from "./messages.js";
+
+/** The limits a run may not pass, settled when it is created. Null: no limit. */
+export interface RunBudget {
+  /** Model calls, the grace call included. */
+  max_steps: number;
+  /** Input + output tokens, cache reads and writes included (they are billed too). */
+  max_tokens: number | null;
+  /** Wall time since the run began, time spent paused for the application not counted. */
+  max_seconds: number | null;
+  max_cost_usd: number | null;
+  /** When a budget runs out while the model still wants tools: one last call, tools disabled. */
+  grace_turn: boolean;
+}
+
+export type BudgetName = "steps" | "tokens" | "seconds" | "cost";
+
+/** What a run has used so far. */
+export interface BudgetSpent {
+  steps: number;
+  usage: Usage;
+  /** Null when the model has no price. */
+  costUsd: number | null;
+  elapsedMs: number;
+}
+
+export const totalTokens = (u: Usage) => u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens;
+
+/**
+ * The first budget `spent` has used up, or null. Steps are used up one
+ * call early when a grace turn is due: the grace call is the last of
+ * `max_steps`.
+ */
+export function exceededBudget(budget: RunBudget, spent: BudgetSpent): BudgetName | null {
+  if (spent.steps >= budget.max_steps - (budget.grace_turn ? 1 : 0)) return "steps";
+  if (budget.max_tokens !== null && totalTokens(spent.usage) >= budget.max_tokens) return "tokens";
+  if (budget.max_cost_usd !== null && spent.costUsd !== null && spent.costUsd >= budget.max_cost_usd) return "cost";
+  if (budget.max_seconds !== null && spent.elapsedMs >= budget.max_seconds * 1000) return "seconds";
+  return null;
+}
+
+const WHAT: Record<BudgetName, string> = { steps: "step", tokens: "token", seconds: "time", cost: "cost" };
+
+/** The notice of a grace turn: which budget, and what the model should do now. */
+export const graceNotice = (name: BudgetName) =>
+  `Stopping: ${WHAT[name]} budget reached. Answer with what you have: do not call tools; summarize what was done and what is left.`;
+
+/** The result of a call stopped because the run's time ran out. */
+export const TIME_BUDGET_RESULT = "tool call was stopped: the run's time budget ran out before it finished; its result is unknown";

@@ -1,0 +1,154 @@
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import type { Usage } from "./messages.js";
+
+/** USD per million tokens, one figure per kind of token loopd counts in {@link Usage}. */
+export interface ModelPrice {
+  input: number;
+  output: number;
+  cache_read: number;
+  cache_write: number;
+}
+
+const price = (input: number, output: number, cache_read: number, cache_write: number): ModelPrice =>
+  Object.freeze({ input, output, cache_read, cache_write });
+
+/**
+ * Public list prices in USD per million tokens at the time of writing (late
+ * 2025 / early 2026); they go stale, so `PRICES_FILE` overrides them. Keys are
+ * model ids without a date: `claude-sonnet-4-5-20250929` finds
+ * `claude-sonnet-4-5` (see {@link createPriceTable}).
+ *
+ * Anthropic's cache write is the 5-minute rate (1.25× input), its cache read
+ * 0.1× input. OpenAI charges nothing extra to write its cache, so
+ * `cache_write` is the input price; loopd records 0 cache-write tokens for
+ * OpenAI anyway.
+ */
+export const DEFAULT_PRICES: Readonly<Record<string, ModelPrice>> = Object.freeze({
+  "claude-opus-4": price(15, 75, 1.5, 18.75),
+  "claude-opus-4-1": price(15, 75, 1.5, 18.75),
+  "claude-opus-4-5": price(5, 25, 0.5, 6.25),
+  // Listed so the prefix rule does not give it claude-opus-4's (3× higher) price.
+  "claude-opus-4-6": price(5, 25, 0.5, 6.25),
+  "claude-sonnet-4": price(3, 15, 0.3, 3.75),
+  "claude-sonnet-4-5": price(3, 15, 0.3, 3.75),
+  "claude-sonnet-4-6": price(3, 15, 0.3, 3.75),
+  "claude-haiku-4-5": price(1, 5, 0.1, 1.25),
+  "claude-3-5-haiku": price(0.8, 4, 0.08, 1),
+  "gpt-4o": price(2.5, 10, 1.25, 2.5),
+  "gpt-4o-mini": price(0.15, 0.6, 0.075, 0.15),
+  "gpt-4.1": price(2, 8, 0.5, 2),
+  "gpt-4.1-mini": price(0.4, 1.6, 0.1, 0.4),
+  "gpt-4.1-nano": price(0.1, 0.4, 0.025, 0.1),
+  o3: price(2, 8, 0.5, 2),
+  // Listed so the prefix rule does not give them o3's / gpt-5's price.
+  "o3-mini": price(1.1, 4.4, 0.55, 1.1),
+  "o4-mini": price(1.1, 4.4, 0.275, 1.1),
+  "gpt-5": price(1.25, 10, 0.125, 1.25),
+  "gpt-5-mini": price(0.25, 2, 0.025, 0.25),
+  "gpt-5-nano": price(0.05, 0.4, 0.005, 0.05),
+  // The offline mock provider's model costs nothing.
+  "loopd-mock": price(0, 0, 0, 0),
+});
+
+export interface PriceTable {
+  /** The price for `model`, or null when no key matches it. */
+  priceOf(model: string): ModelPrice | null;
+  /**
+   * What `usage` cost in USD, rounded to 1e-9, or null when `model` has no price.
+   *
+   * `input_tokens * input + output_tokens * output + cache_read_tokens *
+   * cache_read + cache_write_tokens * cache_write`, per million. This is right
+   * for both providers because loopd stores `input_tokens` without the cached
+   * part: Anthropic reports it that way (cache reads and writes come in their
+   * own fields), and the OpenAI provider subtracts `cached_tokens` from
+   * `prompt_tokens` (see `mapOpenAIUsage`), so no token is billed twice.
+   */
+  costOf(model: string, usage: Usage): number | null;
+}
+
+/**
+ * A price table over {@link DEFAULT_PRICES} and `overrides` (which win for the
+ * same key). A model id finds its exact key, else the longest key it starts
+ * with where the key is followed by `-`: `gpt-4o-mini-2024-07-18` finds
+ * `gpt-4o-mini`, not `gpt-4o`. A variant not listed (say `o3-pro`) therefore
+ * gets its family's price; list it, here or in `PRICES_FILE`, when that is wrong.
+ */
+export function createPriceTable(overrides: Record<string, ModelPrice> = {}): PriceTable {
+  const prices = new Map<string, ModelPrice>(Object.entries({ ...DEFAULT_PRICES, ...overrides }));
+
+  function priceOf(model: string): ModelPrice | null {
+    const exact = prices.get(model);
+    if (exact) return exact;
+    let best: string | undefined;
+    for (const key of prices.keys()) {
+      if (model.startsWith(`${key}-`) && (best === undefined || key.length > best.length)) best = key;
+    }
+    return best === undefined ? null : (prices.get(best) ?? null);
+  }
+
+  function costOf(model: string, usage: Usage): number | null {
+    const p = priceOf(model);
+    if (!p) return null;
+    const perMillion =
+      usage.input_tokens * p.input +
+      usage.output_tokens * p.output +
+      usage.cache_read_tokens * p.cache_read +
+      usage.cache_write_tokens * p.cache_write;
+    // Rounded so sums of binary fractions read as the decimals they are (0.3, not 0.30000000000000004).
+    return Math.round((perMillion / 1e6) * 1e9) / 1e9;
+  }
+
+  return { priceOf, costOf };
+}
+
+const NOT_A_PRICE = "must be a non-negative number";
+const amount = z.number({ error: (issue) => (issue.input === undefined ? "is required" : NOT_A_PRICE) }).min(0, NOT_A_PRICE);
+
+// Strict, so a misspelt `cache_reads` is an error rather than a silent fallback to the input price.
+const priceFileSchema = z.record(
+  z.string().min(1, "a model id must not be empty"),
+  z
+    .strictObject({ input: amount, output: amount, cache_read: amount.optional(), cache_write: amount.optional() })
+    .transform((p): ModelPrice => ({
+      input: p.input,
+      output: p.output,
+      cache_read: p.cache_read ?? p.input,
+      cache_write: p.cache_write ?? p.input,
+    })),
+  { error: "must be a JSON object of model id → { input, output, cache_read?, cache_write? }" },
+);
+
+/**
+ * Reads a `PRICES_FILE`: a JSON object of model id → USD per million tokens,
+ * `{ input, output, cache_read?, cache_write? }`, the cache prices defaulting
+ * to the input price. Meant to run at start, so a bad file stops loopd with an
+ * error naming the file and what is wrong in it.
+ */
+export function loadPriceFile(file: string): Record<string, ModelPrice> {
+  const fail = (problem: string) => new Error(`PRICES_FILE ${file}: ${problem}`);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw fail(`cannot be read (${(err as Error).message})`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw fail(`is not valid JSON (${(err as Error).message})`);
+  }
+  const parsed = priceFileSchema.safeParse(json);
+  if (!parsed.success) {
+    throw fail(parsed.error.issues.map((i) => `${where(i.path)}${i.message}`).join("; "));
+  }
+  return parsed.data;
+}
+
+/** `"gpt-4o".output: ` for a path into the file; nothing for the file as a whole. */
+function where(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return "";
+  const [model, ...fields] = path;
+  return `${[JSON.stringify(String(model)), ...fields.map(String)].join(".")}: `;
+}

@@ -1,0 +1,150 @@
+import { describe, expect, test } from "vitest";
+import { api } from "../helpers/api.js";
+import { rowCounts } from "../helpers/row-counts.js";
+import { useLoopd } from "../helpers/use-loopd.js";
+import { toolResultsIn, userTextsIn } from "../helpers/wire.js";
+import type { RecordedRequest } from "../fake-llm/server.js";
+import { testTools } from "./test-tools.js";
+
+const f = useLoopd({ tools: testTools() });
+const client = () => api(f.loopd.app);
+
+/** Whether a recorded model request disabled tools (each API says it its own way). */
+const toolsDisabled = (req: RecordedRequest) => {
+  const choice = req.body.tool_choice;
+  return req.api === "anthropic" ? (choice as { type?: string } | undefined)?.type === "none" : choice === "none";
+};
+
+describe.each(["anthropic", "openai"] as const)("a run's budget through %s", (provider) => {
+  const newConversation = (extra: Record<string, unknown> = {}) => client().createConversation({ provider, ...extra });
+  /** A model that wants one more tool call every time, and answers in text when tools are disabled. */
+  const greedyModel = (usage = { input: 1000, output: 100 }) => {
+    f.llm.respond = (req) =>
+      toolsDisabled(req) ? { text: "Here is what I have.", usage } : { toolCalls: [{ name: "calculate", input: { expression: "1+1" } }], usage };
+  };
+
+  /** The grace turn as the model saw it: the last request has tools disabled (still declared) and the notice as the newest user text. */
+  function expectGraceTurn(notice: RegExp) {
+    const last = f.llm.requests.at(-1)!;
+    expect(toolsDisabled(last)).toBe(true);
+    expect((last.body.tools as unknown[]).length).toBeGreaterThan(0);
+    expect(userTextsIn(last).at(-1)).toMatch(notice);
+    for (const earlier of f.llm.requests.slice(0, -1)) expect(toolsDisabled(earlier)).toBe(false);
+  }
+
+  async function expectHistoryStillValid(convId: string) {
+    const before = f.llm.requests.length;
+    f.llm.respond = null;
+    f.llm.script({ text: "Fine." });
+    const next = (await client().send(convId, { content: "Anything else?" })).json();
+    expect(next.run.status).toBe("completed");
+    // The fake rejects a malformed history as the real APIs do; every call has its result.
+    const sent = f.llm.requests[before]!;
+    expect(toolResultsIn(sent).length).toBeGreaterThan(0);
+  }
+
+  test("steps: the grace call is the last of max_steps, with tools disabled and the notice", async () => {
+    const conv = await newConversation();
+    greedyModel();
+    const body = (await client().send(conv.id, { content: "Loop.", budget: { max_steps: 3 } })).json();
+    expect(body.run).toMatchObject({ status: "incomplete", stop_reason: "max_steps", budget_exceeded: "steps", steps: 3 });
+    expect(f.llm.requests).toHaveLength(3);
+    expectGraceTurn(/step budget reached/);
+    expect(body.output_text).toBe("Here is what I have.");
+    const notice = body.messages.find((m: any) => m.kind === "notice");
+    expect(notice).toMatchObject({ role: "user", kind: "notice" });
+    expect(body.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool", "user", "assistant"]);
+    // The notice is in the history as written, marked as loopd's own.
+    expect((await client().history(conv.id)).filter((m) => m.kind === "notice")).toHaveLength(1);
+    await expectHistoryStillValid(conv.id);
+  });
+
+  test("tokens: the run stops once input + output + cache tokens reach max_tokens", async () => {
+    const conv = await newConversation();
+    greedyModel({ input: 1000, output: 100 });
+    const body = (await client().send(conv.id, { content: "Loop.", budget: { max_tokens: 2500 } })).json();
+    // 1,100 tokens a call: over 2,500 after the third; the fourth is the grace call.
+    expect(body.run).toMatchObject({ status: "incomplete", stop_reason: "budget", budget_exceeded: "tokens", steps: 4 });
+    expectGraceTurn(/token budget reached/);
+    await expectHistoryStillValid(conv.id);
+  });
+
+  test("cost: the run stops once what it cost reaches max_cost_usd, and the cost is shown per run and per conversation", async () => {
+    const conv = await newConversation();
+    greedyModel({ input: 100_000, output: 0 });
+    // 100,000 input tokens: $0.30 a call on claude-sonnet-4-6, $0.015 on gpt-4o-mini.
+    const perCall = provider === "anthropic" ? 0.3 : 0.015;
+    const body = (await client().send(conv.id, { content: "Loop.", budget: { max_cost_usd: perCall * 1.5 } })).json();
+    expect(body.run).toMatchObject({ status: "incomplete", stop_reason: "budget", budget_exceeded: "cost", steps: 3 });
+    expect(body.run.usage.cost_usd).toBeCloseTo(perCall * 3, 9);
+    expectGraceTurn(/cost budget reached/);
+    const conversation = (await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}` })).json();
+    expect(conversation.usage.cost_usd).toBeCloseTo(perCall * 3, 9);
+    expect(conversation.usage.input_tokens).toBe(300_000);
+  });
+
+  test("grace_turn: false ends the run at once, without a last call", async () => {
+    const conv = await newConversation();
+    greedyModel();
+    const body = (await client().send(conv.id, { content: "Loop.", budget: { max_tokens: 2000, grace_turn: false } })).json();
+    expect(body.run).toMatchObject({ status: "incomplete", stop_reason: "budget", budget_exceeded: "tokens", steps: 2 });
+    expect(f.llm.requests.every((r) => !toolsDisabled(r))).toBe(true);
+    expect(body.messages.some((m: any) => m.kind === "notice")).toBe(false);
+    await expectHistoryStillValid(conv.id);
+  });
+
+  test("seconds: a slow tool is stopped at the deadline with a result saying so, then the grace turn", async () => {
+    const conv = await newConversation();
+    f.llm.respond = (req) => (toolsDisabled(req) ? { text: "Out of time." } : { toolCalls: [{ name: "wait_for_abort", input: {} }] });
+    const body = (await client().send(conv.id, { content: "Wait.", budget: { max_seconds: 0.5 } })).json();
+    expect(body.run).toMatchObject({ status: "incomplete", stop_reason: "budget", budget_exceeded: "seconds", steps: 2 });
+    const result = body.messages.find((m: any) => m.role === "tool").content[0];
+    expect(result).toMatchObject({ name: "wait_for_abort", is_error: true, content: expect.stringContaining("time budget ran out") });
+    expectGraceTurn(/time budget reached/);
+    await expectHistoryStillValid(conv.id);
+  });
+
+  test("seconds: a slow model stream is stopped at the deadline", async () => {
+    const conv = await newConversation();
+    f.llm.script({ text: "one two three four five six seven eight nine ten", chunkDelayMs: 200 });
+    const body = (await client().send(conv.id, { content: "Talk slowly.", budget: { max_seconds: 0.5 } })).json();
+    expect(body.run).toMatchObject({ status: "incomplete", stop_reason: "budget", budget_exceeded: "seconds", steps: 0 });
+    f.llm.script({ text: "Quick." });
+    expect((await client().send(conv.id, { content: "Again" })).json().run.status).toBe("completed");
+  });
+});
+
+describe("budget values are checked", () => {
+  test("negative, zero, non-numbers and unknown fields are 400s naming the field, and change nothing", async () => {
+    const conv = await client().createConversation({ provider: "openai" });
+    const before = await rowCounts(f.database);
+    for (const [budget, field] of [
+      [{ max_tokens: -1 }, "body.budget.max_tokens"],
+      [{ max_steps: 0 }, "body.budget.max_steps"],
+      [{ max_seconds: "10" }, "body.budget.max_seconds"],
+      [{ max_cost_usd: 0 }, "body.budget.max_cost_usd"],
+      [{ grace_turn: "no" }, "body.budget.grace_turn"],
+      [{ max_dollars: 1 }, "body.budget.max_dollars"],
+    ] as const) {
+      const res = await client().send(conv.id, { content: "hi", budget });
+      expect(res.statusCode, JSON.stringify(budget)).toBe(400);
+      expect(res.json().error.details.field).toBe(field);
+    }
+    const unpriced = await client().send(conv.id, { content: "hi", model: "my-local-model", budget: { max_cost_usd: 1 } });
+    expect(unpriced.statusCode).toBe(400);
+    expect(unpriced.json().error).toMatchObject({ code: "invalid_request", details: { field: "body.budget.max_cost_usd", model: "my-local-model" } });
+    expect(await rowCounts(f.database)).toEqual(before);
+  });
+
+  test("a conversation's budget is the default of its runs, and a request's own wins field by field", async () => {
+    const conv = await client().createConversation({ provider: "openai", budget: { max_steps: 2, grace_turn: false } });
+    expect(conv.budget).toEqual({ max_steps: 2, grace_turn: false });
+    f.llm.respond = () => ({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] });
+    const body = (await client().send(conv.id, { content: "Loop." })).json();
+    expect(body.run).toMatchObject({ stop_reason: "max_steps", steps: 2 });
+    f.llm.requests.length = 0;
+    const more = (await client().send(conv.id, { content: "Loop.", budget: { max_steps: 3 } })).json();
+    expect(more.run).toMatchObject({ stop_reason: "max_steps", steps: 3 });
+    expect(more.messages.some((m: any) => m.kind === "notice")).toBe(false);
+  });
+});
