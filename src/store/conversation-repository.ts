@@ -4,7 +4,7 @@ import type { Db } from "./db.js";
 import { newId } from "./ids.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
 import type { Usage } from "../agent/messages.js";
-import { ACTIVE_RUN_STATUSES, conversations, runs, type BudgetInput, type ClientTool, type ConversationRow } from "./schema.js";
+import { conversations, OPEN_RUN_STATUSES, runs, type BudgetInput, type ClientTool, type ConversationRow } from "./schema.js";
 
 export type ConversationWithActiveRun = ConversationRow & { messageCount: number; activeRunId: string | null; usage: UsageTotals };
 
@@ -86,7 +86,7 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
      * Deletes the conversation; messages, runs and events go with it (ON
      * DELETE CASCADE), and the readers of its runs are told when this commits
      * (`loopd_run_events` with the conversation's id). False when there was
-     * no such conversation. Active runs' rows are locked first, in the order
+     * no such conversation. Open runs' rows (paused ones too) are locked first, in the order
      * a run's own writes take them (run, then conversation). A run created
      * meanwhile can still make the two collide; Postgres then breaks the
      * deadlock by failing one side, and the delete tries again.
@@ -98,7 +98,8 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
             await tx
               .select({ id: runs.id })
               .from(runs)
-              .where(and(eq(runs.conversationId, id), inArray(runs.status, [...ACTIVE_RUN_STATUSES])))
+              // Paused runs too: an answer, a supersede or a cancel locks the run before it writes to the conversation.
+              .where(and(eq(runs.conversationId, id), inArray(runs.status, [...OPEN_RUN_STATUSES])))
               .for("update");
             const deleted = await tx.delete(conversations).where(eq(conversations.id, id)).returning({ id: conversations.id });
             if (notifies && deleted.length > 0) await tx.execute(sql`select pg_notify('loopd_run_events', ${id})`);
