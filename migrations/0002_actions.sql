@@ -15,12 +15,14 @@ ALTER TABLE "conversations" ADD COLUMN "approval_required" jsonb DEFAULT '[]'::j
 ALTER TABLE "conversations" ADD COLUMN "client_tools" jsonb DEFAULT '[]'::jsonb NOT NULL;--> statement-breakpoint
 ALTER TABLE "conversations" ADD COLUMN "action_timeout_s" integer;--> statement-breakpoint
 ALTER TABLE "conversations" ADD COLUMN "budget" jsonb;--> statement-breakpoint
+ALTER TABLE "conversations" ADD COLUMN "finish" jsonb;--> statement-breakpoint
 ALTER TABLE "messages" ADD COLUMN "kind" text;--> statement-breakpoint
 ALTER TABLE "runs" ADD COLUMN "required_action" jsonb;--> statement-breakpoint
 ALTER TABLE "runs" ADD COLUMN "action_expires_at" timestamp (3) with time zone;--> statement-breakpoint
 ALTER TABLE "runs" ADD COLUMN "paused_at" timestamp (3) with time zone;--> statement-breakpoint
 ALTER TABLE "runs" ADD COLUMN "paused_ms" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE "runs" ADD COLUMN "budget_exceeded" text;--> statement-breakpoint
+ALTER TABLE "runs" ADD COLUMN "result" jsonb;--> statement-breakpoint
 ALTER TABLE "run_actions" ADD CONSTRAINT "run_actions_run_id_runs_id_fk" FOREIGN KEY ("run_id") REFERENCES "public"."runs"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "run_actions_run_id_idx" ON "run_actions" USING btree ("run_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "run_actions_run_id_idempotency_key_key" ON "run_actions" USING btree ("run_id","idempotency_key") WHERE idempotency_key is not null;--> statement-breakpoint
@@ -30,7 +32,8 @@ CREATE UNIQUE INDEX "runs_one_active_per_conversation_key" ON "runs" USING btree
 -- loopd_save, now also pausing a run: an end whose status is 'requires_action'
 -- records the calls it waits on with their deadline (the database's clock),
 -- gives up the lease (a paused run holds no process), and leaves the run open.
--- Messages keep their kind (a notice); an end records which budget ended it.
+-- Messages keep their kind (a notice); an end records which budget ended it
+-- and what a finish call reported.
 CREATE OR REPLACE FUNCTION "loopd_save"(
   p_run_id text,
   p_owner text,
@@ -79,6 +82,7 @@ BEGIN
       stop_reason = p_end->>'stop_reason',
       error = nullif(p_end->'error', 'null'::jsonb),
       budget_exceeded = p_end->>'budget_exceeded',
+      result = nullif(p_end->'result', 'null'::jsonb),
       steps = coalesce(p_steps, steps),
       usage = coalesce(p_usage, usage),
       completed_at = now()

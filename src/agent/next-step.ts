@@ -2,7 +2,7 @@ import type { ModelResponse } from "./model.js";
 import type { ToolCallBlock } from "./messages.js";
 
 /** The run's final stop reasons, as the contract names them. */
-export type RunStopReason = "end_turn" | "max_steps" | "max_tokens" | "refusal" | "content_filter" | "budget" | "cancelled" | "error";
+export type RunStopReason = "end_turn" | "finish" | "max_steps" | "max_tokens" | "refusal" | "content_filter" | "budget" | "cancelled" | "error";
 
 /** What the loop does after a model call; decided here, carried out by the loop. */
 export type NextStep =

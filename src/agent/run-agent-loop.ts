@@ -2,6 +2,7 @@ import { executeToolCalls } from "../tools/execute-tool-calls.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { linkedAbort } from "../linked-abort.js";
 import type { AgentEvent } from "./agent-events.js";
+import { createFinishChecker, FINISH_NUDGE, FINISH_TOOL, finishToolSpec, type FinishOptions, type RunResult } from "./finish-tool.js";
 import { exceededBudget, graceNotice, TIME_BUDGET_RESULT, type BudgetName, type BudgetSpent, type RunBudget } from "./budget.js";
 import type { PendingToolCall, ToolAction } from "./decide-tool-action.js";
 import { startModelCallDeadline } from "./model-call-deadline.js";
@@ -61,6 +62,8 @@ export interface AgentRunOptions {
   budget?: Omit<RunBudget, "max_steps">;
   /** When the run's clock started (ms since the epoch, time spent paused added back): `max_seconds` counts from there. @default now */
   clockStartedAt?: number;
+  /** The run ends with a `finish` call (offered as a tool); a plain answer gets one nudge first. @default off */
+  finish?: FinishOptions | null;
   /** What a model call's usage costs in USD; null when the model has no price. @default no price */
   costOf?: (usage: Usage) => number | null;
   maxTokens: number;
@@ -99,6 +102,8 @@ export interface AgentRunResult {
   error: { code: string; message: string } | null;
   /** Which budget ended the run, when one did. */
   budgetExceeded?: BudgetName | null;
+  /** What a valid `finish` call reported. */
+  result?: RunResult | null;
   /** The history as it stands at the end, everything in it saved. */
   history?: NewMessage[];
   /** What the run waits on, when it paused (`requires_action`). */
@@ -124,7 +129,13 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
   const clockStartedAt = options.clockStartedAt ?? now();
   const timeLeftMs = () => (budget.max_seconds === null ? Infinity : clockStartedAt + budget.max_seconds * 1000 - now());
   let toolChoice = options.toolChoice ?? "auto";
-  const tools = [...registry.specs(allowedTools.filter((name) => registry.has(name))), ...(options.clientTools ?? [])];
+  const finish = options.finish ?? null;
+  const tools = [
+    ...registry.specs(allowedTools.filter((name) => registry.has(name))),
+    ...(options.clientTools ?? []),
+    ...(finish ? [finishToolSpec(finish)] : []),
+  ];
+  const checkFinish = finish ? createFinishChecker(finish) : null;
   const decideAction = options.decideAction ?? (() => "run");
 
   const append = async (messages: NewMessage[], options?: { completed?: ToolCallCompletion[] }) => {
@@ -137,9 +148,10 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
     stopReason: RunStopReason,
     error: AgentRunResult["error"] = null,
     budgetExceeded: BudgetName | null = null,
+    result: RunResult | null = null,
   ): Promise<AgentRunResult> => {
     await append(repairTail(history, status === "cancelled" && !isInterruption(signal) ? CANCELLED_RESULT : INTERRUPTED_RESULT));
-    return { status, stopReason, steps, usage, error, history, budgetExceeded };
+    return { status, stopReason, steps, usage, error, history, budgetExceeded, result };
   };
   const endOver = (over: BudgetName) => end("incomplete", over === "steps" ? "max_steps" : "budget", null, over);
 
@@ -246,8 +258,18 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
         continue;
       case "finish":
         await append(next.unexecuted.map((call) => errorResultFor(call, notExecuted(next.stopReason))));
+        // Asked to finish with a call, the model answered in text: one nudge, then its next plain answer ends the run.
+        if (finish && next.status === "completed" && !nudgedSinceUser(history)) {
+          await append([{ role: "user", kind: "notice", content: [{ type: "text", text: FINISH_NUDGE }] }]);
+          continue;
+        }
         return end(next.status, next.stopReason);
       case "run_tools": {
+        if (checkFinish && next.calls.some((call) => call.name === FINISH_TOOL)) {
+          const done = await finishCalls(next.calls, checkFinish);
+          if (done) return done;
+          continue;
+        }
         const actions = next.calls.map(decideAction);
         await runTools(next.calls.filter((_, i) => actions[i] === "run"));
         if (signal?.aborted) return end("cancelled", "cancelled");
@@ -260,6 +282,30 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
         continue;
       }
     }
+  }
+
+  /**
+   * A step with `finish` calls: the first valid one ends the run (its call
+   * answered, the step's other calls not executed); with none valid, the
+   * other calls run and each `finish` gets an error naming what was wrong.
+   */
+  async function finishCalls(calls: ToolCallBlock[], check: NonNullable<typeof checkFinish>): Promise<AgentRunResult | null> {
+    const checked = calls.map((call) => ({ call, verdict: call.name === FINISH_TOOL ? check(call.input) : null }));
+    const valid = checked.find((c) => c.verdict?.ok === true);
+    if (valid && valid.verdict?.ok) {
+      const result = valid.verdict.result;
+      await append(
+        calls.map((call) =>
+          call === valid.call
+            ? { role: "tool", content: [{ type: "tool_result", tool_call_id: call.id, name: call.name, content: "Finished.", is_error: false }] }
+            : errorResultFor(call, "tool call was not executed: the run finished"),
+        ),
+      );
+      return end("completed", "finish", null, null, result);
+    }
+    await runTools(calls.filter((call) => call.name !== FINISH_TOOL));
+    await append(checked.flatMap(({ call, verdict }) => (verdict && !verdict.ok ? [errorResultFor(call, verdict.message)] : [])));
+    return signal?.aborted ? end("cancelled", "cancelled") : null;
   }
 
   async function runTools(calls: ToolCallBlock[], { announced = false }: { announced?: boolean } = {}) {
@@ -305,6 +351,17 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
 }
 
 const roundUsd = (n: number) => Math.round(n * 1e9) / 1e9;
+
+/** Whether the finish nudge was given since the user last wrote. */
+function nudgedSinceUser(history: readonly NewMessage[]): boolean {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const m = history[i]!;
+    if (m.role !== "user") continue;
+    if (m.kind !== "notice") return false;
+    if (m.content.some((b) => b.text === FINISH_NUDGE)) return true;
+  }
+  return false;
+}
 
 /** The calls of the last assistant message. */
 function lastCalls(history: readonly NewMessage[]): ToolCallBlock[] {

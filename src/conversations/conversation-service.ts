@@ -5,6 +5,7 @@ import type { RunManager } from "../runs/run-manager.js";
 import type { Services } from "../services.js";
 import type { BudgetInput, ClientTool, RunRow } from "../store/schema.js";
 import { checkToolSettings } from "./check-tool-settings.js";
+import type { FinishOptions } from "../agent/finish-tool.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { presentConversation, presentMessage, presentRun } from "./present.js";
 
@@ -19,6 +20,7 @@ export interface CreateConversationInput {
   client_tools?: ClientTool[] | undefined;
   action_timeout_s?: number | null | undefined;
   budget?: BudgetInput | null | undefined;
+  finish?: FinishOptions | null | undefined;
 }
 
 /** Conversations, their history and their runs: the read and bookkeeping use cases. */
@@ -59,6 +61,7 @@ export function createConversationService(services: Services) {
         ...checkToolSettings({ tools, approvalRequired: input.approval_required ?? [], clientTools: input.client_tools ?? [] }),
         actionTimeoutS: input.action_timeout_s ?? null,
         budget: input.budget ?? null,
+        finish: input.finish ?? null,
       });
       return presentConversation(row);
     },
@@ -82,6 +85,7 @@ export function createConversationService(services: Services) {
         ...settings,
         ...(input.action_timeout_s !== undefined && { actionTimeoutS: input.action_timeout_s }),
         ...(input.budget !== undefined && { budget: input.budget }),
+        ...(input.finish !== undefined && { finish: input.finish }),
         ...(input.title !== undefined && { title: input.title }),
         ...(input.system !== undefined && { system: input.system }),
         ...(input.provider !== undefined && { provider: input.provider }),

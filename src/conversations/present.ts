@@ -19,6 +19,7 @@ export function presentConversation(row: ConversationWithActiveRun) {
     client_tools: row.clientTools,
     action_timeout_s: row.actionTimeoutS,
     budget: row.budget,
+    finish: row.finish,
     usage: row.usage,
     message_count: row.messageCount,
     active_run_id: row.activeRunId,
@@ -49,6 +50,9 @@ export function presentRun(row: RunRow) {
     usage: { ...row.usage, cost_usd: row.usage.cost_usd ?? null },
     error: row.error ?? null,
     ...(row.budgetExceeded && { budget_exceeded: row.budgetExceeded }),
+    ...(row.request.budget && { budget: row.request.budget }),
+    // Present on a run asked to end with `finish`: null until (or unless) a valid call ends it.
+    ...(row.request.finish && { result: row.result ?? null }),
     created_at: row.createdAt.toISOString(),
     completed_at: row.completedAt ? row.completedAt.toISOString() : null,
     ...(row.status === "requires_action" &&

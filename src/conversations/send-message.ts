@@ -6,6 +6,7 @@ import { checkSameRequest, hashOfRequest } from "./request-hash.js";
 import { newId } from "../store/ids.js";
 import type { BudgetInput, RunRequest, RunRow } from "../store/schema.js";
 import { settleBudget } from "./settle-budget.js";
+import { FINISH_TOOL, type FinishOptions } from "../agent/finish-tool.js";
 import { uniqueViolation } from "../store/unique-violation.js";
 import { closeWaitingRun, SUPERSEDED } from "../runs/close-waiting-run.js";
 import { historyOf } from "../runs/history-of.js";
@@ -17,6 +18,8 @@ export interface SendMessageInput {
   content: string | TextBlock[];
   maxSteps?: number | undefined;
   budget?: BudgetInput | undefined;
+  /** The run ends with a `finish` call; null turns off the conversation's. */
+  finish?: FinishOptions | null | undefined;
   toolChoice?: ToolChoice | undefined;
   model?: string | undefined;
   idempotencyKey?: string | undefined;
@@ -37,7 +40,8 @@ export async function sendMessage(
 
   const content: TextBlock[] = typeof input.content === "string" ? [{ type: "text", text: input.content }] : input.content;
   const toolChoice = input.toolChoice ?? "auto";
-  const offered = [...conversation.tools, ...conversation.clientTools.map((t) => t.name)];
+  const finish = input.finish !== undefined ? input.finish : conversation.finish;
+  const offered = [...conversation.tools, ...conversation.clientTools.map((t) => t.name), ...(finish ? [FINISH_TOOL] : [])];
   if (typeof toolChoice === "object" && !offered.includes(toolChoice.name)) {
     throw new AppError("invalid_request", `tool_choice names ${toolChoice.name}, which is not one of this conversation's tools`, {
       field: "tool_choice.name",
@@ -53,7 +57,7 @@ export async function sendMessage(
     model,
     priced: services.prices.priceOf(model) !== null,
   });
-  const request: RunRequest = { max_steps: budget.max_steps, tool_choice: toolChoice, model: input.model ?? null, budget };
+  const request: RunRequest = { max_steps: budget.max_steps, tool_choice: toolChoice, model: input.model ?? null, budget, finish };
   // The request as the client sent it, not as this server's settings shaped
   // it: an identical retry stays identical across a configuration change.
   const requestHash = hashOfRequest({
@@ -63,6 +67,7 @@ export async function sendMessage(
     model: input.model ?? null,
     // Absent from the hash when not sent, so retries from before budgets existed still match.
     ...(input.budget && { budget: input.budget }),
+    ...(input.finish !== undefined && { finish: input.finish }),
   });
 
   if (input.idempotencyKey) {

@@ -52,5 +52,6 @@ const atState = (run: RunRow, state: RunState): RunRow => ({
   ...state,
   requiredAction: state.requiredAction ?? null,
   budgetExceeded: state.budgetExceeded ?? null,
+  result: state.result ?? null,
   completedAt: state.completedAt === null ? null : new Date(state.completedAt),
 });

@@ -3,6 +3,7 @@ import { messageSchema, textBlockSchema } from "../agent/messages.js";
 import { ERROR_CODES } from "../errors.js";
 import { isPgSafe } from "../store/pg-safe.js";
 import { TOOL_NAME } from "../tools/define-tool.js";
+import { isCheckableSchema } from "../agent/finish-tool.js";
 import { jsonDepth } from "./json-nesting.js";
 
 /** The contract's shapes, as zod: routes validate with them and /openapi.json is generated from them. */
@@ -36,6 +37,16 @@ export const budgetSchema = z.strictObject({
   grace_turn: z.boolean().optional(),
 });
 
+/** Bounds of free-form JSON a client stores (metadata now, JSON Schemas later). */
+export const FREE_JSON = { maxDepth: 32, maxBytes: 16_384 };
+
+/** `finish` on a request or a conversation: the run ends with a `finish` call, its `result` matching `result_schema`. */
+export const finishSchema = z.strictObject({
+  result_schema: boundedJsonObject(FREE_JSON)
+    .refine(isCheckableSchema, "must be a JSON Schema loopd can check (no unresolved $ref)")
+    .optional(),
+});
+
 export const runSchema = z.object({
   id: z.string(),
   conversation_id: z.string(),
@@ -50,6 +61,12 @@ export const runSchema = z.object({
   completed_at: z.string().nullable(),
   /** Which budget ended the run, when one did. */
   budget_exceeded: z.enum(["steps", "tokens", "seconds", "cost"]).optional(),
+  /** The limits the run was given. */
+  budget: z
+    .object({ max_steps: z.number(), max_tokens: z.number().nullable(), max_seconds: z.number().nullable(), max_cost_usd: z.number().nullable(), grace_turn: z.boolean() })
+    .optional(),
+  /** On a run asked to end with `finish`: what the call reported, or null. */
+  result: z.object({ summary: z.string(), confidence: z.number().nullable(), result: z.unknown() }).nullable().optional(),
   /** While `requires_action`: the calls it waits on. */
   required_action: z
     .object({
@@ -77,6 +94,7 @@ export const conversationSchema = z.object({
   client_tools: z.array(clientToolSchema),
   action_timeout_s: z.number().int().nullable(),
   budget: budgetSchema.nullable(),
+  finish: finishSchema.nullable(),
   /** What its runs used, together. */
   usage: usageSchema,
   message_count: z.number().int(),
@@ -98,8 +116,6 @@ const filled = () => text().refine((s) => s.trim().length > 0, "must not be empt
 
 /** The deepest a request body may nest; a free-form field gets less (`FREE_JSON`), so this bound is only for text nobody should send. */
 export const BODY_MAX_DEPTH = 64;
-/** Bounds of free-form JSON a client stores (metadata now, JSON Schemas later). */
-export const FREE_JSON = { maxDepth: 32, maxBytes: 16_384 };
 
 /**
  * A JSON object the client chooses freely, bounded in depth and size so that
@@ -153,6 +169,7 @@ const conversationFields = z.strictObject({
   /** One week at most: a pause is for a person, not a queue. */
   action_timeout_s: z.number().int().min(1).max(604_800).nullable().optional(),
   budget: budgetSchema.nullable().optional(),
+  finish: finishSchema.nullable().optional(),
 });
 
 /** Every field is optional, and so is the body itself. */
@@ -179,6 +196,7 @@ export const sendMessageBody = z.strictObject({
   ),
   max_steps: z.number().int().min(1).optional(),
   budget: budgetSchema.optional(),
+  finish: finishSchema.nullable().optional(),
   tool_choice: toolChoiceSchema.optional(),
   model: name().max(200).optional(),
   stream: z.boolean().optional(),

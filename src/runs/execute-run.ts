@@ -65,6 +65,7 @@ export async function executeRun({
       // Time spent paused for the application does not count against the run's time.
       clockStartedAt: run.createdAt.getTime() + run.pausedMs,
       costOf: (usage) => services.prices.costOf(run.model, usage),
+      finish: run.request.finish ?? null,
       maxTokens: config.maxTokens,
       workspaceDir: config.workspaceDir,
       toolTimeoutMs: config.toolTimeoutMs,

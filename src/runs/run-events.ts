@@ -4,6 +4,8 @@ import type { RunRow } from "../store/schema.js";
 export type RunState = Pick<RunRow, "status" | "stopReason" | "steps" | "usage" | "error"> & {
   /** Which budget ended it (absent on events stored before budgets). */
   budgetExceeded?: RunRow["budgetExceeded"];
+  /** What a `finish` call reported. */
+  result?: RunRow["result"];
   completedAt: string | null;
   /** A pause's: what the run waits on. */
   requiredAction?: RunRow["requiredAction"];
@@ -17,6 +19,7 @@ export const runStateOf = (row: RunRow): RunState => ({
   error: row.error,
   completedAt: row.completedAt?.toISOString() ?? null,
   budgetExceeded: row.budgetExceeded,
+  result: row.result,
   ...(row.requiredAction && { requiredAction: row.requiredAction }),
 });
 

@@ -5,7 +5,7 @@ import type { Services } from "../services.js";
 import type { RunRow } from "../store/schema.js";
 import { createRunEventLog, LeaseLost } from "./run-event-log.js";
 
-export type RunEnd = Pick<AgentRunResult, "status" | "stopReason" | "error"> & Partial<Pick<AgentRunResult, "steps" | "usage" | "pending" | "budgetExceeded">>;
+export type RunEnd = Pick<AgentRunResult, "status" | "stopReason" | "error"> & Partial<Pick<AgentRunResult, "steps" | "usage" | "pending" | "budgetExceeded" | "result">>;
 
 /**
  * Everything a run writes: its messages (with their `message.created` and,
@@ -88,12 +88,12 @@ export function createRunWriter({
           end:
             end.status === "requires_action"
               ? { status: end.status, pending: end.pending ?? [], timeoutS: actionTimeoutS }
-              : { status: end.status, stopReason: end.stopReason, error: end.error, budgetExceeded: end.budgetExceeded ?? null },
+              : { status: end.status, stopReason: end.stopReason, error: end.error, budgetExceeded: end.budgetExceeded ?? null, result: end.result ?? null },
           // completedAt (or, for a pause, requiredAction) is the database's: the save fills it in.
           events: () => [
             {
               type: `run.${end.status}`,
-              data: { run: { status: end.status, stopReason: end.stopReason, steps, usage, error: end.error, completedAt: null, budgetExceeded: end.budgetExceeded ?? null } },
+              data: { run: { status: end.status, stopReason: end.stopReason, steps, usage, error: end.error, completedAt: null, budgetExceeded: end.budgetExceeded ?? null, result: end.result ?? null } },
             },
           ],
         });

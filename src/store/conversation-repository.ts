@@ -3,6 +3,7 @@ import { findInCauseChain } from "../errors.js";
 import type { Db } from "./db.js";
 import { newId } from "./ids.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
+import type { FinishOptions } from "../agent/finish-tool.js";
 import type { Usage } from "../agent/messages.js";
 import { conversations, OPEN_RUN_STATUSES, runs, type BudgetInput, type ClientTool, type ConversationRow } from "./schema.js";
 
@@ -26,6 +27,8 @@ export interface NewConversation {
   actionTimeoutS?: number | null;
   /** @default null: the server's */
   budget?: BudgetInput | null;
+  /** @default null: runs end without a `finish` call */
+  finish?: FinishOptions | null;
 }
 
 /** jsonb comes back as an object (pg) or a string (some drivers); sums of bigint as strings. */
@@ -130,8 +133,8 @@ const isLockConflict = (err: unknown) =>
   }) ?? false;
 
 function conversationColumns() {
-  const { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget } = conversations;
-  return { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget };
+  const { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish } = conversations;
+  return { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish };
 }
 
 export type ConversationRepository = ReturnType<typeof createConversationRepository>;

@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { BudgetName } from "../agent/budget.js";
+import type { RunResult } from "../agent/finish-tool.js";
 import type { Role, Usage } from "../agent/messages.js";
 import type { Db, RawQuery } from "./db.js";
 import type { NewRunEvent } from "./event-repository.js";
@@ -38,13 +39,13 @@ export interface RunSave {
 }
 
 export type RunSaveEnd =
-  | { status: Exclude<RunStatus, "requires_action">; stopReason: string | null; error: RunError | null; budgetExceeded?: BudgetName | null | undefined }
+  | { status: Exclude<RunStatus, "requires_action">; stopReason: string | null; error: RunError | null; budgetExceeded?: BudgetName | null | undefined; result?: RunResult | null | undefined }
   | { status: "requires_action"; pending: PendingCall[]; timeoutS: number };
 
 const endParameter = (end: RunSaveEnd) =>
   end.status === "requires_action"
     ? { status: end.status, required_action: { tool_calls: end.pending, timeout_s: end.timeoutS } }
-    : { status: end.status, stop_reason: end.stopReason, error: end.error, budget_exceeded: end.budgetExceeded ?? null };
+    : { status: end.status, stop_reason: end.stopReason, error: end.error, budget_exceeded: end.budgetExceeded ?? null, result: end.result ?? null };
 
 const SAVE = {
   name: "loopd_save",

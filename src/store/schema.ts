@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 import type { RunBudget } from "../agent/budget.js";
+import type { FinishOptions, RunResult } from "../agent/finish-tool.js";
 import type { PendingToolCall } from "../agent/decide-tool-action.js";
 import type { AssistantBlock, RunUsage, TextBlock, ToolResultBlock } from "../agent/messages.js";
 
@@ -26,6 +27,8 @@ export const conversations = pgTable(
     actionTimeoutS: integer("action_timeout_s"),
     /** Budget defaults for its runs (a request's own budget wins, field by field). */
     budget: jsonb("budget").$type<BudgetInput>(),
+    /** Its runs end with a `finish` call (a request may ask for it too). */
+    finish: jsonb("finish").$type<FinishOptions>(),
   },
   (t) => [index("conversations_created_at_id_idx").on(t.createdAt.desc(), t.id.desc())],
 );
@@ -90,6 +93,8 @@ export interface RunRequest {
   model: string | null;
   /** The run's limits, settled when it was created (absent on runs made before budgets existed). */
   budget?: RunBudget;
+  /** Set when the run is to end with a `finish` call. */
+  finish?: FinishOptions | null;
 }
 
 export const runs = pgTable(
@@ -127,6 +132,8 @@ export const runs = pgTable(
     pausedMs: integer("paused_ms").notNull().default(0),
     /** Which budget ended the run, when one did. */
     budgetExceeded: text("budget_exceeded").$type<"steps" | "tokens" | "seconds" | "cost">(),
+    /** What a `finish` call reported (null when the run ended without one). */
+    result: jsonb("result").$type<RunResult>(),
     createdAt: createdAt(),
     completedAt: timestamp("completed_at", { withTimezone: true, precision: 3 }),
   },

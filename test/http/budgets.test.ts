@@ -148,3 +148,66 @@ describe("budget values are checked", () => {
     expect(more.messages.some((m: any) => m.kind === "notice")).toBe(false);
   });
 });
+
+describe.each(["anthropic", "openai"] as const)("the finish tool through %s", (provider) => {
+  const RESULT_SCHEMA = { type: "object", properties: { total: { type: "number" } }, required: ["total"] };
+  const newConversation = () => client().createConversation({ provider });
+  const toolNames = (req: RecordedRequest) =>
+    (req.body.tools as { name?: string; function?: { name: string } }[]).map((t) => t.name ?? t.function!.name);
+
+  test("a valid call completes the run with its result; its call is answered and no further model call is made", async () => {
+    const conv = await newConversation();
+    f.llm.script({ toolCalls: [{ name: "finish", input: { summary: "Added it up.", confidence: 0.9, result: { total: 3 } } }, { name: "calculate", input: { expression: "1+2" } }] });
+    const body = (await client().send(conv.id, { content: "Add 1 and 2.", finish: { result_schema: RESULT_SCHEMA }, tool_choice: { name: "finish" } })).json();
+    expect(body.run).toMatchObject({ status: "completed", stop_reason: "finish", steps: 1, result: { summary: "Added it up.", confidence: 0.9, result: { total: 3 } } });
+    expect(f.llm.requests).toHaveLength(1);
+    expect(toolNames(f.llm.requests[0]!)).toContain("finish");
+    const results = body.messages.filter((m: any) => m.role === "tool").map((m: any) => m.content[0]);
+    expect(results).toEqual([
+      expect.objectContaining({ name: "finish", content: "Finished.", is_error: false }),
+      expect.objectContaining({ name: "calculate", is_error: true, content: expect.stringContaining("not executed") }),
+    ]);
+    expect((await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/runs/${body.run.id}` })).json().result).toEqual(body.run.result);
+    f.llm.script({ text: "Sure." });
+    expect((await client().send(conv.id, { content: "Thanks" })).json().run).not.toHaveProperty("result");
+  });
+
+  test("an invalid call gets an error naming what is wrong, and the model calls it again", async () => {
+    const conv = await newConversation();
+    f.llm.script(
+      { toolCalls: [{ name: "finish", input: { summary: "Done.", confidence: 2, result: { total: "three" } } }] },
+      { toolCalls: [{ name: "finish", input: { summary: "Done.", result: { total: 3 } } }] },
+    );
+    const body = (await client().send(conv.id, { content: "Add.", finish: { result_schema: RESULT_SCHEMA } })).json();
+    expect(body.run).toMatchObject({ status: "completed", stop_reason: "finish", steps: 2, result: { summary: "Done.", confidence: null, result: { total: 3 } } });
+    const [error] = toolResultsIn(f.llm.requests[1]!);
+    expect(error!.isError).toBe(true);
+    expect(error!.content).toContain("result.total");
+    expect(error!.content).toContain("confidence");
+  });
+
+  test("a plain answer gets one nudge; a second plain answer completes the run with result null", async () => {
+    const conv = await newConversation();
+    f.llm.script({ text: "I think it is 3." }, { text: "It is 3." });
+    const body = (await client().send(conv.id, { content: "Add.", finish: {} })).json();
+    expect(body.run).toMatchObject({ status: "completed", stop_reason: "end_turn", steps: 2, result: null });
+    expect(f.llm.requests).toHaveLength(2);
+    expect(userTextsIn(f.llm.requests[1]!).at(-1)).toMatch(/call `finish`/);
+    expect(body.messages.map((m: any) => [m.role, m.kind ?? null])).toEqual([["user", null], ["assistant", null], ["user", "notice"], ["assistant", null]]);
+  });
+
+  test("without finish the model gets no finish tool", async () => {
+    const conv = await newConversation();
+    f.llm.script({ text: "Hi." });
+    const body = (await client().send(conv.id, { content: "Hello" })).json();
+    expect(toolNames(f.llm.requests[0]!)).not.toContain("finish");
+    expect(body.run).not.toHaveProperty("result");
+  });
+});
+
+test("a result_schema that cannot be checked is a 400", async () => {
+  const conv = await client().createConversation({ provider: "openai" });
+  const res = await client().send(conv.id, { content: "x", finish: { result_schema: { type: "object", properties: { a: { $ref: "#/nowhere" } } } } });
+  expect(res.statusCode).toBe(400);
+  expect(res.json().error.details.field).toBe("body.finish.result_schema");
+});

@@ -51,13 +51,14 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
       },
     },
     async (req, reply) => {
-      const { content, max_steps, budget, tool_choice, model, stream } = req.body;
+      const { content, max_steps, budget, finish, tool_choice, model, stream } = req.body;
       const release = takeStreamIf(deps, { stream, accept: req.headers.accept });
       const { run, replayed } = await sendMessage({ services, runs }, {
         conversationId: req.params.id,
         content,
         maxSteps: max_steps,
         budget,
+        finish,
         toolChoice: tool_choice,
         model,
         idempotencyKey: req.headers["idempotency-key"],

@@ -36,7 +36,10 @@ export interface MockReply {
  */
 export function planMockReply(request: Pick<ModelRequest, "messages" | "tools" | "toolChoice">): MockReply {
   const { messages } = request;
-  const trailingResults = trailingToolResults(messages);
+  // loopd's own notices (a budget's grace turn) come after the results they are about.
+  let end = messages.length;
+  while (end > 0 && messages[end - 1]!.role === "user" && (messages[end - 1] as { kind?: string }).kind === "notice") end--;
+  const trailingResults = trailingToolResults(messages.slice(0, end));
   if (trailingResults.length > 0) {
     const calls = messages.flatMap(toolCallsOf);
     return endTurn(describeToolResults(trailingResults, calls));

@@ -1,0 +1,65 @@
+import { z } from "zod";
+import type { ToolSpec } from "./model.js";
+
+export const FINISH_TOOL = "finish";
+
+/** What a run that finished through the `finish` tool reports. */
+export interface RunResult {
+  summary: string;
+  confidence: number | null;
+  result: unknown;
+}
+
+/** The run asks for a `finish` call; `result_schema` is the JSON Schema `result` must match (as the client wrote it). */
+export interface FinishOptions {
+  result_schema?: Record<string, unknown> | undefined;
+}
+
+export const FINISH_NUDGE =
+  "If the task is complete, call `finish` with a summary of what was done (and the result). If it is not, go on with the task.";
+
+/** The `finish` tool as the model sees it. */
+export function finishToolSpec({ result_schema: resultSchema }: FinishOptions): ToolSpec {
+  return {
+    name: FINISH_TOOL,
+    description: "Call this once the task is complete, to end the run with a summary and, when asked for, a result.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        summary: { type: "string", description: "What was done, in a few sentences." },
+        confidence: { type: "number", minimum: 0, maximum: 1, description: "How sure you are the task is done right, 0 to 1." },
+        result: resultSchema ?? { description: "The task's result, if it has one." },
+      },
+      required: resultSchema ? ["summary", "result"] : ["summary"],
+    },
+  };
+}
+
+/**
+ * Checks a `finish` call: a valid one is the run's result; an invalid one
+ * gets a message naming what is wrong, for the model to call it again.
+ */
+export function createFinishChecker({ result_schema: resultSchema }: FinishOptions): (input: Record<string, unknown>) => { ok: true; result: RunResult } | { ok: false; message: string } {
+  const result = resultSchema ? z.fromJSONSchema(resultSchema) : z.unknown();
+  const input = z.object({
+    summary: z.string().trim().min(1, "must be a non-empty string"),
+    confidence: z.number().min(0).max(1).optional(),
+    result: resultSchema ? result : result.optional(),
+  });
+  return (raw) => {
+    const parsed = input.safeParse(raw);
+    if (parsed.success) return { ok: true, result: { summary: parsed.data.summary, confidence: parsed.data.confidence ?? null, result: parsed.data.result ?? null } };
+    const problems = parsed.error.issues.map((i) => `${i.path.length > 0 ? i.path.join(".") : "input"}: ${i.message}`).join("; ");
+    return { ok: false, message: `finish was not accepted: ${problems}. Call finish again with valid input.` };
+  };
+}
+
+/** Whether a JSON Schema can be checked here (it converts); false for one that cannot. */
+export function isCheckableSchema(schema: Record<string, unknown>): boolean {
+  try {
+    z.fromJSONSchema(schema);
+    return true;
+  } catch {
+    return false;
+  }
+}
