@@ -1,7 +1,7 @@
 import os from "node:os";
 import type { PgWireCounter, WireCounts } from "./pg-wire-counter.js";
 import { watchBackendsCpu } from "./postgres-backends-cpu.js";
-import { cpuMsOf } from "./proc-cpu.js";
+import { cpuMsOf, machineBusyMs } from "./proc-cpu.js";
 import type { ServerMonitor } from "./server-monitor.js";
 
 export interface WindowFigures {
@@ -10,9 +10,14 @@ export interface WindowFigures {
   processCpuMs: number;
   /** CPU of the Postgres backends serving its database; null when not on a local Postgres server. */
   backendsCpuMs: number | null;
-  /** CPU other clients' backends used meanwhile: when not near zero, someone else shared the server (and its WAL). */
-  foreignCpuMs: number | null;
-  /** WAL the server wrote meanwhile (all of it: see foreignCpuMs). */
+  /**
+   * Share of the machine's CPU (all cores) busy with anything but the measured
+   * process, its backends and the bench itself (the fake LLM, the clients):
+   * someone else's work, which competes for the cores and, if it is a client
+   * of the same server, writes WAL counted here.
+   */
+  othersCpuShare: number;
+  /** WAL the server wrote meanwhile (all of it: see othersCpuShare). */
   walBytes: number | null;
   wire: WireCounts | null;
   /** 1-minute load average at the window's end. */
@@ -46,12 +51,16 @@ export async function measureWindow<T>({
       : null;
   const wireBefore = wire?.counts() ?? null;
   const cpuBefore = cpuMsOf(pid) ?? Number.NaN;
+  const benchBefore = cpuMsOf(process.pid) ?? Number.NaN;
+  const machineBefore = machineBusyMs();
   const started = performance.now();
 
   const result = await work();
 
   const wallMs = performance.now() - started;
   const processCpuMs = (cpuMsOf(pid) ?? Number.NaN) - cpuBefore;
+  const benchCpuMs = (cpuMsOf(process.pid) ?? Number.NaN) - benchBefore;
+  const machineCpuMs = machineBusyMs() - machineBefore;
   const backendsCpu = backends?.stop() ?? null;
   const walBytes = monitor && lsn ? await monitor.walBytesSince(lsn) : null;
   const wireAfter = wire?.counts() ?? null;
@@ -61,7 +70,7 @@ export async function measureWindow<T>({
       wallMs,
       processCpuMs,
       backendsCpuMs: backendsCpu?.ownMs ?? null,
-      foreignCpuMs: backendsCpu?.foreignMs ?? null,
+      othersCpuShare: (machineCpuMs - processCpuMs - (backendsCpu?.ownMs ?? 0) - benchCpuMs) / (wallMs * os.cpus().length),
       walBytes,
       wire: wireBefore && wireAfter ? difference(wireAfter, wireBefore) : null,
       load1: os.loadavg()[0] ?? Number.NaN,

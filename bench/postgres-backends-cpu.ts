@@ -5,12 +5,7 @@ export interface BackendsCpu {
   ownMs: number;
   /** How many such backends were seen. */
   backends: number;
-  /** CPU ms other client backends of the server used meanwhile: work of someone else on the machine, a sign of noise. */
-  foreignMs: number;
 }
-
-/** Postgres's own helper processes: not serving any client, so neither ours nor foreign. */
-const AUXILIARY = /: (checkpointer|background writer|walwriter|autovacuum launcher|logical replication launcher|archiver|stats collector)\b/;
 
 /**
  * The CPU time the Postgres backends serving one database use over a window,
@@ -30,34 +25,31 @@ export function watchBackendsCpu({
 }: {
   postmasterPid: number;
   databaseName: string;
-  /** The bench's own connections (their title names another database anyway). */
+  /** The bench's own connection, should it be on the same database. */
   ignorePids?: number[];
   intervalMs?: number;
 }): { stop(): BackendsCpu } {
   const mark = ` ${databaseName} `;
   const own = new Map<number, { first: number; last: number }>();
-  const foreign = new Map<number, { first: number; last: number }>();
 
   const poll = (initial: boolean) => {
     for (const pid of childrenOf(postmasterPid)) {
       if (ignorePids.includes(pid)) continue;
       const title = titleOf(pid);
       const cpu = cpuMsOf(pid);
-      if (title === null || cpu === null || AUXILIARY.test(title)) continue;
-      const into = title.includes(mark) ? own : foreign;
-      const seen = into.get(pid);
+      if (title === null || cpu === null || !title.includes(mark)) continue;
+      const seen = own.get(pid);
       if (seen) seen.last = cpu;
-      else into.set(pid, { first: initial ? cpu : 0, last: cpu });
+      else own.set(pid, { first: initial ? cpu : 0, last: cpu });
     }
   };
   poll(true);
   const timer = setInterval(() => poll(false), intervalMs);
-  const used = (m: Map<number, { first: number; last: number }>) => [...m.values()].reduce((sum, b) => sum + b.last - b.first, 0);
   return {
     stop() {
       clearInterval(timer);
       poll(false);
-      return { ownMs: used(own), backends: own.size, foreignMs: used(foreign) };
+      return { ownMs: [...own.values()].reduce((sum, b) => sum + b.last - b.first, 0), backends: own.size };
     },
   };
 }

@@ -44,3 +44,12 @@ export function childrenOf(pid: number): number[] {
     return [];
   }
 }
+
+/** CPU time (ms, all cores) the whole machine has spent busy so far, from the first line of /proc/stat. */
+export function machineBusyMs(): number {
+  const [, ...ticks] = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/);
+  // user nice system idle iowait irq softirq steal (guest time is already inside user).
+  const [user, nice, system, , , irq, softirq, steal] = ticks.map(Number);
+  const busy = [user, nice, system, irq, softirq, steal].reduce<number>((sum, t) => sum + (t ?? 0), 0);
+  return (busy * 1000) / TICKS_PER_SECOND;
+}
