@@ -12,6 +12,8 @@ export interface StreamsRow {
   runs: number;
   /** Runs that did not answer 200 or did not end with run.completed. */
   failures: number;
+  /** Why, counted: "503", "ECONNRESET", "run.failed", … */
+  failureReasons: Record<string, number>;
   runsPerSecond: number;
   /** Time to the first SSE event, from the request's start (ms). */
   ttfeP50: number;
@@ -25,7 +27,7 @@ interface Version {
   loopd: LoopdProcess;
   database: BenchDatabase;
   ttfe: number[];
-  failures: number;
+  failureReasons: Record<string, number>;
   runs: number;
   wallMs: number;
   load1: number;
@@ -64,7 +66,7 @@ export async function measureConcurrentStreams({
     const start = async (name: Version["name"], checkout?: string) => {
       const database = await createBenchDatabase(serverUrl);
       const loopd = await startLoopdProcess({ env: { ...env, ...database.env }, ...(checkout && { checkout }) });
-      versions.push({ name, loopd, database, ttfe: [], failures: 0, runs: 0, wallMs: 0, load1: 0 });
+      versions.push({ name, loopd, database, ttfe: [], failureReasons: {}, runs: 0, wallMs: 0, load1: 0 });
     };
     await start("loopd");
     if (baselineDir) await start("loopd before", baselineDir);
@@ -74,15 +76,25 @@ export async function measureConcurrentStreams({
         progress(`${serverUrl ? "postgres" : "pglite"}: ${version.name}, ${concurrency} streaming runs at once (round ${round}/${rounds})`);
         const result = await streamRound(version.loopd.url, concurrency);
         version.ttfe.push(...result.ttfe);
-        version.failures += result.failures;
+        for (const reason of result.failures) version.failureReasons[reason] = (version.failureReasons[reason] ?? 0) + 1;
         version.runs += concurrency;
         version.wallMs += result.wallMs;
         version.load1 = os.loadavg()[0] ?? Number.NaN;
       }
     }
-    return versions.map(({ name, ttfe, failures, runs, wallMs, load1 }) => {
+    return versions.map(({ name, ttfe, failureReasons, runs, wallMs, load1 }) => {
       const sorted = [...ttfe].sort((a, b) => a - b);
-      return { version: name, runs, failures, runsPerSecond: (runs / wallMs) * 1000, ttfeP50: percentile(sorted, 0.5), ttfeP99: percentile(sorted, 0.99), load1 };
+      const failures = Object.values(failureReasons).reduce((sum, n) => sum + n, 0);
+      return {
+        version: name,
+        runs,
+        failures,
+        failureReasons,
+        runsPerSecond: ((runs - failures) / wallMs) * 1000,
+        ttfeP50: percentile(sorted, 0.5),
+        ttfeP99: percentile(sorted, 0.99),
+        load1,
+      };
     });
   } finally {
     for (const version of versions) {
@@ -94,7 +106,7 @@ export async function measureConcurrentStreams({
 }
 
 /** `count` streaming runs started together on fresh conversations (created beforehand, untimed). */
-async function streamRound(url: string, count: number): Promise<{ ttfe: number[]; failures: number; wallMs: number }> {
+async function streamRound(url: string, count: number): Promise<{ ttfe: number[]; failures: string[]; wallMs: number }> {
   const client = loopdClient(url);
   const conversations: string[] = [];
   for (let i = 0; i < count; i++) conversations.push(await client.createConversation());
@@ -102,27 +114,40 @@ async function streamRound(url: string, count: number): Promise<{ ttfe: number[]
   const outcomes = await Promise.all(conversations.map((id) => streamRun(url, id)));
   const wallMs = performance.now() - started;
   const ttfe = outcomes.flatMap((o) => (o.ttfe === null ? [] : [o.ttfe]));
-  return { ttfe, failures: outcomes.filter((o) => !o.completed).length, wallMs };
+  return { ttfe, failures: outcomes.flatMap((o) => (o.failure === null ? [] : [o.failure])), wallMs };
 }
 
-/** One streaming run, read to its end: when its first event came, and whether it completed. */
-async function streamRun(url: string, conversationId: string): Promise<{ ttfe: number | null; completed: boolean }> {
+/**
+ * One streaming run, read to its end: when its first event came, and why it
+ * failed if it did not complete (its status, its last event, or the
+ * connection's error code).
+ */
+async function streamRun(url: string, conversationId: string): Promise<{ ttfe: number | null; failure: string | null }> {
   const started = performance.now();
-  const res = await fetch(`${url}/conversations/${conversationId}/messages`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ content: SCENARIOS.tool.prompt, stream: true }),
-  });
-  if (res.status !== 200) {
-    await res.body?.cancel();
-    return { ttfe: null, completed: false };
-  }
   let ttfe: number | null = null;
-  let last = "";
-  for await (const item of readSse(res)) {
-    if (!isEvent(item)) continue;
-    ttfe ??= performance.now() - started;
-    last = item.event;
+  try {
+    const res = await fetch(`${url}/conversations/${conversationId}/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ content: SCENARIOS.tool.prompt, stream: true }),
+    });
+    if (res.status !== 200) {
+      await res.body?.cancel();
+      return { ttfe, failure: String(res.status) };
+    }
+    let last = "none";
+    for await (const item of readSse(res)) {
+      if (!isEvent(item)) continue;
+      ttfe ??= performance.now() - started;
+      last = item.event;
+    }
+    return { ttfe, failure: last === "run.completed" ? null : last };
+  } catch (error) {
+    return { ttfe, failure: errorCode(error) };
   }
-  return { ttfe, completed: last === "run.completed" };
+}
+
+function errorCode(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown } }).cause;
+  return typeof cause?.code === "string" ? cause.code : String(error);
 }

@@ -171,10 +171,13 @@ async function main() {
     }
     if (only.has("floor")) {
       longRuns[kind] = await measureLongRuns({ serverUrl, stepCounts: LONG_RUN_STEPS, baselineDir, logLevel, progress });
+      // Shown as soon as measured: a later section that fails must not take these figures with it.
+      progress(`${kind}: long runs against the floor\n${(kind === "postgres" ? postgresLongRunTable : pgliteLongRunTable)(longRuns[kind])}`);
     }
     if (only.has("streams")) {
       const rows = await measureConcurrentStreams({ serverUrl, baselineDir, logLevel, concurrency: streams, rounds: streamRounds, progress });
       streamRows.push(...rows.map((row) => ({ kind, ...row })));
+      progress(`${kind}: streaming runs at once\n${streamsTable(rows.map((row) => ({ kind, ...row })))}`);
     }
   }
 
