@@ -6,7 +6,7 @@ import type { FloorRequest } from "./floor-loop.js";
 import { startFloorSubject, startLoopdSubject, type LongRunSubject, type SubjectName } from "./long-run-subjects.js";
 import { toolStepsThenAnswer, writeLongRunFile } from "./long-run-scenario.js";
 import { measureWindow, type WindowFigures } from "./measure-window.js";
-import { openServerMonitor } from "./server-monitor.js";
+import { openServerMonitor, type ServerMonitor } from "./server-monitor.js";
 
 export interface LongRunRow extends WindowFigures {
   subject: SubjectName;
@@ -21,6 +21,16 @@ export interface LongRunRow extends WindowFigures {
 const MIN_STEPS_PER_ROW = 300;
 
 /**
+ * The machine is shared: a row during which others kept more than this share
+ * of the cores busy is measured again, up to `tries` times in all, and the
+ * quietest attempt kept.
+ */
+export interface QuietRule {
+  othersShare: number;
+  tries: number;
+}
+
+/**
  * (e) Long runs against the floor: for each step count, the floor (see
  * floor-loop.ts), loopd and, given `baselineDir`, an older loopd each run
  * the same scenario in turn, each in its own process on its own fresh
@@ -31,6 +41,7 @@ export async function measureLongRuns({
   stepCounts,
   baselineDir,
   logLevel,
+  quiet = { othersShare: 0.1, tries: 3 },
   progress,
 }: {
   /** A Postgres server; unset runs on PGlite. */
@@ -38,6 +49,7 @@ export async function measureLongRuns({
   stepCounts: number[];
   baselineDir: string | undefined;
   logLevel: string;
+  quiet?: QuietRule;
   progress: (line: string) => void;
 }): Promise<LongRunRow[]> {
   const llm = await startFakeLlm();
@@ -68,17 +80,13 @@ export async function measureLongRuns({
       const runs = Math.ceil(MIN_STEPS_PER_ROW / steps);
       const lastRequest = answerLongRuns(llm, steps);
       for (const subject of subjects) {
-        progress(`${serverUrl ? "postgres" : "pglite"}: ${subject.name}, ${runs} run(s) of ${steps} tool steps`);
-        const work = await subject.prepare({ runs, steps });
-        const { figures, result: calls } = await measureWindow({
-          pid: subject.pid,
-          monitor,
-          databaseName: subject.database.name,
-          wire: subject.wire,
-          work,
-        });
-        if (calls !== runs * (steps + 1)) throw new Error(`${subject.name} made ${calls} model calls, not ${runs * (steps + 1)}`);
-        rows.push({ subject: subject.name, steps, runs, lastRequestBytes: lastRequest.bytes, ...figures });
+        let quietest: WindowFigures | null = null;
+        for (let attempt = 1; attempt <= quiet.tries && !(quietest && quietest.othersCpuShare <= quiet.othersShare); attempt++) {
+          progress(`${serverUrl ? "postgres" : "pglite"}: ${subject.name}, ${runs} run(s) of ${steps} tool steps (attempt ${attempt})`);
+          const figures = await measureRow({ subject, monitor, runs, steps });
+          if (!quietest || figures.othersCpuShare < quietest.othersCpuShare) quietest = figures;
+        }
+        rows.push({ subject: subject.name, steps, runs, lastRequestBytes: lastRequest.bytes, ...quietest! });
       }
     }
     return rows;
@@ -88,6 +96,23 @@ export async function measureLongRuns({
     await llm.close();
     rmSync(workspaceDir, { recursive: true, force: true });
   }
+}
+
+async function measureRow({
+  subject,
+  monitor,
+  runs,
+  steps,
+}: {
+  subject: LongRunSubject;
+  monitor: ServerMonitor | null;
+  runs: number;
+  steps: number;
+}): Promise<WindowFigures> {
+  const work = await subject.prepare({ runs, steps });
+  const { figures, result: calls } = await measureWindow({ pid: subject.pid, monitor, databaseName: subject.database.name, wire: subject.wire, work });
+  if (calls !== runs * (steps + 1)) throw new Error(`${subject.name} made ${calls} model calls, not ${runs * (steps + 1)}`);
+  return figures;
 }
 
 /** One short loopd run, to give the floor loopd's very request (model, tools, limits, system prompt). */

@@ -52,6 +52,7 @@ const LONG_RUN_STEPS = (process.env.BENCH_STEPS ?? "10,100,1000").split(",").map
 const streams = positiveInt(process.env.BENCH_STREAMS, 200);
 const streamRounds = positiveInt(process.env.BENCH_STREAM_ROUNDS, 3);
 const baselineDir = process.env.BENCH_BASELINE_DIR || undefined;
+const quiet = { othersShare: positiveInt(process.env.BENCH_QUIET_PERCENT, 10) / 100, tries: positiveInt(process.env.BENCH_ROW_TRIES, 3) };
 
 const SECTIONS = ["overhead", "growth", "idle", "floor", "streams"] as const;
 type Section = (typeof SECTIONS)[number];
@@ -170,7 +171,7 @@ async function main() {
       }
     }
     if (only.has("floor")) {
-      longRuns[kind] = await measureLongRuns({ serverUrl, stepCounts: LONG_RUN_STEPS, baselineDir, logLevel, progress });
+      longRuns[kind] = await measureLongRuns({ serverUrl, stepCounts: LONG_RUN_STEPS, baselineDir, logLevel, quiet, progress });
       // Shown as soon as measured: a later section that fails must not take these figures with it.
       progress(`${kind}: long runs against the floor\n${(kind === "postgres" ? postgresLongRunTable : pgliteLongRunTable)(longRuns[kind])}`);
     }
