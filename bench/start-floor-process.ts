@@ -40,8 +40,17 @@ export async function startFloorProcess({
       FLOOR_WORKSPACE: workspaceDir,
     },
   });
+  // One listener each for the process's life: the replies come one at a time, in order.
+  let waiting: ((reply: FloorReply) => void) | null = null;
+  const settle = (reply: FloorReply) => {
+    const resolve = waiting;
+    waiting = null;
+    resolve?.(reply);
+  };
+  child.on("message", settle);
+  child.on("exit", () => settle({ ok: false, error: "the floor exited" }));
   const next = async (): Promise<number> => {
-    const [reply] = (await Promise.race([once(child, "message"), once(child, "exit").then(() => [{ ok: false, error: "the floor exited" }])])) as [FloorReply];
+    const reply = await new Promise<FloorReply>((resolve) => (waiting = resolve));
     if (!reply.ok) throw new Error(`floor: ${reply.error}`);
     return reply.calls;
   };
