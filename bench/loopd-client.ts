@@ -15,8 +15,8 @@ export function loopdClient(baseUrl: string) {
       return (await json("POST", "/conversations", {})).id as string;
     },
     /** One non-streaming run; throws unless it completed. */
-    async send(conversationId: string, content: string): Promise<any> {
-      const body = await json("POST", `/conversations/${conversationId}/messages`, { content });
+    async send(conversationId: string, content: string, { maxSteps }: { maxSteps?: number } = {}): Promise<any> {
+      const body = await json("POST", `/conversations/${conversationId}/messages`, { content, ...(maxSteps && { max_steps: maxSteps }) });
       if (body.run.status !== "completed") throw new Error(`run ${body.run.id} ended ${body.run.status}: ${JSON.stringify(body.run.error)}`);
       return body;
     },

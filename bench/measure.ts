@@ -29,9 +29,14 @@ export async function timeMany(
   return summarize(durations, performance.now() - started);
 }
 
+/** The q-quantile (0…1) of samples sorted ascending; NaN when there are none. */
+export function percentile(sorted: readonly number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+}
+
 export function summarize(durations: number[], wallMs: number): Stats {
   const sorted = [...durations].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+  const at = (q: number) => percentile(sorted, q);
   const mean = sorted.reduce((s, d) => s + d, 0) / Math.max(1, sorted.length);
   return { count: sorted.length, mean, p50: at(0.5), p95: at(0.95), perSecond: (sorted.length / wallMs) * 1000 };
 }

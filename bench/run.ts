@@ -10,29 +10,40 @@
  *   (c) idle SSE followers: statements per second and memory while 500
  *       clients follow a run that waits on its model;
  *   (d) a pause answered: answer POST → the next model request, against the
- *       same step run straight through (model request → next model request).
+ *       same step run straight through (model request → next model request);
+ *   (e) long runs against the floor: 10, 100 and 1000 tool steps of ~1 KB
+ *       results, loopd against the least any durable loop must do (one SDK
+ *       call and one append per step), CPU, WAL and round trips per step;
+ *   (f) 200 streaming runs at once: runs/s and time to the first event.
  *
  * On PGlite always; also on Postgres when BENCH_DATABASE_URL is set (a fresh
- * database is created on that server and dropped afterwards).
+ * database is created on that server and dropped afterwards). BENCH_ONLY
+ * picks sections (overhead, growth, pause, idle, floor, streams); BENCH_BASELINE_DIR
+ * names an older checkout measured alongside in (e) and (f).
  *
  *   BENCH_RUNS=200 BENCH_CONCURRENCY=8 BENCH_DATABASE_URL=postgres://… npm run bench
+ *   BENCH_ONLY=floor,streams BENCH_BASELINE_DIR=/tmp/loopd-before npm run bench
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import OpenAI from "openai";
 import { startFakeLlm } from "../test/fake-llm/server.js";
-import { measureAppendCost } from "./append-cost.js";
+import { measureAppendCost, type AppendRow } from "./append-cost.js";
 import { createBenchDatabase, type BenchDatabase } from "./bench-database.js";
-import { measureHistoryGrowth } from "./history-growth.js";
+import { measureHistoryGrowth, type GrowthRow } from "./history-growth.js";
+import { measureConcurrentStreams, type StreamsRow } from "./concurrent-streams.js";
 import { measureIdleFollowers, type IdleFollowersRow } from "./idle-followers.js";
-import { measurePauseAnswer } from "./pause-answer.js";
+import { measurePauseAnswer, type PauseAnswerRow } from "./pause-answer.js";
+import { pgliteLongRunTable, postgresLongRunTable } from "./long-run-tables.js";
+import { measureLongRuns, type LongRunRow } from "./long-runs.js";
 import { loopdClient } from "./loopd-client.js";
 import { markdownTable } from "./markdown-table.js";
 import { ms } from "./measure.js";
 import { measureRunOverhead, type OverheadRow } from "./run-overhead.js";
 import { SCENARIOS } from "./scenarios.js";
 import { startLoopdProcess } from "./start-loopd-process.js";
+import { streamsTable } from "./streams-table.js";
 
 const runs = positiveInt(process.env.BENCH_RUNS, 200);
 const concurrency = positiveInt(process.env.BENCH_CONCURRENCY, 8);
@@ -41,10 +52,27 @@ const GROWTH_CHECKPOINTS = [10, 100, 1000];
 const followers = positiveInt(process.env.BENCH_FOLLOWERS, 500);
 const APPEND_CHECKPOINTS = [10, 100, 1000, 10_000];
 const pauseSamples = positiveInt(process.env.BENCH_PAUSES, 100);
+const LONG_RUN_STEPS = (process.env.BENCH_STEPS ?? "10,100,1000").split(",").map((n) => positiveInt(n, 10));
+const streams = positiveInt(process.env.BENCH_STREAMS, 200);
+const streamRounds = positiveInt(process.env.BENCH_STREAM_ROUNDS, 3);
+const baselineDir = process.env.BENCH_BASELINE_DIR || undefined;
+const quiet = { othersShare: positiveInt(process.env.BENCH_QUIET_PERCENT, 10) / 100, tries: positiveInt(process.env.BENCH_ROW_TRIES, 3) };
+
+const SECTIONS = ["overhead", "growth", "pause", "idle", "floor", "streams"] as const;
+type Section = (typeof SECTIONS)[number];
+const only = selectedSections(process.env.BENCH_ONLY);
 
 function positiveInt(value: string | undefined, fallback: number): number {
   const n = Number(value);
   return Number.isInteger(n) && n > 0 ? n : fallback;
+}
+
+function selectedSections(value: string | undefined): Set<Section> {
+  if (!value) return new Set(SECTIONS);
+  const names = value.split(",").map((s) => s.trim());
+  const unknown = names.filter((n) => !(SECTIONS as readonly string[]).includes(n));
+  if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown section(s) ${unknown.join(", ")}; pick from ${SECTIONS.join(", ")}`);
+  return new Set(names as Section[]);
 }
 
 async function benchOn(database: BenchDatabase) {
@@ -64,19 +92,31 @@ async function benchOn(database: BenchDatabase) {
   try {
     const client = loopdClient(loopd.url);
     const overhead: OverheadRow[] = [];
-    for (const scenario of ["text", "tool"] as const) {
+    for (const scenario of only.has("overhead") ? (["text", "tool"] as const) : []) {
       progress(`${database.kind}: ${SCENARIOS[scenario].label}`);
       overhead.push(...(await measureRunOverhead({ llm, loopd: client, sdk, scenario, runs, concurrencies: [1, concurrency] })));
     }
-    progress(`${database.kind}: growing one conversation to ${GROWTH_CHECKPOINTS.at(-1)} messages`);
-    const growth = await measureHistoryGrowth({ llm, loopd: client, sdk, checkpoints: GROWTH_CHECKPOINTS, samples: 20 });
-    progress(`${database.kind}: pauses answered against plain tool round trips`);
-    const pause = await measurePauseAnswer({ llm, loopdUrl: loopd.url, samples: pauseSamples });
-    progress(`${database.kind}: ${followers} idle followers of one run`);
-    const idle = await measureIdleFollowers({ llm, loopdUrl: loopd.url, loopdPid: loopd.pid, databaseUrl: database.open.databaseUrl, followers });
+    let growth: GrowthRow[] = [];
+    if (only.has("growth")) {
+      progress(`${database.kind}: growing one conversation to ${GROWTH_CHECKPOINTS.at(-1)} messages`);
+      growth = await measureHistoryGrowth({ llm, loopd: client, sdk, checkpoints: GROWTH_CHECKPOINTS, samples: 20 });
+    }
+    let pause: PauseAnswerRow | null = null;
+    if (only.has("pause")) {
+      progress(`${database.kind}: pauses answered against plain tool round trips`);
+      pause = await measurePauseAnswer({ llm, loopdUrl: loopd.url, samples: pauseSamples });
+    }
+    let idle: IdleFollowersRow | null = null;
+    if (only.has("idle")) {
+      progress(`${database.kind}: ${followers} idle followers of one run`);
+      idle = await measureIdleFollowers({ llm, loopdUrl: loopd.url, loopdPid: loopd.pid, databaseUrl: database.open.databaseUrl, followers });
+    }
     await loopd.stop();
-    progress(`${database.kind}: store appends up to ${APPEND_CHECKPOINTS.at(-1)} messages`);
-    const appends = await measureAppendCost({ open: database.open, checkpoints: APPEND_CHECKPOINTS, samples: 50 });
+    let appends: AppendRow[] = [];
+    if (only.has("growth")) {
+      progress(`${database.kind}: store appends up to ${APPEND_CHECKPOINTS.at(-1)} messages`);
+      appends = await measureAppendCost({ open: database.open, checkpoints: APPEND_CHECKPOINTS, samples: 50 });
+    }
     return { overhead, growth, appends, idle, pause };
   } finally {
     await loopd.stop();
@@ -94,6 +134,8 @@ function progress(line: string) {
   process.stderr.write(`… ${line}\n`);
 }
 
+const WHOLE_PROCESS_SECTIONS: readonly Section[] = ["overhead", "growth", "pause", "idle"];
+
 async function main() {
   const cpus = os.cpus();
   const backends: Array<string | undefined> = [undefined];
@@ -104,76 +146,114 @@ async function main() {
   const appendRows: string[][] = [];
   const idleRows: string[][] = [];
   const pauseRows: string[][] = [];
+  const longRuns: Record<"pglite" | "postgres", LongRunRow[]> = { pglite: [], postgres: [] };
+  const streamRows: Array<StreamsRow & { kind: string }> = [];
   for (const serverUrl of backends) {
-    const database = await createBenchDatabase(serverUrl);
-    try {
-      const { overhead, growth, appends, idle, pause } = await benchOn(database);
-      idleRows.push(idleRow(database.kind, idle));
-      const { toolRoundTrip: t, answerToRequest: a } = pause;
-      pauseRows.push([database.kind, ms(t.p50), ms(t.p95), ms(a.p50), ms(a.p95), ms(a.p50 - t.p50), `${(a.p50 / t.p50).toFixed(2)}×`]);
-      for (const { scenario, concurrency: c, direct, loopd } of overhead) {
-        overheadRows.push([
-          database.kind,
-          SCENARIOS[scenario].label,
-          c === 1 ? "sequential" : `${c} in flight`,
-          ms(direct.mean),
-          ms(loopd.mean),
-          ms(loopd.p50),
-          ms(loopd.p95),
-          ms(loopd.mean - direct.mean),
-          `${(loopd.mean / direct.mean).toFixed(1)}×`,
-          direct.perSecond.toFixed(0),
-          loopd.perSecond.toFixed(0),
-        ]);
+    const kind = serverUrl ? "postgres" : "pglite";
+    if (WHOLE_PROCESS_SECTIONS.some((section) => only.has(section))) {
+      const database = await createBenchDatabase(serverUrl);
+      try {
+        const { overhead, growth, appends, idle, pause } = await benchOn(database);
+        if (idle) idleRows.push(idleRow(database.kind, idle));
+        if (pause) {
+          const { toolRoundTrip: t, answerToRequest: a } = pause;
+          pauseRows.push([database.kind, ms(t.p50), ms(t.p95), ms(a.p50), ms(a.p95), ms(a.p50 - t.p50), `${(a.p50 / t.p50).toFixed(2)}×`]);
+        }
+        for (const { scenario, concurrency: c, direct, loopd } of overhead) {
+          overheadRows.push([
+            database.kind,
+            SCENARIOS[scenario].label,
+            c === 1 ? "sequential" : `${c} in flight`,
+            ms(direct.mean),
+            ms(loopd.mean),
+            ms(loopd.p50),
+            ms(loopd.p95),
+            ms(loopd.mean - direct.mean),
+            `${(loopd.mean / direct.mean).toFixed(1)}×`,
+            direct.perSecond.toFixed(0),
+            loopd.perSecond.toFixed(0),
+          ]);
+        }
+        for (const { messages, direct, loopd } of growth) {
+          growthRows.push([database.kind, String(messages), ms(direct.p50), ms(loopd.p50), ms(loopd.p50 - direct.p50)]);
+        }
+        for (const { messages, append, read } of appends) {
+          appendRows.push([database.kind, String(messages), ms(append.p50), ms(append.p95), ms(read.p50)]);
+        }
+      } finally {
+        await database.drop();
       }
-      for (const { messages, direct, loopd } of growth) {
-        growthRows.push([database.kind, String(messages), ms(direct.p50), ms(loopd.p50), ms(loopd.p50 - direct.p50)]);
-      }
-      for (const { messages, append, read } of appends) {
-        appendRows.push([database.kind, String(messages), ms(append.p50), ms(append.p95), ms(read.p50)]);
-      }
-    } finally {
-      await database.drop();
+    }
+    if (only.has("floor")) {
+      longRuns[kind] = await measureLongRuns({ serverUrl, stepCounts: LONG_RUN_STEPS, baselineDir, logLevel, quiet, progress });
+      // Shown as soon as measured: a later section that fails must not take these figures with it.
+      progress(`${kind}: long runs against the floor\n${(kind === "postgres" ? postgresLongRunTable : pgliteLongRunTable)(longRuns[kind])}`);
+    }
+    if (only.has("streams")) {
+      const rows = await measureConcurrentStreams({ serverUrl, baselineDir, logLevel, concurrency: streams, rounds: streamRounds, progress });
+      streamRows.push(...rows.map((row) => ({ kind, ...row })));
+      progress(`${kind}: streaming runs at once\n${streamsTable(rows.map((row) => ({ kind, ...row })))}`);
     }
   }
 
+  const section = (name: Section, lines: string[]) => (only.has(name) ? [...lines, ""] : []);
   const out = [
     `# loopd bench — ${new Date().toISOString()}`,
     "",
     `Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}.`,
     `loopd runs as its own process (LOG_LEVEL=${logLevel}); the fake LLM and the clients share this one. ${runs} runs per row.`,
+    ...(baselineDir ? [`"loopd before" is the checkout in ${baselineDir}, started the same way.`] : []),
     "",
-    "## (a) Overhead of a loopd run over the same model calls made directly",
-    "",
-    "Times in ms per run (mean unless marked); throughput in runs per second.",
-    "",
-    markdownTable(
-      ["db", "scenario", "mode", "SDK direct", "loopd", "loopd p50", "loopd p95", "overhead", "ratio", "direct/s", "loopd/s"],
-      overheadRows,
-    ),
-    "",
-    "## (b) One conversation growing: a whole run at N messages (p50 of 20 runs, ms)",
-    "",
-    "The direct call sends the same whole history loopd sent; the overhead includes reading the history (once per run) and the appends.",
-    "",
-    markdownTable(["db", "messages", "SDK direct", "loopd run", "overhead"], growthRows),
-    "",
-    "## (b) Persistence alone: one append per transaction at N messages (50 appends, ms)",
-    "",
-    markdownTable(["db", "messages", "append p50", "append p95", "read whole history p50"], appendRows),
-    "",
-    `## (c) ${followers} idle SSE followers of one run waiting on its model`,
-    "",
-    "Statements per second the database ran meanwhile (Postgres's own counters; not countable from outside on PGlite), and loopd's resident memory.",
-    "",
-    markdownTable(["db", "followers", "statements/s", "RSS before (MiB)", "RSS with followers (MiB)"], idleRows),
-    "",
-    `## (d) A pause answered, against the same step run straight through (${pauseSamples} of each, interleaved, ms)`,
-    "",
-    "Tool round trip: the model's request → its next request (answer, save, `calculate`, save). Answered pause: the answer POST sent → the model's next request (the answer saved and the run resumed, `calculate`, save).",
-    "",
-    markdownTable(["db", "tool round trip p50", "p95", "answer → next request p50", "p95", "added p50", "ratio p50"], pauseRows),
-    "",
+    ...section("overhead", [
+      "## (a) Overhead of a loopd run over the same model calls made directly",
+      "",
+      "Times in ms per run (mean unless marked); throughput in runs per second.",
+      "",
+      markdownTable(
+        ["db", "scenario", "mode", "SDK direct", "loopd", "loopd p50", "loopd p95", "overhead", "ratio", "direct/s", "loopd/s"],
+        overheadRows,
+      ),
+    ]),
+    ...section("growth", [
+      "## (b) One conversation growing: a whole run at N messages (p50 of 20 runs, ms)",
+      "",
+      "The direct call sends the same whole history loopd sent; the overhead includes reading the history (once per run) and the appends.",
+      "",
+      markdownTable(["db", "messages", "SDK direct", "loopd run", "overhead"], growthRows),
+      "",
+      "## (b) Persistence alone: one append per transaction at N messages (50 appends, ms)",
+      "",
+      markdownTable(["db", "messages", "append p50", "append p95", "read whole history p50"], appendRows),
+    ]),
+    ...section("pause", [
+      `## (d) A pause answered, against the same step run straight through (${pauseSamples} of each, interleaved, ms)`,
+      "",
+      "Tool round trip: the model's request → its next request (answer, save, `calculate`, save). Answered pause: the answer POST sent → the model's next request (the answer saved and the run resumed, `calculate`, save).",
+      "",
+      markdownTable(["db", "tool round trip p50", "p95", "answer → next request p50", "p95", "added p50", "ratio p50"], pauseRows),
+    ]),
+    ...section("idle", [
+      `## (c) ${followers} idle SSE followers of one run waiting on its model`,
+      "",
+      "Statements per second the database ran meanwhile (Postgres's own counters; not countable from outside on PGlite), and loopd's resident memory.",
+      "",
+      markdownTable(["db", "followers", "statements/s", "RSS before (MiB)", "RSS with followers (MiB)"], idleRows),
+    ]),
+    ...section("floor", [
+      "## (e) A long run against the floor",
+      "",
+      "Per tool step, over all the runs of a row (their fixed costs and final answers included). CPU: the process, plus on Postgres its backends.",
+      "",
+      ...(longRuns.postgres.length > 0 ? ["### PostgreSQL", "", postgresLongRunTable(longRuns.postgres), ""] : []),
+      "### PGlite",
+      "",
+      pgliteLongRunTable(longRuns.pglite),
+    ]),
+    ...section("streams", [
+      `## (f) ${streams} streaming runs at once (tool round trips, ${streamRounds} rounds each)`,
+      "",
+      streamsTable(streamRows),
+    ]),
   ].join("\n");
   process.stdout.write(out);
 }

@@ -15,10 +15,17 @@ const repoRoot = fileURLToPath(new URL("..", import.meta.url));
  * loopd as its own process (`src/main.ts` through tsx), so its CPU and event
  * loop are its own, as in production. Resolves once /healthz answers.
  */
-export async function startLoopdProcess({ env }: { env: Record<string, string> }): Promise<LoopdProcess> {
+export async function startLoopdProcess({
+  env,
+  checkout = repoRoot,
+}: {
+  env: Record<string, string>;
+  /** The loopd checkout to start (its own node_modules); another one measures an older version in the same run. @default this one */
+  checkout?: string;
+}): Promise<LoopdProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    cwd: repoRoot,
+    cwd: checkout,
     env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
