@@ -160,6 +160,7 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
     const started = now();
     const step = steps + 1;
     // The run's time budget bounds the call too (the grace call excepted: it runs on the time that is left over).
+    let streamedChars = 0;
     const budgetMs = choice === "none" && budget.max_seconds !== null && timeLeftMs() <= 0 ? Infinity : timeLeftMs();
     const callTimeoutMs = Math.min(options.modelCallTimeoutMs ?? 600_000, budgetMs);
     const deadline = startModelCallDeadline({ signal, callTimeoutMs, idleMs: options.modelStreamIdleMs });
@@ -173,10 +174,15 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
         toolChoice: tools.length === 0 ? "none" : choice,
         maxTokens,
         signal: deadline.signal,
-        onTextDelta: (delta) => emit({ type: "text.delta", delta }),
+        onTextDelta: (delta) => {
+          streamedChars += delta.length;
+          emit({ type: "text.delta", delta });
+        },
         onProgress: deadline.onProgress,
       });
     } catch (thrown) {
+      // Cut off mid-answer, the call is still billed: what it streamed counts (the provider reports nothing then).
+      if (streamedChars > 0) spend({ ...emptyUsage(), output_tokens: Math.ceil(streamedChars / CHARS_PER_TOKEN) });
       if (signal?.aborted) return end("cancelled", "cancelled");
       // A passed deadline aborts the call: the provider then throws an AbortError, but the run was not cancelled.
       const expired = deadline.expired();
@@ -190,8 +196,7 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
       deadline.dispose();
     }
     steps = step;
-    const cost = costOf(response.usage);
-    usage = { ...addUsage(usage, response.usage), cost_usd: usage.cost_usd == null || cost === null ? null : roundUsd(usage.cost_usd + cost) };
+    spend(response.usage);
     emit({
       type: "model_call.finished",
       step,
@@ -226,6 +231,12 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
     await append(calls.map((call) => errorResultFor(call, "tool call was not executed: the run's budget ran out")));
     return endOver(over);
   };
+
+  /** Adds a call's usage, and its cost, to the run's. */
+  function spend(used: Usage) {
+    const cost = costOf(used);
+    usage = { ...addUsage(usage, used), cost_usd: usage.cost_usd == null || cost === null ? null : roundUsd(usage.cost_usd + cost) };
+  }
 
   const spent = (): BudgetSpent => ({ steps, usage, costUsd: usage.cost_usd ?? null, elapsedMs: now() - clockStartedAt });
 
@@ -351,6 +362,8 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
 }
 
 const roundUsd = (n: number) => Math.round(n * 1e9) / 1e9;
+/** A rough count of tokens in streamed text, for a call cut off before the provider said how many. */
+const CHARS_PER_TOKEN = 4;
 
 /** Whether the finish nudge was given since the user last wrote. */
 function nudgedSinceUser(history: readonly NewMessage[]): boolean {

@@ -107,8 +107,12 @@ describe.each(["anthropic", "openai"] as const)("a run's budget through %s", (pr
   test("seconds: a slow model stream is stopped at the deadline", async () => {
     const conv = await newConversation();
     f.llm.script({ text: "one two three four five six seven eight nine ten", chunkDelayMs: 200 });
-    const body = (await client().send(conv.id, { content: "Talk slowly.", budget: { max_seconds: 0.5 } })).json();
+    // 10 words at 200 ms each: cut off after the first few.
+    const body = (await client().send(conv.id, { content: "Talk slowly.", budget: { max_seconds: 1.2 } })).json();
     expect(body.run).toMatchObject({ status: "incomplete", stop_reason: "budget", budget_exceeded: "seconds", steps: 0 });
+    // Cut off mid-answer, the call still counts what it streamed, never 0.
+    expect(body.run.usage.output_tokens).toBeGreaterThan(0);
+    expect(body.run.usage.cost_usd).toBeGreaterThan(0);
     f.llm.script({ text: "Quick." });
     expect((await client().send(conv.id, { content: "Again" })).json().run.status).toBe("completed");
   });
