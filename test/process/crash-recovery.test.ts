@@ -198,6 +198,31 @@ describe(`loopd as a process on ${testDatabaseKind}`, () => {
     expect(expectCompleteEventLog(await client.allEvents(conv.id, paused.id))).toMatchObject({ event: "run.completed" });
   });
 
+  test("a budgeted run killed mid-tool keeps its budget: what it spent before the crash counts after the restart", async () => {
+    const conv = await client.createConversation({ provider: "openai" });
+    const usage = { input: 1000, output: 100 };
+    llm.script(
+      { toolCalls: [{ name: "calculate", input: { expression: "1+1" } }], usage },
+      { toolCalls: [{ name: "block_until_stopped", input: {} }], usage },
+      { text: "Here is what I have.", usage },
+    );
+    const stream = await client.sendStreaming(conv.id, "Work.", { budget: { max_tokens: 2000 } });
+    const runId = (await stream.until((e) => e.event === "run.created", 10_000)).data.run.id;
+    await stream.until((e) => e.event === "tool_call.started" && e.data.name === "block_until_stopped", 10_000);
+    expect(await killProcess(loopd)).toEqual({ code: null, signal: "SIGKILL" });
+    stream.close();
+
+    await startLoopd();
+    const run = await client.waitForRunEnd(conv.id, runId, 20_000);
+    // 2,200 tokens were spent before the crash: over the 2,000, so the next call is the grace call.
+    expect(run).toMatchObject({ status: "incomplete", stop_reason: "budget", budget_exceeded: "tokens", steps: 3 });
+    expect(run.usage).toMatchObject({ input_tokens: 3000, output_tokens: 300 });
+    expect(llm.requests).toHaveLength(3);
+    expect(llm.requests[2]!.body.tool_choice).toBe("none");
+    expect(userTextsIn(llm.requests[2]!).at(-1)).toMatch(/token budget reached/);
+    expect(unansweredToolCalls(await client.messages(conv.id))).toEqual([]);
+  });
+
   test("SIGTERM mid-answer: open requests get their answer, the process exits 0 within seconds, and the next process finishes the runs", async () => {
     const streamed = await client.createConversation({ provider: "anthropic" });
     const waited = await client.createConversation({ provider: "openai" });

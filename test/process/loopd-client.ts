@@ -31,8 +31,8 @@ export function loopdClient(baseUrl: () => string) {
     /** A non-streaming send: answers when the run has ended. */
     send: (conversationId: string, content: string) => ok("POST", `/conversations/${conversationId}/messages`, { content }),
     /** A streaming send. */
-    sendStreaming: (conversationId: string, content: string) =>
-      openSse(`${baseUrl()}/conversations/${conversationId}/messages`, { method: "POST", body: { content, stream: true } }),
+    sendStreaming: (conversationId: string, content: string, extra: Record<string, unknown> = {}) =>
+      openSse(`${baseUrl()}/conversations/${conversationId}/messages`, { method: "POST", body: { content, stream: true, ...extra } }),
     run: (conversationId: string, runId: string) => ok("GET", `/conversations/${conversationId}/runs/${runId}`),
     /** Answers a paused run (non-streaming): resolves when the run ends or pauses again. */
     answer: (conversationId: string, runId: string, body: Record<string, unknown>) => ok("POST", `/conversations/${conversationId}/runs/${runId}/actions`, body),
