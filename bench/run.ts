@@ -14,11 +14,12 @@
  *   (e) long runs against the floor: 10, 100 and 1000 tool steps of ~1 KB
  *       results, loopd against the least any durable loop must do (one SDK
  *       call and one append per step), CPU, WAL and round trips per step;
- *   (f) 200 streaming runs at once: runs/s and time to the first event.
+ *   (f) 200 streaming runs at once: runs/s and time to the first event;
+ *   (g) budget checks: the same tool loop with and without limits set.
  *
  * On PGlite always; also on Postgres when BENCH_DATABASE_URL is set (a fresh
  * database is created on that server and dropped afterwards). BENCH_ONLY
- * picks sections (overhead, growth, pause, idle, floor, streams); BENCH_BASELINE_DIR
+ * picks sections (overhead, growth, pause, budget, idle, floor, streams); BENCH_BASELINE_DIR
  * names an older checkout measured alongside in (e) and (f).
  *
  *   BENCH_RUNS=200 BENCH_CONCURRENCY=8 BENCH_DATABASE_URL=postgres://… npm run bench
@@ -35,6 +36,7 @@ import { measureHistoryGrowth, type GrowthRow } from "./history-growth.js";
 import { measureConcurrentStreams, type StreamsRow } from "./concurrent-streams.js";
 import { measureIdleFollowers, type IdleFollowersRow } from "./idle-followers.js";
 import { measurePauseAnswer, type PauseAnswerRow } from "./pause-answer.js";
+import { measureBudgetOverhead, type BudgetOverheadRow } from "./budget-overhead.js";
 import { pgliteLongRunTable, postgresLongRunTable } from "./long-run-tables.js";
 import { measureLongRuns, type LongRunRow } from "./long-runs.js";
 import { loopdClient } from "./loopd-client.js";
@@ -52,13 +54,14 @@ const GROWTH_CHECKPOINTS = [10, 100, 1000];
 const followers = positiveInt(process.env.BENCH_FOLLOWERS, 500);
 const APPEND_CHECKPOINTS = [10, 100, 1000, 10_000];
 const pauseSamples = positiveInt(process.env.BENCH_PAUSES, 100);
+const budgetRuns = positiveInt(process.env.BENCH_BUDGET_RUNS, 30);
 const LONG_RUN_STEPS = (process.env.BENCH_STEPS ?? "10,100,1000").split(",").map((n) => positiveInt(n, 10));
 const streams = positiveInt(process.env.BENCH_STREAMS, 200);
 const streamRounds = positiveInt(process.env.BENCH_STREAM_ROUNDS, 3);
 const baselineDir = process.env.BENCH_BASELINE_DIR || undefined;
 const quiet = { othersShare: positiveInt(process.env.BENCH_QUIET_PERCENT, 10) / 100, tries: positiveInt(process.env.BENCH_ROW_TRIES, 3) };
 
-const SECTIONS = ["overhead", "growth", "pause", "idle", "floor", "streams"] as const;
+const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams"] as const;
 type Section = (typeof SECTIONS)[number];
 const only = selectedSections(process.env.BENCH_ONLY);
 
@@ -106,6 +109,11 @@ async function benchOn(database: BenchDatabase) {
       progress(`${database.kind}: pauses answered against plain tool round trips`);
       pause = await measurePauseAnswer({ llm, loopdUrl: loopd.url, samples: pauseSamples });
     }
+    let budget: BudgetOverheadRow | null = null;
+    if (only.has("budget")) {
+      progress(`${database.kind}: budget checks against the same loop without them`);
+      budget = await measureBudgetOverhead({ llm, loopdUrl: loopd.url, runs: budgetRuns, steps: 20 });
+    }
     let idle: IdleFollowersRow | null = null;
     if (only.has("idle")) {
       progress(`${database.kind}: ${followers} idle followers of one run`);
@@ -117,7 +125,7 @@ async function benchOn(database: BenchDatabase) {
       progress(`${database.kind}: store appends up to ${APPEND_CHECKPOINTS.at(-1)} messages`);
       appends = await measureAppendCost({ open: database.open, checkpoints: APPEND_CHECKPOINTS, samples: 50 });
     }
-    return { overhead, growth, appends, idle, pause };
+    return { overhead, growth, appends, idle, pause, budget };
   } finally {
     await loopd.stop();
     await llm.close();
@@ -134,7 +142,7 @@ function progress(line: string) {
   process.stderr.write(`… ${line}\n`);
 }
 
-const WHOLE_PROCESS_SECTIONS: readonly Section[] = ["overhead", "growth", "pause", "idle"];
+const WHOLE_PROCESS_SECTIONS: readonly Section[] = ["overhead", "growth", "pause", "budget", "idle"];
 
 async function main() {
   const cpus = os.cpus();
@@ -146,6 +154,7 @@ async function main() {
   const appendRows: string[][] = [];
   const idleRows: string[][] = [];
   const pauseRows: string[][] = [];
+  const budgetRows: string[][] = [];
   const longRuns: Record<"pglite" | "postgres", LongRunRow[]> = { pglite: [], postgres: [] };
   const streamRows: Array<StreamsRow & { kind: string }> = [];
   for (const serverUrl of backends) {
@@ -153,7 +162,11 @@ async function main() {
     if (WHOLE_PROCESS_SECTIONS.some((section) => only.has(section))) {
       const database = await createBenchDatabase(serverUrl);
       try {
-        const { overhead, growth, appends, idle, pause } = await benchOn(database);
+        const { overhead, growth, appends, idle, pause, budget } = await benchOn(database);
+        if (budget) {
+          const { steps, plain: p, budgeted: b } = budget;
+          budgetRows.push([database.kind, String(steps), ms(p.p50), ms(b.p50), ms(p.mean), ms(b.mean), `${(b.mean / p.mean).toFixed(3)}×`]);
+        }
         if (idle) idleRows.push(idleRow(database.kind, idle));
         if (pause) {
           const { toolRoundTrip: t, answerToRequest: a } = pause;
@@ -231,6 +244,13 @@ async function main() {
       "Tool round trip: the model's request → its next request (answer, save, `calculate`, save). Answered pause: the answer POST sent → the model's next request (the answer saved and the run resumed, `calculate`, save).",
       "",
       markdownTable(["db", "tool round trip p50", "p95", "answer → next request p50", "p95", "added p50", "ratio p50"], pauseRows),
+    ]),
+    ...section("budget", [
+      `## (g) Budget checks: the same ${20}-tool-step run with and without limits (${budgetRuns} pairs, interleaved, ms per step)`,
+      "",
+      "Budgeted: tokens, seconds and cost all set, none reached (so every check runs and none stops the run).",
+      "",
+      markdownTable(["db", "tool steps", "plain p50", "budgeted p50", "plain mean", "budgeted mean", "ratio (mean)"], budgetRows),
     ]),
     ...section("idle", [
       `## (c) ${followers} idle SSE followers of one run waiting on its model`,
