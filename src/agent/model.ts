@@ -47,6 +47,8 @@ export interface ModelRequest {
    * loop's idle watchdog counts from the last call.
    */
   onProgress?: () => void;
+  /** The usage so far, as the provider reports it mid-stream (Anthropic does; a call cut off then still counts it). */
+  onUsage?: (usage: Usage) => void;
 }
 
 export interface ModelResponse {

@@ -3,7 +3,7 @@ import type { ToolRegistry } from "../tools/tool-registry.js";
 import { linkedAbort } from "../linked-abort.js";
 import type { AgentEvent } from "./agent-events.js";
 import { createFinishChecker, FINISH_NUDGE, FINISH_TOOL, finishToolSpec, type FinishOptions, type RunResult } from "./finish-tool.js";
-import { exceededBudget, graceNotice, TIME_BUDGET_RESULT, type BudgetName, type BudgetSpent, type RunBudget } from "./budget.js";
+import { exceededBudget, graceNotice, TIME_BUDGET_RESULT, totalTokens, type BudgetName, type BudgetSpent, type RunBudget } from "./budget.js";
 import type { PendingToolCall, ToolAction } from "./decide-tool-action.js";
 import { startModelCallDeadline } from "./model-call-deadline.js";
 import { addUsage, emptyUsage, toolCallsOf, type NewMessage, type RunUsage, type ToolCallBlock, type Usage } from "./messages.js";
@@ -161,6 +161,7 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
     const step = steps + 1;
     // The run's time budget bounds the call too (the grace call excepted: it runs on the time that is left over).
     let streamedChars = 0;
+    let reported: Usage | null = null;
     const budgetMs = choice === "none" && budget.max_seconds !== null && timeLeftMs() <= 0 ? Infinity : timeLeftMs();
     const callTimeoutMs = Math.min(options.modelCallTimeoutMs ?? 600_000, budgetMs);
     const deadline = startModelCallDeadline({ signal, callTimeoutMs, idleMs: options.modelStreamIdleMs });
@@ -179,10 +180,13 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
           emit({ type: "text.delta", delta });
         },
         onProgress: deadline.onProgress,
+        onUsage: (u) => (reported = u),
       });
     } catch (thrown) {
-      // Cut off mid-answer, the call is still billed: what it streamed counts (the provider reports nothing then).
-      if (streamedChars > 0) spend({ ...emptyUsage(), output_tokens: Math.ceil(streamedChars / CHARS_PER_TOKEN) });
+      // Cut off mid-answer, the call is still billed: what the provider reported so far counts, or at least what it streamed.
+      const partial: Usage = { ...(reported ?? emptyUsage()) };
+      partial.output_tokens = Math.max(partial.output_tokens, Math.ceil(streamedChars / CHARS_PER_TOKEN));
+      if (totalTokens(partial) > 0) spend(partial);
       if (signal?.aborted) return end("cancelled", "cancelled");
       // A passed deadline aborts the call: the provider then throws an AbortError, but the run was not cancelled.
       const expired = deadline.expired();

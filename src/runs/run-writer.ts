@@ -100,7 +100,8 @@ export function createRunWriter({
         ended = true;
         const { status, stopReason, error } = end;
         const budgetExceeded = end.budgetExceeded ?? null;
-        log.info({ run_id: run.id, conversation_id: run.conversationId, status, stop_reason: stopReason, steps, usage, budget_exceeded: budgetExceeded, error }, "run finished");
+        const budget = run.request.budget ?? null;
+        log.info({ run_id: run.id, conversation_id: run.conversationId, status, stop_reason: stopReason, steps, usage, budget, budget_exceeded: budgetExceeded, error }, "run finished");
       } catch (err) {
         if (err instanceof LeaseLost) log.warn({ run_id: run.id }, "this process no longer owns the run (taken over, or its conversation deleted); its end is not recorded here");
         else log.error({ run_id: run.id, err: describeError(err) }, "could not record the end of a run");

@@ -26,7 +26,11 @@ type Pending =
  */
 export async function accumulateAnthropicStream(
   events: AsyncIterable<Anthropic.RawMessageStreamEvent>,
-  { onTextDelta, onProgress }: { onTextDelta?: ((delta: string) => void) | undefined; onProgress?: (() => void) | undefined } = {},
+  {
+    onTextDelta,
+    onProgress,
+    onUsage,
+  }: { onTextDelta?: ((delta: string) => void) | undefined; onProgress?: (() => void) | undefined; onUsage?: ((usage: Usage) => void) | undefined } = {},
 ): Promise<AccumulatedAnthropicMessage> {
   const blocks = new Map<number, Pending>();
   const usage: Usage = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 };
@@ -40,6 +44,7 @@ export async function accumulateAnthropicStream(
       case "message_start":
         model = event.message.model;
         applyUsage(usage, event.message.usage);
+        onUsage?.({ ...usage });
         break;
       case "content_block_start": {
         const block = event.content_block;
@@ -66,6 +71,7 @@ export async function accumulateAnthropicStream(
       case "message_delta":
         rawStopReason = event.delta.stop_reason ?? rawStopReason;
         applyUsage(usage, event.usage);
+        onUsage?.({ ...usage });
         break;
       case "message_stop":
         stopped = true;

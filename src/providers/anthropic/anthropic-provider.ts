@@ -29,7 +29,7 @@ export function createAnthropicProvider({
   const getClient = (): Anthropic => (client ??= new Anthropic());
 
   async function generate(request: ModelRequest): Promise<ModelResponse> {
-    const { signal, onTextDelta, onProgress } = request;
+    const { signal, onTextDelta, onProgress, onUsage } = request;
     const model = request.model || defaultModel;
     try {
       const history = toAnthropicHistory(request.system, request.messages);
@@ -44,7 +44,7 @@ export function createAnthropicProvider({
         },
         { ...(signal ? { signal } : {}), ...(maxRetries === undefined ? {} : { maxRetries }) },
       );
-      const message = await accumulateAnthropicStream(stream, { onTextDelta, onProgress });
+      const message = await accumulateAnthropicStream(stream, { onTextDelta, onProgress, onUsage });
       // The SDK ends the stream quietly when the signal aborts it.
       if (signal?.aborted) throw createAbortError(signal.reason);
       return {
