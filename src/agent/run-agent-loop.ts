@@ -225,9 +225,10 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
    */
   const graceTurn = async (over: BudgetName): Promise<AgentRunResult> => {
     const last = history.at(-1);
+    const notice = graceNotice(over);
     // A run resumed after a crash may have said so already.
-    if (!(last?.role === "user" && last.kind === "notice")) {
-      await append([{ role: "user", kind: "notice", content: [{ type: "text", text: graceNotice(over) }] }]);
+    if (!(last?.role === "user" && last.kind === "notice" && last.content.some((b) => b.text === notice))) {
+      await append([{ role: "user", kind: "notice", content: [{ type: "text", text: notice }] }]);
     }
     const response = await callModel("none");
     if (!("content" in response)) return response;

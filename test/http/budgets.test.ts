@@ -202,6 +202,15 @@ describe.each(["anthropic", "openai"] as const)("the finish tool through %s", (p
     expect(body.messages.map((m: any) => [m.role, m.kind ?? null])).toEqual([["user", null], ["assistant", null], ["user", "notice"], ["assistant", null]]);
   });
 
+  test("a nudge that leaves no room but the last step is followed by the grace turn's own notice", async () => {
+    const conv = await newConversation();
+    f.llm.script({ text: "Thinking aloud." }, { text: "Here is what I have." });
+    const body = (await client().send(conv.id, { content: "Add.", finish: {}, budget: { max_steps: 2 } })).json();
+    expect(body.run).toMatchObject({ status: "incomplete", stop_reason: "max_steps", budget_exceeded: "steps", steps: 2 });
+    expect(userTextsIn(f.llm.requests[1]!).slice(-2)).toEqual([expect.stringMatching(/call `finish`/), expect.stringMatching(/step budget reached/)]);
+    expect(toolsDisabled(f.llm.requests[1]!)).toBe(true);
+  });
+
   test("without finish the model gets no finish tool", async () => {
     const conv = await newConversation();
     f.llm.script({ text: "Hi." });
