@@ -31,7 +31,21 @@ function presentData(row: RunEventRow, run: RunRow, messages: Map<number, Messag
   if ("message" in row.data || "content" in row.data) return row.data;
   switch (event.type) {
     case "run.created":
-      return { run: presentRun({ ...run, status: "running", stopReason: null, steps: 0, usage: emptyUsage(), error: null, completedAt: null }) };
+      // The run as it began: nothing of how it went or ended.
+      return {
+        run: presentRun({
+          ...run,
+          status: "running",
+          stopReason: null,
+          steps: 0,
+          usage: emptyUsage(),
+          error: null,
+          completedAt: null,
+          requiredAction: null,
+          budgetExceeded: null,
+          result: null,
+        }),
+      };
     case "message.created": {
       const message = messages.get(event.data.seq);
       return message ? { message: presentMessage(message) } : row.data;

@@ -1,12 +1,13 @@
 import { describe, expect, test } from "vitest";
 import { api } from "../helpers/api.js";
 import { rowCounts } from "../helpers/row-counts.js";
+import { collectEvents } from "../helpers/sse-client.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 import { toolResultsIn, userTextsIn } from "../helpers/wire.js";
 import type { RecordedRequest } from "../fake-llm/server.js";
 import { testTools } from "./test-tools.js";
 
-const f = useLoopd({ tools: testTools() });
+const f = useLoopd({ tools: testTools(), listen: true });
 const client = () => api(f.loopd.app);
 
 /** Whether a recorded model request disabled tools (each API says it its own way). */
@@ -174,6 +175,10 @@ describe.each(["anthropic", "openai"] as const)("the finish tool through %s", (p
       expect.objectContaining({ name: "calculate", is_error: true, content: expect.stringContaining("not executed") }),
     ]);
     expect((await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/runs/${body.run.id}` })).json().result).toEqual(body.run.result);
+    // Replayed, the log shows the run as it began (no result yet) and as it ended.
+    const events = await collectEvents(await fetch(`${f.loopd.url}/conversations/${conv.id}/runs/${body.run.id}/events`));
+    expect(events[0]).toMatchObject({ event: "run.created", data: { run: { status: "running", result: null } } });
+    expect(events.at(-1)).toMatchObject({ event: "run.completed", data: { run: { stop_reason: "finish", result: body.run.result } } });
     f.llm.script({ text: "Sure." });
     expect((await client().send(conv.id, { content: "Thanks" })).json().run).not.toHaveProperty("result");
   });
