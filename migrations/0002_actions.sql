@@ -16,6 +16,7 @@ ALTER TABLE "conversations" ADD COLUMN "client_tools" jsonb DEFAULT '[]'::jsonb 
 ALTER TABLE "conversations" ADD COLUMN "action_timeout_s" integer;--> statement-breakpoint
 ALTER TABLE "conversations" ADD COLUMN "budget" jsonb;--> statement-breakpoint
 ALTER TABLE "conversations" ADD COLUMN "finish" jsonb;--> statement-breakpoint
+ALTER TABLE "messages" ADD COLUMN "event_seq" integer;--> statement-breakpoint
 ALTER TABLE "messages" ADD COLUMN "kind" text;--> statement-breakpoint
 ALTER TABLE "runs" ADD COLUMN "required_action" jsonb;--> statement-breakpoint
 ALTER TABLE "runs" ADD COLUMN "action_expires_at" timestamp (3) with time zone;--> statement-breakpoint
@@ -32,8 +33,9 @@ CREATE UNIQUE INDEX "runs_one_active_per_conversation_key" ON "runs" USING btree
 -- loopd_save, now also pausing a run: an end whose status is 'requires_action'
 -- records the calls it waits on with their deadline (the database's clock),
 -- gives up the lease (a paused run holds no process), and leaves the run open.
--- Messages keep their kind (a notice); an end records which budget ended it
--- and what a finish call reported.
+-- Messages keep their kind (a notice) and carry the id of their
+-- message.created (no event row of its own); an end records which budget
+-- ended it and what a finish call reported.
 CREATE OR REPLACE FUNCTION "loopd_save"(
   p_run_id text,
   p_owner text,
@@ -58,8 +60,8 @@ BEGIN
     IF coalesce((SELECT max(seq) FROM messages WHERE conversation_id = p_conversation_id), 0) <> p_first_seq - 1 THEN
       RAISE EXCEPTION 'loopd_save: the history of % does not end at seq %', p_conversation_id, p_first_seq - 1 USING ERRCODE = '40001';
     END IF;
-    INSERT INTO messages (id, conversation_id, seq, role, content, kind, run_id)
-      SELECT m->>'id', p_conversation_id, p_first_seq + ord::integer - 1, m->>'role', m->'content', m->>'kind', p_run_id
+    INSERT INTO messages (id, conversation_id, seq, role, content, kind, run_id, event_seq)
+      SELECT m->>'id', p_conversation_id, p_first_seq + ord::integer - 1, m->>'role', m->'content', m->>'kind', p_run_id, (m->>'event_seq')::integer
       FROM jsonb_array_elements(p_messages) WITH ORDINALITY AS t(m, ord);
   END IF;
   IF p_end IS NOT NULL AND p_end->>'status' = 'requires_action' THEN

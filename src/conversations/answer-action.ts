@@ -9,6 +9,7 @@ import type { Repositories } from "../store/store.js";
 import { clipToolResult } from "../tools/clip-tool-result.js";
 import { checkActionAnswer, type ApprovalAnswer, type OutputAnswer } from "./check-action-answer.js";
 import { checkSameRequest, hashOfRequest } from "./request-hash.js";
+import { appendToolResults } from "../runs/append-tool-results.js";
 import { closeWaitingRun, EXPIRED } from "../runs/close-waiting-run.js";
 
 export interface AnswerActionInput {
@@ -110,27 +111,14 @@ async function saveAnswer(
     const approval = approvals.get(call.tool_call_id)!;
     return approval.approve ? [] : [errorResultFor({ type: "tool_call", id: call.tool_call_id, name: call.name, input: call.input }, declinedResult(approval.reason))];
   });
-  const firstMessageSeq = (await tx.messages.lastSeq(waiting.conversationId)) + 1;
-  await tx.messages.append({ conversationId: waiting.conversationId, runId: waiting.id, items: results, firstSeq: firstMessageSeq });
-
   const decisions: ActionAnswered = {
     actor: input.actor ?? null,
     approvals: input.approvals.map(({ tool_call_id, approve, reason }) => ({ tool_call_id, approve, ...(reason !== undefined && { reason }) })),
     tool_outputs: input.toolOutputs.map(({ tool_call_id, is_error }) => ({ tool_call_id, is_error })),
   };
   const afterEventSeq = await tx.events.lastSeq(waiting.id);
-  const events = [
-    { type: "run.action_answered", data: decisions },
-    ...results.flatMap((message, i) => {
-      const [result] = message.content as [{ tool_call_id: string; name: string; is_error: boolean }];
-      const seq = firstMessageSeq + i;
-      return [
-        { type: "message.created", data: { seq } },
-        { type: "tool_call.completed", data: { tool_call_id: result.tool_call_id, name: result.name, is_error: result.is_error, duration_ms: 0, seq } },
-      ];
-    }),
-  ].map((e, i) => ({ seq: afterEventSeq + 1 + i, ...e }));
-  await tx.events.append(waiting.id, events);
+  await tx.events.append(waiting.id, [{ seq: afterEventSeq + 1, type: "run.action_answered", data: decisions }]);
+  const { firstSeq: firstMessageSeq, nextEventSeq } = await appendToolResults(tx, { run: waiting, results, firstEventSeq: afterEventSeq + 2 });
   const run = await tx.runs.resume(waiting.id, { owner, leaseMs });
   await tx.actions.insert({
     runId: waiting.id,
@@ -146,7 +134,7 @@ async function saveAnswer(
     run,
     afterEventSeq,
     firstMessageSeq,
-    lastEventSeq: afterEventSeq + events.length,
+    lastEventSeq: nextEventSeq - 1,
     nextMessageSeq: firstMessageSeq + results.length,
     approvedCalls: input.approvals.filter((a) => a.approve).map((a) => a.tool_call_id),
   };

@@ -150,11 +150,9 @@ async function createRun({
     const repairs = repairMessages(historyOf(tail));
     const userSeq = (tail.at(-1)?.seq ?? 0) + repairs.length + 1;
     await tx.messages.append({ conversationId: conversation.id, runId: null, items: repairs, firstSeq: userSeq - repairs.length });
-    await tx.messages.append({ conversationId: conversation.id, runId, items: [{ role: "user", content }], firstSeq: userSeq });
-    await tx.events.append(runId, [
-      { seq: 1, type: "run.created", data: {} },
-      { seq: 2, type: "message.created", data: { seq: userSeq } },
-    ]);
+    // Its events: run.created (1), and the user message's message.created (2), which is the message's own column.
+    await tx.messages.append({ conversationId: conversation.id, runId, items: [{ role: "user", content }], firstSeq: userSeq, eventSeqOf: () => 2 });
+    await tx.events.append(runId, [{ seq: 1, type: "run.created", data: {} }]);
     return (await tx.runs.setFirstSeq(runId, userSeq)) ?? run;
   });
   if (superseded) signals.notify(superseded.id);

@@ -1,6 +1,7 @@
 import { errorResultFor } from "../agent/repair-history.js";
 import type { Repositories } from "../store/store.js";
 import type { RunRow } from "../store/schema.js";
+import { appendToolResults } from "./append-tool-results.js";
 import { runStateOf } from "./run-events.js";
 
 export const EXPIRED_RESULT = "not executed: no answer in time";
@@ -27,17 +28,9 @@ export const CANCELLED_WAITING: WaitingRunEnd = { status: "cancelled", stopReaso
 export async function closeWaitingRun(tx: Repositories, run: RunRow, end: WaitingRunEnd): Promise<RunRow> {
   const pending = run.requiredAction?.tool_calls ?? [];
   const results = pending.map((call) => errorResultFor({ type: "tool_call", id: call.tool_call_id, name: call.name, input: call.input }, end.content));
-  const firstSeq = (await tx.messages.lastSeq(run.conversationId)) + 1;
-  await tx.messages.append({ conversationId: run.conversationId, runId: run.id, items: results, firstSeq });
+  const { nextEventSeq } = await appendToolResults(tx, { run, results, firstEventSeq: (await tx.events.lastSeq(run.id)) + 1 });
   const ended = await tx.runs.endWaiting(run.id, { status: end.status, stopReason: end.stopReason });
-  const lastEvent = await tx.events.lastSeq(run.id);
-  await tx.events.append(run.id, [
-    ...pending.flatMap((call, i) => [
-      { type: "message.created", data: { seq: firstSeq + i } },
-      { type: "tool_call.completed", data: { tool_call_id: call.tool_call_id, name: call.name, is_error: true, duration_ms: 0, seq: firstSeq + i } },
-    ]),
-    { type: `run.${end.status}`, data: { run: runStateOf(ended) } },
-  ].map((e, i) => ({ seq: lastEvent + 1 + i, ...e })));
+  await tx.events.append(run.id, [{ seq: nextEventSeq, type: `run.${end.status}`, data: { run: runStateOf(ended) } }]);
   await tx.notify("loopd_run_events", run.id);
   return ended;
 }

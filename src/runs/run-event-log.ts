@@ -82,14 +82,24 @@ export function createRunEventLog({
       pending = [];
       const messages = parts.messages ?? [];
       if (batch.length === 0 && messages.length === 0 && !parts.events && !parts.progress && !parts.end) return;
-      const events: NewRunEvent[] = [...batch, ...(parts.events?.(messageSeq) ?? [])].map((e, i) => ({ seq: seq + 1 + i, ...e }));
+      const numbered: NewRunEvent[] = [...batch, ...(parts.events?.(messageSeq) ?? [])].map((e, i) => ({ seq: seq + 1 + i, ...e }));
+      // A message's `message.created` is stored on the message itself (its event id), not as a row of its own.
+      const announces = (e: NewRunEvent) => {
+        const at = (e.data as { seq?: unknown }).seq;
+        return e.type === "message.created" && typeof at === "number" && at >= messageSeq && at < messageSeq + messages.length;
+      };
+      const eventSeqOf = new Map(numbered.filter(announces).map((e) => [(e.data as { seq: number }).seq, e.seq]));
+      const events = numbered.filter((e) => !announces(e));
       try {
         const owned = await store.runs.save({
           runId,
           owner,
           conversationId,
           firstSeq: messageSeq,
-          messages: messages.map((m) => ({ id: newId("msg"), role: m.role, content: m.content, ...(m.role === "user" && m.kind && { kind: m.kind }) })),
+          messages: messages.map((m, i) => {
+            const eventSeq = eventSeqOf.get(messageSeq + i);
+            return { id: newId("msg"), role: m.role, content: m.content, ...(m.role === "user" && m.kind && { kind: m.kind }), ...(eventSeq !== undefined && { event_seq: eventSeq }) };
+          }),
           events,
           progress: parts.progress ?? null,
           end: parts.end ?? null,
@@ -99,7 +109,7 @@ export function createRunEventLog({
         if (!(err instanceof LeaseLost)) pending = [...batch, ...pending];
         throw err;
       }
-      seq += events.length;
+      seq += numbered.length;
       messageSeq += messages.length;
     });
     chain = result.then(

@@ -26,8 +26,10 @@ export const runStateOf = (row: RunRow): RunState => ({
 /**
  * A run's events as loopd stores them. Events that announce a message refer
  * to it by its `seq` instead of carrying a copy (a tool result would
- * otherwise be written three times); the edge turns them into the contract's
- * shapes (`src/http/present-run-events.ts`).
+ * otherwise be written three times), and a `message.created` is not even a
+ * row: it is the message's own `event_seq`, read back as an event
+ * (`events.after`). The edge turns them into the contract's shapes
+ * (`src/http/present-run-events.ts`).
  */
 export type StoredRunEvent =
   | { type: "run.created"; data: Record<string, never> }

@@ -18,12 +18,18 @@ export function createMessageRepository({ db }: { db: Db }) {
       runId,
       items,
       firstSeq,
+      eventSeqOf,
     }: {
       conversationId: string;
       runId: string | null;
       items: NewMessage[];
       /** The `seq` of the first item, when the caller knows where the history ends. @default one past its last message */
       firstSeq?: number;
+      /**
+       * The id of item i's `message.created` in the run's event log: the
+       * event is this column, not a row of `run_events`. @default none (not announced)
+       */
+      eventSeqOf?: (i: number) => number;
     }): Promise<MessageRow[]> {
       if (items.length === 0) return [];
       const first = firstSeq ?? (await this.lastSeq(conversationId)) + 1;
@@ -38,6 +44,7 @@ export function createMessageRepository({ db }: { db: Db }) {
             ...(m.role === "user" && m.kind && { kind: m.kind }),
             content: toPgSafe(m.content),
             runId,
+            ...(eventSeqOf && { eventSeq: eventSeqOf(i) }),
           })),
         )
         .returning();

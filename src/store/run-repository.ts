@@ -26,7 +26,8 @@ export interface RunSave {
   conversationId: string;
   /** The `seq` of the first of `messages`: one past the history's end. */
   firstSeq: number;
-  messages: { id: string; role: Role; content: unknown; kind?: "notice" }[];
+  /** `event_seq`: the id of the message's `message.created`, when it has one (it is not a row of `run_events`). */
+  messages: { id: string; role: Role; content: unknown; kind?: "notice"; event_seq?: number }[];
   events: NewRunEvent[];
   /** The run's totals so far, when they changed. */
   progress?: { steps: number; usage: Usage } | null;

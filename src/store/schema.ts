@@ -49,6 +49,12 @@ export const messages = pgTable(
     seq: integer("seq").notNull(),
     role: text("role").$type<"user" | "assistant" | "tool">().notNull(),
     content: jsonb("content").$type<TextBlock[] | AssistantBlock[] | [ToolResultBlock]>().notNull(),
+    /**
+     * The id of its `message.created` in its run's event log: the event is
+     * this column, not a row of its own (one row less per message saved).
+     * Null for messages saved without one (repairs, older rows).
+     */
+    eventSeq: integer("event_seq"),
     /** `notice`: a user-role message loopd wrote itself (a budget's grace turn). */
     kind: text("kind").$type<"notice">(),
     runId: text("run_id"),
