@@ -62,7 +62,7 @@ export async function startLoopdSubject({
       for (let i = 0; i < runs; i++) conversations.push(await client.createConversation());
       return async () => {
         let calls = 0;
-        for (const id of conversations) calls += (await client.send(id, LONG_RUN_PROMPT, { maxSteps: steps + 1 })).run.steps as number;
+        for (const id of conversations) calls += (await client.send(id, LONG_RUN_PROMPT, { maxSteps: steps + 2 })).run.steps as number;
         return calls;
       };
     },

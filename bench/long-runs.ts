@@ -62,7 +62,8 @@ export async function measureLongRuns({
     OPENAI_BASE_URL: `${llm.url}/v1`,
     LOG_LEVEL: logLevel,
     WORKSPACE_DIR: workspaceDir,
-    MAX_STEPS_LIMIT: String(Math.max(...stepCounts) + 1),
+    // One step of room past the last: the last of max_steps would be a grace call.
+    MAX_STEPS_LIMIT: String(Math.max(...stepCounts) + 2),
   };
   const subjects: LongRunSubject[] = [];
   try {

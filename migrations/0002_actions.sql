@@ -52,7 +52,13 @@ DECLARE
   ended_at timestamptz;
   required jsonb;
 BEGIN
-  PERFORM 1 FROM runs WHERE id = p_run_id AND lease_owner = p_owner AND status IN ('queued', 'running') FOR UPDATE;
+  -- Ownership, under the run's row lock. A save that records progress takes
+  -- the lock with its update (one WAL record, not a lock and an update).
+  IF p_end IS NULL AND p_steps IS NOT NULL THEN
+    UPDATE runs SET steps = p_steps, usage = p_usage WHERE id = p_run_id AND lease_owner = p_owner AND status IN ('queued', 'running');
+  ELSE
+    PERFORM 1 FROM runs WHERE id = p_run_id AND lease_owner = p_owner AND status IN ('queued', 'running') FOR UPDATE;
+  END IF;
   IF NOT FOUND THEN
     RETURN false;
   END IF;
@@ -91,8 +97,6 @@ BEGIN
     WHERE id = p_run_id
     RETURNING completed_at INTO ended_at;
     UPDATE conversations SET updated_at = now() WHERE id = p_conversation_id;
-  ELSIF p_steps IS NOT NULL THEN
-    UPDATE runs SET steps = p_steps, usage = p_usage WHERE id = p_run_id;
   END IF;
   IF jsonb_array_length(p_events) > 0 THEN
     INSERT INTO run_events (run_id, seq, type, data)
