@@ -17,6 +17,7 @@ ALTER TABLE "conversations" ADD COLUMN "action_timeout_s" integer;--> statement-
 ALTER TABLE "conversations" ADD COLUMN "budget" jsonb;--> statement-breakpoint
 ALTER TABLE "conversations" ADD COLUMN "finish" jsonb;--> statement-breakpoint
 ALTER TABLE "messages" ADD COLUMN "event_seq" integer;--> statement-breakpoint
+ALTER TABLE "messages" ADD COLUMN "excluded" text;--> statement-breakpoint
 ALTER TABLE "messages" ADD COLUMN "kind" text;--> statement-breakpoint
 ALTER TABLE "runs" ADD COLUMN "required_action" jsonb;--> statement-breakpoint
 ALTER TABLE "runs" ADD COLUMN "action_expires_at" timestamp (3) with time zone;--> statement-breakpoint
@@ -35,7 +36,7 @@ CREATE UNIQUE INDEX "runs_one_active_per_conversation_key" ON "runs" USING btree
 -- gives up the lease (a paused run holds no process), and leaves the run open.
 -- Messages keep their kind (a notice) and carry the id of their
 -- message.created (no event row of its own); an end records which budget
--- ended it and what a finish call reported.
+-- ended it and what a finish call reported, and marks a refused turn.
 CREATE OR REPLACE FUNCTION "loopd_save"(
   p_run_id text,
   p_owner text,
@@ -97,6 +98,13 @@ BEGIN
     WHERE id = p_run_id
     RETURNING completed_at INTO ended_at;
     UPDATE conversations SET updated_at = now() WHERE id = p_conversation_id;
+    -- A refused turn stays in the history, marked, and is never sent again
+    -- (the provider refuses every request whose context still holds it).
+    IF p_end->>'stop_reason' IN ('refusal', 'content_filter') THEN
+      UPDATE messages SET excluded = 'refusal'
+        WHERE conversation_id = p_conversation_id AND run_id = p_run_id
+          AND seq >= (SELECT first_seq FROM runs WHERE id = p_run_id);
+    END IF;
   END IF;
   IF jsonb_array_length(p_events) > 0 THEN
     INSERT INTO run_events (run_id, seq, type, data)

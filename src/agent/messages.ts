@@ -38,10 +38,21 @@ export type ToolCallBlock = z.infer<typeof toolCallBlockSchema>;
 export type ToolResultBlock = z.infer<typeof toolResultBlockSchema>;
 export type AssistantBlock = TextBlock | ToolCallBlock;
 
-export type NewMessage =
+export type NewMessage = (
   | { role: "user"; content: TextBlock[]; /** Written by loopd itself (a grace turn's notice), sent as user text. */ kind?: "notice" }
   | { role: "assistant"; content: AssistantBlock[] }
-  | { role: "tool"; content: [ToolResultBlock] };
+  | { role: "tool"; content: [ToolResultBlock] }
+) & {
+  /** Part of a turn the provider refused: kept in the history, never sent to a model again. */
+  excluded?: "refusal";
+};
+
+/**
+ * The history as a model may be sent it: without the turns a provider
+ * refused (it refuses every later request whose context still holds one).
+ */
+export const sendable = (history: NewMessage[]): NewMessage[] =>
+  history.some((m) => m.excluded) ? history.filter((m) => !m.excluded) : history;
 
 export type Role = NewMessage["role"];
 
@@ -60,6 +71,7 @@ export const messageSchema = z.object({
   run_id: z.string().nullable(),
   created_at: z.string(),
   kind: z.literal("notice").optional(),
+  excluded: z.literal("refusal").optional(),
   content: z.array(z.discriminatedUnion("type", [textBlockSchema, toolCallBlockSchema, toolResultBlockSchema])),
 });
 

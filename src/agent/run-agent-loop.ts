@@ -6,7 +6,7 @@ import { createFinishChecker, FINISH_NUDGE, FINISH_TOOL, finishToolSpec, type Fi
 import { exceededBudget, graceNotice, TIME_BUDGET_RESULT, totalTokens, type BudgetName, type BudgetSpent, type RunBudget } from "./budget.js";
 import type { PendingToolCall, ToolAction } from "./decide-tool-action.js";
 import { startModelCallDeadline } from "./model-call-deadline.js";
-import { addUsage, emptyUsage, toolCallsOf, type NewMessage, type RunUsage, type ToolCallBlock, type Usage } from "./messages.js";
+import { addUsage, emptyUsage, sendable, toolCallsOf, type NewMessage, type RunUsage, type ToolCallBlock, type Usage } from "./messages.js";
 import type { ModelProvider, ModelResponse, ToolChoice, ToolSpec } from "./model.js";
 import { nextStep, type RunStopReason } from "./next-step.js";
 import { CANCELLED_RESULT, errorResultFor, INTERRUPTED_RESULT, repairTail } from "./repair-history.js";
@@ -170,7 +170,7 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
       response = await provider.generate({
         model,
         system,
-        messages: history,
+        messages: sendable(history),
         tools,
         toolChoice: tools.length === 0 ? "none" : choice,
         maxTokens,

@@ -1,4 +1,5 @@
 import type { ProviderName } from "../agent/model.js";
+import { sendable } from "../agent/messages.js";
 import { AppError, notFound } from "../errors.js";
 import { historyOf } from "../runs/history-of.js";
 import type { RunManager } from "../runs/run-manager.js";
@@ -130,7 +131,7 @@ export function createConversationService(services: Services) {
     /** The whole history as that provider's SDK takes it. */
     async history({ id, format }: { id: string; format: "anthropic" | "openai" }) {
       const conversation = await load(id);
-      const history = historyOf(await store.messages.history(id));
+      const history = sendable(historyOf(await store.messages.history(id)));
       return { format, ...providers[format].formatHistory(conversation.system, history) };
     },
 

@@ -100,7 +100,9 @@ export async function executeRun({
   }
   await writer.finish(result, { actionTimeoutS });
   // The next run of this conversation here reads only what comes after it.
-  if (result.history && writer.ended) services.histories.keep(run.conversationId, result.history);
+  // A refused turn is marked in the database as the run ends, not in this copy: the next run reads it again.
+  const refused = result.stopReason === "refusal" || result.stopReason === "content_filter";
+  if (result.history && writer.ended && !refused) services.histories.keep(run.conversationId, result.history);
 }
 
 function forwardAgentEvent(writer: RunWriter, e: AgentEvent) {

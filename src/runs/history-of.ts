@@ -3,4 +3,4 @@ import type { MessageRow } from "../store/schema.js";
 
 /** Stored rows as the loop and the converters take them. */
 export const historyOf = (rows: readonly MessageRow[]): NewMessage[] =>
-  rows.map((r) => (r.kind ? { role: r.role, content: r.content, kind: r.kind } : { role: r.role, content: r.content }) as NewMessage);
+  rows.map((r) => ({ role: r.role, content: r.content, ...(r.kind && { kind: r.kind }), ...(r.excluded && { excluded: r.excluded }) }) as NewMessage);

@@ -55,6 +55,8 @@ export const messages = pgTable(
      * Null for messages saved without one (repairs, older rows).
      */
     eventSeq: integer("event_seq"),
+    /** `refusal`: part of a turn the provider refused: kept, never sent to a model again. */
+    excluded: text("excluded").$type<"refusal">(),
     /** `notice`: a user-role message loopd wrote itself (a budget's grace turn). */
     kind: text("kind").$type<"notice">(),
     runId: text("run_id"),

@@ -59,6 +59,11 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
 export async function startFakeLlm({ port = 0, chunkDelayMs = 0 }: { port?: number; chunkDelayMs?: number } = {}): Promise<FakeLlm> {
   const queue: FakeTurn[] = [];
   const requests: RecordedRequest[] = [];
+  /**
+   * The user texts Anthropic refused: as documented, it keeps refusing every
+   * later request whose context still holds a refused turn.
+   */
+  const refusedTriggers = new Set<string>();
   const sockets = new Set<Socket>();
   const requestsInFlight = new Set<AbortController>();
 
@@ -76,7 +81,12 @@ export async function startFakeLlm({ port = 0, chunkDelayMs = 0 }: { port?: numb
     requests.push(recorded);
     const problem = parsed.ok ? api.validate(body) : { message: "There was an error parsing the body: invalid JSON" };
     if (problem !== null) return sendError({ api, res, status: 400, error: problem });
+    const userTexts = api.name === "anthropic" ? anthropicUserTexts(body) : [];
+    if (userTexts.some((t) => refusedTriggers.has(t))) {
+      return sendTurn({ api, res, turn: { text: "", stop: "refusal" }, body: body as Record<string, unknown>, defaultChunkDelayMs: chunkDelayMs, signal });
+    }
     const turn = queue.shift() ?? llm.respond?.(recorded);
+    if (turn !== undefined && "stop" in turn && turn.stop === "refusal" && userTexts.length > 0) refusedTriggers.add(userTexts.at(-1)!);
     if (turn === undefined) {
       return sendError({ api, res, status: 500, error: { message: "fake llm: no scripted turn" } });
     }
@@ -134,6 +144,7 @@ export async function startFakeLlm({ port = 0, chunkDelayMs = 0 }: { port?: numb
     reset() {
       queue.length = 0;
       requests.length = 0;
+      refusedTriggers.clear();
       llm.respond = null;
     },
     close() {
@@ -144,4 +155,20 @@ export async function startFakeLlm({ port = 0, chunkDelayMs = 0 }: { port?: numb
     },
   };
   return llm;
+}
+
+/** The text of each user message of an Anthropic request (tool results aside). */
+function anthropicUserTexts(body: unknown): string[] {
+  const messages = (body as { messages?: { role: string; content: unknown }[] }).messages ?? [];
+  return messages
+    .filter((m) => m.role === "user")
+    .map((m) =>
+      typeof m.content === "string"
+        ? m.content
+        : (m.content as { type: string; text?: string }[])
+            .filter((b) => b.type === "text")
+            .map((b) => b.text ?? "")
+            .join("\n"),
+    )
+    .filter((t) => t !== "");
 }
