@@ -120,6 +120,9 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
   const { provider, model, system, save, registry, allowedTools, maxSteps, maxTokens, signal, now = Date.now } = options;
   const emit = options.onEvent ?? (() => {});
   const history = [...options.history];
+  // What the model is sent: the history without refused turns. Only a loaded
+  // history can hold one, so it is filtered once here and then grows with it.
+  const context = sendable(history);
   let steps = options.stepsDone ?? 0;
   const costOf = options.costOf ?? (() => null);
   const usedBefore: RunUsage = options.usageSoFar ?? emptyUsage();
@@ -142,6 +145,7 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
     if (messages.length === 0) return;
     await save(messages, options);
     history.push(...messages);
+    if (context !== history) context.push(...messages);
   };
   const end = async (
     status: AgentRunResult["status"],
@@ -159,9 +163,9 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
   const callModel = async (choice: ToolChoice): Promise<ModelResponse | AgentRunResult> => {
     const started = now();
     const step = steps + 1;
-    // The run's time budget bounds the call too (the grace call excepted: it runs on the time that is left over).
     let streamedChars = 0;
     let reported: Usage | null = null;
+    // The run's time budget bounds the call too (the grace call excepted: it runs on the time that is left over).
     const budgetMs = choice === "none" && budget.max_seconds !== null && timeLeftMs() <= 0 ? Infinity : timeLeftMs();
     const callTimeoutMs = Math.min(options.modelCallTimeoutMs ?? 600_000, budgetMs);
     const deadline = startModelCallDeadline({ signal, callTimeoutMs, idleMs: options.modelStreamIdleMs });
@@ -170,7 +174,7 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
       response = await provider.generate({
         model,
         system,
-        messages: sendable(history),
+        messages: context,
         tools,
         toolChoice: tools.length === 0 ? "none" : choice,
         maxTokens,
