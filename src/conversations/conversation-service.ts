@@ -6,6 +6,7 @@ import type { RunManager } from "../runs/run-manager.js";
 import type { Services } from "../services.js";
 import type { BudgetInput, ClientTool, RunRow } from "../store/schema.js";
 import { checkToolSettings } from "./check-tool-settings.js";
+import type { ContextSettings } from "../agent/context-settings.js";
 import type { FinishOptions } from "../agent/finish-tool.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { presentConversation, presentMessage, presentRun } from "./present.js";
@@ -22,6 +23,8 @@ export interface CreateConversationInput {
   action_timeout_s?: number | null | undefined;
   budget?: BudgetInput | null | undefined;
   finish?: FinishOptions | null | undefined;
+  context?: ContextSettings | null | undefined;
+  caching?: boolean | undefined;
 }
 
 /** Conversations, their history and their runs: the read and bookkeeping use cases. */
@@ -63,6 +66,8 @@ export function createConversationService(services: Services) {
         actionTimeoutS: input.action_timeout_s ?? null,
         budget: input.budget ?? null,
         finish: input.finish ?? null,
+        context: input.context ?? null,
+        caching: input.caching ?? true,
       });
       return presentConversation(row);
     },
@@ -87,6 +92,8 @@ export function createConversationService(services: Services) {
         ...(input.action_timeout_s !== undefined && { actionTimeoutS: input.action_timeout_s }),
         ...(input.budget !== undefined && { budget: input.budget }),
         ...(input.finish !== undefined && { finish: input.finish }),
+        ...(input.context !== undefined && { context: input.context }),
+        ...(input.caching !== undefined && { caching: input.caching }),
         ...(input.title !== undefined && { title: input.title }),
         ...(input.system !== undefined && { system: input.system }),
         ...(input.provider !== undefined && { provider: input.provider }),

@@ -1,3 +1,4 @@
+import { DEFAULT_CONTEXT } from "../agent/context-settings.js";
 import type { Message } from "../agent/messages.js";
 import type { ConversationWithActiveRun } from "../store/conversation-repository.js";
 import type { MessageRow, RunRow } from "../store/schema.js";
@@ -20,6 +21,8 @@ export function presentConversation(row: ConversationWithActiveRun) {
     action_timeout_s: row.actionTimeoutS,
     budget: row.budget,
     finish: row.finish,
+    context: row.context ?? DEFAULT_CONTEXT,
+    caching: row.caching,
     usage: row.usage,
     message_count: row.messageCount,
     active_run_id: row.activeRunId,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEFAULT_CONTEXT, type ContextSettings } from "../agent/context-settings.js";
 import { messageSchema, textBlockSchema } from "../agent/messages.js";
 import { ERROR_CODES } from "../errors.js";
 import { isPgSafe } from "../store/pg-safe.js";
@@ -35,6 +36,21 @@ export const budgetSchema = z.strictObject({
   max_seconds: z.number().positive().max(86_400 * 7).optional(),
   max_cost_usd: z.number().positive().optional(),
   grace_turn: z.boolean().optional(),
+});
+
+/** A conversation's `context` as a client writes it; what it leaves out takes the default. */
+export const contextSchema = z
+  .strictObject({
+    strategy: z.enum(["full", "trim"]).optional(),
+    keep_tool_results: z.number().int().min(0).max(1000).optional(),
+    max_input_tokens: z.number().int().min(1000).max(10_000_000).nullable().optional(),
+  })
+  .transform((c): ContextSettings => ({ ...DEFAULT_CONTEXT, ...c }));
+
+const contextSettingsSchema = z.object({
+  strategy: z.enum(["full", "trim"]),
+  keep_tool_results: z.number().int(),
+  max_input_tokens: z.number().int().nullable(),
 });
 
 /** Bounds of free-form JSON a client stores (metadata now, JSON Schemas later). */
@@ -95,6 +111,10 @@ export const conversationSchema = z.object({
   action_timeout_s: z.number().int().nullable(),
   budget: budgetSchema.nullable(),
   finish: finishSchema.nullable(),
+  /** How each model call is sent the history. */
+  context: contextSettingsSchema,
+  /** Prompt caching (on unless turned off). */
+  caching: z.boolean(),
   /** What its runs used, together. */
   usage: usageSchema,
   message_count: z.number().int(),
@@ -170,6 +190,9 @@ const conversationFields = z.strictObject({
   action_timeout_s: z.number().int().min(1).max(604_800).nullable().optional(),
   budget: budgetSchema.nullable().optional(),
   finish: finishSchema.nullable().optional(),
+  /** null: the whole history, as by default. */
+  context: contextSchema.nullable().optional(),
+  caching: z.boolean().optional(),
 });
 
 /** Every field is optional, and so is the body itself. */

@@ -3,6 +3,7 @@ import { findInCauseChain } from "../errors.js";
 import type { Db } from "./db.js";
 import { newId } from "./ids.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
+import type { ContextSettings } from "../agent/context-settings.js";
 import type { FinishOptions } from "../agent/finish-tool.js";
 import type { Usage } from "../agent/messages.js";
 import { conversations, OPEN_RUN_STATUSES, runs, type BudgetInput, type ClientTool, type ConversationRow } from "./schema.js";
@@ -29,6 +30,10 @@ export interface NewConversation {
   budget?: BudgetInput | null;
   /** @default null: runs end without a `finish` call */
   finish?: FinishOptions | null;
+  /** @default null: the whole history */
+  context?: ContextSettings | null;
+  /** @default true */
+  caching?: boolean;
 }
 
 /** jsonb comes back as an object (pg) or a string (some drivers); sums of bigint as strings. */
@@ -133,8 +138,8 @@ const isLockConflict = (err: unknown) =>
   }) ?? false;
 
 function conversationColumns() {
-  const { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish } = conversations;
-  return { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish };
+  const { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish, context, caching } = conversations;
+  return { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish, context, caching };
 }
 
 export type ConversationRepository = ReturnType<typeof createConversationRepository>;

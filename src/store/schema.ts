@@ -3,6 +3,7 @@ import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, u
 import type { RunBudget } from "../agent/budget.js";
 import type { FinishOptions, RunResult } from "../agent/finish-tool.js";
 import type { PendingToolCall } from "../agent/decide-tool-action.js";
+import type { ContextSettings } from "../agent/context-settings.js";
 import type { AssistantBlock, RunUsage, TextBlock, ToolResultBlock } from "../agent/messages.js";
 
 const createdAt = () => timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow();
@@ -29,6 +30,10 @@ export const conversations = pgTable(
     budget: jsonb("budget").$type<BudgetInput>(),
     /** Its runs end with a `finish` call (a request may ask for it too). */
     finish: jsonb("finish").$type<FinishOptions>(),
+    /** How each model call's context is built from the history; null: the whole history (`full`). */
+    context: jsonb("context").$type<ContextSettings>(),
+    /** Prompt caching (Anthropic breakpoints, OpenAI's cache key). */
+    caching: boolean("caching").notNull().default(true),
   },
   (t) => [index("conversations_created_at_id_idx").on(t.createdAt.desc(), t.id.desc())],
 );
