@@ -11,6 +11,7 @@ import { createConversationService } from "./conversations/conversation-service.
 import { createRunManager, type RunManager } from "./runs/run-manager.js";
 import { createHistoryCache } from "./runs/history-cache.js";
 import { createRunSignals, type RunSignals } from "./runs/run-signals.js";
+import { createTokenRatios } from "./runs/token-ratios.js";
 import type { Services } from "./services.js";
 import { createClientErrorHandler } from "./http/client-error-handler.js";
 import { handleError, replyError } from "./http/error-handler.js";
@@ -106,6 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     prices: createPriceTable(config.pricesFile ? loadPriceFile(config.pricesFile) : {}),
     signals: signalsOf(database),
     histories: createHistoryCache({ maxChars: config.historyCacheMb * 1024 * 1024 }),
+    tokenRatios: createTokenRatios(),
     broadcast: createBroadcast({ database, onError: (err) => logger.warn({ err }, "LISTEN connection failed; followers fall back to polling") }),
     exclusiveDatabase: database.kind === "pglite",
     instanceId: deps.instanceId ?? randomUUID(),

@@ -3,6 +3,7 @@ import type { PriceTable } from "./agent/price-table.js";
 import type { Config } from "./config.js";
 import type { HistoryCache } from "./runs/history-cache.js";
 import type { RunSignals } from "./runs/run-signals.js";
+import type { TokenRatios } from "./runs/token-ratios.js";
 import type { Broadcast } from "./store/broadcast.js";
 import type { Store } from "./store/store.js";
 import type { ToolRegistry } from "./tools/tool-registry.js";
@@ -27,6 +28,8 @@ export interface Services {
   signals: RunSignals;
   /** Histories of conversations whose runs ended here, for their next run. */
   histories: HistoryCache;
+  /** Per conversation, estimated tokens → its provider's count. */
+  tokenRatios: TokenRatios;
   /** Hears the nudges of the other loopd processes on the same database. */
   broadcast: Broadcast;
   /**

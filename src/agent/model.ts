@@ -38,6 +38,12 @@ export interface ModelRequest {
   tools: ToolSpec[];
   toolChoice: ToolChoice;
   maxTokens: number;
+  /**
+   * Prompt caching on, keyed by this (the conversation's id): Anthropic
+   * requests carry `cache_control` breakpoints, OpenAI requests
+   * `prompt_cache_key`. Null or absent: off.
+   */
+  cacheKey?: string | null;
   signal?: AbortSignal;
   /** Called with each piece of assistant text as the provider streams it. */
   onTextDelta?: (delta: string) => void;
@@ -50,6 +56,9 @@ export interface ModelRequest {
   /** The usage so far, as the provider reports it mid-stream (Anthropic does; a call cut off then still counts it). */
   onUsage?: (usage: Usage) => void;
 }
+
+/** A model call's request without what only the call itself needs (its signal and callbacks). */
+export type ModelRequestBody = Omit<ModelRequest, "signal" | "onTextDelta" | "onProgress" | "onUsage">;
 
 export interface ModelResponse {
   content: AssistantBlock[];
@@ -68,6 +77,12 @@ export interface ModelProvider {
    * SDK's own retries, and an `AbortError`-like error when `signal` aborts.
    */
   generate(request: ModelRequest): Promise<ModelResponse>;
+  /**
+   * The request body exactly as `generate` hands it to the provider's SDK
+   * (for `GET /conversations/:id/context`, and to rebuild a call from its
+   * trace). Pure: the same request gives the same body.
+   */
+  buildRequest(request: ModelRequestBody): object;
   /**
    * A history exactly as this provider's SDK takes it (system prompt
    * included, in the provider's place for it), for clients that call the

@@ -2,7 +2,11 @@ import { executeToolCalls } from "../tools/execute-tool-calls.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { linkedAbort } from "../linked-abort.js";
 import type { AgentEvent } from "./agent-events.js";
-import { createFinishChecker, FINISH_NUDGE, FINISH_TOOL, finishToolSpec, type FinishOptions, type RunResult } from "./finish-tool.js";
+import { buildContext } from "./build-context.js";
+import { DEFAULT_CONTEXT, type ContextSettings } from "./context-settings.js";
+import { calibrateTokens, estimateFixedTokens } from "./estimate-tokens.js";
+import { createFinishChecker, FINISH_NUDGE, FINISH_TOOL, type FinishOptions, type RunResult } from "./finish-tool.js";
+import { offeredTools } from "./offered-tools.js";
 import { exceededBudget, graceNotice, TIME_BUDGET_RESULT, totalTokens, type BudgetName, type BudgetSpent, type RunBudget } from "./budget.js";
 import type { PendingToolCall, ToolAction } from "./decide-tool-action.js";
 import { startModelCallDeadline } from "./model-call-deadline.js";
@@ -67,6 +71,14 @@ export interface AgentRunOptions {
   /** What a model call's usage costs in USD; null when the model has no price. @default no price */
   costOf?: (usage: Usage) => number | null;
   maxTokens: number;
+  /** How each call's context is built from the history. @default the whole history (`full`) */
+  context?: ContextSettings;
+  /** Prompt caching, keyed by this (the conversation's id). @default null: off */
+  cacheKey?: string | null;
+  /** Estimated tokens → the provider's, learnt from an earlier call (see `calibrateTokens`). @default 1 */
+  tokenRatio?: number;
+  /** Hears the ratio learnt from each model call. */
+  onTokenRatio?: (ratio: number) => void;
   workspaceDir: string;
   toolTimeoutMs: number;
   /** How many read-only tool calls may run at once (config `TOOL_CONCURRENCY`). @default 8 */
@@ -120,8 +132,9 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
   const { provider, model, system, save, registry, allowedTools, maxSteps, maxTokens, signal, now = Date.now } = options;
   const emit = options.onEvent ?? (() => {});
   const history = [...options.history];
-  // What the model is sent: the history without refused turns. Only a loaded
-  // history can hold one, so it is filtered once here and then grows with it.
+  // The history without refused turns. Only a loaded history can hold one,
+  // so it is filtered once here and then grows with it; each call's context
+  // is built from it.
   const context = sendable(history);
   let steps = options.stepsDone ?? 0;
   const costOf = options.costOf ?? (() => null);
@@ -133,11 +146,10 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
   const timeLeftMs = () => (budget.max_seconds === null ? Infinity : clockStartedAt + budget.max_seconds * 1000 - now());
   let toolChoice = options.toolChoice ?? "auto";
   const finish = options.finish ?? null;
-  const tools = [
-    ...registry.specs(allowedTools.filter((name) => registry.has(name))),
-    ...(options.clientTools ?? []),
-    ...(finish ? [finishToolSpec(finish)] : []),
-  ];
+  const tools = offeredTools({ registry, allowedTools, clientTools: options.clientTools, finish });
+  const contextSettings = options.context ?? DEFAULT_CONTEXT;
+  const fixedTokens = estimateFixedTokens({ system, tools });
+  let tokenRatio = options.tokenRatio ?? 1;
   const checkFinish = finish ? createFinishChecker(finish) : null;
   const decideAction = options.decideAction ?? (() => "run");
 
@@ -169,12 +181,14 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
     const budgetMs = choice === "none" && budget.max_seconds !== null && timeLeftMs() <= 0 ? Infinity : timeLeftMs();
     const callTimeoutMs = Math.min(options.modelCallTimeoutMs ?? 600_000, budgetMs);
     const deadline = startModelCallDeadline({ signal, callTimeoutMs, idleMs: options.modelStreamIdleMs });
+    const built = buildContext({ history: context, settings: contextSettings, fixedTokens, tokenRatio });
     let response: ModelResponse;
     try {
       response = await provider.generate({
         model,
         system,
-        messages: context,
+        messages: built.messages,
+        cacheKey: options.cacheKey ?? null,
         tools,
         toolChoice: tools.length === 0 ? "none" : choice,
         maxTokens,
@@ -205,6 +219,10 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
     }
     steps = step;
     spend(response.usage);
+    // What the provider counted for this request teaches the estimate of the next.
+    const { input_tokens, cache_read_tokens, cache_write_tokens } = response.usage;
+    const counted = input_tokens + cache_read_tokens + cache_write_tokens;
+    if (counted > 0) options.onTokenRatio?.((tokenRatio = calibrateTokens({ reported: counted, estimated: built.rawTokens })));
     emit({
       type: "model_call.finished",
       step,

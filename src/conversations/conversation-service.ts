@@ -1,12 +1,15 @@
 import type { ProviderName } from "../agent/model.js";
+import { buildContext } from "../agent/build-context.js";
+import { DEFAULT_CONTEXT, type ContextSettings } from "../agent/context-settings.js";
+import { estimateFixedTokens } from "../agent/estimate-tokens.js";
 import { sendable } from "../agent/messages.js";
+import { offeredTools } from "../agent/offered-tools.js";
 import { AppError, notFound } from "../errors.js";
 import { historyOf } from "../runs/history-of.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { Services } from "../services.js";
 import type { BudgetInput, ClientTool, RunRow } from "../store/schema.js";
 import { checkToolSettings } from "./check-tool-settings.js";
-import type { ContextSettings } from "../agent/context-settings.js";
 import type { FinishOptions } from "../agent/finish-tool.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { presentConversation, presentMessage, presentRun } from "./present.js";
@@ -140,6 +143,45 @@ export function createConversationService(services: Services) {
       const conversation = await load(id);
       const history = sendable(historyOf(await store.messages.history(id)));
       return { format, ...providers[format].formatHistory(conversation.system, history) };
+    },
+
+    /**
+     * Exactly what the conversation's next model call would be sent, as the
+     * provider's SDK would get it: its context built from the history as it
+     * stands, with the system prompt, the tools and the caching settings.
+     */
+    async context({ id, format }: { id: string; format?: ProviderName | undefined }) {
+      const conversation = await load(id);
+      const history = historyOf(await store.messages.history(id));
+      const tools = offeredTools({
+        registry,
+        allowedTools: conversation.tools,
+        clientTools: conversation.clientTools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.input_schema })),
+        finish: conversation.finish,
+      });
+      const built = buildContext({
+        history,
+        settings: conversation.context ?? DEFAULT_CONTEXT,
+        fixedTokens: estimateFixedTokens({ system: conversation.system, tools }),
+        tokenRatio: services.tokenRatios.get(id),
+      });
+      const as = format ?? (conversation.provider as ProviderName);
+      const request = providers[as].buildRequest({
+        model: conversation.model,
+        system: conversation.system,
+        messages: built.messages,
+        tools,
+        toolChoice: tools.length === 0 ? "none" : "auto",
+        maxTokens: config.maxTokens,
+        cacheKey: conversation.caching ? conversation.id : null,
+      });
+      return {
+        format: as,
+        estimated_input_tokens: built.estimatedTokens,
+        stubbed_tool_results: built.stubbed,
+        left_out: { refused: built.leftOut.refused, trimmed: built.leftOut.trimmed },
+        request: request as Record<string, unknown>,
+      };
     },
 
     async run({ id, runId }: { id: string; runId: string }) {

@@ -265,3 +265,21 @@ export const messagesQuery = z.object({
 export const eventsQuery = z.object({ after: position().optional() });
 
 export const pageOf = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), next_cursor: z.string().nullable() });
+
+export const contextQuery = z.strictObject({
+  /** @default the conversation's provider */
+  format: z.enum(["anthropic", "openai", "mock"]).optional(),
+});
+
+/** `GET /conversations/:id/context`: what the next model call would be sent. */
+export const contextResponse = z.object({
+  format: z.enum(["anthropic", "openai", "mock"]),
+  /** loopd's estimate of the request's input tokens, calibrated by the provider's last count. */
+  estimated_input_tokens: z.number().int(),
+  /** Old tool results sent as a short stub (`trim`). */
+  stubbed_tool_results: z.number().int(),
+  /** Messages of the history not sent: refused turns, and old exchanges cut to fit `max_input_tokens`. */
+  left_out: z.object({ refused: z.number().int(), trimmed: z.number().int() }),
+  /** The request body exactly as the provider's SDK is given it. */
+  request: z.record(z.string(), z.unknown()),
+});

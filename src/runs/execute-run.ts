@@ -1,4 +1,5 @@
 import type { AgentEvent } from "../agent/agent-events.js";
+import { DEFAULT_CONTEXT } from "../agent/context-settings.js";
 import { createToolActionDecider } from "../agent/decide-tool-action.js";
 import type { ProviderName } from "../agent/model.js";
 import { runAgentLoop, type AgentRunResult } from "../agent/run-agent-loop.js";
@@ -67,6 +68,10 @@ export async function executeRun({
       costOf: (usage) => services.prices.costOf(run.model, usage),
       finish: run.request.finish ?? null,
       maxTokens: config.maxTokens,
+      context: conversation.context ?? DEFAULT_CONTEXT,
+      cacheKey: conversation.caching ? conversation.id : null,
+      tokenRatio: services.tokenRatios.get(conversation.id),
+      onTokenRatio: (ratio) => services.tokenRatios.set(conversation.id, ratio),
       workspaceDir: config.workspaceDir,
       toolTimeoutMs: config.toolTimeoutMs,
       toolConcurrency: config.toolConcurrency,

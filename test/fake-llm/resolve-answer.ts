@@ -1,5 +1,6 @@
 import type { FakeAnswerTurn, FakeStop, FakeUsage } from "./fake-turn.js";
 import { newToolCallId, newToolUseId } from "./ids.js";
+import type { CountedInput } from "./prompt-cache.js";
 import { estimateTokens } from "./split-deltas.js";
 
 export interface ResolvedToolCall {
@@ -27,11 +28,14 @@ export function resolveAnswer({
   turn,
   api,
   requestBody,
+  counted,
   defaultChunkDelayMs,
 }: {
   turn: FakeAnswerTurn;
   api: "anthropic" | "openai";
   requestBody: Record<string, unknown>;
+  /** The request's input tokens as billed (see prompt-cache.ts); without it, a rough estimate. */
+  counted?: CountedInput | undefined;
   defaultChunkDelayMs: number;
 }): ResolvedAnswer {
   const newId = api === "anthropic" ? newToolUseId : newToolCallId;
@@ -46,16 +50,18 @@ export function resolveAnswer({
     messages: requestBody.messages,
     tools: requestBody.tools,
   });
+  // A scripted usage speaks for the whole call: what it leaves out is estimated, not read off the prompt cache.
+  const billed = turn.usage ? undefined : counted;
   const estimatedOutput = estimateTokens(text + toolCalls.map((c) => c.name + c.argumentsJson).join(""));
   return {
     text,
     toolCalls,
     stop: turn.stop ?? (toolCalls.length > 0 ? "tool" : "end"),
     usage: {
-      input: turn.usage?.input ?? estimatedInput,
+      input: turn.usage?.input ?? billed?.input ?? estimatedInput,
       output: turn.usage?.output ?? estimatedOutput,
-      cacheRead: turn.usage?.cacheRead ?? 0,
-      cacheWrite: turn.usage?.cacheWrite ?? 0,
+      cacheRead: turn.usage?.cacheRead ?? billed?.cacheRead ?? 0,
+      cacheWrite: turn.usage?.cacheWrite ?? billed?.cacheWrite ?? 0,
     },
     model: turn.model ?? (typeof requestBody.model === "string" ? requestBody.model : "unknown-model"),
     chunkDelayMs: turn.chunkDelayMs ?? defaultChunkDelayMs,

@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import type { CountedInput } from "./prompt-cache.js";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type FakeTurn, isErrorTurn, isHangTurn } from "./fake-turn.js";
 import { resolveAnswer } from "./resolve-answer.js";
@@ -62,6 +63,7 @@ export async function sendTurn({
   res,
   turn,
   body,
+  counted,
   defaultChunkDelayMs,
   signal,
 }: {
@@ -69,6 +71,8 @@ export async function sendTurn({
   res: ServerResponse;
   turn: FakeTurn;
   body: Record<string, unknown>;
+  /** The request's input tokens as billed; unscripted usage reports them. */
+  counted?: CountedInput | undefined;
   defaultChunkDelayMs: number;
   signal: AbortSignal;
 }): Promise<void> {
@@ -87,7 +91,7 @@ export async function sendTurn({
     }
     return untilAborted(signal);
   }
-  const answer = resolveAnswer({ turn, api: api.name, requestBody: body, defaultChunkDelayMs });
+  const answer = resolveAnswer({ turn, api: api.name, requestBody: body, counted, defaultChunkDelayMs });
   if (!stream) {
     if (answer.chunkDelayMs > 0 && !(await pause(answer.chunkDelayMs, signal))) return;
     res.writeHead(200, { ...headers, [api.requestIdHeader]: api.newRequestId() });

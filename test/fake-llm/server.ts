@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { FakeTurn } from "./fake-turn.js";
-import { isJsonObject } from "./json-object.js";
+import { isJsonObject, type JsonObject } from "./json-object.js";
+import { createPromptCache, type CountedInput } from "./prompt-cache.js";
 import { sendError, sendTurn } from "./send-turn.js";
 import type { WireApi } from "./wire-api.js";
 import { wireApiFor } from "./wire-apis.js";
@@ -15,6 +16,8 @@ export interface RecordedRequest {
   /** The parsed JSON body; the raw text when it was not JSON. `any` because tests dig into arbitrary request shapes. */
   body: any;
   stream: boolean;
+  /** How its input tokens were billed (prompt cache reads and writes apart); absent when it was refused. */
+  counted?: CountedInput;
 }
 
 export interface FakeLlm {
@@ -66,6 +69,7 @@ export async function startFakeLlm({ port = 0, chunkDelayMs = 0 }: { port?: numb
   const refusedTriggers = new Set<string>();
   const sockets = new Set<Socket>();
   const requestsInFlight = new Set<AbortController>();
+  const promptCache = createPromptCache();
 
   async function answerLlm(api: WireApi, path: string, req: IncomingMessage, res: ServerResponse, signal: AbortSignal) {
     const text = await readBody(req);
@@ -81,16 +85,18 @@ export async function startFakeLlm({ port = 0, chunkDelayMs = 0 }: { port?: numb
     requests.push(recorded);
     const problem = parsed.ok ? api.validate(body) : { message: "There was an error parsing the body: invalid JSON" };
     if (problem !== null) return sendError({ api, res, status: 400, error: problem });
+    const counted = api.name === "anthropic" ? promptCache.anthropic(body as JsonObject) : promptCache.openai(body as JsonObject);
+    recorded.counted = counted;
     const userTexts = api.name === "anthropic" ? anthropicUserTexts(body) : [];
     if (userTexts.some((t) => refusedTriggers.has(t))) {
-      return sendTurn({ api, res, turn: { text: "", stop: "refusal" }, body: body as Record<string, unknown>, defaultChunkDelayMs: chunkDelayMs, signal });
+      return sendTurn({ api, res, turn: { text: "", stop: "refusal" }, body: body as Record<string, unknown>, counted, defaultChunkDelayMs: chunkDelayMs, signal });
     }
     const turn = queue.shift() ?? llm.respond?.(recorded);
     if (turn !== undefined && "stop" in turn && turn.stop === "refusal" && userTexts.length > 0) refusedTriggers.add(userTexts.at(-1)!);
     if (turn === undefined) {
       return sendError({ api, res, status: 500, error: { message: "fake llm: no scripted turn" } });
     }
-    await sendTurn({ api, res, turn, body: body as Record<string, unknown>, defaultChunkDelayMs: chunkDelayMs, signal });
+    await sendTurn({ api, res, turn, body: body as Record<string, unknown>, counted, defaultChunkDelayMs: chunkDelayMs, signal });
   }
 
   /** Lets a test in another process drive the fake (see main.ts). */
@@ -145,6 +151,7 @@ export async function startFakeLlm({ port = 0, chunkDelayMs = 0 }: { port?: numb
       queue.length = 0;
       requests.length = 0;
       refusedTriggers.clear();
+      promptCache.reset();
       llm.respond = null;
     },
     close() {

@@ -1,4 +1,5 @@
 import { type JsonObject, isJsonObject } from "./json-object.js";
+import { checkCacheControl } from "./prompt-cache.js";
 
 /**
  * The Messages API's request checks that matter to loopd, with the real
@@ -98,7 +99,7 @@ function checkMessage(messages: JsonObject[], n: number, seenToolUseIds: Set<str
 
 export function validateAnthropicRequest(body: unknown): string | null {
   if (!isJsonObject(body)) return "Input should be a valid dictionary";
-  const topLevel = checkTopLevel(body) ?? checkTools(body);
+  const topLevel = checkTopLevel(body) ?? checkTools(body) ?? checkCacheControl(body);
   if (topLevel !== null) return topLevel;
   const messages = (body.messages as unknown[]).map((m) => (isJsonObject(m) ? m : {}));
   if (messages[0]!.role !== "user") return 'messages: first message must use the "user" role';

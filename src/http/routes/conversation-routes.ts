@@ -4,6 +4,8 @@ import { z } from "zod";
 import type { HttpDeps } from "../http-deps.js";
 import {
   bodyErrorResponses,
+  contextQuery,
+  contextResponse,
   conversationParams,
   conversationSchema,
   createConversationBody,
@@ -28,6 +30,12 @@ export function conversationRoutes(app: FastifyInstance, { conversations, runs }
 
   r.get("/conversations/:id", { schema: { params: conversationParams, response: { 200: conversationSchema, ...errorResponses } } }, (req) =>
     conversations.get(req.params.id),
+  );
+
+  r.get(
+    "/conversations/:id/context",
+    { schema: { params: conversationParams, querystring: contextQuery, response: { 200: contextResponse, ...errorResponses } } },
+    (req) => conversations.context({ id: req.params.id, format: req.query.format }),
   );
 
   r.patch(

@@ -4,7 +4,7 @@ import { createAbortError } from "../shared/abort-error.js";
 import { toProviderError } from "../shared/to-provider-error.js";
 import { accumulateAnthropicStream } from "./accumulate-anthropic-stream.js";
 import { mapAnthropicStopReason } from "./map-anthropic-stop-reason.js";
-import { toAnthropicToolParams } from "./map-anthropic-tool-choice.js";
+import { buildAnthropicRequest } from "./build-anthropic-request.js";
 import { toAnthropicHistory } from "./to-anthropic-history.js";
 
 export interface AnthropicProviderOptions {
@@ -32,16 +32,8 @@ export function createAnthropicProvider({
     const { signal, onTextDelta, onProgress, onUsage } = request;
     const model = request.model || defaultModel;
     try {
-      const history = toAnthropicHistory(request.system, request.messages);
       const stream = await getClient().messages.create(
-        {
-          model,
-          max_tokens: request.maxTokens,
-          messages: history.messages,
-          ...(history.system === null ? {} : { system: history.system }),
-          ...toAnthropicToolParams(request),
-          stream: true,
-        },
+        buildAnthropicRequest(request, defaultModel),
         { ...(signal ? { signal } : {}), ...(maxRetries === undefined ? {} : { maxRetries }) },
       );
       const message = await accumulateAnthropicStream(stream, { onTextDelta, onProgress, onUsage });
@@ -64,5 +56,5 @@ export function createAnthropicProvider({
     }
   }
 
-  return { name: "anthropic", defaultModel, generate, formatHistory: toAnthropicHistory };
+  return { name: "anthropic", defaultModel, generate, formatHistory: toAnthropicHistory, buildRequest: (request) => buildAnthropicRequest(request, defaultModel) };
 }

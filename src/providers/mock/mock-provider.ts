@@ -1,5 +1,5 @@
 import type { NewMessage, Usage } from "../../agent/messages.js";
-import type { ModelProvider, ModelRequest, ModelResponse } from "../../agent/model.js";
+import type { ModelProvider, ModelRequest, ModelRequestBody, ModelResponse } from "../../agent/model.js";
 import { throwIfAborted } from "../shared/abort-error.js";
 import { planMockReply } from "./plan-mock-reply.js";
 
@@ -46,7 +46,16 @@ export function createMockProvider({ defaultModel = "loopd-mock", chunkDelayMs =
 
   // The mock takes loopd's own messages as they are.
   const formatHistory = (system: string | null, messages: readonly NewMessage[]) => ({ system, messages: [...messages] });
-  return { name: "mock", defaultModel, generate, formatHistory };
+  // What the mock is "sent": the request as loopd holds it.
+  const buildRequest = (request: ModelRequestBody) => ({
+    model: request.model || defaultModel,
+    system: request.system,
+    messages: [...request.messages],
+    tools: request.tools,
+    tool_choice: request.toolChoice,
+    max_tokens: request.maxTokens,
+  });
+  return { name: "mock", defaultModel, generate, formatHistory, buildRequest };
 }
 
 function pause(ms: number): Promise<void> {

@@ -3,9 +3,8 @@ import type { ModelProvider, ModelRequest, ModelResponse, ModelStopReason } from
 import { createAbortError } from "../shared/abort-error.js";
 import { toProviderError } from "../shared/to-provider-error.js";
 import { accumulateOpenAIStream } from "./accumulate-openai-stream.js";
-import { convertToOpenAIMessages } from "./convert-to-openai-messages.js";
+import { buildOpenAIRequest } from "./build-openai-request.js";
 import { mapOpenAIStopReason } from "./map-openai-stop-reason.js";
-import { toOpenAIToolParams } from "./map-openai-tool-choice.js";
 import { toOpenAIHistory } from "./to-openai-history.js";
 
 export interface OpenAIProviderOptions {
@@ -35,14 +34,7 @@ export function createOpenAIProvider({
     const model = request.model || defaultModel;
     try {
       const stream = await getClient().chat.completions.create(
-        {
-          model,
-          messages: convertToOpenAIMessages(request.system, request.messages),
-          ...toOpenAIToolParams(request),
-          max_completion_tokens: request.maxTokens,
-          stream: true,
-          stream_options: { include_usage: true },
-        },
+        buildOpenAIRequest(request, defaultModel),
         { ...(signal ? { signal } : {}), ...(maxRetries === undefined ? {} : { maxRetries }) },
       );
       const message = await accumulateOpenAIStream(stream, { onTextDelta, onProgress });
@@ -68,7 +60,7 @@ export function createOpenAIProvider({
     }
   }
 
-  return { name: "openai", defaultModel, generate, formatHistory: toOpenAIHistory };
+  return { name: "openai", defaultModel, generate, formatHistory: toOpenAIHistory, buildRequest: (request) => buildOpenAIRequest(request, defaultModel) };
 }
 
 /** `error.error` is the body's `error` object; `error.message` prefixes the status. */
