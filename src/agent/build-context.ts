@@ -4,6 +4,7 @@ import { sendable, type NewMessage, type ToolResultBlock } from "./messages.js";
 
 /** What one model call is sent of the history, and what was left out of it. */
 export interface BuiltContext {
+  /** With nothing left out or stubbed, the given history array itself (not a copy). */
   messages: NewMessage[];
   /** The request's estimated input tokens (system and tools included), calibrated. */
   estimatedTokens: number;

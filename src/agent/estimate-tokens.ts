@@ -40,7 +40,9 @@ export function estimateTextTokens(text: string): number {
     } else if (c < 128) {
       let j = i + 1;
       while (j < n && isPunctuation(text.charCodeAt(j))) j++;
-      tokens += j - i <= 3 ? 1 : Math.ceil((j - i) / 2);
+      // The last mark before a word joins it (".foo", "(bar").
+      const len = j < n && isLetter(text.charCodeAt(j)) ? j - i - 1 : j - i;
+      tokens += len === 0 ? 0 : len <= 3 ? 1 : Math.ceil(len / 2);
       i = j;
     } else {
       // CJK about 0.7 of a token a character, a surrogate pair (emoji) about 2, others (accents) half.
