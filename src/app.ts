@@ -84,6 +84,11 @@ export function createLogger(level: string, { pretty = process.stdout.isTTY === 
   return destination ? pino(options, destination) : pino(options);
 }
 
+/** Tools with the result caps the configuration sets for them by name. */
+function withResultCaps(tools: Tool[], caps: Record<string, number>): Tool[] {
+  return tools.map((tool) => (caps[tool.name] === undefined ? tool : { ...tool, maxResultChars: caps[tool.name] }));
+}
+
 /**
  * Commit signals belong to the database, not to the app: two apps on one
  * embedded database (one process) must hear each other's commits, as they
@@ -103,7 +108,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     config,
     store: createStore(database),
     providers: deps.providers ?? createProviders(),
-    registry: createToolRegistry(deps.tools ?? createBuiltinTools()),
+    registry: createToolRegistry(withResultCaps(deps.tools ?? createBuiltinTools(), config.toolResultMaxCharsByTool)),
     prices: createPriceTable(config.pricesFile ? loadPriceFile(config.pricesFile) : {}),
     signals: signalsOf(database),
     histories: createHistoryCache({ maxChars: config.historyCacheMb * 1024 * 1024 }),

@@ -25,6 +25,18 @@ const envSchema = z.object({
   MAX_STEPS_LIMIT: intFromEnv(50),
   TOOL_TIMEOUT_MS: intFromEnv(30_000),
   TOOL_CONCURRENCY: intFromEnv(8),
+  TOOL_RESULT_MAX_CHARS: intFromEnv(16_384, { min: 256 }),
+  /** `read_file=32000,search_files=8000`: caps of single tools, over the tool's own and the default. */
+  TOOL_RESULT_MAX_CHARS_BY_TOOL: z.preprocess(
+    (v) => (v === undefined || v === "" ? {} : v),
+    z.union([
+      z.record(z.string(), z.number()),
+      z
+        .string()
+        .regex(/^\s*[\w-]+\s*=\s*\d+\s*(,\s*[\w-]+\s*=\s*\d+\s*)*$/, "must read like read_file=32000,search_files=8000")
+        .transform((s) => Object.fromEntries(s.split(",").map((pair) => pair.split("=").map((x) => x.trim())).map(([name, chars]) => [name!, Number(chars)]))),
+    ]).pipe(z.record(z.string(), z.number().int().min(256))),
+  ),
   ACTION_TIMEOUT_S: intFromEnv(3600),
   RUN_MAX_TOKENS: optionalPositive(z.number().int()),
   RUN_MAX_SECONDS: optionalPositive(z.number()),
@@ -59,6 +71,10 @@ export interface Config {
   toolTimeoutMs: number;
   /** How many read-only tool calls of one model response may run at once. */
   toolConcurrency: number;
+  /** Tool results longer than this are clipped (head and tail kept, the cut saying how much), unless their tool has a cap of its own. */
+  toolResultMaxChars: number;
+  /** Caps of single tools, by name (config wins over the tool's own). */
+  toolResultMaxCharsByTool: Record<string, number>;
   /** How long a paused run waits for the application's answer before its calls are given up (a conversation may set its own). */
   actionTimeoutS: number;
   /** Server-wide budget defaults of a run (null: no limit); a conversation's or a request's own win. */
@@ -114,6 +130,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxStepsLimit: e.MAX_STEPS_LIMIT,
     toolTimeoutMs: e.TOOL_TIMEOUT_MS,
     toolConcurrency: e.TOOL_CONCURRENCY,
+    toolResultMaxChars: e.TOOL_RESULT_MAX_CHARS,
+    toolResultMaxCharsByTool: e.TOOL_RESULT_MAX_CHARS_BY_TOOL,
     actionTimeoutS: e.ACTION_TIMEOUT_S,
     runBudget: { maxTokens: e.RUN_MAX_TOKENS ?? null, maxSeconds: e.RUN_MAX_SECONDS ?? null, maxCostUsd: e.RUN_MAX_COST_USD ?? null },
     pricesFile: e.PRICES_FILE,

@@ -83,6 +83,8 @@ export interface AgentRunOptions {
   toolTimeoutMs: number;
   /** How many read-only tool calls may run at once (config `TOOL_CONCURRENCY`). @default 8 */
   toolConcurrency?: number;
+  /** Results of tools without a cap of their own are clipped past this (config `TOOL_RESULT_MAX_CHARS`). @default 16384 */
+  toolResultMaxChars?: number;
   /** Model calls already made by this run (a run resumed after a crash). @default 0 */
   stepsDone?: number;
   /** Usage already spent by this run (with its cost, once priced). */
@@ -359,6 +361,7 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
       workspaceDir: options.workspaceDir,
       defaultTimeoutMs: options.toolTimeoutMs,
       concurrency: options.toolConcurrency,
+      maxResultChars: options.toolResultMaxChars,
       signal: toolSignal?.signal ?? signal,
       now,
       onStart: announced ? undefined : (call) => emit({ type: "tool_call.started", tool_call_id: call.id, name: call.name, input: call.input }),

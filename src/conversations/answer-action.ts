@@ -70,7 +70,7 @@ export async function answerAction({ services, runs }: { services: Services; run
         await closeWaitingRun(tx, waiting, EXPIRED);
         return "expired" as const;
       }
-      return saveAnswer(tx, { waiting, input, requestHash, owner: instanceId, leaseMs: config.runLeaseMs });
+      return saveAnswer(tx, { waiting, input, requestHash, owner: instanceId, leaseMs: config.runLeaseMs, maxResultChars: config.toolResultMaxChars });
     });
   } catch (err) {
     // The same key sent twice at once: the one that got in is the answer to both.
@@ -96,7 +96,14 @@ export async function answerAction({ services, runs }: { services: Services; run
 
 async function saveAnswer(
   tx: Repositories,
-  { waiting, input, requestHash, owner, leaseMs }: { waiting: RunRow; input: AnswerActionInput; requestHash: string; owner: string; leaseMs: number },
+  {
+    waiting,
+    input,
+    requestHash,
+    owner,
+    leaseMs,
+    maxResultChars,
+  }: { waiting: RunRow; input: AnswerActionInput; requestHash: string; owner: string; leaseMs: number; maxResultChars: number },
 ) {
   const pending = waiting.requiredAction?.tool_calls ?? [];
   checkActionAnswer(pending, { approvals: input.approvals, outputs: input.toolOutputs });
@@ -106,7 +113,7 @@ async function saveAnswer(
   const results = pending.flatMap((call): NewMessage[] => {
     const output = outputs.get(call.tool_call_id);
     if (output) {
-      return [{ role: "tool", content: [{ type: "tool_result", tool_call_id: call.tool_call_id, name: call.name, content: clipToolResult(output.output), is_error: output.is_error }] }];
+      return [{ role: "tool", content: [{ type: "tool_result", tool_call_id: call.tool_call_id, name: call.name, content: clipToolResult(output.output, { maxChars: maxResultChars }), is_error: output.is_error }] }];
     }
     const approval = approvals.get(call.tool_call_id)!;
     return approval.approve ? [] : [errorResultFor({ type: "tool_call", id: call.tool_call_id, name: call.name, input: call.input }, declinedResult(approval.reason))];

@@ -75,6 +75,7 @@ export async function executeRun({
       workspaceDir: config.workspaceDir,
       toolTimeoutMs: config.toolTimeoutMs,
       toolConcurrency: config.toolConcurrency,
+      toolResultMaxChars: config.toolResultMaxChars,
       modelCallTimeoutMs: config.modelCallTimeoutMs,
       modelStreamIdleMs: config.modelStreamIdleMs,
       stepsDone: run.steps,

@@ -6,6 +6,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** The only folder file tools may touch (config `WORKSPACE_DIR`). */
   workspaceDir: string;
+  /** The longest result the model will see whole; longer ones are clipped. A tool that can page stops before it. */
+  maxResultChars: number;
 }
 
 /** What a tool's `needsApproval` gets besides the call's input. */
@@ -39,6 +41,8 @@ export interface Tool<I = any> {
   execute(input: I, ctx: ToolContext): unknown | Promise<unknown>;
   /** Overrides the executor's default timeout. */
   timeoutMs?: number;
+  /** Overrides the executor's default result cap (config `TOOL_RESULT_MAX_CHARS`). */
+  maxResultChars?: number;
   /** Read-only tools may run in parallel with each other. */
   readOnly: boolean;
   /** Whether a call (its input already parsed) waits for approval; the conversation's `approval_required` adds to it. */
@@ -54,6 +58,8 @@ export function defineTool<S extends z.ZodType>(def: {
   input: S;
   execute: (input: z.infer<S>, ctx: ToolContext) => unknown | Promise<unknown>;
   timeoutMs?: number;
+  /** The longest result the model sees whole (head and tail kept past it). @default config `TOOL_RESULT_MAX_CHARS` */
+  maxResultChars?: number;
   /** @default false */
   readOnly?: boolean;
   /** @default false */
@@ -76,6 +82,10 @@ export function defineTool<S extends z.ZodType>(def: {
     needsApproval: approvalRuleOf(def.needsApproval ?? false),
   };
   if (def.timeoutMs !== undefined) tool.timeoutMs = def.timeoutMs;
+  if (def.maxResultChars !== undefined) {
+    if (!Number.isInteger(def.maxResultChars) || def.maxResultChars < 256) throw new TypeError(`tool ${def.name}: maxResultChars must be an integer of at least 256`);
+    tool.maxResultChars = def.maxResultChars;
+  }
   return tool;
 }
 

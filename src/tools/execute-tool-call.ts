@@ -1,6 +1,6 @@
 import type { ToolCallBlock, ToolResultBlock } from "../agent/messages.js";
-import { clipToolResult } from "./clip-tool-result.js";
-import type { Tool } from "./define-tool.js";
+import { clipToolResult, MAX_TOOL_RESULT_CHARS } from "./clip-tool-result.js";
+import type { Tool, ToolContext } from "./define-tool.js";
 import {
   cancelledMessage,
   invalidArgumentsMessage,
@@ -29,6 +29,7 @@ export async function executeToolCall({
   available,
   workspaceDir,
   timeoutMs,
+  maxResultChars = MAX_TOOL_RESULT_CHARS,
   signal,
   onStart,
   now,
@@ -41,16 +42,19 @@ export async function executeToolCall({
   workspaceDir: string;
   /** Used when the tool has no `timeoutMs` of its own. */
   timeoutMs: number;
+  /** Used when the tool has no `maxResultChars` of its own. @default 16384 */
+  maxResultChars?: number;
   signal: AbortSignal;
   onStart: ((call: ToolCallBlock) => void) | undefined;
   now: () => number;
 }): Promise<ToolCallOutcome> {
-  if (signal.aborted) return outcomeOf(call, "cancelled", cancelledMessage(false), 0);
+  const cap = tool?.maxResultChars ?? maxResultChars;
+  if (signal.aborted) return outcomeOf(call, "cancelled", cancelledMessage(false), 0, cap);
 
   onStart?.(call);
   const startedAt = now();
   const done = (status: ToolCallOutcome["status"], content: string) =>
-    outcomeOf(call, status, content, Math.max(0, now() - startedAt));
+    outcomeOf(call, status, content, Math.max(0, now() - startedAt), cap);
 
   // Arguments that are not JSON first: a client tool's call (not registered here) lands here too, and its fault is its JSON.
   if (call.raw_arguments !== undefined) return done("error", invalidJsonMessage(call.name, call.raw_arguments));
@@ -68,7 +72,7 @@ export async function executeToolCall({
   if (signal.aborted) return done("cancelled", cancelledMessage(true));
 
   const effectiveTimeoutMs = tool.timeoutMs ?? timeoutMs;
-  const settled = await runWithDeadline({ tool, input, workspaceDir, timeoutMs: effectiveTimeoutMs, signal });
+  const settled = await runWithDeadline({ tool, input, context: { workspaceDir, maxResultChars: cap }, timeoutMs: effectiveTimeoutMs, signal });
   switch (settled.kind) {
     case "ok": {
       let text: string;
@@ -105,13 +109,13 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 function runWithDeadline({
   tool,
   input,
-  workspaceDir,
+  context,
   timeoutMs,
   signal,
 }: {
   tool: Tool;
   input: unknown;
-  workspaceDir: string;
+  context: Omit<ToolContext, "signal">;
   timeoutMs: number;
   signal: AbortSignal;
 }): Promise<Settled> {
@@ -137,7 +141,7 @@ function runWithDeadline({
 
     // Through a promise so a synchronous throw is caught like a rejection.
     Promise.resolve()
-      .then(() => tool.execute(input, { signal: controller.signal, workspaceDir }))
+      .then(() => tool.execute(input, { ...context, signal: controller.signal }))
       .then(
         (value) => finish({ kind: "ok", value }),
         (error: unknown) => finish({ kind: "error", error }),
@@ -150,6 +154,7 @@ function outcomeOf(
   status: ToolCallOutcome["status"],
   content: string,
   durationMs: number,
+  maxChars: number,
 ): ToolCallOutcome {
   return {
     call,
@@ -159,7 +164,7 @@ function outcomeOf(
       type: "tool_result",
       tool_call_id: call.id,
       name: call.name,
-      content: clipToolResult(content),
+      content: clipToolResult(content, { maxChars }),
       is_error: status !== "ok",
     },
   };

@@ -32,6 +32,7 @@ export async function* executeToolCalls({
   workspaceDir,
   defaultTimeoutMs = DEFAULT_TOOL_TIMEOUT_MS,
   concurrency = DEFAULT_TOOL_CONCURRENCY,
+  maxResultChars,
   signal,
   onStart,
   now = Date.now,
@@ -45,6 +46,8 @@ export async function* executeToolCalls({
   defaultTimeoutMs?: number;
   /** How many calls may run at once (a positive integer). @default 8 */
   concurrency?: number;
+  /** For tools without a `maxResultChars` of their own. @default 16384 */
+  maxResultChars?: number;
   /** The run's cancellation. */
   signal?: AbortSignal;
   /** Called when a call begins; not called for calls cancelled before they began. */
@@ -78,6 +81,7 @@ export async function* executeToolCalls({
             available,
             workspaceDir,
             timeoutMs: defaultTimeoutMs,
+            ...(maxResultChars !== undefined && { maxResultChars }),
             signal: cancel.signal,
             onStart,
             now,

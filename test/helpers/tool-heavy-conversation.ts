@@ -42,9 +42,9 @@ export function toolResults(count: number, { seed = 1, minChars = 1024, maxChars
   for (let i = 0; i < count; i++) {
     const size = Math.floor(minChars + random() * (maxChars - minChars));
     const kind = i % 4;
-    let content = "";
+    let content: string;
     let name = "read_file";
-    let input: Record<string, unknown> = {};
+    let input: Record<string, unknown>;
     if (kind === 0 || kind === 1) {
       const file = pick(SOURCES);
       let text = file.text;

@@ -1,6 +1,5 @@
 import type { FileHandle } from "node:fs/promises";
 import { z } from "zod";
-import { MAX_TOOL_RESULT_CHARS } from "../clip-tool-result.js";
 import { defineTool } from "../define-tool.js";
 import { explainFsErrors, resolveInWorkspace } from "../resolve-in-workspace.js";
 import { looksBinary } from "./looks-binary.js";
@@ -20,7 +19,7 @@ const MAX_LINE_CHARS = 2000;
  * Stop before the executor would clip the result: a clean "continue at line
  * N" beats a result with its middle cut out.
  */
-const OUTPUT_BUDGET_CHARS = MAX_TOOL_RESULT_CHARS - 300;
+const outputBudget = (maxResultChars: number) => maxResultChars - 300;
 
 export function createReadFileTool() {
   return defineTool({
@@ -40,7 +39,7 @@ export function createReadFileTool() {
         .describe(`How many lines to read. Default ${READ_FILE_DEFAULT_LINES}`),
     }),
     readOnly: true,
-    execute: async ({ path, offset = 1, limit = READ_FILE_DEFAULT_LINES }, { workspaceDir, signal }) => {
+    execute: async ({ path, offset = 1, limit = READ_FILE_DEFAULT_LINES }, { workspaceDir, signal, maxResultChars }) => {
       const { absolutePath, displayPath } = await resolveInWorkspace({ workspaceDir, path });
       const { handle, size } = await openRegularFile(absolutePath, displayPath);
       try {
@@ -53,7 +52,7 @@ export function createReadFileTool() {
           throw new Error(`${displayPath} is a binary file (${size} bytes); it cannot be shown as text`);
         }
         const lines = readLines({ handle, maxBytes: READ_FILE_MAX_BYTES, maxLineChars: MAX_LINE_CHARS, signal });
-        return await numberedLines({ lines, displayPath, size, offset, limit });
+        return await numberedLines({ lines, displayPath, size, offset, limit, budgetChars: outputBudget(maxResultChars) });
       } finally {
         await handle.close();
       }
@@ -74,12 +73,15 @@ async function numberedLines({
   size,
   offset,
   limit,
+  budgetChars,
 }: {
   lines: AsyncGenerator<FileLine>;
   displayPath: string;
   size: number;
   offset: number;
   limit: number;
+  /** The most characters of lines to return. */
+  budgetChars: number;
 }): Promise<string> {
   let lineNo = 0;
   const nextLine = async (): Promise<FileLine | undefined> => {
@@ -101,7 +103,7 @@ async function numberedLines({
   while (line !== undefined && lineNo < offset + limit) {
     const text = line.length > MAX_LINE_CHARS ? `${line.text}… [line clipped: ${line.length} characters]` : line.text;
     const numbered = `${lineNo}\t${text}`;
-    if (out.length > 0 && chars + numbered.length + 1 > OUTPUT_BUDGET_CHARS) break;
+    if (out.length > 0 && chars + numbered.length + 1 > budgetChars) break;
     out.push(numbered);
     chars += numbered.length + 1;
     line = await nextLine();
