@@ -22,6 +22,7 @@ import { createStreamGate } from "./http/stream-gate.js";
 import { conversationRoutes } from "./http/routes/conversation-routes.js";
 import { healthRoutes } from "./http/routes/health-routes.js";
 import { messageRoutes } from "./http/routes/message-routes.js";
+import { metricsRoutes } from "./http/routes/metrics-routes.js";
 import { runRoutes } from "./http/routes/run-routes.js";
 import { BODY_MAX_DEPTH } from "./http/schemas.js";
 import { createProviders } from "./providers/index.js";
@@ -32,6 +33,8 @@ import { createBuiltinTools } from "./tools/builtin/index.js";
 import type { Tool } from "./tools/define-tool.js";
 import { createToolRegistry } from "./tools/tool-registry.js";
 import { createPriceTable, loadPriceFile } from "./agent/price-table.js";
+import { createMetrics } from "./telemetry/metrics.js";
+import { combineTelemetry } from "./telemetry/telemetry.js";
 
 export interface AppDeps {
   config: Config;
@@ -98,6 +101,9 @@ function signalsOf(database: Database): RunSignals {
 export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const { config, database } = deps;
   const logger = deps.logger ?? createLogger(config.logLevel);
+  const metrics = createMetrics({ isTool: (name) => services.registry.has(name) });
+  // Loaded only when asked for: without an endpoint, tracing costs nothing, not even its modules.
+  const tracing = config.otlpTracesUrl ? (await import("./telemetry/tracing.js")).createTracing({ url: config.otlpTracesUrl }) : null;
   const services: Services = {
     config,
     store: createStore(database),
@@ -110,6 +116,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     exclusiveDatabase: database.kind === "pglite",
     instanceId: deps.instanceId ?? randomUUID(),
     log: logger,
+    telemetry: combineTelemetry(tracing ? [metrics.telemetry, tracing] : [metrics.telemetry]),
   };
   const runs = createRunManager(services, { exclusive: services.exclusiveDatabase });
   // A run of this process signals its readers itself when it commits: its echo through LISTEN would wake them twice.
@@ -125,6 +132,12 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     ping: database.ping,
     streams: createStreamGate({ max: config.maxStreams }),
   };
+  metrics.watch({
+    activeRuns: () => runs.activeCount,
+    pausedRuns: () => services.store.runs.countWaiting(),
+    openStreams: () => http.streams.open,
+    poolUse: database.poolUse,
+  });
 
   let stopping = false;
   const app = Fastify({
@@ -160,6 +173,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     transform: jsonSchemaTransform,
   });
   healthRoutes(app, http);
+  metricsRoutes(app, metrics.registry);
   conversationRoutes(app, http);
   messageRoutes(app, http);
   runRoutes(app, http);
@@ -187,6 +201,8 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
         } finally {
           clearInterval(reap);
           await services.broadcast.close();
+          // After the runs stopped: their last spans go out too.
+          await services.telemetry.close();
         }
       })()),
   };
