@@ -7,6 +7,7 @@ import pino, { type Logger } from "pino";
 import pinoPretty from "pino-pretty";
 import type { ModelProvider, ProviderName } from "./agent/model.js";
 import type { Config } from "./config.js";
+import { describeError } from "./errors.js";
 import { createConversationService } from "./conversations/conversation-service.js";
 import { createRunManager, type RunManager } from "./runs/run-manager.js";
 import { createHistoryCache } from "./runs/history-cache.js";
@@ -103,7 +104,12 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const logger = deps.logger ?? createLogger(config.logLevel);
   const metrics = createMetrics({ isTool: (name) => services.registry.has(name) });
   // Loaded only when asked for: without an endpoint, tracing costs nothing, not even its modules.
-  const tracing = config.otlpTracesUrl ? (await import("./telemetry/tracing.js")).createTracing({ url: config.otlpTracesUrl }) : null;
+  const tracing = config.otlpTracesUrl
+    ? (await import("./telemetry/tracing.js")).createTracing({
+        url: config.otlpTracesUrl,
+        onError: (err) => logger.warn({ err: describeError(err) }, "could not send spans to the OTLP endpoint; they are dropped"),
+      })
+    : null;
   const services: Services = {
     config,
     store: createStore(database),

@@ -1,7 +1,7 @@
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
+import { BatchSpanProcessor, TracerProvider, type SpanExporter } from "@opentelemetry/sdk-trace";
 import type { AgentEvent } from "../agent/agent-events.js";
 import type { Usage } from "../agent/messages.js";
 import type { AgentRunResult } from "../agent/run-agent-loop.js";
@@ -13,6 +13,10 @@ export interface TracingOptions {
   url: string;
   /** How long finished spans wait to be sent together. @default 5000 */
   scheduledDelayMs?: number;
+  /** How long one export may take, retries included; closing waits for the last one at most this long. @default 3000 */
+  exportTimeoutMs?: number;
+  /** Told when spans cannot be sent, once until sending works again; those spans are dropped, and nothing waits for them. */
+  onError?: (err: Error) => void;
   /** @default Date.now */
   now?: () => number;
 }
@@ -28,11 +32,20 @@ export interface TracingOptions {
  * passed explicitly: no context manager is needed, and several apps in one
  * process keep their spans apart.
  */
-export function createTracing({ url, scheduledDelayMs = 5_000, now = Date.now }: TracingOptions): Telemetry {
+export function createTracing({ url, scheduledDelayMs = 5_000, exportTimeoutMs = 3_000, onError = () => {}, now = Date.now }: TracingOptions): Telemetry {
+  // Told once per outage, not once per batch.
+  let failing = false;
+  const failed = (err: unknown) => {
+    if (!failing) onError(err instanceof Error ? err : new Error(String(err)));
+    failing = true;
+  };
+  const exporter = reportingFailures(new OTLPTraceExporter({ url, timeoutMillis: exportTimeoutMs }), (err) => (err ? failed(err) : (failing = false)));
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ "service.name": "loopd" }),
-    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url }), scheduledDelayMillis: scheduledDelayMs })],
+    spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: scheduledDelayMs, exportTimeoutMillis: exportTimeoutMs })],
   });
+  // A collector that is down must not fail a shutdown.
+  const settle = (work: Promise<void>) => work.catch(failed);
   const tracer = provider.getTracer("loopd");
 
   return {
@@ -98,7 +111,7 @@ export function createTracing({ url, scheduledDelayMs = 5_000, now = Date.now }:
             const { span, startedAt } = started;
             span.setAttribute("loopd.tool.status", e.status);
             if (e.is_error) {
-              span.setAttribute("error.type", e.status === "ok" ? "tool_error" : e.status);
+              span.setAttribute("error.type", e.status === "timeout" || e.status === "cancelled" ? e.status : "tool_error");
               span.setStatus({ code: SpanStatusCode.ERROR });
             }
             span.end(startedAt + e.duration_ms);
@@ -130,8 +143,22 @@ export function createTracing({ url, scheduledDelayMs = 5_000, now = Date.now }:
       };
     },
     runEnded: () => {},
-    flush: () => provider.forceFlush(),
-    close: () => provider.shutdown(),
+    flush: () => settle(provider.forceFlush()),
+    close: () => settle(provider.shutdown()),
+  };
+}
+
+/** The exporter, telling `outcome` how each export went (the SDK itself only tells a global diagnostic logger). */
+function reportingFailures(exporter: SpanExporter, outcome: (err: Error | undefined) => void): SpanExporter {
+  return {
+    export(spans, done) {
+      exporter.export(spans, (result) => {
+        outcome(result.error);
+        done(result);
+      });
+    },
+    shutdown: () => exporter.shutdown(),
+    forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
   };
 }
 
