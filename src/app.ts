@@ -7,6 +7,7 @@ import pino, { type Logger } from "pino";
 import pinoPretty from "pino-pretty";
 import type { ModelProvider, ProviderName } from "./agent/model.js";
 import type { Config } from "./config.js";
+import { describeError } from "./errors.js";
 import { createConversationService } from "./conversations/conversation-service.js";
 import { createRunManager, type RunManager } from "./runs/run-manager.js";
 import { createHistoryCache } from "./runs/history-cache.js";
@@ -23,6 +24,7 @@ import { createStreamGate } from "./http/stream-gate.js";
 import { conversationRoutes } from "./http/routes/conversation-routes.js";
 import { healthRoutes } from "./http/routes/health-routes.js";
 import { messageRoutes } from "./http/routes/message-routes.js";
+import { metricsRoutes } from "./http/routes/metrics-routes.js";
 import { runRoutes } from "./http/routes/run-routes.js";
 import { BODY_MAX_DEPTH } from "./http/schemas.js";
 import { createProviders } from "./providers/index.js";
@@ -33,6 +35,8 @@ import { createBuiltinTools } from "./tools/builtin/index.js";
 import type { Tool } from "./tools/define-tool.js";
 import { createToolRegistry } from "./tools/tool-registry.js";
 import { createPriceTable, loadPriceFile } from "./agent/price-table.js";
+import { createMetrics } from "./telemetry/metrics.js";
+import { combineTelemetry } from "./telemetry/telemetry.js";
 
 export interface AppDeps {
   config: Config;
@@ -104,6 +108,14 @@ function signalsOf(database: Database): RunSignals {
 export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const { config, database } = deps;
   const logger = deps.logger ?? createLogger(config.logLevel);
+  const metrics = createMetrics({ isTool: (name) => services.registry.has(name) });
+  // Loaded only when asked for: without an endpoint, tracing costs nothing, not even its modules.
+  const tracing = config.otlpTracesUrl
+    ? (await import("./telemetry/tracing.js")).createTracing({
+        url: config.otlpTracesUrl,
+        onError: (err) => logger.warn({ err: describeError(err) }, "could not send spans to the OTLP endpoint; they are dropped"),
+      })
+    : null;
   const services: Services = {
     config,
     store: createStore(database),
@@ -117,6 +129,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     exclusiveDatabase: database.kind === "pglite",
     instanceId: deps.instanceId ?? randomUUID(),
     log: logger,
+    telemetry: combineTelemetry(tracing ? [metrics.telemetry, tracing] : [metrics.telemetry]),
   };
   const runs = createRunManager(services, { exclusive: services.exclusiveDatabase });
   // A run of this process signals its readers itself when it commits: its echo through LISTEN would wake them twice.
@@ -132,6 +145,12 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     ping: database.ping,
     streams: createStreamGate({ max: config.maxStreams }),
   };
+  metrics.watch({
+    activeRuns: () => runs.activeCount,
+    pausedRuns: () => services.store.runs.countWaiting(),
+    openStreams: () => http.streams.open,
+    poolUse: database.poolUse,
+  });
 
   let stopping = false;
   const app = Fastify({
@@ -167,6 +186,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     transform: jsonSchemaTransform,
   });
   healthRoutes(app, http);
+  metricsRoutes(app, metrics.registry);
   conversationRoutes(app, http);
   messageRoutes(app, http);
   runRoutes(app, http);
@@ -194,6 +214,8 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
         } finally {
           clearInterval(reap);
           await services.broadcast.close();
+          // After the runs stopped: their last spans go out too.
+          await services.telemetry.close();
         }
       })()),
   };

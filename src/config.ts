@@ -9,6 +9,8 @@ const intFromEnv = (fallback: number, { min = 1 }: { min?: number } = {}) =>
 
 const optionalString = z.preprocess((v) => (v === "" ? undefined : v), z.string().optional());
 
+const optionalUrl = z.preprocess((v) => (v === "" ? undefined : v), z.url({ protocol: /^https?$/ }).optional());
+
 /** A limit from the environment: unset (or empty) is no limit. */
 const optionalPositive = (n: z.ZodNumber) => z.preprocess((v) => (v === undefined || v === "" ? undefined : Number(v)), n.positive().optional());
 
@@ -57,6 +59,8 @@ const envSchema = z.object({
   DB_STATEMENT_TIMEOUT_MS: intFromEnv(30_000, { min: 0 }),
   DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: intFromEnv(60_000, { min: 0 }),
   MAX_EVENT_LOOP_DELAY_MS: intFromEnv(1_000, { min: 0 }),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalUrl,
 });
 
 export interface Config {
@@ -100,6 +104,8 @@ export interface Config {
   databasePool: Required<DatabasePoolOptions>;
   /** Mean event-loop lag above which requests are refused with 503 until it falls; 0 turns the check off. */
   maxEventLoopDelayMs: number;
+  /** Where OpenTelemetry spans go (OTLP/HTTP); unset: no tracing at all. */
+  otlpTracesUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -152,5 +158,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       idleInTransactionTimeoutMs: e.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
     },
     maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
+    otlpTracesUrl: tracesUrl(e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, e.OTEL_EXPORTER_OTLP_ENDPOINT),
   };
+}
+
+/**
+ * As the OpenTelemetry SDKs read them: the traces endpoint is a whole URL;
+ * the general one is a base, with the signal's path added.
+ */
+function tracesUrl(traces: string | undefined, base: string | undefined): string | undefined {
+  if (traces) return traces;
+  return base && `${base.replace(/\/+$/, "")}/v1/traces`;
 }

@@ -6,6 +6,7 @@ import type { RunSignals } from "./runs/run-signals.js";
 import type { TokenRatios } from "./runs/token-ratios.js";
 import type { Broadcast } from "./store/broadcast.js";
 import type { Store } from "./store/store.js";
+import type { Telemetry } from "./telemetry/telemetry.js";
 import type { ToolRegistry } from "./tools/tool-registry.js";
 
 /** The few log calls the use cases make; pino's logger fits it. */
@@ -40,4 +41,6 @@ export interface Services {
   /** This process, as the owner of the run leases it holds. */
   instanceId: string;
   log: Log;
+  /** Metrics and traces: told what runs do, never asked. */
+  telemetry: Telemetry;
 }

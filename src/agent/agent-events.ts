@@ -30,5 +30,9 @@ export type AgentEvent =
       run_steps: number;
       run_usage: Usage;
       duration_ms: number;
+      /** From the call's start to the first streamed piece of its answer; null when nothing was streamed. */
+      first_chunk_ms: number | null;
+      /** What this call cost in USD; null when the model has no price. */
+      cost_usd: number | null;
     }
   | { type: "model_call.failed"; step: number; provider: ProviderName; model: string; error: string; status: number | null; duration_ms: number };

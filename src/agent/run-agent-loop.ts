@@ -178,6 +178,7 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
     const started = now();
     const step = steps + 1;
     let streamedChars = 0;
+    let firstChunkAt: number | null = null;
     let reported: Usage | null = null;
     // The run's time budget bounds the call too (the grace call excepted: it runs on the time that is left over).
     const budgetMs = choice === "none" && budget.max_seconds !== null && timeLeftMs() <= 0 ? Infinity : timeLeftMs();
@@ -196,10 +197,14 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
         maxTokens,
         signal: deadline.signal,
         onTextDelta: (delta) => {
+          firstChunkAt ??= now();
           streamedChars += delta.length;
           emit({ type: "text.delta", delta });
         },
-        onProgress: deadline.onProgress,
+        onProgress: () => {
+          firstChunkAt ??= now();
+          deadline.onProgress();
+        },
         onUsage: (u) => (reported = u),
       });
     } catch (thrown) {
@@ -220,7 +225,7 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
       deadline.dispose();
     }
     steps = step;
-    spend(response.usage);
+    const cost = spend(response.usage);
     // What the provider counted for this request teaches the estimate of the next.
     const { input_tokens, cache_read_tokens, cache_write_tokens } = response.usage;
     const counted = input_tokens + cache_read_tokens + cache_write_tokens;
@@ -236,6 +241,8 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
       run_steps: steps,
       run_usage: usage,
       duration_ms: now() - started,
+      first_chunk_ms: firstChunkAt === null ? null : firstChunkAt - started,
+      cost_usd: cost,
     });
     // Saved before any tool runs: the calls are on record even if we crash now.
     if (response.content.length > 0) await append([{ role: "assistant", content: response.content }]);
@@ -261,10 +268,11 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
     return endOver(over);
   };
 
-  /** Adds a call's usage, and its cost, to the run's. */
-  function spend(used: Usage) {
+  /** Adds a call's usage, and its cost, to the run's; returns the call's cost. */
+  function spend(used: Usage): number | null {
     const cost = costOf(used);
     usage = { ...addUsage(usage, used), cost_usd: usage.cost_usd == null || cost === null ? null : roundUsd(usage.cost_usd + cost) };
+    return cost;
   }
 
   const spent = (): BudgetSpent => ({ steps, usage, costUsd: usage.cost_usd ?? null, elapsedMs: now() - clockStartedAt });

@@ -105,7 +105,7 @@ export async function sendMessage(
 
 /** The run and its user message, saved together with their first two events. */
 async function createRun({
-  services: { store, config, instanceId, signals },
+  services: { store, config, instanceId, signals, telemetry },
   conversation,
   content,
   request,
@@ -155,7 +155,10 @@ async function createRun({
     await tx.events.append(runId, [{ seq: 1, type: "run.created", data: {} }]);
     return (await tx.runs.setFirstSeq(runId, userSeq)) ?? run;
   });
-  if (superseded) signals.notify(superseded.id);
+  if (superseded) {
+    signals.notify(superseded.id);
+    telemetry.runEnded(superseded);
+  }
   return created;
 }
 

@@ -46,6 +46,9 @@ async function cancelWaiting(services: Services, run: RunRow): Promise<RunRow | 
     const waiting = await tx.runs.lockWaiting(run.id);
     return waiting && closeWaitingRun(tx, waiting, CANCELLED_WAITING);
   });
-  if (ended) services.signals.notify(run.id);
+  if (ended) {
+    services.signals.notify(run.id);
+    services.telemetry.runEnded(ended);
+  }
   return ended;
 }

@@ -35,11 +35,12 @@ export async function executeRun({
   approvedCalls?: string[];
 }) {
   const { store, config, log } = services;
+  const observer = services.telemetry.runStarted(run);
   let result: AgentRunResult;
   let actionTimeoutS = config.actionTimeoutS;
   try {
     const conversation = await store.conversations.get(run.conversationId);
-    if (!conversation) return; // deleted meanwhile: its runs went with it
+    if (!conversation) return observer.end(null); // deleted meanwhile: its runs went with it
     actionTimeoutS = conversation.actionTimeoutS ?? config.actionTimeoutS;
     const clientTools = conversation.clientTools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.input_schema }));
     result = await runAgentLoop({
@@ -84,10 +85,11 @@ export async function executeRun({
       onEvent: (e) => {
         logAgentEvent(services, run, e);
         forwardAgentEvent(writer, e);
+        observer.onEvent(e);
       },
     });
   } catch (err) {
-    if (err instanceof RunInterruption || signal.reason instanceof RunInterruption) return;
+    if (err instanceof RunInterruption || signal.reason instanceof RunInterruption) return observer.end(null);
     // A fault of ours or of the database, not of the model. If the history
     // was left with an orphan call, the next run repairs it first.
     log.error({ run_id: run.id, err: describeError(err) }, "run stopped on an internal error");
@@ -102,9 +104,10 @@ export async function executeRun({
   if (signal.reason instanceof RunInterruption) {
     // Left active for the next owner; what was streamed so far is kept.
     await writer.flush().catch(() => {});
-    return;
+    return observer.end(null);
   }
   await writer.finish(result, { actionTimeoutS });
+  observer.end(result);
   // The next run of this conversation here reads only what comes after it.
   // A refused turn is marked in the database as the run ends, not in this copy: the next run reads it again.
   const refused = result.stopReason === "refusal" || result.stopReason === "content_filter";

@@ -19,6 +19,7 @@ export async function expireOverdueActions({ services, batchSize = 20 }: { servi
       });
       if (ended) {
         signals.notify(id);
+        services.telemetry.runEnded(ended);
         log.info({ run_id: id, conversation_id: ended.conversationId }, "a paused run got no answer in time; its calls were given up");
       }
     }

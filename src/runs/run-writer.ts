@@ -98,6 +98,7 @@ export function createRunWriter({
           ],
         });
         ended = true;
+        services.telemetry.runEnded(end);
         const { status, stopReason, error } = end;
         const budgetExceeded = end.budgetExceeded ?? null;
         const budget = run.request.budget ?? null;

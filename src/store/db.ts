@@ -33,9 +33,19 @@ export interface Database {
    * server, prepared once per connection under `name` and executed by name after.
    */
   query: RawQuery;
+  /** The pool's connections right now, when on a server (/metrics); null when embedded, which has no pool. */
+  poolUse(): PoolUse | null;
   /** The server's URL when on a real server (LISTEN needs a connection of its own); null when embedded. */
   connectionString: string | null;
   close(): Promise<void>;
+}
+
+export interface PoolUse {
+  /** Connections open, busy or idle. */
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
 }
 
 // src/store and dist/store sit at the same depth, so this resolves in both.
@@ -108,6 +118,7 @@ export async function openDatabase({
       kind: "postgres",
       connectionString: databaseUrl,
       statements: () => statements,
+      poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
       query: async ({ name, text, values }) => (await pool.query({ name, text, values })).rows,
       migrate: () => holdingAdvisoryLock(pool, MIGRATION_LOCK, () => migratePg(pgDb, { migrationsFolder })),
       ping: () => answers(() => pool.query("select 1")),
@@ -124,6 +135,7 @@ export async function openDatabase({
     kind: "pglite",
     connectionString: null,
     statements: () => counter.count,
+    poolUse: () => null,
     // In-process: nothing to save by preparing.
     query: async ({ text, values }) => (await client.query<Record<string, unknown>>(text, values)).rows,
     migrate: () => migratePglite(pgliteDb, { migrationsFolder }),

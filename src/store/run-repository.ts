@@ -255,6 +255,12 @@ export function createRunRepository({ db, query, notifies }: { db: Db; query: Ra
       return rows.map((r) => r.id);
     },
 
+    /** How many runs wait for the application (`requires_action`), in the whole database; for /metrics. */
+    async countWaiting(): Promise<number> {
+      const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(runs).where(eq(runs.status, "requires_action"));
+      return row?.n ?? 0;
+    },
+
     /** The paused run of a conversation, locked; undefined when none waits. */
     async lockWaitingOf(conversationId: string): Promise<RunRow | undefined> {
       const [row] = await db

@@ -1,0 +1,181 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { AgentEvent } from "../agent/agent-events.js";
+import type { PoolUse } from "../store/db.js";
+import { boundedLabel, OTHER_LABEL } from "./bounded-label.js";
+import type { RunObserver, Telemetry } from "./telemetry.js";
+
+/** What the gauges read when /metrics is scraped (nothing is sampled in between). */
+export interface MetricsSources {
+  /** Runs executing in this process. */
+  activeRuns(): number;
+  /** Runs waiting for the application, in the whole database. */
+  pausedRuns(): Promise<number>;
+  /** SSE streams this process holds open. */
+  openStreams(): number;
+  /** The database pool's connections; null when embedded (no pool). */
+  poolUse(): PoolUse | null;
+}
+
+export interface MetricsOptions {
+  /** Whether a tool name is one of the registered tools; any other name a model makes up is counted as `_other`. */
+  isTool: (name: string) => boolean;
+  /** Distinct model names kept as label values, per metric family; past it, `_other`. @default 100 */
+  maxModels?: number;
+}
+
+export interface Metrics {
+  /** This app's own registry: several apps in one process never share one. */
+  registry: Registry;
+  telemetry: Telemetry;
+  /** Registers the gauges that read the app's state at scrape time. */
+  watch(sources: MetricsSources): void;
+}
+
+const MODEL_CALL_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300];
+const FIRST_TOKEN_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
+const TOOL_CALL_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/**
+ * Prometheus metrics of runs, model calls and tool calls, counted from the
+ * loop's events. Labels are provider, model, tool name and outcomes, never
+ * an id, so the number of series stays bounded.
+ */
+export function createMetrics({ isTool, maxModels = 100 }: MetricsOptions): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  const modelLabel = boundedLabel(maxModels);
+  const toolLabel = (name: string) => (isTool(name) ? name : OTHER_LABEL);
+
+  const runsEnded = new Counter({
+    name: "loopd_runs_ended_total",
+    help: "Runs that ended, by status and stop reason",
+    labelNames: ["status", "stop_reason"],
+    registers,
+  });
+  const runsPausedTotal = new Counter({ name: "loopd_run_pauses_total", help: "Times a run paused to wait for the application (requires_action)", registers });
+  const modelCalls = new Counter({
+    name: "loopd_model_calls_total",
+    help: "Model calls (steps), by provider, model and outcome (the model's stop reason, or error)",
+    labelNames: ["provider", "model", "outcome"],
+    registers,
+  });
+  const tokens = new Counter({
+    name: "loopd_tokens_total",
+    help: "Tokens used by model calls, by provider, model and type (input, output, cache_read, cache_write)",
+    labelNames: ["provider", "model", "type"],
+    registers,
+  });
+  const cost = new Counter({ name: "loopd_cost_usd_total", help: "What model calls cost in USD, by provider and model (models with a price only)", labelNames: ["provider", "model"], registers });
+  const histogram = <L extends string>(name: string, help: string, labelNames: L[], buckets: number[]) =>
+    new Histogram({ name, help, labelNames, buckets, registers });
+  const modelCallSeconds = histogram(
+    "loopd_model_call_duration_seconds",
+    "Model call latency, retries included, by provider, model and outcome (ok or error)",
+    ["provider", "model", "outcome"],
+    MODEL_CALL_BUCKETS,
+  );
+  const firstTokenSeconds = histogram(
+    "loopd_model_time_to_first_token_seconds",
+    "From a model call's start to the first streamed piece of its answer, by provider and model",
+    ["provider", "model"],
+    FIRST_TOKEN_BUCKETS,
+  );
+  const toolCallSeconds = histogram(
+    "loopd_tool_call_duration_seconds",
+    "Tool call latency, by tool and outcome (ok, error, timeout, cancelled)",
+    ["tool", "outcome"],
+    TOOL_CALL_BUCKETS,
+  );
+
+  const onEvent = (e: AgentEvent) => {
+    switch (e.type) {
+      case "model_call.finished": {
+        const labels = { provider: e.provider, model: modelLabel(e.model) };
+        modelCalls.inc({ ...labels, outcome: e.stop_reason });
+        tokens.inc({ ...labels, type: "input" }, e.usage.input_tokens);
+        tokens.inc({ ...labels, type: "output" }, e.usage.output_tokens);
+        tokens.inc({ ...labels, type: "cache_read" }, e.usage.cache_read_tokens);
+        tokens.inc({ ...labels, type: "cache_write" }, e.usage.cache_write_tokens);
+        if (e.cost_usd !== null) cost.inc(labels, e.cost_usd);
+        modelCallSeconds.observe({ ...labels, outcome: "ok" }, e.duration_ms / 1000);
+        if (e.first_chunk_ms !== null) firstTokenSeconds.observe(labels, e.first_chunk_ms / 1000);
+        return;
+      }
+      case "model_call.failed": {
+        const labels = { provider: e.provider, model: modelLabel(e.model), outcome: "error" };
+        modelCalls.inc(labels);
+        modelCallSeconds.observe(labels, e.duration_ms / 1000);
+        return;
+      }
+      case "tool_call.completed":
+        toolCallSeconds.observe({ tool: toolLabel(e.name), outcome: e.status }, e.duration_ms / 1000);
+        return;
+      default:
+        return;
+    }
+  };
+  // Metrics keep no state per run: every run shares one observer.
+  const observer: RunObserver = { onEvent, end: () => {} };
+
+  return {
+    registry,
+    telemetry: {
+      runStarted: () => observer,
+      runEnded({ status, stopReason }) {
+        if (status === "requires_action") runsPausedTotal.inc();
+        else runsEnded.inc({ status, stop_reason: stopReason ?? "none" });
+      },
+      flush: async () => {},
+      close: async () => {},
+    },
+    watch: (sources) => watchState(registry, sources),
+  };
+}
+
+function watchState(registry: Registry, sources: MetricsSources): void {
+  const registers = [registry];
+  new Gauge({
+    name: "loopd_runs_active",
+    help: "Runs executing in this process",
+    registers,
+    collect() {
+      this.set(sources.activeRuns());
+    },
+  });
+  new Gauge({
+    name: "loopd_runs_paused",
+    help: "Runs waiting for the application (requires_action), in the whole database",
+    registers,
+    async collect() {
+      try {
+        this.set(await sources.pausedRuns());
+      } catch {
+        // The database is unreachable: no value rather than a stale one, and the rest of the scrape still answers.
+        this.reset();
+      }
+    },
+  });
+  new Gauge({
+    name: "loopd_sse_streams_open",
+    help: "SSE streams this process holds open",
+    registers,
+    collect() {
+      this.set(sources.openStreams());
+    },
+  });
+  if (sources.poolUse() === null) return;
+  new Gauge({
+    name: "loopd_db_pool_connections",
+    help: "Connections of the database pool, by state (total, idle), and queries waiting for one (waiting)",
+    labelNames: ["state"],
+    registers,
+    collect() {
+      const use = sources.poolUse();
+      if (!use) return;
+      this.set({ state: "total" }, use.total);
+      this.set({ state: "idle" }, use.idle);
+      this.set({ state: "waiting" }, use.waiting);
+    },
+  });
+}
