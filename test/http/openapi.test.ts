@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { useLoopd } from "../helpers/use-loopd.js";
@@ -37,7 +38,7 @@ async function lint(document: unknown): Promise<Problem[]> {
   const file = path.join(dir, "openapi.json");
   writeFileSync(file, JSON.stringify(document));
   const cli = path.join(path.dirname(createRequire(import.meta.url).resolve("@redocly/cli/package.json")), "bin", "cli.js");
-  const config = path.resolve(import.meta.dirname, "../../redocly.yaml");
+  const config = fileURLToPath(new URL("../../redocly.yaml", import.meta.url));
   const run = promisify(execFile)(process.execPath, [cli, "lint", file, "--format=json", `--config=${config}`], {
     env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
     maxBuffer: 64 * 1024 * 1024,
