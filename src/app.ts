@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { maxHeaderSize } from "node:http";
-import swagger from "@fastify/swagger";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
+import { serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
 import pino, { type Logger } from "pino";
 import pinoPretty from "pino-pretty";
 import type { ModelProvider, ProviderName } from "./agent/model.js";
@@ -19,9 +18,11 @@ import { handleError, replyError } from "./http/error-handler.js";
 import type { HttpDeps } from "./http/http-deps.js";
 import { useJsonBodies } from "./http/json-body-parser.js";
 import { useNotFoundHandler } from "./http/not-found-handler.js";
+import { useOpenApi } from "./http/openapi.js";
 import { useOverloadGuard } from "./http/overload-guard.js";
 import { createStreamGate } from "./http/stream-gate.js";
 import { conversationRoutes } from "./http/routes/conversation-routes.js";
+import { docsRoutes } from "./http/routes/docs-routes.js";
 import { healthRoutes } from "./http/routes/health-routes.js";
 import { messageRoutes } from "./http/routes/message-routes.js";
 import { metricsRoutes } from "./http/routes/metrics-routes.js";
@@ -179,18 +180,13 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     reply.header("connection", "close");
     return replyError(reply, "unavailable", "the server is shutting down; try again shortly");
   });
-  await app.register(swagger, {
-    openapi: {
-      info: { title: "loopd", version: "0.1.0", description: "Runs LLM agents server-side and never loses a conversation." },
-    },
-    transform: jsonSchemaTransform,
-  });
+  await useOpenApi(app);
   healthRoutes(app, http);
   metricsRoutes(app, metrics.registry);
   conversationRoutes(app, http);
   messageRoutes(app, http);
   runRoutes(app, http);
-  app.get("/openapi.json", { schema: { hide: true } }, () => app.swagger());
+  await docsRoutes(app);
   await app.ready();
   await runs.open();
 

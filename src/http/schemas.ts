@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { DEFAULT_CONTEXT, type ContextSettings } from "../agent/context-settings.js";
 import { messageSchema, textBlockSchema } from "../agent/messages.js";
-import { ERROR_CODES } from "../errors.js";
+import { ERROR_CODES, errorBody, type ErrorCode } from "../errors.js";
 import { isPgSafe } from "../store/pg-safe.js";
 import { TOOL_NAME } from "../tools/define-tool.js";
 import { isCheckableSchema } from "../agent/finish-tool.js";
 import { jsonDepth } from "./json-nesting.js";
+import { documented, withExamples } from "./openapi.js";
 
 /** The contract's shapes, as zod: routes validate with them and /openapi.json is generated from them. */
 
@@ -13,10 +14,27 @@ export const errorSchema = z.object({
   error: z.object({ code: z.enum(ERROR_CODES), message: z.string(), details: z.record(z.string(), z.unknown()) }),
 });
 
+/** An error answer as /openapi.json describes it: when it comes, and an example. */
+export const errorAnswer = (description: string, code: ErrorCode, message: string, details: Record<string, unknown> = {}) =>
+  documented(errorSchema, description, errorBody(code, message, details));
+
 /** Error answers, for /openapi.json: any route may refuse its input, be overloaded or away, or fail. */
-export const errorResponses = { 400: errorSchema, 404: errorSchema, 500: errorSchema, 503: errorSchema };
+export const requestErrorResponses = {
+  400: errorAnswer("`invalid_request`: the body, query, params or headers failed validation; `details.field` names the field", "invalid_request", "limit: must be at most 100", { field: "querystring.limit" }),
+  500: errorAnswer("`internal`: a bug in loopd; the message says so without internals", "internal", "internal error: this is a bug in loopd, and it has been logged"),
+  503: errorAnswer("`unavailable`: the database is unreachable, or the process is overloaded or shutting down; retry after `Retry-After` seconds", "unavailable", "the database is unreachable; try again shortly"),
+};
+/** A route with ids in its path may not find what they name. */
+export const errorResponses = {
+  ...requestErrorResponses,
+  404: errorAnswer("`not_found`: no such conversation or run", "not_found", "conversation conv_123 does not exist"),
+};
 /** A route that takes a body may also refuse its size or its type. */
-export const bodyErrorResponses = { ...errorResponses, 413: errorSchema, 415: errorSchema };
+export const bodyLimitResponses = {
+  413: errorAnswer("`payload_too_large`: the body is over `BODY_LIMIT_BYTES`; `details.limit` gives the limit", "payload_too_large", "the request body is larger than the 1048576 bytes the server accepts", { limit: 1_048_576 }),
+  415: errorAnswer("`unsupported_media_type`: a body not sent as `application/json`", "unsupported_media_type", "request bodies must be JSON, sent with Content-Type: application/json", { content_type: "text/plain" }),
+};
+export const bodyErrorResponses = { ...errorResponses, ...bodyLimitResponses };
 
 export const providerSchema = z.enum(["anthropic", "openai", "mock"]);
 
@@ -128,8 +146,8 @@ const SAFE_MESSAGE = "must not contain NUL characters or unpaired surrogates";
 const text = () => z.string().refine(isPgSafe, SAFE_MESSAGE);
 
 const id = () => text().min(1, "must not be empty").max(100, "must be at most 100 characters");
-export const conversationParams = z.object({ id: id() });
-export const runParams = conversationParams.extend({ run_id: id() });
+export const conversationParams = z.object({ id: id().describe("The conversation's id (`conv_…`)") });
+export const runParams = conversationParams.extend({ run_id: id().describe("The run's id (`run_…`)") });
 /** Names (models, tools) lose surrounding white space; text the user wrote is kept as written. */
 const name = () => text().trim().min(1, "must not be empty");
 const filled = () => text().refine((s) => s.trim().length > 0, "must not be empty");
@@ -196,9 +214,23 @@ const conversationFields = z.strictObject({
 });
 
 /** Every field is optional, and so is the body itself. */
-export const createConversationBody = conversationFields.nullish();
+export const createConversationBody = withExamples(conversationFields.nullish(), {
+  "a title and a system prompt": { title: "Tokyo trip", system: "You are a helpful assistant." },
+  "calls to calculate wait for a person's approval": { title: "Careful maths", approval_required: ["calculate"] },
+  "a client tool the application runs": {
+    client_tools: [
+      {
+        name: "create_invoice",
+        description: "Creates an invoice in our accounting system",
+        input_schema: { type: "object", properties: { customer: { type: "string" }, amount: { type: "number" } }, required: ["customer", "amount"] },
+      },
+    ],
+  },
+});
 /** PATCH: the same fields, for the runs to come. */
-export const updateConversationBody = conversationFields;
+export const updateConversationBody = withExamples(conversationFields, {
+  "a new title, and older tool results sent as stubs": { title: "Tokyo trip, day 2", context: { strategy: "trim", keep_tool_results: 6 } },
+});
 
 /** Says what a field takes, and that it is missing when it is. */
 const expecting = (what: string) => ({
@@ -212,36 +244,56 @@ export const toolChoiceSchema = z.union(
 
 const userTextBlock = z.strictObject({ ...textBlockSchema.shape, text: filled() });
 
-export const sendMessageBody = z.strictObject({
-  content: z.union(
-    [filled(), z.array(userTextBlock).min(1, "must hold at least one text block")],
-    expecting('a non-empty string or an array of text blocks ({"type": "text", "text": "…"})'),
-  ),
-  max_steps: z.number().int().min(1).optional(),
-  budget: budgetSchema.optional(),
-  finish: finishSchema.nullable().optional(),
-  tool_choice: toolChoiceSchema.optional(),
-  model: name().max(200).optional(),
-  stream: z.boolean().optional(),
-});
+export const sendMessageBody = withExamples(
+  z.strictObject({
+    content: z.union(
+      [filled(), z.array(userTextBlock).min(1, "must hold at least one text block")],
+      expecting('a non-empty string or an array of text blocks ({"type": "text", "text": "…"})'),
+    ),
+    max_steps: z.number().int().min(1).optional(),
+    budget: budgetSchema.optional(),
+    finish: finishSchema.nullable().optional(),
+    tool_choice: toolChoiceSchema.optional(),
+    model: name().max(200).optional(),
+    stream: z.boolean().optional(),
+  }),
+  {
+    "a question the mock answers with a tool": { content: "What time is it in Tokyo?" },
+    "streamed, at most 5 model calls": { content: "What is (3+4)^2?", stream: true, max_steps: 5, tool_choice: "auto" },
+    "the mock calls an offered tool spelt `name {json}`": { content: 'calculate {"expression": "12*7"}' },
+  },
+);
 
 export const idempotencyHeaders = z.object({
-  "idempotency-key": z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/, "must be printable ASCII").optional(),
+  "idempotency-key": z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[\x21-\x7e]+$/, "must be printable ASCII")
+    .optional()
+    .describe("A retry with the same key and body returns the same run and creates nothing new; the same key with another body is a 409"),
 });
 
 /** `POST …/runs/:run_id/actions`: every pending call answered in one request. */
-export const answerActionsBody = z.strictObject({
-  approvals: z
-    .array(z.strictObject({ tool_call_id: id(), approve: z.boolean(), reason: text().max(2_000).optional() }))
-    .max(128)
-    .default([]),
-  tool_outputs: z
-    .array(z.strictObject({ tool_call_id: id(), output: text().max(1_000_000), is_error: z.boolean().default(false) }))
-    .max(128)
-    .default([]),
-  actor: text().max(200).optional(),
-  stream: z.boolean().optional(),
-});
+export const answerActionsBody = withExamples(
+  z.strictObject({
+    approvals: z
+      .array(z.strictObject({ tool_call_id: id(), approve: z.boolean(), reason: text().max(2_000).optional() }))
+      .max(128)
+      .default([]),
+    tool_outputs: z
+      .array(z.strictObject({ tool_call_id: id(), output: text().max(1_000_000), is_error: z.boolean().default(false) }))
+      .max(128)
+      .default([]),
+    actor: text().max(200).optional(),
+    stream: z.boolean().optional(),
+  }),
+  {
+    "approve a call": { approvals: [{ tool_call_id: "mock_call_1", approve: true }], actor: "ada@example.com" },
+    "deny a call, saying why": { approvals: [{ tool_call_id: "mock_call_2", approve: false, reason: "too big to matter" }] },
+    "a client tool's output, then stream the rest": { tool_outputs: [{ tool_call_id: "mock_call_1", output: "INV-42 created for ACME, 120.00 EUR" }], stream: true },
+  },
+);
 
 export const sendMessageResponse = z.object({
   run: runSchema,
@@ -251,28 +303,31 @@ export const sendMessageResponse = z.object({
 
 const limit = (max: number, fallback: number) => z.coerce.number().int().min(1).max(max).default(fallback);
 
-export const listQuery = z.object({ limit: limit(100, 20), cursor: z.string().max(500).optional() });
+export const listQuery = z.object({
+  limit: limit(100, 20).describe("Items per page"),
+  cursor: z.string().max(500).optional().describe("The `next_cursor` of the previous page"),
+});
 
 /** Event and message numbers are Postgres integers. */
 const position = () => z.coerce.number().int().min(0).max(2_147_483_647);
 
 export const messagesQuery = z.object({
-  after_seq: position().default(0),
-  limit: limit(1000, 100),
-  format: z.enum(["anthropic", "openai"]).optional(),
+  after_seq: position().default(0).describe("Messages after this `seq` (the previous page's `next_after_seq`)"),
+  limit: limit(1000, 100).describe("Messages per page"),
+  format: z.enum(["anthropic", "openai"]).optional().describe("The whole history in this provider's own format instead of a page of canonical messages"),
 });
 
-export const eventsQuery = z.object({ after: position().optional() });
+export const eventsQuery = z.object({ after: position().optional().describe("Events after this event id (`Last-Event-ID` wins when both are sent); neither: from the first") });
 
 export const pageOf = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), next_cursor: z.string().nullable() });
 
 export const contextQuery = z.strictObject({
-  /** @default the conversation's provider */
-  format: z.enum(["anthropic", "openai", "mock"]).optional(),
+  format: z.enum(["anthropic", "openai", "mock"]).optional().describe("The provider whose request to show; default: the conversation's provider"),
 });
 
 /** `GET /conversations/:id/context`: what the next model call would be sent. */
-export const contextResponse = z.object({
+export const contextResponse = documented(
+  z.object({
   format: z.enum(["anthropic", "openai", "mock"]),
   /** loopd's estimate of the request's input tokens, calibrated by the provider's last count. */
   estimated_input_tokens: z.number().int(),
@@ -282,4 +337,20 @@ export const contextResponse = z.object({
   left_out: z.object({ refused: z.number().int(), trimmed: z.number().int() }),
   /** The request body exactly as the provider's SDK is given it. */
   request: z.record(z.string(), z.unknown()),
-});
+  }),
+  "What the next model call would be sent",
+  {
+    format: "openai",
+    estimated_input_tokens: 2180,
+    stubbed_tool_results: 3,
+    left_out: { refused: 0, trimmed: 0 },
+    request: {
+      model: "gpt-4o-mini",
+      messages: [{ role: "system", content: "You are a helpful assistant." }, { role: "user", content: "What time is it in Tokyo?" }],
+      max_completion_tokens: 4096,
+      prompt_cache_key: "conv_0mx3f31orsipb4b4h80aja1l0",
+      stream: true,
+      stream_options: { include_usage: true },
+    },
+  },
+);

@@ -1,9 +1,12 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
+import { conversationExample } from "../examples.js";
 import type { HttpDeps } from "../http-deps.js";
+import { documented } from "../openapi.js";
 import {
   bodyErrorResponses,
+  bodyLimitResponses,
   contextQuery,
   contextResponse,
   conversationParams,
@@ -12,40 +15,103 @@ import {
   errorResponses,
   listQuery,
   pageOf,
+  requestErrorResponses,
   updateConversationBody,
 } from "../schemas.js";
+
+const tags = ["conversations"];
+const theConversation = documented(conversationSchema, "The conversation", conversationExample);
 
 export function conversationRoutes(app: FastifyInstance, { conversations, runs }: HttpDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.post(
     "/conversations",
-    { schema: { body: createConversationBody, response: { 201: conversationSchema, ...bodyErrorResponses } } },
+    {
+      schema: {
+        summary: "Create a conversation",
+        description: "Every field is optional; `tools` defaults to every built-in tool, `provider` to the server's default (`mock` without an API key).",
+        operationId: "createConversation",
+        tags,
+        body: createConversationBody,
+        response: { 201: documented(conversationSchema, "The conversation created", conversationExample), ...requestErrorResponses, ...bodyLimitResponses },
+      },
+    },
     async (req, reply) => reply.code(201).send(await conversations.create(req.body ?? {})),
   );
 
-  r.get("/conversations", { schema: { querystring: listQuery, response: { 200: pageOf(conversationSchema), ...errorResponses } } }, (req) =>
-    conversations.list(req.query),
+  r.get(
+    "/conversations",
+    {
+      schema: {
+        summary: "List conversations",
+        description: "Newest first; pass `next_cursor` as `cursor` for the next page.",
+        operationId: "listConversations",
+        tags,
+        querystring: listQuery,
+        response: {
+          200: documented(pageOf(conversationSchema), "A page of conversations", { data: [conversationExample], next_cursor: null }),
+          ...requestErrorResponses,
+        },
+      },
+    },
+    (req) => conversations.list(req.query),
   );
 
-  r.get("/conversations/:id", { schema: { params: conversationParams, response: { 200: conversationSchema, ...errorResponses } } }, (req) =>
-    conversations.get(req.params.id),
+  r.get(
+    "/conversations/:id",
+    { schema: { summary: "Get a conversation", operationId: "getConversation", tags, params: conversationParams, response: { 200: theConversation, ...errorResponses } } },
+    (req) => conversations.get(req.params.id),
   );
 
   r.get(
     "/conversations/:id/context",
-    { schema: { params: conversationParams, querystring: contextQuery, response: { 200: contextResponse, ...errorResponses } } },
+    {
+      schema: {
+        summary: "Show what the next model call is sent",
+        description:
+          "The request the conversation's next model call would be sent, exactly as the provider's SDK is given it: the context built from the history (refused turns left out; under `trim`, old tool results stubbed and old exchanges cut), the system prompt, the tools and the prompt-caching settings.",
+        operationId: "getContext",
+        tags,
+        params: conversationParams,
+        querystring: contextQuery,
+        response: { 200: contextResponse, ...errorResponses },
+      },
+    },
     (req) => conversations.context({ id: req.params.id, format: req.query.format }),
   );
 
   r.patch(
     "/conversations/:id",
-    { schema: { params: conversationParams, body: updateConversationBody, response: { 200: conversationSchema, ...bodyErrorResponses } } },
+    {
+      schema: {
+        summary: "Update a conversation",
+        description: "The same fields as on create; they apply to the runs to come.",
+        operationId: "updateConversation",
+        tags,
+        params: conversationParams,
+        body: updateConversationBody,
+        response: { 200: theConversation, ...bodyErrorResponses },
+      },
+    },
     (req) => conversations.update(req.params.id, req.body),
   );
 
-  r.delete("/conversations/:id", { schema: { params: conversationParams, response: { 204: z.null(), ...errorResponses } } }, async (req, reply) => {
-    await conversations.delete(req.params.id, runs);
-    return reply.code(204).send(null);
-  });
+  r.delete(
+    "/conversations/:id",
+    {
+      schema: {
+        summary: "Delete a conversation",
+        description: "Its messages, runs and events go with it; a run in progress is stopped. Deleting again answers 404.",
+        operationId: "deleteConversation",
+        tags,
+        params: conversationParams,
+        response: { 204: z.null().describe("Deleted"), ...errorResponses },
+      },
+    },
+    async (req, reply) => {
+      await conversations.delete(req.params.id, runs);
+      return reply.code(204).send(null);
+    },
+  );
 }

@@ -3,11 +3,13 @@ import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { sendMessage } from "../../conversations/send-message.js";
 import type { HttpDeps } from "../http-deps.js";
+import { messagesExample, sendMessageExample } from "../examples.js";
+import { documented, jsonOrEventStream } from "../openapi.js";
 import {
   bodyErrorResponses,
   conversationParams,
+  errorAnswer,
   errorResponses,
-  errorSchema,
   messageSchema,
   messagesQuery,
   sendMessageBody,
@@ -17,11 +19,33 @@ import {
 import { serializeTrusted } from "../serialize-trusted.js";
 import { answerWithRun, takeStreamIf } from "../answer-with-run.js";
 
-const historyResponse = z.union([
-  z.object({ data: z.array(messageSchema), next_after_seq: z.number().int().nullable() }),
-  // Anthropic's has `system` beside the messages; OpenAI's has it as the first message.
-  z.object({ format: z.enum(["anthropic", "openai"]), system: z.unknown().optional(), messages: z.array(z.unknown()) }),
-]);
+const historyResponse = documented(
+  z.union([
+    z.object({ data: z.array(messageSchema), next_after_seq: z.number().int().nullable() }),
+    // Anthropic's has `system` beside the messages; OpenAI's has it as the first message.
+    z.object({ format: z.enum(["anthropic", "openai"]), system: z.unknown().optional(), messages: z.array(z.unknown()) }),
+  ]),
+  "Without `format`: a page of the canonical history (`next_after_seq` is the next `after_seq`, null at the end). With `format`: the whole history as that provider's SDK takes it.",
+  { data: messagesExample, next_after_seq: null },
+  {
+    format: "anthropic",
+    system: "You are a helpful assistant.",
+    messages: [
+      { role: "user", content: [{ type: "text", text: "What is 12*7?" }] },
+      { role: "assistant", content: [{ type: "tool_use", id: "mock_call_1", name: "calculate", input: { expression: "12*7" } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "mock_call_1", content: '{"expression":"12*7","result":84}', is_error: false }] },
+      { role: "assistant", content: [{ type: "text", text: "12*7 = 84" }] },
+    ],
+  },
+);
+
+/** 409s of a request that starts a run. */
+const runConflict = errorAnswer(
+  "`conversation_busy`: a run is already active on the conversation (`details.active_run_id`); or `idempotency_key_reused`: the same Idempotency-Key came with another body",
+  "conversation_busy",
+  "conversation conv_123 already has an active run",
+  { active_run_id: "run_123" },
+);
 
 export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
   const { services, conversations, runs } = deps;
@@ -30,7 +54,15 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
   r.get(
     "/conversations/:id/messages",
     {
-      schema: { params: conversationParams, querystring: messagesQuery, response: { 200: historyResponse, ...errorResponses } },
+      schema: {
+        summary: "Read the history",
+        description: "The conversation's messages in order (`seq` 1, 2, 3, …), paged by `after_seq`; or, with `format=anthropic|openai`, the whole history in that provider's own format, ready to pass to its SDK.",
+        operationId: "listMessages",
+        tags: ["messages"],
+        params: conversationParams,
+        querystring: messagesQuery,
+        response: { 200: historyResponse, ...errorResponses },
+      },
       serializerCompiler: serializeTrusted,
     },
     async (req) => {
@@ -44,10 +76,20 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
     "/conversations/:id/messages",
     {
       schema: {
+        summary: "Send a message: start a run",
+        description:
+          "Saves the user message and runs the agent: model calls and tool calls until the model answers, a budget ends the run, or a call needs an approval or a client's output (`requires_action`). " +
+          "Answers 200 whenever a run was created; `run.status` and `run.error` tell the outcome. With `\"stream\": true` or `Accept: text/event-stream` the answer is the run's events as they happen, ending with the run.",
+        operationId: "sendMessage",
+        tags: ["messages"],
         params: conversationParams,
         body: sendMessageBody,
         headers: idempotencyHeaders,
-        response: { 200: sendMessageResponse, ...bodyErrorResponses, 409: errorSchema },
+        response: {
+          200: jsonOrEventStream(sendMessageResponse, "The run, every message this request appended (starting with the user message), and the last assistant text; or, streaming, the run's events", sendMessageExample),
+          ...bodyErrorResponses,
+          409: runConflict,
+        },
       },
     },
     async (req, reply) => {

@@ -1,10 +1,29 @@
 import type { FastifyInstance } from "fastify";
 import type { Registry } from "prom-client";
+import { plainText } from "../openapi.js";
 
-/**
- * Prometheus text, without auth like /healthz. Left out of /openapi.json:
- * it is not JSON, and it is for the scraper, not for API clients.
- */
+const EXAMPLE = [
+  "# HELP loopd_runs_ended_total Runs that ended, by status and stop reason.",
+  "# TYPE loopd_runs_ended_total counter",
+  'loopd_runs_ended_total{status="completed",stop_reason="end_turn"} 12',
+  "",
+].join("\n");
+
+/** Prometheus text, without auth like /healthz; for the scraper rather than for API clients. */
 export function metricsRoutes(app: FastifyInstance, registry: Registry) {
-  app.get("/metrics", { schema: { hide: true } }, async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+  app.get(
+    "/metrics",
+    {
+      schema: {
+        summary: "Prometheus metrics",
+        description: "Runs by status and stop reason, model calls, tokens and cost by provider and model, model-call, time-to-first-token and tool-call latency histograms, active and paused runs, open streams, database pool use, process metrics.",
+        operationId: "getMetrics",
+        tags: ["operations"],
+        response: { 200: plainText("Prometheus text exposition format", EXAMPLE) },
+      },
+      // The text is sent as it is.
+      serializerCompiler: () => (data) => data as string,
+    },
+    async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()),
+  );
 }

@@ -5,12 +5,14 @@ import { cancelRun } from "../../runs/cancel-run.js";
 import { presentRun } from "../../conversations/present.js";
 import { AppError } from "../../errors.js";
 import type { HttpDeps } from "../http-deps.js";
+import { answeredExample, pausedRunExample, runExample } from "../examples.js";
+import { documented, eventStream, jsonOrEventStream } from "../openapi.js";
 import {
   answerActionsBody,
   bodyErrorResponses,
   conversationParams,
+  errorAnswer,
   errorResponses,
-  errorSchema,
   eventsQuery,
   idempotencyHeaders,
   listQuery,
@@ -23,33 +25,86 @@ import { answerAction } from "../../conversations/answer-action.js";
 import { answerWithRun, takeStreamIf } from "../answer-with-run.js";
 import { streamRunEvents } from "../sse.js";
 
+const tags = ["runs"];
+const theRun = documented(runSchema, "The run", runExample, pausedRunExample);
+
 export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
   const { services, conversations, runs } = deps;
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.get(
     "/conversations/:id/runs",
-    { schema: { params: conversationParams, querystring: listQuery, response: { 200: pageOf(runSchema), ...errorResponses } } },
+    {
+      schema: {
+        summary: "List a conversation's runs",
+        description: "Newest first; pass `next_cursor` as `cursor` for the next page.",
+        operationId: "listRuns",
+        tags,
+        params: conversationParams,
+        querystring: listQuery,
+        response: { 200: documented(pageOf(runSchema), "A page of runs", { data: [runExample], next_cursor: null }), ...errorResponses },
+      },
+    },
     (req) => conversations.runs({ id: req.params.id, ...req.query }),
   );
 
-  r.get("/conversations/:id/runs/:run_id", { schema: { params: runParams, response: { 200: runSchema, ...errorResponses } } }, async (req) =>
-    presentRun(await conversations.run({ id: req.params.id, runId: req.params.run_id })),
+  r.get(
+    "/conversations/:id/runs/:run_id",
+    {
+      schema: {
+        summary: "Get a run",
+        description: "Its status, stop reason, steps and usage; while `requires_action`, the calls it waits on.",
+        operationId: "getRun",
+        tags,
+        params: runParams,
+        response: { 200: theRun, ...errorResponses },
+      },
+    },
+    async (req) => presentRun(await conversations.run({ id: req.params.id, runId: req.params.run_id })),
   );
 
-  r.post("/conversations/:id/runs/:run_id/cancel", { schema: { params: runParams, response: { 200: runSchema, ...errorResponses } } }, async (req) => {
-    const run = await conversations.run({ id: req.params.id, runId: req.params.run_id });
-    return presentRun(await cancelRun({ services, runs, run }));
-  });
+  r.post(
+    "/conversations/:id/runs/:run_id/cancel",
+    {
+      schema: {
+        summary: "Cancel a run",
+        description: "The run stops at its next safe point; a tool call left without a result gets an error result saying it was cancelled, so the history stays valid. A run that already ended is returned as it is.",
+        operationId: "cancelRun",
+        tags,
+        params: runParams,
+        response: { 200: theRun, ...errorResponses },
+      },
+    },
+    async (req) => {
+      const run = await conversations.run({ id: req.params.id, runId: req.params.run_id });
+      return presentRun(await cancelRun({ services, runs, run }));
+    },
+  );
 
   r.post(
     "/conversations/:id/runs/:run_id/actions",
     {
       schema: {
+        summary: "Answer a paused run: approvals and client tool outputs",
+        description:
+          "Answers every call in `run.required_action` in one request: approvals (`approve: false` with a `reason` becomes an error result the model reads) and client tools' outputs. " +
+          "The run then goes on; the answer is the same as sending a message (JSON, or the events with `\"stream\": true`), and its event ids go on from the pause. " +
+          "A call left unanswered, an unknown id or an answer of the wrong kind is a 400 naming the ids, and changes nothing.",
+        operationId: "answerRunActions",
+        tags,
         params: runParams,
         body: answerActionsBody,
         headers: idempotencyHeaders,
-        response: { 200: sendMessageResponse, ...bodyErrorResponses, 409: errorSchema },
+        response: {
+          200: jsonOrEventStream(sendMessageResponse, "The run, the messages this answer appended, and the last assistant text; or, streaming, the run's events after the pause", answeredExample),
+          ...bodyErrorResponses,
+          409: errorAnswer(
+            "`run_not_waiting`: the run is not in `requires_action` (already answered, expired, cancelled); or `idempotency_key_reused`: the same Idempotency-Key came with another body",
+            "run_not_waiting",
+            "run run_123 is not waiting for an answer",
+            { run_id: "run_123" },
+          ),
+        },
       },
     },
     async (req, reply) => {
@@ -80,10 +135,16 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
     "/conversations/:id/runs/:run_id/events",
     {
       schema: {
+        summary: "Follow a run's events (server-sent events)",
+        description:
+          "Every event after the one named by `Last-Event-ID` (or `?after=N`; neither: from the start), then the live ones; the stream ends after the run's terminal event (`run.completed`, `run.incomplete`, `run.failed`, `run.cancelled` or `run.requires_action`). " +
+          "Works for finished runs, after a restart, and from any instance that shares the database.",
+        operationId: "streamRunEvents",
+        tags,
         params: runParams,
         querystring: eventsQuery,
-        headers: z.object({ "last-event-id": z.string().optional() }),
-        response: errorResponses,
+        headers: z.object({ "last-event-id": z.string().optional().describe("The id of the last event the client has; the stream starts after it (wins over `after`)") }),
+        response: { 200: eventStream("The run's events after the one named, then live ones until the run ends"), ...errorResponses },
       },
     },
     async (req, reply) => {

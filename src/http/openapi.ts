@@ -1,0 +1,157 @@
+import swagger, { type SwaggerTransform, type SwaggerTransformObject } from "@fastify/swagger";
+import type { FastifyInstance } from "fastify";
+import { jsonSchemaTransform } from "fastify-type-provider-zod";
+import { z } from "zod";
+
+/**
+ * /openapi.json is generated from the routes' zod schemas. The route says
+ * what it is (summary, operationId, tags) and describes its answers with
+ * `documented`; the one thing zod cannot say, that an answer may be a stream
+ * of server-sent events, is a mark on the schema that `describeRoute` turns
+ * into the response's `text/event-stream` content.
+ */
+
+const STREAM = "x-loopd-stream";
+type StreamMark = "json-or-events" | "events" | "text";
+
+/** A schema with what /openapi.json says of it: a description and examples, which the type checks against the schema. */
+export function documented<T extends z.ZodType>(schema: T, description: string, ...examples: z.output<T>[]): T {
+  return schema.meta({ description, ...(examples.length > 0 && { examples }) });
+}
+
+/**
+ * A request body with named examples, which the type checks against what the
+ * body accepts. They go in `x-examples`, which the generator makes the body's
+ * `examples`: zod leaves `examples` out of the input schema of anything that
+ * transforms (a conversation's `context` does).
+ */
+export function withExamples<T extends z.ZodType>(schema: T, examples: Record<string, z.input<T>>): T {
+  return schema.meta({ "x-examples": Object.fromEntries(Object.entries(examples).map(([summary, value], i) => [`example${i + 1}`, { summary, value }])) });
+}
+
+/** A 200 that is JSON, or the run's events when the request asked to stream (`"stream": true` or `Accept: text/event-stream`). */
+export function jsonOrEventStream<T extends z.ZodType>(schema: T, description: string, example: z.output<T>): T {
+  return schema.meta({ description, examples: [example], [STREAM]: "json-or-events" satisfies StreamMark });
+}
+
+/** A 200 that is only ever the run's events. The route writes them itself: no serializer sees this schema. */
+export const eventStream = (description: string) => z.string().meta({ description, [STREAM]: "events" satisfies StreamMark });
+
+/** A 200 in plain text (Prometheus metrics). The route sends the text as it is: no serializer sees this schema. */
+export const plainText = (description: string, example: string) => z.string().meta({ description, examples: [example], [STREAM]: "text" satisfies StreamMark });
+
+export const EVENT_STREAM_DESCRIPTION = [
+  "Server-sent events (`text/event-stream`), one per step of the run; `id` is the run's event number (1, 2, 3, … with no gaps), `data` is JSON:",
+  "",
+  "| event | data |",
+  "|---|---|",
+  "| `run.created` | `{run}` |",
+  "| `message.created` | `{message}`: every message as it is saved (user, assistant, tool) |",
+  "| `text.delta` | `{delta}`: assistant text as the model streams it |",
+  "| `tool_call.started` | `{tool_call_id, name, input}` |",
+  "| `tool_call.completed` | `{tool_call_id, name, is_error, content, duration_ms}` |",
+  "| `run.action_answered` | `{actor, approvals, tool_outputs}`: a paused run's answer |",
+  "| `step.restarted` | `{step, reason}`: a model call cut off by a crash is made again; drop its text deltas |",
+  "| `run.completed`, `run.incomplete`, `run.failed`, `run.cancelled`, `run.requires_action` | `{run}`: the last event; the stream then ends |",
+  "| `conversation.deleted` | `{conversation_id, run_id}`: the conversation was deleted while the stream was open; the last event |",
+  "",
+  "A comment line `: ping` comes at least every 15 s while idle. The run belongs to the server: a client that disconnects resumes with `GET …/runs/{run_id}/events` and `Last-Event-ID`.",
+].join("\n");
+
+const EVENT_STREAM_EXAMPLE = [
+  "id: 1",
+  "event: run.created",
+  'data: {"run":{"id":"run_0mx3f39yflkqzm2smszx26kqq","status":"running","steps":0}}',
+  "",
+  "id: 2",
+  "event: message.created",
+  'data: {"message":{"id":"msg_0mx3f39yk1g6917kwflmhch24","seq":1,"role":"user","content":[{"type":"text","text":"What is (3+4)^2?"}]}}',
+  "",
+  "id: 3",
+  "event: tool_call.started",
+  'data: {"tool_call_id":"mock_call_1","name":"calculate","input":{"expression":"(3+4)^2"}}',
+  "",
+  "id: 4",
+  "event: tool_call.completed",
+  'data: {"tool_call_id":"mock_call_1","name":"calculate","is_error":false,"content":"{\\"expression\\":\\"(3+4)^2\\",\\"result\\":49}","duration_ms":1}',
+  "",
+  "id: 5",
+  "event: text.delta",
+  'data: {"delta":"(3+4)^2 = 49"}',
+  "",
+  "id: 6",
+  "event: run.completed",
+  'data: {"run":{"id":"run_0mx3f39yflkqzm2smszx26kqq","status":"completed","stop_reason":"end_turn","steps":2}}',
+  "",
+  "",
+].join("\n");
+
+type JsonSchema = Record<string, unknown>;
+
+/**
+ * jsonSchemaTransform, then: a 204 has no body (zod's `null` comes out as a
+ * nullable type, which the generator would show as JSON), and each response
+ * marked as a stream gets its `text/event-stream` content.
+ */
+const describeRoute: SwaggerTransform = (input) => {
+  const transformed = jsonSchemaTransform(input);
+  const responses = (transformed.schema as { response?: Record<string, JsonSchema> } | undefined)?.response;
+  for (const [status, schema] of Object.entries(responses ?? {})) {
+    const { [STREAM]: mark, description, examples, ...json } = schema;
+    if (status === "204") responses![status] = { type: "null", description };
+    if (mark === undefined) continue;
+    if ((mark as StreamMark) === "text") {
+      responses![status] = { description, content: { "text/plain": { schema: { type: "string" }, ...(Array.isArray(examples) && { example: examples[0] }) } } };
+      continue;
+    }
+    const events = { schema: { type: "string", description: EVENT_STREAM_DESCRIPTION }, example: EVENT_STREAM_EXAMPLE };
+    const content =
+      (mark as StreamMark) === "events"
+        ? { "text/event-stream": events }
+        : { "application/json": { schema: json, ...(Array.isArray(examples) && { example: examples[0] }) }, "text/event-stream": events };
+    responses![status] = { description, content };
+  }
+  return transformed;
+};
+
+/** A body whose schema takes null may be left out (`POST /conversations`): the generator marks every body required. */
+const describeDocument: SwaggerTransformObject = (input) => {
+  const document = "openapiObject" in input ? input.openapiObject : input.swaggerObject;
+  for (const path of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(path ?? {}) as Array<{ requestBody?: { required?: boolean; content?: Record<string, { schema?: JsonSchema }> } }>) {
+      const body = operation.requestBody;
+      if (body?.content?.["application/json"]?.schema?.nullable === true) body.required = false;
+    }
+  }
+  return document;
+};
+
+/** Registers the generator; call before the routes are added, as it learns them as they are. */
+export async function useOpenApi(app: FastifyInstance): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      info: {
+        title: "loopd",
+        version: "0.1.0",
+        description:
+          "Runs LLM tool-calling agents server-side and never loses a conversation. Send a message to a conversation; loopd calls the model, runs the tools it asks for and saves every step. " +
+          "Every non-2xx answer has the body `{error: {code, message, details}}`. With no API key the `mock` provider answers offline.",
+        license: { name: "MIT", url: "https://opensource.org/licenses/MIT" },
+      },
+      servers: [
+        { url: "/", description: "the server that serves this document" },
+        { url: "http://127.0.0.1:3000", description: "a local `npm start`" },
+      ],
+      // loopd has no authentication of its own yet: every operation is open (bind it to a loopback address).
+      security: [],
+      tags: [
+        { name: "conversations", description: "Conversations: their settings and tools" },
+        { name: "messages", description: "Sending a message starts a run; the history, canonical or in a provider's format" },
+        { name: "runs", description: "Runs: status, cancel, answers to a pause, the event stream" },
+        { name: "operations", description: "Health and this document" },
+      ],
+    },
+    transform: describeRoute,
+    transformObject: describeDocument,
+  });
+}

@@ -1,0 +1,27 @@
+import swaggerUi from "@fastify/swagger-ui";
+import type { FastifyInstance } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import { z } from "zod";
+import { documented } from "../openapi.js";
+import { requestErrorResponses } from "../schemas.js";
+import { serializeTrusted } from "../serialize-trusted.js";
+
+/** `GET /openapi.json`, and `GET /docs`: Swagger UI, its assets served from the package (no CDN). Add after the other routes. */
+export async function docsRoutes(app: FastifyInstance): Promise<void> {
+  app.withTypeProvider<ZodTypeProvider>().get(
+    "/openapi.json",
+    {
+      schema: {
+        summary: "This API as OpenAPI 3.0",
+        description: "Generated from the routes' own schemas. `GET /docs` shows it as an interactive reference.",
+        operationId: "getOpenApi",
+        tags: ["operations"],
+        response: { 200: documented(z.record(z.string(), z.unknown()), "The OpenAPI document"), ...requestErrorResponses },
+      },
+      serializerCompiler: serializeTrusted,
+    },
+    // The document is plain JSON; its type (openapi-types) has no index signature.
+    () => app.swagger() as unknown as Record<string, unknown>,
+  );
+  await app.register(swaggerUi, { routePrefix: "/docs", uiConfig: { deepLinking: true, displayOperationId: true, tryItOutEnabled: true } });
+}
