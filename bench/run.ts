@@ -15,11 +15,14 @@
  *       results, loopd against the least any durable loop must do (one SDK
  *       call and one append per step), CPU, WAL and round trips per step;
  *   (f) 200 streaming runs at once: runs/s and time to the first event;
- *   (g) budget checks: the same tool loop with and without limits set.
+ *   (g) budget checks: the same tool loop with and without limits set;
+ *   (h) context strategies: billed-equivalent input tokens of a 30-step
+ *       tool-heavy conversation, full without caching, full with caching,
+ *       trim with caching (Anthropic's caching arithmetic, in the fake).
  *
  * On PGlite always; also on Postgres when BENCH_DATABASE_URL is set (a fresh
  * database is created on that server and dropped afterwards). BENCH_ONLY
- * picks sections (overhead, growth, pause, budget, idle, floor, streams); BENCH_BASELINE_DIR
+ * picks sections (overhead, growth, pause, budget, idle, floor, streams, context); BENCH_BASELINE_DIR
  * names an older checkout measured alongside in (e) and (f).
  *
  *   BENCH_RUNS=200 BENCH_CONCURRENCY=8 BENCH_DATABASE_URL=postgres://… npm run bench
@@ -37,6 +40,7 @@ import { measureConcurrentStreams, type StreamsRow } from "./concurrent-streams.
 import { measureIdleFollowers, type IdleFollowersRow } from "./idle-followers.js";
 import { measurePauseAnswer, type PauseAnswerRow } from "./pause-answer.js";
 import { measureBudgetOverhead, type BudgetOverheadRow } from "./budget-overhead.js";
+import { measureContextCost, type ContextCostRow } from "./context-cost.js";
 import { pgliteLongRunTable, postgresLongRunTable } from "./long-run-tables.js";
 import { measureLongRuns, type LongRunRow } from "./long-runs.js";
 import { loopdClient } from "./loopd-client.js";
@@ -61,7 +65,7 @@ const streamRounds = positiveInt(process.env.BENCH_STREAM_ROUNDS, 3);
 const baselineDir = process.env.BENCH_BASELINE_DIR || undefined;
 const quiet = { othersShare: positiveInt(process.env.BENCH_QUIET_PERCENT, 10) / 100, tries: positiveInt(process.env.BENCH_ROW_TRIES, 3) };
 
-const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams"] as const;
+const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "context"] as const;
 type Section = (typeof SECTIONS)[number];
 const only = selectedSections(process.env.BENCH_ONLY);
 
@@ -209,6 +213,15 @@ async function main() {
     }
   }
 
+  let contextRows: ContextCostRow[] = [];
+  if (only.has("context")) {
+    progress("context strategies: a 30-step tool-heavy conversation");
+    contextRows = await measureContextCost({ logLevel });
+  }
+  const naive = contextRows[0];
+  const pct = (n: number, of: number | undefined) => (of ? `${((100 * n) / of).toFixed(1)}%` : "—");
+  const kTokens = (n: number) => `${(n / 1000).toFixed(1)}k`;
+
   const section = (name: Section, lines: string[]) => (only.has(name) ? [...lines, ""] : []);
   const out = [
     `# loopd bench — ${new Date().toISOString()}`,
@@ -268,6 +281,16 @@ async function main() {
       "### PGlite",
       "",
       pgliteLongRunTable(longRuns.pglite),
+    ]),
+    ...section("context", [
+      "## (h) What each model call is sent: a 30-step tool-heavy conversation (files of 1–8 KB read one by one), Anthropic",
+      "",
+      "Tokens counted by the fake LLM with o200k over the requests exactly as loopd sent them; cache reads and writes by Anthropic's rules (a prefix up to a breakpoint, identical to one an earlier request cached, 1,024 tokens or more). Billed-equivalent: input + 0.1 × cache reads + 1.25 × cache writes.",
+      "",
+      markdownTable(
+        ["strategy", "requests", "input tokens", "cache read", "cache write", "billed-equivalent", "of naive", "largest request", "of naive largest"],
+        contextRows.map((r) => [r.strategy, String(r.requests), kTokens(r.inputTokens), kTokens(r.cacheRead), kTokens(r.cacheWrite), kTokens(r.billedEquivalent), pct(r.billedEquivalent, naive?.billedEquivalent), kTokens(r.largest), pct(r.largest, naive?.largest)]),
+      ),
     ]),
     ...section("streams", [
       `## (f) ${streams} streaming runs at once (tool round trips, ${streamRounds} rounds each)`,
