@@ -38,6 +38,8 @@ const OPENAI_CACHE_STEP = 128;
  * shorter than its five minutes).
  */
 export function createPromptCache() {
+  // The tokenizer loads its tables on first use, blocking for a while: here, as the fake starts, not in the middle of a test's run.
+  countTokens("warm up");
   const cached = new Set<string>();
   const tokensOf = new Map<string, number>();
   const count = (segment: unknown) => {

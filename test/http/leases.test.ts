@@ -174,6 +174,15 @@ test("two processes sweeping together recover each abandoned run exactly once", 
   await f.loopd.close();
   const count = 12;
   const convIds: string[] = [];
+  for (let i = 0; i < count; i++) f.llm.script({ text: "Answered once.", chunkDelayMs: 20 });
+  const env = { RUN_LEASE_MS: "1500" };
+  // Both started before the runs are abandoned: on the embedded database a
+  // process takes every run over as it starts (it assumes it is alone), so
+  // the runs are left for their periodic sweeps, which race each other.
+  const [a, b] = await Promise.all([
+    startLoopd({ database: f.database, llm: f.llm, tools: testTools(), env, instanceId: "sweeper-a" }),
+    startLoopd({ database: f.database, llm: f.llm, tools: testTools(), env, instanceId: "sweeper-b" }),
+  ]);
   for (let i = 0; i < count; i++) {
     const conv = await store.conversations.create({ title: null, system: null, provider: "anthropic", model: "claude-test", tools: [], metadata: {} });
     convIds.push(conv.id);
@@ -196,12 +205,6 @@ test("two processes sweeping together recover each abandoned run exactly once", 
       ]);
     });
   }
-  for (let i = 0; i < count; i++) f.llm.script({ text: "Answered once.", chunkDelayMs: 20 });
-  const env = { RUN_LEASE_MS: "1500" };
-  const [a, b] = await Promise.all([
-    startLoopd({ database: f.database, llm: f.llm, tools: testTools(), env, instanceId: "sweeper-a" }),
-    startLoopd({ database: f.database, llm: f.llm, tools: testTools(), env, instanceId: "sweeper-b" }),
-  ]);
   try {
     const ended = await until(
       async () => (await f.database.db.select({ status: runs.status }).from(runs).where(sql`${runs.id} like 'run_twice_%'`)).map((r) => r.status),
