@@ -2,6 +2,7 @@ import path from "node:path";
 import { z } from "zod";
 import type { ProviderName } from "./agent/model.js";
 import type { DatabasePoolOptions } from "./store/db.js";
+import { secretsOf } from "./telemetry/redact.js";
 
 /** A whole number from the environment; `min: 0` where 0 means "off". */
 const intFromEnv = (fallback: number, { min = 1 }: { min?: number } = {}) =>
@@ -45,6 +46,7 @@ const envSchema = z.object({
   DB_STATEMENT_TIMEOUT_MS: intFromEnv(30_000, { min: 0 }),
   DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: intFromEnv(60_000, { min: 0 }),
   MAX_EVENT_LOOP_DELAY_MS: intFromEnv(1_000, { min: 0 }),
+  TRACE: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["on", "off"]).default("on")),
 });
 
 export interface Config {
@@ -84,6 +86,10 @@ export interface Config {
   databasePool: Required<DatabasePoolOptions>;
   /** Mean event-loop lag above which requests are refused with 503 until it falls; 0 turns the check off. */
   maxEventLoopDelayMs: number;
+  /** Whether runs keep a trace (`TRACE=off` turns it off, to measure what it costs). */
+  trace: boolean;
+  /** Values that never appear in a trace, a log or a recorded error (API keys and the like, from the environment). */
+  secrets: string[];
 }
 
 export class ConfigError extends Error {
@@ -134,5 +140,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       idleInTransactionTimeoutMs: e.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
     },
     maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
+    trace: e.TRACE === "on",
+    secrets: secretsOf(env),
   };
 }

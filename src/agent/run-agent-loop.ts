@@ -103,6 +103,10 @@ export interface ToolCallCompletion {
   name: string;
   is_error: boolean;
   duration_ms: number;
+  /** What the model passed (for the trace). */
+  input?: Record<string, unknown>;
+  /** How the call ended (for the trace). */
+  status?: "ok" | "error" | "timeout" | "cancelled";
 }
 
 export interface AgentRunResult {
@@ -182,6 +186,24 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
     const callTimeoutMs = Math.min(options.modelCallTimeoutMs ?? 600_000, budgetMs);
     const deadline = startModelCallDeadline({ signal, callTimeoutMs, idleMs: options.modelStreamIdleMs });
     const built = buildContext({ history: context, settings: contextSettings, fixedTokens, tokenRatio });
+    const toolChoiceSent = tools.length === 0 ? "none" : choice;
+    const sent = {
+      request: {
+        history_length: history.length,
+        context: contextSettings,
+        token_ratio: tokenRatio,
+        fixed_tokens: fixedTokens,
+        model,
+        system,
+        tools,
+        tool_choice: toolChoiceSent,
+        max_tokens: maxTokens,
+        cache_key: options.cacheKey ?? null,
+      },
+      body: null as object | null,
+      started_at: started,
+    };
+    let firstPartAt: number | null = null;
     let response: ModelResponse;
     try {
       response = await provider.generate({
@@ -190,15 +212,19 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
         messages: built.messages,
         cacheKey: options.cacheKey ?? null,
         tools,
-        toolChoice: tools.length === 0 ? "none" : choice,
+        toolChoice: toolChoiceSent,
         maxTokens,
         signal: deadline.signal,
         onTextDelta: (delta) => {
           streamedChars += delta.length;
           emit({ type: "text.delta", delta });
         },
-        onProgress: deadline.onProgress,
+        onProgress: () => {
+          firstPartAt ??= now();
+          deadline.onProgress();
+        },
         onUsage: (u) => (reported = u),
+        onRequest: (body) => (sent.body = body),
       });
     } catch (thrown) {
       // Cut off mid-answer, the call is still billed: what the provider reported so far counts, or at least what it streamed.
@@ -212,7 +238,7 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
       const err = expired ?? thrown;
       const message = err instanceof Error ? err.message : String(err);
       const status = typeof (err as { status?: unknown }).status === "number" ? (err as { status: number }).status : null;
-      emit({ type: "model_call.failed", step, provider: provider.name, model, error: message, status, duration_ms: now() - started });
+      emit({ type: "model_call.failed", step, provider: provider.name, model, error: message, status, duration_ms: now() - started, ...sent });
       return end("failed", "error", { code: "provider_error", message });
     } finally {
       deadline.dispose();
@@ -234,6 +260,10 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
       run_steps: steps,
       run_usage: usage,
       duration_ms: now() - started,
+      content: response.content,
+      request_id: response.requestId ?? null,
+      ttft_ms: firstPartAt === null ? null : firstPartAt - started,
+      ...sent,
     });
     // Saved before any tool runs: the calls are on record even if we crash now.
     if (response.content.length > 0) await append([{ role: "assistant", content: response.content }]);
@@ -369,7 +399,7 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
       const stoppedBy = status !== "cancelled" ? null : isInterruption(signal) ? INTERRUPTED_RESULT : !signal?.aborted && outOfTime?.aborted ? TIME_BUDGET_RESULT : null;
       const result = stoppedBy ? { ...outcome.result, content: stoppedBy } : outcome.result;
       await append([{ role: "tool", content: [result] }], {
-        completed: [{ tool_call_id: call.id, name: call.name, is_error: result.is_error, duration_ms: durationMs }],
+        completed: [{ tool_call_id: call.id, name: call.name, is_error: result.is_error, duration_ms: durationMs, input: call.input, status }],
       });
       emit({
         type: "tool_call.completed",

@@ -32,10 +32,11 @@ export function createAnthropicProvider({
     const { signal, onTextDelta, onProgress, onUsage } = request;
     const model = request.model || defaultModel;
     try {
-      const stream = await getClient().messages.create(
-        buildAnthropicRequest(request, defaultModel),
-        { ...(signal ? { signal } : {}), ...(maxRetries === undefined ? {} : { maxRetries }) },
-      );
+      const body = buildAnthropicRequest(request, defaultModel);
+      request.onRequest?.(body);
+      const { data: stream, request_id } = await getClient()
+        .messages.create(body, { ...(signal ? { signal } : {}), ...(maxRetries === undefined ? {} : { maxRetries }) })
+        .withResponse();
       const message = await accumulateAnthropicStream(stream, { onTextDelta, onProgress, onUsage });
       // The SDK ends the stream quietly when the signal aborts it.
       if (signal?.aborted) throw createAbortError(signal.reason);
@@ -45,6 +46,7 @@ export function createAnthropicProvider({
         rawStopReason: message.rawStopReason,
         usage: message.usage,
         model: message.model ?? model,
+        requestId: request_id ?? null,
       };
     } catch (error) {
       throw toProviderError(error, {

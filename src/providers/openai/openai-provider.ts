@@ -33,10 +33,11 @@ export function createOpenAIProvider({
     const { signal, onTextDelta, onProgress } = request;
     const model = request.model || defaultModel;
     try {
-      const stream = await getClient().chat.completions.create(
-        buildOpenAIRequest(request, defaultModel),
-        { ...(signal ? { signal } : {}), ...(maxRetries === undefined ? {} : { maxRetries }) },
-      );
+      const body = buildOpenAIRequest(request, defaultModel);
+      request.onRequest?.(body);
+      const { data: stream, request_id } = await getClient()
+        .chat.completions.create(body, { ...(signal ? { signal } : {}), ...(maxRetries === undefined ? {} : { maxRetries }) })
+        .withResponse();
       const message = await accumulateOpenAIStream(stream, { onTextDelta, onProgress });
       // The SDK ends the stream quietly when the signal aborts it.
       if (signal?.aborted) throw createAbortError(signal.reason);
@@ -49,6 +50,7 @@ export function createOpenAIProvider({
         rawStopReason: message.finishReason,
         usage: message.usage,
         model: message.model ?? model,
+        requestId: request_id ?? null,
       };
     } catch (error) {
       throw toProviderError(error, {
