@@ -24,6 +24,7 @@ import { conversationRoutes } from "./http/routes/conversation-routes.js";
 import { healthRoutes } from "./http/routes/health-routes.js";
 import { messageRoutes } from "./http/routes/message-routes.js";
 import { runRoutes } from "./http/routes/run-routes.js";
+import { traceRoutes } from "./http/routes/trace-routes.js";
 import { BODY_MAX_DEPTH } from "./http/schemas.js";
 import { createProviders } from "./providers/index.js";
 import type { Database } from "./store/db.js";
@@ -165,6 +166,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   conversationRoutes(app, http);
   messageRoutes(app, http);
   runRoutes(app, http);
+  traceRoutes(app, http);
   app.get("/openapi.json", { schema: { hide: true } }, () => app.swagger());
   await app.ready();
   await runs.open();

@@ -37,7 +37,7 @@ export interface RunSave {
    * recorded, its deadline `timeoutS` from the database's now() (and put in any event carrying `run`).
    */
   end?: RunSaveEnd | null;
-  /** The trace of what this save holds (see src/telemetry/trace-spans.ts); numbered by the database after the run's last span. */
+  /** The trace of what this save holds (see src/telemetry/run-tracer.ts); numbered by the database after the run's last span. */
   spans?: NewRunSpan[];
 }
 

@@ -191,7 +191,7 @@ export const runEvents = runLog("run_events");
  * A run's trace: what each model call was sent and answered, each tool call,
  * notice, answer, recovery and the run's end, one row per span, numbered per
  * run. Append-only, written by the same `loopd_save` as the step it tells
- * (see src/telemetry/trace-spans.ts for the shapes in `data`).
+ * (see src/telemetry/run-tracer.ts for the shapes in `data`).
  */
 export const runSpans = runLog("run_spans");
 

@@ -1,8 +1,8 @@
-import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, gt, sql } from "drizzle-orm";
 import type { Db } from "./db.js";
 import { toPgSafe } from "./pg-safe.js";
 import type { NewRunSpan } from "./run-repository.js";
-import { messages, runSpans, type MessageRow, type RunSpanRow } from "./schema.js";
+import { runSpans, type RunSpanRow } from "./schema.js";
 
 /**
  * A run's trace (`run_spans`). A run's own writes add spans through
@@ -27,15 +27,6 @@ export function createTraceRepository({ db }: { db: Db }) {
         .where(and(eq(runSpans.runId, runId), gt(runSpans.seq, afterSeq)))
         .orderBy(asc(runSpans.seq))
         .limit(limit);
-    },
-
-    /** The messages a page of spans points to. */
-    messages(conversationId: string, seqs: number[]): Promise<MessageRow[]> {
-      if (seqs.length === 0) return Promise.resolve([]);
-      return db
-        .select()
-        .from(messages)
-        .where(and(eq(messages.conversationId, conversationId), inArray(messages.seq, seqs)));
     },
   };
 }

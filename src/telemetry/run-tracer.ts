@@ -48,7 +48,7 @@ export interface ModelCallRecord {
   tool_choice: unknown;
   max_tokens: number;
   cache_key: string | null;
-  /** sha256 of the body as handed to the SDK (JSON); null when the provider failed before building it. */
+  /** sha256 of the body as handed to the SDK (JSON, keys sorted: `jsonSha256`); null when the provider failed before building it. */
   body_sha256: string | null;
 }
 
@@ -58,6 +58,26 @@ export type ToolSource = "executed" | "client" | "declined" | "loopd";
 type ModelCallEvent = Extract<AgentEvent, { type: "model_call.finished" | "model_call.failed" }>;
 
 export const sha256 = (text: string): string => createHash("sha256").update(text).digest("hex");
+
+/**
+ * The sha256 of a JSON value with its object keys sorted: the same for a
+ * body and its rebuild from stored rows (jsonb does not keep key order).
+ */
+export function jsonSha256(value: unknown): string {
+  return sha256(canonicalJson(value));
+}
+
+/** JSON.stringify with object keys sorted. */
+function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? "null" : canonicalJson(item))).join(",")}]`;
+  const parts: string[] = [];
+  for (const key of Object.keys(value).sort()) {
+    const item = (value as Record<string, unknown>)[key];
+    if (item !== undefined) parts.push(`${JSON.stringify(key)}:${canonicalJson(item)}`);
+  }
+  return `{${parts.join(",")}}`;
+}
 
 /** One system prompt and tool list → its hash, worked out once (the loop hands the same tools array to every call). */
 const setupHashes = new WeakMap<object, Map<string | null, string>>();
@@ -92,7 +112,7 @@ export function createRunTracer({ redactor }: { redactor: Redactor }) {
         tool_choice: request.tool_choice,
         max_tokens: request.max_tokens,
         cache_key: request.cache_key,
-        body_sha256: e.body === null ? null : sha256(JSON.stringify(e.body)),
+        body_sha256: e.body === null ? null : jsonSha256(e.body),
       };
       const common = { step: e.step, provider: e.provider, model: e.model, started_at: new Date(e.started_at).toISOString(), latency_ms: e.duration_ms, request: record };
       if (e.type === "model_call.failed") {
