@@ -1,5 +1,5 @@
 import type { NewMessage } from "../agent/messages.js";
-import type { ModelProvider, ProviderName } from "../agent/model.js";
+import type { ModelProvider, ModelRequestBody, ProviderName } from "../agent/model.js";
 import { historyOf } from "../runs/history-of.js";
 import type { MessageRow, RunRow, RunSpanRow } from "../store/schema.js";
 import type { Store } from "../store/store.js";
@@ -29,7 +29,31 @@ export interface ReadTraceOptions {
  * history (read once, as far as the calls need it) and checked against the
  * sha256 of the body that was sent (`request_verified`).
  */
-export async function* readTrace({ store, providers, run, redactor, expandRequests = false, pageSize = 200 }: ReadTraceOptions): AsyncGenerator<TraceSpan> {
+export async function* readTrace({ expandRequests = false, ...options }: ReadTraceOptions): AsyncGenerator<TraceSpan> {
+  const { providers, redactor } = options;
+  for await (const { span, request } of traceEntries({ ...options, rebuild: expandRequests })) {
+    const provider = providers[span.provider as ProviderName];
+    if (request && provider) {
+      const record = span.request as ModelCallRecord;
+      const body = rebuildBody(provider, request);
+      span.request = { ...record, body: redactor.value(body) };
+      span.request_verified = record.body_sha256 !== null && jsonSha256(body) === record.body_sha256;
+    }
+    yield span;
+  }
+}
+
+/**
+ * The spans of a run's trace with, for each model call when `rebuild` is
+ * set, the request it was made with, rebuilt (see `readTrace`).
+ */
+export async function* traceEntries({
+  store,
+  run,
+  redactor,
+  rebuild,
+  pageSize = 200,
+}: Omit<ReadTraceOptions, "expandRequests" | "providers"> & { rebuild: boolean }): AsyncGenerator<{ span: TraceSpan; request?: ModelRequestBody }> {
   const setups = new Map<string, ModelSetup>();
   const history: NewMessage[] = [];
   for (let after = 0; ; ) {
@@ -38,28 +62,24 @@ export async function* readTrace({ store, providers, run, redactor, expandReques
     after = page.at(-1)!.seq;
     const rows = await store.messages.bySeqs(run.conversationId, [...new Set(page.flatMap(seqsOf))]);
     const bySeq = new Map(rows.map((r) => [r.seq, r]));
-    for (const span of page) {
-      const data = span.data;
-      if (span.type === "model.setup") setups.set(data.hash as string, { system: data.system as string | null, tools: data.tools as ModelSetup["tools"] });
-      const out: TraceSpan = { seq: span.seq, type: span.type, at: span.createdAt.toISOString(), ...data };
-      if (span.type === "tool.call") out.output = redactor.value(toolOutputOf(bySeq.get(data.result_seq as number)));
-      if (span.type === "model.call") {
+    for (const row of page) {
+      const data = row.data;
+      if (row.type === "model.setup") setups.set(data.hash as string, { system: data.system as string | null, tools: data.tools as ModelSetup["tools"] });
+      const span: TraceSpan = { seq: row.seq, type: row.type, at: row.createdAt.toISOString(), ...data };
+      if (row.type === "tool.call") span.output = redactor.value(toolOutputOf(bySeq.get(data.result_seq as number)));
+      if (row.type === "model.call") {
         const response = data.response as { message_seq: number | null };
         const message = response.message_seq === null ? undefined : bySeq.get(response.message_seq);
-        out.response = { ...response, content: redactor.value(message?.content ?? []) };
+        span.response = { ...response, content: redactor.value(message?.content ?? []) };
       }
-      if (expandRequests && (span.type === "model.call" || span.type === "model.failed")) {
-        const record = data.request as ModelCallRecord;
-        const setup = setups.get(record.setup);
-        const provider = providers[data.provider as ProviderName];
-        if (setup && provider) {
-          await loadHistory({ store, run, history, upTo: record.history_length });
-          const body = rebuildBody(provider, rebuildRequest({ record, setup, history }));
-          out.request = { ...record, body: redactor.value(body) };
-          out.request_verified = record.body_sha256 !== null && jsonSha256(body) === record.body_sha256;
-        }
+      const record = data.request as ModelCallRecord | undefined;
+      const setup = record && setups.get(record.setup);
+      if (rebuild && record && setup && (row.type === "model.call" || row.type === "model.failed")) {
+        await loadHistory({ store, run, history, upTo: record.history_length });
+        yield { span, request: rebuildRequest({ record, setup, history }) };
+      } else {
+        yield { span };
       }
-      yield out;
     }
     if (page.length < pageSize) return;
   }

@@ -16,6 +16,8 @@ export interface AnthropicProviderOptions {
   client?: Anthropic;
   /** @default "claude-sonnet-4-6" */
   defaultModel?: string;
+  /** Where the SDK sends requests, for a client made here. @default the SDK's (`ANTHROPIC_BASE_URL`) */
+  baseURL?: string;
   /** Retries the SDK makes on 408/409/429/5xx and connection errors, for every call (also with a given `client`). @default the client's (2 for a new client) */
   maxRetries?: number;
 }
@@ -24,9 +26,10 @@ export function createAnthropicProvider({
   client: givenClient,
   defaultModel = "claude-sonnet-4-6",
   maxRetries,
+  baseURL,
 }: AnthropicProviderOptions = {}): ModelProvider {
   let client = givenClient;
-  const getClient = (): Anthropic => (client ??= new Anthropic());
+  const getClient = (): Anthropic => (client ??= new Anthropic(baseURL ? { baseURL } : {}));
 
   async function generate(request: ModelRequest): Promise<ModelResponse> {
     const { signal, onTextDelta, onProgress, onUsage } = request;

@@ -17,6 +17,8 @@ export interface OpenAIProviderOptions {
   client?: OpenAI;
   /** @default "gpt-4o-mini" */
   defaultModel?: string;
+  /** Where the SDK sends requests, for a client made here. @default the SDK's (`OPENAI_BASE_URL`) */
+  baseURL?: string;
   /** Retries the SDK makes on 408/409/429/5xx and connection errors, for every call (also with a given `client`). @default the client's (2 for a new client) */
   maxRetries?: number;
 }
@@ -25,9 +27,10 @@ export function createOpenAIProvider({
   client: givenClient,
   defaultModel = "gpt-4o-mini",
   maxRetries,
+  baseURL,
 }: OpenAIProviderOptions = {}): ModelProvider {
   let client = givenClient;
-  const getClient = (): OpenAI => (client ??= new OpenAI());
+  const getClient = (): OpenAI => (client ??= new OpenAI(baseURL ? { baseURL } : {}));
 
   async function generate(request: ModelRequest): Promise<ModelResponse> {
     const { signal, onTextDelta, onProgress } = request;
