@@ -34,6 +34,7 @@ import { createBuiltinTools } from "./tools/builtin/index.js";
 import type { Tool } from "./tools/define-tool.js";
 import { createToolRegistry } from "./tools/tool-registry.js";
 import { createPriceTable, loadPriceFile } from "./agent/price-table.js";
+import { createRedactor } from "./telemetry/redact.js";
 
 export interface AppDeps {
   config: Config;
@@ -77,10 +78,14 @@ export interface LoggerOptions {
   pretty?: boolean;
   /** @default stdout */
   destination?: NodeJS.WritableStream;
+  /** Values that never reach the logs, wherever they appear in a line (config `secrets`). @default none */
+  secrets?: readonly string[];
 }
 
-export function createLogger(level: string, { pretty = process.stdout.isTTY === true, destination }: LoggerOptions = {}): Logger {
-  const options = { level, redact: { paths: REDACT, censor: "[redacted]" } };
+export function createLogger(level: string, { pretty = process.stdout.isTTY === true, destination, secrets = [] }: LoggerOptions = {}): Logger {
+  const redactor = createRedactor(secrets);
+  // Paths catch the known places of credentials; the line's text catches them anywhere else (an SDK's error message).
+  const options = { level, redact: { paths: REDACT, censor: "[redacted]" }, hooks: { streamWrite: redactor.text } };
   if (pretty) return pino(options, pinoPretty({ ...(destination && { destination }), translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" }));
   return destination ? pino(options, destination) : pino(options);
 }
@@ -99,7 +104,7 @@ function signalsOf(database: Database): RunSignals {
 
 export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const { config, database } = deps;
-  const logger = deps.logger ?? createLogger(config.logLevel);
+  const logger = deps.logger ?? createLogger(config.logLevel, { secrets: config.secrets });
   const services: Services = {
     config,
     store: createStore(database),
