@@ -15,7 +15,8 @@
  *       results, loopd against the least any durable loop must do (one SDK
  *       call and one append per step), CPU, WAL and round trips per step;
  *   (f) 200 streaming runs at once: runs/s and time to the first event;
- *   (g) budget checks: the same tool loop with and without limits set.
+ *   (g) budget checks: the same tool loop with and without limits set;
+ *   (h) the trace: the long runs of (e) with TRACE=on against TRACE=off.
  *
  * On PGlite always; also on Postgres when BENCH_DATABASE_URL is set (a fresh
  * database is created on that server and dropped afterwards). BENCH_ONLY
@@ -37,6 +38,7 @@ import { measureConcurrentStreams, type StreamsRow } from "./concurrent-streams.
 import { measureIdleFollowers, type IdleFollowersRow } from "./idle-followers.js";
 import { measurePauseAnswer, type PauseAnswerRow } from "./pause-answer.js";
 import { measureBudgetOverhead, type BudgetOverheadRow } from "./budget-overhead.js";
+import { measureTraceOverhead, traceOverheadTable } from "./trace-overhead.js";
 import { pgliteLongRunTable, postgresLongRunTable } from "./long-run-tables.js";
 import { measureLongRuns, type LongRunRow } from "./long-runs.js";
 import { loopdClient } from "./loopd-client.js";
@@ -56,12 +58,13 @@ const APPEND_CHECKPOINTS = [10, 100, 1000, 10_000];
 const pauseSamples = positiveInt(process.env.BENCH_PAUSES, 100);
 const budgetRuns = positiveInt(process.env.BENCH_BUDGET_RUNS, 30);
 const LONG_RUN_STEPS = (process.env.BENCH_STEPS ?? "10,100,1000").split(",").map((n) => positiveInt(n, 10));
+const TRACE_STEPS = (process.env.BENCH_TRACE_STEPS ?? "10,100,1000").split(",").map((n) => positiveInt(n, 10));
 const streams = positiveInt(process.env.BENCH_STREAMS, 200);
 const streamRounds = positiveInt(process.env.BENCH_STREAM_ROUNDS, 3);
 const baselineDir = process.env.BENCH_BASELINE_DIR || undefined;
 const quiet = { othersShare: positiveInt(process.env.BENCH_QUIET_PERCENT, 10) / 100, tries: positiveInt(process.env.BENCH_ROW_TRIES, 3) };
 
-const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams"] as const;
+const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "trace"] as const;
 type Section = (typeof SECTIONS)[number];
 const only = selectedSections(process.env.BENCH_ONLY);
 
@@ -157,6 +160,7 @@ async function main() {
   const budgetRows: string[][] = [];
   const longRuns: Record<"pglite" | "postgres", LongRunRow[]> = { pglite: [], postgres: [] };
   const streamRows: Array<StreamsRow & { kind: string }> = [];
+  const traceTables: string[] = [];
   for (const serverUrl of backends) {
     const kind = serverUrl ? "postgres" : "pglite";
     if (WHOLE_PROCESS_SECTIONS.some((section) => only.has(section))) {
@@ -201,6 +205,11 @@ async function main() {
       longRuns[kind] = await measureLongRuns({ serverUrl, stepCounts: LONG_RUN_STEPS, baselineDir, logLevel, quiet, progress });
       // Shown as soon as measured: a later section that fails must not take these figures with it.
       progress(`${kind}: long runs against the floor\n${(kind === "postgres" ? postgresLongRunTable : pgliteLongRunTable)(longRuns[kind])}`);
+    }
+    if (only.has("trace")) {
+      const rows = await measureTraceOverhead({ serverUrl, stepCounts: TRACE_STEPS, logLevel, quiet, progress });
+      traceTables.push(traceOverheadTable(kind, rows));
+      progress(`${kind}: the trace against TRACE=off\n${traceTables.at(-1)}`);
     }
     if (only.has("streams")) {
       const rows = await measureConcurrentStreams({ serverUrl, baselineDir, logLevel, concurrency: streams, rounds: streamRounds, progress });
@@ -268,6 +277,13 @@ async function main() {
       "### PGlite",
       "",
       pgliteLongRunTable(longRuns.pglite),
+    ]),
+    ...section("trace", [
+      "## (h) The trace: the long runs of (e) with TRACE=on against TRACE=off",
+      "",
+      "Per tool step, over all the runs of a row; CPU: the process, plus on Postgres its backends. Trace B/step: the compact NDJSON export of the row's last run, per step.",
+      "",
+      ...traceTables.flatMap((table) => [table, ""]),
     ]),
     ...section("streams", [
       `## (f) ${streams} streaming runs at once (tool round trips, ${streamRounds} rounds each)`,
