@@ -129,3 +129,56 @@ test("unknown conversation or run: 404 in the contract's shape; the route is in 
   const openapi = (await f.loopd.app.inject({ method: "GET", url: "/openapi.json" })).json();
   expect(openapi.paths["/conversations/{id}/runs/{run_id}/trace"].get).toBeDefined();
 });
+
+test("a pause, its answer (approved, declined, a client's output) and a cancel while waiting are in the trace; the calls after them rebuild exactly", async () => {
+  const invoice = { name: "create_invoice", description: "Bills a customer (the client does).", input_schema: { type: "object", properties: { customer: { type: "string" } } } };
+  const conv = await client().createConversation({ provider: "anthropic", approval_required: ["calculate", "get_current_time"], client_tools: [invoice] });
+  f.llm.script({
+    toolCalls: [
+      { name: "calculate", input: { expression: "6*7" } },
+      { name: "get_current_time", input: { timezone: "UTC" } },
+      { name: "create_invoice", input: { customer: "ACME" } },
+    ],
+  });
+  const paused = (await client().send(conv.id, { content: "Compute, tell the time, bill ACME" })).json().run;
+  expect(paused.status).toBe("requires_action");
+  const [calc, time, inv] = paused.required_action.tool_calls;
+  f.llm.script({ text: "42; ACME billed; no time." });
+  const answered = await f.loopd.app.inject({
+    method: "POST",
+    url: `/conversations/${conv.id}/runs/${paused.id}/actions`,
+    payload: {
+      approvals: [
+        { tool_call_id: calc.tool_call_id, approve: true },
+        { tool_call_id: time.tool_call_id, approve: false, reason: "not needed" },
+      ],
+      tool_outputs: [{ tool_call_id: inv.tool_call_id, output: "INV-42" }],
+      actor: "ops@example.com",
+    },
+  });
+  expect(answered.json().run.status).toBe("completed");
+
+  const { spans } = await trace(conv.id, paused.id, "?expand=requests");
+  expect(spans.map((s) => s.type)).toEqual(["model.setup", "model.call", "run.paused", "action.answered", "tool.call", "tool.call", "tool.call", "model.call", "run.end"]);
+  expect(spans[2].pending.map((p: any) => p.name)).toEqual(["calculate", "get_current_time", "create_invoice"]);
+  expect(spans[3]).toMatchObject({ actor: "ops@example.com", approvals: [{ approve: true }, { approve: false, reason: "not needed" }] });
+  expect(spans.slice(4, 7).map((s) => [s.name, s.source])).toEqual([
+    ["get_current_time", "declined"],
+    ["create_invoice", "client"],
+    ["calculate", "executed"],
+  ]);
+  expect(spans[5].output).toBe("INV-42");
+  const calls = spans.filter((s) => s.type === "model.call");
+  expect(calls.every((c) => c.request_verified)).toBe(true);
+  expect(calls.map((c) => asJson(c.request.body))).toEqual(f.llm.requests.map((r) => r.body));
+
+  // Cancelled while waiting: the pending call is answered by loopd, and the run's end is in the trace.
+  f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] });
+  const waiting = (await client().send(conv.id, { content: "Again" })).json().run;
+  await f.loopd.app.inject({ method: "POST", url: `/conversations/${conv.id}/runs/${waiting.id}/cancel` });
+  const cancelled = (await trace(conv.id, waiting.id)).spans;
+  expect(cancelled.slice(-2)).toMatchObject([
+    { type: "tool.call", name: "calculate", source: "loopd", is_error: true },
+    { type: "run.end", status: "cancelled", stop_reason: "cancelled", completed_at: expect.any(String) },
+  ]);
+});
