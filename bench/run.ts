@@ -281,7 +281,7 @@ async function main() {
     ...section("trace", [
       "## (h) The trace: the long runs of (e) with TRACE=on against TRACE=off",
       "",
-      "Per tool step, over all the runs of a row; CPU: the process, plus on Postgres its backends. Trace B/step: the compact NDJSON export of the row's last run, per step.",
+      "Per tool step, over all the runs of a row; CPU: the process, plus on Postgres its backends. Stored B/step: the row's last run's spans as stored (Postgres); export B/step: its compact NDJSON export (tool outputs and answers included), per step.",
       "",
       ...traceTables.flatMap((table) => [table, ""]),
     ]),

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import pg from "pg";
 import { startFakeLlm } from "../test/fake-llm/server.js";
 import { startLoopdSubject, type LongRunSubject } from "./long-run-subjects.js";
 import { toolStepsThenAnswer, writeLongRunFile } from "./long-run-scenario.js";
@@ -14,8 +15,10 @@ export interface TraceOverheadRow {
   runs: number;
   on: WindowFigures;
   off: WindowFigures;
-  /** The compact trace (NDJSON) of the last run, per step: constant when the trace grows linearly. */
+  /** The compact trace (NDJSON, tool outputs and answers included) of the last run, per step: constant when the trace grows linearly. */
   traceBytesPerStep: number;
+  /** What its spans take in their table (`pg_column_size` of the rows), per step; Postgres only. */
+  storedBytesPerStep: number | null;
 }
 
 /**
@@ -66,7 +69,9 @@ export async function measureTraceOverhead({
         measureQuietest({ subject, monitor, runs, steps, quiet, progress: (attempt) => progress(`${serverUrl ? "postgres" : "pglite"}: ${subject.name}, ${runs} run(s) of ${steps} tool steps (attempt ${attempt})`) });
       const offFigures = await measure(off);
       const onFigures = await measure(on);
-      rows.push({ steps, runs, off: offFigures, on: onFigures, traceBytesPerStep: (await lastTraceBytes(on.url!)) / steps });
+      const last = await lastTrace(on.url!);
+      const stored = on.database.open.databaseUrl ? await storedSpanBytes(on.database.open.databaseUrl, last.runId) : null;
+      rows.push({ steps, runs, off: offFigures, on: onFigures, traceBytesPerStep: last.bytes / steps, storedBytesPerStep: stored === null ? null : stored / steps });
     }
     return rows;
   } finally {
@@ -77,8 +82,8 @@ export async function measureTraceOverhead({
   }
 }
 
-/** The size of the newest run's compact trace, as NDJSON. */
-async function lastTraceBytes(url: string): Promise<number> {
+/** The newest run, and the size of its compact trace as NDJSON. */
+async function lastTrace(url: string): Promise<{ runId: string; bytes: number }> {
   const get = async (path: string, accept = "application/json") => {
     const res = await fetch(`${url}${path}`, { headers: { accept } });
     if (!res.ok) throw new Error(`GET ${path}: ${res.status}`);
@@ -86,7 +91,18 @@ async function lastTraceBytes(url: string): Promise<number> {
   };
   const conv = ((await (await get("/conversations?limit=1")).json()) as { data: { id: string }[] }).data[0]!.id;
   const run = ((await (await get(`/conversations/${conv}/runs?limit=1`)).json()) as { data: { id: string }[] }).data[0]!.id;
-  return (await (await get(`/conversations/${conv}/runs/${run}/trace`, "application/x-ndjson")).arrayBuffer()).byteLength;
+  return { runId: run, bytes: (await (await get(`/conversations/${conv}/runs/${run}/trace`, "application/x-ndjson")).arrayBuffer()).byteLength };
+}
+
+async function storedSpanBytes(databaseUrl: string, runId: string): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ bytes: string }>("select coalesce(sum(pg_column_size(s.*)), 0) as bytes from run_spans s where run_id = $1", [runId]);
+    return Number(rows[0]!.bytes);
+  } finally {
+    await client.end();
+  }
 }
 
 const fixed = (n: number | null, digits: number) => (n === null || !Number.isFinite(n) ? "–" : n.toFixed(digits));
@@ -95,8 +111,8 @@ const ratio = (a: number | null, b: number | null) => (a === null || b === null 
 /** (h): per tool step, TRACE=off against on. */
 export function traceOverheadTable(kind: string, rows: TraceOverheadRow[]): string {
   return markdownTable(
-    ["db", "steps", "ms/step off", "ms/step on", "ms ratio", "CPU ms/step off", "CPU on", "CPU ratio", "WAL B/step off", "WAL on", "WAL ratio", "trace B/step", "others' CPU (off, on)"],
-    rows.map(({ steps, runs, on, off, traceBytesPerStep }) => {
+    ["db", "steps", "ms/step off", "ms/step on", "ms ratio", "CPU ms/step off", "CPU on", "CPU ratio", "WAL B/step off", "WAL on", "WAL ratio", "stored B/step", "export B/step", "others' CPU (off, on)"],
+    rows.map(({ steps, runs, on, off, traceBytesPerStep, storedBytesPerStep }) => {
       const per = (f: WindowFigures) => {
         const n = runs * steps;
         return { ms: f.wallMs / n, cpu: (f.processCpuMs + (f.backendsCpuMs ?? 0)) / n, wal: f.walBytes === null ? null : f.walBytes / n };
@@ -115,6 +131,7 @@ export function traceOverheadTable(kind: string, rows: TraceOverheadRow[]): stri
         fixed(a.wal, 0),
         fixed(b.wal, 0),
         ratio(b.wal, a.wal),
+        fixed(storedBytesPerStep, 0),
         fixed(traceBytesPerStep, 0),
         `${(off.othersCpuShare * 100).toFixed(0)}%, ${(on.othersCpuShare * 100).toFixed(0)}%`,
       ];

@@ -10,18 +10,15 @@ export const traceQuery = z.object({
 
 const usage = z.object({ input_tokens: z.number(), output_tokens: z.number(), cache_read_tokens: z.number(), cache_write_tokens: z.number() });
 
-/** What a model call's request was built from; with `?expand=requests`, also `body`: the request whole. */
+const contextSettings = z.object({ strategy: z.enum(["full", "trim"]), keep_tool_results: z.number().int(), max_input_tokens: z.number().int().nullable() });
+
+/** What a model call's request was built from, besides its setup and the stored history; with `?expand=requests`, also `body`: the request whole. */
 const modelRequestSchema = z.looseObject({
   history_length: z.number().int().describe("the call was built from the stored messages with seq 1 … history_length"),
-  context: z.object({ strategy: z.enum(["full", "trim"]), keep_tool_results: z.number().int(), max_input_tokens: z.number().int().nullable() }),
   token_ratio: z.number(),
-  fixed_tokens: z.number(),
-  model: z.string(),
-  setup: z.string().describe("the hash of the model.setup span holding the system prompt and tools"),
   tool_choice: z.unknown(),
-  max_tokens: z.number().int(),
-  cache_key: z.string().nullable(),
-  body_sha256: z.string().nullable().describe("sha256 of the JSON body handed to the provider's SDK"),
+  setup: z.string().describe("the hash of the model.setup span with the provider, model, system prompt, tools, context settings and limits"),
+  body_sha256: z.string().nullable().describe("sha256 of the JSON body handed to the provider's SDK (object keys sorted)"),
   body: z.record(z.string(), z.unknown()).optional().describe("with ?expand=requests: the request exactly as the provider received it"),
 });
 
@@ -29,11 +26,19 @@ const span = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) =>
   z.looseObject({ seq: z.number().int(), type: z.literal(type), at: z.string(), ...shape });
 
 export const traceSpanSchema = z.discriminatedUnion("type", [
-  span("model.setup", { hash: z.string(), system: z.string().nullable(), tools: z.array(z.unknown()) }),
-  span("model.call", {
-    step: z.number().int(),
+  span("model.setup", {
+    hash: z.string(),
     provider: z.string(),
     model: z.string(),
+    system: z.string().nullable(),
+    tools: z.array(z.unknown()),
+    context: contextSettings,
+    fixed_tokens: z.number(),
+    max_tokens: z.number().int(),
+    cache_key: z.string().nullable(),
+  }),
+  span("model.call", {
+    step: z.number().int(),
     started_at: z.string(),
     latency_ms: z.number(),
     ttft_ms: z.number().nullable(),
@@ -49,7 +54,7 @@ export const traceSpanSchema = z.discriminatedUnion("type", [
       request_id: z.string().nullable(),
     }),
   }),
-  span("model.failed", { step: z.number().int(), provider: z.string(), model: z.string(), latency_ms: z.number(), request: modelRequestSchema, error: z.string(), status: z.number().nullable() }),
+  span("model.failed", { step: z.number().int(), started_at: z.string(), latency_ms: z.number(), request: modelRequestSchema, error: z.string(), status: z.number().nullable() }),
   span("tool.call", {
     tool_call_id: z.string(),
     name: z.string(),

@@ -3,9 +3,9 @@ import type { ModelProvider, ModelRequestBody, ProviderName } from "../agent/mod
 import { historyOf } from "../runs/history-of.js";
 import type { MessageRow, RunRow, RunSpanRow } from "../store/schema.js";
 import type { Store } from "../store/store.js";
-import { rebuildBody, rebuildRequest, type ModelSetup } from "./rebuild-request.js";
+import { rebuildBody, rebuildRequest } from "./rebuild-request.js";
 import type { Redactor } from "./redact.js";
-import { jsonSha256, type ModelCallRecord } from "./run-tracer.js";
+import { jsonSha256, type ModelCallRecord, type ModelSetup } from "./run-tracer.js";
 
 /** A span as the trace route shows it: its number, type and time, then its data (with the messages it points to filled in). */
 export type TraceSpan = { seq: number; type: string; at: string } & Record<string, unknown>;
@@ -31,8 +31,8 @@ export interface ReadTraceOptions {
  */
 export async function* readTrace({ expandRequests = false, ...options }: ReadTraceOptions): AsyncGenerator<TraceSpan> {
   const { providers, redactor } = options;
-  for await (const { span, request } of traceEntries({ ...options, rebuild: expandRequests })) {
-    const provider = providers[span.provider as ProviderName];
+  for await (const { span, request, setup } of traceEntries({ ...options, rebuild: expandRequests })) {
+    const provider = setup && providers[setup.provider as ProviderName];
     if (request && provider) {
       const record = span.request as ModelCallRecord;
       const body = rebuildBody(provider, request);
@@ -53,7 +53,7 @@ export async function* traceEntries({
   redactor,
   rebuild,
   pageSize = 200,
-}: Omit<ReadTraceOptions, "expandRequests" | "providers"> & { rebuild: boolean }): AsyncGenerator<{ span: TraceSpan; request?: ModelRequestBody }> {
+}: Omit<ReadTraceOptions, "expandRequests" | "providers"> & { rebuild: boolean }): AsyncGenerator<{ span: TraceSpan; request?: ModelRequestBody; setup?: ModelSetup }> {
   const setups = new Map<string, ModelSetup>();
   const history: NewMessage[] = [];
   for (let after = 0; ; ) {
@@ -64,7 +64,7 @@ export async function* traceEntries({
     const bySeq = new Map(rows.map((r) => [r.seq, r]));
     for (const row of page) {
       const data = row.data;
-      if (row.type === "model.setup") setups.set(data.hash as string, { system: data.system as string | null, tools: data.tools as ModelSetup["tools"] });
+      if (row.type === "model.setup") setups.set(data.hash as string, data as unknown as ModelSetup);
       const span: TraceSpan = { seq: row.seq, type: row.type, at: row.createdAt.toISOString(), ...data };
       if (row.type === "tool.call") span.output = redactor.value(toolOutputOf(bySeq.get(data.result_seq as number)));
       if (row.type === "model.call") {
@@ -76,7 +76,7 @@ export async function* traceEntries({
       const setup = record && setups.get(record.setup);
       if (rebuild && record && setup && (row.type === "model.call" || row.type === "model.failed")) {
         await loadHistory({ store, run, history, upTo: record.history_length });
-        yield { span, request: rebuildRequest({ record, setup, history }) };
+        yield { span, request: rebuildRequest({ record, setup, history }), setup };
       } else {
         yield { span };
       }

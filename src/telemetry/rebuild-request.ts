@@ -1,13 +1,7 @@
 import { buildContext } from "../agent/build-context.js";
 import type { NewMessage } from "../agent/messages.js";
-import type { ModelProvider, ModelRequestBody, ToolChoice, ToolSpec } from "../agent/model.js";
-import type { ModelCallRecord } from "./run-tracer.js";
-
-/** A `model.setup` span's data: a run's system prompt and tools, kept once. */
-export interface ModelSetup {
-  system: string | null;
-  tools: ToolSpec[];
-}
+import type { ModelProvider, ModelRequestBody } from "../agent/model.js";
+import type { ModelCallRecord, ModelSetup } from "./run-tracer.js";
 
 /**
  * A recorded model call's request, made again from its record and the
@@ -26,18 +20,18 @@ export function rebuildRequest({
 }): ModelRequestBody {
   const built = buildContext({
     history: history.slice(0, record.history_length),
-    settings: record.context,
-    fixedTokens: record.fixed_tokens,
+    settings: setup.context,
+    fixedTokens: setup.fixed_tokens,
     tokenRatio: record.token_ratio,
   });
   return {
-    model: record.model,
+    model: setup.model,
     system: setup.system,
     messages: built.messages,
     tools: setup.tools,
-    toolChoice: record.tool_choice as ToolChoice,
-    maxTokens: record.max_tokens,
-    cacheKey: record.cache_key,
+    toolChoice: record.tool_choice,
+    maxTokens: setup.max_tokens,
+    cacheKey: setup.cache_key,
   };
 }
 

@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
 import type { AgentEvent } from "../agent/agent-events.js";
+import type { ContextSettings } from "../agent/context-settings.js";
 import type { NewMessage } from "../agent/messages.js";
+import type { ToolChoice, ToolSpec } from "../agent/model.js";
 import type { ToolCallCompletion } from "../agent/run-agent-loop.js";
 import type { NewRunSpan } from "../store/run-repository.js";
 import type { Redactor } from "./redact.js";
@@ -15,9 +17,9 @@ import type { Redactor } from "./redact.js";
  * with its tools (`model.setup`) is kept once per run, by hash.
  *
  * Span types and their data:
- * - `model.setup`   {hash, system, tools}
- * - `model.call`    {step, provider, model, started_at, latency_ms, ttft_ms, request: ModelCallRecord, response: {message_seq, stop_reason, raw_stop_reason, usage, model, request_id}}
- * - `model.failed`  {step, provider, model, started_at, latency_ms, request: ModelCallRecord, error, status}
+ * - `model.setup`   ModelSetup
+ * - `model.call`    {step, started_at, latency_ms, ttft_ms, request: ModelCallRecord, response: {message_seq, stop_reason, raw_stop_reason, usage, model, request_id}}
+ * - `model.failed`  {step, started_at, latency_ms, request: ModelCallRecord, error, status}
  * - `tool.call`     {tool_call_id, name, input?, is_error, status?, duration_ms?, source, result_seq}
  * - `notice`        {message_seq, text}
  * - `action.answered` {actor, approvals, tool_outputs}
@@ -36,18 +38,31 @@ export type TraceSpanType =
   | "run.paused"
   | "run.end";
 
-/** What a `model.call` span keeps of its request. */
-export interface ModelCallRecord {
-  history_length: number;
-  context: { strategy: "full" | "trim"; keep_tool_results: number; max_input_tokens: number | null };
-  token_ratio: number;
-  fixed_tokens: number;
+/**
+ * What every model call of a run shares, kept once (`model.setup`, by its
+ * `hash`): the provider, the requested model, the system prompt, the tools,
+ * the context settings and the request's fixed parameters.
+ */
+export interface ModelSetup {
+  hash: string;
+  provider: string;
   model: string;
-  /** The `model.setup` span that holds its system prompt and tools. */
-  setup: string;
-  tool_choice: unknown;
+  system: string | null;
+  tools: ToolSpec[];
+  context: ContextSettings;
+  fixed_tokens: number;
   max_tokens: number;
   cache_key: string | null;
+}
+
+/** What a `model.call` span keeps of its own request; the rest is its setup's. */
+export interface ModelCallRecord {
+  /** Built from the stored messages with seq 1 … history_length. */
+  history_length: number;
+  token_ratio: number;
+  tool_choice: ToolChoice;
+  /** The `model.setup` span's hash. */
+  setup: string;
   /** sha256 of the body as handed to the SDK (JSON, keys sorted: `jsonSha256`); null when the provider failed before building it. */
   body_sha256: string | null;
 }
@@ -67,26 +82,52 @@ export function jsonSha256(value: unknown): string {
   return sha256(canonicalJson(value));
 }
 
+/**
+ * Canonical JSON of the objects already seen. Requests share most of their
+ * parts with the previous call's (the converted history: the providers keep
+ * it and never change it once made), so each call serializes only what is
+ * new, not its whole history again.
+ */
+const CANONICAL = new WeakMap<object, string>();
+
 /** JSON.stringify with object keys sorted. */
 function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? "null" : canonicalJson(item))).join(",")}]`;
-  const parts: string[] = [];
-  for (const key of Object.keys(value).sort()) {
-    const item = (value as Record<string, unknown>)[key];
-    if (item !== undefined) parts.push(`${JSON.stringify(key)}:${canonicalJson(item)}`);
+  let json = CANONICAL.get(value);
+  if (json !== undefined) return json;
+  if (Array.isArray(value)) {
+    json = `[${value.map((item) => (item === undefined ? "null" : canonicalJson(item))).join(",")}]`;
+  } else {
+    const parts: string[] = [];
+    for (const key of Object.keys(value).sort()) {
+      const item = (value as Record<string, unknown>)[key];
+      if (item !== undefined) parts.push(`${JSON.stringify(key)}:${canonicalJson(item)}`);
+    }
+    json = `{${parts.join(",")}}`;
   }
-  return `{${parts.join(",")}}`;
+  CANONICAL.set(value, json);
+  return json;
 }
 
-/** One system prompt and tool list → its hash, worked out once (the loop hands the same tools array to every call). */
-const setupHashes = new WeakMap<object, Map<string | null, string>>();
-function setupHashOf(system: string | null, tools: object): string {
-  let bySystem = setupHashes.get(tools);
-  if (!bySystem) setupHashes.set(tools, (bySystem = new Map()));
-  let hash = bySystem.get(system);
-  if (hash === undefined) bySystem.set(system, (hash = sha256(JSON.stringify({ system, tools }))));
-  return hash;
+/**
+ * A call's setup, made (and hashed) once per distinct setup: the loop hands
+ * every call of a run the same tools array and system prompt.
+ */
+const setups = new WeakMap<object, Map<string | null, Map<string, ModelSetup>>>();
+function setupOf(e: ModelCallEvent): ModelSetup {
+  const { request } = e;
+  let bySystem = setups.get(request.tools);
+  if (!bySystem) setups.set(request.tools, (bySystem = new Map()));
+  let byRest = bySystem.get(request.system);
+  if (!byRest) bySystem.set(request.system, (byRest = new Map()));
+  const rest = JSON.stringify([e.provider, request.model, request.context, request.fixed_tokens, request.max_tokens, request.cache_key]);
+  let setup = byRest.get(rest);
+  if (!setup) {
+    const { system, tools, context, fixed_tokens, max_tokens, cache_key, model } = request;
+    const fields = { provider: e.provider, model, system, tools, context, fixed_tokens, max_tokens, cache_key };
+    byRest.set(rest, (setup = { hash: jsonSha256(fields), ...fields }));
+  }
+  return setup;
 }
 
 export function createRunTracer({ redactor }: { redactor: Redactor }) {
@@ -95,26 +136,20 @@ export function createRunTracer({ redactor }: { redactor: Redactor }) {
   return {
     /** A model call's spans: its setup when this run has not kept it yet, then the call. */
     modelCall(e: ModelCallEvent): NewRunSpan[] {
-      const { request } = e;
-      const setup = setupHashOf(request.system, request.tools);
+      const setup = setupOf(e);
       const spans: NewRunSpan[] = [];
-      if (!setupsSent.has(setup)) {
-        setupsSent.add(setup);
-        spans.push({ type: "model.setup", data: redactor.value({ hash: setup, system: request.system, tools: request.tools }) });
+      if (!setupsSent.has(setup.hash)) {
+        setupsSent.add(setup.hash);
+        spans.push({ type: "model.setup", data: redactor.value({ ...setup }) });
       }
       const record: ModelCallRecord = {
-        history_length: request.history_length,
-        context: request.context,
-        token_ratio: request.token_ratio,
-        fixed_tokens: request.fixed_tokens,
-        model: request.model,
-        setup,
-        tool_choice: request.tool_choice,
-        max_tokens: request.max_tokens,
-        cache_key: request.cache_key,
+        history_length: e.request.history_length,
+        token_ratio: e.request.token_ratio,
+        tool_choice: e.request.tool_choice,
+        setup: setup.hash,
         body_sha256: e.body === null ? null : jsonSha256(e.body),
       };
-      const common = { step: e.step, provider: e.provider, model: e.model, started_at: new Date(e.started_at).toISOString(), latency_ms: e.duration_ms, request: record };
+      const common = { step: e.step, started_at: new Date(e.started_at).toISOString(), latency_ms: e.duration_ms, request: record };
       if (e.type === "model_call.failed") {
         spans.push({ type: "model.failed", data: { ...common, error: redactor.text(e.error), status: e.status } });
         return spans;
@@ -126,7 +161,7 @@ export function createRunTracer({ redactor }: { redactor: Redactor }) {
           ttft_ms: e.ttft_ms,
           response: {
             // The answer is saved right after the call, as the history's next message.
-            message_seq: e.content.length > 0 ? request.history_length + 1 : null,
+            message_seq: e.content.length > 0 ? e.request.history_length + 1 : null,
             stop_reason: e.stop_reason,
             raw_stop_reason: e.raw_stop_reason,
             usage: e.usage,

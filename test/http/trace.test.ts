@@ -57,7 +57,10 @@ describe.each(["anthropic", "openai"] as const)("the trace of a run on %s", (pro
     });
     // Old results went as stubs: the rebuild went through the context builder.
     expect(JSON.stringify(f.llm.requests[4]!.body)).toContain("cleared from the context");
-    expect(calls[0]).toMatchObject({ step: 1, provider, request: { history_length: 3 }, response: { stop_reason: "tool_use", message_seq: 4 } });
+    expect(calls[0]).toMatchObject({ step: 1, request: { history_length: 3, tool_choice: "required" }, response: { stop_reason: "tool_use", message_seq: 4 } });
+    expect(calls[1].request.tool_choice).toBe("auto");
+    expect(spans[0]).toMatchObject({ type: "model.setup", provider, system: "You are terse.", context: { strategy: "trim", keep_tool_results: 1 }, cache_key: conv.id });
+    expect(calls.every((c) => c.request.setup === spans[0].hash)).toBe(true);
     expect(calls[0].response.content[0]).toEqual({ type: "text", text: "Reading." });
     expect(calls[0].response.request_id).toEqual(expect.any(String));
     expect(calls[4].response.content).toEqual([{ type: "text", text: "Done: 42." }]);
