@@ -18,7 +18,7 @@ const modelRequestSchema = z.looseObject({
   token_ratio: z.number(),
   tool_choice: z.unknown(),
   setup: z.string().describe("the hash of the model.setup span with the provider, model, system prompt, tools, context settings and limits"),
-  body_sha256: z.string().nullable().describe("sha256 of the JSON body handed to the provider's SDK (object keys sorted)"),
+  body_sha256: z.string().nullable().describe("sha256 of the body handed to the provider's SDK, as canonical JSON (object keys sorted, messages last)"),
   body: z.record(z.string(), z.unknown()).optional().describe("with ?expand=requests: the request exactly as the provider received it"),
 });
 

@@ -6,7 +6,7 @@ import type { Services } from "../services.js";
 import type { NewRunSpan } from "../store/run-repository.js";
 import type { RunRow } from "../store/schema.js";
 import { redactorOf } from "../telemetry/redact.js";
-import { createRunTracer } from "../telemetry/run-tracer.js";
+import { createRunTracer, runEndSpan } from "../telemetry/run-tracer.js";
 import { createRunEventLog, LeaseLost } from "./run-event-log.js";
 
 export type RunEnd = Pick<AgentRunResult, "status" | "stopReason" | "error"> & Partial<Pick<AgentRunResult, "steps" | "usage" | "pending" | "budgetExceeded" | "result">>;
@@ -146,8 +146,5 @@ export type RunWriter = ReturnType<typeof createRunWriter>;
 /** The last span of a run's trace, or of its stretch before a pause; `completed_at` is the database's (filled in by the save). */
 function endSpan(end: RunEnd, { steps, usage, timeoutS }: { steps: number; usage: Usage; timeoutS: number }): NewRunSpan {
   if (end.status === "requires_action") return { type: "run.paused", data: { pending: end.pending ?? [], timeout_s: timeoutS, steps, usage } };
-  return {
-    type: "run.end",
-    data: { status: end.status, stop_reason: end.stopReason, error: end.error, budget_exceeded: end.budgetExceeded ?? null, result: end.result ?? null, steps, usage, completed_at: null },
-  };
+  return runEndSpan({ status: end.status, stop_reason: end.stopReason, error: end.error, budget_exceeded: end.budgetExceeded ?? null, result: end.result ?? null, steps, usage, completed_at: null });
 }

@@ -5,7 +5,8 @@ import type { MessageRow, RunRow, RunSpanRow } from "../store/schema.js";
 import type { Store } from "../store/store.js";
 import { rebuildBody, rebuildRequest } from "./rebuild-request.js";
 import type { Redactor } from "./redact.js";
-import { jsonSha256, type ModelCallRecord, type ModelSetup } from "./run-tracer.js";
+import { bodySha256 } from "./body-hash.js";
+import type { ModelCallRecord, ModelSetup } from "./run-tracer.js";
 
 /** A span as the trace route shows it: its number, type and time, then its data (with the messages it points to filled in). */
 export type TraceSpan = { seq: number; type: string; at: string } & Record<string, unknown>;
@@ -37,7 +38,7 @@ export async function* readTrace({ expandRequests = false, ...options }: ReadTra
       const record = span.request as ModelCallRecord;
       const body = rebuildBody(provider, request);
       span.request = { ...record, body: redactor.value(body) };
-      span.request_verified = record.body_sha256 !== null && jsonSha256(body) === record.body_sha256;
+      span.request_verified = record.body_sha256 !== null && bodySha256(body) === record.body_sha256;
     }
     yield span;
   }

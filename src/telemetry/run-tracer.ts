@@ -1,10 +1,10 @@
-import { createHash } from "node:crypto";
 import type { AgentEvent } from "../agent/agent-events.js";
 import type { ContextSettings } from "../agent/context-settings.js";
 import type { NewMessage } from "../agent/messages.js";
 import type { ToolChoice, ToolSpec } from "../agent/model.js";
 import type { ToolCallCompletion } from "../agent/run-agent-loop.js";
 import type { NewRunSpan } from "../store/run-repository.js";
+import { createBodyHasher, jsonSha256 } from "./body-hash.js";
 import type { Redactor } from "./redact.js";
 
 /**
@@ -63,7 +63,7 @@ export interface ModelCallRecord {
   tool_choice: ToolChoice;
   /** The `model.setup` span's hash. */
   setup: string;
-  /** sha256 of the body as handed to the SDK (JSON, keys sorted: `jsonSha256`); null when the provider failed before building it. */
+  /** sha256 of the body as handed to the SDK (its canonical JSON: `bodySha256`); null when the provider failed before building it. */
   body_sha256: string | null;
 }
 
@@ -71,43 +71,6 @@ export interface ModelCallRecord {
 export type ToolSource = "executed" | "client" | "declined" | "loopd";
 
 type ModelCallEvent = Extract<AgentEvent, { type: "model_call.finished" | "model_call.failed" }>;
-
-export const sha256 = (text: string): string => createHash("sha256").update(text).digest("hex");
-
-/**
- * The sha256 of a JSON value with its object keys sorted: the same for a
- * body and its rebuild from stored rows (jsonb does not keep key order).
- */
-export function jsonSha256(value: unknown): string {
-  return sha256(canonicalJson(value));
-}
-
-/**
- * Canonical JSON of the objects already seen. Requests share most of their
- * parts with the previous call's (the converted history: the providers keep
- * it and never change it once made), so each call serializes only what is
- * new, not its whole history again.
- */
-const CANONICAL = new WeakMap<object, string>();
-
-/** JSON.stringify with object keys sorted. */
-function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  let json = CANONICAL.get(value);
-  if (json !== undefined) return json;
-  if (Array.isArray(value)) {
-    json = `[${value.map((item) => (item === undefined ? "null" : canonicalJson(item))).join(",")}]`;
-  } else {
-    const parts: string[] = [];
-    for (const key of Object.keys(value).sort()) {
-      const item = (value as Record<string, unknown>)[key];
-      if (item !== undefined) parts.push(`${JSON.stringify(key)}:${canonicalJson(item)}`);
-    }
-    json = `{${parts.join(",")}}`;
-  }
-  CANONICAL.set(value, json);
-  return json;
-}
 
 /**
  * A call's setup, made (and hashed) once per distinct setup: the loop hands
@@ -132,6 +95,7 @@ function setupOf(e: ModelCallEvent): ModelSetup {
 
 export function createRunTracer({ redactor }: { redactor: Redactor }) {
   const setupsSent = new Set<string>();
+  const hashBody = createBodyHasher();
 
   return {
     /** A model call's spans: its setup when this run has not kept it yet, then the call. */
@@ -147,7 +111,7 @@ export function createRunTracer({ redactor }: { redactor: Redactor }) {
         token_ratio: e.request.token_ratio,
         tool_choice: e.request.tool_choice,
         setup: setup.hash,
-        body_sha256: e.body === null ? null : jsonSha256(e.body),
+        body_sha256: e.body === null ? null : hashBody(e.body),
       };
       const common = { step: e.step, started_at: new Date(e.started_at).toISOString(), latency_ms: e.duration_ms, request: record };
       if (e.type === "model_call.failed") {
@@ -180,7 +144,8 @@ export function createRunTracer({ redactor }: { redactor: Redactor }) {
         if (m.role !== "tool") return [];
         const result = m.content[0];
         const done = completed.find((c) => c.tool_call_id === result.tool_call_id);
-        return [toolSpan({ result, seq: firstSeq + i, source: done ? "executed" : "loopd", done, redactor })];
+        // A result without a status was written by loopd (a repair after a crash, a call not executed), not by running the tool.
+        return [toolSpan({ result, seq: firstSeq + i, source: done?.status ? "executed" : "loopd", done, redactor })];
       });
     },
   };
@@ -216,3 +181,17 @@ export function toolSpan({
     },
   };
 }
+
+/** How a run ended, as its last span tells it; `completed_at` null is filled in by the save (the database's clock). */
+export interface RunEndData {
+  status: string;
+  stop_reason: string | null;
+  error: { code: string; message: string } | null;
+  budget_exceeded: string | null;
+  result: unknown;
+  steps: number;
+  usage: unknown;
+  completed_at: string | null;
+}
+
+export const runEndSpan = (data: RunEndData): NewRunSpan => ({ type: "run.end", data: { ...data } });
