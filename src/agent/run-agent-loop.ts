@@ -103,8 +103,6 @@ export interface ToolCallCompletion {
   name: string;
   is_error: boolean;
   duration_ms: number;
-  /** What the model passed (for the trace). */
-  input?: Record<string, unknown>;
   /** How the call ended (for the trace). */
   status?: "ok" | "error" | "timeout" | "cancelled";
 }
@@ -399,7 +397,7 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
       const stoppedBy = status !== "cancelled" ? null : isInterruption(signal) ? INTERRUPTED_RESULT : !signal?.aborted && outOfTime?.aborted ? TIME_BUDGET_RESULT : null;
       const result = stoppedBy ? { ...outcome.result, content: stoppedBy } : outcome.result;
       await append([{ role: "tool", content: [result] }], {
-        completed: [{ tool_call_id: call.id, name: call.name, is_error: result.is_error, duration_ms: durationMs, input: call.input, status }],
+        completed: [{ tool_call_id: call.id, name: call.name, is_error: result.is_error, duration_ms: durationMs, status }],
       });
       emit({
         type: "tool_call.completed",

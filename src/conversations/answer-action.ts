@@ -134,7 +134,7 @@ async function saveAnswer(
       { type: "action.answered", data: redactor.value({ ...decisions }) },
       ...results.map((m, i) => {
         const result = m.content[0] as ToolResultBlock;
-        return toolSpan({ result, seq: firstMessageSeq + i, source: outputs.has(result.tool_call_id) ? "client" : "declined", redactor });
+        return toolSpan({ result, seq: firstMessageSeq + i, source: outputs.has(result.tool_call_id) ? "client" : "declined" });
       }),
     ]);
   }

@@ -1,6 +1,5 @@
 import type { ToolResultBlock } from "../agent/messages.js";
 import { errorResultFor } from "../agent/repair-history.js";
-import { NO_REDACTION } from "../telemetry/redact.js";
 import { runEndSpan, toolSpan } from "../telemetry/run-tracer.js";
 import type { Repositories } from "../store/store.js";
 import type { RunRow } from "../store/schema.js";
@@ -35,7 +34,7 @@ export async function closeWaitingRun(tx: Repositories, run: RunRow, end: Waitin
   const ended = await tx.runs.endWaiting(run.id, { status: end.status, stopReason: end.stopReason });
   await tx.events.append(run.id, [{ seq: nextEventSeq, type: `run.${end.status}`, data: { run: runStateOf(ended) } }]);
   await tx.traces.append(run.id, [
-    ...results.map((m, i) => toolSpan({ result: m.content[0] as ToolResultBlock, seq: firstSeq + i, source: "loopd", redactor: NO_REDACTION })),
+    ...results.map((m, i) => toolSpan({ result: m.content[0] as ToolResultBlock, seq: firstSeq + i, source: "loopd" })),
     runEndSpan({ status: ended.status, stop_reason: ended.stopReason, error: null, budget_exceeded: null, result: null, steps: ended.steps, usage: ended.usage, completed_at: ended.completedAt?.toISOString() ?? null }),
   ]);
   await tx.notify("loopd_run_events", run.id);

@@ -57,6 +57,9 @@ export async function* traceEntries({
 }: Omit<ReadTraceOptions, "expandRequests" | "providers"> & { rebuild: boolean }): AsyncGenerator<{ span: TraceSpan; request?: ModelRequestBody; setup?: ModelSetup }> {
   const setups = new Map<string, ModelSetup>();
   const history: NewMessage[] = [];
+  // A call's setup is stored only when it changes; a tool call's input is its call's, in the last answer.
+  let lastSetup: string | undefined;
+  let lastCalls = new Map<string, unknown>();
   for (let after = 0; ; ) {
     const page = await store.traces.page({ runId: run.id, afterSeq: after, limit: pageSize });
     if (page.length === 0) return;
@@ -67,14 +70,24 @@ export async function* traceEntries({
       const data = row.data;
       if (row.type === "model.setup") setups.set(data.hash as string, data as unknown as ModelSetup);
       const span: TraceSpan = { seq: row.seq, type: row.type, at: row.createdAt.toISOString(), ...data };
-      if (row.type === "tool.call") span.output = redactor.value(toolOutputOf(bySeq.get(data.result_seq as number)));
+      if (row.type === "tool.call") {
+        const input = data.input ?? lastCalls.get(data.tool_call_id as string);
+        if (input !== undefined) span.input = redactor.value(input);
+        span.output = redactor.value(toolOutputOf(bySeq.get(data.result_seq as number)));
+      }
+      let record = data.request as ModelCallRecord | undefined;
+      if (record) {
+        record = { ...record, setup: record.setup ?? lastSetup! };
+        lastSetup = record.setup;
+        span.request = record;
+      }
       if (row.type === "model.call") {
         const response = data.response as { message_seq: number | null };
-        const message = response.message_seq === null ? undefined : bySeq.get(response.message_seq);
-        span.response = { ...response, content: redactor.value(message?.content ?? []) };
+        const content = (response.message_seq === null ? undefined : bySeq.get(response.message_seq))?.content ?? [];
+        lastCalls = new Map(content.flatMap((b) => (b.type === "tool_call" ? [[b.id, b.input] as const] : [])));
+        span.response = { ...response, content: redactor.value(content) };
       }
-      const record = data.request as ModelCallRecord | undefined;
-      const setup = record && setups.get(record.setup);
+      const setup = record?.setup === undefined ? undefined : setups.get(record.setup);
       if (rebuild && record && setup && (row.type === "model.call" || row.type === "model.failed")) {
         await loadHistory({ store, run, history, upTo: record.history_length });
         yield { span, request: rebuildRequest({ record, setup, history }), setup };

@@ -58,9 +58,6 @@ function passwordOf(url: string | undefined): string | null {
   }
 }
 
-/** For spans made only of loopd's own words and ids. */
-export const NO_REDACTION: Redactor = { text: (text) => text, value: (value) => value };
-
 const redactors = new WeakMap<object, Redactor>();
 /** The redactor of a configuration's secrets, made once per configuration. */
 export function redactorOf(config: { secrets: readonly string[] }): Redactor {

@@ -20,7 +20,8 @@ import type { Redactor } from "./redact.js";
  * - `model.setup`   ModelSetup
  * - `model.call`    {step, started_at, latency_ms, ttft_ms, request: ModelCallRecord, response: {message_seq, stop_reason, raw_stop_reason, usage, model, request_id}}
  * - `model.failed`  {step, started_at, latency_ms, request: ModelCallRecord, error, status}
- * - `tool.call`     {tool_call_id, name, input?, is_error, status?, duration_ms?, source, result_seq}
+ * - `tool.call`     {tool_call_id, name, is_error, status?, duration_ms?, source, result_seq}
+ *   (its input is its call's, in the answer of the last `model.call`; the reader puts it back)
  * - `notice`        {message_seq, text}
  * - `action.answered` {actor, approvals, tool_outputs}
  * - `run.recovered` {steps, interrupted_calls, cancel_requested}
@@ -61,8 +62,8 @@ export interface ModelCallRecord {
   history_length: number;
   token_ratio: number;
   tool_choice: ToolChoice;
-  /** The `model.setup` span's hash. */
-  setup: string;
+  /** The `model.setup` span's hash; stored only when it differs from the previous call's (the reader puts it back). */
+  setup?: string;
   /** sha256 of the body as handed to the SDK (its canonical JSON: `bodySha256`); null when the provider failed before building it. */
   body_sha256: string | null;
 }
@@ -95,6 +96,7 @@ function setupOf(e: ModelCallEvent): ModelSetup {
 
 export function createRunTracer({ redactor }: { redactor: Redactor }) {
   const setupsSent = new Set<string>();
+  let lastSetup: string | null = null;
   const hashBody = createBodyHasher();
 
   return {
@@ -110,9 +112,10 @@ export function createRunTracer({ redactor }: { redactor: Redactor }) {
         history_length: e.request.history_length,
         token_ratio: e.request.token_ratio,
         tool_choice: e.request.tool_choice,
-        setup: setup.hash,
+        ...(setup.hash !== lastSetup && { setup: setup.hash }),
         body_sha256: e.body === null ? null : hashBody(e.body),
       };
+      lastSetup = setup.hash;
       const common = { step: e.step, started_at: new Date(e.started_at).toISOString(), latency_ms: e.duration_ms, request: record };
       if (e.type === "model_call.failed") {
         spans.push({ type: "model.failed", data: { ...common, error: redactor.text(e.error), status: e.status } });
@@ -145,7 +148,7 @@ export function createRunTracer({ redactor }: { redactor: Redactor }) {
         const result = m.content[0];
         const done = completed.find((c) => c.tool_call_id === result.tool_call_id);
         // A result without a status was written by loopd (a repair after a crash, a call not executed), not by running the tool.
-        return [toolSpan({ result, seq: firstSeq + i, source: done?.status ? "executed" : "loopd", done, redactor })];
+        return [toolSpan({ result, seq: firstSeq + i, source: done?.status ? "executed" : "loopd", done })];
       });
     },
   };
@@ -159,20 +162,17 @@ export function toolSpan({
   seq,
   source,
   done,
-  redactor,
 }: {
   result: { tool_call_id: string; name: string; is_error: boolean };
   seq: number;
   source: ToolSource;
   done?: ToolCallCompletion | undefined;
-  redactor: Redactor;
 }): NewRunSpan {
   return {
     type: "tool.call",
     data: {
       tool_call_id: result.tool_call_id,
       name: result.name,
-      ...(done?.input !== undefined && { input: redactor.value(done.input) }),
       is_error: result.is_error,
       ...(done?.status !== undefined && { status: done.status }),
       ...(done && { duration_ms: done.duration_ms }),
