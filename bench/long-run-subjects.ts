@@ -6,7 +6,7 @@ import { startPgWireCounter, type PgWireCounter } from "./pg-wire-counter.js";
 import { startFloorProcess } from "./start-floor-process.js";
 import { startLoopdProcess } from "./start-loopd-process.js";
 
-export type SubjectName = "floor" | "loopd" | "loopd before";
+export type SubjectName = "floor" | "loopd" | "loopd before" | "loopd TRACE=off";
 
 /** Something that runs the long-run scenario in a process of its own, against a database of its own. */
 export interface LongRunSubject {
@@ -15,6 +15,8 @@ export interface LongRunSubject {
   database: BenchDatabase;
   /** The relay its Postgres connections go through; null on PGlite. */
   wire: PgWireCounter | null;
+  /** Its HTTP address, for a loopd. */
+  url?: string;
   /**
    * Readies `runs` conversations of `steps` tool steps outside the measured
    * window; the returned work runs them one after the other and resolves
@@ -57,6 +59,7 @@ export async function startLoopdSubject({
     pid: loopd.pid,
     database,
     wire,
+    url: loopd.url,
     async prepare({ runs, steps }) {
       const conversations: string[] = [];
       for (let i = 0; i < runs; i++) conversations.push(await client.createConversation());

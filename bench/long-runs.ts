@@ -18,7 +18,7 @@ export interface LongRunRow extends WindowFigures {
 }
 
 /** Fewer steps than this per row are too few to read CPU ticks of 10 ms from: short runs are repeated. */
-const MIN_STEPS_PER_ROW = 300;
+export const MIN_STEPS_PER_ROW = 300;
 
 /**
  * The machine is shared: a row during which others kept more than this share
@@ -81,13 +81,8 @@ export async function measureLongRuns({
       const runs = Math.ceil(MIN_STEPS_PER_ROW / steps);
       const lastRequest = answerLongRuns(llm, steps);
       for (const subject of subjects) {
-        let quietest: WindowFigures | null = null;
-        for (let attempt = 1; attempt <= quiet.tries && !(quietest && quietest.othersCpuShare <= quiet.othersShare); attempt++) {
-          progress(`${serverUrl ? "postgres" : "pglite"}: ${subject.name}, ${runs} run(s) of ${steps} tool steps (attempt ${attempt})`);
-          const figures = await measureRow({ subject, monitor, runs, steps });
-          if (!quietest || figures.othersCpuShare < quietest.othersCpuShare) quietest = figures;
-        }
-        rows.push({ subject: subject.name, steps, runs, lastRequestBytes: lastRequest.bytes, ...quietest! });
+        const quietest = await measureQuietest({ subject, monitor, runs, steps, quiet, progress: (attempt) => progress(`${serverUrl ? "postgres" : "pglite"}: ${subject.name}, ${runs} run(s) of ${steps} tool steps (attempt ${attempt})`) });
+        rows.push({ subject: subject.name, steps, runs, lastRequestBytes: lastRequest.bytes, ...quietest });
       }
     }
     return rows;
@@ -97,6 +92,31 @@ export async function measureLongRuns({
     await llm.close();
     rmSync(workspaceDir, { recursive: true, force: true });
   }
+}
+
+/** A row measured up to `quiet.tries` times while others keep the machine busy; the quietest attempt. */
+export async function measureQuietest({
+  subject,
+  monitor,
+  runs,
+  steps,
+  quiet,
+  progress,
+}: {
+  subject: LongRunSubject;
+  monitor: ServerMonitor | null;
+  runs: number;
+  steps: number;
+  quiet: QuietRule;
+  progress: (attempt: number) => void;
+}): Promise<WindowFigures> {
+  let quietest: WindowFigures | null = null;
+  for (let attempt = 1; attempt <= quiet.tries && !(quietest && quietest.othersCpuShare <= quiet.othersShare); attempt++) {
+    progress(attempt);
+    const figures = await measureRow({ subject, monitor, runs, steps });
+    if (!quietest || figures.othersCpuShare < quietest.othersCpuShare) quietest = figures;
+  }
+  return quietest!;
 }
 
 async function measureRow({
@@ -131,7 +151,7 @@ async function recordLoopdRequest(llm: FakeLlm, loopd: LongRunSubject): Promise<
  * request: recorded whole, the histories of a 1000-step run would take
  * gigabytes.
  */
-function answerLongRuns(llm: FakeLlm, steps: number): { bytes: number } {
+export function answerLongRuns(llm: FakeLlm, steps: number): { bytes: number } {
   const last = { bytes: 0 };
   const respond = toolStepsThenAnswer(steps);
   llm.respond = (req) => {

@@ -18,11 +18,12 @@
  *   (g) budget checks: the same tool loop with and without limits set;
  *   (h) context strategies: billed-equivalent input tokens of a 30-step
  *       tool-heavy conversation, full without caching, full with caching,
- *       trim with caching (Anthropic's caching arithmetic, in the fake).
+ *       trim with caching (Anthropic's caching arithmetic, in the fake);
+ *   (i) the trace: the long runs of (e) with TRACE=on against TRACE=off.
  *
  * On PGlite always; also on Postgres when BENCH_DATABASE_URL is set (a fresh
  * database is created on that server and dropped afterwards). BENCH_ONLY
- * picks sections (overhead, growth, pause, budget, idle, floor, streams, context); BENCH_BASELINE_DIR
+ * picks sections (overhead, growth, pause, budget, idle, floor, streams, context, trace); BENCH_BASELINE_DIR
  * names an older checkout measured alongside in (e) and (f).
  *
  *   BENCH_RUNS=200 BENCH_CONCURRENCY=8 BENCH_DATABASE_URL=postgres://… npm run bench
@@ -41,6 +42,7 @@ import { measureIdleFollowers, type IdleFollowersRow } from "./idle-followers.js
 import { measurePauseAnswer, type PauseAnswerRow } from "./pause-answer.js";
 import { measureBudgetOverhead, type BudgetOverheadRow } from "./budget-overhead.js";
 import { measureContextCost, type ContextCostRow } from "./context-cost.js";
+import { measureTraceOverhead, traceOverheadTable } from "./trace-overhead.js";
 import { pgliteLongRunTable, postgresLongRunTable } from "./long-run-tables.js";
 import { measureLongRuns, type LongRunRow } from "./long-runs.js";
 import { loopdClient } from "./loopd-client.js";
@@ -60,12 +62,13 @@ const APPEND_CHECKPOINTS = [10, 100, 1000, 10_000];
 const pauseSamples = positiveInt(process.env.BENCH_PAUSES, 100);
 const budgetRuns = positiveInt(process.env.BENCH_BUDGET_RUNS, 30);
 const LONG_RUN_STEPS = (process.env.BENCH_STEPS ?? "10,100,1000").split(",").map((n) => positiveInt(n, 10));
+const TRACE_STEPS = (process.env.BENCH_TRACE_STEPS ?? "10,100,1000").split(",").map((n) => positiveInt(n, 10));
 const streams = positiveInt(process.env.BENCH_STREAMS, 200);
 const streamRounds = positiveInt(process.env.BENCH_STREAM_ROUNDS, 3);
 const baselineDir = process.env.BENCH_BASELINE_DIR || undefined;
 const quiet = { othersShare: positiveInt(process.env.BENCH_QUIET_PERCENT, 10) / 100, tries: positiveInt(process.env.BENCH_ROW_TRIES, 3) };
 
-const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "context"] as const;
+const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "context", "trace"] as const;
 type Section = (typeof SECTIONS)[number];
 const only = selectedSections(process.env.BENCH_ONLY);
 
@@ -161,6 +164,7 @@ async function main() {
   const budgetRows: string[][] = [];
   const longRuns: Record<"pglite" | "postgres", LongRunRow[]> = { pglite: [], postgres: [] };
   const streamRows: Array<StreamsRow & { kind: string }> = [];
+  const traceTables: string[] = [];
   for (const serverUrl of backends) {
     const kind = serverUrl ? "postgres" : "pglite";
     if (WHOLE_PROCESS_SECTIONS.some((section) => only.has(section))) {
@@ -205,6 +209,11 @@ async function main() {
       longRuns[kind] = await measureLongRuns({ serverUrl, stepCounts: LONG_RUN_STEPS, baselineDir, logLevel, quiet, progress });
       // Shown as soon as measured: a later section that fails must not take these figures with it.
       progress(`${kind}: long runs against the floor\n${(kind === "postgres" ? postgresLongRunTable : pgliteLongRunTable)(longRuns[kind])}`);
+    }
+    if (only.has("trace")) {
+      const rows = await measureTraceOverhead({ serverUrl, stepCounts: TRACE_STEPS, logLevel, quiet, progress });
+      traceTables.push(traceOverheadTable(kind, rows));
+      progress(`${kind}: the trace against TRACE=off\n${traceTables.at(-1)}`);
     }
     if (only.has("streams")) {
       const rows = await measureConcurrentStreams({ serverUrl, baselineDir, logLevel, concurrency: streams, rounds: streamRounds, progress });
@@ -291,6 +300,13 @@ async function main() {
         ["strategy", "requests", "input tokens", "cache read", "cache write", "billed-equivalent", "of naive", "largest request", "of naive largest"],
         contextRows.map((r) => [r.strategy, String(r.requests), kTokens(r.inputTokens), kTokens(r.cacheRead), kTokens(r.cacheWrite), kTokens(r.billedEquivalent), pct(r.billedEquivalent, naive?.billedEquivalent), kTokens(r.largest), pct(r.largest, naive?.largest)]),
       ),
+    ]),
+    ...section("trace", [
+      "## (i) The trace: the long runs of (e) with TRACE=on against TRACE=off",
+      "",
+      "Per tool step, over all the runs of a row; CPU: the process, plus on Postgres its backends. Stored B/step: the row's last run's spans as stored (Postgres); export B/step: its compact NDJSON export (tool outputs and answers included), per step.",
+      "",
+      ...traceTables.flatMap((table) => [table, ""]),
     ]),
     ...section("streams", [
       `## (f) ${streams} streaming runs at once (tool round trips, ${streamRounds} rounds each)`,

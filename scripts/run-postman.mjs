@@ -21,7 +21,7 @@ import newman from "newman";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 // "trace" waits for GET …/runs/:run_id/trace; add it here when that route lands.
-const DEFAULT_FOLDERS = ["walkthrough", "approvals", "errors"];
+const DEFAULT_FOLDERS = ["walkthrough", "approvals", "trace", "errors"];
 
 const { values: args } = parseArgs({ options: { url: { type: "string" }, folder: { type: "string", multiple: true } } });
 const folders = args.folder ?? DEFAULT_FOLDERS;

@@ -27,6 +27,7 @@ import { healthRoutes } from "./http/routes/health-routes.js";
 import { messageRoutes } from "./http/routes/message-routes.js";
 import { metricsRoutes } from "./http/routes/metrics-routes.js";
 import { runRoutes } from "./http/routes/run-routes.js";
+import { traceRoutes } from "./http/routes/trace-routes.js";
 import { BODY_MAX_DEPTH } from "./http/schemas.js";
 import { createProviders } from "./providers/index.js";
 import type { Database } from "./store/db.js";
@@ -38,6 +39,7 @@ import { createToolRegistry } from "./tools/tool-registry.js";
 import { createPriceTable, loadPriceFile } from "./agent/price-table.js";
 import { createMetrics } from "./telemetry/metrics.js";
 import { combineTelemetry } from "./telemetry/telemetry.js";
+import { createRedactor } from "./telemetry/redact.js";
 
 export interface AppDeps {
   config: Config;
@@ -81,10 +83,14 @@ export interface LoggerOptions {
   pretty?: boolean;
   /** @default stdout */
   destination?: NodeJS.WritableStream;
+  /** Values that never reach the logs, wherever they appear in a line (config `secrets`). @default none */
+  secrets?: readonly string[];
 }
 
-export function createLogger(level: string, { pretty = process.stdout.isTTY === true, destination }: LoggerOptions = {}): Logger {
-  const options = { level, redact: { paths: REDACT, censor: "[redacted]" } };
+export function createLogger(level: string, { pretty = process.stdout.isTTY === true, destination, secrets = [] }: LoggerOptions = {}): Logger {
+  const redactor = createRedactor(secrets);
+  // Paths catch the known places of credentials; the line's text catches them anywhere else (an SDK's error message).
+  const options = { level, redact: { paths: REDACT, censor: "[redacted]" }, hooks: { streamWrite: redactor.text } };
   if (pretty) return pino(options, pinoPretty({ ...(destination && { destination }), translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" }));
   return destination ? pino(options, destination) : pino(options);
 }
@@ -108,7 +114,7 @@ function signalsOf(database: Database): RunSignals {
 
 export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const { config, database } = deps;
-  const logger = deps.logger ?? createLogger(config.logLevel);
+  const logger = deps.logger ?? createLogger(config.logLevel, { secrets: config.secrets });
   const metrics = createMetrics({ isTool: (name) => services.registry.has(name) });
   // Loaded only when asked for: without an endpoint, tracing costs nothing, not even its modules.
   const tracing = config.otlpTracesUrl
@@ -186,6 +192,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   conversationRoutes(app, http);
   messageRoutes(app, http);
   runRoutes(app, http);
+  traceRoutes(app, http);
   await docsRoutes(app);
   await app.ready();
   await runs.open();

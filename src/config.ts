@@ -2,6 +2,7 @@ import path from "node:path";
 import { z } from "zod";
 import type { ProviderName } from "./agent/model.js";
 import type { DatabasePoolOptions } from "./store/db.js";
+import { secretsOf } from "./telemetry/redact.js";
 
 /** A whole number from the environment; `min: 0` where 0 means "off". */
 const intFromEnv = (fallback: number, { min = 1 }: { min?: number } = {}) =>
@@ -61,6 +62,7 @@ const envSchema = z.object({
   MAX_EVENT_LOOP_DELAY_MS: intFromEnv(1_000, { min: 0 }),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalUrl,
+  TRACE: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["on", "off"]).default("on")),
 });
 
 export interface Config {
@@ -106,6 +108,10 @@ export interface Config {
   maxEventLoopDelayMs: number;
   /** Where OpenTelemetry spans go (OTLP/HTTP); unset: no tracing at all. */
   otlpTracesUrl: string | undefined;
+  /** Whether runs keep a trace (`TRACE=off` turns it off, to measure what it costs). */
+  trace: boolean;
+  /** Values that never appear in a trace, a log or a recorded error (API keys and the like, from the environment). */
+  secrets: string[];
 }
 
 export class ConfigError extends Error {
@@ -159,6 +165,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
     otlpTracesUrl: tracesUrl(e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, e.OTEL_EXPORTER_OTLP_ENDPOINT),
+    trace: e.TRACE === "on",
+    secrets: secretsOf(env),
   };
 }
 

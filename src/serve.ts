@@ -25,7 +25,7 @@ export interface ServeOptions {
  */
 export async function serve({ env = process.env, tools }: ServeOptions = {}): Promise<void> {
   const config = loadConfig(env);
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, { secrets: config.secrets });
   checkProviderKey(config, env);
   for (const missing of providersWithoutKey(env).filter((p) => p !== config.defaultProvider)) {
     logger.warn({ provider: missing }, `no ${KEY_OF[missing]} is set: conversations that choose ${missing} will fail until it is`);

@@ -1,5 +1,33 @@
-import type { ModelStopReason, ProviderName } from "./model.js";
-import type { Usage } from "./messages.js";
+import type { ContextSettings } from "./context-settings.js";
+import type { ModelStopReason, ProviderName, ToolChoice, ToolSpec } from "./model.js";
+import type { AssistantBlock, Usage } from "./messages.js";
+
+/**
+ * What a model call was built from, besides the stored history: enough to
+ * build its request again (`buildContext` and the provider's `buildRequest`
+ * are pure), so a trace need not keep the history once per call.
+ */
+export interface ModelCallRequest {
+  /** The history the context was built from: the messages with seq 1 … `history_length`. */
+  history_length: number;
+  context: ContextSettings;
+  token_ratio: number;
+  fixed_tokens: number;
+  model: string;
+  system: string | null;
+  tools: ToolSpec[];
+  tool_choice: ToolChoice;
+  max_tokens: number;
+  cache_key: string | null;
+}
+
+/** A model call's request, as the loop made it and as the provider's SDK was handed it (null when the provider failed before that). */
+interface ModelCallSent {
+  request: ModelCallRequest;
+  body: object | null;
+  /** When the call started (ms since the epoch). */
+  started_at: number;
+}
 
 /**
  * What the loop reports as it goes. The loop never logs; the edge turns
@@ -18,7 +46,7 @@ export type AgentEvent =
       duration_ms: number;
       status: "ok" | "error" | "timeout" | "cancelled";
     }
-  | {
+  | ({
       type: "model_call.finished";
       step: number;
       provider: ProviderName;
@@ -30,9 +58,12 @@ export type AgentEvent =
       run_steps: number;
       run_usage: Usage;
       duration_ms: number;
-      /** From the call's start to the first streamed piece of its answer; null when nothing was streamed. */
-      first_chunk_ms: number | null;
+      /** The answer as received. */
+      content: AssistantBlock[];
+      request_id: string | null;
+      /** From the call's start to the first part of the answer; null when nothing streamed before the end. */
+      ttft_ms: number | null;
       /** What this call cost in USD; null when the model has no price. */
       cost_usd: number | null;
-    }
-  | { type: "model_call.failed"; step: number; provider: ProviderName; model: string; error: string; status: number | null; duration_ms: number };
+    } & ModelCallSent)
+  | ({ type: "model_call.failed"; step: number; provider: ProviderName; model: string; error: string; status: number | null; duration_ms: number } & ModelCallSent);

@@ -55,10 +55,12 @@ export interface ModelRequest {
   onProgress?: () => void;
   /** The usage so far, as the provider reports it mid-stream (Anthropic does; a call cut off then still counts it). */
   onUsage?: (usage: Usage) => void;
+  /** Called with the request body exactly as handed to the SDK, before it is sent (for the run's trace). */
+  onRequest?: (body: object) => void;
 }
 
 /** A model call's request without what only the call itself needs (its signal and callbacks). */
-export type ModelRequestBody = Omit<ModelRequest, "signal" | "onTextDelta" | "onProgress" | "onUsage">;
+export type ModelRequestBody = Omit<ModelRequest, "signal" | "onTextDelta" | "onProgress" | "onUsage" | "onRequest">;
 
 export interface ModelResponse {
   content: AssistantBlock[];
@@ -67,6 +69,8 @@ export interface ModelResponse {
   rawStopReason: string | null;
   usage: Usage;
   model: string;
+  /** The provider's id of the HTTP request (`request-id`, `x-request-id`), when its SDK exposes it. */
+  requestId?: string | null;
 }
 
 export interface ModelProvider {

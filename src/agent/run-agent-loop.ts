@@ -105,6 +105,8 @@ export interface ToolCallCompletion {
   name: string;
   is_error: boolean;
   duration_ms: number;
+  /** How the call ended (for the trace). */
+  status?: "ok" | "error" | "timeout" | "cancelled";
 }
 
 export interface AgentRunResult {
@@ -178,13 +180,30 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
     const started = now();
     const step = steps + 1;
     let streamedChars = 0;
-    let firstChunkAt: number | null = null;
     let reported: Usage | null = null;
     // The run's time budget bounds the call too (the grace call excepted: it runs on the time that is left over).
     const budgetMs = choice === "none" && budget.max_seconds !== null && timeLeftMs() <= 0 ? Infinity : timeLeftMs();
     const callTimeoutMs = Math.min(options.modelCallTimeoutMs ?? 600_000, budgetMs);
     const deadline = startModelCallDeadline({ signal, callTimeoutMs, idleMs: options.modelStreamIdleMs });
     const built = buildContext({ history: context, settings: contextSettings, fixedTokens, tokenRatio });
+    const toolChoiceSent = tools.length === 0 ? "none" : choice;
+    const sent = {
+      request: {
+        history_length: history.length,
+        context: contextSettings,
+        token_ratio: tokenRatio,
+        fixed_tokens: fixedTokens,
+        model,
+        system,
+        tools,
+        tool_choice: toolChoiceSent,
+        max_tokens: maxTokens,
+        cache_key: options.cacheKey ?? null,
+      },
+      body: null as object | null,
+      started_at: started,
+    };
+    let firstPartAt: number | null = null;
     let response: ModelResponse;
     try {
       response = await provider.generate({
@@ -193,19 +212,20 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
         messages: built.messages,
         cacheKey: options.cacheKey ?? null,
         tools,
-        toolChoice: tools.length === 0 ? "none" : choice,
+        toolChoice: toolChoiceSent,
         maxTokens,
         signal: deadline.signal,
         onTextDelta: (delta) => {
-          firstChunkAt ??= now();
+          firstPartAt ??= now();
           streamedChars += delta.length;
           emit({ type: "text.delta", delta });
         },
         onProgress: () => {
-          firstChunkAt ??= now();
+          firstPartAt ??= now();
           deadline.onProgress();
         },
         onUsage: (u) => (reported = u),
+        onRequest: (body) => (sent.body = body),
       });
     } catch (thrown) {
       // Cut off mid-answer, the call is still billed: what the provider reported so far counts, or at least what it streamed.
@@ -219,7 +239,7 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
       const err = expired ?? thrown;
       const message = err instanceof Error ? err.message : String(err);
       const status = typeof (err as { status?: unknown }).status === "number" ? (err as { status: number }).status : null;
-      emit({ type: "model_call.failed", step, provider: provider.name, model, error: message, status, duration_ms: now() - started });
+      emit({ type: "model_call.failed", step, provider: provider.name, model, error: message, status, duration_ms: now() - started, ...sent });
       return end("failed", "error", { code: "provider_error", message });
     } finally {
       deadline.dispose();
@@ -241,8 +261,11 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
       run_steps: steps,
       run_usage: usage,
       duration_ms: now() - started,
-      first_chunk_ms: firstChunkAt === null ? null : firstChunkAt - started,
+      content: response.content,
+      request_id: response.requestId ?? null,
+      ttft_ms: firstPartAt === null ? null : firstPartAt - started,
       cost_usd: cost,
+      ...sent,
     });
     // Saved before any tool runs: the calls are on record even if we crash now.
     if (response.content.length > 0) await append([{ role: "assistant", content: response.content }]);
@@ -380,7 +403,7 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
       const stoppedBy = status !== "cancelled" ? null : isInterruption(signal) ? INTERRUPTED_RESULT : !signal?.aborted && outOfTime?.aborted ? TIME_BUDGET_RESULT : null;
       const result = stoppedBy ? { ...outcome.result, content: stoppedBy } : outcome.result;
       await append([{ role: "tool", content: [result] }], {
-        completed: [{ tool_call_id: call.id, name: call.name, is_error: result.is_error, duration_ms: durationMs }],
+        completed: [{ tool_call_id: call.id, name: call.name, is_error: result.is_error, duration_ms: durationMs, status }],
       });
       emit({
         type: "tool_call.completed",

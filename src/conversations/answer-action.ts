@@ -1,5 +1,7 @@
 import { errorResultFor } from "../agent/repair-history.js";
-import type { NewMessage } from "../agent/messages.js";
+import type { NewMessage, ToolResultBlock } from "../agent/messages.js";
+import { redactorOf, type Redactor } from "../telemetry/redact.js";
+import { toolSpan } from "../telemetry/run-tracer.js";
 import { AppError, notFound } from "../errors.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { ActionAnswered } from "../runs/run-events.js";
@@ -70,7 +72,16 @@ export async function answerAction({ services, runs }: { services: Services; run
         await closeWaitingRun(tx, waiting, EXPIRED);
         return "expired" as const;
       }
-      return saveAnswer(tx, { waiting, input, requestHash, owner: instanceId, leaseMs: config.runLeaseMs, maxResultChars: config.toolResultMaxChars });
+      return saveAnswer(tx, {
+        waiting,
+        input,
+        requestHash,
+        owner: instanceId,
+        leaseMs: config.runLeaseMs,
+        maxResultChars: config.toolResultMaxChars,
+        trace: config.trace,
+        redactor: redactorOf(config),
+      });
     });
   } catch (err) {
     // The same key sent twice at once: the one that got in is the answer to both.
@@ -104,7 +115,18 @@ async function saveAnswer(
     owner,
     leaseMs,
     maxResultChars,
-  }: { waiting: RunRow; input: AnswerActionInput; requestHash: string; owner: string; leaseMs: number; maxResultChars: number },
+    trace,
+    redactor,
+  }: {
+    waiting: RunRow;
+    input: AnswerActionInput;
+    requestHash: string;
+    owner: string;
+    leaseMs: number;
+    maxResultChars: number;
+    trace: boolean;
+    redactor: Redactor;
+  },
 ) {
   const pending = waiting.requiredAction?.tool_calls ?? [];
   checkActionAnswer(pending, { approvals: input.approvals, outputs: input.toolOutputs });
@@ -127,6 +149,15 @@ async function saveAnswer(
   const afterEventSeq = await tx.events.lastSeq(waiting.id);
   await tx.events.append(waiting.id, [{ seq: afterEventSeq + 1, type: "run.action_answered", data: decisions }]);
   const { firstSeq: firstMessageSeq, nextEventSeq } = await appendToolResults(tx, { run: waiting, results, firstEventSeq: afterEventSeq + 2 });
+  if (trace) {
+    await tx.traces.append(waiting.id, [
+      { type: "action.answered", data: redactor.value({ ...decisions }) },
+      ...results.map((m, i) => {
+        const result = m.content[0] as ToolResultBlock;
+        return toolSpan({ result, seq: firstMessageSeq + i, source: outputs.has(result.tool_call_id) ? "client" : "declined" });
+      }),
+    ]);
+  }
   const run = await tx.runs.resume(waiting.id, { owner, leaseMs });
   await tx.actions.insert({
     runId: waiting.id,

@@ -123,9 +123,10 @@ function forwardAgentEvent(writer: RunWriter, e: AgentEvent) {
     case "tool_call.completed":
       return; // written with the call's result (see the loop's save)
     case "model_call.finished":
+      writer.traceModelCall(e);
       return writer.setProgress(e.run_steps, e.run_usage);
     case "model_call.failed":
-      return;
+      return writer.traceModelCall(e);
   }
 }
 

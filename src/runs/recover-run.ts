@@ -34,6 +34,7 @@ export async function recoverRun({
   const repairs = repairMessages(tail, run.cancelRequested ? CANCELLED_RESULT : INTERRUPTED_RESULT).filter(
     (m) => !(m.role === "tool" && approved.has(m.content[0].tool_call_id)),
   );
+  writer.trace({ type: "run.recovered", data: { steps: run.steps, interrupted_calls: repairs.length, approved_not_started: approved.size, cancel_requested: run.cancelRequested } });
   if (repairs.length > 0) {
     const completed = (repairs as (NewMessage & { content: [ToolResultBlock] })[]).map(({ content: [result] }) => ({
       tool_call_id: result.tool_call_id,

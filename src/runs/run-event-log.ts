@@ -2,7 +2,7 @@ import type { NewMessage } from "../agent/messages.js";
 import { RunInterruption } from "../agent/run-interruption.js";
 import type { NewRunEvent } from "../store/event-repository.js";
 import { newId } from "../store/ids.js";
-import type { RunSave } from "../store/run-repository.js";
+import type { NewRunSpan, RunSave } from "../store/run-repository.js";
 import type { Store } from "../store/store.js";
 import type { RunEventData, RunEventType } from "./run-events.js";
 import type { RunSignals } from "./run-signals.js";
@@ -41,6 +41,8 @@ export interface CommitParts {
   end?: RunSave["end"];
   /** The events that announce this write, given the `seq` its first message gets. */
   events?: (firstMessageSeq: number) => EventInput[];
+  /** The trace spans of this write, given the `seq` its first message gets. */
+  spans?: (firstMessageSeq: number) => NewRunSpan[];
 }
 
 /** Events that may wait a few milliseconds for the next write. */
@@ -80,8 +82,9 @@ export function createRunEventLog({
     const result = chain.then(async () => {
       const batch = pending;
       pending = [];
+      const spans = parts.spans?.(messageSeq) ?? [];
       const messages = parts.messages ?? [];
-      if (batch.length === 0 && messages.length === 0 && !parts.events && !parts.progress && !parts.end) return;
+      if (batch.length === 0 && messages.length === 0 && spans.length === 0 && !parts.events && !parts.progress && !parts.end) return;
       const numbered: NewRunEvent[] = [...batch, ...(parts.events?.(messageSeq) ?? [])].map((e, i) => ({ seq: seq + 1 + i, ...e }));
       // A message's `message.created` is stored on the message itself (its event id), not as a row of its own.
       const announces = (e: NewRunEvent) => {
@@ -103,6 +106,7 @@ export function createRunEventLog({
           events,
           progress: parts.progress ?? null,
           end: parts.end ?? null,
+          spans,
         });
         if (!owned) throw new LeaseLost(`run ${runId} is no longer owned by this process`);
       } catch (err) {

@@ -1,8 +1,12 @@
+import type { AgentEvent } from "../agent/agent-events.js";
 import type { NewMessage, Usage } from "../agent/messages.js";
 import type { AgentRunResult, ToolCallCompletion } from "../agent/run-agent-loop.js";
 import { describeError } from "../errors.js";
 import type { Services } from "../services.js";
+import type { NewRunSpan } from "../store/run-repository.js";
 import type { RunRow } from "../store/schema.js";
+import { redactorOf } from "../telemetry/redact.js";
+import { createRunTracer, runEndSpan } from "../telemetry/run-tracer.js";
 import { createRunEventLog, LeaseLost } from "./run-event-log.js";
 
 export type RunEnd = Pick<AgentRunResult, "status" | "stopReason" | "error"> & Partial<Pick<AgentRunResult, "steps" | "usage" | "pending" | "budgetExceeded" | "result">>;
@@ -10,7 +14,8 @@ export type RunEnd = Pick<AgentRunResult, "status" | "stopReason" | "error"> & P
 /**
  * Everything a run writes: its messages (with their `message.created` and,
  * for tool results, `tool_call.completed` events, in one write), its
- * streamed events, its progress, its end.
+ * streamed events, its progress, its end, and its trace (each span in the
+ * write of the step it tells; none with `TRACE=off`).
  */
 export function createRunWriter({
   services,
@@ -43,6 +48,15 @@ export function createRunWriter({
     progress = null;
     return p;
   };
+  const redactor = redactorOf(services.config);
+  const tracer = services.config.trace ? createRunTracer({ redactor }) : null;
+  // Spans of what happened before the next save (a model call, a recovery): they go with it.
+  let spansWaiting: NewRunSpan[] = [];
+  const takeSpans = () => {
+    const spans = spansWaiting;
+    spansWaiting = [];
+    return spans;
+  };
 
   return {
     /** Whether `finish` recorded the end: every write of the run succeeded. */
@@ -58,11 +72,25 @@ export function createRunWriter({
       totals = progress;
     },
 
+    /**
+     * A model call's trace, saved with the next save: the call's answer, or,
+     * when it had none, whatever comes next (the run's end at the latest).
+     */
+    traceModelCall(e: Extract<AgentEvent, { type: "model_call.finished" | "model_call.failed" }>) {
+      if (tracer) spansWaiting.push(...tracer.modelCall(e));
+    },
+
+    /** A span saved with the next save (a recovery's, an answer's). */
+    trace(span: NewRunSpan) {
+      if (tracer) spansWaiting.push(span);
+    },
+
     /** Saves messages; `completed` announces the tool calls whose results are among them. */
     save: (messages: NewMessage[], { completed = [] }: { completed?: ToolCallCompletion[] } = {}) =>
       events.commit({
         messages,
         progress: takeProgress(),
+        spans: (first) => [...takeSpans(), ...(tracer?.saved(messages, first, completed) ?? [])],
         events: (first) => [
           ...messages.map((_, i) => ({ type: "message.created", data: { seq: first + i } })),
           ...completed.flatMap(({ tool_call_id, name, is_error, duration_ms }) => {
@@ -82,9 +110,12 @@ export function createRunWriter({
     async finish(end: RunEnd, { actionTimeoutS = services.config.actionTimeoutS }: { actionTimeoutS?: number } = {}): Promise<void> {
       const steps = end.steps ?? totals.steps;
       const usage = end.usage ?? totals.usage;
+      // A provider's error may quote what it was sent, a key included.
+      end = { ...end, error: end.error && { ...end.error, message: redactor.text(end.error.message) } };
       try {
         await events.commit({
           progress: { steps, usage },
+          spans: () => [...takeSpans(), ...(tracer ? [endSpan(end, { steps, usage, timeoutS: actionTimeoutS })] : [])],
           end:
             end.status === "requires_action"
               ? { status: end.status, pending: end.pending ?? [], timeoutS: actionTimeoutS }
@@ -112,3 +143,9 @@ export function createRunWriter({
 }
 
 export type RunWriter = ReturnType<typeof createRunWriter>;
+
+/** The last span of a run's trace, or of its stretch before a pause; `completed_at` is the database's (filled in by the save). */
+function endSpan(end: RunEnd, { steps, usage, timeoutS }: { steps: number; usage: Usage; timeoutS: number }): NewRunSpan {
+  if (end.status === "requires_action") return { type: "run.paused", data: { pending: end.pending ?? [], timeout_s: timeoutS, steps, usage } };
+  return runEndSpan({ status: end.status, stop_reason: end.stopReason, error: end.error, budget_exceeded: end.budgetExceeded ?? null, result: end.result ?? null, steps, usage, completed_at: null });
+}

@@ -37,6 +37,14 @@ export interface RunSave {
    * recorded, its deadline `timeoutS` from the database's now() (and put in any event carrying `run`).
    */
   end?: RunSaveEnd | null;
+  /** The trace of what this save holds (see src/telemetry/run-tracer.ts); numbered by the database after the run's last span. */
+  spans?: NewRunSpan[];
+}
+
+/** A trace span as saved; `model.setup` spans are kept once per run (by `data.hash`). */
+export interface NewRunSpan {
+  type: string;
+  data: Record<string, unknown>;
 }
 
 export type RunSaveEnd =
@@ -50,7 +58,7 @@ const endParameter = (end: RunSaveEnd) =>
 
 const SAVE = {
   name: "loopd_save",
-  text: "select loopd_save($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8::jsonb, $9::jsonb, $10) as owned",
+  text: "select loopd_save($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8::jsonb, $9::jsonb, $10, $11::jsonb) as owned",
 };
 
 export function createRunRepository({ db, query, notifies }: { db: Db; query: RawQuery; notifies: boolean }) {
@@ -75,6 +83,7 @@ export function createRunRepository({ db, query, notifies }: { db: Db; query: Ra
           step.progress ? JSON.stringify(step.progress.usage) : null,
           step.end ? JSON.stringify(toPgSafe(endParameter(step.end))) : null,
           notifies,
+          JSON.stringify(toPgSafe(step.spans ?? [])),
         ],
       });
       return rows[0]?.owned === true;

@@ -169,19 +169,31 @@ export const runs = pgTable(
   ],
 );
 
-export const runEvents = pgTable(
-  "run_events",
-  {
-    runId: text("run_id")
-      .notNull()
-      .references(() => runs.id, { onDelete: "cascade" }),
-    seq: integer("seq").notNull(),
-    type: text("type").notNull(),
-    data: jsonb("data").$type<Record<string, unknown>>().notNull(),
-    createdAt: createdAt(),
-  },
-  (t) => [primaryKey({ name: "run_events_pkey", columns: [t.runId, t.seq] })],
-);
+/** A run's numbered rows, appended as it goes: its events, and its trace. */
+const runLog = <N extends "run_events" | "run_spans">(name: N) =>
+  pgTable(
+    name,
+    {
+      runId: text("run_id")
+        .notNull()
+        .references(() => runs.id, { onDelete: "cascade" }),
+      seq: integer("seq").notNull(),
+      type: text("type").notNull(),
+      data: jsonb("data").$type<Record<string, unknown>>().notNull(),
+      createdAt: createdAt(),
+    },
+    (t) => [primaryKey({ name: `${name}_pkey`, columns: [t.runId, t.seq] })],
+  );
+
+export const runEvents = runLog("run_events");
+
+/**
+ * A run's trace: what each model call was sent and answered, each tool call,
+ * notice, answer, recovery and the run's end, one row per span, numbered per
+ * run. Append-only, written by the same `loopd_save` as the step it tells
+ * (see src/telemetry/run-tracer.ts for the shapes in `data`).
+ */
+export const runSpans = runLog("run_spans");
 
 /**
  * Each answer to a paused run: who answered, what, and where its effects
@@ -219,13 +231,14 @@ export interface ActionAnswer {
   tool_outputs: { tool_call_id: string; is_error: boolean }[];
 }
 
-export const schema = { conversations, messages, runs, runEvents, runActions };
+export const schema = { conversations, messages, runs, runEvents, runActions, runSpans };
 
 export type ConversationRow = typeof conversations.$inferSelect;
 export type MessageRow = typeof messages.$inferSelect;
 export type RunRow = typeof runs.$inferSelect;
 export type RunEventRow = typeof runEvents.$inferSelect;
 export type RunActionRow = typeof runActions.$inferSelect;
+export type RunSpanRow = typeof runSpans.$inferSelect;
 export type RunStatus = RunRow["status"];
 export const ACTIVE_RUN_STATUSES = ["queued", "running"] as const satisfies readonly RunStatus[];
 /** Runs that hold their conversation: executing, or waiting for the application. */

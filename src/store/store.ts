@@ -5,6 +5,7 @@ import type { Database, Db, RawQuery } from "./db.js";
 import { createEventRepository } from "./event-repository.js";
 import { createMessageRepository } from "./message-repository.js";
 import { createRunRepository } from "./run-repository.js";
+import { createTraceRepository } from "./trace-repository.js";
 
 /** Channels of the nudges loopd processes send each other through the database (ids only, never payloads). */
 export type NotifyChannel = "loopd_run_events" | "loopd_run_cancel";
@@ -17,6 +18,7 @@ function createRepositories(db: Db, { notifies, query }: { notifies: boolean; qu
     runs: createRunRepository({ db, query, notifies }),
     events: createEventRepository({ db }),
     actions: createActionRepository({ db }),
+    traces: createTraceRepository({ db }),
     /**
      * Nudges every loopd process listening on `channel` (Postgres NOTIFY): in
      * a transaction it is sent when the transaction commits. The embedded

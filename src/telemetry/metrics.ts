@@ -99,7 +99,7 @@ export function createMetrics({ isTool, maxModels = 100 }: MetricsOptions): Metr
         tokens.inc({ ...labels, type: "cache_write" }, e.usage.cache_write_tokens);
         if (e.cost_usd !== null) cost.inc(labels, e.cost_usd);
         modelCallSeconds.observe({ ...labels, outcome: "ok" }, e.duration_ms / 1000);
-        if (e.first_chunk_ms !== null) firstTokenSeconds.observe(labels, e.first_chunk_ms / 1000);
+        if (e.ttft_ms !== null) firstTokenSeconds.observe(labels, e.ttft_ms / 1000);
         return;
       }
       case "model_call.failed": {

@@ -76,7 +76,7 @@ export function createTracing({ url, scheduledDelayMs = 5_000, exportTimeoutMs =
               "gen_ai.response.finish_reasons": [e.raw_stop_reason ?? e.stop_reason],
               ...usageAttributes(e.usage),
               "loopd.step": e.step,
-              ...(e.first_chunk_ms !== null && { "loopd.time_to_first_chunk_ms": e.first_chunk_ms }),
+              ...(e.ttft_ms !== null && { "loopd.time_to_first_chunk_ms": e.ttft_ms }),
               ...(e.cost_usd !== null && { "loopd.cost_usd": e.cost_usd }),
             });
             span.end(end);

@@ -16,6 +16,8 @@ export interface AnthropicProviderOptions {
   client?: Anthropic;
   /** @default "claude-sonnet-4-6" */
   defaultModel?: string;
+  /** Where the SDK sends requests, for a client made here. @default the SDK's (`ANTHROPIC_BASE_URL`) */
+  baseURL?: string;
   /** Retries the SDK makes on 408/409/429/5xx and connection errors, for every call (also with a given `client`). @default the client's (2 for a new client) */
   maxRetries?: number;
 }
@@ -24,18 +26,20 @@ export function createAnthropicProvider({
   client: givenClient,
   defaultModel = "claude-sonnet-4-6",
   maxRetries,
+  baseURL,
 }: AnthropicProviderOptions = {}): ModelProvider {
   let client = givenClient;
-  const getClient = (): Anthropic => (client ??= new Anthropic());
+  const getClient = (): Anthropic => (client ??= new Anthropic(baseURL ? { baseURL } : {}));
 
   async function generate(request: ModelRequest): Promise<ModelResponse> {
     const { signal, onTextDelta, onProgress, onUsage } = request;
     const model = request.model || defaultModel;
     try {
-      const stream = await getClient().messages.create(
-        buildAnthropicRequest(request, defaultModel),
-        { ...(signal ? { signal } : {}), ...(maxRetries === undefined ? {} : { maxRetries }) },
-      );
+      const body = buildAnthropicRequest(request, defaultModel);
+      request.onRequest?.(body);
+      const { data: stream, request_id } = await getClient()
+        .messages.create(body, { ...(signal ? { signal } : {}), ...(maxRetries === undefined ? {} : { maxRetries }) })
+        .withResponse();
       const message = await accumulateAnthropicStream(stream, { onTextDelta, onProgress, onUsage });
       // The SDK ends the stream quietly when the signal aborts it.
       if (signal?.aborted) throw createAbortError(signal.reason);
@@ -45,6 +49,7 @@ export function createAnthropicProvider({
         rawStopReason: message.rawStopReason,
         usage: message.usage,
         model: message.model ?? model,
+        requestId: request_id ?? null,
       };
     } catch (error) {
       throw toProviderError(error, {

@@ -23,6 +23,7 @@ export function createMockProvider({ defaultModel = "loopd-mock", chunkDelayMs =
   async function generate(request: ModelRequest): Promise<ModelResponse> {
     const { signal, onTextDelta, onProgress } = request;
     throwIfAborted(signal);
+    request.onRequest?.(buildRequest(request));
     const reply = planMockReply(request);
     for (const block of reply.content) {
       if (block.type !== "text") continue;

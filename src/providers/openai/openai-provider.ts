@@ -17,6 +17,8 @@ export interface OpenAIProviderOptions {
   client?: OpenAI;
   /** @default "gpt-4o-mini" */
   defaultModel?: string;
+  /** Where the SDK sends requests, for a client made here. @default the SDK's (`OPENAI_BASE_URL`) */
+  baseURL?: string;
   /** Retries the SDK makes on 408/409/429/5xx and connection errors, for every call (also with a given `client`). @default the client's (2 for a new client) */
   maxRetries?: number;
 }
@@ -25,18 +27,20 @@ export function createOpenAIProvider({
   client: givenClient,
   defaultModel = "gpt-4o-mini",
   maxRetries,
+  baseURL,
 }: OpenAIProviderOptions = {}): ModelProvider {
   let client = givenClient;
-  const getClient = (): OpenAI => (client ??= new OpenAI());
+  const getClient = (): OpenAI => (client ??= new OpenAI(baseURL ? { baseURL } : {}));
 
   async function generate(request: ModelRequest): Promise<ModelResponse> {
     const { signal, onTextDelta, onProgress } = request;
     const model = request.model || defaultModel;
     try {
-      const stream = await getClient().chat.completions.create(
-        buildOpenAIRequest(request, defaultModel),
-        { ...(signal ? { signal } : {}), ...(maxRetries === undefined ? {} : { maxRetries }) },
-      );
+      const body = buildOpenAIRequest(request, defaultModel);
+      request.onRequest?.(body);
+      const { data: stream, request_id } = await getClient()
+        .chat.completions.create(body, { ...(signal ? { signal } : {}), ...(maxRetries === undefined ? {} : { maxRetries }) })
+        .withResponse();
       const message = await accumulateOpenAIStream(stream, { onTextDelta, onProgress });
       // The SDK ends the stream quietly when the signal aborts it.
       if (signal?.aborted) throw createAbortError(signal.reason);
@@ -49,6 +53,7 @@ export function createOpenAIProvider({
         rawStopReason: message.finishReason,
         usage: message.usage,
         model: message.model ?? model,
+        requestId: request_id ?? null,
       };
     } catch (error) {
       throw toProviderError(error, {

@@ -1,0 +1,58 @@
+import { Readable } from "node:stream";
+import { documented } from "../openapi.js";
+import type { FastifyInstance } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import type { z } from "zod";
+import { presentRun } from "../../conversations/present.js";
+import { readTrace } from "../../telemetry/read-trace.js";
+import { redactorOf } from "../../telemetry/redact.js";
+import type { HttpDeps } from "../http-deps.js";
+import { errorResponses, runParams } from "../schemas.js";
+import { traceQuery, traceResponse, type traceSpanSchema } from "../trace-schemas.js";
+
+type TraceSpanOut = z.infer<typeof traceSpanSchema>;
+
+const NDJSON = "application/x-ndjson";
+
+export function traceRoutes(app: FastifyInstance, deps: HttpDeps) {
+  const { services, conversations } = deps;
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.get(
+    "/conversations/:id/runs/:run_id/trace",
+    {
+      schema: {
+        summary: "Read a run's trace",
+        operationId: "getRunTrace",
+        tags: ["runs"],
+        description: `A run's trace: each model call (what it was sent, what it answered, latency, usage), each tool call, notice, answer and the run's end. With \`Accept: ${NDJSON}\`, one JSON object per line (the run first), streamed from the database.`,
+        params: runParams,
+        querystring: traceQuery,
+        response: { 200: documented(traceResponse, "The run and its spans, in order (`?expand=requests`: each model call's request whole, as the provider received it)"), ...errorResponses },
+      },
+    },
+    async (req, reply) => {
+      const run = await conversations.run({ id: req.params.id, runId: req.params.run_id });
+      const spans = readTrace({
+        store: services.store,
+        providers: services.providers,
+        run,
+        redactor: redactorOf(services.config),
+        expandRequests: req.query.expand === "requests",
+      });
+      if (!req.headers.accept?.includes(NDJSON)) {
+        // The reader's spans have the schema's shapes by construction; the serializer checks them.
+        const all: TraceSpanOut[] = [];
+        for await (const span of spans) all.push(span as TraceSpanOut);
+        return { run: presentRun(run), spans: all };
+      }
+      // Pulled a page at a time as the client reads: memory stays flat however long the run.
+      async function* lines() {
+        yield `${JSON.stringify({ type: "run", run: presentRun(run) })}\n`;
+        for await (const span of spans) yield `${JSON.stringify(span)}\n`;
+      }
+      // A stream is sent as it is, not through the response schema (whose JSON shape it is not).
+      return reply.type(NDJSON).send(Readable.from(lines()) as never);
+    },
+  );
+}

@@ -1,0 +1,39 @@
+import { buildContext } from "../agent/build-context.js";
+import type { NewMessage } from "../agent/messages.js";
+import type { ModelProvider, ModelRequestBody } from "../agent/model.js";
+import type { ModelCallRecord, ModelSetup } from "./run-tracer.js";
+
+/**
+ * A recorded model call's request, made again from its record and the
+ * stored history (`history[i]` has seq i + 1; at least `history_length`
+ * messages, refused turns of earlier runs marked `excluded`): the context
+ * builder and the request builders are pure, so this is what the call sent.
+ */
+export function rebuildRequest({
+  record,
+  setup,
+  history,
+}: {
+  record: ModelCallRecord;
+  setup: ModelSetup;
+  history: readonly NewMessage[];
+}): ModelRequestBody {
+  const built = buildContext({
+    history: history.slice(0, record.history_length),
+    settings: setup.context,
+    fixedTokens: setup.fixed_tokens,
+    tokenRatio: record.token_ratio,
+  });
+  return {
+    model: setup.model,
+    system: setup.system,
+    messages: built.messages,
+    tools: setup.tools,
+    toolChoice: record.tool_choice,
+    maxTokens: setup.max_tokens,
+    cacheKey: setup.cache_key,
+  };
+}
+
+/** The body the provider's SDK was handed, built again (see `rebuildRequest`). */
+export const rebuildBody = (provider: ModelProvider, request: ModelRequestBody): object => provider.buildRequest(request);

@@ -1,0 +1,197 @@
+import type { AgentEvent } from "../agent/agent-events.js";
+import type { ContextSettings } from "../agent/context-settings.js";
+import type { NewMessage } from "../agent/messages.js";
+import type { ToolChoice, ToolSpec } from "../agent/model.js";
+import type { ToolCallCompletion } from "../agent/run-agent-loop.js";
+import type { NewRunSpan } from "../store/run-repository.js";
+import { createBodyHasher, jsonSha256 } from "./body-hash.js";
+import type { Redactor } from "./redact.js";
+
+/**
+ * The spans of a run's trace, built from what the loop reports and what the
+ * run writer saves; the writer saves them with the step they tell. Stored
+ * compactly: a model call keeps what its request was built from, not the
+ * history it was sent (`rebuildRequest` makes it again), plus the sha256 of
+ * the exact body; its answer and a tool call's output are the stored
+ * messages they point to (`message_seq`, `result_seq`). A system prompt
+ * with its tools (`model.setup`) is kept once per run, by hash.
+ *
+ * Span types and their data:
+ * - `model.setup`   ModelSetup
+ * - `model.call`    {step, started_at, latency_ms, ttft_ms, request: ModelCallRecord, response: {message_seq, stop_reason, raw_stop_reason, usage, model, request_id}}
+ * - `model.failed`  {step, started_at, latency_ms, request: ModelCallRecord, error, status}
+ * - `tool.call`     {tool_call_id, name, is_error, status?, duration_ms?, source, result_seq}
+ *   (its input is its call's, in the answer of the last `model.call`; the reader puts it back)
+ * - `notice`        {message_seq, text}
+ * - `action.answered` {actor, approvals, tool_outputs}
+ * - `run.recovered` {steps, interrupted_calls, cancel_requested}
+ * - `run.paused`    {pending, timeout_s, steps, usage}
+ * - `run.end`       {status, stop_reason, error, budget_exceeded, result, steps, usage, completed_at}
+ */
+export type TraceSpanType =
+  | "model.setup"
+  | "model.call"
+  | "model.failed"
+  | "tool.call"
+  | "notice"
+  | "action.answered"
+  | "run.recovered"
+  | "run.paused"
+  | "run.end";
+
+/**
+ * What every model call of a run shares, kept once (`model.setup`, by its
+ * `hash`): the provider, the requested model, the system prompt, the tools,
+ * the context settings and the request's fixed parameters.
+ */
+export interface ModelSetup {
+  hash: string;
+  provider: string;
+  model: string;
+  system: string | null;
+  tools: ToolSpec[];
+  context: ContextSettings;
+  fixed_tokens: number;
+  max_tokens: number;
+  cache_key: string | null;
+}
+
+/** What a `model.call` span keeps of its own request; the rest is its setup's. */
+export interface ModelCallRecord {
+  /** Built from the stored messages with seq 1 … history_length. */
+  history_length: number;
+  token_ratio: number;
+  tool_choice: ToolChoice;
+  /** The `model.setup` span's hash; stored only when it differs from the previous call's (the reader puts it back). */
+  setup?: string;
+  /** sha256 of the body as handed to the SDK (its canonical JSON: `bodySha256`); null when the provider failed before building it. */
+  body_sha256: string | null;
+}
+
+/** Where a tool result came from: a call loopd ran, one the client answered or the user declined, or one loopd answered without running it (cancelled, interrupted, not executed). */
+export type ToolSource = "executed" | "client" | "declined" | "loopd";
+
+type ModelCallEvent = Extract<AgentEvent, { type: "model_call.finished" | "model_call.failed" }>;
+
+/**
+ * A call's setup, made (and hashed) once per distinct setup: the loop hands
+ * every call of a run the same tools array and system prompt.
+ */
+const setups = new WeakMap<object, Map<string | null, Map<string, ModelSetup>>>();
+function setupOf(e: ModelCallEvent): ModelSetup {
+  const { request } = e;
+  let bySystem = setups.get(request.tools);
+  if (!bySystem) setups.set(request.tools, (bySystem = new Map()));
+  let byRest = bySystem.get(request.system);
+  if (!byRest) bySystem.set(request.system, (byRest = new Map()));
+  const rest = JSON.stringify([e.provider, request.model, request.context, request.fixed_tokens, request.max_tokens, request.cache_key]);
+  let setup = byRest.get(rest);
+  if (!setup) {
+    const { system, tools, context, fixed_tokens, max_tokens, cache_key, model } = request;
+    const fields = { provider: e.provider, model, system, tools, context, fixed_tokens, max_tokens, cache_key };
+    byRest.set(rest, (setup = { hash: jsonSha256(fields), ...fields }));
+  }
+  return setup;
+}
+
+export function createRunTracer({ redactor }: { redactor: Redactor }) {
+  const setupsSent = new Set<string>();
+  let lastSetup: string | null = null;
+  const hashBody = createBodyHasher();
+
+  return {
+    /** A model call's spans: its setup when this run has not kept it yet, then the call. */
+    modelCall(e: ModelCallEvent): NewRunSpan[] {
+      const setup = setupOf(e);
+      const spans: NewRunSpan[] = [];
+      if (!setupsSent.has(setup.hash)) {
+        setupsSent.add(setup.hash);
+        spans.push({ type: "model.setup", data: redactor.value({ ...setup }) });
+      }
+      const record: ModelCallRecord = {
+        history_length: e.request.history_length,
+        token_ratio: e.request.token_ratio,
+        tool_choice: e.request.tool_choice,
+        ...(setup.hash !== lastSetup && { setup: setup.hash }),
+        body_sha256: e.body === null ? null : hashBody(e.body),
+      };
+      lastSetup = setup.hash;
+      const common = { step: e.step, started_at: new Date(e.started_at).toISOString(), latency_ms: e.duration_ms, request: record };
+      if (e.type === "model_call.failed") {
+        spans.push({ type: "model.failed", data: { ...common, error: redactor.text(e.error), status: e.status } });
+        return spans;
+      }
+      spans.push({
+        type: "model.call",
+        data: {
+          ...common,
+          ttft_ms: e.ttft_ms,
+          response: {
+            // The answer is saved right after the call, as the history's next message.
+            message_seq: e.content.length > 0 ? e.request.history_length + 1 : null,
+            stop_reason: e.stop_reason,
+            raw_stop_reason: e.raw_stop_reason,
+            usage: e.usage,
+            model: e.model,
+            request_id: e.request_id,
+          },
+        },
+      });
+      return spans;
+    },
+
+    /** The spans of messages being saved from `firstSeq` on: each tool result, each notice. */
+    saved(messages: readonly NewMessage[], firstSeq: number, completed: readonly ToolCallCompletion[] = []): NewRunSpan[] {
+      return messages.flatMap((m, i): NewRunSpan[] => {
+        if (m.role === "user" && m.kind === "notice") return [{ type: "notice", data: { message_seq: firstSeq + i, text: m.content.map((b) => b.text).join("\n") } }];
+        if (m.role !== "tool") return [];
+        const result = m.content[0];
+        const done = completed.find((c) => c.tool_call_id === result.tool_call_id);
+        // A result without a status was written by loopd (a repair after a crash, a call not executed), not by running the tool.
+        return [toolSpan({ result, seq: firstSeq + i, source: done?.status ? "executed" : "loopd", done })];
+      });
+    },
+  };
+}
+
+export type RunTracer = ReturnType<typeof createRunTracer>;
+
+/** A tool call's span; its output is the stored tool message `seq`. */
+export function toolSpan({
+  result,
+  seq,
+  source,
+  done,
+}: {
+  result: { tool_call_id: string; name: string; is_error: boolean };
+  seq: number;
+  source: ToolSource;
+  done?: ToolCallCompletion | undefined;
+}): NewRunSpan {
+  return {
+    type: "tool.call",
+    data: {
+      tool_call_id: result.tool_call_id,
+      name: result.name,
+      is_error: result.is_error,
+      ...(done?.status !== undefined && { status: done.status }),
+      ...(done && { duration_ms: done.duration_ms }),
+      source,
+      result_seq: seq,
+    },
+  };
+}
+
+/** How a run ended, as its last span tells it; `completed_at` null is filled in by the save (the database's clock). */
+export interface RunEndData {
+  status: string;
+  stop_reason: string | null;
+  error: { code: string; message: string } | null;
+  budget_exceeded: string | null;
+  result: unknown;
+  steps: number;
+  usage: unknown;
+  completed_at: string | null;
+}
+
+export const runEndSpan = (data: RunEndData): NewRunSpan => ({ type: "run.end", data: { ...data } });

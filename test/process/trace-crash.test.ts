@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, expect, test, vi } from "vitest";
+import { openDatabase, type Database } from "../../src/store/db.js";
+import { startFakeLlm, type FakeLlm } from "../fake-llm/server.js";
+import { createTestDatabase, testDatabaseKind, type TestDatabase } from "../helpers/test-database.js";
+import { loopdClient } from "./loopd-client.js";
+import { killAllLoopd, killProcess, spawnLoopd, type LoopdProcess } from "./loopd-process.js";
+
+vi.setConfig({ testTimeout: 150_000, hookTimeout: 150_000 });
+
+/*
+ * loopd as a real process killed with SIGKILL in the middle of a run of
+ * many quick steps: whatever step the kill lands on, every message the run
+ * saved has its trace span (they are written by the same statement), and
+ * after the restart the trace goes on from there, its requests rebuilt
+ * exactly.
+ */
+
+let llm: FakeLlm;
+let testDb: TestDatabase | undefined;
+let dataDir: string | undefined;
+let env: Record<string, string>;
+let loopd: LoopdProcess;
+const client = loopdClient(() => loopd.url);
+
+beforeAll(async () => {
+  llm = await startFakeLlm();
+  let database: Record<string, string>;
+  if (testDatabaseKind === "postgres") {
+    testDb = await createTestDatabase();
+    database = { DATABASE_URL: testDb.url! };
+  } else {
+    dataDir = mkdtempSync(path.join(tmpdir(), "loopd-trace-crash-"));
+    database = { DATA_DIR: dataDir };
+  }
+  env = {
+    ...database,
+    OPENAI_BASE_URL: `${llm.url}/v1`,
+    OPENAI_API_KEY: "test",
+    RUN_LEASE_MS: "1500",
+    MAX_STEPS_LIMIT: "200",
+    LOG_LEVEL: "warn",
+  };
+  loopd = await spawnLoopd({ env });
+});
+
+afterAll(async () => {
+  await killAllLoopd();
+  await llm?.close();
+  await testDb?.drop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** The run's messages, and the seqs its spans point to, read straight from the database (the process is dead). */
+async function savedWithoutTrace(conversationId: string, runId: string): Promise<{ messages: number; untraced: number[] }> {
+  const database: Database = testDb ? await testDb.open() : await openDatabase({ dataDir: dataDir! });
+  try {
+    const rows = async (text: string, values: unknown[]) => database.query({ name: "", text, values });
+    const messages = await rows("select seq, role from messages where conversation_id = $1 and run_id = $2 and role <> 'user' order by seq", [conversationId, runId]);
+    const spans = await rows("select type, data from run_spans where run_id = $1", [runId]);
+    const traced = new Set(
+      spans.flatMap((s: any) => {
+        const data = typeof s.data === "string" ? JSON.parse(s.data) : s.data;
+        return s.type === "model.call" ? [data.response.message_seq] : s.type === "tool.call" ? [data.result_seq] : [];
+      }),
+    );
+    return { messages: messages.length, untraced: messages.map((m: any) => Number(m.seq)).filter((seq) => !traced.has(seq)) };
+  } finally {
+    await database.close();
+  }
+}
+
+test(`killed (SIGKILL) at any step, a run never has a step without its trace (${testDatabaseKind})`, async () => {
+  const conv = await client.createConversation({ provider: "openai" });
+  let calls = 0;
+  llm.respond = () => (++calls < 60 ? { toolCalls: [{ name: "calculate", input: { expression: `${calls}+1` } }], chunkDelayMs: 2 } : { text: "Done." });
+  const stream = await client.sendStreaming(conv.id, "Count.", { max_steps: 200 });
+  const runId = (await stream.until((e) => e.event === "run.created", 10_000)).data.run.id;
+  // Somewhere in the middle of the run, between or inside its writes.
+  await stream.until((e) => e.event === "tool_call.completed" && e.data.name === "calculate" && Math.random() < 0.1, 30_000);
+  expect(await killProcess(loopd)).toEqual({ code: null, signal: "SIGKILL" });
+  stream.close();
+
+  const cut = await savedWithoutTrace(conv.id, runId);
+  expect(cut.messages).toBeGreaterThan(2);
+  expect(cut.untraced).toEqual([]);
+
+  loopd = await spawnLoopd({ env });
+  const run = await client.waitForRunEnd(conv.id, runId, 60_000);
+  expect(run).toMatchObject({ status: "completed", stop_reason: "end_turn" });
+  const res = await fetch(`${loopd.url}/conversations/${conv.id}/runs/${runId}/trace?expand=requests`);
+  const { spans } = (await res.json()) as { spans: any[] };
+  expect(spans.filter((s) => s.type === "run.recovered")).toHaveLength(1);
+  const modelCalls = spans.filter((s) => s.type === "model.call");
+  expect(modelCalls.length).toBeGreaterThanOrEqual(run.steps);
+  expect(modelCalls.every((s) => s.request_verified === true)).toBe(true);
+  expect(spans.at(-1)).toMatchObject({ type: "run.end", status: "completed" });
+  expect(spans.filter((s) => s.type === "model.setup").length).toBe(1);
+  await killProcess(loopd);
+  expect((await savedWithoutTrace(conv.id, runId)).untraced).toEqual([]);
+});
