@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { buildContext } from "../../src/agent/build-context.js";
 import type { ContextSettings } from "../../src/agent/context-settings.js";
+import { estimateMessageTokens } from "../../src/agent/estimate-tokens.js";
 import type { NewMessage } from "../../src/agent/messages.js";
 import { toolResults } from "../helpers/tool-heavy-conversation.js";
 
@@ -111,13 +112,15 @@ describe("the context builder", () => {
     const built = buildContext({ history, settings });
     expect(built.estimatedTokens).toBeLessThanOrEqual(8000);
     expect(built.leftOut.trimmed).toBeGreaterThan(0);
-    expect(built.messages.at(-1)).toBe(history.at(-1));
+    // The newest user message is sent (the note goes in front of it when it is all that is left).
+    const last = built.messages.at(-1)!;
+    expect(last.role === "user" && last.content.at(-1)!.text).toBe("The newest question");
     expectPaired(built.messages);
     const first = built.messages[0]!;
     expect(first.role).toBe("user");
     expect(first.role === "user" && first.content[0]!.text).toBe(`[${built.leftOut.trimmed} earlier messages of this conversation left out to fit the context window]`);
     // Whole exchanges: what follows the note is a user message of the history, from where its exchange starts.
-    expect(first.role === "user" && first.content[1]!.text).toMatch(/^Question \d$/);
+    expect(first.role === "user" && first.content[1]!.text).toMatch(/^(Question \d|The newest question)$/);
   });
 
   test("max_input_tokens within one long exchange: its oldest steps go, its user message stays first, its last step stays", () => {
@@ -134,17 +137,28 @@ describe("the context builder", () => {
 
   test("max_input_tokens: the cut moves in quarter steps, so most calls extend the previous call's context", () => {
     const results = toolResults(60, { seed: 4 });
+    const settings = trim({ keep_tool_results: 100, max_input_tokens: 12_000 });
     const history: NewMessage[] = [];
     const contexts: NewMessage[][] = [];
+    let added = 0;
+    // A model call after every step: the question, each call and its result, the answer.
+    const grow = (...messages: NewMessage[]) => {
+      history.push(...messages);
+      contexts.push([...buildContext({ history, settings }).messages]);
+    };
     for (let e = 0; e < 30; e++) {
-      history.push(user(`Question ${e}`), ...step(`toolu_${e}_a`, results[2 * e]!.content), ...step(`toolu_${e}_b`, results[2 * e + 1]!.content), answer(`Answer ${e}`));
-      contexts.push([...buildContext({ history, settings: trim({ keep_tool_results: 100, max_input_tokens: 12_000 }) }).messages]);
+      grow(user(`Question ${e}`));
+      grow(...step(`toolu_${e}_a`, results[2 * e]!.content));
+      grow(...step(`toolu_${e}_b`, results[2 * e + 1]!.content));
+      grow(answer(`Answer ${e}`));
     }
+    for (const m of history) added += estimateMessageTokens(m);
     let cuts = 0;
     for (let k = 1; k < contexts.length; k++) if (!isPrefix(contexts[k - 1]!, contexts[k]!)) cuts++;
-    // Each exchange is ~2.5k tokens: the history passes 12k at the 5th and adds ~60k more, a cut every ~3k (a quarter), ~20 cuts at most.
+    // Past the limit the cut moves once per quarter of the limit the history grows by (or per exchange, when exchanges are bigger).
     expect(cuts).toBeGreaterThan(0);
-    expect(cuts).toBeLessThan(contexts.length * 0.75);
+    expect(cuts).toBeLessThanOrEqual(Math.ceil((added - 12_000) / 3000) + 30 / 2);
+    expect(cuts).toBeLessThan(contexts.length / 2);
   });
 
   test("any valid history, any settings: calls stay paired, order is kept, the newest user message and the last step are sent", () => {

@@ -16,17 +16,17 @@ export function seeded(seed: number): () => number {
   };
 }
 
+/**
+ * Source files as a coding agent reads them: a frozen copy of some of
+ * loopd's own (test/fixtures/token-corpus), so the conversations built from
+ * them stay the same as the code base changes.
+ */
 const SOURCES = (() => {
-  const files: string[] = [];
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.name.endsWith(".ts")) files.push(full);
-    }
-  };
-  walk(path.join(ROOT, "src"));
-  return files.sort().map((file) => ({ name: path.relative(ROOT, file), text: readFileSync(file, "utf8") }));
+  const dir = path.join(ROOT, "test/fixtures/token-corpus");
+  return readdirSync(dir)
+    .filter((name) => name.endsWith(".ts.txt"))
+    .sort()
+    .map((name) => ({ name: name.replace(/\.txt$/, "").replaceAll("_", "/"), text: readFileSync(path.join(dir, name), "utf8") }));
 })();
 
 /**
