@@ -121,7 +121,7 @@ function stubOf(message: NewMessage): NewMessage {
  * cut only moves when the history has grown by that much.
  */
 function cutToFit(messages: NewMessage[], { limit, total }: { limit: number; total: number }): { messages: NewMessage[]; leftOut: number } {
-  const newestUser = findLastIndex(messages, (m) => m.role === "user" && m.kind !== "notice");
+  const newestUser = messages.findLastIndex((m) => m.role === "user" && m.kind !== "notice");
   const starts: number[] = [];
   messages.forEach((m, i) => {
     const startsExchange = m.role === "user" && m.kind !== "notice" && i < newestUser;
@@ -154,9 +154,4 @@ function withNote(first: NewMessage, leftOut: number): NewMessage {
   if (first.role !== "user") return first;
   const note = `[${leftOut} earlier message${leftOut === 1 ? "" : "s"} of this conversation left out to fit the context window]`;
   return { ...first, content: [{ type: "text", text: note }, ...first.content] };
-}
-
-function findLastIndex<T>(items: readonly T[], test: (item: T) => boolean): number {
-  for (let i = items.length - 1; i >= 0; i--) if (test(items[i]!)) return i;
-  return -1;
 }

@@ -29,7 +29,7 @@ export function buildAnthropicRequest(request: ModelRequestBody, defaultModel: s
   if (caching) {
     const last = messages.length - 1;
     // Turns alternate: the one before the last assistant turn is a user turn.
-    const previousEnd = findLastIndex(messages, (m) => m.role === "assistant") - 1;
+    const previousEnd = messages.findLastIndex((m) => m.role === "assistant") - 1;
     for (const i of new Set([previousEnd, last])) if (i >= 0) messages[i] = withBreakpointAtEnd(messages[i]!);
   }
   const tools = toolParams.tools;
@@ -53,9 +53,4 @@ function withBreakpointAtEnd(turn: Anthropic.MessageParam): Anthropic.MessagePar
   if (end < 0) return turn;
   content[end] = { ...content[end]!, cache_control: EPHEMERAL } as Block;
   return { ...turn, content } as Anthropic.MessageParam;
-}
-
-function findLastIndex<T>(items: readonly T[], test: (item: T) => boolean): number {
-  for (let i = items.length - 1; i >= 0; i--) if (test(items[i]!)) return i;
-  return -1;
 }
