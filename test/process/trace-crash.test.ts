@@ -78,8 +78,10 @@ test(`killed (SIGKILL) at any step, a run never has a step without its trace (${
   llm.respond = () => (++calls < 60 ? { toolCalls: [{ name: "calculate", input: { expression: `${calls}+1` } }], chunkDelayMs: 2 } : { text: "Done." });
   const stream = await client.sendStreaming(conv.id, "Count.", { max_steps: 200 });
   const runId = (await stream.until((e) => e.event === "run.created", 10_000)).data.run.id;
-  // Somewhere in the middle of the run, between or inside its writes.
-  await stream.until((e) => e.event === "tool_call.completed" && e.data.name === "calculate" && Math.random() < 0.1, 30_000);
+  // Somewhere in the middle of the run, between or inside its writes: after a step chosen at random (never the first, so a step has gone by whole).
+  const killAfter = 2 + Math.floor(Math.random() * 40);
+  let completed = 0;
+  await stream.until((e) => e.event === "tool_call.completed" && e.data.name === "calculate" && ++completed === killAfter, 30_000);
   expect(await killProcess(loopd)).toEqual({ code: null, signal: "SIGKILL" });
   stream.close();
 
