@@ -17,7 +17,7 @@ export interface TraceOverheadRow {
   off: WindowFigures;
   /** The compact trace (NDJSON, tool outputs and answers included) of the last run, per step: constant when the trace grows linearly. */
   traceBytesPerStep: number;
-  /** What its spans take in their table (`pg_column_size` of the rows), per step; Postgres only. */
+  /** What its spans take (`pg_column_size` of its `run_spans` rows and of its messages' `span`), per step; Postgres only. */
   storedBytesPerStep: number | null;
 }
 
@@ -98,7 +98,11 @@ async function storedSpanBytes(databaseUrl: string, runId: string): Promise<numb
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const { rows } = await client.query<{ bytes: string }>("select coalesce(sum(pg_column_size(s.*)), 0) as bytes from run_spans s where run_id = $1", [runId]);
+    const { rows } = await client.query<{ bytes: string }>(
+      `select (select coalesce(sum(pg_column_size(s.*)), 0) from run_spans s where s.run_id = $1)
+            + (select coalesce(sum(pg_column_size(m.span)), 0) from messages m where m.run_id = $1) as bytes`,
+      [runId],
+    );
     return Number(rows[0]!.bytes);
   } finally {
     await client.end();

@@ -4,14 +4,18 @@ CREATE TABLE "run_spans" (
 	"type" text NOT NULL,
 	"data" jsonb NOT NULL,
 	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL,
+	"next_message_seq" integer NOT NULL,
 	CONSTRAINT "run_spans_pkey" PRIMARY KEY("run_id","seq")
 );
 --> statement-breakpoint
+ALTER TABLE "messages" ADD COLUMN "span" jsonb;--> statement-breakpoint
 ALTER TABLE "run_spans" ADD CONSTRAINT "run_spans_run_id_runs_id_fk" FOREIGN KEY ("run_id") REFERENCES "public"."runs"("id") ON DELETE cascade ON UPDATE no action;
 --> statement-breakpoint
--- loopd_save, now also writing the trace of what it saves (p_spans, an
--- array of {type, data}), in the same statement as the step it tells: a
--- step is never saved without its trace. Otherwise unchanged.
+-- loopd_save, now also writing the trace of what it saves, in the same
+-- statement as the step it tells: a step is never saved without its trace.
+-- A message's own span (its model call, its tool call, its notice) is its
+-- `span` column (in p_messages); p_spans (an array of {type, data}) are the
+-- spans that tell no message, rows of run_spans. Otherwise unchanged.
 DROP FUNCTION "loopd_save"(text, text, text, integer, jsonb, jsonb, integer, jsonb, jsonb, boolean);--> statement-breakpoint
 CREATE OR REPLACE FUNCTION "loopd_save"(
   p_run_id text,
@@ -44,8 +48,8 @@ BEGIN
     IF coalesce((SELECT max(seq) FROM messages WHERE conversation_id = p_conversation_id), 0) <> p_first_seq - 1 THEN
       RAISE EXCEPTION 'loopd_save: the history of % does not end at seq %', p_conversation_id, p_first_seq - 1 USING ERRCODE = '40001';
     END IF;
-    INSERT INTO messages (id, conversation_id, seq, role, content, kind, run_id, event_seq)
-      SELECT m->>'id', p_conversation_id, p_first_seq + ord::integer - 1, m->>'role', m->'content', m->>'kind', p_run_id, (m->>'event_seq')::integer
+    INSERT INTO messages (id, conversation_id, seq, role, content, kind, run_id, event_seq, span)
+      SELECT m->>'id', p_conversation_id, p_first_seq + ord::integer - 1, m->>'role', m->'content', m->>'kind', p_run_id, (m->>'event_seq')::integer, m->'span'
       FROM jsonb_array_elements(p_messages) WITH ORDINALITY AS t(m, ord);
   END IF;
   IF p_end IS NOT NULL AND p_end->>'status' = 'requires_action' THEN
@@ -92,12 +96,14 @@ BEGIN
           ELSE e->'data' END
       FROM jsonb_array_elements(p_events) AS e;
   END IF;
-  -- The trace of what was just saved, numbered on from the run's last span.
+  -- The spans of this save that tell no message, numbered on from the run's
+  -- last one, before the spans of the messages saved with them.
   -- A tool list and system prompt (model.setup) is stored once per run.
   IF jsonb_array_length(p_spans) > 0 THEN
-    INSERT INTO run_spans (run_id, seq, type, data)
+    INSERT INTO run_spans (run_id, seq, type, data, next_message_seq)
       SELECT p_run_id, (SELECT coalesce(max(seq), 0) FROM run_spans WHERE run_id = p_run_id) + row_number() OVER (ORDER BY ord), s->>'type',
-        CASE WHEN ended_at IS NOT NULL AND s->>'type' = 'run.end' THEN jsonb_set(s->'data', '{completed_at}', to_jsonb(ended_at)) ELSE s->'data' END
+        CASE WHEN ended_at IS NOT NULL AND s->>'type' = 'run.end' THEN jsonb_set(s->'data', '{completed_at}', to_jsonb(ended_at)) ELSE s->'data' END,
+        p_first_seq
       FROM jsonb_array_elements(p_spans) WITH ORDINALITY AS t(s, ord)
       WHERE s->>'type' <> 'model.setup'
         OR NOT EXISTS (SELECT 1 FROM run_spans x WHERE x.run_id = p_run_id AND x.type = 'model.setup' AND x.data->>'hash' = s->'data'->>'hash');

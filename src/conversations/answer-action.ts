@@ -1,7 +1,6 @@
 import { errorResultFor } from "../agent/repair-history.js";
-import type { NewMessage, ToolResultBlock } from "../agent/messages.js";
+import type { NewMessage } from "../agent/messages.js";
 import { redactorOf, type Redactor } from "../telemetry/redact.js";
-import { toolSpan } from "../telemetry/run-tracer.js";
 import { AppError, notFound } from "../errors.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { ActionAnswered } from "../runs/run-events.js";
@@ -148,16 +147,14 @@ async function saveAnswer(
   };
   const afterEventSeq = await tx.events.lastSeq(waiting.id);
   await tx.events.append(waiting.id, [{ seq: afterEventSeq + 1, type: "run.action_answered", data: decisions }]);
-  const { firstSeq: firstMessageSeq, nextEventSeq } = await appendToolResults(tx, { run: waiting, results, firstEventSeq: afterEventSeq + 2 });
-  if (trace) {
-    await tx.traces.append(waiting.id, [
-      { type: "action.answered", data: redactor.value({ ...decisions }) },
-      ...results.map((m, i) => {
-        const result = m.content[0] as ToolResultBlock;
-        return toolSpan({ result, seq: firstMessageSeq + i, source: outputs.has(result.tool_call_id) ? "client" : "declined" });
-      }),
-    ]);
-  }
+  const { firstSeq: firstMessageSeq, nextEventSeq } = await appendToolResults(tx, {
+    run: waiting,
+    results,
+    firstEventSeq: afterEventSeq + 2,
+    sourceOf: trace ? (result) => (outputs.has(result.tool_call_id) ? "client" : "declined") : undefined,
+  });
+  // Before the results' spans (each on its message).
+  if (trace) await tx.traces.append(waiting.id, [{ type: "action.answered", data: redactor.value({ ...decisions }) }], { nextMessageSeq: firstMessageSeq });
   const run = await tx.runs.resume(waiting.id, { owner, leaseMs });
   await tx.actions.insert({
     runId: waiting.id,

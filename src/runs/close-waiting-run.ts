@@ -1,6 +1,5 @@
-import type { ToolResultBlock } from "../agent/messages.js";
 import { errorResultFor } from "../agent/repair-history.js";
-import { runEndSpan, toolSpan } from "../telemetry/run-tracer.js";
+import { runEndSpan } from "../telemetry/run-tracer.js";
 import type { Repositories } from "../store/store.js";
 import type { RunRow } from "../store/schema.js";
 import { appendToolResults } from "./append-tool-results.js";
@@ -30,13 +29,14 @@ export const CANCELLED_WAITING: WaitingRunEnd = { status: "cancelled", stopReaso
 export async function closeWaitingRun(tx: Repositories, run: RunRow, end: WaitingRunEnd): Promise<RunRow> {
   const pending = run.requiredAction?.tool_calls ?? [];
   const results = pending.map((call) => errorResultFor({ type: "tool_call", id: call.tool_call_id, name: call.name, input: call.input }, end.content));
-  const { firstSeq, nextEventSeq } = await appendToolResults(tx, { run, results, firstEventSeq: (await tx.events.lastSeq(run.id)) + 1 });
+  const { firstSeq, nextEventSeq } = await appendToolResults(tx, { run, results, firstEventSeq: (await tx.events.lastSeq(run.id)) + 1, sourceOf: () => "loopd" });
   const ended = await tx.runs.endWaiting(run.id, { status: end.status, stopReason: end.stopReason });
   await tx.events.append(run.id, [{ seq: nextEventSeq, type: `run.${end.status}`, data: { run: runStateOf(ended) } }]);
-  await tx.traces.append(run.id, [
-    ...results.map((m, i) => toolSpan({ result: m.content[0] as ToolResultBlock, seq: firstSeq + i, source: "loopd" })),
-    runEndSpan({ status: ended.status, stop_reason: ended.stopReason, error: null, budget_exceeded: null, result: null, steps: ended.steps, usage: ended.usage, completed_at: ended.completedAt?.toISOString() ?? null }),
-  ]);
+  await tx.traces.append(
+    run.id,
+    [runEndSpan({ status: ended.status, stop_reason: ended.stopReason, error: null, budget_exceeded: null, result: null, steps: ended.steps, usage: ended.usage, completed_at: ended.completedAt?.toISOString() ?? null })],
+    { nextMessageSeq: firstSeq + results.length },
+  );
   await tx.notify("loopd_run_events", run.id);
   return ended;
 }

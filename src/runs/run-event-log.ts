@@ -4,6 +4,7 @@ import type { NewRunEvent } from "../store/event-repository.js";
 import { newId } from "../store/ids.js";
 import type { NewRunSpan, RunSave } from "../store/run-repository.js";
 import type { Store } from "../store/store.js";
+import { messageSpanData, tellsMessage } from "../telemetry/message-span.js";
 import type { RunEventData, RunEventType } from "./run-events.js";
 import type { RunSignals } from "./run-signals.js";
 
@@ -41,7 +42,7 @@ export interface CommitParts {
   end?: RunSave["end"];
   /** The events that announce this write, given the `seq` its first message gets. */
   events?: (firstMessageSeq: number) => EventInput[];
-  /** The trace spans of this write, given the `seq` its first message gets. */
+  /** The trace spans of this write, given the `seq` its first message gets (those that tell one of its messages are saved on it). */
   spans?: (firstMessageSeq: number) => NewRunSpan[];
 }
 
@@ -93,6 +94,9 @@ export function createRunEventLog({
       };
       const eventSeqOf = new Map(numbered.filter(announces).map((e) => [(e.data as { seq: number }).seq, e.seq]));
       const events = numbered.filter((e) => !announces(e));
+      // Likewise a message's trace span is stored on the message (its `span`), not as a row of its own.
+      const tells = (s: NewRunSpan) => tellsMessage(s, messages[(s.messageSeq ?? 0) - messageSeq]);
+      const spanOf = new Map(spans.filter(tells).map((s) => [s.messageSeq!, messageSpanData(s)]));
       try {
         const owned = await store.runs.save({
           runId,
@@ -101,12 +105,20 @@ export function createRunEventLog({
           firstSeq: messageSeq,
           messages: messages.map((m, i) => {
             const eventSeq = eventSeqOf.get(messageSeq + i);
-            return { id: newId("msg"), role: m.role, content: m.content, ...(m.role === "user" && m.kind && { kind: m.kind }), ...(eventSeq !== undefined && { event_seq: eventSeq }) };
+            const span = spanOf.get(messageSeq + i);
+            return {
+              id: newId("msg"),
+              role: m.role,
+              content: m.content,
+              ...(m.role === "user" && m.kind && { kind: m.kind }),
+              ...(eventSeq !== undefined && { event_seq: eventSeq }),
+              ...(span && { span }),
+            };
           }),
           events,
           progress: parts.progress ?? null,
           end: parts.end ?? null,
-          spans,
+          spans: spans.filter((s) => !tells(s)).map(({ type, data }) => ({ type, data })),
         });
         if (!owned) throw new LeaseLost(`run ${runId} is no longer owned by this process`);
       } catch (err) {

@@ -19,6 +19,7 @@ export function createMessageRepository({ db }: { db: Db }) {
       items,
       firstSeq,
       eventSeqOf,
+      spanOf,
     }: {
       conversationId: string;
       runId: string | null;
@@ -30,6 +31,8 @@ export function createMessageRepository({ db }: { db: Db }) {
        * event is this column, not a row of `run_events`. @default none (not announced)
        */
       eventSeqOf?: (i: number) => number;
+      /** Item i's trace span, stored on it (see src/telemetry/message-span.ts). @default none */
+      spanOf?: (i: number) => Record<string, unknown>;
     }): Promise<MessageRow[]> {
       if (items.length === 0) return [];
       const first = firstSeq ?? (await this.lastSeq(conversationId)) + 1;
@@ -45,6 +48,7 @@ export function createMessageRepository({ db }: { db: Db }) {
             content: toPgSafe(m.content),
             runId,
             ...(eventSeqOf && { eventSeq: eventSeqOf(i) }),
+            ...(spanOf && { span: toPgSafe(spanOf(i)) }),
           })),
         )
         .returning();

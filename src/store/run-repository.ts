@@ -26,8 +26,11 @@ export interface RunSave {
   conversationId: string;
   /** The `seq` of the first of `messages`: one past the history's end. */
   firstSeq: number;
-  /** `event_seq`: the id of the message's `message.created`, when it has one (it is not a row of `run_events`). */
-  messages: { id: string; role: Role; content: unknown; kind?: "notice"; event_seq?: number }[];
+  /**
+   * `event_seq`: the id of the message's `message.created`, when it has one (it is not a row of `run_events`);
+   * `span`: the trace span that tells the message, when it has one (it is not a row of `run_spans`).
+   */
+  messages: { id: string; role: Role; content: unknown; kind?: "notice"; event_seq?: number; span?: Record<string, unknown> }[];
   events: NewRunEvent[];
   /** The run's totals so far, when they changed. */
   progress?: { steps: number; usage: Usage } | null;
@@ -37,7 +40,11 @@ export interface RunSave {
    * recorded, its deadline `timeoutS` from the database's now() (and put in any event carrying `run`).
    */
   end?: RunSaveEnd | null;
-  /** The trace of what this save holds (see src/telemetry/run-tracer.ts); numbered by the database after the run's last span. */
+  /**
+   * The trace of what this save holds that tells no message (see
+   * src/telemetry/run-tracer.ts); numbered by the database after the run's
+   * last span, placed before the spans of `messages`.
+   */
   spans?: NewRunSpan[];
 }
 
@@ -45,6 +52,8 @@ export interface RunSave {
 export interface NewRunSpan {
   type: string;
   data: Record<string, unknown>;
+  /** The `seq` of the message the span tells: saved with it, it is that message's `span` (see src/telemetry/message-span.ts). */
+  messageSeq?: number;
 }
 
 export type RunSaveEnd =

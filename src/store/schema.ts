@@ -65,6 +65,14 @@ export const messages = pgTable(
     /** `notice`: a user-role message loopd wrote itself (a budget's grace turn). */
     kind: text("kind").$type<"notice">(),
     runId: text("run_id"),
+    /**
+     * The trace span that tells this message (the `model.call` that answered
+     * it, the `tool.call` whose result it holds, the `notice`), without what
+     * the row itself holds (its seq, content, time): the span is this
+     * column, not a row of `run_spans` (one tuple and index entry less per
+     * message saved). Null for messages without one (the user's, `TRACE=off`).
+     */
+    span: jsonb("span").$type<Record<string, unknown>>(),
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ name: "messages_pkey", columns: [t.conversationId, t.seq] })],
@@ -169,31 +177,39 @@ export const runs = pgTable(
   ],
 );
 
-/** A run's numbered rows, appended as it goes: its events, and its trace. */
-const runLog = <N extends "run_events" | "run_spans">(name: N) =>
-  pgTable(
-    name,
-    {
-      runId: text("run_id")
-        .notNull()
-        .references(() => runs.id, { onDelete: "cascade" }),
-      seq: integer("seq").notNull(),
-      type: text("type").notNull(),
-      data: jsonb("data").$type<Record<string, unknown>>().notNull(),
-      createdAt: createdAt(),
-    },
-    (t) => [primaryKey({ name: `${name}_pkey`, columns: [t.runId, t.seq] })],
-  );
+/** The columns of a run's numbered rows, appended as it goes: its events, and the spans of its trace that tell no message. */
+const runLogColumns = () => ({
+  runId: text("run_id")
+    .notNull()
+    .references(() => runs.id, { onDelete: "cascade" }),
+  seq: integer("seq").notNull(),
+  type: text("type").notNull(),
+  data: jsonb("data").$type<Record<string, unknown>>().notNull(),
+  createdAt: createdAt(),
+});
 
-export const runEvents = runLog("run_events");
+export const runEvents = pgTable("run_events", runLogColumns(), (t) => [primaryKey({ name: "run_events_pkey", columns: [t.runId, t.seq] })]);
 
 /**
- * A run's trace: what each model call was sent and answered, each tool call,
- * notice, answer, recovery and the run's end, one row per span, numbered per
- * run. Append-only, written by the same `loopd_save` as the step it tells
- * (see src/telemetry/run-tracer.ts for the shapes in `data`).
+ * The spans of a run's trace that tell no message (a model call's setup, a
+ * failed or empty call, an answer, a recovery, a pause, the run's end),
+ * numbered per run; the others are the `span` column of their message.
+ * Append-only, written by the same `loopd_save` as the step it tells (see
+ * src/telemetry/run-tracer.ts for the shapes in `data`).
  */
-export const runSpans = runLog("run_spans");
+export const runSpans = pgTable(
+  "run_spans",
+  {
+    ...runLogColumns(),
+    /**
+     * The `seq` the conversation's next message had when the span was saved:
+     * the span comes after the spans of the messages before that one, and
+     * before that message's own (how the reader merges the two).
+     */
+    nextMessageSeq: integer("next_message_seq").notNull(),
+  },
+  (t) => [primaryKey({ name: "run_spans_pkey", columns: [t.runId, t.seq] })],
+);
 
 /**
  * Each answer to a paused run: who answered, what, and where its effects

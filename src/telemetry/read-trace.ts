@@ -1,11 +1,13 @@
-import type { NewMessage } from "../agent/messages.js";
+import type { AssistantBlock, NewMessage } from "../agent/messages.js";
 import type { ModelProvider, ModelRequestBody, ProviderName } from "../agent/model.js";
 import { historyOf } from "../runs/history-of.js";
-import type { MessageRow, RunRow, RunSpanRow } from "../store/schema.js";
+import type { MessageRow, RunRow } from "../store/schema.js";
 import type { Store } from "../store/store.js";
+import { TRACE_START, type TracedMessage } from "../store/trace-repository.js";
 import { rebuildBody, rebuildRequest } from "./rebuild-request.js";
 import type { Redactor } from "./redact.js";
 import { bodySha256 } from "./body-hash.js";
+import { spanOfMessage } from "./message-span.js";
 import type { ModelCallRecord, ModelSetup } from "./run-tracer.js";
 
 /** A span as the trace route shows it: its number, type and time, then its data (with the messages it points to filled in). */
@@ -14,7 +16,7 @@ export type TraceSpan = { seq: number; type: string; at: string } & Record<strin
 export interface ReadTraceOptions {
   store: Pick<Store, "traces" | "messages">;
   providers: Record<ProviderName, ModelProvider>;
-  run: Pick<RunRow, "id" | "conversationId">;
+  run: Pick<RunRow, "id" | "conversationId" | "firstSeq">;
   redactor: Redactor;
   /** Put each model call's request in its span whole, as the provider received it. @default false */
   expandRequests?: boolean;
@@ -26,9 +28,10 @@ export interface ReadTraceOptions {
  * A run's trace, span after span, read from the database a page at a time:
  * without `expandRequests` it holds one page in memory, however long the
  * run. A model call's answer and a tool call's output are read from the
- * messages they point to. Expanded, each request is rebuilt from the stored
- * history (read once, as far as the calls need it) and checked against the
- * sha256 of the body that was sent (`request_verified`).
+ * messages they tell (which hold their spans). Expanded, each request is
+ * rebuilt from the stored history (read once, as far as the calls need it)
+ * and checked against the sha256 of the body that was sent
+ * (`request_verified`).
  */
 export async function* readTrace({ expandRequests = false, ...options }: ReadTraceOptions): AsyncGenerator<TraceSpan> {
   const { providers, redactor } = options;
@@ -60,20 +63,23 @@ export async function* traceEntries({
   // A call's setup is stored only when it changes; a tool call's input is its call's, in the last answer.
   let lastSetup: string | undefined;
   let lastCalls = new Map<string, unknown>();
-  for (let after = 0; ; ) {
-    const page = await store.traces.page({ runId: run.id, afterSeq: after, limit: pageSize });
-    if (page.length === 0) return;
-    after = page.at(-1)!.seq;
-    const rows = await store.messages.bySeqs(run.conversationId, [...new Set(page.flatMap(seqsOf))]);
-    const bySeq = new Map(rows.map((r) => [r.seq, r]));
-    for (const row of page) {
-      const data = row.data;
-      if (row.type === "model.setup") setups.set(data.hash as string, data as unknown as ModelSetup);
-      const span: TraceSpan = { seq: row.seq, type: row.type, at: row.createdAt.toISOString(), ...data };
-      if (row.type === "tool.call") {
+  // Spans are numbered as they come, from 1: both sources merged, in the order things happened.
+  let seq = 0;
+  const after = { ...TRACE_START };
+  for (;;) {
+    const page = await store.traces.page({ run, after, limit: pageSize });
+    for (const entry of page) {
+      if (entry.row) after.spanSeq = entry.row.seq;
+      else after.messageSeq = entry.message.seq;
+    }
+    for (const { row, message } of page) {
+      const { type, data } = row ?? spanOfMessage(message);
+      if (type === "model.setup") setups.set(data.hash as string, data as unknown as ModelSetup);
+      const span: TraceSpan = { seq: ++seq, type, at: (row ?? message).createdAt.toISOString(), ...data };
+      if (type === "tool.call") {
         const input = data.input ?? lastCalls.get(data.tool_call_id as string);
         if (input !== undefined) span.input = redactor.value(input);
-        span.output = redactor.value(toolOutputOf(bySeq.get(data.result_seq as number)));
+        span.output = redactor.value(toolOutputOf(message));
       }
       let record = data.request as ModelCallRecord | undefined;
       if (record) {
@@ -81,14 +87,13 @@ export async function* traceEntries({
         lastSetup = record.setup;
         span.request = record;
       }
-      if (row.type === "model.call") {
-        const response = data.response as { message_seq: number | null };
-        const content = (response.message_seq === null ? undefined : bySeq.get(response.message_seq))?.content ?? [];
+      if (type === "model.call") {
+        const content = (message?.content ?? []) as AssistantBlock[];
         lastCalls = new Map(content.flatMap((b) => (b.type === "tool_call" ? [[b.id, b.input] as const] : [])));
-        span.response = { ...response, content: redactor.value(content) };
+        span.response = { ...(data.response as object), content: redactor.value(content) };
       }
       const setup = record?.setup === undefined ? undefined : setups.get(record.setup);
-      if (rebuild && record && setup && (row.type === "model.call" || row.type === "model.failed")) {
+      if (rebuild && record && setup && (type === "model.call" || type === "model.failed")) {
         await loadHistory({ store, run, history, upTo: record.history_length });
         yield { span, request: rebuildRequest({ record, setup, history }), setup };
       } else {
@@ -99,16 +104,8 @@ export async function* traceEntries({
   }
 }
 
-/** The message seqs a span points to. */
-function seqsOf(span: RunSpanRow): number[] {
-  const d = span.data as { result_seq?: number; response?: { message_seq?: number | null } };
-  if (span.type === "tool.call" && typeof d.result_seq === "number") return [d.result_seq];
-  if (span.type === "model.call" && typeof d.response?.message_seq === "number") return [d.response.message_seq];
-  return [];
-}
-
-function toolOutputOf(row: MessageRow | undefined): string | null {
-  const block = row?.content[0];
+function toolOutputOf(message: TracedMessage | undefined): string | null {
+  const block = (message?.content as MessageRow["content"] | undefined)?.[0];
   return block && block.type === "tool_result" ? block.content : null;
 }
 

@@ -14,7 +14,9 @@ import type { Redactor } from "./redact.js";
  * history it was sent (`rebuildRequest` makes it again), plus the sha256 of
  * the exact body; its answer and a tool call's output are the stored
  * messages they point to (`message_seq`, `result_seq`). A system prompt
- * with its tools (`model.setup`) is kept once per run, by hash.
+ * with its tools (`model.setup`) is kept once per run, by hash. A span that
+ * tells a message (`messageSeq`) is saved on that message's row, without
+ * what the row holds (see message-span.ts).
  *
  * Span types and their data:
  * - `model.setup`   ModelSetup
@@ -121,14 +123,16 @@ export function createRunTracer({ redactor }: { redactor: Redactor }) {
         spans.push({ type: "model.failed", data: { ...common, error: redactor.text(e.error), status: e.status } });
         return spans;
       }
+      // The answer is saved right after the call, as the history's next message.
+      const messageSeq = e.content.length > 0 ? e.request.history_length + 1 : null;
       spans.push({
         type: "model.call",
+        ...(messageSeq !== null && { messageSeq }),
         data: {
           ...common,
           ttft_ms: e.ttft_ms,
           response: {
-            // The answer is saved right after the call, as the history's next message.
-            message_seq: e.content.length > 0 ? e.request.history_length + 1 : null,
+            message_seq: messageSeq,
             stop_reason: e.stop_reason,
             raw_stop_reason: e.raw_stop_reason,
             usage: e.usage,
@@ -143,7 +147,7 @@ export function createRunTracer({ redactor }: { redactor: Redactor }) {
     /** The spans of messages being saved from `firstSeq` on: each tool result, each notice. */
     saved(messages: readonly NewMessage[], firstSeq: number, completed: readonly ToolCallCompletion[] = []): NewRunSpan[] {
       return messages.flatMap((m, i): NewRunSpan[] => {
-        if (m.role === "user" && m.kind === "notice") return [{ type: "notice", data: { message_seq: firstSeq + i, text: m.content.map((b) => b.text).join("\n") } }];
+        if (m.role === "user" && m.kind === "notice") return [{ type: "notice", messageSeq: firstSeq + i, data: { message_seq: firstSeq + i, text: noticeText(m.content) } }];
         if (m.role !== "tool") return [];
         const result = m.content[0];
         const done = completed.find((c) => c.tool_call_id === result.tool_call_id);
@@ -170,6 +174,7 @@ export function toolSpan({
 }): NewRunSpan {
   return {
     type: "tool.call",
+    messageSeq: seq,
     data: {
       tool_call_id: result.tool_call_id,
       name: result.name,
@@ -181,6 +186,9 @@ export function toolSpan({
     },
   };
 }
+
+/** A notice span's text: its message's. */
+export const noticeText = (content: readonly { text: string }[]) => content.map((b) => b.text).join("\n");
 
 /** How a run ended, as its last span tells it; `completed_at` null is filled in by the save (the database's clock). */
 export interface RunEndData {

@@ -14,33 +14,29 @@ const RESULT_CHARS = 30_000;
 
 /**
  * A run of 1,000 steps, each with a 30 KB tool result, written straight into
- * the tables (as its writer would have, spans pointing to their messages).
+ * the tables (as its writer would have: each answer and result with its
+ * span, the run's end after them).
  */
 async function bigRun(): Promise<{ conversationId: string; runId: string }> {
   const conv = await api(f.loopd.app).createConversation({ provider: "mock" });
   const run = (await api(f.loopd.app).send(conv.id, { content: "hello" })).json().run;
   const q = (text: string, values: unknown[]) => f.database.query({ name: "", text, values });
   await q(
-    `insert into messages (id, conversation_id, seq, role, content, run_id)
+    `insert into messages (id, conversation_id, seq, role, content, run_id, span)
      select 'msg_big_' || g, $1, 2 + g, case when g % 2 = 1 then 'assistant' else 'tool' end,
        case when g % 2 = 1
          then jsonb_build_array(jsonb_build_object('type', 'tool_call', 'id', 'call_' || g, 'name', 'calculate', 'input', jsonb_build_object('expression', g || '+1')))
          else jsonb_build_array(jsonb_build_object('type', 'tool_result', 'tool_call_id', 'call_' || (g - 1), 'name', 'calculate', 'content', g || repeat('x', $3::integer), 'is_error', false)) end,
-       $2
+       $2,
+       case when g % 2 = 1
+         then (select span from messages where conversation_id = $1 and run_id = $2 and role = 'assistant' limit 1)
+           || jsonb_build_object('step', (g + 1) / 2, 'response', jsonb_build_object('stop_reason', 'tool_use', 'raw_stop_reason', 'tool_use', 'model', 'loopd-mock', 'request_id', null,
+                'usage', jsonb_build_object('input_tokens', 1, 'output_tokens', 1, 'cache_read_tokens', 0, 'cache_write_tokens', 0)))
+         else jsonb_build_object('status', 'ok', 'duration_ms', 1, 'source', 'executed') end
      from generate_series(1, $4::integer * 2) g`,
     [conv.id, run.id, RESULT_CHARS, STEPS],
   );
-  await q(
-    `insert into run_spans (run_id, seq, type, data)
-     select $1, 100 + g, case when g % 2 = 1 then 'model.call' else 'tool.call' end,
-       case when g % 2 = 1
-         then (select data from run_spans where run_id = $1 and type = 'model.call' limit 1)
-           || jsonb_build_object('step', (g + 1) / 2, 'response', jsonb_build_object('message_seq', 2 + g, 'stop_reason', 'tool_use', 'raw_stop_reason', 'tool_use', 'model', 'loopd-mock', 'request_id', null,
-                'usage', jsonb_build_object('input_tokens', 1, 'output_tokens', 1, 'cache_read_tokens', 0, 'cache_write_tokens', 0)))
-         else jsonb_build_object('tool_call_id', 'call_' || (g - 1), 'name', 'calculate', 'is_error', false, 'status', 'ok', 'duration_ms', 1, 'source', 'executed', 'result_seq', 2 + g) end
-     from generate_series(1, $2::integer * 2) g`,
-    [run.id, STEPS],
-  );
+  await q(`update run_spans set next_message_seq = 3 + $2::integer * 2 where run_id = $1 and type = 'run.end'`, [run.id, STEPS]);
   return { conversationId: conv.id, runId: run.id };
 }
 

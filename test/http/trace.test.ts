@@ -185,3 +185,35 @@ test("a pause, its answer (approved, declined, a client's output) and a cancel w
     { type: "run.end", status: "cancelled", stop_reason: "cancelled", completed_at: expect.any(String) },
   ]);
 });
+
+test("a step writes no span row: the answer's and each result's spans are on their messages, run_spans keeps what tells no message", async () => {
+  const conv = await client().createConversation({ provider: "openai" });
+  f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] }, { toolCalls: [{ name: "calculate", input: { expression: "2+2" } }] }, { text: "4" });
+  const run = (await client().send(conv.id, { content: "Add." })).json().run;
+  const q = (text: string) => f.database.query({ name: "", text, values: [run.id] });
+  expect((await q("select type from run_spans where run_id = $1 order by seq")).map((r: any) => r.type)).toEqual(["model.setup", "run.end"]);
+  const messages = await q("select role, span from messages where run_id = $1 order by seq");
+  expect(messages.map((m: any) => [m.role, m.span !== null])).toEqual([
+    ["user", false],
+    ["assistant", true],
+    ["tool", true],
+    ["assistant", true],
+    ["tool", true],
+    ["assistant", true],
+  ]);
+  // What the row holds is not stored again.
+  const stored = JSON.stringify(messages.map((m: any) => (typeof m.span === "string" ? JSON.parse(m.span) : m.span)));
+  for (const field of ["message_seq", "result_seq", "history_length", "tool_call_id", "is_error"]) expect(stored).not.toContain(field);
+  const { spans } = await trace(conv.id, run.id);
+  expect(spans.map((s) => [s.seq, s.type])).toEqual([
+    [1, "model.setup"],
+    [2, "model.call"],
+    [3, "tool.call"],
+    [4, "model.call"],
+    [5, "tool.call"],
+    [6, "model.call"],
+    [7, "run.end"],
+  ]);
+  expect(spans[2]).toMatchObject({ tool_call_id: expect.any(String), name: "calculate", is_error: false, result_seq: 3, input: { expression: "1+1" }, output: expect.stringContaining("2") });
+  expect(spans[3]).toMatchObject({ request: { history_length: 3 }, response: { message_seq: 4 } });
+});
