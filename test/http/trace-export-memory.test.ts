@@ -30,8 +30,8 @@ async function bigRun(): Promise<{ conversationId: string; runId: string }> {
        $2,
        case when g % 2 = 1
          then (select span from messages where conversation_id = $1 and run_id = $2 and role = 'assistant' limit 1)
-           || jsonb_build_object('step', (g + 1) / 2, 'response', jsonb_build_object('stop_reason', 'tool_use', 'raw_stop_reason', 'tool_use', 'model', 'loopd-mock', 'request_id', null,
-                'usage', jsonb_build_object('input_tokens', 1, 'output_tokens', 1, 'cache_read_tokens', 0, 'cache_write_tokens', 0)))
+           || jsonb_build_object('step', (g + 1) / 2, 'response', jsonb_build_object('stop_reason', 'tool_use', 'model', 'loopd-mock', 'request_id', null,
+                'usage', jsonb_build_array(1, 1, 0, 0)))
          else jsonb_build_object('status', 'ok', 'duration_ms', 1, 'source', 'executed') end
      from generate_series(1, $4::integer * 2) g`,
     [conv.id, run.id, RESULT_CHARS, STEPS],
