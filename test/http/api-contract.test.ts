@@ -242,7 +242,7 @@ describe("operations", () => {
     logLines.length = 0;
     const conv = await client().createConversation({ provider: "anthropic" });
     f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] }, { text: "2" });
-    const run = (await client().send(conv.id, { content: "1+1?" }, { authorization: "Bearer sk-secret-do-not-log" })).json().run;
+    const run = (await client().send(conv.id, { content: "1+1?" }, { authorization: "Bearer fake-secret-do-not-log" })).json().run;
     const mine = logLines.filter((l) => l.run_id === run.id);
     const modelCalls = mine.filter((l) => l.msg === "model call");
     expect(modelCalls).toHaveLength(2);
@@ -255,7 +255,7 @@ describe("operations", () => {
     const everything = JSON.stringify(logLines);
     expect(everything).not.toContain("test-anthropic-key");
     expect(everything).not.toContain("test-openai-key");
-    expect(everything).not.toContain("sk-secret-do-not-log");
+    expect(everything).not.toContain("fake-secret-do-not-log");
   });
 });
 

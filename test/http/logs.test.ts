@@ -24,7 +24,7 @@ async function logsOfARun(level: "info" | "debug"): Promise<string> {
     const res = await loopd.app.inject({
       method: "POST",
       url: `/conversations/${conv.id}/messages`,
-      headers: { authorization: "Bearer sk-live-HEADER-SECRET", "x-api-key": "sk-ant-XAPI-SECRET", cookie: "session=COOKIE-SECRET" },
+      headers: { authorization: "Bearer fake-HEADER-SECRET", "x-api-key": "fake-XAPI-SECRET", cookie: "session=COOKIE-SECRET" },
       payload: { content: "My account number is ACCT-998877. What is 1234567*7654321?" },
     });
     expect(res.json().run.status).toBe("completed");

@@ -19,8 +19,8 @@ import { createTestDatabase, type TestDatabase } from "../helpers/test-database.
  * logs at debug. Nothing loopd writes (log lines, trace rows, events, run
  * errors, HTTP answers) holds a key.
  */
-const ANTHROPIC_KEY = "sk-ant-test-SECRET123-anthropic-abcdef";
-const OPENAI_KEY = "sk-test-SECRET456-openai-ghijkl";
+const ANTHROPIC_KEY = "fake-anthropic-key-SECRET123-abcdef";
+const OPENAI_KEY = "fake-openai-key-SECRET456-ghijkl";
 const TOOL_TOKEN = "tok-SECRET789-configured";
 
 let llm: FakeLlm;
