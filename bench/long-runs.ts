@@ -1,12 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { startFakeLlm, type FakeLlm } from "../test/fake-llm/server.js";
+import type { FakeLlm } from "../test/fake-llm/server.js";
 import type { FloorRequest } from "./floor-loop.js";
 import { startFloorSubject, startLoopdSubject, type LongRunSubject, type SubjectName } from "./long-run-subjects.js";
-import { toolStepsThenAnswer, writeLongRunFile } from "./long-run-scenario.js";
+import { openLongRunBench } from "./long-run-bench.js";
+import { toolStepsThenAnswer } from "./long-run-scenario.js";
 import { measureWindow, type WindowFigures } from "./measure-window.js";
-import { openServerMonitor, type ServerMonitor } from "./server-monitor.js";
+import type { ServerMonitor } from "./server-monitor.js";
 
 export interface LongRunRow extends WindowFigures {
   subject: SubjectName;
@@ -52,20 +50,8 @@ export async function measureLongRuns({
   quiet?: QuietRule;
   progress: (line: string) => void;
 }): Promise<LongRunRow[]> {
-  const llm = await startFakeLlm();
-  const workspaceDir = mkdtempSync(path.join(os.tmpdir(), "loopd-bench-ws-"));
-  writeLongRunFile(workspaceDir);
-  const monitor = serverUrl ? await openServerMonitor(serverUrl) : null;
-  const env = {
-    LLM_PROVIDER: "openai",
-    OPENAI_API_KEY: "bench",
-    OPENAI_BASE_URL: `${llm.url}/v1`,
-    LOG_LEVEL: logLevel,
-    WORKSPACE_DIR: workspaceDir,
-    // One step of room past the last: the last of max_steps would be a grace call.
-    MAX_STEPS_LIMIT: String(Math.max(...stepCounts) + 2),
-  };
-  const subjects: LongRunSubject[] = [];
+  const bench = await openLongRunBench({ serverUrl, stepCounts, logLevel });
+  const { llm, workspaceDir, monitor, env, subjects } = bench;
   try {
     const loopd = await startLoopdSubject({ name: "loopd", serverUrl, env });
     subjects.push(loopd);
@@ -87,10 +73,7 @@ export async function measureLongRuns({
     }
     return rows;
   } finally {
-    for (const subject of subjects) await subject.stop();
-    await monitor?.close();
-    await llm.close();
-    rmSync(workspaceDir, { recursive: true, force: true });
+    await bench.close();
   }
 }
 

@@ -1,14 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import pg from "pg";
-import { startFakeLlm } from "../test/fake-llm/server.js";
 import { startLoopdSubject, type LongRunSubject } from "./long-run-subjects.js";
-import { toolStepsThenAnswer, writeLongRunFile } from "./long-run-scenario.js";
+import { openLongRunBench } from "./long-run-bench.js";
+import { toolStepsThenAnswer } from "./long-run-scenario.js";
 import { answerLongRuns, measureQuietest, MIN_STEPS_PER_ROW, type QuietRule } from "./long-runs.js";
 import { markdownTable } from "./markdown-table.js";
 import type { WindowFigures } from "./measure-window.js";
-import { openServerMonitor } from "./server-monitor.js";
 
 export interface TraceOverheadRow {
   steps: number;
@@ -40,19 +36,8 @@ export async function measureTraceOverhead({
   quiet: QuietRule;
   progress: (line: string) => void;
 }): Promise<TraceOverheadRow[]> {
-  const llm = await startFakeLlm();
-  const workspaceDir = mkdtempSync(path.join(os.tmpdir(), "loopd-bench-ws-"));
-  writeLongRunFile(workspaceDir);
-  const monitor = serverUrl ? await openServerMonitor(serverUrl) : null;
-  const env = {
-    LLM_PROVIDER: "openai",
-    OPENAI_API_KEY: "bench",
-    OPENAI_BASE_URL: `${llm.url}/v1`,
-    LOG_LEVEL: logLevel,
-    WORKSPACE_DIR: workspaceDir,
-    MAX_STEPS_LIMIT: String(Math.max(...stepCounts) + 2),
-  };
-  const subjects: LongRunSubject[] = [];
+  const bench = await openLongRunBench({ serverUrl, stepCounts, logLevel });
+  const { llm, monitor, env, subjects } = bench;
   try {
     const on = await startLoopdSubject({ name: "loopd", serverUrl, env: { ...env, TRACE: "on" } });
     subjects.push(on);
@@ -75,10 +60,7 @@ export async function measureTraceOverhead({
     }
     return rows;
   } finally {
-    for (const subject of subjects) await subject.stop();
-    await monitor?.close();
-    await llm.close();
-    rmSync(workspaceDir, { recursive: true, force: true });
+    await bench.close();
   }
 }
 
