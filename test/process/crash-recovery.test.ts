@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, test, vi } from "vitest";
 import { startFakeLlm, type FakeLlm } from "../fake-llm/server.js";
-import { createTestDatabase, testDatabaseKind, type TestDatabase } from "../helpers/test-database.js";
+import { testDatabaseKind } from "../helpers/test-database.js";
+import { createProcessDatabase } from "./process-database.js";
 import { toolCallIdsIn, toolResultsIn, userTextsIn } from "../helpers/wire.js";
 import { expectCompleteEventLog, isTerminalEvent, loopdClient, unansweredToolCalls } from "./loopd-client.js";
 import { killAllLoopd, killProcess, sleep, spawnLoopd, type LoopdProcess } from "./loopd-process.js";
@@ -26,8 +27,7 @@ const LONG_ANSWER = `Once upon a time ${Array.from({ length: 36 }, (_, i) => `wo
 const SLOW = 200;
 
 let llm: FakeLlm;
-let testDb: TestDatabase | undefined;
-let dataDir: string | undefined;
+let database: Awaited<ReturnType<typeof createProcessDatabase>> | undefined;
 let workspaceDir: string;
 let env: Record<string, string>;
 let loopd: LoopdProcess;
@@ -49,16 +49,9 @@ async function startLoopd(): Promise<LoopdProcess> {
 beforeAll(async () => {
   llm = await startFakeLlm();
   workspaceDir = mkdtempSync(path.join(tmpdir(), "loopd-process-ws-"));
-  let database: Record<string, string>;
-  if (testDatabaseKind === "postgres") {
-    testDb = await createTestDatabase();
-    database = { DATABASE_URL: testDb.url! };
-  } else {
-    dataDir = mkdtempSync(path.join(tmpdir(), "loopd-process-db-"));
-    database = { DATA_DIR: dataDir };
-  }
+  database = await createProcessDatabase("loopd-process-db-");
   env = {
-    ...database,
+    ...database.env,
     ANTHROPIC_BASE_URL: llm.url,
     OPENAI_BASE_URL: `${llm.url}/v1`,
     ANTHROPIC_API_KEY: "test",
@@ -74,8 +67,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await killAllLoopd();
   await llm?.close();
-  await testDb?.drop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await database?.drop();
   if (workspaceDir) rmSync(workspaceDir, { recursive: true, force: true });
 });
 

@@ -1,11 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, expect, test, vi } from "vitest";
-import { openDatabase, type Database } from "../../src/store/db.js";
+import type { Database } from "../../src/store/db.js";
 import { startFakeLlm, type FakeLlm } from "../fake-llm/server.js";
-import { createTestDatabase, testDatabaseKind, type TestDatabase } from "../helpers/test-database.js";
+import { testDatabaseKind } from "../helpers/test-database.js";
 import { loopdClient } from "./loopd-client.js";
+import { createProcessDatabase } from "./process-database.js";
 import { killAllLoopd, killProcess, spawnLoopd, type LoopdProcess } from "./loopd-process.js";
 
 vi.setConfig({ testTimeout: 150_000, hookTimeout: 150_000 });
@@ -19,24 +17,16 @@ vi.setConfig({ testTimeout: 150_000, hookTimeout: 150_000 });
  */
 
 let llm: FakeLlm;
-let testDb: TestDatabase | undefined;
-let dataDir: string | undefined;
+let database: Awaited<ReturnType<typeof createProcessDatabase>> | undefined;
 let env: Record<string, string>;
 let loopd: LoopdProcess;
 const client = loopdClient(() => loopd.url);
 
 beforeAll(async () => {
   llm = await startFakeLlm();
-  let database: Record<string, string>;
-  if (testDatabaseKind === "postgres") {
-    testDb = await createTestDatabase();
-    database = { DATABASE_URL: testDb.url! };
-  } else {
-    dataDir = mkdtempSync(path.join(tmpdir(), "loopd-trace-crash-"));
-    database = { DATA_DIR: dataDir };
-  }
+  database = await createProcessDatabase("loopd-trace-crash-");
   env = {
-    ...database,
+    ...database.env,
     OPENAI_BASE_URL: `${llm.url}/v1`,
     OPENAI_API_KEY: "test",
     RUN_LEASE_MS: "1500",
@@ -49,22 +39,21 @@ beforeAll(async () => {
 afterAll(async () => {
   await killAllLoopd();
   await llm?.close();
-  await testDb?.drop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await database?.drop();
 });
 
 /** The seqs of the run's answers and results, and of those saved without their span, read straight from the database (the process is dead). */
 async function savedWithoutTrace(conversationId: string, runId: string): Promise<{ seqs: number[]; untraced: number[] }> {
-  const database: Database = testDb ? await testDb.open() : await openDatabase({ dataDir: dataDir! });
+  const db: Database = await database!.open();
   try {
-    const messages = await database.query({
+    const messages = await db.query({
       name: "",
       text: "select seq, span is not null as traced from messages where conversation_id = $1 and run_id = $2 and role <> 'user' order by seq",
       values: [conversationId, runId],
     });
     return { seqs: messages.map((m: any) => Number(m.seq)), untraced: messages.filter((m: any) => m.traced !== true).map((m: any) => Number(m.seq)) };
   } finally {
-    await database.close();
+    await db.close();
   }
 }
 
