@@ -1,6 +1,6 @@
 import type { NewMessage } from "../agent/messages.js";
-import type { MessageRow } from "../store/schema.js";
+import type { HistoryRow } from "../store/message-repository.js";
 
 /** Stored rows as the loop and the converters take them. */
-export const historyOf = (rows: readonly MessageRow[]): NewMessage[] =>
+export const historyOf = (rows: readonly HistoryRow[]): NewMessage[] =>
   rows.map((r) => ({ role: r.role, content: r.content, ...(r.kind && { kind: r.kind }), ...(r.excluded && { excluded: r.excluded }) }) as NewMessage);

@@ -5,6 +5,9 @@ import { newId } from "./ids.js";
 import { toPgSafe } from "./pg-safe.js";
 import { messages, type MessageRow } from "./schema.js";
 
+/** A message as a model is sent it, with its place in the history. */
+export type HistoryRow = Pick<MessageRow, "seq" | "role" | "content" | "kind" | "excluded">;
+
 export function createMessageRepository({ db }: { db: Db }) {
   return {
     /**
@@ -60,10 +63,13 @@ export function createMessageRepository({ db }: { db: Db }) {
       return row?.last ?? 0;
     },
 
-    /** The whole history (or all of it after `afterSeq`), in order: one query. */
-    history(conversationId: string, { afterSeq = 0 }: { afterSeq?: number } = {}): Promise<MessageRow[]> {
+    /**
+     * The whole history (or all of it after `afterSeq`), in order: one query,
+     * of what a model is sent (not the rows' trace spans, ids or times).
+     */
+    history(conversationId: string, { afterSeq = 0 }: { afterSeq?: number } = {}): Promise<HistoryRow[]> {
       return db
-        .select()
+        .select({ seq: messages.seq, role: messages.role, content: messages.content, kind: messages.kind, excluded: messages.excluded })
         .from(messages)
         .where(and(eq(messages.conversationId, conversationId), gt(messages.seq, afterSeq)))
         .orderBy(asc(messages.seq));
