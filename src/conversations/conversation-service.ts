@@ -5,6 +5,7 @@ import { estimateFixedTokens } from "../agent/estimate-tokens.js";
 import { sendable } from "../agent/messages.js";
 import { offeredTools } from "../agent/offered-tools.js";
 import { AppError, notFound } from "../errors.js";
+import { clientToolSpecs } from "../runs/client-tool-specs.js";
 import { historyOf } from "../runs/history-of.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { Services } from "../services.js";
@@ -156,7 +157,7 @@ export function createConversationService(services: Services) {
       const tools = offeredTools({
         registry,
         allowedTools: conversation.tools,
-        clientTools: conversation.clientTools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.input_schema })),
+        clientTools: clientToolSpecs(conversation.clientTools),
         finish: conversation.finish,
       });
       const built = buildContext({

@@ -1,4 +1,5 @@
 import type { AgentEvent } from "../agent/agent-events.js";
+import { clientToolSpecs } from "./client-tool-specs.js";
 import { DEFAULT_CONTEXT } from "../agent/context-settings.js";
 import { createToolActionDecider } from "../agent/decide-tool-action.js";
 import type { ProviderName } from "../agent/model.js";
@@ -42,7 +43,7 @@ export async function executeRun({
     const conversation = await store.conversations.get(run.conversationId);
     if (!conversation) return observer.end(null); // deleted meanwhile: its runs went with it
     actionTimeoutS = conversation.actionTimeoutS ?? config.actionTimeoutS;
-    const clientTools = conversation.clientTools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.input_schema }));
+    const clientTools = clientToolSpecs(conversation.clientTools);
     result = await runAgentLoop({
       provider: services.providers[run.provider as ProviderName],
       model: run.model,
