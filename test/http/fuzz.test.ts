@@ -256,7 +256,7 @@ describe("fuzzing every route through app.inject", () => {
       fc.asyncProperty(request, async ({ route, pool: i, body, contentType: type }) => {
         baseline = await sendAndCheck(
           {
-            method: route.method,
+            method: route.method as InjectOptions["method"] & string,
             url: resolvePath(route.path, [{ pool: i }, { pool: i }]),
             headers: body === undefined ? {} : { "content-type": type },
             ...(body !== undefined && { payload: body }),
