@@ -29,14 +29,14 @@ import { metricsRoutes } from "./http/routes/metrics-routes.js";
 import { runRoutes } from "./http/routes/run-routes.js";
 import { traceRoutes } from "./http/routes/trace-routes.js";
 import { BODY_MAX_DEPTH } from "./http/schemas.js";
-import { createProviders } from "./providers/index.js";
+import { providersOf } from "./providers/index.js";
 import type { Database } from "./store/db.js";
 import { createBroadcast } from "./store/broadcast.js";
 import { createStore } from "./store/store.js";
 import { createBuiltinTools } from "./tools/builtin/index.js";
 import type { Tool } from "./tools/define-tool.js";
 import { createToolRegistry } from "./tools/tool-registry.js";
-import { createPriceTable, loadPriceFile } from "./agent/price-table.js";
+import { createPriceTable, loadPriceFile, type PriceTable } from "./agent/price-table.js";
 import { createMetrics } from "./telemetry/metrics.js";
 import { combineTelemetry } from "./telemetry/telemetry.js";
 import { createRedactor } from "./telemetry/redact.js";
@@ -49,6 +49,8 @@ export interface AppDeps {
   providers?: Record<ProviderName, ModelProvider>;
   /** @default the built-in tools */
   tools?: Tool[];
+  /** @default the built-in prices, with `PRICES_FILE` over them */
+  prices?: PriceTable;
   logger?: Logger;
   /** @default a random id: this process as the owner of run leases */
   instanceId?: string;
@@ -126,9 +128,9 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const services: Services = {
     config,
     store: createStore(database),
-    providers: deps.providers ?? createProviders(),
+    providers: deps.providers ?? providersOf(config.providers),
     registry: createToolRegistry(withResultCaps(deps.tools ?? createBuiltinTools(), config.toolResultMaxCharsByTool)),
-    prices: createPriceTable(config.pricesFile ? loadPriceFile(config.pricesFile) : {}),
+    prices: deps.prices ?? createPriceTable(config.pricesFile ? loadPriceFile(config.pricesFile) : {}),
     signals: signalsOf(database),
     histories: createHistoryCache({ maxChars: config.historyCacheMb * 1024 * 1024 }),
     tokenRatios: createTokenRatios(),

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { z } from "zod";
 import type { ProviderName } from "./agent/model.js";
+import { OperatorError } from "./errors.js";
 import type { DatabasePoolOptions } from "./store/db.js";
 import { secretsOf } from "./telemetry/redact.js";
 
@@ -12,18 +13,38 @@ const optionalString = z.preprocess((v) => (v === "" ? undefined : v), z.string(
 
 const optionalUrl = z.preprocess((v) => (v === "" ? undefined : v), z.url({ protocol: /^https?$/ }).optional());
 
+/**
+ * A Postgres URL, or unset. Checked here because the driver takes anything:
+ * `localhost:5432` reads as a user-less socket path ("refused the login for
+ * user \"\"") and `mysql://…` as a Postgres server. The message never
+ * shows the URL, which may hold a password.
+ */
+const databaseUrl = optionalString.superRefine((url, ctx) => {
+  if (url === undefined) return;
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
+  if (scheme === "postgres" || scheme === "postgresql") return;
+  ctx.addIssue({
+    code: "custom",
+    message: scheme
+      ? `is a ${scheme}:// URL, but loopd needs PostgreSQL: postgres://user:password@host:5432/database (unset it to use the embedded database in DATA_DIR)`
+      : "must start with postgres:// or postgresql:// (e.g. postgres://user:password@localhost:5432/loopd); unset it to use the embedded database in DATA_DIR",
+  });
+});
+
 /** A limit from the environment: unset (or empty) is no limit. */
 const optionalPositive = (n: z.ZodNumber) => z.preprocess((v) => (v === undefined || v === "" ? undefined : Number(v)), n.positive().optional());
 
 const envSchema = z.object({
   PORT: z.preprocess((v) => (v === undefined || v === "" ? undefined : Number(v)), z.number().int().min(0).max(65535).default(3000)),
   HOST: z.string().min(1).default("127.0.0.1"),
-  DATABASE_URL: optionalString,
+  DATABASE_URL: databaseUrl,
   DATA_DIR: z.string().min(1).default("./data"),
   LLM_PROVIDER: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["anthropic", "openai", "mock"]).optional()),
   LLM_MODEL: optionalString,
   ANTHROPIC_API_KEY: optionalString,
+  ANTHROPIC_BASE_URL: optionalUrl,
   OPENAI_API_KEY: optionalString,
+  OPENAI_BASE_URL: optionalUrl,
   MAX_STEPS: intFromEnv(10),
   MAX_STEPS_LIMIT: intFromEnv(50),
   TOOL_TIMEOUT_MS: intFromEnv(30_000),
@@ -72,6 +93,8 @@ export interface Config {
   dataDir: string;
   defaultProvider: ProviderName;
   defaultModel: string | undefined;
+  /** The keys and servers of the model APIs (an OpenAI-compatible local server needs no key). */
+  providers: Record<"anthropic" | "openai", { apiKey: string | undefined; baseUrl: string | undefined }>;
   maxSteps: number;
   maxStepsLimit: number;
   toolTimeoutMs: number;
@@ -114,7 +137,7 @@ export interface Config {
   secrets: string[];
 }
 
-export class ConfigError extends Error {
+export class ConfigError extends OperatorError {
   override readonly name = "ConfigError";
 }
 
@@ -129,8 +152,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.MAX_STEPS > e.MAX_STEPS_LIMIT) {
     throw new ConfigError(`invalid configuration: MAX_STEPS (${e.MAX_STEPS}) exceeds MAX_STEPS_LIMIT (${e.MAX_STEPS_LIMIT})`);
   }
+  // A base URL alone is a local OpenAI-compatible server (Ollama, vLLM, llama.cpp), which takes no key.
   const defaultProvider: ProviderName =
-    e.LLM_PROVIDER ?? (e.ANTHROPIC_API_KEY ? "anthropic" : e.OPENAI_API_KEY ? "openai" : "mock");
+    e.LLM_PROVIDER ?? (e.ANTHROPIC_API_KEY ? "anthropic" : e.OPENAI_API_KEY || e.OPENAI_BASE_URL ? "openai" : "mock");
   return {
     port: e.PORT,
     host: e.HOST,
@@ -138,6 +162,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(e.DATA_DIR),
     defaultProvider,
     defaultModel: e.LLM_MODEL,
+    providers: {
+      anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },
+      openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
+    },
     maxSteps: e.MAX_STEPS,
     maxStepsLimit: e.MAX_STEPS_LIMIT,
     toolTimeoutMs: e.TOOL_TIMEOUT_MS,

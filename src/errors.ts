@@ -34,6 +34,15 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * A failure of the operator's setup (configuration, a folder, a port, the
+ * database) whose message says what to fix: programs print it after one
+ * prefix, without a stack trace.
+ */
+export class OperatorError extends Error {
+  override readonly name: string = "OperatorError";
+}
+
 export function statusOf(code: ErrorCode): number {
   switch (code) {
     case "invalid_request":

@@ -1,11 +1,12 @@
-import { ConfigError } from "./config.js";
-import { serve, StartupError } from "./serve.js";
+import { loadDotEnv } from "./dot-env.js";
+import { serve } from "./serve.js";
 
-serve().catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof StartupError) {
-    console.error(`loopd cannot start: ${err.message}`);
-  } else {
-    console.error("loopd failed to start:", err instanceof Error ? err.message : err);
-  }
+try {
+  loadDotEnv();
+  await serve();
+} catch (err) {
+  // One prefix for every way a start can fail; what the operator must fix is the message, never a stack trace.
+  const message = err instanceof Error ? err.message : String(err);
+  console.error(`loopd cannot start: ${message}`);
   process.exit(1);
-});
+}

@@ -1,40 +1,49 @@
-import { mkdirSync } from "node:fs";
 import { buildApp, createLogger } from "./app.js";
+import { createPriceTable, loadPriceFile } from "./agent/price-table.js";
 import { loadConfig, type Config } from "./config.js";
-import { describeError } from "./errors.js";
+import { describeError, OperatorError } from "./errors.js";
+import { checkListenAddress, explainListenError } from "./listen-address.js";
+import { makeDirectory } from "./make-directory.js";
 import { openDatabase } from "./store/db.js";
 import { explainDatabaseError } from "./store/explain-database-error.js";
 import type { Tool } from "./tools/define-tool.js";
 
-/** A start-up failure whose message tells the operator what to fix. */
-export class StartupError extends Error {
-  override readonly name = "StartupError";
-}
-
 export interface ServeOptions {
   /** @default process.env */
   env?: NodeJS.ProcessEnv;
-  /** @default the built-in tools */
+  /** Tools to serve instead of the built-in ones (`createBuiltinTools()` plus your own `defineTool`s). @default the built-in tools */
   tools?: Tool[];
 }
 
+/** A running server, as `serve` leaves it. */
+export interface Served {
+  url: string;
+  /** The graceful stop that SIGTERM and SIGINT also run. */
+  stop(): Promise<void>;
+}
+
 /**
- * Start: read config, check what the operator must fix before anything
- * runs, open and migrate the database, serve, and close gracefully on
+ * Start: read config, check everything that can be checked before the
+ * database is opened (each failure an `OperatorError` naming the variable to
+ * fix), open and migrate the database, serve, and close gracefully on
  * SIGTERM/SIGINT.
  */
-export async function serve({ env = process.env, tools }: ServeOptions = {}): Promise<void> {
+export async function serve({ env = process.env, tools }: ServeOptions = {}): Promise<Served> {
   const config = loadConfig(env);
   const logger = createLogger(config.logLevel, { secrets: config.secrets });
-  checkProviderKey(config, env);
-  for (const missing of providersWithoutKey(env).filter((p) => p !== config.defaultProvider)) {
-    logger.warn({ provider: missing }, `no ${KEY_OF[missing]} is set: conversations that choose ${missing} will fail until it is`);
+  checkProviderKey(config);
+  const prices = createPriceTable(config.pricesFile ? loadPriceFile(config.pricesFile) : {});
+  makeDirectory(config.workspaceDir, "WORKSPACE_DIR");
+  await checkListenAddress(config);
+  const keyless = (["anthropic", "openai"] as const).filter((p) => p !== config.defaultProvider && !usable(config, p));
+  if (keyless.length > 0) {
+    logger.info(`conversations that choose ${keyless.join(" or ")} will fail until ${keyless.map((p) => KEY_OF[p]).join(" or ")} is set`);
   }
-  mkdirSync(config.workspaceDir, { recursive: true });
 
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
+    program: "the loopd server",
     ...config.databasePool,
     // A faulted embedded database fails every query from now on; staying up
     // would answer 503 forever. Exit, and let the supervisor start us afresh.
@@ -45,45 +54,63 @@ export async function serve({ env = process.env, tools }: ServeOptions = {}): Pr
       setTimeout(() => process.exit(1), 100);
     },
   });
+  let loopd: Awaited<ReturnType<typeof buildApp>> | undefined;
+  let url: string;
   try {
-    await database.migrate();
+    await database.migrate().catch((err: unknown) => {
+      throw new OperatorError(explainDatabaseError(err, config), { cause: err });
+    });
+    loopd = await buildApp({ config, database, logger, prices, ...(tools && { tools }) });
+    url = await loopd.app.listen({ host: config.host, port: config.port }).catch((err: unknown) => {
+      throw explainListenError(err, config);
+    });
   } catch (err) {
+    await loopd?.close().catch(() => {});
     await database.close().catch(() => {});
-    throw new StartupError(explainDatabaseError(err, config.databaseUrl));
+    throw err;
   }
-  const loopd = await buildApp({ config, database, logger, ...(tools && { tools }) });
-  await loopd.app.listen({ host: config.host, port: config.port });
+  database.advertise(url);
   logger.info(
-    { database: database.kind === "pglite" ? `embedded (${config.dataDir})` : "postgres", provider: config.defaultProvider, workspace: config.workspaceDir },
+    { url, database: database.kind === "pglite" ? `embedded (${config.dataDir})` : "postgres", provider: config.defaultProvider, workspace: config.workspaceDir },
     "loopd is ready",
   );
 
-  const stop = async (signal: string) => {
-    logger.info({ signal }, "shutting down");
-    const force = setTimeout(() => process.exit(1), config.shutdownTimeoutMs + 5_000);
-    force.unref();
-    await loopd.close();
-    await database.close();
-    logger.info("stopped");
-    process.exit(0);
+  let stopping: Promise<void> | null = null;
+  const stop = (signal: string) =>
+    (stopping ??= (async () => {
+      logger.info({ signal }, "shutting down");
+      const force = setTimeout(() => process.exit(1), config.shutdownTimeoutMs + 5_000);
+      force.unref();
+      await loopd.close();
+      await database.close();
+      clearTimeout(force);
+      logger.info("stopped");
+    })());
+  const onSignal = (signal: NodeJS.Signals) => void stop(signal).then(() => process.exit(0));
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
+  return {
+    url,
+    stop: () => {
+      process.off("SIGTERM", onSignal);
+      process.off("SIGINT", onSignal);
+      return stop("stop()");
+    },
   };
-  process.once("SIGTERM", () => void stop("SIGTERM"));
-  process.once("SIGINT", () => void stop("SIGINT"));
 }
 
 const KEY_OF = { anthropic: "ANTHROPIC_API_KEY", openai: "OPENAI_API_KEY" } as const;
 
-function providersWithoutKey(env: NodeJS.ProcessEnv): (keyof typeof KEY_OF)[] {
-  return (Object.keys(KEY_OF) as (keyof typeof KEY_OF)[]).filter((p) => !env[KEY_OF[p]]?.trim());
+/** Whether a provider can be called: it has a key, or (OpenAI) a server of its own that needs none. */
+function usable(config: Config, provider: keyof typeof KEY_OF): boolean {
+  const { apiKey, baseUrl } = config.providers[provider];
+  return Boolean(apiKey) || (provider === "openai" && Boolean(baseUrl));
 }
 
 /** The default provider must be usable: say so now, not on every run. */
-function checkProviderKey(config: Config, env: NodeJS.ProcessEnv): void {
+function checkProviderKey(config: Config): void {
   const provider = config.defaultProvider;
-  if (provider === "mock" || !providersWithoutKey(env).includes(provider)) return;
-  const hint =
-    provider === "openai"
-      ? " (an OpenAI-compatible local server such as vLLM, Ollama or llama.cpp takes any non-empty key, e.g. OPENAI_API_KEY=local, with OPENAI_BASE_URL pointing at it)"
-      : "";
-  throw new StartupError(`LLM_PROVIDER is ${provider} but ${KEY_OF[provider]} is not set${hint}; set it, or unset LLM_PROVIDER to use the offline mock provider`);
+  if (provider === "mock" || usable(config, provider)) return;
+  const hint = provider === "openai" ? " (or OPENAI_BASE_URL, for an OpenAI-compatible local server such as Ollama, vLLM or llama.cpp, which needs no key)" : "";
+  throw new OperatorError(`LLM_PROVIDER is ${provider} but ${KEY_OF[provider]} is not set${hint}; set it, or unset LLM_PROVIDER to use the offline mock provider`);
 }

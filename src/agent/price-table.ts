@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { OperatorError } from "../errors.js";
 import type { Usage } from "./messages.js";
 
 /** USD per million tokens, one figure per kind of token loopd counts in {@link Usage}. */
@@ -126,7 +127,7 @@ const priceFileSchema = z.record(
  * error naming the file and what is wrong in it.
  */
 export function loadPriceFile(file: string): Record<string, ModelPrice> {
-  const fail = (problem: string) => new Error(`PRICES_FILE ${file}: ${problem}`);
+  const fail = (problem: string) => new OperatorError(`PRICES_FILE ${file}: ${problem}`);
   let text: string;
   try {
     text = readFileSync(file, "utf8");

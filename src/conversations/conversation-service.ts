@@ -191,6 +191,13 @@ export function createConversationService(services: Services) {
       return run;
     },
 
+    /** A run known by its id alone (its conversation is in it). */
+    async runById(runId: string) {
+      const run = await store.runs.get(runId);
+      if (!run) throw notFound("run", runId);
+      return run;
+    },
+
     async runs({ id, limit, cursor }: { id: string; limit: number; cursor?: string | undefined }) {
       await load(id);
       return pageResponse(await store.runs.list({ conversationId: id, limit, after: cursor ? decodeCursor(cursor) : undefined }), presentRun);

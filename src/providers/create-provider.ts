@@ -9,6 +9,26 @@ export interface CreateProvidersOptions {
   mock?: MockProviderOptions;
 }
 
+/** The model APIs' keys and servers, as the configuration holds them. */
+export type ProviderEndpoints = Record<"anthropic" | "openai", { apiKey: string | undefined; baseUrl: string | undefined }>;
+
+/**
+ * An OpenAI-compatible local server (Ollama, vLLM, llama.cpp) takes no key,
+ * but the SDK refuses to start without one: given a base URL and no key, it
+ * gets this.
+ */
+export const KEYLESS_SERVER_KEY = "no-key-needed";
+
+/** The providers with the configured keys and servers (and `baseURL`, when given, for both: replay's `--base-url`). */
+export function providersOf(endpoints: ProviderEndpoints, { baseURL }: { baseURL?: string | undefined } = {}): Record<ProviderName, ModelProvider> {
+  const { anthropic, openai } = endpoints;
+  const openaiUrl = baseURL ?? openai.baseUrl;
+  return createProviders({
+    anthropic: { apiKey: anthropic.apiKey, baseURL: baseURL ?? anthropic.baseUrl },
+    openai: { apiKey: openai.apiKey ?? (openaiUrl ? KEYLESS_SERVER_KEY : undefined), baseURL: openaiUrl },
+  });
+}
+
 /**
  * Every provider loopd knows, by name. Building them needs no key: the SDK
  * clients are made on first use, so a provider without credentials fails

@@ -1,57 +1,85 @@
-import { writeFileSync } from "node:fs";
-import path from "node:path";
 import { parseArgs } from "node:util";
 import type { ProviderName } from "../agent/model.js";
 import { loadConfig } from "../config.js";
-import { createProviders } from "../providers/index.js";
+import { loadDotEnv } from "../dot-env.js";
+import { OperatorError } from "../errors.js";
+import { providersOf } from "../providers/index.js";
+import { holderOf } from "../store/data-dir-lock.js";
 import { openDatabase } from "../store/db.js";
 import { createStore } from "../store/store.js";
+import { storedTraceEntries, type TraceEntry } from "../telemetry/read-trace.js";
 import { redactorOf } from "../telemetry/redact.js";
 import { replayRun, type ReplayStep } from "./replay-run.js";
+import { runOverHttp } from "./run-over-http.js";
+import { writeReport } from "./write-report.js";
 
-const USAGE = "usage: npm run replay -- <run_id> [--provider anthropic|openai|mock] [--model m] [--base-url u] [--out report.json]";
+const USAGE =
+  "usage: npm run replay -- <run_id> [--provider anthropic|openai|mock] [--model m] [--base-url u] [--out file.json] [--url http://loopd:3000]";
 
 /**
  * `npm run replay -- <run_id>`: sends a run's recorded model calls again
  * (see `replayRun`) and prints, step by step, whether the answer is the
- * same; the whole report goes to a JSON file. Reads the database as the
- * server does (`DATABASE_URL`, or the embedded one in `DATA_DIR`, which only
- * one process may open at a time: stop the server first).
+ * same; the whole report goes to a JSON file in `reports/`. Reads the run
+ * from `DATABASE_URL`, or from the embedded database in `DATA_DIR` — through
+ * the server's HTTP API when a server holds that folder (`--url` names a
+ * server outright). Exits 1 when a step's call failed.
  */
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { provider: { type: "string" }, model: { type: "string" }, "base-url": { type: "string" }, out: { type: "string" } },
+    options: { provider: { type: "string" }, model: { type: "string" }, "base-url": { type: "string" }, out: { type: "string" }, url: { type: "string" } },
   });
   const runId = positionals[0];
   const provider = values.provider as ProviderName | undefined;
-  if (!runId || (provider && !["anthropic", "openai", "mock"].includes(provider))) {
+  if (!runId || positionals.length > 1 || (provider && !["anthropic", "openai", "mock"].includes(provider))) {
     console.error(USAGE);
     return 2;
   }
   const config = loadConfig(process.env);
   const redactor = redactorOf(config);
   const baseURL = values["base-url"];
-  const providers = createProviders(baseURL ? { anthropic: { baseURL }, openai: { baseURL } } : {});
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  try {
+  const serverUrl = values.url ?? (config.databaseUrl ? undefined : holderOf(config.dataDir)?.url);
+
+  let source: { run: { id: string; provider: string; model: string; steps: number }; entries: AsyncIterable<TraceEntry> };
+  let close = async () => {};
+  if (serverUrl) {
+    if (!values.url) console.log(`the loopd server at ${serverUrl} holds ${config.dataDir}: reading the run through its API`);
+    source = await runOverHttp({ url: serverUrl, runId });
+  } else {
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, program: "npm run replay" });
+    close = () => database.close();
     await database.migrate();
     const store = createStore(database);
     const run = await store.runs.get(runId);
     if (!run) {
-      console.error(`run ${runId} does not exist in this database`);
-      return 1;
+      await close();
+      throw new OperatorError(`run ${runId} does not exist in this database (${config.databaseUrl ? "DATABASE_URL" : config.dataDir})`);
     }
-    console.log(`replaying ${run.id} (${run.provider}/${run.model}, ${run.steps} steps) on ${provider ?? run.provider}/${values.model ?? (provider && provider !== run.provider ? "its default model" : run.model)}`);
-    const report = await replayRun({ store, providers, run, redactor, provider, model: values.model, onStep: (step) => console.log(lineOf(step)) });
-    const out = path.resolve(values.out ?? `replay-${run.id}.json`);
-    writeFileSync(out, `${JSON.stringify({ ...report, replayed_at: new Date().toISOString(), base_url: baseURL ?? null }, null, 2)}\n`);
+    source = { run, entries: storedTraceEntries({ store, run, redactor }) };
+  }
+  try {
+    const { run } = source;
+    const target = provider ?? (run.provider as ProviderName);
+    if (baseURL && target === "mock") console.log("note: --base-url does not apply to the mock provider (it runs in this process); ignored");
+    console.log(`replaying ${run.id} (${run.provider}/${run.model}, ${run.steps} steps) on ${target}/${values.model ?? (target !== run.provider ? "its default model" : run.model)}`);
+    const report = await replayRun({
+      entries: source.entries,
+      providers: providersOf(config.providers, { baseURL }),
+      run,
+      redactor,
+      provider,
+      model: values.model,
+      onStep: (step) => console.log(lineOf(step)),
+    });
+    const written = writeReport({ name: `replay-${run.id}`, out: values.out, report: { ...report, replayed_at: new Date().toISOString(), base_url: target === "mock" ? null : (baseURL ?? null) } });
     console.log(`${Object.entries(report.summary).map(([verdict, n]) => `${verdict}: ${n}`).join(", ") || "no model calls recorded"}`);
-    console.log(`report: ${out}`);
-    return 0;
+    console.log(`report: ${written.file}${written.replaced ? " (replaced the earlier file: --out names it)" : ""}`);
+    const failed = report.steps.filter((s) => s.verdict === "error").length;
+    if (failed > 0) console.error(`${failed} of ${report.steps.length} replayed calls failed`);
+    return failed > 0 ? 1 : 0;
   } finally {
-    await database.close();
+    await close();
   }
 }
 
@@ -64,10 +92,10 @@ function lineOf(step: ReplayStep): string {
 
 const clip = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n)}…`);
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error("replay failed:", err instanceof Error ? err.message : err);
-    process.exit(1);
-  },
-);
+try {
+  loadDotEnv();
+  process.exitCode = await main(process.argv.slice(2));
+} catch (err) {
+  console.error(`replay cannot run: ${err instanceof Error ? err.message : String(err)}`);
+  process.exitCode = 1;
+}

@@ -1,8 +1,6 @@
 import type { AssistantBlock } from "../agent/messages.js";
 import type { ModelProvider, ProviderName } from "../agent/model.js";
-import type { RunRow } from "../store/schema.js";
-import type { Store } from "../store/store.js";
-import { traceEntries } from "../telemetry/read-trace.js";
+import type { TraceEntry } from "../telemetry/read-trace.js";
 import type { Redactor } from "../telemetry/redact.js";
 import { compareAnswers, type ReplayVerdict } from "./compare-answers.js";
 
@@ -31,14 +29,23 @@ export interface ReplayReport {
   summary: Partial<Record<ReplayStep["verdict"], number>>;
 }
 
+/** The run replayed, as the store and the API both tell it. */
+export interface ReplayedRun {
+  id: string;
+  provider: string;
+  model: string;
+}
+
 /**
- * Sends each recorded model call of a run again, rebuilt from its trace, to
- * `provider` (default: the run's own) and `model` (default: the call's),
- * and compares the answers. Never runs a tool: each next request holds the
- * recorded results anyway. Steps are replayed one after the other.
+ * Sends each recorded model call of a run again, rebuilt from its trace
+ * (`entries`: `withRequests` over the spans, read from the database or from
+ * the server's trace route), to `provider` (default: the run's own) and
+ * `model` (default: the call's), and compares the answers. Never runs a
+ * tool: each next request holds the recorded results anyway. Steps are
+ * replayed one after the other.
  */
 export async function replayRun({
-  store,
+  entries,
   providers,
   run,
   redactor,
@@ -46,9 +53,9 @@ export async function replayRun({
   model,
   onStep,
 }: {
-  store: Pick<Store, "traces" | "messages">;
+  entries: AsyncIterable<TraceEntry>;
   providers: Record<ProviderName, ModelProvider>;
-  run: RunRow;
+  run: ReplayedRun;
   redactor: Redactor;
   /** @default the run's provider */
   provider?: ProviderName | undefined;
@@ -59,7 +66,7 @@ export async function replayRun({
   const name = providerName ?? (run.provider as ProviderName);
   const provider = providers[name];
   const steps: ReplayStep[] = [];
-  for await (const { span, request } of traceEntries({ store, run, redactor, rebuild: true })) {
+  for await (const { span, request } of entries) {
     if (!request) continue;
     const recorded = span.type === "model.call" ? summaryOf(span.response as { content: AssistantBlock[]; stop_reason: string }) : null;
     let step: ReplayStep;

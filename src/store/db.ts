@@ -1,4 +1,5 @@
-import { mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
@@ -7,7 +8,9 @@ import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
-import { findInCauseChain } from "../errors.js";
+import { findInCauseChain, OperatorError } from "../errors.js";
+import { makeDirectory } from "../make-directory.js";
+import { lockDataDir, type DataDirLock } from "./data-dir-lock.js";
 import { schema } from "./schema.js";
 
 /** Runs one parameterized statement and returns its rows. */
@@ -37,6 +40,8 @@ export interface Database {
   poolUse(): PoolUse | null;
   /** The server's URL when on a real server (LISTEN needs a connection of its own); null when embedded. */
   connectionString: string | null;
+  /** Tells whoever finds the embedded folder held where this process serves (nothing on a server). */
+  advertise(url: string): void;
   close(): Promise<void>;
 }
 
@@ -70,8 +75,10 @@ export interface DatabasePoolOptions {
 export interface OpenDatabaseOptions extends DatabasePoolOptions {
   /** `postgres://…`; unset opens the embedded PGlite. */
   databaseUrl?: string | undefined;
-  /** Folder of the embedded database; unset keeps it in memory (tests). */
+  /** Folder of the embedded database, which this process then holds alone (see `lockDataDir`); unset keeps it in memory (tests). */
   dataDir?: string | undefined;
+  /** What this process is, for the message another opener of `dataDir` gets. @default "a loopd process" */
+  program?: string;
   /**
    * Called once when the embedded database faults (`isDatabaseFault`): it then
    * fails every query until the process restarts, so `serve` logs and exits.
@@ -88,6 +95,7 @@ export async function openDatabase({
   statementTimeoutMs = 30_000,
   idleInTransactionTimeoutMs = 60_000,
   onFault,
+  program = "a loopd process",
 }: OpenDatabaseOptions): Promise<Database> {
   if (databaseUrl) {
     let statements = 0;
@@ -122,11 +130,19 @@ export async function openDatabase({
       query: async ({ name, text, values }) => (await pool.query({ name, text, values })).rows,
       migrate: () => holdingAdvisoryLock(pool, MIGRATION_LOCK, () => migratePg(pgDb, { migrationsFolder })),
       ping: () => answers(() => pool.query("select 1")),
+      advertise: () => {},
       close: () => pool.end(),
     };
   }
-  if (dataDir) mkdirSync(dataDir, { recursive: true });
-  const client = await PGlite.create(dataDir ? { dataDir } : {});
+  let lock: DataDirLock | null = null;
+  if (dataDir) {
+    makeDirectory(dataDir, "DATA_DIR");
+    lock = lockDataDir(dataDir, { program });
+  }
+  const client = await openPglite(dataDir).catch((err: unknown) => {
+    lock?.release();
+    throw err;
+  });
   const counter = countStatements(client);
   if (onFault) reportFaults(client, onFault);
   const pgliteDb = drizzlePglite(client, { schema });
@@ -140,8 +156,33 @@ export async function openDatabase({
     query: async ({ text, values }) => (await client.query<Record<string, unknown>>(text, values)).rows,
     migrate: () => migratePglite(pgliteDb, { migrationsFolder }),
     ping: () => answers(() => client.query("select 1")),
-    close: () => client.close(),
+    advertise: (url) => lock?.advertise(url),
+    close: async () => {
+      try {
+        await client.close();
+      } finally {
+        lock?.release();
+      }
+    },
   };
+}
+
+/**
+ * PGlite on `dataDir`, its files in `dataDir/pgdata`: beside them the lock
+ * file, which PGlite's initdb would not accept in a folder it creates a
+ * database in. A folder of before the lock (its files at the top) is opened
+ * where it is.
+ */
+async function openPglite(dataDir: string | undefined): Promise<PGlite> {
+  if (!dataDir) return PGlite.create({});
+  const folder = existsSync(path.join(dataDir, "PG_VERSION")) ? dataDir : path.join(dataDir, "pgdata");
+  try {
+    return await PGlite.create({ dataDir: folder });
+  } catch (err) {
+    // PGlite's own words for damaged files are a WebAssembly trap: "Aborted(). Build with -sASSERTIONS …", "unreachable".
+    const what = err instanceof WasmRuntimeError || (err as { name?: unknown }).name === "ExitStatus" ? "its files are damaged, or were written by another version of PGlite" : (err as Error).message;
+    throw new OperatorError(`the embedded database in ${dataDir} could not be opened: ${what}; restore the folder from a backup, or move it away to start empty`, { cause: err });
+  }
 }
 
 /** An arbitrary key, the same in every loopd: processes starting together migrate one after the other. */

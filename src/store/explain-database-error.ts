@@ -1,16 +1,20 @@
 import { describeError, findInCauseChain } from "../errors.js";
+import { isDatabaseFault } from "./db.js";
 
 /**
  * What went wrong opening the database, in words an operator can act on
  * (the driver's own text for a closed port is "Failed query: CREATE SCHEMA
  * …"). The URL is shown without its password.
  */
-export function explainDatabaseError(err: unknown, databaseUrl: string | undefined): string {
+export function explainDatabaseError(err: unknown, { databaseUrl, dataDir }: { databaseUrl: string | undefined; dataDir: string }): string {
   const code = findInCauseChain(err, (e) => {
     const c = (e as { code?: unknown }).code;
     return typeof c === "string" ? c : undefined;
   });
-  if (!databaseUrl) return `the embedded database could not be opened or migrated: ${describeError(err).message}`;
+  if (!databaseUrl) {
+    const reason = isDatabaseFault(err) ? "its files are damaged, or were written by another version of PGlite" : describeError(err).message;
+    return `the embedded database in ${dataDir} could not be opened: ${reason}; restore the folder from a backup, or move it away to start empty`;
+  }
   const url = safeUrl(databaseUrl);
   const where = url ? `${url.hostname}:${url.port || 5432}` : "the server";
   const name = url?.pathname.replace(/^\//, "") || "(default)";

@@ -35,7 +35,8 @@ export interface ReadTraceOptions {
  */
 export async function* readTrace({ expandRequests = false, ...options }: ReadTraceOptions): AsyncGenerator<TraceSpan> {
   const { providers, redactor } = options;
-  for await (const { span, request, setup } of traceEntries({ ...options, rebuild: expandRequests })) {
+  if (!expandRequests) return yield* traceSpans(options);
+  for await (const { span, request, setup } of storedTraceEntries(options)) {
     const provider = setup && providers[setup.provider as ProviderName];
     if (request && provider) {
       const record = span.request as ModelCallRecord;
@@ -47,19 +48,45 @@ export async function* readTrace({ expandRequests = false, ...options }: ReadTra
   }
 }
 
+/** A span of a trace and, for a model call, the request it was made with, rebuilt. */
+export interface TraceEntry {
+  span: TraceSpan;
+  request?: ModelRequestBody;
+  setup?: ModelSetup;
+}
+
+/** The spans of a run's trace from the database, each model call with its request rebuilt (see `withRequests`). */
+export const storedTraceEntries = (options: Omit<ReadTraceOptions, "expandRequests" | "providers">): AsyncGenerator<TraceEntry> =>
+  withRequests(traceSpans(options), storedHistory(options));
+
 /**
- * The spans of a run's trace with, for each model call when `rebuild` is
- * set, the request it was made with, rebuilt (see `readTrace`).
+ * The first `upTo` messages of the run's conversation (at least), as each
+ * of its model calls was built from: `history[i]` has seq i + 1.
  */
-export async function* traceEntries({
-  store,
-  run,
-  redactor,
-  rebuild,
-  pageSize = 200,
-}: Omit<ReadTraceOptions, "expandRequests" | "providers"> & { rebuild: boolean }): AsyncGenerator<{ span: TraceSpan; request?: ModelRequestBody; setup?: ModelSetup }> {
+export type HistoryReader = (upTo: number) => Promise<readonly NewMessage[]>;
+
+/**
+ * Each model call of a trace (spans as `traceSpans` or the trace route gives
+ * them) with the request it was made with, rebuilt from its record, its
+ * run's setup and the history: the context builder and the request builders
+ * are pure, so this is what the call sent.
+ */
+export async function* withRequests(spans: AsyncIterable<TraceSpan>, history: HistoryReader): AsyncGenerator<TraceEntry> {
   const setups = new Map<string, ModelSetup>();
-  const history: NewMessage[] = [];
+  for await (const span of spans) {
+    if (span.type === "model.setup") setups.set(span.hash as string, span as unknown as ModelSetup);
+    const record = span.request as ModelCallRecord | undefined;
+    const setup = record?.setup === undefined ? undefined : setups.get(record.setup);
+    if (record && setup && (span.type === "model.call" || span.type === "model.failed")) {
+      yield { span, request: rebuildRequest({ record, setup, history: await history(record.history_length) }), setup };
+    } else {
+      yield { span };
+    }
+  }
+}
+
+/** The spans of a run's trace, from the database (see `readTrace`). */
+export async function* traceSpans({ store, run, redactor, pageSize = 200 }: Omit<ReadTraceOptions, "expandRequests" | "providers">): AsyncGenerator<TraceSpan> {
   // A call's setup is stored only when it changes; a tool call's input is its call's, in the last answer.
   let lastSetup: string | undefined;
   let lastCalls = new Map<string, unknown>();
@@ -74,31 +101,23 @@ export async function* traceEntries({
     }
     for (const { row, message } of page) {
       const { type, data } = row ?? spanOfMessage(message);
-      if (type === "model.setup") setups.set(data.hash as string, data as unknown as ModelSetup);
       const span: TraceSpan = { seq: ++seq, type, at: (row ?? message).createdAt.toISOString(), ...data };
       if (type === "tool.call") {
         const input = data.input ?? lastCalls.get(data.tool_call_id as string);
         if (input !== undefined) span.input = redactor.value(input);
         span.output = redactor.value(toolOutputOf(message));
       }
-      let record = data.request as ModelCallRecord | undefined;
+      const record = data.request as ModelCallRecord | undefined;
       if (record) {
-        record = { ...record, setup: record.setup ?? lastSetup! };
-        lastSetup = record.setup;
-        span.request = record;
+        span.request = { ...record, setup: record.setup ?? lastSetup! };
+        lastSetup = (span.request as ModelCallRecord).setup;
       }
       if (type === "model.call") {
         const content = (message?.content ?? []) as AssistantBlock[];
         lastCalls = new Map(content.flatMap((b) => (b.type === "tool_call" ? [[b.id, b.input] as const] : [])));
         span.response = { ...(data.response as object), content: redactor.value(content) };
       }
-      const setup = record?.setup === undefined ? undefined : setups.get(record.setup);
-      if (rebuild && record && setup && (type === "model.call" || type === "model.failed")) {
-        await loadHistory({ store, run, history, upTo: record.history_length });
-        yield { span, request: rebuildRequest({ record, setup, history }), setup };
-      } else {
-        yield { span };
-      }
+      yield span;
     }
     if (page.length < pageSize) return;
   }
@@ -110,14 +129,19 @@ function toolOutputOf(message: TracedMessage | undefined): string | null {
 }
 
 /**
- * Extends `history` (seq i + 1 at index i) to at least `upTo` messages. A
- * turn refused in an earlier run is left out of what later calls were sent;
- * this run's own refused turn was marked only as it ended, after its calls.
+ * The run's conversation from the database, read as far as the calls need
+ * it, once. A turn refused in an earlier run is left out of what later calls
+ * were sent; this run's own refused turn was marked only as it ended, after
+ * its calls.
  */
-async function loadHistory({ store, run, history, upTo }: { store: Pick<Store, "messages">; run: Pick<RunRow, "id" | "conversationId">; history: NewMessage[]; upTo: number }) {
-  while (history.length < upTo) {
-    const rows = await store.messages.page({ conversationId: run.conversationId, afterSeq: history.length, limit: Math.min(500, upTo - history.length) });
-    if (rows.length === 0) return;
-    history.push(...historyOf(rows.map((r) => (r.runId === run.id ? { ...r, excluded: null } : r))));
-  }
+export function storedHistory({ store, run }: { store: Pick<Store, "messages">; run: Pick<RunRow, "id" | "conversationId"> }): HistoryReader {
+  const history: NewMessage[] = [];
+  return async (upTo) => {
+    while (history.length < upTo) {
+      const rows = await store.messages.page({ conversationId: run.conversationId, afterSeq: history.length, limit: Math.min(500, upTo - history.length) });
+      if (rows.length === 0) break;
+      history.push(...historyOf(rows.map((r) => (r.runId === run.id ? { ...r, excluded: null } : r))));
+    }
+    return history;
+  };
 }

@@ -5,6 +5,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, test } from "vitest";
 import { openDatabase } from "../../src/store/db.js";
+import { storedTraceEntries } from "../../src/telemetry/read-trace.js";
 import { redactorOf } from "../../src/telemetry/redact.js";
 import { replayRun } from "../../src/replay/replay-run.js";
 import { api } from "../helpers/api.js";
@@ -32,7 +33,13 @@ async function recordedRun(provider: "anthropic" | "openai") {
 }
 
 const replay = (run: Awaited<ReturnType<typeof recordedRun>>["run"], options: { provider?: "anthropic" | "openai"; model?: string } = {}) =>
-  replayRun({ store: f.loopd.services.store, providers: f.loopd.services.providers, run, redactor: redactorOf(f.loopd.config), ...options });
+  replayRun({
+    entries: storedTraceEntries({ store: f.loopd.services.store, run, redactor: redactorOf(f.loopd.config) }),
+    providers: f.loopd.services.providers,
+    run,
+    redactor: redactorOf(f.loopd.config),
+    ...options,
+  });
 
 describe.each(["anthropic", "openai"] as const)("replaying a run recorded on %s", (provider) => {
   test("an unchanged model gives the same answers: every request sent again exactly, no tool run", async () => {

@@ -63,6 +63,21 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
     async (req) => presentRun(await conversations.run({ id: req.params.id, runId: req.params.run_id })),
   );
 
+  r.get(
+    "/runs/:run_id",
+    {
+      schema: {
+        summary: "Get a run by its id alone",
+        description: "The same run as `GET /conversations/{id}/runs/{run_id}`, for a caller that knows only the run's id (`npm run replay`): `conversation_id` says whose it is.",
+        operationId: "getRunById",
+        tags,
+        params: runParams.pick({ run_id: true }),
+        response: { 200: theRun, ...errorResponses },
+      },
+    },
+    async (req) => presentRun(await conversations.runById(req.params.run_id)),
+  );
+
   r.post(
     "/conversations/:id/runs/:run_id/cancel",
     {

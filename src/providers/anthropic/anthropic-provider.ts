@@ -17,7 +17,9 @@ export interface AnthropicProviderOptions {
   /** @default "claude-sonnet-4-6" */
   defaultModel?: string;
   /** Where the SDK sends requests, for a client made here. @default the SDK's (`ANTHROPIC_BASE_URL`) */
-  baseURL?: string;
+  baseURL?: string | undefined;
+  /** The key, for a client made here. @default the SDK's (`ANTHROPIC_API_KEY`) */
+  apiKey?: string | undefined;
   /** Retries the SDK makes on 408/409/429/5xx and connection errors, for every call (also with a given `client`). @default the client's (2 for a new client) */
   maxRetries?: number;
 }
@@ -27,9 +29,10 @@ export function createAnthropicProvider({
   defaultModel = "claude-sonnet-4-6",
   maxRetries,
   baseURL,
+  apiKey,
 }: AnthropicProviderOptions = {}): ModelProvider {
   let client = givenClient;
-  const getClient = (): Anthropic => (client ??= new Anthropic(baseURL ? { baseURL } : {}));
+  const getClient = (): Anthropic => (client ??= new Anthropic({ ...(baseURL && { baseURL }), ...(apiKey && { apiKey }) }));
 
   async function generate(request: ModelRequest): Promise<ModelResponse> {
     const { signal, onTextDelta, onProgress, onUsage } = request;
@@ -54,6 +57,7 @@ export function createAnthropicProvider({
     } catch (error) {
       throw toProviderError(error, {
         signal,
+        url: client?.baseURL,
         label: "Anthropic",
         sdk: { APIError, APIConnectionError, APIUserAbortError },
         apiMessageOf: (e: APIError) => e.apiMessage,

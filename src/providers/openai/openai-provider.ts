@@ -18,7 +18,9 @@ export interface OpenAIProviderOptions {
   /** @default "gpt-4o-mini" */
   defaultModel?: string;
   /** Where the SDK sends requests, for a client made here. @default the SDK's (`OPENAI_BASE_URL`) */
-  baseURL?: string;
+  baseURL?: string | undefined;
+  /** The key, for a client made here. @default the SDK's (`OPENAI_API_KEY`) */
+  apiKey?: string | undefined;
   /** Retries the SDK makes on 408/409/429/5xx and connection errors, for every call (also with a given `client`). @default the client's (2 for a new client) */
   maxRetries?: number;
 }
@@ -28,9 +30,10 @@ export function createOpenAIProvider({
   defaultModel = "gpt-4o-mini",
   maxRetries,
   baseURL,
+  apiKey,
 }: OpenAIProviderOptions = {}): ModelProvider {
   let client = givenClient;
-  const getClient = (): OpenAI => (client ??= new OpenAI(baseURL ? { baseURL } : {}));
+  const getClient = (): OpenAI => (client ??= new OpenAI({ ...(baseURL && { baseURL }), ...(apiKey && { apiKey }) }));
 
   async function generate(request: ModelRequest): Promise<ModelResponse> {
     const { signal, onTextDelta, onProgress } = request;
@@ -58,6 +61,7 @@ export function createOpenAIProvider({
     } catch (error) {
       throw toProviderError(error, {
         signal,
+        url: client?.baseURL,
         label: "OpenAI",
         sdk: { APIError, APIConnectionError, APIUserAbortError },
         apiMessageOf,

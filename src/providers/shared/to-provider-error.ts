@@ -20,11 +20,14 @@ export function toProviderError<E extends Error & { status: number | undefined }
   error: unknown,
   {
     signal,
+    url,
     label,
     sdk,
     apiMessageOf,
   }: {
     signal: AbortSignal | undefined;
+    /** Where the call went: named when nothing answered there (a local server that is down). */
+    url: string | undefined;
     /** "Anthropic", "OpenAI": names the provider in messages that have no API text. */
     label: string;
     sdk: SdkErrorClasses<E>;
@@ -36,7 +39,7 @@ export function toProviderError<E extends Error & { status: number | undefined }
   if (error instanceof ProviderError) return error;
   // APIConnectionError extends APIError, so it is checked first.
   if (error instanceof sdk.APIConnectionError) {
-    return new ProviderError(`Could not reach the ${label} API: ${error.message}`, { status: null, cause: error });
+    return new ProviderError(`Could not reach the ${label} API${url ? ` at ${url}` : ""}: ${error.message}`, { status: null, cause: error });
   }
   if (error instanceof sdk.APIError) {
     return new ProviderError(apiMessageOf(error) ?? error.message, { status: error.status ?? null, cause: error });

@@ -1,0 +1,217 @@
+import { randomBytes } from "node:crypto";
+import { readFileSync, renameSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import path from "node:path";
+import { OperatorError } from "../errors.js";
+import { reasonOf } from "../make-directory.js";
+
+/** Who holds an embedded database's folder: what its lock file says. */
+export interface LockHolder {
+  pid: number;
+  host: string;
+  /** What the process is, for the message a second opener gets ("loopd serving …", "npm run replay"). */
+  program: string;
+  started_at: string;
+  /** Where a server holding the folder answers, once it listens: a command that only reads asks it instead. */
+  url?: string;
+  /** The kernel's start time of `pid` (Linux), which tells a live holder from a new process that got its pid. */
+  pid_started?: string;
+  /** Tells this holding apart from any other, with the same pid or not. */
+  token: string;
+}
+
+/** The folder is held by another process (or already open in this one). */
+export class DataDirBusyError extends OperatorError {
+  override readonly name = "DataDirBusyError";
+  constructor(
+    readonly dataDir: string,
+    readonly holder: LockHolder | null,
+  ) {
+    super(busyMessage(dataDir, holder));
+  }
+}
+
+export interface DataDirLock {
+  readonly file: string;
+  /** Writes the server's address into the lock, for commands that find the folder held. */
+  advertise(url: string): void;
+  release(): void;
+}
+
+export const LOCK_FILE = "loopd.lock";
+
+/** The holder on another host keeps its file's time fresh this often; past `STALE_AFTER_MS` without it, the lock is stale. */
+const HEARTBEAT_MS = 10_000;
+const STALE_AFTER_MS = 30_000;
+/** An empty lock file younger than this is being written by its creator (wx, then the write). */
+const BEING_WRITTEN_MS = 5_000;
+
+/** Folders this process holds (by lock file), so a second open in the same process is refused too. */
+const heldHere = new Set<string>();
+
+/**
+ * Takes the embedded database's folder for this process alone: PGlite does
+ * not lock it, and two processes on one folder corrupt it for good. The lock
+ * is a file holding the holder's pid, created atomically (O_EXCL); it goes
+ * when the process closes the database or exits. A lock whose process is
+ * gone (a kill -9, a crash; on another host, one whose time was not kept
+ * fresh) is taken over.
+ */
+export function lockDataDir(dataDir: string, { program }: { program: string }): DataDirLock {
+  const file = path.join(dataDir, LOCK_FILE);
+  const holder: LockHolder = {
+    pid: process.pid,
+    host: hostname(),
+    program,
+    started_at: new Date().toISOString(),
+    ...optional("pid_started", processStartTime(process.pid)),
+    token: randomBytes(12).toString("base64url"),
+  };
+  if (heldHere.has(file)) throw new DataDirBusyError(dataDir, readHolder(file)?.holder ?? null);
+  acquire(file, dataDir, holder);
+  heldHere.add(file);
+
+  const ours = () => readHolder(file)?.holder.token === holder.token;
+  const heartbeat = setInterval(() => {
+    try {
+      const now = new Date();
+      utimesSync(file, now, now);
+    } catch {
+      // gone or unreadable: the next opener decides
+    }
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
+  const release = () => {
+    clearInterval(heartbeat);
+    process.off("exit", release);
+    if (!heldHere.delete(file)) return;
+    try {
+      if (ours()) unlinkSync(file);
+    } catch {
+      // already gone
+    }
+  };
+  process.on("exit", release);
+  return {
+    file,
+    release,
+    advertise(url) {
+      if (!ours()) return;
+      holder.url = url;
+      // Replaced whole (rename), so a reader never sees half a file.
+      const temp = `${file}.${holder.token}.tmp`;
+      writeFileSync(temp, JSON.stringify(holder));
+      renameSync(temp, file);
+    },
+  };
+}
+
+/** Whoever holds `dataDir` now, or null when nobody does (no lock, or a stale one). */
+export function holderOf(dataDir: string): LockHolder | null {
+  const file = path.join(dataDir, LOCK_FILE);
+  const seen = readHolder(file);
+  return seen && isAlive(seen, file) ? seen.holder : null;
+}
+
+function acquire(file: string, dataDir: string, holder: LockHolder): void {
+  const create = (at: string) => {
+    try {
+      writeFileSync(at, JSON.stringify(holder), { flag: "wx" });
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+      throw new OperatorError(`DATA_DIR ${dataDir} cannot be written: ${reasonOf(err)}`, { cause: err });
+    }
+  };
+  // One process at a time takes a stale lock over, holding this second file
+  // meanwhile: the stale lock it removes is the one it judged stale, never a
+  // fresh one that another process created in between.
+  const takeover = `${file}.takeover`;
+  for (let attempt = 0; attempt < 100; attempt++) {
+    if (create(file)) return;
+    const seen = readHolder(file);
+    if (!seen) continue;
+    if (isAlive(seen, file)) throw new DataDirBusyError(dataDir, seen.holder);
+    if (!create(takeover)) {
+      const taker = readHolder(takeover);
+      // A taker that died in those few microseconds leaves its file behind.
+      if (taker && !isAlive(taker, takeover)) rmSync(takeover, { force: true });
+      sleep(10);
+      continue;
+    }
+    try {
+      if (readHolder(file)?.holder.token === seen.holder.token) rmSync(file, { force: true });
+    } finally {
+      rmSync(takeover, { force: true });
+    }
+  }
+  throw new DataDirBusyError(dataDir, readHolder(file)?.holder ?? null);
+}
+
+/** Start-up code may wait in place: nothing else runs yet. */
+const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+interface SeenLock {
+  holder: LockHolder;
+  /** When the file was last written or kept fresh. */
+  mtimeMs: number;
+}
+
+/** The lock file as it is now; null when there is none. A file that does not parse counts as stale, unless it is being written. */
+function readHolder(file: string): SeenLock | null {
+  let text: string;
+  let mtimeMs: number;
+  try {
+    text = readFileSync(file, "utf8");
+    mtimeMs = statSync(file).mtimeMs;
+  } catch {
+    return null;
+  }
+  try {
+    const holder = JSON.parse(text) as LockHolder;
+    if (typeof holder.pid === "number" && typeof holder.token === "string") return { holder, mtimeMs };
+  } catch {
+    // below
+  }
+  const beingWritten = text === "" && Date.now() - mtimeMs < BEING_WRITTEN_MS;
+  return { holder: { pid: 0, host: beingWritten ? hostname() : "", program: "unknown", started_at: "", token: beingWritten ? "being-written" : "unreadable" }, mtimeMs };
+}
+
+function isAlive({ holder, mtimeMs }: SeenLock, file: string): boolean {
+  if (holder.token === "being-written") return true;
+  if (holder.host !== hostname()) return holder.host !== "" && Date.now() - mtimeMs < STALE_AFTER_MS;
+  // Our own pid in a lock we do not hold: a container restarted, and its process got the same pid.
+  if (holder.pid === process.pid) return heldHere.has(file);
+  try {
+    process.kill(holder.pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EPERM") return false;
+  }
+  const started = processStartTime(holder.pid);
+  return !(holder.pid_started && started && started !== holder.pid_started);
+}
+
+/** Field 22 of /proc/<pid>/stat: when the process started, in clock ticks since boot; null off Linux. */
+function processStartTime(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+const optional = <K extends string, V>(key: K, value: V | null) => (value === null ? {} : ({ [key]: value } as Record<K, V>));
+
+function busyMessage(dataDir: string, holder: LockHolder | null): string {
+  if (!holder || holder.token === "being-written") return `the embedded database in ${dataDir} is being opened by another process; wait for it, or set DATA_DIR to another folder`;
+  const here = holder.pid === process.pid && holder.host === hostname();
+  if (here) return `the embedded database in ${dataDir} is already open in this process`;
+  const what = holder.url ? `${holder.program} on ${holder.url}` : holder.program;
+  const where = holder.host === hostname() ? `process ${holder.pid}` : `process ${holder.pid} on host ${holder.host}`;
+  return (
+    `the embedded database in ${dataDir} is in use by ${where} (${what}, since ${holder.started_at}); ` +
+    `only one process may open it: stop that one first, use its HTTP API, or set DATABASE_URL to share a Postgres server ` +
+    `(if that process is not loopd, delete ${path.join(dataDir, LOCK_FILE)})`
+  );
+}
