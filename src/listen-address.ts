@@ -8,7 +8,6 @@ import { OperatorError } from "./errors.js";
  * still take the port in between; `listen` then fails with the same words.)
  */
 export async function checkListenAddress({ host, port }: { host: string; port: number }): Promise<void> {
-  if (port === 0) return;
   const probe = createServer();
   try {
     await new Promise<void>((resolve, reject) => {

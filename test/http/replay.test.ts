@@ -1,8 +1,6 @@
-import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { describe, expect, test } from "vitest";
 import { openDatabase } from "../../src/store/db.js";
 import { storedTraceEntries } from "../../src/telemetry/read-trace.js";
@@ -11,6 +9,7 @@ import { replayRun } from "../../src/replay/replay-run.js";
 import { api } from "../helpers/api.js";
 import { startLoopd } from "../helpers/start-loopd.js";
 import { useLoopd } from "../helpers/use-loopd.js";
+import { runProgram } from "../process/run-program.js";
 
 const f = useLoopd();
 const client = () => api(f.loopd.app);
@@ -77,8 +76,9 @@ test("replay on another provider sends the same calls in that provider's format"
   expect(report.summary).toEqual({ same_call: 3, same_text: 1 });
 });
 
-test("npm run replay prints each step and writes the report (the embedded database, as the server leaves it)", async () => {
-  const dataDir = mkdtempSync(path.join(tmpdir(), "loopd-replay-"));
+test("npm run replay prints each step, writes its report without overwriting an earlier one, and exits 1 when a call failed", async () => {
+  const folder = mkdtempSync(path.join(tmpdir(), "loopd-replay-"));
+  const dataDir = path.join(folder, "data");
   const database = await openDatabase({ dataDir });
   await database.migrate();
   const loopd = await startLoopd({ database, llm: f.llm });
@@ -88,16 +88,32 @@ test("npm run replay prints each step and writes the report (the embedded databa
   await loopd.close();
   await database.close();
 
+  const replay = (...args: string[]) =>
+    runProgram("src/replay/main.ts", { args: [runId, "--base-url", `${f.llm.url}/v1`, ...args], cwd: folder, env: { DATA_DIR: dataDir, OPENAI_API_KEY: "test-openai-key" } });
   f.llm.reset();
   f.llm.script(RECORDED[1]!, { text: "Forty-two." });
-  const out = path.join(dataDir, "report.json");
-  const { stdout } = await promisify(execFile)(
-    "npx",
-    ["tsx", "src/replay/main.ts", runId, "--base-url", `${f.llm.url}/v1`, "--out", out],
-    { env: { PATH: process.env.PATH!, HOME: process.env.HOME!, DATA_DIR: dataDir, OPENAI_API_KEY: "test-openai-key" }, timeout: 120_000 },
-  );
-  expect(stdout).toMatch(/step +1 +same_call +calculate\(\{"expression":"6\*7"\}\)/);
-  expect(stdout).toMatch(/step +2 +different_text/);
-  expect(stdout).toContain(`report: ${out}`);
-  expect(JSON.parse(readFileSync(out, "utf8"))).toMatchObject({ run_id: runId, summary: { same_call: 1, different_text: 1 }, base_url: `${f.llm.url}/v1` });
+  const first = await replay();
+  expect(first.code).toBe(0);
+  expect(first.stdout).toMatch(/step +1 +same_call +calculate\(\{"expression":"6\*7"\}\)/);
+  expect(first.stdout).toMatch(/step +2 +different_text/);
+  const report = path.join(folder, "reports", `replay-${runId}.json`);
+  expect(first.stdout).toContain(`report: ${report}\n`);
+  expect(JSON.parse(readFileSync(report, "utf8"))).toMatchObject({ run_id: runId, summary: { same_call: 1, different_text: 1 }, base_url: `${f.llm.url}/v1` });
+
+  // The second replay of the run gets a file of its own; the model now fails its second call.
+  f.llm.script(RECORDED[1]!, { status: 400, message: "this model is gone" });
+  const second = await replay();
+  expect(second.code).toBe(1);
+  expect(second.stdout).toMatch(/step +2 +error +this model is gone/);
+  expect(second.stderr).toBe("1 of 2 replayed calls failed\n");
+  expect(second.stdout).toContain(`report: ${path.join(folder, "reports", `replay-${runId}-2.json`)}\n`);
+  expect(JSON.parse(readFileSync(report, "utf8"))).toMatchObject({ summary: { same_call: 1, different_text: 1 } });
+
+  // --out names the file: replacing one there is said; an option that does not apply is said too.
+  f.llm.script(RECORDED[1]!, { text: "42." });
+  const named = await replay("--out", report, "--provider", "mock");
+  expect(named.code).toBe(0);
+  expect(named.stdout).toContain("note: --base-url does not apply to the mock provider (it runs in this process); ignored\n");
+  expect(named.stdout).toContain(`report: ${report} (replaced the earlier file: --out names it)\n`);
+  expect(JSON.parse(readFileSync(report, "utf8"))).toMatchObject({ replayed: { provider: "mock" }, base_url: null });
 }, 150_000);

@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
-import { fileURLToPath } from "node:url";
-
-const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
+import path from "node:path";
+import { repoRoot, TSX } from "./run-program.js";
 
 export interface Exit {
   code: number | null;
@@ -33,15 +32,18 @@ export async function spawnLoopd({
   entry = "src/main.ts",
   // A generous bound, not a measure: tsx compiles the sources at start, slowly on a busy machine.
   readyTimeoutMs = 90_000,
+  cwd = repoRoot,
 }: {
   env: Record<string, string>;
   /** The script to run, relative to the repository. @default "src/main.ts" */
   entry?: string;
   readyTimeoutMs?: number;
+  /** Its working folder (where it reads `.env`). @default the repository */
+  cwd?: string;
 }): Promise<LoopdProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", entry], {
-    cwd: repoRoot,
+  const child = spawn(process.execPath, ["--import", TSX, path.join(repoRoot, entry)], {
+    cwd,
     env: {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",

@@ -1,3 +1,4 @@
+import { mkdirSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { lockDataDir, type DataDirLock } from "../../src/store/data-dir-lock.js";
 
@@ -11,6 +12,7 @@ const [mode, dir] = process.argv.slice(2) as ["hold" | "race", string];
 let lock: DataDirLock | undefined;
 const attempt = () => {
   try {
+    mkdirSync(dir, { recursive: true });
     lock = lockDataDir(dir, { program: "a test holder" });
     console.log("held");
   } catch (err) {

@@ -1,0 +1,41 @@
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+export const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
+
+/** The `--import` that runs TypeScript sources, by path: it works from any working folder. */
+export const TSX = fileURLToPath(import.meta.resolve("tsx"));
+
+export interface ProgramRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** Both, as they came. */
+  output: string;
+}
+
+/**
+ * Runs one of loopd's programs (`src/main.ts`, `src/replay/main.ts`, …) with
+ * exactly `env` (plus PATH and HOME) until it exits, or `timeoutMs` passes
+ * and it is killed.
+ */
+export function runProgram(
+  entry: string,
+  { args = [], env = {}, cwd = repoRoot, timeoutMs = 60_000 }: { args?: string[]; env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {},
+): Promise<ProgramRun> {
+  const child = spawn(process.execPath, ["--import", TSX, fileURLToPath(new URL(entry, `file://${repoRoot}/`)), ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const run: ProgramRun = { code: null, stdout: "", stderr: "", output: "" };
+  child.stdout.on("data", (c: Buffer) => ((run.stdout += c), (run.output += c)));
+  child.stderr.on("data", (c: Buffer) => ((run.stderr += c), (run.output += c)));
+  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  return new Promise((resolve) =>
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ ...run, code });
+    }),
+  );
+}
