@@ -1,11 +1,12 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { LOOPD_LOGO_SVG } from "../../src/http/loopd-logo.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 
 /**
@@ -174,6 +175,12 @@ describe("/docs", () => {
     }
     const initializer = await app.inject({ method: "GET", url: "/docs/static/swagger-initializer.js" });
     expect(initializer.body).toContain("resolveUrl('./json')");
+    // loopd's name in the top bar and the tab, not the framework's logo.
+    expect(page.body).toContain("<title>loopd API</title>");
+    expect(assets).toContain("/docs/static/theme/loopd-icon.svg");
+    expect(initializer.body).toContain(`data:image/svg+xml;base64,${Buffer.from(LOOPD_LOGO_SVG).toString("base64")}`);
+    const frameworkLogo = readFileSync(new URL("../../node_modules/@fastify/swagger-ui/static/logo.svg", import.meta.url)).toString("base64");
+    expect(initializer.body).not.toContain(frameworkLogo);
     const json = await app.inject({ method: "GET", url: "/docs/json" });
     expect(json.json()).toEqual(doc);
   });

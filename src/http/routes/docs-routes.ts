@@ -2,6 +2,7 @@ import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
+import { LOOPD_ICON_SVG, LOOPD_LOGO_SVG } from "../loopd-logo.js";
 import { documented } from "../openapi.js";
 import { requestErrorResponses } from "../schemas.js";
 import { serializeTrusted } from "../serialize-trusted.js";
@@ -23,5 +24,11 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
     // The document is plain JSON; its type (openapi-types) has no index signature.
     () => app.swagger() as unknown as Record<string, unknown>,
   );
-  await app.register(swaggerUi, { routePrefix: "/docs", uiConfig: { deepLinking: true, displayOperationId: true, tryItOutEnabled: true } });
+  await app.register(swaggerUi, {
+    routePrefix: "/docs",
+    uiConfig: { deepLinking: true, displayOperationId: true, tryItOutEnabled: true },
+    // loopd's own name and icon, not the framework's logo.
+    logo: { type: "image/svg+xml", content: LOOPD_LOGO_SVG, href: "/docs", target: "_self" },
+    theme: { title: "loopd API", favicon: [{ filename: "loopd-icon.svg", rel: "icon", sizes: "32x32", type: "image/svg+xml", content: LOOPD_ICON_SVG }] },
+  });
 }
