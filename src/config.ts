@@ -86,6 +86,9 @@ const envSchema = z.object({
   TRACE: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["on", "off"]).default("on")),
 });
 
+/** Every variable loopd reads (`.env.example` and the README's table list each one). */
+export const CONFIG_VARIABLES = Object.keys(envSchema.shape);
+
 export interface Config {
   port: number;
   host: string;

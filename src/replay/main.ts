@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import type { ProviderName } from "../agent/model.js";
+import { runCli } from "../cli.js";
 import { loadConfig } from "../config.js";
-import { loadDotEnv } from "../dot-env.js";
 import { OperatorError } from "../errors.js";
 import { providersOf } from "../providers/index.js";
 import { holderOf } from "../store/data-dir-lock.js";
@@ -92,10 +92,4 @@ function lineOf(step: ReplayStep): string {
 
 const clip = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n)}…`);
 
-try {
-  loadDotEnv();
-  process.exitCode = await main(process.argv.slice(2));
-} catch (err) {
-  console.error(`replay cannot run: ${err instanceof Error ? err.message : String(err)}`);
-  process.exitCode = 1;
-}
+await runCli("replay cannot run:", () => main(process.argv.slice(2)));

@@ -42,6 +42,12 @@ export interface Database {
   connectionString: string | null;
   /** Tells whoever finds the embedded folder held where this process serves (nothing on a server). */
   advertise(url: string): void;
+  /**
+   * The whole embedded database as SQL (pg_dump's plain format, without
+   * owners or privileges), to load into a Postgres server; null on a server,
+   * which has pg_dump of its own.
+   */
+  dumpSql: (() => Promise<string>) | null;
   close(): Promise<void>;
 }
 
@@ -131,6 +137,7 @@ export async function openDatabase({
       migrate: () => holdingAdvisoryLock(pool, MIGRATION_LOCK, () => migratePg(pgDb, { migrationsFolder })),
       ping: () => answers(() => pool.query("select 1")),
       advertise: () => {},
+      dumpSql: null,
       close: () => pool.end(),
     };
   }
@@ -157,6 +164,13 @@ export async function openDatabase({
     migrate: () => migratePglite(pgliteDb, { migrationsFolder }),
     ping: () => answers(() => client.query("select 1")),
     advertise: (url) => lock?.advertise(url),
+    dumpSql: async () => {
+      // Loaded only by the command that exports: it brings a WebAssembly pg_dump of its own.
+      const { pgDump } = await import("@electric-sql/pglite-tools/pg_dump");
+      const sql = await (await pgDump({ pg: client, args: ["--no-owner", "--no-privileges"] })).text();
+      // PGlite is Postgres 17, whose pg_dump sets a parameter that servers before 17 refuse; 0 is its default anyway.
+      return sql.replace(/^SET transaction_timeout = 0;\n/m, "");
+    },
     close: async () => {
       try {
         await client.close();

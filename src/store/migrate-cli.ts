@@ -1,22 +1,19 @@
+import { runCli } from "../cli.js";
 import { loadConfig } from "../config.js";
-import { loadDotEnv } from "../dot-env.js";
+import { OperatorError } from "../errors.js";
 import { openDatabase } from "./db.js";
 import { explainDatabaseError } from "./explain-database-error.js";
 
 /** `npm run db:migrate`: applies the committed migrations to DATABASE_URL, or to the embedded database in DATA_DIR. */
-try {
-  loadDotEnv();
+await runCli("db:migrate cannot run:", async () => {
   const config = loadConfig();
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, program: "npm run db:migrate", ...config.databasePool });
   try {
     await database.migrate().catch((err: unknown) => {
-      throw new Error(explainDatabaseError(err, config), { cause: err });
+      throw new OperatorError(explainDatabaseError(err, config), { cause: err });
     });
     console.log(`migrations applied (${database.kind === "pglite" ? `embedded database in ${config.dataDir}` : "postgres"})`);
   } finally {
     await database.close();
   }
-} catch (err) {
-  console.error(`db:migrate cannot run: ${err instanceof Error ? err.message : String(err)}`);
-  process.exitCode = 1;
-}
+});

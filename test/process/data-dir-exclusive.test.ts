@@ -1,13 +1,12 @@
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createInterface } from "node:readline";
 import { afterAll, expect, test, vi } from "vitest";
 import { LOCK_FILE } from "../../src/store/data-dir-lock.js";
 import { loopdClient } from "./loopd-client.js";
 import { killAllLoopd, killProcess, spawnLoopd, type LoopdProcess } from "./loopd-process.js";
-import { repoRoot, runProgram, TSX } from "./run-program.js";
+import { startHolder } from "../helpers/data-dir-holder.js";
+import { runProgram } from "./run-program.js";
 
 // Real processes, each compiling the sources at start: slow on a busy machine, so bounds, not measures, are generous.
 vi.setConfig({ testTimeout: 150_000, hookTimeout: 150_000 });
@@ -74,14 +73,13 @@ test("replay of a run while the server runs reads it through the server's API", 
 
 test("replay on a DATA_DIR held by a process that serves no API is refused with the clear line", async () => {
   const heldDir = path.join(scratch, "held");
-  const holder = spawn(process.execPath, ["--import", TSX, "test/store/hold-data-dir.ts", "hold", heldDir], { cwd: repoRoot });
-  const lines = createInterface({ input: holder.stdout })[Symbol.asyncIterator]();
-  expect((await lines.next()).value).toBe("ready");
-  expect((await lines.next()).value).toBe("held");
+  const holder = startHolder("hold", heldDir);
+  expect(await holder.said()).toBe("ready");
+  expect(await holder.said()).toBe("held");
   const replay = await runProgram("src/replay/main.ts", { args: [runId], env: { DATA_DIR: heldDir } });
-  holder.stdin.end();
+  await holder.end();
   expect(replay.code).toBe(1);
-  expect(replay.output).toMatch(new RegExp(`^replay cannot run: the embedded database in ${heldDir.replace(/[/.]/g, "\\$&")} is in use by process ${holder.pid} \\(a test holder, since `));
+  expect(replay.output).toMatch(new RegExp(`^replay cannot run: the embedded database in ${heldDir.replace(/[/.]/g, "\\$&")} is in use by process ${holder.child.pid} \\(a test holder, since `));
 });
 
 test("after a stop the lock is gone and the data is intact; after a kill -9 the stale lock is taken over, the data intact", async () => {

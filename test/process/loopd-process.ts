@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 import path from "node:path";
-import { repoRoot, TSX } from "./run-program.js";
+import { emptyFolder, repoRoot, TSX } from "./run-program.js";
 
 export interface Exit {
   code: number | null;
@@ -32,13 +32,13 @@ export async function spawnLoopd({
   entry = "src/main.ts",
   // A generous bound, not a measure: tsx compiles the sources at start, slowly on a busy machine.
   readyTimeoutMs = 90_000,
-  cwd = repoRoot,
+  cwd = emptyFolder,
 }: {
   env: Record<string, string>;
   /** The script to run, relative to the repository. @default "src/main.ts" */
   entry?: string;
   readyTimeoutMs?: number;
-  /** Its working folder (where it reads `.env`). @default the repository */
+  /** Its working folder (where it reads `.env`). @default an empty folder */
   cwd?: string;
 }): Promise<LoopdProcess> {
   const port = await freePort();

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { runCli } from "../../src/cli.js";
 import { serve } from "../../src/serve.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { createBuiltinTools } from "../../src/tools/builtin/index.js";
@@ -16,7 +17,4 @@ const blockUntilStopped = defineTool({
   execute: (_input, { signal }) => new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(new Error("stopped")), { once: true })),
 });
 
-serve({ tools: [...createBuiltinTools(), blockUntilStopped] }).catch((err: unknown) => {
-  console.error("loopd failed to start:", err);
-  process.exit(1);
-});
+await runCli("loopd cannot start:", async () => void (await serve({ tools: [...createBuiltinTools(), blockUntilStopped] })));

@@ -1,7 +1,17 @@
 import { spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
+
+/**
+ * Where programs run unless a test says otherwise: an empty folder, so that
+ * nothing of a developer's checkout (a `.env`, `./data`, `./workspace`)
+ * reaches a test's process.
+ */
+export const emptyFolder = mkdtempSync(path.join(tmpdir(), "loopd-cwd-"));
 
 /** The `--import` that runs TypeScript sources, by path: it works from any working folder. */
 export const TSX = fileURLToPath(import.meta.resolve("tsx"));
@@ -21,7 +31,7 @@ export interface ProgramRun {
  */
 export function runProgram(
   entry: string,
-  { args = [], env = {}, cwd = repoRoot, timeoutMs = 60_000 }: { args?: string[]; env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {},
+  { args = [], env = {}, cwd = emptyFolder, timeoutMs = 60_000 }: { args?: string[]; env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {},
 ): Promise<ProgramRun> {
   const child = spawn(process.execPath, ["--import", TSX, fileURLToPath(new URL(entry, `file://${repoRoot}/`)), ...args], {
     cwd,

@@ -1,19 +1,15 @@
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, test } from "vitest";
 import { OperatorError } from "../../src/errors.js";
 import { DataDirBusyError, holderOf, LOCK_FILE, lockDataDir } from "../../src/store/data-dir-lock.js";
 import { openDatabase } from "../../src/store/db.js";
+import { killAllHolders, startHolder } from "../helpers/data-dir-holder.js";
 
-const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 const scratch = mkdtempSync(path.join(tmpdir(), "loopd-lock-"));
-const children = new Set<ChildProcessWithoutNullStreams>();
 afterAll(() => {
-  for (const child of children) child.kill("SIGKILL");
+  killAllHolders();
   rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -25,21 +21,6 @@ const folder = () => {
 };
 const lockFileOf = (dir: string) => path.join(dir, LOCK_FILE);
 const lockOf = (dir: string) => JSON.parse(readFileSync(lockFileOf(dir), "utf8")) as Record<string, unknown>;
-
-/** test/store/hold-data-dir.ts in a process of its own; `said()` resolves with its next line. */
-function holder(mode: "hold" | "race", dir: string) {
-  const child = spawn(process.execPath, ["--import", "tsx", "test/store/hold-data-dir.ts", mode, dir], { cwd: repoRoot });
-  children.add(child);
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  void exited.then(() => children.delete(child));
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const said = async () => {
-    const next = await lines.next();
-    if (next.done) throw new Error(`the holder ended without a word: ${child.exitCode}`);
-    return next.value;
-  };
-  return { child, said, exited, go: () => child.stdin.write("go\n"), kill: () => (child.kill("SIGKILL"), exited), end: () => (child.stdin.end(), exited) };
-}
 
 describe("one process per embedded database folder", () => {
   test("a second open of a held folder in the same process is refused, and the first goes on", async () => {
@@ -61,7 +42,7 @@ describe("one process per embedded database folder", () => {
 
   test("a folder held by another live process is refused with one line naming the folder, the process and what it is", async () => {
     const dir = folder();
-    const other = holder("hold", dir);
+    const other = startHolder("hold", dir);
     expect(await other.said()).toBe("ready");
     expect(await other.said()).toBe("held");
     const error = await openDatabase({ dataDir: dir, program: "the test" }).catch((e: unknown) => e);
@@ -79,7 +60,7 @@ describe("one process per embedded database folder", () => {
 
   test("a lock left by a process killed with SIGKILL is taken over", async () => {
     const dir = folder();
-    const other = holder("hold", dir);
+    const other = startHolder("hold", dir);
     await other.said();
     expect(await other.said()).toBe("held");
     await other.kill();
@@ -123,7 +104,7 @@ describe("one process per embedded database folder", () => {
   test("several processes taking over one stale lock at the same moment: exactly one gets it", async () => {
     const dir = folder();
     writeFileSync(lockFileOf(dir), JSON.stringify({ pid: 2 ** 22 + 1, host: hostname(), program: "a dead loopd", started_at: "", token: "dead" }));
-    const racers = Array.from({ length: 6 }, () => holder("race", dir));
+    const racers = Array.from({ length: 6 }, () => startHolder("race", dir));
     for (const racer of racers) expect(await racer.said()).toBe("ready");
     for (const racer of racers) racer.go();
     const outcomes = await Promise.all(racers.map((r) => r.said()));

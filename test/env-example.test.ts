@@ -1,0 +1,24 @@
+import { readFileSync } from "node:fs";
+import { expect, test } from "vitest";
+import { CONFIG_VARIABLES, loadConfig } from "../src/config.js";
+
+const read = (file: string) => readFileSync(new URL(`../${file}`, import.meta.url), "utf8");
+
+/** `# NAME=value` lines of .env.example: each variable, with the default it shows. */
+const example = new Map([...read(".env.example").matchAll(/^# ([A-Z][A-Z0-9_]*)=(.*)$/gm)].map((m) => [m[1]!, m[2]!]));
+
+test(".env.example lists every variable loopd reads, and nothing else", () => {
+  expect([...example.keys()].sort()).toEqual([...CONFIG_VARIABLES].sort());
+});
+
+test("the values .env.example shows are the defaults: uncommented, they change nothing", () => {
+  const shown = Object.fromEntries([...example].filter(([, value]) => value !== ""));
+  expect(loadConfig(shown)).toEqual(loadConfig({}));
+});
+
+test("the README's configuration table names every variable too", () => {
+  const readme = read("README.md");
+  const table = readme.slice(readme.indexOf("## Configuration"), readme.indexOf("\n## ", readme.indexOf("## Configuration") + 1));
+  const named = new Set([...table.matchAll(/^\| `([A-Z][A-Z0-9_]*)`(?:, `([A-Z][A-Z0-9_]*)`)*/gm)].flatMap((m) => [...m[0].matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((n) => n[1]!)));
+  expect(CONFIG_VARIABLES.filter((v) => !named.has(v))).toEqual([]);
+});
