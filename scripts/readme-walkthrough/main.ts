@@ -16,8 +16,9 @@ import { readWalkthrough, type Step } from "./read-walkthrough.js";
  * job control as in a terminal, in a fresh copy of the repository (its
  * tracked files and the new ones git does not ignore; node_modules linked,
  * not installed again); the ports the README names (3000 for loopd, 4010
- * for the fake LLM) are swapped for free ones. Exits 1 on the first
- * difference, printing both. `--keep` leaves the copy for a look.
+ * for the fake LLM) are swapped for free ones. Every step runs; each
+ * difference is printed, both sides, and makes the exit status 1. `--keep`
+ * leaves the copy for a look.
  */
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const { values } = parseArgs({ options: { keep: { type: "boolean", default: false }, "step-timeout-s": { type: "string", default: "180" } } });
@@ -45,7 +46,6 @@ try {
     if (!ok) {
       failed++;
       console.log(`--- the README shows (\`\`\`${step.expected!.lang}):\n${ports(step.expected!.text)}\n--- the commands printed:\n${printed}\n---`);
-      break;
     }
   }
 } finally {
@@ -54,7 +54,7 @@ try {
   if (values.keep) console.log(`the copy is kept in ${copy}`);
   else rmSync(path.dirname(copy), { recursive: true, force: true });
 }
-console.log(failed ? `the README walkthrough differs from what it shows (${failed} step)` : `the README walkthrough printed what it shows: ${steps.length} steps`);
+console.log(failed ? `the README walkthrough differs from what it shows in ${failed} of ${steps.length} steps` : `the README walkthrough printed what it shows: ${steps.length} steps`);
 process.exitCode = failed ? 1 : 0;
 
 /** Runs one step's commands in the shell; resolves with what they printed. */

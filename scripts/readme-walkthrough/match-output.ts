@@ -3,7 +3,8 @@
  * README's output is real output with two kinds of license, both visible to
  * its reader: `…` (and a `/* … *\/` comment in a jsonc block) stands for
  * anything it left out, and what differs from one run to the next (ids,
- * times, dates, weekdays, durations) stands for any value of its kind.
+ * times, dates, weekdays, durations, token counts) stands for any value of
+ * its kind.
  * JSON blocks compare without the white space between tokens, so `jq .`'s
  * layout and a condensed one are the same.
  */
@@ -63,7 +64,10 @@ function volatile(text: string): string {
     .replace(/\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?/g, "<datetime>")
     .replace(/\b\d\d:\d\d(?::\d\d)?\b/g, "<clock>")
     .replace(new RegExp(`\\b(?:${WEEKDAYS})\\b`, "g"), "<weekday>")
-    .replace(/("(?:duration_ms|latency_ms|ttft_ms)":)\d+(?:\.\d+)?/g, "$1<ms>");
+    .replace(/("(?:duration_ms|latency_ms|ttft_ms)":)\d+(?:\.\d+)?/g, "$1<ms>")
+    // The mock's token counts follow its answers' length, which holds the date: "Tuesday" is shorter than "Wednesday".
+    .replace(/("(?:input_tokens|output_tokens|estimated_input_tokens)":)\d+/g, "$1<tokens>")
+    .replace(/("cost_usd":)\d+(?:\.\d+)?(?:e-?\d+)?/g, "$1<usd>");
 }
 
 function escapeRegExp(s: string): string {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, test, vi } from "vitest";
@@ -96,4 +96,13 @@ test("a start-up failure is one line, as src/main.ts prints it", async () => {
   });
   expect(code).toBe(1);
   expect(output).toMatch(/^loopd cannot start: LLM_PROVIDER is openai but OPENAI_API_KEY is not set/);
+});
+
+test("the README shows the example's code as the file has it", () => {
+  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+  const example = readFileSync(new URL("../../examples/custom-tool.ts", import.meta.url), "utf8");
+  const shown = /### Tools of your own[\s\S]*?```ts\n([\s\S]*?)\n```/.exec(readme)?.[1];
+  expect(shown).toBeDefined();
+  expect(shown!.split("\n").length).toBeGreaterThan(20);
+  expect(example).toContain(shown!);
 });
