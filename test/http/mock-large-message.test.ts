@@ -5,7 +5,7 @@ import { useLoopd } from "../helpers/use-loopd.js";
 // Room for a 1 MiB message in its JSON wrapper.
 const f = useLoopd({ env: { BODY_LIMIT_BYTES: String(4 * 1024 * 1024) } });
 
-test("a 1 MiB message to the mock provider is answered within a second", async () => {
+test("a 1 MiB message to the mock provider is answered without freezing the process", async () => {
   const client = api(f.loopd.app);
   const conv = await client.createConversation({ provider: "mock" });
   // Ordinary words, with a long run of spaces in them: the mock once read the
@@ -26,5 +26,7 @@ test("a 1 MiB message to the mock provider is answered within a second", async (
 
   expect(res.statusCode).toBe(200);
   expect(res.json()).toMatchObject({ run: { status: "completed" }, output_text: "6*7 = 42" });
-  expect(elapsedMs).toBeLessThan(1000);
+  // A freeze guard, not a measure of speed (bench/ measures): about 0.1 s alone, 1 s beside other test
+  // files on two cores; the backtracking patterns this guards against took hours at this size.
+  expect(elapsedMs).toBeLessThan(10_000);
 });
