@@ -11,7 +11,7 @@ import { storedTraceEntries, type TraceEntry } from "../telemetry/read-trace.js"
 import { redactorOf } from "../telemetry/redact.js";
 import { replayRun, type ReplayStep } from "./replay-run.js";
 import { runOverHttp } from "./run-over-http.js";
-import { writeReport } from "./write-report.js";
+import { writeOutputFile } from "../write-output-file.js";
 
 const USAGE =
   "usage: npm run replay -- <run_id> [--provider anthropic|openai|mock] [--model m] [--base-url u] [--out file.json] [--url http://loopd:3000]";
@@ -72,7 +72,12 @@ async function main(argv: string[]): Promise<number> {
       model: values.model,
       onStep: (step) => console.log(lineOf(step)),
     });
-    const written = writeReport({ name: `replay-${run.id}`, out: values.out, report: { ...report, replayed_at: new Date().toISOString(), base_url: target === "mock" ? null : (baseURL ?? null) } });
+    const written = writeOutputFile({
+      name: `replay-${run.id}`,
+      extension: "json",
+      out: values.out,
+      text: `${JSON.stringify({ ...report, replayed_at: new Date().toISOString(), base_url: target === "mock" ? null : (baseURL ?? null) }, null, 2)}\n`,
+    });
     console.log(`${Object.entries(report.summary).map(([verdict, n]) => `${verdict}: ${n}`).join(", ") || "no model calls recorded"}`);
     console.log(`report: ${written.file}${written.replaced ? " (replaced the earlier file: --out names it)" : ""}`);
     const failed = report.steps.filter((s) => s.verdict === "error").length;

@@ -118,11 +118,13 @@ describe("one process per embedded database folder", () => {
   test("a folder that cannot be created or written is an operator's error naming DATA_DIR, at once", async () => {
     const file = path.join(scratch, "a-file");
     writeFileSync(file, "");
-    for (const dataDir of ["/proc/loopd-nope", path.join(file, "data")]) {
+    // /sys exists, and nobody may create a file there, root included.
+    for (const dataDir of ["/proc/loopd-nope", path.join(file, "data"), "/sys"]) {
       const error = await openDatabase({ dataDir }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(OperatorError);
       expect((error as Error).message).toMatch(new RegExp(`^DATA_DIR ${escape(dataDir)} cannot be (created|written): `));
     }
+    expect(((await openDatabase({ dataDir: "/sys" }).catch((e: unknown) => e)) as Error).message).toBe("DATA_DIR /sys cannot be written: permission denied");
   });
 
   test("a damaged folder is refused with what to do, never PGlite's Aborted(), and its lock is released", async () => {

@@ -44,14 +44,15 @@ test("npm run db:export, then psql into a Postgres server: loopd there has the c
   await loopd.close();
   await embedded.close();
 
-  const file = path.join(scratch, "loopd.sql");
-  const exported = await runProgram("src/store/export-cli.ts", { args: [file], env: { DATA_DIR: dataDir } });
+  // Into reports/ of its working folder, dated; a second export gets a name of its own.
+  const exported = await runProgram("src/store/export-cli.ts", { cwd: scratch, env: { DATA_DIR: dataDir } });
   expect(exported.stderr).toBe("");
   expect(exported.code).toBe(0);
-  expect(exported.stdout).toContain(`the embedded database in ${dataDir} is in ${file}`);
+  const file = path.join(scratch, "reports", `loopd-${new Date().toISOString().slice(0, 10)}.sql`);
+  expect(exported.stdout).toContain(`the embedded database in ${dataDir} is in ${file}\n`);
   expect(readFileSync(file, "utf8")).toContain("CREATE TABLE public.messages");
-  const again = await runProgram("src/store/export-cli.ts", { args: [file], env: { DATA_DIR: dataDir } });
-  expect(again.output).toBe(`db:export cannot run: ${file} exists: name a new file (an export never overwrites one)\n`);
+  const again = await runProgram("src/store/export-cli.ts", { cwd: scratch, env: { DATA_DIR: dataDir } });
+  expect(again.stdout).toContain(`is in ${file.replace(/\.sql$/, "-2.sql")}\n`);
 
   await admin(serverUrl, `create database ${name}`);
   const url = new URL(serverUrl);
