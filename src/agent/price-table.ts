@@ -41,13 +41,20 @@ export const DEFAULT_PRICES: Readonly<Record<string, ModelPrice>> = Object.freez
   "gpt-4.1": price(2, 8, 0.5, 2),
   "gpt-4.1-mini": price(0.4, 1.6, 0.1, 0.4),
   "gpt-4.1-nano": price(0.1, 0.4, 0.025, 0.1),
+  o1: price(15, 60, 7.5, 15),
+  "o1-mini": price(1.1, 4.4, 0.55, 1.1),
+  // Without their rows, the prefix rule would give these their family's price: 10× (o3-pro), 12× (gpt-5-pro) too low.
+  "o1-pro": price(150, 600, 150, 150),
   o3: price(2, 8, 0.5, 2),
-  // Listed so the prefix rule does not give them o3's / gpt-5's price.
   "o3-mini": price(1.1, 4.4, 0.55, 1.1),
+  "o3-pro": price(20, 80, 20, 20),
+  "o3-deep-research": price(10, 40, 2.5, 10),
   "o4-mini": price(1.1, 4.4, 0.275, 1.1),
+  "o4-mini-deep-research": price(2, 8, 0.5, 2),
   "gpt-5": price(1.25, 10, 0.125, 1.25),
   "gpt-5-mini": price(0.25, 2, 0.025, 0.25),
   "gpt-5-nano": price(0.05, 0.4, 0.005, 0.05),
+  "gpt-5-pro": price(15, 120, 15, 15),
   // The offline mock provider's model costs nothing.
   "loopd-mock": price(0, 0, 0, 0),
 });
@@ -72,8 +79,10 @@ export interface PriceTable {
  * A price table over {@link DEFAULT_PRICES} and `overrides` (which win for the
  * same key). A model id finds its exact key, else the longest key it starts
  * with where the key is followed by `-`: `gpt-4o-mini-2024-07-18` finds
- * `gpt-4o-mini`, not `gpt-4o`. A variant not listed (say `o3-pro`) therefore
- * gets its family's price; list it, here or in `PRICES_FILE`, when that is wrong.
+ * `gpt-4o-mini`, not `gpt-4o`. A variant not listed therefore gets its
+ * family's price: every variant priced apart from its family is listed
+ * (`o3-pro`, `gpt-5-pro`, …; the test checks each row); list a new one here
+ * or in `PRICES_FILE`.
  */
 export function createPriceTable(overrides: Record<string, ModelPrice> = {}): PriceTable {
   const prices = new Map<string, ModelPrice>(Object.entries({ ...DEFAULT_PRICES, ...overrides }));

@@ -34,6 +34,21 @@ describe("priceOf", () => {
     expect(table.priceOf("claude-opus-4-5-20251101")?.input).toBe(5);
   });
 
+  test("every built-in row is found by its own id and its dated ids, never shadowed by a shorter key", () => {
+    for (const [key, row] of Object.entries(DEFAULT_PRICES)) {
+      for (const id of [key, `${key}-2025-06-01`, `${key}-20250601`]) expect(table.priceOf(id), id).toBe(row);
+    }
+  });
+
+  test("variants dearer than their family have rows of their own, not the family's price", () => {
+    const dearer = { "o3-pro": "o3", "gpt-5-pro": "gpt-5", "o1-pro": "o1", "o3-deep-research": "o3", "o4-mini-deep-research": "o4-mini" };
+    for (const [variant, family] of Object.entries(dearer)) {
+      expect(table.priceOf(`${variant}-2025-06-10`)!.output, variant).toBeGreaterThan(DEFAULT_PRICES[family]!.output);
+    }
+    expect(table.priceOf("o3-pro")).toEqual({ input: 20, output: 80, cache_read: 20, cache_write: 20 });
+    expect(table.priceOf("gpt-5-pro")).toEqual({ input: 15, output: 120, cache_read: 15, cache_write: 15 });
+  });
+
   test("matches a key only at a `-` boundary", () => {
     // `gpt-4o` is a string prefix of `gpt-4omni`, and `gpt-5` of `gpt-5.1`, but neither is the same model.
     expect(table.priceOf("gpt-4omni")).toBeNull();
