@@ -1,4 +1,4 @@
-import type { NewMessage } from "../src/agent/messages.js";
+import type { NewMessage } from "../src/core/messages.js";
 import { openDatabase } from "../src/store/db.js";
 import { createStore } from "../src/store/store.js";
 import { summarize, timeMany, type Stats } from "./measure.js";

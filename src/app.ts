@@ -4,7 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
 import pino, { type Logger } from "pino";
 import pinoPretty from "pino-pretty";
-import type { ModelProvider, ProviderName } from "./agent/model.js";
+import type { ModelProvider, ProviderName } from "./core/model-provider.js";
 import type { Config } from "./config.js";
 import { describeError } from "./errors.js";
 import { createConversationService } from "./conversations/conversation-service.js";
@@ -36,10 +36,10 @@ import { createStore } from "./store/store.js";
 import { createBuiltinTools } from "./tools/builtin/index.js";
 import type { Tool } from "./tools/define-tool.js";
 import { createToolRegistry } from "./tools/tool-registry.js";
-import { createPriceTable, loadPriceFile, type PriceTable } from "./agent/price-table.js";
+import { createPriceTable, loadPriceFile, type PriceTable } from "./core/price-table.js";
 import { createMetrics } from "./telemetry/metrics.js";
 import { combineTelemetry } from "./telemetry/telemetry.js";
-import { createRedactor } from "./telemetry/redact.js";
+import { createRedactor } from "./redact.js";
 
 export interface AppDeps {
   config: Config;

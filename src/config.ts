@@ -1,9 +1,9 @@
 import path from "node:path";
 import { z } from "zod";
-import type { ProviderName } from "./agent/model.js";
+import type { ProviderName } from "./core/model-provider.js";
 import { OperatorError } from "./errors.js";
 import type { DatabasePoolOptions } from "./store/db.js";
-import { secretsOf } from "./telemetry/redact.js";
+import { secretsOf } from "./redact.js";
 
 /** A whole number from the environment; `min: 0` where 0 means "off". */
 const intFromEnv = (fallback: number, { min = 1 }: { min?: number } = {}) =>

@@ -1,5 +1,5 @@
 import { buildApp, createLogger } from "./app.js";
-import { createPriceTable, loadPriceFile } from "./agent/price-table.js";
+import { createPriceTable, loadPriceFile } from "./core/price-table.js";
 import { loadConfig, type Config } from "./config.js";
 import { describeError, OperatorError } from "./errors.js";
 import { checkListenAddress, explainListenError } from "./listen-address.js";

@@ -1,4 +1,4 @@
-import type { Usage } from "./messages.js";
+import type { Usage } from "../core/messages.js";
 
 /** The limits a run may not pass, settled when it is created. Null: no limit. */
 export interface RunBudget {

@@ -1,6 +1,6 @@
-import { DEFAULT_CONTEXT, type ContextSettings } from "./context-settings.js";
+import { DEFAULT_CONTEXT, type ContextSettings } from "../core/context-settings.js";
 import { estimateMessageTokens } from "./estimate-tokens.js";
-import { sendable, type NewMessage, type ToolResultBlock } from "./messages.js";
+import { sendable, type NewMessage, type ToolResultBlock } from "../core/messages.js";
 
 /** What one model call is sent of the history, and what was left out of it. */
 export interface BuiltContext {

@@ -1,5 +1,5 @@
 import type { ToolRegistry } from "../tools/tool-registry.js";
-import type { ToolCallBlock } from "./messages.js";
+import type { ToolCallBlock } from "../core/messages.js";
 
 /** What happens to a proposed call: it runs now, or it waits for the application. */
 export type ToolAction = "run" | "approve" | "submit_output";

@@ -1,5 +1,5 @@
-import type { NewMessage } from "./messages.js";
-import type { ToolSpec } from "./model.js";
+import type { NewMessage } from "../core/messages.js";
+import type { ToolSpec } from "../core/model-provider.js";
 
 /**
  * Token counts estimated locally, in one pass over the characters and

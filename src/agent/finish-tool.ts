@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { ToolSpec } from "./model.js";
+import type { ToolSpec } from "../core/model-provider.js";
 
 export const FINISH_TOOL = "finish";
 

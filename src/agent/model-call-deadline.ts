@@ -1,5 +1,5 @@
 import { linkedAbort } from "../linked-abort.js";
-import { ProviderError } from "./model.js";
+import { ProviderError } from "../core/model-provider.js";
 
 export const DEFAULT_MODEL_CALL_TIMEOUT_MS = 600_000;
 export const DEFAULT_MODEL_STREAM_IDLE_MS = 60_000;

@@ -1,5 +1,5 @@
-import type { ModelResponse } from "./model.js";
-import type { ToolCallBlock } from "./messages.js";
+import type { ModelResponse } from "../core/model-provider.js";
+import type { ToolCallBlock } from "../core/messages.js";
 
 /** The run's final stop reasons, as the contract names them. */
 export type RunStopReason = "end_turn" | "finish" | "max_steps" | "max_tokens" | "refusal" | "content_filter" | "budget" | "cancelled" | "error";

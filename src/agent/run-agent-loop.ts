@@ -1,20 +1,20 @@
 import { executeToolCalls } from "../tools/execute-tool-calls.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { linkedAbort } from "../linked-abort.js";
-import type { AgentEvent } from "./agent-events.js";
+import type { AgentEvent } from "../core/agent-events.js";
 import { buildContext } from "./build-context.js";
-import { DEFAULT_CONTEXT, type ContextSettings } from "./context-settings.js";
+import { DEFAULT_CONTEXT, type ContextSettings } from "../core/context-settings.js";
 import { calibrateTokens, estimateFixedTokens } from "./estimate-tokens.js";
 import { createFinishChecker, FINISH_NUDGE, FINISH_TOOL, type FinishOptions, type RunResult } from "./finish-tool.js";
 import { offeredTools } from "./offered-tools.js";
 import { exceededBudget, graceNotice, TIME_BUDGET_RESULT, totalTokens, type BudgetName, type BudgetSpent, type RunBudget } from "./budget.js";
 import type { PendingToolCall, ToolAction } from "./decide-tool-action.js";
 import { startModelCallDeadline } from "./model-call-deadline.js";
-import { addUsage, emptyUsage, sendable, toolCallsOf, type NewMessage, type RunUsage, type ToolCallBlock, type Usage } from "./messages.js";
-import type { ModelProvider, ModelResponse, ToolChoice, ToolSpec } from "./model.js";
+import { addUsage, emptyUsage, sendable, toolCallsOf, type NewMessage, type RunUsage, type ToolCallBlock, type Usage } from "../core/messages.js";
+import type { ModelProvider, ModelResponse, ToolChoice, ToolSpec } from "../core/model-provider.js";
 import { nextStep, type RunStopReason } from "./next-step.js";
 import { CANCELLED_RESULT, errorResultFor, INTERRUPTED_RESULT, repairTail } from "./repair-history.js";
-import { isInterruption } from "./run-interruption.js";
+import { isInterruption } from "../core/interruptions.js";
 
 export interface AgentRunOptions {
   provider: ModelProvider;

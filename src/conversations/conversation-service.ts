@@ -1,8 +1,8 @@
-import type { ProviderName } from "../agent/model.js";
+import type { ProviderName } from "../core/model-provider.js";
 import { buildContext } from "../agent/build-context.js";
-import { DEFAULT_CONTEXT, type ContextSettings } from "../agent/context-settings.js";
+import { DEFAULT_CONTEXT, type ContextSettings } from "../core/context-settings.js";
 import { estimateFixedTokens } from "../agent/estimate-tokens.js";
-import { sendable } from "../agent/messages.js";
+import { sendable } from "../core/messages.js";
 import { offeredTools } from "../agent/offered-tools.js";
 import { AppError, notFound } from "../errors.js";
 import { clientToolSpecs } from "../runs/client-tool-specs.js";

@@ -1,5 +1,5 @@
-import { DEFAULT_CONTEXT } from "../agent/context-settings.js";
-import type { Message } from "../agent/messages.js";
+import { DEFAULT_CONTEXT } from "../core/context-settings.js";
+import type { Message } from "../core/messages.js";
 import type { ConversationWithActiveRun } from "../store/conversation-repository.js";
 import type { MessageRow, RunRow } from "../store/schema.js";
 

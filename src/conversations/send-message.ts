@@ -1,5 +1,5 @@
-import { emptyUsage, type TextBlock } from "../agent/messages.js";
-import type { ToolChoice } from "../agent/model.js";
+import { emptyUsage, type TextBlock } from "../core/messages.js";
+import type { ToolChoice } from "../core/model-provider.js";
 import { repairMessages } from "../agent/repair-history.js";
 import { AppError, findInCauseChain, notFound } from "../errors.js";
 import { checkSameRequest, hashOfRequest } from "./request-hash.js";

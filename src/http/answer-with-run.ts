@@ -1,5 +1,5 @@
 import type { FastifyReply } from "fastify";
-import { textOf } from "../agent/messages.js";
+import { textOf } from "../core/messages.js";
 import { presentRun } from "../conversations/present.js";
 import { AppError } from "../errors.js";
 import { linkedAbort } from "../linked-abort.js";

@@ -1,4 +1,4 @@
-import { emptyUsage, type ToolResultBlock } from "../agent/messages.js";
+import { emptyUsage, type ToolResultBlock } from "../core/messages.js";
 import { presentMessage, presentRun } from "../conversations/present.js";
 import { TERMINAL_EVENT_TYPES, type RunState, type StoredRunEvent } from "../runs/run-events.js";
 import type { Store } from "../store/store.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { DEFAULT_CONTEXT, type ContextSettings } from "../agent/context-settings.js";
-import { messageSchema, textBlockSchema } from "../agent/messages.js";
+import { DEFAULT_CONTEXT, type ContextSettings } from "../core/context-settings.js";
+import { messageSchema, textBlockSchema } from "../core/messages.js";
 import { ERROR_CODES, errorBody, type ErrorCode } from "../errors.js";
 import { isPgSafe } from "../store/pg-safe.js";
 import { TOOL_NAME } from "../tools/define-tool.js";

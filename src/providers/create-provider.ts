@@ -1,4 +1,4 @@
-import type { ModelProvider, ProviderName } from "../agent/model.js";
+import type { ModelProvider, ProviderName } from "../core/model-provider.js";
 import { createAnthropicProvider, type AnthropicProviderOptions } from "./anthropic/index.js";
 import { createMockProvider, type MockProviderOptions } from "./mock/index.js";
 import { createOpenAIProvider, type OpenAIProviderOptions } from "./openai/index.js";

@@ -1,5 +1,5 @@
-import { toolCallsOf, type AssistantBlock } from "../agent/messages.js";
-import { jsonSha256 } from "../telemetry/body-hash.js";
+import { toolCallsOf, type AssistantBlock } from "../core/messages.js";
+import { jsonSha256 } from "../runs/trace/body-hash.js";
 
 /** How a replayed answer compares with the recorded one. */
 export type ReplayVerdict =

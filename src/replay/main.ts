@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import type { ProviderName } from "../agent/model.js";
+import type { ProviderName } from "../core/model-provider.js";
 import { runCli } from "../cli.js";
 import { loadConfig } from "../config.js";
 import { OperatorError } from "../errors.js";
@@ -7,8 +7,8 @@ import { providersOf } from "../providers/index.js";
 import { holderOf } from "../store/data-dir-lock.js";
 import { openDatabase } from "../store/db.js";
 import { createStore } from "../store/store.js";
-import { storedTraceEntries, type TraceEntry } from "../telemetry/read-trace.js";
-import { redactorOf } from "../telemetry/redact.js";
+import { storedTraceEntries, type TraceEntry } from "../runs/trace/read-trace.js";
+import { redactorOf } from "../redact.js";
 import { replayRun, type ReplayStep } from "./replay-run.js";
 import { runOverHttp } from "./run-over-http.js";
 import { writeOutputFile } from "../write-output-file.js";

@@ -1,8 +1,8 @@
 import { createInterface } from "node:readline";
 import { Readable } from "node:stream";
-import type { NewMessage } from "../agent/messages.js";
+import type { NewMessage } from "../core/messages.js";
 import { OperatorError } from "../errors.js";
-import { withRequests, type HistoryReader, type TraceEntry, type TraceSpan } from "../telemetry/read-trace.js";
+import { withRequests, type HistoryReader, type TraceEntry, type TraceSpan } from "../runs/trace/read-trace.js";
 import type { ReplayedRun } from "./replay-run.js";
 
 /** A run as `GET /runs/:run_id` answers it (what replay reads of it). */

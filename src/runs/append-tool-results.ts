@@ -1,8 +1,8 @@
-import type { NewMessage, ToolResultBlock } from "../agent/messages.js";
+import type { NewMessage, ToolResultBlock } from "../core/messages.js";
 import type { RunRow } from "../store/schema.js";
 import type { Repositories } from "../store/store.js";
-import { messageSpanData } from "../telemetry/message-span.js";
-import { toolSpan, type ToolSource } from "../telemetry/run-tracer.js";
+import { messageSpanData } from "./trace/message-span.js";
+import { toolSpan, type ToolSource } from "./trace/run-tracer.js";
 
 /**
  * Saves tool results for a run outside its own writer (a pause answered or

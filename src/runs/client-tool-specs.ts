@@ -1,4 +1,4 @@
-import type { ToolSpec } from "../agent/model.js";
+import type { ToolSpec } from "../core/model-provider.js";
 import type { ClientTool } from "../store/schema.js";
 
 /** A conversation's client tools as the model is told about them. */

@@ -1,5 +1,5 @@
 import { errorResultFor } from "../agent/repair-history.js";
-import { runEndSpan } from "../telemetry/run-tracer.js";
+import { runEndSpan } from "./trace/run-tracer.js";
 import type { Repositories } from "../store/store.js";
 import type { RunRow } from "../store/schema.js";
 import { appendToolResults } from "./append-tool-results.js";

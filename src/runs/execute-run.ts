@@ -1,10 +1,10 @@
-import type { AgentEvent } from "../agent/agent-events.js";
+import type { AgentEvent } from "../core/agent-events.js";
 import { clientToolSpecs } from "./client-tool-specs.js";
-import { DEFAULT_CONTEXT } from "../agent/context-settings.js";
+import { DEFAULT_CONTEXT } from "../core/context-settings.js";
 import { createToolActionDecider } from "../agent/decide-tool-action.js";
-import type { ProviderName } from "../agent/model.js";
+import type { ProviderName } from "../core/model-provider.js";
 import { runAgentLoop, type AgentRunResult } from "../agent/run-agent-loop.js";
-import { RunInterruption } from "../agent/run-interruption.js";
+import { RunInterruption } from "../core/interruptions.js";
 import { describeError } from "../errors.js";
 import type { RunRow } from "../store/schema.js";
 import type { Services } from "../services.js";

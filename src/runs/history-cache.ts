@@ -1,4 +1,4 @@
-import type { NewMessage } from "../agent/messages.js";
+import type { NewMessage } from "../core/messages.js";
 import type { Store } from "../store/store.js";
 import { historyOf } from "./history-of.js";
 

@@ -1,4 +1,4 @@
-import type { NewMessage } from "../agent/messages.js";
+import type { NewMessage } from "../core/messages.js";
 import type { HistoryRow } from "../store/message-repository.js";
 
 /** Stored rows as the loop and the converters take them. */

@@ -1,4 +1,4 @@
-import { toolCallsOf, type NewMessage, type ToolResultBlock } from "../agent/messages.js";
+import { toolCallsOf, type NewMessage, type ToolResultBlock } from "../core/messages.js";
 import { CANCELLED_RESULT, INTERRUPTED_RESULT, repairMessages } from "../agent/repair-history.js";
 import type { Services } from "../services.js";
 import type { RunRow } from "../store/schema.js";

@@ -1,10 +1,10 @@
-import type { NewMessage } from "../agent/messages.js";
-import { RunInterruption } from "../agent/run-interruption.js";
+import type { NewMessage } from "../core/messages.js";
+import { RunInterruption } from "../core/interruptions.js";
 import type { NewRunEvent } from "../store/event-repository.js";
 import { newId } from "../store/ids.js";
 import type { NewRunSpan, RunSave } from "../store/run-repository.js";
 import type { Store } from "../store/store.js";
-import { messageSpanData, tellsMessage } from "../telemetry/message-span.js";
+import { messageSpanData, tellsMessage } from "./trace/message-span.js";
 import type { RunEventData, RunEventType } from "./run-events.js";
 import type { RunSignals } from "./run-signals.js";
 

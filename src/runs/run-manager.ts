@@ -1,4 +1,4 @@
-import { RunInterruption } from "../agent/run-interruption.js";
+import { RunInterruption } from "../core/interruptions.js";
 import { describeError } from "../errors.js";
 import type { Services } from "../services.js";
 import type { RunRow } from "../store/schema.js";

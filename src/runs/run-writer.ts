@@ -1,12 +1,12 @@
-import type { AgentEvent } from "../agent/agent-events.js";
-import type { NewMessage, Usage } from "../agent/messages.js";
+import type { AgentEvent } from "../core/agent-events.js";
+import type { NewMessage, Usage } from "../core/messages.js";
 import type { AgentRunResult, ToolCallCompletion } from "../agent/run-agent-loop.js";
 import { describeError } from "../errors.js";
 import type { Services } from "../services.js";
 import type { NewRunSpan } from "../store/run-repository.js";
 import type { RunRow } from "../store/schema.js";
-import { redactorOf } from "../telemetry/redact.js";
-import { createRunTracer, runEndSpan } from "../telemetry/run-tracer.js";
+import { redactorOf } from "../redact.js";
+import { createRunTracer, runEndSpan } from "./trace/run-tracer.js";
 import { createRunEventLog, LeaseLost } from "./run-event-log.js";
 
 export type RunEnd = Pick<AgentRunResult, "status" | "stopReason" | "error"> & Partial<Pick<AgentRunResult, "steps" | "usage" | "pending" | "budgetExceeded" | "result">>;

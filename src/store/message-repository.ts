@@ -1,5 +1,5 @@
 import { and, asc, eq, gt, gte, inArray, max, sql } from "drizzle-orm";
-import type { NewMessage } from "../agent/messages.js";
+import type { NewMessage } from "../core/messages.js";
 import type { Db } from "./db.js";
 import { newId } from "./ids.js";
 import { toPgSafe } from "./pg-safe.js";

@@ -3,8 +3,8 @@ import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, u
 import type { RunBudget } from "../agent/budget.js";
 import type { FinishOptions, RunResult } from "../agent/finish-tool.js";
 import type { PendingToolCall } from "../agent/decide-tool-action.js";
-import type { ContextSettings } from "../agent/context-settings.js";
-import type { AssistantBlock, RunUsage, TextBlock, ToolResultBlock } from "../agent/messages.js";
+import type { ContextSettings } from "../core/context-settings.js";
+import type { AssistantBlock, RunUsage, TextBlock, ToolResultBlock } from "../core/messages.js";
 
 const createdAt = () => timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow();
 

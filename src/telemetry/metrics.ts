@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { AgentEvent } from "../agent/agent-events.js";
+import type { AgentEvent } from "../core/agent-events.js";
 import type { PoolUse } from "../store/db.js";
 import { boundedLabel, OTHER_LABEL } from "./bounded-label.js";
 import type { RunObserver, Telemetry } from "./telemetry.js";

@@ -1,4 +1,4 @@
-import type { AgentEvent } from "../agent/agent-events.js";
+import type { AgentEvent } from "../core/agent-events.js";
 import type { AgentRunResult } from "../agent/run-agent-loop.js";
 import type { RunRow } from "../store/schema.js";
 

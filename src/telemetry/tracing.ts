@@ -2,8 +2,8 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Co
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, TracerProvider, type SpanExporter } from "@opentelemetry/sdk-trace";
-import type { AgentEvent } from "../agent/agent-events.js";
-import type { Usage } from "../agent/messages.js";
+import type { AgentEvent } from "../core/agent-events.js";
+import type { Usage } from "../core/messages.js";
 import type { AgentRunResult } from "../agent/run-agent-loop.js";
 import type { RunRow } from "../store/schema.js";
 import type { RunObserver, Telemetry } from "./telemetry.js";

@@ -1,4 +1,4 @@
-import type { ToolCallBlock, ToolResultBlock } from "../agent/messages.js";
+import type { ToolCallBlock, ToolResultBlock } from "../core/messages.js";
 import { clipToolResult, MAX_TOOL_RESULT_CHARS } from "./clip-tool-result.js";
 import type { Tool, ToolContext } from "./define-tool.js";
 import {

@@ -1,6 +1,6 @@
 import { setMaxListeners } from "node:events";
 import pLimit from "p-limit";
-import type { ToolCallBlock } from "../agent/messages.js";
+import type { ToolCallBlock } from "../core/messages.js";
 import type { Tool } from "./define-tool.js";
 import { executeToolCall, type ToolCallOutcome } from "./execute-tool-call.js";
 import type { ToolRegistry } from "./tool-registry.js";

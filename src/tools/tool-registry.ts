@@ -1,4 +1,4 @@
-import type { ToolSpec } from "../agent/model.js";
+import type { ToolSpec } from "../core/model-provider.js";
 import type { Tool } from "./define-tool.js";
 
 export interface ToolRegistry {

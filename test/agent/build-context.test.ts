@@ -1,9 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { buildContext } from "../../src/agent/build-context.js";
-import type { ContextSettings } from "../../src/agent/context-settings.js";
+import type { ContextSettings } from "../../src/core/context-settings.js";
 import { estimateMessageTokens } from "../../src/agent/estimate-tokens.js";
-import type { NewMessage } from "../../src/agent/messages.js";
+import type { NewMessage } from "../../src/core/messages.js";
 import { toolResults } from "../helpers/tool-heavy-conversation.js";
 
 const user = (text: string, extra: Partial<NewMessage> = {}): NewMessage => ({ role: "user", content: [{ type: "text", text }], ...extra }) as NewMessage;

@@ -1,7 +1,7 @@
 import { countTokens } from "gpt-tokenizer";
 import { describe, expect, test } from "vitest";
 import { calibrateTokens, estimateMessageTokens, estimateTextTokens } from "../../src/agent/estimate-tokens.js";
-import type { NewMessage } from "../../src/agent/messages.js";
+import type { NewMessage } from "../../src/core/messages.js";
 import { toolResults } from "../helpers/tool-heavy-conversation.js";
 
 const PROSE =

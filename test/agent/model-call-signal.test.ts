@@ -3,7 +3,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
-import type { NewMessage } from "../../src/agent/messages.js";
+import type { NewMessage } from "../../src/core/messages.js";
 import { runAgentLoop } from "../../src/agent/run-agent-loop.js";
 import { createBuiltinTools } from "../../src/tools/builtin/index.js";
 import { createToolRegistry } from "../../src/tools/tool-registry.js";

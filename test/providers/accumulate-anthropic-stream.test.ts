@@ -1,6 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
-import { ProviderError } from "../../src/agent/model.js";
+import { ProviderError } from "../../src/core/model-provider.js";
 import { accumulateAnthropicStream } from "../../src/providers/anthropic/accumulate-anthropic-stream.js";
 
 /** Event shapes the fake server does not send; cast because only the fields read here matter. */

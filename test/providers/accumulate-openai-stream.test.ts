@@ -1,6 +1,6 @@
 import type OpenAI from "openai";
 import { describe, expect, it } from "vitest";
-import { ProviderError } from "../../src/agent/model.js";
+import { ProviderError } from "../../src/core/model-provider.js";
 import { accumulateOpenAIStream } from "../../src/providers/openai/accumulate-openai-stream.js";
 
 /** Chunk shapes the fake server does not send but compatible servers do. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { NewMessage } from "../../src/agent/messages.js";
+import type { NewMessage } from "../../src/core/messages.js";
 import { convertToAnthropicMessages } from "../../src/providers/anthropic/convert-to-anthropic-messages.js";
 import { toAnthropicToolParams } from "../../src/providers/anthropic/map-anthropic-tool-choice.js";
 import { toAnthropicHistory } from "../../src/providers/anthropic/index.js";

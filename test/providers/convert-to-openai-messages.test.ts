@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { NewMessage } from "../../src/agent/messages.js";
+import type { NewMessage } from "../../src/core/messages.js";
 import { convertToOpenAIMessages } from "../../src/providers/openai/convert-to-openai-messages.js";
 import { toOpenAIHistory } from "../../src/providers/openai/index.js";
 import { anthropicStyleHistory, openaiStyleHistory, user } from "./histories.js";

@@ -1,7 +1,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import type { NewMessage } from "../../src/agent/messages.js";
-import type { ModelProvider, ModelRequest, ToolSpec } from "../../src/agent/model.js";
+import type { NewMessage } from "../../src/core/messages.js";
+import type { ModelProvider, ModelRequest, ToolSpec } from "../../src/core/model-provider.js";
 import { createAnthropicProvider } from "../../src/providers/anthropic/index.js";
 import { createOpenAIProvider } from "../../src/providers/openai/index.js";
 import type { FakeLlm } from "../fake-llm/server.js";

@@ -1,4 +1,4 @@
-import type { NewMessage } from "../../src/agent/messages.js";
+import type { NewMessage } from "../../src/core/messages.js";
 
 /** Canonical histories shared by the provider tests. */
 

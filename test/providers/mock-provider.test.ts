@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { NewMessage } from "../../src/agent/messages.js";
-import type { ModelRequest, ToolSpec } from "../../src/agent/model.js";
+import type { NewMessage } from "../../src/core/messages.js";
+import type { ModelRequest, ToolSpec } from "../../src/core/model-provider.js";
 import { findArithmetic } from "../../src/providers/mock/find-arithmetic.js";
 import { createMockProvider } from "../../src/providers/mock/index.js";
 import { MOCK_INSPECTED_CHARS } from "../../src/providers/mock/plan-mock-reply.js";

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import type { ModelProvider } from "../../src/agent/model.js";
-import { ProviderError } from "../../src/agent/model.js";
+import type { ModelProvider } from "../../src/core/model-provider.js";
+import { ProviderError } from "../../src/core/model-provider.js";
 import { createAnthropicProvider } from "../../src/providers/anthropic/index.js";
 import { createOpenAIProvider } from "../../src/providers/openai/index.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";

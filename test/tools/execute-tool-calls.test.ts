@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { ToolCallBlock } from "../../src/agent/messages.js";
+import type { ToolCallBlock } from "../../src/core/messages.js";
 import { defineTool, type Tool } from "../../src/tools/define-tool.js";
 import { DEFAULT_TOOL_CONCURRENCY, executeToolCalls, type ToolCallOutcome } from "../../src/tools/execute-tool-calls.js";
 import { createToolRegistry } from "../../src/tools/tool-registry.js";

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ToolCallBlock } from "../../src/agent/messages.js";
+import type { ToolCallBlock } from "../../src/core/messages.js";
 import { createBuiltinTools } from "../../src/tools/builtin/index.js";
 import { createListFilesTool } from "../../src/tools/builtin/list-files.js";
 import { createReadFileTool } from "../../src/tools/builtin/read-file.js";

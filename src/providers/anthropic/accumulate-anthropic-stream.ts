@@ -1,5 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { AssistantBlock, Usage } from "../../agent/messages.js";
+import type { AssistantBlock, Usage } from "../../core/messages.js";
 import { isPlainObject, parseToolArguments } from "../shared/parse-tool-arguments.js";
 import { streamCutShort } from "../shared/stream-cut-short.js";
 

@@ -1,5 +1,5 @@
 import Anthropic, { APIConnectionError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
-import type { ModelProvider, ModelRequest, ModelResponse } from "../../agent/model.js";
+import type { ModelProvider, ModelRequest, ModelResponse } from "../../core/model-provider.js";
 import { createAbortError } from "../shared/abort-error.js";
 import { toProviderError } from "../shared/to-provider-error.js";
 import { accumulateAnthropicStream } from "./accumulate-anthropic-stream.js";

@@ -1,5 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { ModelRequestBody } from "../../agent/model.js";
+import type { ModelRequestBody } from "../../core/model-provider.js";
 import { toAnthropicToolParams } from "./map-anthropic-tool-choice.js";
 import { toAnthropicHistory } from "./to-anthropic-history.js";
 

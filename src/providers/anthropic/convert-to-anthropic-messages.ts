@@ -1,5 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { NewMessage } from "../../agent/messages.js";
+import type { NewMessage } from "../../core/messages.js";
 
 type ContentBlockParam = Anthropic.ContentBlockParam;
 type AnthropicTurn = { role: "user" | "assistant"; content: ContentBlockParam[] };

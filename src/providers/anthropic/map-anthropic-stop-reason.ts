@@ -1,4 +1,4 @@
-import type { ModelStopReason } from "../../agent/model.js";
+import type { ModelStopReason } from "../../core/model-provider.js";
 
 /**
  * Anthropic `stop_reason` → loopd's. `stop_sequence` is a normal end (loopd

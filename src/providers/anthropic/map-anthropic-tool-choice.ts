@@ -1,6 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { NewMessage } from "../../agent/messages.js";
-import type { ToolChoice, ToolSpec } from "../../agent/model.js";
+import type { NewMessage } from "../../core/messages.js";
+import type { ToolChoice, ToolSpec } from "../../core/model-provider.js";
 
 /** loopd's tool choice → Anthropic's (`required` is Anthropic's `any`). */
 export function mapAnthropicToolChoice(toolChoice: ToolChoice): Anthropic.ToolChoice {

@@ -1,5 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { NewMessage } from "../../agent/messages.js";
+import type { NewMessage } from "../../core/messages.js";
 import { convertToAnthropicMessages } from "./convert-to-anthropic-messages.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { ToolCallBlock, ToolResultBlock } from "../../agent/messages.js";
+import type { ToolCallBlock, ToolResultBlock } from "../../core/messages.js";
 import { isPlainObject } from "../shared/parse-tool-arguments.js";
 
 /**

@@ -1,5 +1,5 @@
-import type { NewMessage, Usage } from "../../agent/messages.js";
-import type { ModelProvider, ModelRequest, ModelRequestBody, ModelResponse } from "../../agent/model.js";
+import type { NewMessage, Usage } from "../../core/messages.js";
+import type { ModelProvider, ModelRequest, ModelRequestBody, ModelResponse } from "../../core/model-provider.js";
 import { throwIfAborted } from "../shared/abort-error.js";
 import { planMockReply } from "./plan-mock-reply.js";
 

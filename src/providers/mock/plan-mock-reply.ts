@@ -1,6 +1,6 @@
-import type { AssistantBlock, NewMessage, ToolCallBlock, ToolResultBlock } from "../../agent/messages.js";
-import { textOf, toolCallsOf } from "../../agent/messages.js";
-import type { ModelRequest } from "../../agent/model.js";
+import type { AssistantBlock, NewMessage, ToolCallBlock, ToolResultBlock } from "../../core/messages.js";
+import { textOf, toolCallsOf } from "../../core/messages.js";
+import type { ModelRequest } from "../../core/model-provider.js";
 import { describeToolResults } from "./describe-tool-results.js";
 import { findArithmetic } from "./find-arithmetic.js";
 import { findNamedCall } from "./find-named-call.js";

@@ -1,5 +1,5 @@
 import type OpenAI from "openai";
-import type { ModelRequestBody } from "../../agent/model.js";
+import type { ModelRequestBody } from "../../core/model-provider.js";
 import { convertToOpenAIMessages } from "./convert-to-openai-messages.js";
 import { toOpenAIToolParams } from "./map-openai-tool-choice.js";
 

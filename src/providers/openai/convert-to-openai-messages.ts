@@ -1,5 +1,5 @@
 import type OpenAI from "openai";
-import type { NewMessage, ToolResultBlock } from "../../agent/messages.js";
+import type { NewMessage, ToolResultBlock } from "../../core/messages.js";
 
 type OpenAIMessage = OpenAI.ChatCompletionMessageParam;
 

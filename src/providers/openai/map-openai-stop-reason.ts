@@ -1,4 +1,4 @@
-import type { ModelStopReason } from "../../agent/model.js";
+import type { ModelStopReason } from "../../core/model-provider.js";
 
 /**
  * Chat Completions `finish_reason` → loopd's. A response that carries tool

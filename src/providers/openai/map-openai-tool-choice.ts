@@ -1,5 +1,5 @@
 import type OpenAI from "openai";
-import type { ToolChoice, ToolSpec } from "../../agent/model.js";
+import type { ToolChoice, ToolSpec } from "../../core/model-provider.js";
 
 /** loopd's tool choice → Chat Completions' (`{name}` names a function). */
 export function mapOpenAIToolChoice(toolChoice: ToolChoice): OpenAI.ChatCompletionToolChoiceOption {

@@ -1,5 +1,5 @@
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from "openai";
-import type { ModelProvider, ModelRequest, ModelResponse, ModelStopReason } from "../../agent/model.js";
+import type { ModelProvider, ModelRequest, ModelResponse, ModelStopReason } from "../../core/model-provider.js";
 import { createAbortError } from "../shared/abort-error.js";
 import { toProviderError } from "../shared/to-provider-error.js";
 import { accumulateOpenAIStream } from "./accumulate-openai-stream.js";

@@ -1,5 +1,5 @@
 import type OpenAI from "openai";
-import type { NewMessage } from "../../agent/messages.js";
+import type { NewMessage } from "../../core/messages.js";
 import { convertToOpenAIMessages } from "./convert-to-openai-messages.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { ToolCallBlock } from "../../agent/messages.js";
+import type { ToolCallBlock } from "../../core/messages.js";
 
 /**
  * Tool-call arguments as the model streamed them (a JSON string) → the

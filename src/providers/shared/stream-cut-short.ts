@@ -1,4 +1,4 @@
-import { ProviderError } from "../../agent/model.js";
+import { ProviderError } from "../../core/model-provider.js";
 
 /**
  * The error for a stream that ended without its own end (Anthropic's

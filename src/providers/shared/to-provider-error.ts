@@ -1,4 +1,4 @@
-import { ProviderError } from "../../agent/model.js";
+import { ProviderError } from "../../core/model-provider.js";
 import { createAbortError, isAbortError } from "./abort-error.js";
 
 type ErrorClass<E extends Error = Error> = abstract new (...args: never[]) => E;

@@ -1,6 +1,6 @@
-import { buildContext } from "../agent/build-context.js";
-import type { NewMessage } from "../agent/messages.js";
-import type { ModelProvider, ModelRequestBody } from "../agent/model.js";
+import { buildContext } from "../../agent/build-context.js";
+import type { NewMessage } from "../../core/messages.js";
+import type { ModelProvider, ModelRequestBody } from "../../core/model-provider.js";
 import type { ModelCallRecord, ModelSetup } from "./run-tracer.js";
 
 /**

@@ -1,5 +1,5 @@
-import type { NewRunSpan } from "../store/run-repository.js";
-import type { MessageRow } from "../store/schema.js";
+import type { NewRunSpan } from "../../store/run-repository.js";
+import type { MessageRow } from "../../store/schema.js";
 import { noticeText } from "./run-tracer.js";
 
 /*

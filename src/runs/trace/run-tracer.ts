@@ -1,11 +1,11 @@
-import type { AgentEvent } from "../agent/agent-events.js";
-import type { ContextSettings } from "../agent/context-settings.js";
-import type { NewMessage } from "../agent/messages.js";
-import type { ToolChoice, ToolSpec } from "../agent/model.js";
-import type { ToolCallCompletion } from "../agent/run-agent-loop.js";
-import type { NewRunSpan } from "../store/run-repository.js";
+import type { AgentEvent } from "../../core/agent-events.js";
+import type { ContextSettings } from "../../core/context-settings.js";
+import type { NewMessage } from "../../core/messages.js";
+import type { ToolChoice, ToolSpec } from "../../core/model-provider.js";
+import type { ToolCallCompletion } from "../../agent/run-agent-loop.js";
+import type { NewRunSpan } from "../../store/run-repository.js";
 import { createBodyHasher, jsonSha256 } from "./body-hash.js";
-import type { Redactor } from "./redact.js";
+import type { Redactor } from "../../redact.js";
 
 /**
  * The spans of a run's trace, built from what the loop reports and what the

@@ -1,11 +1,11 @@
-import type { AssistantBlock, NewMessage } from "../agent/messages.js";
-import type { ModelProvider, ModelRequestBody, ProviderName } from "../agent/model.js";
-import { historyOf } from "../runs/history-of.js";
-import type { MessageRow, RunRow } from "../store/schema.js";
-import type { Store } from "../store/store.js";
-import { TRACE_START, type TracedMessage } from "../store/trace-repository.js";
+import type { AssistantBlock, NewMessage } from "../../core/messages.js";
+import type { ModelProvider, ModelRequestBody, ProviderName } from "../../core/model-provider.js";
+import { historyOf } from "../history-of.js";
+import type { MessageRow, RunRow } from "../../store/schema.js";
+import type { Store } from "../../store/store.js";
+import { TRACE_START, type TracedMessage } from "../../store/trace-repository.js";
 import { rebuildBody, rebuildRequest } from "./rebuild-request.js";
-import type { Redactor } from "./redact.js";
+import type { Redactor } from "../../redact.js";
 import { bodySha256 } from "./body-hash.js";
 import { spanOfMessage } from "./message-span.js";
 import type { ModelCallRecord, ModelSetup } from "./run-tracer.js";

@@ -1,5 +1,5 @@
 import type { ContextSettings } from "./context-settings.js";
-import type { ModelStopReason, ProviderName, ToolChoice, ToolSpec } from "./model.js";
+import type { ModelStopReason, ProviderName, ToolChoice, ToolSpec } from "./model-provider.js";
 import type { AssistantBlock, Usage } from "./messages.js";
 
 /**
