@@ -1,5 +1,6 @@
 import { buildApp, createLogger } from "./app.js";
-import { createPriceTable, loadPriceFile } from "./core/price-table.js";
+import { createPriceTable } from "./core/price-table.js";
+import { loadPriceFile } from "./prices-file.js";
 import { loadConfig, type Config } from "./config.js";
 import { describeError, OperatorError } from "./errors.js";
 import { checkListenAddress, explainListenError } from "./listen-address.js";

@@ -1,4 +1,4 @@
-import type { Usage } from "../core/messages.js";
+import { totalTokens, type Usage } from "../core/usage.js";
 
 /** The limits a run may not pass, settled when it is created. Null: no limit. */
 export interface RunBudget {
@@ -23,8 +23,6 @@ export interface BudgetSpent {
   costUsd: number | null;
   elapsedMs: number;
 }
-
-export const totalTokens = (u: Usage) => u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens;
 
 /**
  * The first budget `spent` has used up, or null. Steps are used up one

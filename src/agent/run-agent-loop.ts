@@ -7,10 +7,12 @@ import { DEFAULT_CONTEXT, type ContextSettings } from "../core/context-settings.
 import { calibrateTokens, estimateFixedTokens } from "./estimate-tokens.js";
 import { createFinishChecker, FINISH_NUDGE, FINISH_TOOL, type FinishOptions, type RunResult } from "./finish-tool.js";
 import { offeredTools } from "./offered-tools.js";
-import { exceededBudget, graceNotice, TIME_BUDGET_RESULT, totalTokens, type BudgetName, type BudgetSpent, type RunBudget } from "./budget.js";
+import { exceededBudget, graceNotice, TIME_BUDGET_RESULT, type BudgetName, type BudgetSpent, type RunBudget } from "./budget.js";
+import { totalTokens } from "../core/usage.js";
 import type { PendingToolCall, ToolAction } from "./decide-tool-action.js";
 import { startModelCallDeadline } from "./model-call-deadline.js";
-import { addUsage, emptyUsage, sendable, toolCallsOf, type NewMessage, type RunUsage, type ToolCallBlock, type Usage } from "../core/messages.js";
+import { sendable, toolCallsOf, type NewMessage, type ToolCallBlock } from "../core/messages.js";
+import { addUsage, emptyUsage, roundUsd, type RunUsage, type Usage } from "../core/usage.js";
 import type { ModelProvider, ModelResponse, ToolChoice, ToolSpec } from "../core/model-provider.js";
 import { nextStep, type RunStopReason } from "./next-step.js";
 import { CANCELLED_RESULT, errorResultFor, INTERRUPTED_RESULT, repairTail } from "./repair-history.js";
@@ -422,7 +424,6 @@ export async function runAgentLoop(options: AgentRunOptions): Promise<AgentRunRe
   }
 }
 
-const roundUsd = (n: number) => Math.round(n * 1e9) / 1e9;
 /** A rough count of tokens in streamed text, for a call cut off before the provider said how many. */
 const CHARS_PER_TOKEN = 4;
 

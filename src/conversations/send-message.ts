@@ -1,4 +1,5 @@
-import { emptyUsage, type TextBlock } from "../core/messages.js";
+import { type TextBlock } from "../core/messages.js";
+import { emptyUsage } from "../core/usage.js";
 import type { ToolChoice } from "../core/model-provider.js";
 import { repairMessages } from "../agent/repair-history.js";
 import { AppError, findInCauseChain, notFound } from "../errors.js";

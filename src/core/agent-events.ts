@@ -1,6 +1,7 @@
 import type { ContextSettings } from "./context-settings.js";
 import type { ModelStopReason, ProviderName, ToolChoice, ToolSpec } from "./model-provider.js";
-import type { AssistantBlock, Usage } from "./messages.js";
+import type { AssistantBlock } from "./messages.js";
+import type { Usage } from "./usage.js";
 
 /**
  * What a model call was built from, besides the stored history: enough to

@@ -9,3 +9,13 @@ export class RunInterruption extends Error {
 }
 
 export const isInterruption = (signal: AbortSignal | undefined): boolean => signal?.reason instanceof RunInterruption;
+
+/** The process is stopping: its runs stop at their next safe point and are left for the next process. */
+export class ShutdownSignal extends RunInterruption {
+  override readonly name = "ShutdownSignal";
+}
+
+/** This process no longer owns the run (another took it over, or it ended): it must not write to it. */
+export class LeaseLost extends RunInterruption {
+  override readonly name = "LeaseLost";
+}

@@ -88,29 +88,3 @@ export function textOf(message: NewMessage): string {
     .map((b) => b.text)
     .join("");
 }
-
-export interface Usage {
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_tokens: number;
-  cache_write_tokens: number;
-}
-
-/** A run's usage: its tokens, and what they cost (null when its model has no price). */
-export type RunUsage = Usage & { cost_usd?: number | null };
-
-export const emptyUsage = (): Usage => ({
-  input_tokens: 0,
-  output_tokens: 0,
-  cache_read_tokens: 0,
-  cache_write_tokens: 0,
-});
-
-export function addUsage(a: Usage, b: Usage): Usage {
-  return {
-    input_tokens: a.input_tokens + b.input_tokens,
-    output_tokens: a.output_tokens + b.output_tokens,
-    cache_read_tokens: a.cache_read_tokens + b.cache_read_tokens,
-    cache_write_tokens: a.cache_write_tokens + b.cache_write_tokens,
-  };
-}

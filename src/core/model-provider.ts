@@ -1,4 +1,5 @@
-import type { AssistantBlock, NewMessage, Usage } from "./messages.js";
+import type { AssistantBlock, NewMessage } from "./messages.js";
+import type { Usage } from "./usage.js";
 
 /**
  * What the agent loop needs from a model. Implemented in src/providers/*;

@@ -1,4 +1,5 @@
-import { emptyUsage, type ToolResultBlock } from "../core/messages.js";
+import { type ToolResultBlock } from "../core/messages.js";
+import { emptyUsage } from "../core/usage.js";
 import { presentMessage, presentRun } from "../conversations/present.js";
 import { TERMINAL_EVENT_TYPES, type RunState, type StoredRunEvent } from "../runs/run-events.js";
 import type { Store } from "../store/store.js";

@@ -1,5 +1,5 @@
 import type { Services } from "../services.js";
-import { ShutdownSignal } from "./execute-run.js";
+import { ShutdownSignal } from "../core/interruptions.js";
 import type { LocalRun } from "./run-manager.js";
 
 /**

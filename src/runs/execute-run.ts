@@ -10,11 +10,6 @@ import type { RunRow } from "../store/schema.js";
 import type { Services } from "../services.js";
 import type { RunWriter } from "./run-writer.js";
 
-/** The process is stopping: its runs stop at their next safe point and are left for the next process. */
-export class ShutdownSignal extends RunInterruption {
-  override readonly name = "ShutdownSignal";
-}
-
 /**
  * Carries a run from its saved state to its end: the loop runs with every
  * message and event written as it happens, then the outcome and the terminal

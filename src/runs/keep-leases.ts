@@ -1,6 +1,6 @@
 import { describeError } from "../errors.js";
 import type { Services } from "../services.js";
-import { LeaseLost } from "./run-event-log.js";
+import { LeaseLost } from "../core/interruptions.js";
 import type { LocalRun } from "./run-manager.js";
 
 /**

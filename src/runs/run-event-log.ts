@@ -1,5 +1,5 @@
 import type { NewMessage } from "../core/messages.js";
-import { RunInterruption } from "../core/interruptions.js";
+import { LeaseLost } from "../core/interruptions.js";
 import type { NewRunEvent } from "../store/event-repository.js";
 import { newId } from "../store/ids.js";
 import type { NewRunSpan, RunSave } from "../store/run-repository.js";
@@ -7,11 +7,6 @@ import type { Store } from "../store/store.js";
 import { messageSpanData, tellsMessage } from "./trace/message-span.js";
 import type { RunEventData, RunEventType } from "./run-events.js";
 import type { RunSignals } from "./run-signals.js";
-
-/** This process no longer owns the run (another took it over, or it ended): it must not write to it. */
-export class LeaseLost extends RunInterruption {
-  override readonly name = "LeaseLost";
-}
 
 export interface RunEventLogOptions {
   store: Store;

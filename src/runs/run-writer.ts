@@ -1,5 +1,6 @@
 import type { AgentEvent } from "../core/agent-events.js";
-import type { NewMessage, Usage } from "../core/messages.js";
+import type { NewMessage } from "../core/messages.js";
+import type { Usage } from "../core/usage.js";
 import type { AgentRunResult, ToolCallCompletion } from "../agent/run-agent-loop.js";
 import { describeError } from "../errors.js";
 import type { Services } from "../services.js";
@@ -7,7 +8,8 @@ import type { NewRunSpan } from "../store/run-repository.js";
 import type { RunRow } from "../store/schema.js";
 import { redactorOf } from "../redact.js";
 import { createRunTracer, runEndSpan } from "./trace/run-tracer.js";
-import { createRunEventLog, LeaseLost } from "./run-event-log.js";
+import { LeaseLost } from "../core/interruptions.js";
+import { createRunEventLog } from "./run-event-log.js";
 
 export type RunEnd = Pick<AgentRunResult, "status" | "stopReason" | "error"> & Partial<Pick<AgentRunResult, "steps" | "usage" | "pending" | "budgetExceeded" | "result">>;
 

@@ -1,7 +1,8 @@
 import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { BudgetName } from "../agent/budget.js";
 import type { RunResult } from "../agent/finish-tool.js";
-import type { Role, Usage } from "../core/messages.js";
+import type { Role } from "../core/messages.js";
+import type { Usage } from "../core/usage.js";
 import type { Db, RawQuery } from "./db.js";
 import type { NewRunEvent } from "./event-repository.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";

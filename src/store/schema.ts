@@ -4,7 +4,8 @@ import type { RunBudget } from "../agent/budget.js";
 import type { FinishOptions, RunResult } from "../agent/finish-tool.js";
 import type { PendingToolCall } from "../agent/decide-tool-action.js";
 import type { ContextSettings } from "../core/context-settings.js";
-import type { AssistantBlock, RunUsage, TextBlock, ToolResultBlock } from "../core/messages.js";
+import type { AssistantBlock, TextBlock, ToolResultBlock } from "../core/messages.js";
+import type { RunUsage } from "../core/usage.js";
 
 const createdAt = () => timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow();
 

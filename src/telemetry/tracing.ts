@@ -3,7 +3,7 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, TracerProvider, type SpanExporter } from "@opentelemetry/sdk-trace";
 import type { AgentEvent } from "../core/agent-events.js";
-import type { Usage } from "../core/messages.js";
+import type { Usage } from "../core/usage.js";
 import type { AgentRunResult } from "../agent/run-agent-loop.js";
 import type { RunRow } from "../store/schema.js";
 import type { RunObserver, Telemetry } from "./telemetry.js";

@@ -2,8 +2,9 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import type { Usage } from "../../src/core/messages.js";
-import { createPriceTable, DEFAULT_PRICES, loadPriceFile } from "../../src/core/price-table.js";
+import type { Usage } from "../../src/core/usage.js";
+import { createPriceTable, DEFAULT_PRICES } from "../../src/core/price-table.js";
+import { loadPriceFile } from "../../src/prices-file.js";
 
 const usage = (u: Partial<Usage>): Usage => ({
   input_tokens: 0,

@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import { afterEach, expect, test, vi } from "vitest";
-import { emptyUsage } from "../../src/core/messages.js";
+import { emptyUsage } from "../../src/core/usage.js";
 import { sendMessage } from "../../src/conversations/send-message.js";
 import { runs } from "../../src/store/schema.js";
 import { createStore } from "../../src/store/store.js";

@@ -1,5 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { AssistantBlock, Usage } from "../../core/messages.js";
+import type { AssistantBlock } from "../../core/messages.js";
+import type { Usage } from "../../core/usage.js";
 import { isPlainObject, parseToolArguments } from "../shared/parse-tool-arguments.js";
 import { streamCutShort } from "../shared/stream-cut-short.js";
 

@@ -1,4 +1,5 @@
-import type { NewMessage, Usage } from "../../core/messages.js";
+import type { NewMessage } from "../../core/messages.js";
+import type { Usage } from "../../core/usage.js";
 import type { ModelProvider, ModelRequest, ModelRequestBody, ModelResponse } from "../../core/model-provider.js";
 import { throwIfAborted } from "../shared/abort-error.js";
 import { planMockReply } from "./plan-mock-reply.js";

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type OpenAI from "openai";
-import type { AssistantBlock, Usage } from "../../core/messages.js";
+import type { AssistantBlock } from "../../core/messages.js";
+import type { Usage } from "../../core/usage.js";
 import { parseToolArguments } from "../shared/parse-tool-arguments.js";
 import { streamCutShort } from "../shared/stream-cut-short.js";
 
