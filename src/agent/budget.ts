@@ -1,19 +1,7 @@
+import type { BudgetName } from "../core/run-outcome.js";
+import type { RunBudget } from "../core/run-settings.js";
 import { totalTokens, type Usage } from "../core/usage.js";
 
-/** The limits a run may not pass, settled when it is created. Null: no limit. */
-export interface RunBudget {
-  /** Model calls, the grace call included. */
-  max_steps: number;
-  /** Input + output tokens, cache reads and writes included (they are billed too). */
-  max_tokens: number | null;
-  /** Wall time since the run began, time spent paused for the application not counted. */
-  max_seconds: number | null;
-  max_cost_usd: number | null;
-  /** When a budget runs out while the model still wants tools: one last call, tools disabled. */
-  grace_turn: boolean;
-}
-
-export type BudgetName = "steps" | "tokens" | "seconds" | "cost";
 
 /** What a run has used so far. */
 export interface BudgetSpent {

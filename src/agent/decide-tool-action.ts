@@ -1,16 +1,7 @@
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { ToolCallBlock } from "../core/messages.js";
+import type { ToolAction } from "../core/run-outcome.js";
 
-/** What happens to a proposed call: it runs now, or it waits for the application. */
-export type ToolAction = "run" | "approve" | "submit_output";
-
-/** A call a paused run waits on, and what the application must do about it. */
-export interface PendingToolCall {
-  tool_call_id: string;
-  name: string;
-  input: Record<string, unknown>;
-  action: Exclude<ToolAction, "run">;
-}
 
 /**
  * Decides, for each call a step proposes, whether the server runs it at once

@@ -1,19 +1,8 @@
 import { z } from "zod";
+import type { RunResult } from "../core/run-outcome.js";
+import { FINISH_TOOL, type FinishOptions } from "../core/run-settings.js";
 import type { ToolSpec } from "../core/model-provider.js";
 
-export const FINISH_TOOL = "finish";
-
-/** What a run that finished through the `finish` tool reports. */
-export interface RunResult {
-  summary: string;
-  confidence: number | null;
-  result: unknown;
-}
-
-/** The run asks for a `finish` call; `result_schema` is the JSON Schema `result` must match (as the client wrote it). */
-export interface FinishOptions {
-  result_schema?: Record<string, unknown> | undefined;
-}
 
 export const FINISH_NUDGE =
   "If the task is complete, call `finish` with a summary of what was done (and the result). If it is not, go on with the task.";

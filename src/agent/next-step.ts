@@ -1,8 +1,7 @@
 import type { ModelResponse } from "../core/model-provider.js";
 import type { ToolCallBlock } from "../core/messages.js";
 
-/** The run's final stop reasons, as the contract names them. */
-export type RunStopReason = "end_turn" | "finish" | "max_steps" | "max_tokens" | "refusal" | "content_filter" | "budget" | "cancelled" | "error";
+import type { RunStopReason } from "../core/run-outcome.js";
 
 /** What the loop does after a model call; decided here, carried out by the loop. */
 export type NextStep =

@@ -1,5 +1,6 @@
 import type { ToolRegistry } from "../tools/tool-registry.js";
-import { finishToolSpec, type FinishOptions } from "./finish-tool.js";
+import { finishToolSpec } from "./finish-tool.js";
+import { type FinishOptions } from "../core/run-settings.js";
 import type { ToolSpec } from "../core/model-provider.js";
 
 /** The tools a conversation's model calls offer: its registered tools, its client tools, and `finish` when asked for. */

@@ -5,16 +5,21 @@ import type { AgentEvent } from "../core/agent-events.js";
 import { buildContext } from "./build-context.js";
 import { DEFAULT_CONTEXT, type ContextSettings } from "../core/context-settings.js";
 import { calibrateTokens, estimateFixedTokens } from "./estimate-tokens.js";
-import { createFinishChecker, FINISH_NUDGE, FINISH_TOOL, type FinishOptions, type RunResult } from "./finish-tool.js";
+import { createFinishChecker, FINISH_NUDGE } from "./finish-tool.js";
+import { type RunResult } from "../core/run-outcome.js";
+import { FINISH_TOOL, type FinishOptions } from "../core/run-settings.js";
 import { offeredTools } from "./offered-tools.js";
-import { exceededBudget, graceNotice, TIME_BUDGET_RESULT, type BudgetName, type BudgetSpent, type RunBudget } from "./budget.js";
+import { exceededBudget, graceNotice, TIME_BUDGET_RESULT, type BudgetSpent } from "./budget.js";
+import { type BudgetName } from "../core/run-outcome.js";
+import { type RunBudget } from "../core/run-settings.js";
 import { totalTokens } from "../core/usage.js";
-import type { PendingToolCall, ToolAction } from "./decide-tool-action.js";
+import type { PendingToolCall, ToolAction } from "../core/run-outcome.js";
 import { startModelCallDeadline } from "./model-call-deadline.js";
 import { sendable, toolCallsOf, type NewMessage, type ToolCallBlock } from "../core/messages.js";
 import { addUsage, emptyUsage, roundUsd, type RunUsage, type Usage } from "../core/usage.js";
 import type { ModelProvider, ModelResponse, ToolChoice, ToolSpec } from "../core/model-provider.js";
-import { nextStep, type RunStopReason } from "./next-step.js";
+import { nextStep } from "./next-step.js";
+import { type RunStopReason } from "../core/run-outcome.js";
 import { CANCELLED_RESULT, errorResultFor, INTERRUPTED_RESULT, repairTail } from "./repair-history.js";
 import { isInterruption } from "../core/interruptions.js";
 
@@ -101,15 +106,7 @@ export interface AgentRunOptions {
   now?: () => number;
 }
 
-/** A tool call's end, as its `tool_call.completed` event tells it. */
-export interface ToolCallCompletion {
-  tool_call_id: string;
-  name: string;
-  is_error: boolean;
-  duration_ms: number;
-  /** How the call ended (for the trace). */
-  status?: "ok" | "error" | "timeout" | "cancelled";
-}
+import type { ToolCallCompletion } from "../core/run-outcome.js";
 
 export interface AgentRunResult {
   status: "completed" | "incomplete" | "failed" | "cancelled" | "requires_action";

@@ -1,4 +1,4 @@
-import type { PendingToolCall } from "../agent/decide-tool-action.js";
+import type { PendingToolCall } from "../core/run-outcome.js";
 import { AppError } from "../errors.js";
 
 export interface ApprovalAnswer {

@@ -11,7 +11,7 @@ import type { RunManager } from "../runs/run-manager.js";
 import type { Services } from "../services.js";
 import type { BudgetInput, ClientTool, RunRow } from "../store/schema.js";
 import { checkToolSettings } from "./check-tool-settings.js";
-import type { FinishOptions } from "../agent/finish-tool.js";
+import type { FinishOptions } from "../core/run-settings.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { presentConversation, presentMessage, presentRun } from "./present.js";
 

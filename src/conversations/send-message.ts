@@ -7,7 +7,7 @@ import { checkSameRequest, hashOfRequest } from "./request-hash.js";
 import { newId } from "../store/ids.js";
 import type { BudgetInput, RunRequest, RunRow } from "../store/schema.js";
 import { settleBudget } from "./settle-budget.js";
-import { FINISH_TOOL, type FinishOptions } from "../agent/finish-tool.js";
+import { FINISH_TOOL, type FinishOptions } from "../core/run-settings.js";
 import { uniqueViolation } from "../store/unique-violation.js";
 import { closeWaitingRun, SUPERSEDED } from "../runs/close-waiting-run.js";
 import { historyOf } from "../runs/history-of.js";

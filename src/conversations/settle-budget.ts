@@ -1,4 +1,4 @@
-import type { RunBudget } from "../agent/budget.js";
+import type { RunBudget } from "../core/run-settings.js";
 import type { Config } from "../config.js";
 import { AppError } from "../errors.js";
 import type { BudgetInput } from "../store/schema.js";

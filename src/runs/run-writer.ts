@@ -1,7 +1,8 @@
 import type { AgentEvent } from "../core/agent-events.js";
 import type { NewMessage } from "../core/messages.js";
 import type { Usage } from "../core/usage.js";
-import type { AgentRunResult, ToolCallCompletion } from "../agent/run-agent-loop.js";
+import type { AgentRunResult } from "../agent/run-agent-loop.js";
+import type { ToolCallCompletion } from "../core/run-outcome.js";
 import { describeError } from "../errors.js";
 import type { Services } from "../services.js";
 import type { NewRunSpan } from "../store/run-repository.js";

@@ -4,7 +4,7 @@ import type { Db } from "./db.js";
 import { newId } from "./ids.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
 import type { ContextSettings } from "../core/context-settings.js";
-import type { FinishOptions } from "../agent/finish-tool.js";
+import type { FinishOptions } from "../core/run-settings.js";
 import type { Usage } from "../core/usage.js";
 import { conversations, OPEN_RUN_STATUSES, runs, type BudgetInput, type ClientTool, type ConversationRow } from "./schema.js";
 

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
-import type { BudgetName } from "../agent/budget.js";
-import type { RunResult } from "../agent/finish-tool.js";
+import type { BudgetName } from "../core/run-outcome.js";
+import type { RunResult } from "../core/run-outcome.js";
 import type { Role } from "../core/messages.js";
 import type { Usage } from "../core/usage.js";
 import type { Db, RawQuery } from "./db.js";

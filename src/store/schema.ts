@@ -1,8 +1,9 @@
 import { sql } from "drizzle-orm";
 import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
-import type { RunBudget } from "../agent/budget.js";
-import type { FinishOptions, RunResult } from "../agent/finish-tool.js";
-import type { PendingToolCall } from "../agent/decide-tool-action.js";
+import type { RunBudget } from "../core/run-settings.js";
+import type { RunResult } from "../core/run-outcome.js";
+import type { FinishOptions } from "../core/run-settings.js";
+import type { PendingToolCall } from "../core/run-outcome.js";
 import type { ContextSettings } from "../core/context-settings.js";
 import type { AssistantBlock, TextBlock, ToolResultBlock } from "../core/messages.js";
 import type { RunUsage } from "../core/usage.js";
