@@ -76,6 +76,7 @@ const envSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: intFromEnv(10_000),
   MODEL_CALL_TIMEOUT_MS: intFromEnv(600_000),
   MODEL_STREAM_IDLE_MS: intFromEnv(60_000),
+  RUN_GRACE_MS: intFromEnv(30_000),
   DB_POOL_SIZE: intFromEnv(10),
   DB_CONNECT_TIMEOUT_MS: intFromEnv(5_000),
   DB_STATEMENT_TIMEOUT_MS: intFromEnv(30_000, { min: 0 }),
@@ -128,6 +129,8 @@ export interface Config {
   modelCallTimeoutMs: number;
   /** How long a model call may go without a content-bearing chunk (keep-alives do not count). */
   modelStreamIdleMs: number;
+  /** The grace call's time when a run's time budget ran out: all a run may pass `max_seconds` by. */
+  graceWindowMs: number;
   /** The limits of the pool when on a Postgres server. */
   databasePool: Required<DatabasePoolOptions>;
   /** Mean event-loop lag above which requests are refused with 503 until it falls; 0 turns the check off. */
@@ -188,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     modelCallTimeoutMs: e.MODEL_CALL_TIMEOUT_MS,
     modelStreamIdleMs: e.MODEL_STREAM_IDLE_MS,
+    graceWindowMs: e.RUN_GRACE_MS,
     databasePool: {
       poolSize: e.DB_POOL_SIZE,
       connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,

@@ -1,6 +1,8 @@
 import { z } from "zod";
+import type { NewMessage, ToolCallBlock } from "../core/messages.js";
 import type { RunResult } from "../core/run-outcome.js";
 import { FINISH_TOOL, type FinishOptions } from "../core/run-settings.js";
+import { errorResultFor } from "./repair-history.js";
 import type { ToolSpec } from "../core/model-provider.js";
 
 
@@ -28,7 +30,10 @@ export function finishToolSpec({ result_schema: resultSchema }: FinishOptions): 
  * Checks a `finish` call: a valid one is the run's result; an invalid one
  * gets a message naming what is wrong, for the model to call it again.
  */
-export function createFinishChecker({ result_schema: resultSchema }: FinishOptions): (input: Record<string, unknown>) => { ok: true; result: RunResult } | { ok: false; message: string } {
+/** A `finish` call judged: its result, or what is wrong with it. */
+export type FinishVerdict = { ok: true; result: RunResult } | { ok: false; message: string };
+
+export function createFinishChecker({ result_schema: resultSchema }: FinishOptions): (input: Record<string, unknown>) => FinishVerdict {
   const result = resultSchema ? z.fromJSONSchema(resultSchema) : z.unknown();
   const input = z.object({
     summary: z.string().trim().min(1, "must be a non-empty string"),
@@ -51,4 +56,13 @@ export function isCheckableSchema(schema: Record<string, unknown>): boolean {
   } catch {
     return false;
   }
+}
+
+/** The results a `finish` turn leaves, in the step's order: its call answered, each other call not executed. */
+export function finishResults({ call, calls }: { call: ToolCallBlock; calls: readonly ToolCallBlock[] }): NewMessage[] {
+  return calls.map((c) =>
+    c === call
+      ? { role: "tool", content: [{ type: "tool_result", tool_call_id: c.id, name: c.name, content: "Finished.", is_error: false }] }
+      : errorResultFor(c, "tool call was not executed: the run finished"),
+  );
 }

@@ -1,3 +1,4 @@
+import { FINISH_TOOL } from "../core/run-settings.js";
 import { AppError } from "../errors.js";
 import type { ClientTool } from "../store/schema.js";
 
@@ -17,6 +18,12 @@ export function checkToolSettings({ tools, approvalRequired, clientTools }: { to
     });
   }
   const names = clientTools.map((t) => t.name);
+  if (names.includes(FINISH_TOOL)) {
+    throw new AppError("invalid_request", `client_tools: "${FINISH_TOOL}" is loopd's own tool (the one that ends a run with a result); give yours another name`, {
+      field: "body.client_tools",
+      reserved: [FINISH_TOOL],
+    });
+  }
   const clashing = [...new Set(names.filter((name, i) => tools.includes(name) || names.indexOf(name) !== i))];
   if (clashing.length > 0) {
     throw new AppError("invalid_request", `client_tools: ${clashing.map((n) => JSON.stringify(n)).join(", ")} clash with a server tool or with each other; each tool needs a name of its own`, {

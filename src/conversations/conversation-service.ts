@@ -3,9 +3,9 @@ import { buildContext } from "../agent/build-context.js";
 import { DEFAULT_CONTEXT, type ContextSettings } from "../core/context-settings.js";
 import { estimateFixedTokens } from "../agent/estimate-tokens.js";
 import { sendable } from "../core/messages.js";
-import { offeredTools } from "../agent/offered-tools.js";
+import { repairTail } from "../agent/repair-history.js";
 import { AppError, notFound } from "../errors.js";
-import { clientToolSpecs } from "../runs/client-tool-specs.js";
+import { toolBoxOf } from "../runs/tool-box-of.js";
 import { historyOf } from "../runs/history-of.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { Services } from "../services.js";
@@ -14,6 +14,9 @@ import { checkToolSettings } from "./check-tool-settings.js";
 import type { FinishOptions } from "../core/run-settings.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { presentConversation, presentMessage, presentRun } from "./present.js";
+
+/** What `GET …/context` shows as the result of a call a paused run still waits on. */
+export const PENDING_RESULT = "not answered yet: the run waits for the application to approve this call or submit its output";
 
 export interface CreateConversationInput {
   system?: string | null | undefined;
@@ -153,13 +156,10 @@ export function createConversationService(services: Services) {
      */
     async context({ id, format }: { id: string; format?: ProviderName | undefined }) {
       const conversation = await load(id);
-      const history = historyOf(await store.messages.history(id));
-      const tools = offeredTools({
-        registry,
-        allowedTools: conversation.tools,
-        clientTools: clientToolSpecs(conversation.clientTools),
-        finish: conversation.finish,
-      });
+      const stored = historyOf(await store.messages.history(id));
+      // While a run waits for the application, its pending calls have no result yet: they are shown with one saying so.
+      const history = [...stored, ...repairTail(stored, PENDING_RESULT)];
+      const tools = toolBoxOf({ services, conversation, finish: conversation.finish }).specs;
       const built = buildContext({
         history,
         settings: conversation.context ?? DEFAULT_CONTEXT,

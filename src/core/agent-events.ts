@@ -18,7 +18,10 @@ export interface ModelCallRequest {
   system: string | null;
   tools: ToolSpec[];
   tool_choice: ToolChoice;
+  /** This call's output limit: `max_tokens_limit`, or less when a budget left less. */
   max_tokens: number;
+  /** The run's output limit per call (config `MAX_TOKENS`). */
+  max_tokens_limit: number;
   cache_key: string | null;
 }
 

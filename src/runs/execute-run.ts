@@ -1,9 +1,9 @@
 import type { AgentEvent } from "../core/agent-events.js";
-import { clientToolSpecs } from "./client-tool-specs.js";
 import { DEFAULT_CONTEXT } from "../core/context-settings.js";
-import { createToolActionDecider } from "../agent/decide-tool-action.js";
 import type { ProviderName } from "../core/model-provider.js";
-import { runAgentLoop, type AgentRunResult } from "../agent/run-agent-loop.js";
+import { runAgentLoop } from "../agent/run-agent-loop.js";
+import type { RunOutcome } from "../core/run-outcome.js";
+import { toolBoxOf } from "./tool-box-of.js";
 import { RunInterruption } from "../core/interruptions.js";
 import { describeError } from "../errors.js";
 import type { RunRow } from "../store/schema.js";
@@ -32,51 +32,36 @@ export async function executeRun({
 }) {
   const { store, config, log } = services;
   const observer = services.telemetry.runStarted(run);
-  let result: AgentRunResult;
+  let result: RunOutcome;
   let actionTimeoutS = config.actionTimeoutS;
   try {
     const conversation = await store.conversations.get(run.conversationId);
     if (!conversation) return observer.end(null); // deleted meanwhile: its runs went with it
     actionTimeoutS = conversation.actionTimeoutS ?? config.actionTimeoutS;
-    const clientTools = clientToolSpecs(conversation.clientTools);
+    const finish = run.request.finish ?? null;
+    const toolBox = toolBoxOf({ services, conversation, finish });
     result = await runAgentLoop({
       provider: services.providers[run.provider as ProviderName],
-      model: run.model,
-      system: conversation.system,
       history: await services.histories.load(store, run.conversationId),
       save: writer.save,
-      registry: services.registry,
-      allowedTools: conversation.tools,
-      clientTools,
-      decideAction: createToolActionDecider({
-        registry: services.registry,
-        allowedTools: conversation.tools,
-        clientTools: clientTools.map((t) => t.name),
-        approvalRequired: conversation.approvalRequired,
-      }),
-      approvedCalls,
-      flushEvents: writer.flush,
-      // The client's choice binds the run's first model call only (see the loop).
-      toolChoice: run.steps > 0 && run.request.tool_choice !== "none" ? "auto" : run.request.tool_choice,
-      maxSteps: run.request.budget?.max_steps ?? run.request.max_steps,
-      ...(run.request.budget && { budget: run.request.budget }),
-      // Time spent paused for the application does not count against the run's time.
-      clockStartedAt: run.createdAt.getTime() + run.pausedMs,
+      toolBox,
+      call: {
+        model: run.model,
+        system: conversation.system,
+        toolChoice: run.request.tool_choice,
+        context: conversation.context ?? DEFAULT_CONTEXT,
+        cacheKey: conversation.caching ? conversation.id : null,
+        maxTokens: config.maxTokens,
+      },
+      budget: run.request.budget ?? { max_steps: run.request.max_steps, max_tokens: null, max_seconds: null, max_cost_usd: null, grace_turn: true },
+      finish,
       costOf: (usage) => services.prices.costOf(run.model, usage),
-      finish: run.request.finish ?? null,
-      maxTokens: config.maxTokens,
-      context: conversation.context ?? DEFAULT_CONTEXT,
-      cacheKey: conversation.caching ? conversation.id : null,
+      // Time spent paused for the application does not count against the run's time.
+      resume: { stepsDone: run.steps, usageSoFar: run.usage, clockStartedAt: run.createdAt.getTime() + run.pausedMs, approvedCalls },
       tokenRatio: services.tokenRatios.get(conversation.id),
       onTokenRatio: (ratio) => services.tokenRatios.set(conversation.id, ratio),
-      workspaceDir: config.workspaceDir,
-      toolTimeoutMs: config.toolTimeoutMs,
-      toolConcurrency: config.toolConcurrency,
-      toolResultMaxChars: config.toolResultMaxChars,
-      modelCallTimeoutMs: config.modelCallTimeoutMs,
-      modelStreamIdleMs: config.modelStreamIdleMs,
-      stepsDone: run.steps,
-      usageSoFar: run.usage,
+      limits: { modelCallTimeoutMs: config.modelCallTimeoutMs, modelStreamIdleMs: config.modelStreamIdleMs, graceWindowMs: config.graceWindowMs },
+      flushEvents: writer.flush,
       signal,
       onEvent: (e) => {
         logAgentEvent(services, run, e);

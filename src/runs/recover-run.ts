@@ -44,7 +44,7 @@ export async function recoverRun({
     }));
     await writer.save(repairs, { completed });
   }
-  if (run.cancelRequested) return writer.finish({ status: "cancelled", stopReason: "cancelled", error: null });
+  if (run.cancelRequested) return writer.finish({ status: "cancelled", stopReason: "cancelled" });
 
   const last = tail.at(-1);
   if (approved.size > 0) {
@@ -52,7 +52,7 @@ export async function recoverRun({
     return launch(run, writer, { approvedCalls: [...approved] });
   }
   if (repairs.length === 0 && last?.role === "assistant" && toolCallsOf(last).length === 0) {
-    return writer.finish({ status: "completed", stopReason: "end_turn", error: null });
+    return writer.finish({ status: "completed", stopReason: "end_turn", result: null });
   }
   if (repairs.length === 0) {
     // A model call was cut off: the text it streamed is in the log already;

@@ -1,7 +1,7 @@
 import type { AgentEvent } from "../core/agent-events.js";
 import type { NewMessage } from "../core/messages.js";
 import type { Usage } from "../core/usage.js";
-import type { AgentRunResult } from "../agent/run-agent-loop.js";
+import { endingFields, type RunEnding } from "../core/run-outcome.js";
 import type { ToolCallCompletion } from "../core/run-outcome.js";
 import { describeError } from "../errors.js";
 import type { Services } from "../services.js";
@@ -12,7 +12,8 @@ import { createRunTracer, runEndSpan } from "./trace/run-tracer.js";
 import { LeaseLost } from "../core/interruptions.js";
 import { createRunEventLog } from "./run-event-log.js";
 
-export type RunEnd = Pick<AgentRunResult, "status" | "stopReason" | "error"> & Partial<Pick<AgentRunResult, "steps" | "usage" | "pending" | "budgetExceeded" | "result">>;
+/** How the run ended (or why it waits), with what it spent when the ender knows better than the writer's running totals. */
+export type RunEnd = RunEnding & { steps?: number; usage?: Usage };
 
 /**
  * Everything a run writes: its messages (with their `message.created` and,
@@ -113,28 +114,20 @@ export function createRunWriter({
     async finish(end: RunEnd, { actionTimeoutS = services.config.actionTimeoutS }: { actionTimeoutS?: number } = {}): Promise<void> {
       const steps = end.steps ?? totals.steps;
       const usage = end.usage ?? totals.usage;
+      const fields = endingFields(end);
       // A provider's error may quote what it was sent, a key included.
-      end = { ...end, error: end.error && { ...end.error, message: redactor.text(end.error.message) } };
+      const error = fields.error && { ...fields.error, message: redactor.text(fields.error.message) };
+      const { status, stopReason, budgetExceeded, result } = fields;
       try {
         await events.commit({
           progress: { steps, usage },
-          spans: () => [...takeSpans(), ...(tracer ? [endSpan(end, { steps, usage, timeoutS: actionTimeoutS })] : [])],
-          end:
-            end.status === "requires_action"
-              ? { status: end.status, pending: end.pending ?? [], timeoutS: actionTimeoutS }
-              : { status: end.status, stopReason: end.stopReason, error: end.error, budgetExceeded: end.budgetExceeded ?? null, result: end.result ?? null },
+          spans: () => [...takeSpans(), ...(tracer ? [endSpan({ ...fields, error }, { steps, usage, timeoutS: actionTimeoutS })] : [])],
+          end: status === "requires_action" ? { status, pending: fields.pending ?? [], timeoutS: actionTimeoutS } : { status, stopReason, error, budgetExceeded, result },
           // completedAt (or, for a pause, requiredAction) is the database's: the save fills it in.
-          events: () => [
-            {
-              type: `run.${end.status}`,
-              data: { run: { status: end.status, stopReason: end.stopReason, steps, usage, error: end.error, completedAt: null, budgetExceeded: end.budgetExceeded ?? null, result: end.result ?? null } },
-            },
-          ],
+          events: () => [{ type: `run.${status}`, data: { run: { status, stopReason, steps, usage, error, completedAt: null, budgetExceeded, result } } }],
         });
         ended = true;
-        services.telemetry.runEnded(end);
-        const { status, stopReason, error } = end;
-        const budgetExceeded = end.budgetExceeded ?? null;
+        services.telemetry.runEnded({ status, stopReason });
         const budget = run.request.budget ?? null;
         log.info({ run_id: run.id, conversation_id: run.conversationId, status, stop_reason: stopReason, steps, usage, budget, budget_exceeded: budgetExceeded, error }, "run finished");
       } catch (err) {
@@ -148,7 +141,7 @@ export function createRunWriter({
 export type RunWriter = ReturnType<typeof createRunWriter>;
 
 /** The last span of a run's trace, or of its stretch before a pause; `completed_at` is the database's (filled in by the save). */
-function endSpan(end: RunEnd, { steps, usage, timeoutS }: { steps: number; usage: Usage; timeoutS: number }): NewRunSpan {
+function endSpan(end: ReturnType<typeof endingFields>, { steps, usage, timeoutS }: { steps: number; usage: Usage; timeoutS: number }): NewRunSpan {
   if (end.status === "requires_action") return { type: "run.paused", data: { pending: end.pending ?? [], timeout_s: timeoutS, steps, usage } };
-  return runEndSpan({ status: end.status, stop_reason: end.stopReason, error: end.error, budget_exceeded: end.budgetExceeded ?? null, result: end.result ?? null, steps, usage, completed_at: null });
+  return runEndSpan({ status: end.status, stop_reason: end.stopReason, error: end.error, budget_exceeded: end.budgetExceeded, result: end.result, steps, usage, completed_at: null });
 }

@@ -1,5 +1,5 @@
 import type { AgentEvent } from "../core/agent-events.js";
-import type { AgentRunResult } from "../agent/run-agent-loop.js";
+import type { RunOutcome } from "../core/run-outcome.js";
 import type { RunRow } from "../store/schema.js";
 
 /** What the telemetry hears of one run while it executes in this process. */
@@ -7,7 +7,7 @@ export interface RunObserver {
   /** Each event of the run's loop, as it is emitted. */
   onEvent(event: AgentEvent): void;
   /** The execution here is over: the loop's result, or null when it stopped without one (interrupted, its conversation gone). */
-  end(result: AgentRunResult | null): void;
+  end(result: RunOutcome | null): void;
 }
 
 /**

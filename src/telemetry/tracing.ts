@@ -4,7 +4,7 @@ import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, TracerProvider, type SpanExporter } from "@opentelemetry/sdk-trace";
 import type { AgentEvent } from "../core/agent-events.js";
 import type { Usage } from "../core/usage.js";
-import type { AgentRunResult } from "../agent/run-agent-loop.js";
+import type { RunOutcome } from "../core/run-outcome.js";
 import type { RunRow } from "../store/schema.js";
 import type { RunObserver, Telemetry } from "./telemetry.js";
 
@@ -124,14 +124,14 @@ export function createTracing({ url, scheduledDelayMs = 5_000, exportTimeoutMs =
 
       return {
         onEvent,
-        end(result: AgentRunResult | null) {
+        end(result: RunOutcome | null) {
           // Calls cut off without a result (the run stopped under them) still end, at the run's end.
           for (const { span } of tools.values()) span.end();
           tools.clear();
           if (result) {
             runSpan.setAttributes({ "loopd.run.status": result.status, "loopd.run.steps": result.steps, ...usageAttributes(result.usage) });
             if (result.stopReason) runSpan.setAttribute("loopd.run.stop_reason", result.stopReason);
-            if (result.error) {
+            if (result.status === "failed") {
               runSpan.setAttribute("error.type", result.error.code);
               runSpan.setStatus({ code: SpanStatusCode.ERROR });
             }

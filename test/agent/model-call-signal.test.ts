@@ -3,9 +3,11 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
+import { DEFAULT_CONTEXT } from "../../src/core/context-settings.js";
 import type { NewMessage } from "../../src/core/messages.js";
 import { runAgentLoop } from "../../src/agent/run-agent-loop.js";
 import { createBuiltinTools } from "../../src/tools/builtin/index.js";
+import { createToolBox } from "../../src/tools/tool-box.js";
 import { createToolRegistry } from "../../src/tools/tool-registry.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
 import { anthropicAgainst, openaiAgainst } from "../providers/fake-llm-providers.js";
@@ -34,17 +36,20 @@ describe.each([
     const saved: NewMessage[] = [];
     const result = await runAgentLoop({
       provider: make(llm),
-      model: "test-model",
-      system: null,
       history: [user("Add one and one, many times.")],
       save: async (messages) => void saved.push(...messages),
-      registry: createToolRegistry(createBuiltinTools()),
-      allowedTools: ["calculate"],
+      toolBox: createToolBox({
+        registry: createToolRegistry(createBuiltinTools()),
+        allowedTools: ["calculate"],
+        workspaceDir: mkdtempSync(path.join(tmpdir(), "loopd-ws-")),
+        defaultTimeoutMs: 1_000,
+      }),
+      call: { model: "test-model", system: null, toolChoice: "auto", context: DEFAULT_CONTEXT, cacheKey: null, maxTokens: 256 },
       // One more than the calls made: the last of max_steps would be a grace call.
-      maxSteps: STEPS + 1,
-      maxTokens: 256,
-      workspaceDir: mkdtempSync(path.join(tmpdir(), "loopd-ws-")),
-      toolTimeoutMs: 1_000,
+      budget: { max_steps: STEPS + 1, max_tokens: null, max_seconds: null, max_cost_usd: null, grace_turn: true },
+      finish: null,
+      costOf: () => null,
+      limits: { modelCallTimeoutMs: 60_000, modelStreamIdleMs: 60_000, graceWindowMs: 30_000 },
       signal: run.signal,
     });
     expect(result).toMatchObject({ status: "completed", steps: STEPS });

@@ -3,6 +3,7 @@ import type { AssistantBlock } from "../../core/messages.js";
 import type { Usage } from "../../core/usage.js";
 import { isPlainObject, parseToolArguments } from "../shared/parse-tool-arguments.js";
 import { streamCutShort } from "../shared/stream-cut-short.js";
+import { uniqueToolCalls } from "../shared/unique-tool-calls.js";
 
 export interface AccumulatedAnthropicMessage {
   content: AssistantBlock[];
@@ -96,7 +97,7 @@ export async function accumulateAnthropicStream(
           return [];
       }
     });
-  return { content, rawStopReason, usage, model };
+  return { content: uniqueToolCalls(content), rawStopReason, usage, model };
 }
 
 function toolInput(block: { json: string; startInput: unknown }) {

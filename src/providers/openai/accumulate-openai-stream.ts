@@ -4,6 +4,7 @@ import type { AssistantBlock } from "../../core/messages.js";
 import type { Usage } from "../../core/usage.js";
 import { parseToolArguments } from "../shared/parse-tool-arguments.js";
 import { streamCutShort } from "../shared/stream-cut-short.js";
+import { uniqueToolCalls } from "../shared/unique-tool-calls.js";
 
 export interface AccumulatedOpenAIMessage {
   content: AssistantBlock[];
@@ -83,7 +84,7 @@ export async function accumulateOpenAIStream(
   for (const [, call] of [...toolCalls.entries()].sort(([a], [b]) => a - b)) {
     content.push({ type: "tool_call", id: call.id || generateId(), name: call.name, ...parseToolArguments(call.arguments) });
   }
-  return { content, finishReason, refused, usage, model };
+  return { content: uniqueToolCalls(content), finishReason, refused, usage, model };
 }
 
 /**

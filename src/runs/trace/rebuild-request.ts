@@ -30,7 +30,7 @@ export function rebuildRequest({
     messages: built.messages,
     tools: setup.tools,
     toolChoice: record.tool_choice,
-    maxTokens: setup.max_tokens,
+    maxTokens: record.max_tokens ?? setup.max_tokens,
     cacheKey: setup.cache_key,
   };
 }

@@ -64,6 +64,8 @@ export interface ModelCallRecord {
   history_length: number;
   token_ratio: number;
   tool_choice: ToolChoice;
+  /** This call's output limit when a budget left it less than the setup's. */
+  max_tokens?: number;
   /** The `model.setup` span's hash; stored only when it differs from the previous call's (the reader puts it back). */
   setup?: string;
   /** sha256 of the body as handed to the SDK (its canonical JSON: `bodySha256`); null when the provider failed before building it. */
@@ -86,11 +88,11 @@ function setupOf(e: ModelCallEvent): ModelSetup {
   if (!bySystem) setups.set(request.tools, (bySystem = new Map()));
   let byRest = bySystem.get(request.system);
   if (!byRest) bySystem.set(request.system, (byRest = new Map()));
-  const rest = JSON.stringify([e.provider, request.model, request.context, request.fixed_tokens, request.max_tokens, request.cache_key]);
+  const rest = JSON.stringify([e.provider, request.model, request.context, request.fixed_tokens, request.max_tokens_limit, request.cache_key]);
   let setup = byRest.get(rest);
   if (!setup) {
-    const { system, tools, context, fixed_tokens, max_tokens, cache_key, model } = request;
-    const fields = { provider: e.provider, model, system, tools, context, fixed_tokens, max_tokens, cache_key };
+    const { system, tools, context, fixed_tokens, max_tokens_limit, cache_key, model } = request;
+    const fields = { provider: e.provider, model, system, tools, context, fixed_tokens, max_tokens: max_tokens_limit, cache_key };
     byRest.set(rest, (setup = { hash: jsonSha256(fields), ...fields }));
   }
   return setup;
@@ -114,6 +116,7 @@ export function createRunTracer({ redactor }: { redactor: Redactor }) {
         history_length: e.request.history_length,
         token_ratio: e.request.token_ratio,
         tool_choice: e.request.tool_choice,
+        ...(e.request.max_tokens !== setup.max_tokens && { max_tokens: e.request.max_tokens }),
         ...(setup.hash !== lastSetup && { setup: setup.hash }),
         body_sha256: e.body === null ? null : hashBody(e.body),
       };

@@ -1,0 +1,135 @@
+import type { ContextSettings } from "../core/context-settings.js";
+import { sendable, toolCallsOf, type NewMessage, type ToolCallBlock } from "../core/messages.js";
+import type { PendingToolCall, RunEnding, RunOutcome, ToolCallCompletion } from "../core/run-outcome.js";
+import { addUsage, emptyUsage, roundUsd, type RunUsage, type Usage } from "../core/usage.js";
+import { buildContext, type BuiltContext } from "./build-context.js";
+import { calibrateTokens } from "./estimate-tokens.js";
+import { CANCELLED_RESULT, INTERRUPTED_RESULT, repairTail } from "./repair-history.js";
+
+/** Commits messages at the end of the history; resolves once they are durable. `completed` announces the tool calls whose results they hold, in the same write. */
+export type SaveMessages = (messages: NewMessage[], options?: { completed?: ToolCallCompletion[] }) => Promise<void>;
+
+/**
+ * A run's state as its loop goes: the history (all of it saved) and the
+ * context it is sent as, the steps and usage spent, and the token ratio
+ * learnt from the provider's counts.
+ */
+export function createRunState({
+  history: given,
+  save,
+  context: settings,
+  fixedTokens,
+  stepsDone = 0,
+  usageSoFar = emptyUsage(),
+  costOf,
+  tokenRatio: ratio = 1,
+  onTokenRatio,
+}: {
+  /** The conversation so far, the new user message included. */
+  history: readonly NewMessage[];
+  save: SaveMessages;
+  context: ContextSettings;
+  /** What the system prompt and the tools weigh (estimated). */
+  fixedTokens: number;
+  stepsDone?: number;
+  usageSoFar?: RunUsage;
+  costOf: (usage: Usage) => number | null;
+  tokenRatio?: number;
+  onTokenRatio?: (ratio: number) => void;
+}) {
+  const history = [...given];
+  // Without refused turns; only a loaded history can hold one, so it is filtered once and then grows with it.
+  const sendableHistory = sendable(history);
+  let steps = stepsDone;
+  // A run saved before it was priced gets its cost worked out from its tokens.
+  let usage: RunUsage = { ...usageSoFar, cost_usd: usageSoFar.cost_usd !== undefined ? usageSoFar.cost_usd : costOf(usageSoFar) };
+  let tokenRatio = ratio;
+  let built: { length: number; ratio: number; context: BuiltContext } | null = null;
+
+  async function append(messages: NewMessage[], options?: { completed?: ToolCallCompletion[] }): Promise<void> {
+    if (messages.length === 0) return;
+    await save(messages, options);
+    history.push(...messages);
+    if (sendableHistory !== history) sendableHistory.push(...messages);
+  }
+
+  return {
+    append,
+    get history(): readonly NewMessage[] {
+      return history;
+    },
+    get steps() {
+      return steps;
+    },
+    get usage(): RunUsage {
+      return usage;
+    },
+    get tokenRatio() {
+      return tokenRatio;
+    },
+
+    /** A user-role message of loopd's own; not again when the history ends with it (a run resumed after a crash). */
+    async appendNotice(text: string): Promise<void> {
+      const last = history.at(-1);
+      if (last?.role === "user" && last.kind === "notice" && last.content.some((b) => b.text === text)) return;
+      await append([{ role: "user", kind: "notice", content: [{ type: "text", text }] }]);
+    },
+
+    /** The context the next call is sent, built once per state of the history. */
+    context(): BuiltContext {
+      if (built?.length !== history.length || built.ratio !== tokenRatio) {
+        built = { length: history.length, ratio: tokenRatio, context: buildContext({ history: sendableHistory, settings, fixedTokens, tokenRatio }) };
+      }
+      return built.context;
+    },
+
+    /** A model call was made: it counts as a step. */
+    countStep(): number {
+      return ++steps;
+    },
+
+    /** Adds a call's usage, and its cost, to the run's; returns the call's cost. */
+    spend(used: Usage): number | null {
+      const cost = costOf(used);
+      usage = { ...addUsage(usage, used), cost_usd: usage.cost_usd == null || cost === null ? null : roundUsd(usage.cost_usd + cost) };
+      return cost;
+    },
+
+    /** What the provider counted for a request teaches the estimate of the next. */
+    learnTokens({ counted, estimated }: { counted: number; estimated: number }): void {
+      if (counted <= 0) return;
+      tokenRatio = calibrateTokens({ reported: counted, estimated });
+      onTokenRatio?.(tokenRatio);
+    },
+
+    /** Whether the finish nudge was given since the user last wrote. */
+    nudgedSinceUser(nudge: string): boolean {
+      for (let i = history.length - 1; i >= 0; i--) {
+        const m = history[i]!;
+        if (m.role !== "user") continue;
+        if (m.kind !== "notice") return false;
+        if (m.content.some((b) => b.text === nudge)) return true;
+      }
+      return false;
+    },
+
+    /** The calls of the last assistant message. */
+    lastCalls(): ToolCallBlock[] {
+      for (let i = history.length - 1; i >= 0; i--) if (history[i]!.role === "assistant") return toolCallsOf(history[i]!);
+      return [];
+    },
+
+    /** The run waits for the application: its pending calls stay unanswered (their answers will come), nothing is repaired. */
+    pause(pending: PendingToolCall[]): RunOutcome {
+      return { status: "requires_action", stopReason: null, pending, steps, usage, history };
+    },
+
+    /** Ends the run: any call left unanswered gets its result first (cancelled, or interrupted when the process stopped it), so the history stays valid. */
+    async end(ending: RunEnding, { interrupted = false }: { interrupted?: boolean } = {}): Promise<RunOutcome> {
+      await append(repairTail(history, ending.status === "cancelled" && !interrupted ? CANCELLED_RESULT : INTERRUPTED_RESULT));
+      return { ...ending, steps, usage, history };
+    },
+  };
+}
+
+export type RunState = ReturnType<typeof createRunState>;

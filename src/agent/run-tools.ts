@@ -1,0 +1,41 @@
+import type { AgentEvent } from "../core/agent-events.js";
+import { isInterruption } from "../core/interruptions.js";
+import type { ToolCallBlock } from "../core/messages.js";
+import type { ToolBox } from "../tools/tool-box.js";
+import { INTERRUPTED_RESULT } from "./repair-history.js";
+import type { RunClock } from "./run-clock.js";
+import type { RunState } from "./run-state.js";
+import { TIME_BUDGET_RESULT } from "./stop-policy.js";
+
+/**
+ * Runs the calls a turn said to run, through the tool box, each result saved
+ * (with its `tool_call.completed`) the moment it exists. The run's time
+ * budget stops a call in flight at its deadline, as does the run's signal.
+ * `announced`: the calls' `tool_call.started` was written already (approved
+ * calls, announced durably before they run).
+ */
+export async function runTools(
+  calls: ToolCallBlock[],
+  { toolBox, state, clock, signal, emit, announced = false }: { toolBox: ToolBox; state: RunState; clock: RunClock; signal: AbortSignal | undefined; emit: (event: AgentEvent) => void; announced?: boolean },
+): Promise<void> {
+  if (calls.length === 0) return;
+  const stop = clock.toolSignal(signal);
+  try {
+    const outcomes = toolBox.run(calls, {
+      signal: stop.signal,
+      onStart: announced ? undefined : (call) => emit({ type: "tool_call.started", tool_call_id: call.id, name: call.name, input: call.input }),
+    });
+    for await (const outcome of outcomes) {
+      const { call, durationMs, status } = outcome;
+      // A call cut short by a shutdown was not cancelled by anyone: say so, for the model that resumes.
+      const stoppedBy = status !== "cancelled" ? null : isInterruption(signal) ? INTERRUPTED_RESULT : stop.outOfTime() ? TIME_BUDGET_RESULT : null;
+      const result = stoppedBy ? { ...outcome.result, content: stoppedBy } : outcome.result;
+      await state.append([{ role: "tool", content: [result] }], {
+        completed: [{ tool_call_id: call.id, name: call.name, is_error: result.is_error, duration_ms: durationMs, status }],
+      });
+      emit({ type: "tool_call.completed", tool_call_id: call.id, name: call.name, input: call.input, is_error: result.is_error, content: result.content, duration_ms: durationMs, status });
+    }
+  } finally {
+    stop.dispose();
+  }
+}

@@ -1,0 +1,28 @@
+import { finishToolSpec } from "../agent/finish-tool.js";
+import type { FinishOptions } from "../core/run-settings.js";
+import type { Services } from "../services.js";
+import type { ConversationRow } from "../store/schema.js";
+import { createToolBox, type ToolBox } from "../tools/tool-box.js";
+
+/** A conversation's tools for one run (or for what its next call would be sent): its own, its client's, and `finish` when the run ends with one. */
+export function toolBoxOf({
+  services: { registry, config },
+  conversation,
+  finish,
+}: {
+  services: Pick<Services, "registry" | "config">;
+  conversation: Pick<ConversationRow, "tools" | "clientTools" | "approvalRequired">;
+  finish: FinishOptions | null;
+}): ToolBox {
+  return createToolBox({
+    registry,
+    allowedTools: conversation.tools,
+    clientTools: conversation.clientTools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.input_schema })),
+    approvalRequired: conversation.approvalRequired,
+    loopTools: finish ? [finishToolSpec(finish)] : [],
+    workspaceDir: config.workspaceDir,
+    defaultTimeoutMs: config.toolTimeoutMs,
+    concurrency: config.toolConcurrency,
+    maxResultChars: config.toolResultMaxChars,
+  });
+}
