@@ -199,7 +199,7 @@ describe(`loopd as a process on ${testDatabaseKind}`, () => {
       { toolCalls: [{ name: "block_until_stopped", input: {} }], usage },
       { text: "Here is what I have.", usage },
     );
-    const input: number = (await (await fetch(`${loopd.url}/conversations/${conv.id}/context`)).json()).estimated_input_tokens;
+    const input = ((await (await fetch(`${loopd.url}/conversations/${conv.id}/context`)).json()) as { estimated_input_tokens: number }).estimated_input_tokens;
     // Two normal calls fit (each keeps room for a grace call half as big again after it), a third does not; its grace call does.
     const stream = await client.sendStreaming(conv.id, "Work.", { budget: { max_tokens: Math.round(5.6 * input) } });
     const runId = (await stream.until((e) => e.event === "run.created", 10_000)).data.run.id;
