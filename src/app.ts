@@ -36,8 +36,8 @@ import { createStore } from "./store/store.js";
 import { createBuiltinTools } from "./tools/builtin/index.js";
 import type { Tool } from "./tools/define-tool.js";
 import { createToolRegistry } from "./tools/tool-registry.js";
-import { createPriceTable, type PriceTable } from "./core/price-table.js";
-import { loadPriceFile } from "./prices-file.js";
+import type { PriceTable } from "./core/price-table.js";
+import { pricesOf } from "./prices-file.js";
 import { createMetrics } from "./telemetry/metrics.js";
 import { combineTelemetry } from "./telemetry/telemetry.js";
 import { createRedactor } from "./redact.js";
@@ -131,7 +131,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     store: createStore(database),
     providers: deps.providers ?? providersOf(config.providers),
     registry: createToolRegistry(withResultCaps(deps.tools ?? createBuiltinTools(), config.toolResultMaxCharsByTool)),
-    prices: deps.prices ?? createPriceTable(config.pricesFile ? loadPriceFile(config.pricesFile) : {}),
+    prices: deps.prices ?? pricesOf(config),
     signals: signalsOf(database),
     histories: createHistoryCache({ maxChars: config.historyCacheMb * 1024 * 1024 }),
     tokenRatios: createTokenRatios(),

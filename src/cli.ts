@@ -1,4 +1,4 @@
-import { loadDotEnv } from "./dot-env.js";
+import { loadDotEnv, type DotEnv } from "./dot-env.js";
 
 /**
  * How each of loopd's programs starts and fails: `.env` read first, then
@@ -8,12 +8,16 @@ import { loadDotEnv } from "./dot-env.js";
  * the exit status; a server's `main` returns while it serves.
  */
 export async function runCli(prefix: string, main: () => Promise<number | void>): Promise<void> {
+  let dotEnv: DotEnv | null = null;
   try {
-    loadDotEnv();
+    dotEnv = loadDotEnv();
     const code = await main();
     if (typeof code === "number") process.exitCode = code;
   } catch (err) {
-    console.error(`${prefix} ${err instanceof Error ? err.message : String(err)}`);
+    const message = err instanceof Error ? err.message : String(err);
+    // A value that came from .env is fixed there: say so.
+    const fromFile = dotEnv?.names.find((name) => new RegExp(`\\b${name}\\b`).test(message));
+    console.error(`${prefix} ${message}${fromFile ? ` (${fromFile} is set in ${dotEnv!.file})` : ""}`);
     // Whatever the failed start left open (a pool, a timer) must not keep the process alive.
     process.exit(1);
   }

@@ -2,12 +2,16 @@ import path from "node:path";
 import { z } from "zod";
 import type { ProviderName } from "./core/model-provider.js";
 import { OperatorError } from "./errors.js";
+import { canCall } from "./providers/can-call.js";
 import type { DatabasePoolOptions } from "./store/db.js";
 import { secretsOf } from "./redact.js";
 
 /** A whole number from the environment; `min: 0` where 0 means "off". */
 const intFromEnv = (fallback: number, { min = 1 }: { min?: number } = {}) =>
-  z.preprocess((v) => (v === undefined || v === "" ? undefined : Number(v)), z.number().int().min(min).default(fallback));
+  z.preprocess((v) => (blank(v) ? undefined : Number(v)), z.number().int().min(min).default(fallback));
+
+/** Unset, empty or only spaces: the default (`Number(" ")` would be 0). */
+const blank = (v: unknown) => v === undefined || (typeof v === "string" && v.trim() === "");
 
 const optionalString = z.preprocess((v) => (v === "" ? undefined : v), z.string().optional());
 
@@ -22,7 +26,12 @@ const optionalUrl = z.preprocess((v) => (v === "" ? undefined : v), z.url({ prot
 const databaseUrl = optionalString.superRefine((url, ctx) => {
   if (url === undefined) return;
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
-  if (scheme === "postgres" || scheme === "postgresql") return;
+  if (scheme === "postgres" || scheme === "postgresql") {
+    if (!URL.canParse(url)) {
+      ctx.addIssue({ code: "custom", message: "is not a valid URL: percent-encode any @ : / ? # in the user or password (encodeURIComponent), and check the port (1–65535)" });
+    }
+    return;
+  }
   ctx.addIssue({
     code: "custom",
     message: scheme
@@ -32,10 +41,10 @@ const databaseUrl = optionalString.superRefine((url, ctx) => {
 });
 
 /** A limit from the environment: unset (or empty) is no limit. */
-const optionalPositive = (n: z.ZodNumber) => z.preprocess((v) => (v === undefined || v === "" ? undefined : Number(v)), n.positive().optional());
+const optionalPositive = (n: z.ZodNumber) => z.preprocess((v) => (blank(v) ? undefined : Number(v)), n.positive().optional());
 
 const envSchema = z.object({
-  PORT: z.preprocess((v) => (v === undefined || v === "" ? undefined : Number(v)), z.number().int().min(0).max(65535).default(3000)),
+  PORT: z.preprocess((v) => (blank(v) ? undefined : Number(v)), z.number().int().min(0).max(65535).default(3000)),
   HOST: z.string().min(1).default("127.0.0.1"),
   DATABASE_URL: databaseUrl,
   DATA_DIR: z.string().min(1).default("./data"),
@@ -158,9 +167,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.MAX_STEPS > e.MAX_STEPS_LIMIT) {
     throw new ConfigError(`invalid configuration: MAX_STEPS (${e.MAX_STEPS}) exceeds MAX_STEPS_LIMIT (${e.MAX_STEPS_LIMIT})`);
   }
-  // A base URL alone is a local OpenAI-compatible server (Ollama, vLLM, llama.cpp), which takes no key.
-  const defaultProvider: ProviderName =
-    e.LLM_PROVIDER ?? (e.ANTHROPIC_API_KEY ? "anthropic" : e.OPENAI_API_KEY || e.OPENAI_BASE_URL ? "openai" : "mock");
+  const providers = {
+    anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },
+    openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
+  };
+  const defaultProvider: ProviderName = e.LLM_PROVIDER ?? (canCall("anthropic", providers.anthropic) ? "anthropic" : canCall("openai", providers.openai) ? "openai" : "mock");
   return {
     port: e.PORT,
     host: e.HOST,
@@ -168,10 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(e.DATA_DIR),
     defaultProvider,
     defaultModel: e.LLM_MODEL,
-    providers: {
-      anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },
-      openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
-    },
+    providers,
     maxSteps: e.MAX_STEPS,
     maxStepsLimit: e.MAX_STEPS_LIMIT,
     toolTimeoutMs: e.TOOL_TIMEOUT_MS,

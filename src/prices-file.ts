@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import type { ModelPrice } from "./core/price-table.js";
+import { createPriceTable, type ModelPrice, type PriceTable } from "./core/price-table.js";
 import { OperatorError } from "./errors.js";
 
 const NOT_A_PRICE = "must be a non-negative number";
@@ -53,3 +53,6 @@ function where(path: readonly PropertyKey[]): string {
   const [model, ...fields] = path;
   return `${[JSON.stringify(String(model)), ...fields.map(String)].join(".")}: `;
 }
+
+/** The price table a configuration names: the built-in prices, with `PRICES_FILE` over them. */
+export const pricesOf = (config: { pricesFile: string | undefined }): PriceTable => createPriceTable(config.pricesFile ? loadPriceFile(config.pricesFile) : {});

@@ -44,8 +44,11 @@ export function secretsOf(env: NodeJS.ProcessEnv): string[] {
   for (const [name, value] of Object.entries(env)) {
     if (value && SECRET_NAME.test(name)) secrets.push(value.trim());
   }
-  const password = passwordOf(env.DATABASE_URL);
-  if (password) secrets.push(password);
+  // A URL may carry a password too: the database's, a model server's.
+  for (const [name, value] of Object.entries(env)) {
+    const password = name === "DATABASE_URL" || name.endsWith("_URL") ? passwordOf(value) : null;
+    if (password) secrets.push(password, encodeURIComponent(password));
+  }
   return secrets;
 }
 
@@ -64,4 +67,17 @@ export function redactorOf(config: { secrets: readonly string[] }): Redactor {
   let redactor = redactors.get(config);
   if (!redactor) redactors.set(config, (redactor = createRedactor(config.secrets)));
   return redactor;
+}
+
+/** A URL as it may be shown: without the user and password it may carry. */
+export function withoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (!parsed.username && !parsed.password) return url;
+    parsed.username = "";
+    parsed.password = "";
+    return parsed.toString();
+  } catch {
+    return url;
+  }
 }

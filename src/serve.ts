@@ -1,10 +1,10 @@
 import { buildApp, createLogger } from "./app.js";
-import { createPriceTable } from "./core/price-table.js";
-import { loadPriceFile } from "./prices-file.js";
+import { pricesOf } from "./prices-file.js";
 import { loadConfig, type Config } from "./config.js";
 import { describeError, OperatorError } from "./errors.js";
 import { checkListenAddress, explainListenError } from "./listen-address.js";
 import { makeDirectory } from "./make-directory.js";
+import { canCall } from "./providers/index.js";
 import { openDatabase } from "./store/db.js";
 import { explainDatabaseError } from "./store/explain-database-error.js";
 import type { Tool } from "./tools/define-tool.js";
@@ -33,14 +33,9 @@ export async function serve({ env = process.env, tools }: ServeOptions = {}): Pr
   const config = loadConfig(env);
   const logger = createLogger(config.logLevel, { secrets: config.secrets });
   checkProviderKey(config);
-  const prices = createPriceTable(config.pricesFile ? loadPriceFile(config.pricesFile) : {});
+  const prices = pricesOf(config);
   makeDirectory(config.workspaceDir, "WORKSPACE_DIR");
   await checkListenAddress(config);
-  const keyless = (["anthropic", "openai"] as const).filter((p) => p !== config.defaultProvider && !usable(config, p));
-  if (keyless.length > 0) {
-    logger.info(`conversations that choose ${keyless.join(" or ")} will fail until ${keyless.map((p) => KEY_OF[p]).join(" or ")} is set`);
-  }
-
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -71,6 +66,11 @@ export async function serve({ env = process.env, tools }: ServeOptions = {}): Pr
     throw err;
   }
   database.advertise(url);
+  // Said once it serves, not before: a start that fails says only why.
+  const keyless = (["anthropic", "openai"] as const).filter((p) => p !== config.defaultProvider && !canCall(p, config.providers[p]));
+  if (keyless.length > 0) {
+    logger.info(`conversations that choose ${keyless.join(" or ")} will fail until ${keyless.map((p) => KEY_OF[p]).join(" or ")} is set`);
+  }
   logger.info(
     { url, database: database.kind === "pglite" ? `embedded (${config.dataDir})` : "postgres", provider: config.defaultProvider, workspace: config.workspaceDir },
     "loopd is ready",
@@ -102,16 +102,10 @@ export async function serve({ env = process.env, tools }: ServeOptions = {}): Pr
 
 const KEY_OF = { anthropic: "ANTHROPIC_API_KEY", openai: "OPENAI_API_KEY" } as const;
 
-/** Whether a provider can be called: it has a key, or (OpenAI) a server of its own that needs none. */
-function usable(config: Config, provider: keyof typeof KEY_OF): boolean {
-  const { apiKey, baseUrl } = config.providers[provider];
-  return Boolean(apiKey) || (provider === "openai" && Boolean(baseUrl));
-}
-
 /** The default provider must be usable: say so now, not on every run. */
 function checkProviderKey(config: Config): void {
   const provider = config.defaultProvider;
-  if (provider === "mock" || usable(config, provider)) return;
+  if (provider === "mock" || canCall(provider, config.providers[provider])) return;
   const hint = provider === "openai" ? " (or OPENAI_BASE_URL, for an OpenAI-compatible local server such as Ollama, vLLM or llama.cpp, which needs no key)" : "";
   throw new OperatorError(`LLM_PROVIDER is ${provider} but ${KEY_OF[provider]} is not set${hint}; set it, or unset LLM_PROVIDER to use the offline mock provider`);
 }

@@ -31,6 +31,8 @@ export function writeOutputFile({
     writeFileSync(file, text);
     return { file, replaced };
   }
+  // A name is made of what it was given (a run id, a date): never a path out of the folder.
+  name = name.replace(/[^A-Za-z0-9._-]/g, "_").replace(/^\.+/, "_");
   const dir = path.resolve(cwd, REPORTS_DIR);
   makeDirectory(dir, "the reports folder");
   for (let n = 1; ; n++) {

@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
-import { ConfigError } from "../src/config.js";
+import { ConfigError, loadConfig } from "../src/config.js";
 import { loadDotEnv } from "../src/dot-env.js";
 import { OperatorError } from "../src/errors.js";
 import { serve } from "../src/serve.js";
@@ -74,6 +74,12 @@ describe("start-up checks, before the database is opened", () => {
     expect(mysql).toMatch(/^invalid configuration: DATABASE_URL: is a mysql:\/\/ URL, but loopd needs PostgreSQL/);
     expect(mysql).not.toContain("hunter2");
     await expect(serve({ env: envFor({ DATABASE_URL: "localhost:5432" }).env })).rejects.toBeInstanceOf(ConfigError);
+    // An unencoded # in the password, a port past 65535: not a URL at all, and the message says what to check.
+    for (const url of ["postgres://loopd:pa#ss@localhost/loopd", "postgres://localhost:99999/loopd"]) {
+      const message = await refusedStart({ DATABASE_URL: url });
+      expect(message).toMatch(/^invalid configuration: DATABASE_URL: is not a valid URL: percent-encode any @ : \/ \? # in the user or password/);
+      expect(message).not.toContain("pa#ss");
+    }
   });
 
   test("a default provider without its key is refused; an OpenAI-compatible server's URL needs no key", async () => {
@@ -96,33 +102,40 @@ describe("a model server that is down", () => {
     await new Promise<void>((resolve) => closed.listen({ host: "127.0.0.1", port: 0 }, resolve));
     const port = (closed.address() as { port: number }).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const { env } = envFor({ OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1` });
+    // A user and password in the URL are the server's credentials: never in the run's error.
+    const { env } = envFor({ OPENAI_BASE_URL: `http://alice:hunter2secret@127.0.0.1:${port}/v1` });
     const served = await serve({ env });
     try {
       const conversation = (await post(served.url, "/conversations", {})) as { id: string };
       const answer = (await post(served.url, `/conversations/${conversation.id}/messages`, { content: "hello" })) as { run: { status: string; error: { message: string } } };
       expect(answer.run.status).toBe("failed");
       expect(answer.run.error.message).toMatch(new RegExp(`^Could not reach the OpenAI API at http://127\\.0\\.0\\.1:${port}/v1: `));
+      expect(JSON.stringify(answer)).not.toContain("hunter2secret");
     } finally {
       await served.stop();
     }
   });
 });
 
+test("PORT of spaces is the default, never a port picked at random (Number(\" \") is 0)", () => {
+  expect(loadConfig({ PORT: " " }).port).toBe(3000);
+  expect(loadConfig({ MAX_STEPS: "  " }).maxSteps).toBe(10);
+});
+
 describe(".env", () => {
   test("is read from the working folder; a variable already set wins over it", () => {
     const dir = mkdtempSync(path.join(scratch, "dotenv-"));
-    writeFileSync(path.join(dir, ".env"), "# a comment\nLOOPD_TEST_FROM_FILE=file\nLOOPD_TEST_SET_TWICE=file\n");
-    process.env.LOOPD_TEST_SET_TWICE = "environment";
-    try {
-      expect(loadDotEnv({ cwd: dir })).toBe(path.join(dir, ".env"));
-      expect(process.env.LOOPD_TEST_FROM_FILE).toBe("file");
-      expect(process.env.LOOPD_TEST_SET_TWICE).toBe("environment");
-      expect(loadDotEnv({ cwd: scratch })).toBeNull();
-    } finally {
-      delete process.env.LOOPD_TEST_FROM_FILE;
-      delete process.env.LOOPD_TEST_SET_TWICE;
-    }
+    writeFileSync(path.join(dir, ".env"), '# a comment\nFROM_FILE=file\nexport SET_TWICE=file\n\nQUOTED="two\nlines"\n');
+    const env: NodeJS.ProcessEnv = { SET_TWICE: "environment" };
+    expect(loadDotEnv({ cwd: dir, env })).toEqual({ file: path.join(dir, ".env"), names: ["FROM_FILE", "QUOTED"] });
+    expect(env).toEqual({ FROM_FILE: "file", SET_TWICE: "environment", QUOTED: "two\nlines" });
+    expect(loadDotEnv({ cwd: scratch, env })).toBeNull();
+  });
+
+  test("a line that is not NAME=value is an error naming the file and the line, not skipped", () => {
+    const dir = mkdtempSync(path.join(scratch, "dotenv-"));
+    writeFileSync(path.join(dir, ".env"), "PORT=3000\nLOG_LEVEL debug\n");
+    expect(() => loadDotEnv({ cwd: dir, env: {} })).toThrow(`${path.join(dir, ".env")} line 2 is not NAME=value (a comment starts with #): "LOG_LEVEL debug"`);
   });
 });
 

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
 import { AppError, describeError, errorBody, findInCauseChain, statusOf, type ErrorCode } from "../errors.js";
-import { isDatabaseFault } from "../store/db.js";
+import { isDatabaseFault } from "../store/embedded-folder.js";
 import { validationFailure } from "./validation-failure.js";
 
 /** Seconds a client is asked to wait after a 503. */

@@ -1,5 +1,6 @@
 import type { ModelProvider, ProviderName } from "../core/model-provider.js";
 import { createAnthropicProvider, type AnthropicProviderOptions } from "./anthropic/index.js";
+import { canCall, type ProviderEndpoints } from "./can-call.js";
 import { createMockProvider, type MockProviderOptions } from "./mock/index.js";
 import { createOpenAIProvider, type OpenAIProviderOptions } from "./openai/index.js";
 
@@ -9,8 +10,6 @@ export interface CreateProvidersOptions {
   mock?: MockProviderOptions;
 }
 
-/** The model APIs' keys and servers, as the configuration holds them. */
-export type ProviderEndpoints = Record<"anthropic" | "openai", { apiKey: string | undefined; baseUrl: string | undefined }>;
 
 /**
  * An OpenAI-compatible local server (Ollama, vLLM, llama.cpp) takes no key,
@@ -25,7 +24,7 @@ export function providersOf(endpoints: ProviderEndpoints, { baseURL }: { baseURL
   const openaiUrl = baseURL ?? openai.baseUrl;
   return createProviders({
     anthropic: { apiKey: anthropic.apiKey, baseURL: baseURL ?? anthropic.baseUrl },
-    openai: { apiKey: openai.apiKey ?? (openaiUrl ? KEYLESS_SERVER_KEY : undefined), baseURL: openaiUrl },
+    openai: { apiKey: openai.apiKey ?? (canCall("openai", { apiKey: undefined, baseUrl: openaiUrl }) ? KEYLESS_SERVER_KEY : undefined), baseURL: openaiUrl },
   });
 }
 

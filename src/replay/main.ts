@@ -47,7 +47,7 @@ async function main(argv: string[]): Promise<number> {
     if (!values.url) console.log(`the loopd server at ${serverUrl} holds ${config.dataDir}: reading the run through its API`);
     source = await runOverHttp({ url: serverUrl, runId });
   } else {
-    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, program: "npm run replay" });
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, program: "npm run replay", mustExist: true });
     close = () => database.close();
     await database.migrate();
     const store = createStore(database);
@@ -62,7 +62,8 @@ async function main(argv: string[]): Promise<number> {
     const { run } = source;
     const target = provider ?? (run.provider as ProviderName);
     if (baseURL && target === "mock") console.log("note: --base-url does not apply to the mock provider (it runs in this process); ignored");
-    console.log(`replaying ${run.id} (${run.provider}/${run.model}, ${run.steps} steps) on ${target}/${values.model ?? (target !== run.provider ? "its default model" : run.model)}`);
+    const [from, model] = [printable(`${run.provider}/${run.model}`), printable(run.model)];
+    console.log(`replaying ${run.id} (${from}, ${run.steps} steps) on ${target}/${values.model ?? (target !== run.provider ? "its default model" : model)}`);
     const report = await replayRun({
       entries: source.entries,
       providers: providersOf(config.providers, { baseURL }),
@@ -73,7 +74,7 @@ async function main(argv: string[]): Promise<number> {
       onStep: (step) => console.log(lineOf(step)),
     });
     const written = writeOutputFile({
-      name: `replay-${run.id}`,
+      name: `replay-${runId}`,
       extension: "json",
       out: values.out,
       text: `${JSON.stringify({ ...report, replayed_at: new Date().toISOString(), base_url: target === "mock" ? null : (baseURL ?? null) }, null, 2)}\n`,
@@ -94,6 +95,10 @@ function lineOf(step: ReplayStep): string {
   const detail = step.error ? step.error : step.verdict.startsWith("same") ? calls(step.replayed) : `${calls(step.recorded)} → ${calls(step.replayed)}`;
   return `step ${String(step.step).padStart(3)}  ${step.verdict.padEnd(20)}  ${detail}`;
 }
+
+/** Text a server or a database gave, as it may go to a terminal: no control characters. */
+// eslint-disable-next-line no-control-regex
+const printable = (s: string) => s.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
 
 const clip = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n)}…`);
 

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { readFileSync, renameSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import { OperatorError } from "../errors.js";
@@ -9,7 +9,11 @@ import { reasonOf } from "../make-directory.js";
 export interface LockHolder {
   pid: number;
   host: string;
-  /** What the process is, for the message a second opener gets ("loopd serving …", "npm run replay"). */
+  /** The kernel's boot (Linux): a lock from before a reboot is stale whatever its pid. */
+  boot_id?: string;
+  /** The pid namespace (Linux): in another one (another container), `pid` means nothing here. */
+  pid_ns?: string;
+  /** What the process is, for the message a second opener gets ("the loopd server", "npm run replay"). */
   program: string;
   started_at: string;
   /** Where a server holding the folder answers, once it listens: a command that only reads asks it instead. */
@@ -26,8 +30,9 @@ export class DataDirBusyError extends OperatorError {
   constructor(
     readonly dataDir: string,
     readonly holder: LockHolder | null,
+    { takingOver = false }: { takingOver?: boolean } = {},
   ) {
-    super(busyMessage(dataDir, holder));
+    super(busyMessage(dataDir, holder, takingOver));
   }
 }
 
@@ -40,7 +45,7 @@ export interface DataDirLock {
 
 export const LOCK_FILE = "loopd.lock";
 
-/** The holder on another host keeps its file's time fresh this often; past `STALE_AFTER_MS` without it, the lock is stale. */
+/** A holder whose pid cannot be checked from here (another container, another host) keeps its file's time fresh this often; past `STALE_AFTER_MS` without it, the lock is stale. */
 const HEARTBEAT_MS = 10_000;
 const STALE_AFTER_MS = 30_000;
 /** An empty lock file younger than this is being written by its creator (wx, then the write). */
@@ -49,19 +54,27 @@ const BEING_WRITTEN_MS = 5_000;
 /** Folders this process holds (by lock file), so a second open in the same process is refused too. */
 const heldHere = new Set<string>();
 
+/** Where this process runs: a holder in the same place can be judged by its pid. */
+const here = { host: hostname(), boot_id: readProc("/proc/sys/kernel/random/boot_id"), pid_ns: readLink("/proc/self/ns/pid") };
+
 /**
  * Takes the embedded database's folder for this process alone: PGlite does
  * not lock it, and two processes on one folder corrupt it for good. The lock
  * is a file holding the holder's pid, created atomically (O_EXCL); it goes
  * when the process closes the database or exits. A lock whose process is
- * gone (a kill -9, a crash; on another host, one whose time was not kept
- * fresh) is taken over.
+ * gone (a kill -9, a crash, a reboot) is taken over, one taker at a time. A
+ * holder whose pid cannot be checked from here — in another container (pid
+ * namespace) or on another host sharing the folder — keeps the lock's time
+ * fresh instead, and its lock lapses 30 s after it stops (or is paused).
  */
 export function lockDataDir(dataDir: string, { program }: { program: string }): DataDirLock {
-  const file = path.join(dataDir, LOCK_FILE);
+  // Resolved, so that two names of one folder (relative, a symlink) take the same lock.
+  const file = path.join(realpathSync(dataDir), LOCK_FILE);
   const holder: LockHolder = {
     pid: process.pid,
-    host: hostname(),
+    host: here.host,
+    ...optional("boot_id", here.boot_id),
+    ...optional("pid_ns", here.pid_ns),
     program,
     started_at: new Date().toISOString(),
     ...optional("pid_started", processStartTime(process.pid)),
@@ -108,7 +121,12 @@ export function lockDataDir(dataDir: string, { program }: { program: string }): 
 
 /** Whoever holds `dataDir` now, or null when nobody does (no lock, or a stale one). */
 export function holderOf(dataDir: string): LockHolder | null {
-  const file = path.join(dataDir, LOCK_FILE);
+  let file: string;
+  try {
+    file = path.join(realpathSync(dataDir), LOCK_FILE);
+  } catch {
+    return null;
+  }
   const seen = readHolder(file);
   return seen && isAlive(seen, file) ? seen.holder : null;
 }
@@ -127,15 +145,17 @@ function acquire(file: string, dataDir: string, holder: LockHolder): void {
   // meanwhile: the stale lock it removes is the one it judged stale, never a
   // fresh one that another process created in between.
   const takeover = `${file}.takeover`;
+  let stale: LockHolder | null = null;
   for (let attempt = 0; attempt < 100; attempt++) {
     if (create(file)) return;
     const seen = readHolder(file);
     if (!seen) continue;
     if (isAlive(seen, file)) throw new DataDirBusyError(dataDir, seen.holder);
+    stale = seen.holder;
     if (!create(takeover)) {
       const taker = readHolder(takeover);
-      // A taker that died in those few microseconds leaves its file behind.
-      if (taker && !isAlive(taker, takeover)) rmSync(takeover, { force: true });
+      // A taker that died in those few microseconds leaves its file behind; removed only if it is still that one.
+      if (taker && !isAlive(taker, takeover) && readHolder(takeover)?.holder.token === taker.holder.token) rmSync(takeover, { force: true });
       sleep(10);
       continue;
     }
@@ -145,7 +165,7 @@ function acquire(file: string, dataDir: string, holder: LockHolder): void {
       rmSync(takeover, { force: true });
     }
   }
-  throw new DataDirBusyError(dataDir, readHolder(file)?.holder ?? null);
+  throw new DataDirBusyError(dataDir, stale, { takingOver: true });
 }
 
 /** Start-up code may wait in place: nothing else runs yet. */
@@ -164,8 +184,9 @@ function readHolder(file: string): SeenLock | null {
   try {
     text = readFileSync(file, "utf8");
     mtimeMs = statSync(file).mtimeMs;
-  } catch {
-    return null;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw new OperatorError(`${file} cannot be read (${reasonOf(err)}): if no loopd uses this folder, remove it`, { cause: err });
   }
   try {
     const holder = JSON.parse(text) as LockHolder;
@@ -174,12 +195,28 @@ function readHolder(file: string): SeenLock | null {
     // below
   }
   const beingWritten = text === "" && Date.now() - mtimeMs < BEING_WRITTEN_MS;
-  return { holder: { pid: 0, host: beingWritten ? hostname() : "", program: "unknown", started_at: "", token: beingWritten ? "being-written" : "unreadable" }, mtimeMs };
+  return { holder: { pid: 0, host: beingWritten ? here.host : "", program: "unknown", started_at: "", token: beingWritten ? "being-written" : "unreadable" }, mtimeMs };
+}
+
+/** Where the holder runs, seen from here: this process's pid namespace (its pid can be checked), this machine before a reboot (it is gone), or elsewhere. */
+function placeOf(holder: LockHolder): "same" | "rebooted" | "elsewhere" {
+  if (holder.host !== here.host) return "elsewhere";
+  if (holder.boot_id && here.boot_id && holder.boot_id !== here.boot_id) return "rebooted";
+  if (holder.pid_ns && here.pid_ns && holder.pid_ns !== here.pid_ns) return "elsewhere";
+  return "same";
 }
 
 function isAlive({ holder, mtimeMs }: SeenLock, file: string): boolean {
   if (holder.token === "being-written") return true;
-  if (holder.host !== hostname()) return holder.host !== "" && Date.now() - mtimeMs < STALE_AFTER_MS;
+  if (holder.token === "unreadable") return false;
+  switch (placeOf(holder)) {
+    case "rebooted":
+      return false;
+    case "elsewhere":
+      return Date.now() - mtimeMs < STALE_AFTER_MS;
+    case "same":
+      break;
+  }
   // Our own pid in a lock we do not hold: a container restarted, and its process got the same pid.
   if (holder.pid === process.pid) return heldHere.has(file);
   try {
@@ -193,9 +230,21 @@ function isAlive({ holder, mtimeMs }: SeenLock, file: string): boolean {
 
 /** Field 22 of /proc/<pid>/stat: when the process started, in clock ticks since boot; null off Linux. */
 function processStartTime(pid: number): string | null {
+  const stat = readProc(`/proc/${pid}/stat`);
+  return stat === null ? null : (stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null);
+}
+
+function readProc(file: string): string | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+    return readFileSync(file, "utf8").trim();
+  } catch {
+    return null;
+  }
+}
+
+function readLink(file: string): string | null {
+  try {
+    return readlinkSync(file);
   } catch {
     return null;
   }
@@ -203,15 +252,19 @@ function processStartTime(pid: number): string | null {
 
 const optional = <K extends string, V>(key: K, value: V | null) => (value === null ? {} : ({ [key]: value } as Record<K, V>));
 
-function busyMessage(dataDir: string, holder: LockHolder | null): string {
+function busyMessage(dataDir: string, holder: LockHolder | null, takingOver: boolean): string {
+  const lock = path.join(dataDir, LOCK_FILE);
+  if (takingOver) {
+    const who = holder ? `process ${holder.pid} (${holder.program}), which is gone` : "a process that is gone";
+    return `the embedded database in ${dataDir} is still locked by ${who}: another process is taking its lock over; try again in a moment`;
+  }
   if (!holder || holder.token === "being-written") return `the embedded database in ${dataDir} is being opened by another process; wait for it, or set DATA_DIR to another folder`;
-  const here = holder.pid === process.pid && holder.host === hostname();
-  if (here) return `the embedded database in ${dataDir} is already open in this process`;
+  if (holder.pid === process.pid && placeOf(holder) === "same") return `the embedded database in ${dataDir} is already open in this process`;
   const what = holder.url ? `${holder.program} on ${holder.url}` : holder.program;
-  const where = holder.host === hostname() ? `process ${holder.pid}` : `process ${holder.pid} on host ${holder.host}`;
-  return (
-    `the embedded database in ${dataDir} is in use by ${where} (${what}, since ${holder.started_at}); ` +
-    `only one process may open it: stop that one first, use its HTTP API, or set DATABASE_URL to share a Postgres server ` +
-    `(if that process is not loopd, delete ${path.join(dataDir, LOCK_FILE)})`
-  );
+  const only = "only one process may open it: stop that one first, use its HTTP API, or set DATABASE_URL to share a Postgres server";
+  if (placeOf(holder) === "elsewhere") {
+    const where = holder.host === here.host ? `process ${holder.pid} of another container on this machine` : `process ${holder.pid} on host ${holder.host}`;
+    return `the embedded database in ${dataDir} is in use by ${where} (${what}, since ${holder.started_at}); ${only} (its lock lapses ${STALE_AFTER_MS / 1000} s after that process stops: try again then)`;
+  }
+  return `the embedded database in ${dataDir} is in use by process ${holder.pid} (${what}, since ${holder.started_at}); ${only} (if that process is not loopd, delete ${lock})`;
 }

@@ -1,5 +1,4 @@
 import { existsSync } from "node:fs";
-import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
@@ -8,9 +7,10 @@ import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
-import { findInCauseChain, OperatorError } from "../errors.js";
+import { OperatorError } from "../errors.js";
 import { makeDirectory } from "../make-directory.js";
 import { lockDataDir, type DataDirLock } from "./data-dir-lock.js";
+import { embeddedFolderOf, isDatabaseFault, unopenedMessage } from "./embedded-folder.js";
 import { schema } from "./schema.js";
 
 /** Runs one parameterized statement and returns its rows. */
@@ -85,6 +85,8 @@ export interface OpenDatabaseOptions extends DatabasePoolOptions {
   dataDir?: string | undefined;
   /** What this process is, for the message another opener of `dataDir` gets. @default "a loopd process" */
   program?: string;
+  /** `dataDir` must hold a database already (a command that only reads or exports it): a mistyped folder is an error, not a new database. @default false */
+  mustExist?: boolean;
   /**
    * Called once when the embedded database faults (`isDatabaseFault`): it then
    * fails every query until the process restarts, so `serve` logs and exits.
@@ -102,6 +104,7 @@ export async function openDatabase({
   idleInTransactionTimeoutMs = 60_000,
   onFault,
   program = "a loopd process",
+  mustExist = false,
 }: OpenDatabaseOptions): Promise<Database> {
   if (databaseUrl) {
     let statements = 0;
@@ -142,11 +145,14 @@ export async function openDatabase({
     };
   }
   let lock: DataDirLock | null = null;
+  let folder: string | undefined;
   if (dataDir) {
-    makeDirectory(dataDir, "DATA_DIR");
+    if (!mustExist) makeDirectory(dataDir, "DATA_DIR");
+    else if (!existsSync(dataDir)) throw new OperatorError(`there is no embedded database in ${dataDir} (DATA_DIR): the folder does not exist`);
+    folder = embeddedFolderOf(dataDir, { mustExist });
     lock = lockDataDir(dataDir, { program });
   }
-  const client = await openPglite(dataDir).catch((err: unknown) => {
+  const client = await openPglite(dataDir, folder).catch((err: unknown) => {
     lock?.release();
     throw err;
   });
@@ -181,21 +187,13 @@ export async function openDatabase({
   };
 }
 
-/**
- * PGlite on `dataDir`, its files in `dataDir/pgdata`: beside them the lock
- * file, which PGlite's initdb would not accept in a folder it creates a
- * database in. A folder of before the lock (its files at the top) is opened
- * where it is.
- */
-async function openPglite(dataDir: string | undefined): Promise<PGlite> {
-  if (!dataDir) return PGlite.create({});
-  const folder = existsSync(path.join(dataDir, "PG_VERSION")) ? dataDir : path.join(dataDir, "pgdata");
+/** PGlite on `folder` (see `embeddedFolderOf`: beside it, in `dataDir`, the lock file, which PGlite's initdb would not accept in its own folder); in memory without one. */
+async function openPglite(dataDir: string | undefined, folder: string | undefined): Promise<PGlite> {
+  if (!dataDir || !folder) return PGlite.create({});
   try {
     return await PGlite.create({ dataDir: folder });
   } catch (err) {
-    // PGlite's own words for damaged files are a WebAssembly trap: "Aborted(). Build with -sASSERTIONS …", "unreachable".
-    const what = err instanceof WasmRuntimeError || (err as { name?: unknown }).name === "ExitStatus" ? "its files are damaged, or were written by another version of PGlite" : (err as Error).message;
-    throw new OperatorError(`the embedded database in ${dataDir} could not be opened: ${what}; restore the folder from a backup, or move it away to start empty`, { cause: err });
+    throw new OperatorError(unopenedMessage(dataDir, err), { cause: err });
   }
 }
 
@@ -251,17 +249,6 @@ async function answers(query: () => Promise<unknown>): Promise<boolean> {
     return false;
   }
 }
-
-/**
- * A WebAssembly trap inside PGlite (memory access out of bounds, an abort):
- * its memory is corrupt and no query will succeed again in this process.
- */
-export function isDatabaseFault(err: unknown): boolean {
-  return findInCauseChain(err, (e) => (e instanceof WasmRuntimeError ? true : undefined)) ?? false;
-}
-
-// @types/node declares WebAssembly's types but not the global itself.
-const WasmRuntimeError = (globalThis as unknown as { WebAssembly: { RuntimeError: ErrorConstructor } }).WebAssembly.RuntimeError;
 
 /** Every way drizzle, the migrator and `ping` reach PGlite; a transaction's own queries surface through `transaction`. */
 function reportFaults(client: PGlite, onFault: (err: Error) => void): void {

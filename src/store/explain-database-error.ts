@@ -1,5 +1,5 @@
 import { describeError, findInCauseChain } from "../errors.js";
-import { isDatabaseFault } from "./db.js";
+import { unopenedMessage } from "./embedded-folder.js";
 
 /**
  * What went wrong opening the database, in words an operator can act on
@@ -11,10 +11,7 @@ export function explainDatabaseError(err: unknown, { databaseUrl, dataDir }: { d
     const c = (e as { code?: unknown }).code;
     return typeof c === "string" ? c : undefined;
   });
-  if (!databaseUrl) {
-    const reason = isDatabaseFault(err) ? "its files are damaged, or were written by another version of PGlite" : describeError(err).message;
-    return `the embedded database in ${dataDir} could not be opened: ${reason}; restore the folder from a backup, or move it away to start empty`;
-  }
+  if (!databaseUrl) return unopenedMessage(dataDir, err);
   const url = safeUrl(databaseUrl);
   const where = url ? `${url.hostname}:${url.port || 5432}` : "the server";
   const name = url?.pathname.replace(/^\//, "") || "(default)";

@@ -1,7 +1,10 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { createServer } from "node:http";
 import { describe, expect, test } from "vitest";
+import { runOverHttp } from "../../src/replay/run-over-http.js";
+import { writeOutputFile } from "../../src/write-output-file.js";
 import { openDatabase } from "../../src/store/db.js";
 import { storedTraceEntries } from "../../src/runs/trace/read-trace.js";
 import { redactorOf } from "../../src/redact.js";
@@ -11,7 +14,7 @@ import { startLoopd } from "../helpers/start-loopd.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 import { runProgram } from "../process/run-program.js";
 
-const f = useLoopd();
+const f = useLoopd({ listen: true });
 const client = () => api(f.loopd.app);
 
 const RECORDED = [
@@ -117,3 +120,64 @@ test("npm run replay prints each step, writes its report without overwriting an 
   expect(named.stdout).toContain(`report: ${report} (replaced the earlier file: --out names it)\n`);
   expect(JSON.parse(readFileSync(report, "utf8"))).toMatchObject({ replayed: { provider: "mock" }, base_url: null });
 }, 150_000);
+
+describe("reading a run through a server's API", () => {
+  test("GET /runs/:run_id answers the run by its id alone; an unknown one is the contract's 404", async () => {
+    const { run } = await recordedRun("openai");
+    const res = await f.loopd.app.inject({ method: "GET", url: `/runs/${run.id}` });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ id: run.id, conversation_id: run.conversationId, status: "completed", steps: 4 });
+    const missing = await f.loopd.app.inject({ method: "GET", url: "/runs/run_nope" });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json()).toEqual({ error: { code: "not_found", message: "run run_nope does not exist", details: {} } });
+  });
+
+  test("the requests rebuilt from the API are the ones rebuilt from the store, an earlier refused turn left out of both", async () => {
+    const conv = await client().createConversation({ provider: "anthropic" });
+    f.llm.script({ text: "No.", stop: "refusal" });
+    await client().send(conv.id, { content: "Something it refuses." });
+    f.llm.script(...RECORDED);
+    const runId = (await client().send(conv.id, { content: "Time in Tokyo, 6*7 and 2^10?" })).json().run.id;
+    const run = (await f.loopd.services.store.runs.get(runId))!;
+    const fromStore = [];
+    for await (const e of storedTraceEntries({ store: f.loopd.services.store, run, redactor: redactorOf(f.loopd.config) })) fromStore.push(e.request);
+    const fromApi = [];
+    for await (const e of (await runOverHttp({ url: f.loopd.url, runId })).entries) fromApi.push(e.request);
+    expect(fromApi.filter(Boolean)).toHaveLength(4);
+    expect(fromApi).toEqual(fromStore);
+    expect(JSON.stringify(fromApi)).not.toContain("Something it refuses.");
+  });
+
+  test("what a server answers is checked before it is used: another run, more calls than steps, a URL that is not one", async () => {
+    const { run } = await recordedRun("openai");
+    let answer: Record<string, unknown> = { id: "run_other", conversation_id: run.conversationId, steps: 1, provider: "openai", model: "m" };
+    let spans: string[] = [];
+    const server = createServer((req, res) => {
+      if (req.url?.startsWith("/base/runs/")) return res.end(JSON.stringify(answer));
+      if (req.url?.includes("/trace")) return res.end(spans.join("\n"));
+      res.statusCode = 404;
+      res.end("{}");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/base`;
+    try {
+      await expect(runOverHttp({ url, runId: run.id })).rejects.toThrow(`answered for another run than ${run.id}`);
+      await expect(runOverHttp({ url, runId: "../../etc" })).rejects.toThrow('"../../etc" is not a run id');
+      answer = { ...answer, id: run.id };
+      spans = [JSON.stringify({ type: "run" }), ...Array.from({ length: 5 }, (_, i) => JSON.stringify({ seq: i + 1, type: "model.call", request: {} }))];
+      const { entries } = await runOverHttp({ url, runId: run.id });
+      await expect((async () => { for await (const _ of entries) void _; })()).rejects.toThrow("sent more model calls");
+      await expect(runOverHttp({ url: "loopd:3000", runId: run.id })).rejects.toThrow('--url "loopd:3000" is not an http(s) URL');
+      await expect(runOverHttp({ url: "nope", runId: run.id })).rejects.toThrow('--url "nope" is not a URL');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  test("a report's name is made of what it was given, never a path out of its folder", () => {
+    const cwd = mkdtempSync(path.join(tmpdir(), "loopd-report-"));
+    const { file } = writeOutputFile({ name: "replay-x/../../../escaped", extension: "json", text: "{}", cwd });
+    expect(path.dirname(file)).toBe(path.join(cwd, "reports"));
+    expect(path.basename(file)).toBe("replay-x_.._.._.._escaped.json");
+  });
+});

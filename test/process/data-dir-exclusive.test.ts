@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, expect, test, vi } from "vitest";
 import { LOCK_FILE } from "../../src/store/data-dir-lock.js";
+import { openDatabase } from "../../src/store/db.js";
 import { loopdClient } from "./loopd-client.js";
 import { killAllLoopd, killProcess, spawnLoopd, type LoopdProcess } from "./loopd-process.js";
 import { startHolder } from "../helpers/data-dir-holder.js";
@@ -47,7 +48,8 @@ test("the server holds DATA_DIR: its lock names it and where it answers", async 
 });
 
 test("a second server on the same DATA_DIR is refused with one line, and the first goes on", async () => {
-  const second = await runProgram("src/main.ts", { env: { DATA_DIR: dataDir, PORT: "0" } });
+  // At the default log level: nothing is logged before the refusal.
+  const second = await runProgram("src/main.ts", { env: { DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "info" } });
   expect(second.code).toBe(1);
   expect(second.output.trim().split("\n")).toHaveLength(1);
   expect(second.output).toMatch(new RegExp(`^loopd cannot start: ${refusal(server.pid).source}`));
@@ -73,6 +75,7 @@ test("replay of a run while the server runs reads it through the server's API", 
 
 test("replay on a DATA_DIR held by a process that serves no API is refused with the clear line", async () => {
   const heldDir = path.join(scratch, "held");
+  await (await openDatabase({ dataDir: heldDir })).close();
   const holder = startHolder("hold", heldDir);
   expect(await holder.said()).toBe("ready");
   expect(await holder.said()).toBe("held");

@@ -1,11 +1,14 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
+import { createInterface } from "node:readline";
 import { afterAll, describe, expect, test } from "vitest";
 import { OperatorError } from "../../src/errors.js";
 import { DataDirBusyError, holderOf, LOCK_FILE, lockDataDir } from "../../src/store/data-dir-lock.js";
 import { openDatabase } from "../../src/store/db.js";
 import { killAllHolders, startHolder } from "../helpers/data-dir-holder.js";
+import { repoRoot, TSX } from "../process/run-program.js";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "loopd-lock-"));
 afterAll(() => {
@@ -101,6 +104,45 @@ describe("one process per embedded database folder", () => {
     expect(takenOver()).toBe(true);
   });
 
+  test("a holder in another pid namespace (another container on this machine, same hostname) is judged by its lock's time, not by a pid of ours", async () => {
+    const dir = folder();
+    // pid 1 of a new pid namespace: the Dockerfile's loopd is pid 1 too.
+    const child = spawn("unshare", ["--pid", "--fork", "--mount-proc", process.execPath, "--import", TSX, "test/store/hold-data-dir.ts", "hold", dir], { cwd: repoRoot });
+    const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+    try {
+      expect((await lines.next()).value).toBe("ready");
+      expect((await lines.next()).value).toBe("held");
+      expect(lockOf(dir)).toMatchObject({ pid: 1, host: hostname() });
+      const error = await openDatabase({ dataDir: dir }).catch((e: unknown) => e);
+      expect((error as Error).message).toMatch(/is in use by process 1 of another container on this machine \(a test holder, .*its lock lapses 30 s after that process stops/);
+    } finally {
+      child.kill("SIGKILL");
+    }
+    // Once it is gone, its lock lapses: its time is no longer kept fresh.
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(lockFileOf(dir), old, old);
+    await (await openDatabase({ dataDir: dir })).close();
+  });
+
+  test("a lock from before a reboot is stale whatever its pid; two names of one folder take one lock", async () => {
+    const dir = folder();
+    writeFileSync(lockFileOf(dir), JSON.stringify({ pid: process.ppid, host: hostname(), boot_id: "an-earlier-boot", program: "a loopd before the reboot", started_at: "", token: "old" }));
+    const lock = lockDataDir(dir, { program: "the test" });
+    expect(lockOf(dir)).toMatchObject({ pid: process.pid });
+    // A relative path and a symlink name the same folder: the same lock, refused in this process.
+    const link = path.join(scratch, `link-${folders}`);
+    symlinkSync(dir, link);
+    expect(() => lockDataDir(link, { program: "the test" })).toThrow(/already open in this process/);
+    expect(() => lockDataDir(path.relative(process.cwd(), dir), { program: "the test" })).toThrow(/already open in this process/);
+    lock.release();
+  });
+
+  test("a lock file that cannot be read (a folder in its place) is an error naming it, not a wait", () => {
+    const dir = folder();
+    mkdirSync(lockFileOf(dir));
+    expect(() => lockDataDir(dir, { program: "the test" })).toThrow(`${lockFileOf(dir)} cannot be read (`);
+  });
+
   test("several processes taking over one stale lock at the same moment: exactly one gets it", async () => {
     const dir = folder();
     writeFileSync(lockFileOf(dir), JSON.stringify({ pid: 2 ** 22 + 1, host: hostname(), program: "a dead loopd", started_at: "", token: "dead" }));
@@ -118,13 +160,14 @@ describe("one process per embedded database folder", () => {
   test("a folder that cannot be created or written is an operator's error naming DATA_DIR, at once", async () => {
     const file = path.join(scratch, "a-file");
     writeFileSync(file, "");
-    // /sys exists, and nobody may create a file there, root included.
-    for (const dataDir of ["/proc/loopd-nope", path.join(file, "data"), "/sys"]) {
+    // An empty folder of /sys: it exists, and nobody may create a file there, root included.
+    const unwritable = "/sys/kernel/software_nodes";
+    for (const dataDir of ["/proc/loopd-nope", path.join(file, "data"), unwritable]) {
       const error = await openDatabase({ dataDir }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(OperatorError);
       expect((error as Error).message).toMatch(new RegExp(`^DATA_DIR ${escape(dataDir)} cannot be (created|written): `));
     }
-    expect(((await openDatabase({ dataDir: "/sys" }).catch((e: unknown) => e)) as Error).message).toBe("DATA_DIR /sys cannot be written: permission denied");
+    expect(((await openDatabase({ dataDir: unwritable }).catch((e: unknown) => e)) as Error).message).toMatch(new RegExp(`^DATA_DIR ${unwritable} cannot be written: (permission denied|operation not permitted)$`));
   });
 
   test("a damaged folder is refused with what to do, never PGlite's Aborted(), and its lock is released", async () => {
@@ -164,3 +207,32 @@ describe("one process per embedded database folder", () => {
 function escape(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 }
+
+describe("the folder itself: loopd's, or new", () => {
+  test("refused before anything is written: the inside of a loopd folder, another PostgreSQL's data folder, a folder of other files", async () => {
+    const dir = folder();
+    await (await openDatabase({ dataDir: dir })).close();
+    const inside = path.join(dir, "pgdata");
+    await expect(openDatabase({ dataDir: inside })).rejects.toThrow(`DATA_DIR ${inside} is the inside of loopd's folder ${dir}: set DATA_DIR to that folder`);
+    expect(existsSync(path.join(inside, LOCK_FILE))).toBe(false);
+
+    const postgres15 = folder();
+    writeFileSync(path.join(postgres15, "PG_VERSION"), "15\n");
+    await expect(openDatabase({ dataDir: postgres15 })).rejects.toThrow(`DATA_DIR ${postgres15} holds a PostgreSQL 15 data folder, not loopd's embedded database`);
+    expect(existsSync(path.join(postgres15, LOCK_FILE))).toBe(false);
+
+    const home = folder();
+    writeFileSync(path.join(home, "notes.txt"), "mine");
+    await expect(openDatabase({ dataDir: home })).rejects.toThrow(`DATA_DIR ${home} holds other files (notes.txt) and no loopd database: set DATA_DIR to a new or empty folder`);
+    expect(existsSync(path.join(home, "pgdata"))).toBe(false);
+  });
+
+  test("a command that only reads (replay, db:export) is refused a folder with no database, and makes none", async () => {
+    const missing = path.join(scratch, "mistyped");
+    await expect(openDatabase({ dataDir: missing, mustExist: true })).rejects.toThrow(`there is no embedded database in ${missing} (DATA_DIR): the folder does not exist`);
+    expect(existsSync(missing)).toBe(false);
+    const empty = folder();
+    await expect(openDatabase({ dataDir: empty, mustExist: true })).rejects.toThrow(/there is no embedded database in .* \(DATA_DIR\): is DATA_DIR the folder loopd serves from\?/);
+    expect(readdirSync(empty)).toEqual([]);
+  });
+});

@@ -1,4 +1,5 @@
 import { ProviderError } from "../../core/model-provider.js";
+import { withoutCredentials } from "../../redact.js";
 import { createAbortError, isAbortError } from "./abort-error.js";
 
 type ErrorClass<E extends Error = Error> = abstract new (...args: never[]) => E;
@@ -39,7 +40,7 @@ export function toProviderError<E extends Error & { status: number | undefined }
   if (error instanceof ProviderError) return error;
   // APIConnectionError extends APIError, so it is checked first.
   if (error instanceof sdk.APIConnectionError) {
-    return new ProviderError(`Could not reach the ${label} API${url ? ` at ${url}` : ""}: ${error.message}`, { status: null, cause: error });
+    return new ProviderError(`Could not reach the ${label} API${url ? ` at ${withoutCredentials(url)}` : ""}: ${error.message}`, { status: null, cause: error });
   }
   if (error instanceof sdk.APIError) {
     return new ProviderError(apiMessageOf(error) ?? error.message, { status: error.status ?? null, cause: error });

@@ -1,5 +1,6 @@
 import type { AssistantBlock, NewMessage } from "../../core/messages.js";
 import type { ModelProvider, ModelRequestBody, ProviderName } from "../../core/model-provider.js";
+import type { HistoryRow } from "../../store/message-repository.js";
 import { historyOf } from "../history-of.js";
 import type { MessageRow, RunRow } from "../../store/schema.js";
 import type { Store } from "../../store/store.js";
@@ -128,20 +129,27 @@ function toolOutputOf(message: TracedMessage | undefined): string | null {
   return block && block.type === "tool_result" ? block.content : null;
 }
 
+/** A stored message as a history reader pages through it (from the database, or from a server's API). */
+export type PagedMessage = Pick<HistoryRow, "role" | "content" | "kind" | "excluded"> & { runId: string | null };
+
 /**
- * The run's conversation from the database, read as far as the calls need
- * it, once. A turn refused in an earlier run is left out of what later calls
- * were sent; this run's own refused turn was marked only as it ended, after
- * its calls.
+ * The run's conversation as its calls were built from it, read a page at a
+ * time as far as the calls need it, once. A turn refused in an earlier run
+ * is left out of what later calls were sent; this run's own refused turn was
+ * marked only as it ended, after its calls.
  */
-export function storedHistory({ store, run }: { store: Pick<Store, "messages">; run: Pick<RunRow, "id" | "conversationId"> }): HistoryReader {
+export function pagedHistory(runId: string, page: (afterSeq: number, limit: number) => Promise<PagedMessage[]>): HistoryReader {
   const history: NewMessage[] = [];
   return async (upTo) => {
     while (history.length < upTo) {
-      const rows = await store.messages.page({ conversationId: run.conversationId, afterSeq: history.length, limit: Math.min(500, upTo - history.length) });
+      const rows = await page(history.length, Math.min(500, upTo - history.length));
       if (rows.length === 0) break;
-      history.push(...historyOf(rows.map((r) => (r.runId === run.id ? { ...r, excluded: null } : r))));
+      history.push(...historyOf(rows.map((r) => (r.runId === runId ? { ...r, excluded: null } : r))));
     }
     return history;
   };
 }
+
+/** The run's conversation from the database (see `pagedHistory`). */
+export const storedHistory = ({ store, run }: { store: Pick<Store, "messages">; run: Pick<RunRow, "id" | "conversationId"> }): HistoryReader =>
+  pagedHistory(run.id, (afterSeq, limit) => store.messages.page({ conversationId: run.conversationId, afterSeq, limit }));
