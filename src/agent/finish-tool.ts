@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { compileUserSchema } from "../json-schema.js";
 import type { NewMessage, ToolCallBlock } from "../core/messages.js";
 import type { RunResult } from "../core/run-outcome.js";
 import { FINISH_TOOL, type FinishOptions } from "../core/run-settings.js";
@@ -26,19 +27,23 @@ export function finishToolSpec({ result_schema: resultSchema }: FinishOptions): 
   };
 }
 
-/**
- * Checks a `finish` call: a valid one is the run's result; an invalid one
- * gets a message naming what is wrong, for the model to call it again.
- */
 /** A `finish` call judged: its result, or what is wrong with it. */
 export type FinishVerdict = { ok: true; result: RunResult } | { ok: false; message: string };
 
+/**
+ * Checks a `finish` call: a valid one is the run's result; an invalid one
+ * gets a message naming what is wrong, for the model to call it again. The
+ * client's `result_schema` is checked in linear time (see `compileUserSchema`).
+ */
 export function createFinishChecker({ result_schema: resultSchema }: FinishOptions): (input: Record<string, unknown>) => FinishVerdict {
-  const result = resultSchema ? z.fromJSONSchema(resultSchema) : z.unknown();
+  const schema = resultSchema ? compileUserSchema(resultSchema) : null;
+  const result = z.unknown().superRefine((value, ctx) => {
+    if (value !== undefined) for (const { path, message } of schema?.check(value) ?? []) ctx.addIssue({ code: "custom", path, message });
+  });
   const input = z.object({
     summary: z.string().trim().min(1, "must be a non-empty string"),
     confidence: z.number().min(0).max(1).optional(),
-    result: resultSchema ? result : result.optional(),
+    result: schema ? result.refine((v) => v !== undefined, "is required") : result.optional(),
   });
   return (raw) => {
     const parsed = input.safeParse(raw);
@@ -46,16 +51,6 @@ export function createFinishChecker({ result_schema: resultSchema }: FinishOptio
     const problems = parsed.error.issues.map((i) => `${i.path.length > 0 ? i.path.join(".") : "input"}: ${i.message}`).join("; ");
     return { ok: false, message: `finish was not accepted: ${problems}. Call finish again with valid input.` };
   };
-}
-
-/** Whether a JSON Schema can be checked here (it converts); false for one that cannot. */
-export function isCheckableSchema(schema: Record<string, unknown>): boolean {
-  try {
-    z.fromJSONSchema(schema);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The results a `finish` turn leaves, in the step's order: its call answered, each other call not executed. */

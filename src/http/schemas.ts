@@ -4,7 +4,7 @@ import { messageSchema, textBlockSchema } from "../core/messages.js";
 import { ERROR_CODES, errorBody, type ErrorCode } from "../errors.js";
 import { isPgSafe } from "../store/pg-safe.js";
 import { TOOL_NAME } from "../tools/define-tool.js";
-import { isCheckableSchema } from "../agent/finish-tool.js";
+import { isCheckableSchema } from "../json-schema.js";
 import { jsonDepth } from "./json-nesting.js";
 import { documented, withExamples } from "./openapi.js";
 
@@ -77,7 +77,7 @@ export const FREE_JSON = { maxDepth: 32, maxBytes: 16_384 };
 /** `finish` on a request or a conversation: the run ends with a `finish` call, its `result` matching `result_schema`. */
 export const finishSchema = z.strictObject({
   result_schema: boundedJsonObject(FREE_JSON)
-    .refine(isCheckableSchema, "must be a JSON Schema loopd can check (no unresolved $ref)")
+    .refine(isCheckableSchema, "must be a JSON Schema loopd can check (no unresolved $ref; patterns RE2 can run: no lookarounds or backreferences)")
     .optional(),
 });
 

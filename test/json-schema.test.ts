@@ -1,0 +1,37 @@
+import { describe, expect, test } from "vitest";
+import { compileUserSchema, isCheckableSchema } from "../src/json-schema.js";
+
+describe("a user's JSON Schema, checked in linear time", () => {
+  test("each pattern is its own (not the first one compiled), and a catastrophic one answers at once", () => {
+    const schema = compileUserSchema({
+      type: "object",
+      properties: { code: { type: "string", pattern: "^(a+)+$" }, zip: { type: "string", pattern: "^[0-9]{5}$" } },
+      required: ["code"],
+    });
+    expect(schema.check({ code: "aaaa", zip: "12345" })).toEqual([]);
+    expect(schema.check({ code: "aaaa", zip: "1234x" })).toEqual([{ path: ["zip"], message: 'must match pattern "^[0-9]{5}$"' }]);
+    // With the backtracking engine: 2^60 steps.
+    expect(schema.check({ code: `${"a".repeat(60)}!` })).toEqual([{ path: ["code"], message: 'must match pattern "^(a+)+$"' }]);
+    expect(schema.check({})).toEqual([{ path: ["code"], message: "is required" }]);
+  });
+
+  test("what it cannot check is refused up front: a pattern RE2 cannot run, an unresolved $ref", () => {
+    expect(isCheckableSchema({ type: "string", pattern: "^(?=a)a$" })).toBe(false);
+    expect(isCheckableSchema({ type: "string", pattern: "^(a)\\1$" })).toBe(false);
+    expect(isCheckableSchema({ type: "object", properties: { a: { $ref: "#/nowhere" } } })).toBe(false);
+    expect(isCheckableSchema({ type: "object", properties: { when: { type: "string", format: "date-time" } } })).toBe(true);
+  });
+
+  test("problems name where they are: nested properties, array items, formats", () => {
+    const schema = compileUserSchema({
+      type: "object",
+      properties: { items: { type: "array", items: { type: "object", properties: { n: { type: "number" } } } }, when: { type: "string", format: "date" } },
+      additionalProperties: false,
+    });
+    expect(schema.check({ items: [{ n: 1 }, { n: "two" }], when: "soon", extra: 1 })).toEqual([
+      { path: ["extra"], message: "is not allowed" },
+      { path: ["items", 1, "n"], message: "must be number" },
+      { path: ["when"], message: 'must match format "date"' },
+    ]);
+  });
+});
