@@ -88,7 +88,9 @@ export async function answerAction({ services, runs }: { services: Services; run
       const same = await replay();
       if (same) return same;
       const now = await store.runs.get(found.id);
-      err.details.status = now?.status ?? null;
+      // Deleted with its conversation meanwhile: as unknown as any other run.
+      if (!now) throw notFound("run", input.runId);
+      err.details.status = now.status;
     }
     throw err;
   }

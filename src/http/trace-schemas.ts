@@ -8,7 +8,9 @@ export const traceQuery = z.object({
   expand: z.enum(["requests"]).optional(),
 });
 
-const usage = z.object({ input_tokens: z.number(), output_tokens: z.number(), cache_read_tokens: z.number(), cache_write_tokens: z.number() });
+const usage = z.looseObject({ input_tokens: z.number(), output_tokens: z.number(), cache_read_tokens: z.number(), cache_write_tokens: z.number() });
+/** A run's usage in its spans: its tokens, and what they cost (null for a model without a price). */
+const runUsage = usage.extend({ cost_usd: z.number().nullable().optional() });
 
 const contextSettings = z.object({ strategy: z.enum(["full", "trim"]), keep_tool_results: z.number().int(), max_input_tokens: z.number().int().nullable() });
 
@@ -69,8 +71,8 @@ export const traceSpanSchema = z.discriminatedUnion("type", [
   span("notice", { message_seq: z.number().int(), text: z.string() }),
   span("action.answered", { actor: z.string().nullable(), approvals: z.array(z.unknown()), tool_outputs: z.array(z.unknown()) }),
   span("run.recovered", { steps: z.number().int(), interrupted_calls: z.number().int() }),
-  span("run.paused", { pending: z.array(z.unknown()), timeout_s: z.number(), steps: z.number().int(), usage }),
-  span("run.end", { status: z.string(), stop_reason: z.string().nullable(), error: z.object({ code: z.string(), message: z.string() }).nullable(), steps: z.number().int(), usage, completed_at: z.string().nullable() }),
+  span("run.paused", { pending: z.array(z.unknown()), timeout_s: z.number(), steps: z.number().int(), usage: runUsage }),
+  span("run.end", { status: z.string(), stop_reason: z.string().nullable(), error: z.object({ code: z.string(), message: z.string() }).nullable(), steps: z.number().int(), usage: runUsage, completed_at: z.string().nullable() }),
 ]);
 
 export const traceResponse = z.object({ run: runSchema, spans: z.array(traceSpanSchema) });

@@ -34,15 +34,17 @@ export async function executeRun({
   const observer = services.telemetry.runStarted(run);
   let result: RunOutcome;
   let actionTimeoutS = config.actionTimeoutS;
+  let historyVersion = 0;
   try {
     const conversation = await store.conversations.get(run.conversationId);
     if (!conversation) return observer.end(null); // deleted meanwhile: its runs went with it
     actionTimeoutS = conversation.actionTimeoutS ?? config.actionTimeoutS;
+    historyVersion = conversation.historyVersion;
     const finish = run.request.finish ?? null;
     const toolBox = toolBoxOf({ services, conversation, finish });
     result = await runAgentLoop({
       provider: services.providers[run.provider as ProviderName],
-      history: await services.histories.load(store, run.conversationId),
+      history: await services.histories.load(store, run.conversationId, conversation.historyVersion),
       save: writer.save,
       toolBox,
       call: {
@@ -92,7 +94,7 @@ export async function executeRun({
   // The next run of this conversation here reads only what comes after it.
   // A refused turn is marked in the database as the run ends, not in this copy: the next run reads it again.
   const refused = result.stopReason === "refusal" || result.stopReason === "content_filter";
-  if (result.history && writer.ended && !refused) services.histories.keep(run.conversationId, result.history);
+  if (result.history && writer.ended && !refused) services.histories.keep(run.conversationId, result.history, historyVersion);
 }
 
 function forwardAgentEvent(writer: RunWriter, e: AgentEvent) {

@@ -6,35 +6,38 @@ import { historyOf } from "./history-of.js";
  * The histories of conversations whose runs ended here, kept (up to
  * `maxChars`, least recently used first out) so the next run reads only
  * what was appended since instead of the whole history again. Safe with
- * several processes: messages are never changed once written, and whatever
- * was appended since (by anyone) is read from the database.
+ * several processes: whatever was appended since (by anyone) is read from
+ * the database, and a copy is used only while its conversation's history
+ * version is the one it was kept at (a refused turn marked on another
+ * instance changes messages already written, and the version with them).
  */
 export function createHistoryCache({ maxChars }: { maxChars: number }) {
-  const kept = new Map<string, { messages: NewMessage[]; chars: number }>();
+  const kept = new Map<string, { messages: NewMessage[]; chars: number; version: number }>();
   let total = 0;
   const take = (conversationId: string) => {
     const entry = kept.get(conversationId);
     if (!entry) return undefined;
     kept.delete(conversationId);
     total -= entry.chars;
-    return entry.messages;
+    return entry;
   };
 
   return {
-    /** The conversation's whole history, in order; while a run holds it, it is not kept here. */
-    async load(store: Pick<Store, "messages">, conversationId: string): Promise<NewMessage[]> {
-      const known = take(conversationId) ?? [];
+    /** The conversation's whole history, in order (`version`: its history version, read with the conversation); while a run holds it, it is not kept here. */
+    async load(store: Pick<Store, "messages">, conversationId: string, version: number): Promise<NewMessage[]> {
+      const entry = take(conversationId);
+      const known = entry && entry.version === version ? entry.messages : [];
       // Message seqs run 1, 2, 3 … without gaps: `known` ends at seq known.length.
       const since = historyOf(await store.messages.history(conversationId, { afterSeq: known.length }));
       return known.length === 0 ? since : [...known, ...since];
     },
 
-    /** Keeps a history that is whole and saved (seq i + 1 at index i) for the conversation's next run. */
-    keep(conversationId: string, messages: NewMessage[]): void {
+    /** Keeps a history that is whole and saved (seq i + 1 at index i), at the history version it was read at, for the conversation's next run. */
+    keep(conversationId: string, messages: NewMessage[], version: number): void {
       take(conversationId);
       const chars = messages.reduce((sum, m) => sum + charsOf(m), 0);
       if (chars > maxChars) return;
-      kept.set(conversationId, { messages, chars });
+      kept.set(conversationId, { messages, chars, version });
       total += chars;
       for (const [id, entry] of kept) {
         if (total <= maxChars) break;

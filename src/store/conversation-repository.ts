@@ -138,8 +138,8 @@ const isLockConflict = (err: unknown) =>
   }) ?? false;
 
 function conversationColumns() {
-  const { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish, context, caching } = conversations;
-  return { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish, context, caching };
+  const { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish, context, caching, historyVersion } = conversations;
+  return { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish, context, caching, historyVersion };
 }
 
 export type ConversationRepository = ReturnType<typeof createConversationRepository>;

@@ -36,6 +36,12 @@ export const conversations = pgTable(
     context: jsonb("context").$type<ContextSettings>(),
     /** Prompt caching (Anthropic breakpoints, OpenAI's cache key). */
     caching: boolean("caching").notNull().default(true),
+    /**
+     * Counts the changes to messages already written (a refused turn marked
+     * `excluded`): a copy of the history kept in memory is the database's
+     * only while its version is this one.
+     */
+    historyVersion: integer("history_version").notNull().default(0),
   },
   (t) => [index("conversations_created_at_id_idx").on(t.createdAt.desc(), t.id.desc())],
 );

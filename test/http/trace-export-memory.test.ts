@@ -1,10 +1,14 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { expect, test } from "vitest";
+import { z } from "zod";
+import { defineTool } from "../../src/tools/define-tool.js";
 import { api } from "../helpers/api.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 
-const f = useLoopd({ listen: true });
+const BIG_RESULT = 150_000;
+const bigTool = defineTool({ name: "big", description: "Returns a lot.", input: z.object({ n: z.number() }), readOnly: true, maxResultChars: BIG_RESULT + 1000, execute: ({ n }) => `${n}${"x".repeat(BIG_RESULT)}` });
+const f = useLoopd({ listen: true, tools: [bigTool] });
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
@@ -71,4 +75,45 @@ test("the NDJSON export of a 1,000-step run streams in bounded memory", async ()
   // Whatever stays reachable while streaming is a page or two, not the export (30 MB).
   console.log(`streamed ${bytes} bytes; heap growth at most ${peak} bytes`);
   expect(peak).toBeLessThan(8_000_000);
+}, 120_000);
+
+/** Reads a response's body a chunk at a time, the heap's growth over `baseline` measured every 2 MB (after a GC). */
+async function streamed(res: Response, baseline: number): Promise<{ bytes: number; peak: number; text: () => string }> {
+  let bytes = 0;
+  let sinceGc = 0;
+  let peak = 0;
+  let head = "";
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    bytes += chunk.length;
+    sinceGc += chunk.length;
+    if (head.length < 200) head += Buffer.from(chunk).toString("utf8", 0, 200);
+    if (sinceGc > 2_000_000) {
+      sinceGc = 0;
+      gc();
+      peak = Math.max(peak, process.memoryUsage().heapUsed - baseline);
+    }
+  }
+  return { bytes, peak, text: () => head };
+}
+
+test("?expand=requests of a long run over a large history streams span by span, in the JSON form too", async () => {
+  const conv = await api(f.loopd.app).createConversation({ provider: "openai", tools: ["big"], caching: false });
+  const STEPS = 12;
+  let calls = 0;
+  f.llm.respond = () => (++calls < STEPS ? { toolCalls: [{ name: "big", input: { n: calls } }], usage: { input: 1, output: 1 } } : { text: "Done.", usage: { input: 1, output: 1 } });
+  const run = (await api(f.loopd.app).send(conv.id, { content: "Read a lot.", max_steps: STEPS })).json().run;
+  f.llm.respond = null;
+  // The last of max_steps is the grace call.
+  expect(run).toMatchObject({ steps: STEPS, stop_reason: "max_steps" });
+  gc();
+  const baseline = process.memoryUsage().heapUsed;
+  const res = await fetch(`${f.loopd.url}/conversations/${conv.id}/runs/${run.id}/trace?expand=requests`);
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+  const { bytes, peak, text } = await streamed(res, baseline);
+  expect(text()).toMatch(/^\{"run":\{"id":"run_/);
+  // Each call's request holds the history so far: about 12 × 0.9 MB in all, never held at once.
+  console.log(`expanded trace: ${bytes} bytes streamed; heap growth at most ${peak} bytes`);
+  expect(bytes).toBeGreaterThan((STEPS * (STEPS - 1) * BIG_RESULT) / 2);
+  expect(peak).toBeLessThan(bytes / 2);
 }, 120_000);

@@ -2,15 +2,12 @@ import { Readable } from "node:stream";
 import { documented } from "../openapi.js";
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
-import type { z } from "zod";
 import { presentRun } from "../../conversations/present.js";
 import { readTrace } from "../../runs/trace/read-trace.js";
 import { redactorOf } from "../../redact.js";
 import type { HttpDeps } from "../http-deps.js";
 import { errorResponses, runParams } from "../schemas.js";
-import { traceQuery, traceResponse, type traceSpanSchema } from "../trace-schemas.js";
-
-type TraceSpanOut = z.infer<typeof traceSpanSchema>;
+import { traceQuery, traceResponse } from "../trace-schemas.js";
 
 const NDJSON = "application/x-ndjson";
 
@@ -40,19 +37,24 @@ export function traceRoutes(app: FastifyInstance, deps: HttpDeps) {
         redactor: redactorOf(services.config),
         expandRequests: req.query.expand === "requests",
       });
-      if (!req.headers.accept?.includes(NDJSON)) {
-        // The reader's spans have the schema's shapes by construction; the serializer checks them.
-        const all: TraceSpanOut[] = [];
-        for await (const span of spans) all.push(span as TraceSpanOut);
-        return { run: presentRun(run), spans: all };
+      // Both forms are streamed, a span at a time as the client reads (memory stays flat however long the run,
+      // requests expanded or not), and each span is written as it was read: one presentation for both.
+      const ndjson = req.headers.accept?.includes(NDJSON) ?? false;
+      async function* json() {
+        yield `{"run":${JSON.stringify(presentRun(run))},"spans":[`;
+        let first = true;
+        for await (const span of spans) {
+          yield `${first ? "" : ","}${JSON.stringify(span)}`;
+          first = false;
+        }
+        yield "]}";
       }
-      // Pulled a page at a time as the client reads: memory stays flat however long the run.
       async function* lines() {
         yield `${JSON.stringify({ type: "run", run: presentRun(run) })}\n`;
         for await (const span of spans) yield `${JSON.stringify(span)}\n`;
       }
-      // A stream is sent as it is, not through the response schema (whose JSON shape it is not).
-      return reply.type(NDJSON).send(Readable.from(lines()) as never);
+      // A stream is sent as it is, not through the response schema (which documents its shape).
+      return reply.type(ndjson ? NDJSON : "application/json; charset=utf-8").send(Readable.from(ndjson ? lines() : json()) as never);
     },
   );
 }
