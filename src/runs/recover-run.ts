@@ -1,9 +1,11 @@
 import { toolCallsOf, type NewMessage, type ToolResultBlock } from "../core/messages.js";
-import { CANCELLED_RESULT, INTERRUPTED_RESULT, repairMessages } from "../agent/repair-history.js";
+import { CANCELLED_RESULT, findOrphanToolCalls, INTERRUPTED_RESULT, repairMessages } from "../agent/repair-history.js";
+import type { PendingToolCall } from "../core/run-outcome.js";
 import type { Services } from "../services.js";
 import type { RunRow } from "../store/schema.js";
 import { historyOf } from "./history-of.js";
 import { createRunWriter, type RunWriter } from "./run-writer.js";
+import { toolBoxOf } from "./tool-box-of.js";
 
 /**
  * Carries on a run whose process stopped (crashed, or shut down before it
@@ -11,8 +13,11 @@ import { createRunWriter, type RunWriter } from "./run-writer.js";
  * cause: a tool call cut off mid-way is answered "interrupted: it may or may
  * not have taken effect" (and announced with its `tool_call.completed`), and
  * the run resumes from its last saved step, so the model decides what to do
- * about it. A run whose client asked to cancel ends cancelled; one whose
- * answer was saved but not its end is ended.
+ * about it. A call that waits for the application (approval, a client's
+ * output) never ran: the run pauses for it, as its step would have. A call
+ * the application approved that never began runs. A run whose client asked
+ * to cancel ends cancelled; one whose answer was saved but not its end is
+ * ended.
  */
 export async function recoverRun({
   services,
@@ -31,9 +36,18 @@ export async function recoverRun({
   const writer = createRunWriter({ services, run, lastSeq: await store.events.lastSeq(run.id), nextMessageSeq: (rows.at(-1)?.seq ?? 0) + 1 });
   // Calls approved by the application that never began (the process stopped first) still run.
   const approved = run.cancelRequested ? new Set<string>() : await approvedNotStarted(services, run);
-  const repairs = repairMessages(tail, run.cancelRequested ? CANCELLED_RESULT : INTERRUPTED_RESULT).filter(
-    (m) => !(m.role === "tool" && approved.has(m.content[0].tool_call_id)),
-  );
+  // A call that waits for the application never ran without its answer: it still waits (the step paused too late).
+  const conversation = await store.conversations.get(run.conversationId);
+  if (!conversation) return; // deleted meanwhile: its runs went with it
+  const toolBox = toolBoxOf({ services, conversation, finish: run.request.finish ?? null });
+  const waiting = run.cancelRequested
+    ? []
+    : findOrphanToolCalls(tail).flatMap((call): PendingToolCall[] => {
+        const decision = approved.has(call.id) ? "run" : toolBox.decide(call);
+        return decision === "approve" || decision === "submit_output" ? [{ tool_call_id: call.id, name: call.name, input: call.input, action: decision }] : [];
+      });
+  const untouched = new Set([...approved, ...waiting.map((w) => w.tool_call_id)]);
+  const repairs = repairMessages(tail, run.cancelRequested ? CANCELLED_RESULT : INTERRUPTED_RESULT).filter((m) => !(m.role === "tool" && untouched.has(m.content[0].tool_call_id)));
   writer.trace({ type: "run.recovered", data: { steps: run.steps, interrupted_calls: repairs.length, approved_not_started: approved.size, cancel_requested: run.cancelRequested } });
   if (repairs.length > 0) {
     const completed = (repairs as (NewMessage & { content: [ToolResultBlock] })[]).map(({ content: [result] }) => ({
@@ -45,6 +59,10 @@ export async function recoverRun({
     await writer.save(repairs, { completed });
   }
   if (run.cancelRequested) return writer.finish({ status: "cancelled", stopReason: "cancelled" });
+  if (approved.size === 0 && waiting.length > 0) {
+    log.info({ run_id: run.id, waiting: waiting.length }, "a run stopped before its pause was recorded: it pauses now");
+    return writer.finish({ status: "requires_action", stopReason: null, pending: waiting }, { actionTimeoutS: conversation.actionTimeoutS ?? services.config.actionTimeoutS });
+  }
 
   const last = tail.at(-1);
   if (approved.size > 0) {
