@@ -28,7 +28,7 @@ import { messageRoutes } from "./http/routes/message-routes.js";
 import { metricsRoutes } from "./http/routes/metrics-routes.js";
 import { runRoutes } from "./http/routes/run-routes.js";
 import { traceRoutes } from "./http/routes/trace-routes.js";
-import { BODY_MAX_DEPTH } from "./http/schemas.js";
+import { BODY_MAX_DEPTH } from "./http/request-schemas.js";
 import { providersOf } from "./providers/index.js";
 import type { Database } from "./store/db.js";
 import { createBroadcast } from "./store/broadcast.js";

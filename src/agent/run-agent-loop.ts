@@ -15,7 +15,7 @@ import { errorResultFor, repairTail } from "./repair-history.js";
 import { createRunClock } from "./run-clock.js";
 import { createRunState, type SaveMessages } from "./run-state.js";
 import { runTools } from "./run-tools.js";
-import { costBudget, createStopPolicy, graceNotice, timeBudget, tokenBudget } from "./stop-policy.js";
+import { budgetConditions, createStopPolicy, graceNotice } from "./stop-policy.js";
 
 export interface AgentRunOptions {
   provider: ModelProvider;
@@ -57,11 +57,7 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
   const settings: CallSettings = { ...o.call, tools: toolBox.specs, fixedTokens: estimateFixedTokens({ system: o.call.system, tools: toolBox.specs }) };
   const state = createRunState({ ...o, ...o.resume, context: settings.context, fixedTokens: settings.fixedTokens });
   const clock = createRunClock({ startedAt: o.resume?.clockStartedAt ?? now(), maxSeconds: o.budget.max_seconds, ...o.limits, now });
-  const stop = createStopPolicy({
-    budget: o.budget,
-    maxTokens: settings.maxTokens,
-    conditions: [tokenBudget(o.budget.max_tokens), costBudget(o.budget.max_cost_usd, pricePerToken(o.costOf)), timeBudget()],
-  });
+  const stop = createStopPolicy({ budget: o.budget, maxTokens: settings.maxTokens, conditions: budgetConditions(o.budget, o.costOf) });
   const checkFinish = o.finish ? createFinishChecker(o.finish) : null;
   const tools = { toolBox, state, clock, signal, emit };
   const cancelled = () => state.end({ status: "cancelled", stopReason: "cancelled" }, { interrupted: isInterruption(signal) });
@@ -112,12 +108,4 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
         continue;
     }
   }
-}
-
-/** USD per input and per output token, worked out from `costOf` (it is linear); null for a model without a price. */
-function pricePerToken(costOf: (usage: Usage) => number | null): { input: number; output: number } | null {
-  const zero = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 };
-  const input = costOf({ ...zero, input_tokens: 1_000_000 });
-  const output = costOf({ ...zero, output_tokens: 1_000_000 });
-  return input === null || output === null ? null : { input: input / 1e6, output: output / 1e6 };
 }

@@ -123,3 +123,16 @@ export const graceNotice = (name: BudgetName) =>
 
 /** The result of a call stopped because the run's time ran out. */
 export const TIME_BUDGET_RESULT = "tool call was stopped: the run's time budget ran out before it finished; its result is unknown";
+
+/** The run's budgets as conditions: its tokens, its cost (priced by `costOf`), its time. */
+export function budgetConditions(budget: RunBudget, costOf: (usage: Usage) => number | null): StopCondition[] {
+  return [tokenBudget(budget.max_tokens), costBudget(budget.max_cost_usd, pricePerToken(costOf)), timeBudget()];
+}
+
+/** USD per input and per output token, worked out from `costOf` (it is linear); null for a model without a price. */
+function pricePerToken(costOf: (usage: Usage) => number | null): { input: number; output: number } | null {
+  const zero = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 };
+  const input = costOf({ ...zero, input_tokens: 1_000_000 });
+  const output = costOf({ ...zero, output_tokens: 1_000_000 });
+  return input === null || output === null ? null : { input: input / 1e6, output: output / 1e6 };
+}

@@ -1,6 +1,6 @@
 import type { Services } from "../services.js";
 import { ShutdownSignal } from "../core/interruptions.js";
-import type { LocalRun } from "./run-manager.js";
+import type { LocalRun } from "./local-run.js";
 
 /**
  * Shutdown: lets the running steps finish for up to `timeoutMs`, then stops

@@ -1,7 +1,7 @@
 import { describeError } from "../errors.js";
 import type { Services } from "../services.js";
 import { LeaseLost } from "../core/interruptions.js";
-import type { LocalRun } from "./run-manager.js";
+import type { LocalRun } from "./local-run.js";
 
 /**
  * Extends the leases of the runs this process executes or is recovering.

@@ -2,7 +2,7 @@ import type { NewMessage } from "../core/messages.js";
 import { LeaseLost } from "../core/interruptions.js";
 import type { NewRunEvent } from "../store/event-repository.js";
 import { newId } from "../store/ids.js";
-import type { NewRunSpan, RunSave } from "../store/run-repository.js";
+import type { NewRunSpan, RunSave } from "../store/save-run-step.js";
 import type { Store } from "../store/store.js";
 import { messageSpanData, tellsMessage } from "./trace/message-span.js";
 import type { RunEventData, RunEventType } from "./run-events.js";

@@ -4,17 +4,12 @@ import type { Services } from "../services.js";
 import type { RunRow } from "../store/schema.js";
 import { executeRun } from "./execute-run.js";
 import { keepLeases } from "./keep-leases.js";
+import type { LocalRun } from "./local-run.js";
 import { recoverRun } from "./recover-run.js";
 import { createRunWriter, type RunWriter } from "./run-writer.js";
 import { drainRuns } from "./drain-runs.js";
 import { sweepExpiredRuns } from "./sweep-expired-runs.js";
 import { expireOverdueActions } from "./expire-overdue-actions.js";
-
-/** A run executing in this process. */
-export interface LocalRun {
-  controller: AbortController;
-  done: Promise<void>;
-}
 
 export interface RunManagerOptions {
   /**

@@ -5,7 +5,7 @@ import { endingFields, type RunEnding } from "../core/run-outcome.js";
 import type { ToolCallCompletion } from "../core/run-outcome.js";
 import { describeError } from "../errors.js";
 import type { Services } from "../services.js";
-import type { NewRunSpan } from "../store/run-repository.js";
+import type { NewRunSpan } from "../store/save-run-step.js";
 import type { RunRow } from "../store/schema.js";
 import { redactorOf } from "../redact.js";
 import { createRunTracer, runEndSpan } from "./trace/run-tracer.js";

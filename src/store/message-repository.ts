@@ -34,7 +34,7 @@ export function createMessageRepository({ db }: { db: Db }) {
        * event is this column, not a row of `run_events`. @default none (not announced)
        */
       eventSeqOf?: (i: number) => number;
-      /** Item i's trace span, stored on it (see src/telemetry/message-span.ts). @default none */
+      /** Item i's trace span, stored on it (see src/runs/trace/message-span.ts). @default none */
       spanOf?: (i: number) => Record<string, unknown>;
     }): Promise<MessageRow[]> {
       if (items.length === 0) return [];

@@ -203,7 +203,7 @@ export const runEvents = pgTable("run_events", runLogColumns(), (t) => [primaryK
  * failed or empty call, an answer, a recovery, a pause, the run's end),
  * numbered per run; the others are the `span` column of their message.
  * Append-only, written by the same `loopd_save` as the step it tells (see
- * src/telemetry/run-tracer.ts for the shapes in `data`).
+ * src/runs/trace/run-tracer.ts for the shapes in `data`).
  */
 export const runSpans = pgTable(
   "run_spans",

@@ -1,7 +1,7 @@
 import { and, asc, eq, gt, isNotNull, sql } from "drizzle-orm";
 import type { Db } from "./db.js";
 import { toPgSafe } from "./pg-safe.js";
-import type { NewRunSpan } from "./run-repository.js";
+import type { NewRunSpan } from "./save-run-step.js";
 import { messages, runSpans, type MessageRow, type RunRow, type RunSpanRow } from "./schema.js";
 
 /** A message of the run with the span that tells it. */

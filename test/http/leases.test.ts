@@ -175,7 +175,9 @@ test("two processes sweeping together recover each abandoned run exactly once", 
   const count = 12;
   const convIds: string[] = [];
   for (let i = 0; i < count; i++) f.llm.script({ text: "Answered once.", chunkDelayMs: 20 });
-  const env = { RUN_LEASE_MS: "1500" };
+  // A process that stalls past its lease (a busy CI machine) rightly loses its
+  // runs to the other one: the lease is long enough that only the race is tested.
+  const env = { RUN_LEASE_MS: "6000" };
   // Both started before the runs are abandoned: on the embedded database a
   // process takes every run over as it starts (it assumes it is alone), so
   // the runs are left for their periodic sweeps, which race each other.

@@ -104,7 +104,7 @@ test("?expand=requests of a long run over a large history streams span by span, 
   const run = (await api(f.loopd.app).send(conv.id, { content: "Read a lot.", max_steps: STEPS })).json().run;
   f.llm.respond = null;
   // The last of max_steps is the grace call.
-  expect(run).toMatchObject({ steps: STEPS, stop_reason: "max_steps" });
+  expect(run, JSON.stringify(run.error)).toMatchObject({ steps: STEPS, stop_reason: "max_steps" });
   gc();
   const baseline = process.memoryUsage().heapUsed;
   const res = await fetch(`${f.loopd.url}/conversations/${conv.id}/runs/${run.id}/trace?expand=requests`);

@@ -4,20 +4,9 @@ import { z } from "zod";
 import { conversationExample } from "../examples.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
-import {
-  bodyErrorResponses,
-  bodyLimitResponses,
-  contextQuery,
-  contextResponse,
-  conversationParams,
-  conversationSchema,
-  createConversationBody,
-  errorResponses,
-  listQuery,
-  pageOf,
-  requestErrorResponses,
-  updateConversationBody,
-} from "../schemas.js";
+import { contextResponse, conversationSchema, pageOf } from "../schemas.js";
+import { contextQuery, conversationParams, createConversationBody, listQuery, updateConversationBody } from "../request-schemas.js";
+import { bodyErrorResponses, bodyLimitResponses, errorResponses, requestErrorResponses } from "../error-schemas.js";
 
 const tags = ["conversations"];
 const theConversation = documented(conversationSchema, "The conversation", conversationExample);

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { replyError } from "../error-handler.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
-import { errorAnswer } from "../schemas.js";
+import { errorAnswer } from "../error-schemas.js";
 
 export function healthRoutes(app: FastifyInstance, { ping }: HttpDeps) {
   app.withTypeProvider<ZodTypeProvider>().get(

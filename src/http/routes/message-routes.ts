@@ -5,17 +5,9 @@ import { sendMessage } from "../../conversations/send-message.js";
 import type { HttpDeps } from "../http-deps.js";
 import { messagesExample, sendMessageExample } from "../examples.js";
 import { documented, jsonOrEventStream } from "../openapi.js";
-import {
-  bodyErrorResponses,
-  conversationParams,
-  errorAnswer,
-  errorResponses,
-  messageSchema,
-  messagesQuery,
-  sendMessageBody,
-  sendMessageResponse,
-  idempotencyHeaders,
-} from "../schemas.js";
+import { messageSchema, sendMessageResponse } from "../schemas.js";
+import { conversationParams, messagesQuery, sendMessageBody, idempotencyHeaders } from "../request-schemas.js";
+import { bodyErrorResponses, errorAnswer, errorResponses } from "../error-schemas.js";
 import { serializeTrusted } from "../serialize-trusted.js";
 import { answerWithRun, takeStreamIf } from "../answer-with-run.js";
 

@@ -7,20 +7,9 @@ import { AppError } from "../../errors.js";
 import type { HttpDeps } from "../http-deps.js";
 import { answeredExample, pausedRunExample, runExample } from "../examples.js";
 import { documented, eventStream, jsonOrEventStream } from "../openapi.js";
-import {
-  answerActionsBody,
-  bodyErrorResponses,
-  conversationParams,
-  errorAnswer,
-  errorResponses,
-  eventsQuery,
-  idempotencyHeaders,
-  listQuery,
-  pageOf,
-  runParams,
-  runSchema,
-  sendMessageResponse,
-} from "../schemas.js";
+import { pageOf, runSchema, sendMessageResponse } from "../schemas.js";
+import { answerActionsBody, conversationParams, eventsQuery, idempotencyHeaders, listQuery, runParams } from "../request-schemas.js";
+import { bodyErrorResponses, errorAnswer, errorResponses } from "../error-schemas.js";
 import { answerAction } from "../../conversations/answer-action.js";
 import { answerWithRun, takeStreamIf } from "../answer-with-run.js";
 import { streamRunEvents } from "../sse.js";

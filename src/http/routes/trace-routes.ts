@@ -6,7 +6,8 @@ import { presentRun } from "../../conversations/present.js";
 import { readTrace } from "../../runs/trace/read-trace.js";
 import { redactorOf } from "../../redact.js";
 import type { HttpDeps } from "../http-deps.js";
-import { errorResponses, runParams } from "../schemas.js";
+import { runParams } from "../request-schemas.js";
+import { errorResponses } from "../error-schemas.js";
 import { traceQuery, traceResponse } from "../trace-schemas.js";
 
 const NDJSON = "application/x-ndjson";

@@ -1,4 +1,4 @@
-import type { NewRunSpan } from "../../store/run-repository.js";
+import type { NewRunSpan } from "../../store/save-run-step.js";
 import type { MessageRow } from "../../store/schema.js";
 import { noticeText } from "./run-tracer.js";
 

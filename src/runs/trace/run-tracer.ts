@@ -3,7 +3,7 @@ import type { ContextSettings } from "../../core/context-settings.js";
 import type { NewMessage } from "../../core/messages.js";
 import type { ToolChoice, ToolSpec } from "../../core/model-provider.js";
 import type { ToolCallCompletion } from "../../core/run-outcome.js";
-import type { NewRunSpan } from "../../store/run-repository.js";
+import type { NewRunSpan } from "../../store/save-run-step.js";
 import { createBodyHasher, jsonSha256 } from "./body-hash.js";
 import type { Redactor } from "../../redact.js";
 

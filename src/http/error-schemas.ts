@@ -1,0 +1,31 @@
+import { z } from "zod";
+import { ERROR_CODES, errorBody, type ErrorCode } from "../errors.js";
+import { documented } from "./openapi.js";
+
+/** The contract's error answers, as zod and as /openapi.json describes them. */
+
+export const errorSchema = z.object({
+  error: z.object({ code: z.enum(ERROR_CODES), message: z.string(), details: z.record(z.string(), z.unknown()) }),
+});
+
+/** An error answer as /openapi.json describes it: when it comes, and an example. */
+export const errorAnswer = (description: string, code: ErrorCode, message: string, details: Record<string, unknown> = {}) =>
+  documented(errorSchema, description, errorBody(code, message, details));
+
+/** Error answers, for /openapi.json: any route may refuse its input, be overloaded or away, or fail. */
+export const requestErrorResponses = {
+  400: errorAnswer("`invalid_request`: the body, query, params or headers failed validation; `details.field` names the field", "invalid_request", "limit: must be at most 100", { field: "querystring.limit" }),
+  500: errorAnswer("`internal`: a bug in loopd; the message says so without internals", "internal", "internal error: this is a bug in loopd, and it has been logged"),
+  503: errorAnswer("`unavailable`: the database is unreachable, or the process is overloaded or shutting down; retry after `Retry-After` seconds", "unavailable", "the database is unreachable; try again shortly"),
+};
+/** A route with ids in its path may not find what they name. */
+export const errorResponses = {
+  ...requestErrorResponses,
+  404: errorAnswer("`not_found`: no such conversation or run", "not_found", "conversation conv_123 does not exist"),
+};
+/** A route that takes a body may also refuse its size or its type. */
+export const bodyLimitResponses = {
+  413: errorAnswer("`payload_too_large`: the body is over `BODY_LIMIT_BYTES`; `details.limit` gives the limit", "payload_too_large", "the request body is larger than the 1048576 bytes the server accepts", { limit: 1_048_576 }),
+  415: errorAnswer("`unsupported_media_type`: a body not sent as `application/json`", "unsupported_media_type", "request bodies must be JSON, sent with Content-Type: application/json", { content_type: "text/plain" }),
+};
+export const bodyErrorResponses = { ...errorResponses, ...bodyLimitResponses };

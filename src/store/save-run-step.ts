@@ -1,0 +1,85 @@
+import type { Role } from "../core/messages.js";
+import type { BudgetName, RunResult } from "../core/run-outcome.js";
+import type { Usage } from "../core/usage.js";
+import type { RawQuery } from "./db.js";
+import type { NewRunEvent } from "./event-repository.js";
+import { toPgSafe } from "./pg-safe.js";
+import type { PendingCall, RunError, RunStatus } from "./schema.js";
+
+/** What `save` writes for a run in one round trip. */
+export interface RunSave {
+  runId: string;
+  /** The process that must still hold the run's lease; nothing is written otherwise. */
+  owner: string;
+  conversationId: string;
+  /** The `seq` of the first of `messages`: one past the history's end. */
+  firstSeq: number;
+  /**
+   * `event_seq`: the id of the message's `message.created`, when it has one (it is not a row of `run_events`);
+   * `span`: the trace span that tells the message, when it has one (it is not a row of `run_spans`).
+   */
+  messages: { id: string; role: Role; content: unknown; kind?: "notice"; event_seq?: number; span?: Record<string, unknown> }[];
+  events: NewRunEvent[];
+  /** The run's totals so far, when they changed. */
+  progress?: { steps: number; usage: Usage } | null;
+  /**
+   * Its end; `completed_at` (and `completedAt` in any event carrying `run`) is the database's now().
+   * Or its pause (`requires_action`): the lease is given up and `requiredAction`
+   * recorded, its deadline `timeoutS` from the database's now() (and put in any event carrying `run`).
+   */
+  end?: RunSaveEnd | null;
+  /**
+   * The trace of what this save holds that tells no message (see
+   * src/runs/trace/run-tracer.ts); numbered by the database after the run's
+   * last span, placed before the spans of `messages`.
+   */
+  spans?: NewRunSpan[];
+}
+
+/** A trace span as saved; `model.setup` spans are kept once per run (by `data.hash`). */
+export interface NewRunSpan {
+  type: string;
+  data: Record<string, unknown>;
+  /** The `seq` of the message the span tells: saved with it, it is that message's `span` (see src/runs/trace/message-span.ts). */
+  messageSeq?: number;
+}
+
+export type RunSaveEnd =
+  | { status: Exclude<RunStatus, "requires_action">; stopReason: string | null; error: RunError | null; budgetExceeded?: BudgetName | null | undefined; result?: RunResult | null | undefined }
+  | { status: "requires_action"; pending: PendingCall[]; timeoutS: number };
+
+const endParameter = (end: RunSaveEnd) =>
+  end.status === "requires_action"
+    ? { status: end.status, required_action: { tool_calls: end.pending, timeout_s: end.timeoutS } }
+    : { status: end.status, stop_reason: end.stopReason, error: end.error, budget_exceeded: end.budgetExceeded ?? null, result: end.result ?? null };
+
+const SAVE = {
+  name: "loopd_save",
+  text: "select loopd_save($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8::jsonb, $9::jsonb, $10, $11::jsonb) as owned",
+};
+
+/**
+ * Writes a run's new messages, their events, its progress or its end,
+ * and the nudge to other processes (`loopd_save`, one statement) —
+ * provided `owner` still holds the run. False when it does not: nothing
+ * was written.
+ */
+export async function saveRunStep({ query, notifies }: { query: RawQuery; notifies: boolean }, step: RunSave): Promise<boolean> {
+  const rows = await query({
+    ...SAVE,
+    values: [
+      step.runId,
+      step.owner,
+      step.conversationId,
+      step.firstSeq,
+      JSON.stringify(toPgSafe(step.messages)),
+      JSON.stringify(toPgSafe(step.events)),
+      step.progress?.steps ?? null,
+      step.progress ? JSON.stringify(step.progress.usage) : null,
+      step.end ? JSON.stringify(toPgSafe(endParameter(step.end))) : null,
+      notifies,
+      JSON.stringify(toPgSafe(step.spans ?? [])),
+    ],
+  });
+  return rows[0]?.owned === true;
+}

@@ -1,0 +1,146 @@
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import ts from "typescript";
+import { describe, expect, test } from "vitest";
+
+/**
+ * The layout's rules (../shared/STYLE.md), read from the import graph of
+ * src/: each test names the files that break a rule, so a change that
+ * breaks one fails here with the import to remove.
+ */
+
+const SRC = path.resolve(import.meta.dirname, "../src");
+
+interface Import {
+  from: string;
+  /** A file of src/ (relative), or a package's name. */
+  to: string;
+  /** `import type` (or every name imported as a type): gone at runtime. */
+  typeOnly: boolean;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const file = path.join(dir, e.name);
+    return e.isDirectory() ? sourceFiles(file) : file.endsWith(".ts") ? [file] : [];
+  });
+}
+
+function importsOf(file: string): Import[] {
+  const text = readFileSync(file, "utf8");
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest);
+  const from = path.relative(SRC, file);
+  const found: Import[] = [];
+  for (const statement of source.statements) {
+    if (!(ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement))) continue;
+    const specifier = statement.moduleSpecifier;
+    if (!specifier || !ts.isStringLiteral(specifier)) continue;
+    let typeOnly: boolean;
+    if (ts.isImportDeclaration(statement)) {
+      const clause = statement.importClause;
+      const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : undefined;
+      typeOnly = !!clause && (clause.isTypeOnly || (!clause.name && !!named && named.length > 0 && named.every((n) => n.isTypeOnly)));
+    } else {
+      typeOnly = statement.isTypeOnly;
+    }
+    const spec = specifier.text;
+    const to = spec.startsWith(".") ? path.relative(SRC, path.resolve(path.dirname(file), spec.replace(/\.js$/, ".ts"))) : packageOf(spec);
+    found.push({ from, to, typeOnly });
+  }
+  // Dynamic imports load at runtime too.
+  for (const m of text.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)) {
+    const spec = m[1]!;
+    found.push({ from, to: spec.startsWith(".") ? path.relative(SRC, path.resolve(path.dirname(file), spec.replace(/\.js$/, ".ts"))) : packageOf(spec), typeOnly: false });
+  }
+  return found;
+}
+
+const packageOf = (spec: string) => (spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0]!);
+
+const files = sourceFiles(SRC);
+const imports = files.flatMap(importsOf);
+const folderOf = (file: string) => (file.includes(path.sep) ? file.split(path.sep)[0]! : null);
+const isLocal = (i: Import) => i.to.endsWith(".ts");
+
+/** The imports of `from` folders into `to` folders (or packages) that break a rule, as "a.ts → b.ts". */
+function breaking({ from, to, runtimeOnly }: { from: string[]; to: (i: Import) => boolean; runtimeOnly: boolean }): string[] {
+  return imports.filter((i) => from.includes(folderOf(i.from) ?? "") && (!runtimeOnly || !i.typeOnly) && to(i)).map((i) => `${i.from} → ${i.to}`);
+}
+const inFolders = (...folders: string[]) => (i: Import) => isLocal(i) && folders.includes(folderOf(i.to) ?? "");
+
+describe("the import graph", () => {
+  test("has no cycle, type imports included", () => {
+    const next = new Map<string, string[]>();
+    for (const i of imports.filter(isLocal)) next.set(i.from, [...(next.get(i.from) ?? []), i.to]);
+    const cycles: string[] = [];
+    const state = new Map<string, "open" | "done">();
+    const stack: string[] = [];
+    const visit = (file: string) => {
+      state.set(file, "open");
+      stack.push(file);
+      for (const to of next.get(file) ?? []) {
+        if (state.get(to) === "open") cycles.push([...stack.slice(stack.indexOf(to)), to].join(" → "));
+        else if (!state.has(to)) visit(to);
+      }
+      stack.pop();
+      state.set(file, "done");
+    };
+    for (const file of next.keys()) if (!state.has(file)) visit(file);
+    expect(cycles).toEqual([]);
+  });
+
+  test("core/ is the bottom: it imports only core/", () => {
+    expect(breaking({ from: ["core"], to: (i) => isLocal(i) && folderOf(i.to) !== "core", runtimeOnly: false })).toEqual([]);
+  });
+
+  test("store/, tools/ and providers/ take the shared words from core/, never from agent/ or above", () => {
+    expect(breaking({ from: ["store", "tools", "providers"], to: inFolders("agent", "runs", "conversations", "http", "telemetry"), runtimeOnly: false })).toEqual([]);
+  });
+
+  test("agent/ sees providers, tools and the store only through interfaces: no SDK, Fastify, drizzle, runs/ or above", () => {
+    const packages = ["@anthropic-ai/sdk", "openai", "fastify", "drizzle-orm", "pg", "@electric-sql/pglite", "pino"];
+    expect(breaking({ from: ["agent"], to: (i) => packages.includes(i.to) || inFolders("store", "runs", "conversations", "http", "telemetry")(i), runtimeOnly: false })).toEqual([]);
+  });
+
+  test("runs/ writes run data without telemetry/: nothing of it at runtime", () => {
+    expect(breaking({ from: ["runs"], to: inFolders("telemetry", "conversations", "http"), runtimeOnly: true })).toEqual([]);
+  });
+
+  test("telemetry/ only listens: at runtime it imports nothing of runs/, conversations/, http/ or agent/", () => {
+    expect(breaking({ from: ["telemetry"], to: inFolders("runs", "conversations", "http", "agent", "store", "tools", "providers"), runtimeOnly: true })).toEqual([]);
+  });
+
+  test("only providers/ import an LLM SDK, only store/ drizzle and the drivers, only http/ (and app.ts) Fastify", () => {
+    const owners: Record<string, string[]> = {
+      "@anthropic-ai/sdk": ["providers"],
+      openai: ["providers"],
+      "drizzle-orm": ["store"],
+      pg: ["store"],
+      "@electric-sql/pglite": ["store"],
+      fastify: ["http", "app.ts"],
+    };
+    const strays = imports
+      .filter((i) => owners[i.to] && !i.typeOnly && !owners[i.to]!.some((owner) => folderOf(i.from) === owner || i.from === owner))
+      .map((i) => `${i.from} → ${i.to}`);
+    expect(strays).toEqual([]);
+  });
+});
+
+describe("file sizes", () => {
+  const lines = (file: string) => readFileSync(file, "utf8").split("\n").length - 1;
+  const over = (limit: number, which: (file: string) => boolean) =>
+    files
+      .map((file) => path.relative(SRC, file))
+      .filter(which)
+      .map((file) => ({ file, lines: lines(path.join(SRC, file)) }))
+      .filter((f) => f.lines > limit);
+
+  test("no file over 300 lines but the drizzle schema", () => {
+    expect(over(300, (file) => file !== path.join("store", "schema.ts"))).toEqual([]);
+  });
+
+  test("none over 200 in agent/, and the loop an orchestrator of about 120", () => {
+    expect(over(200, (file) => folderOf(file) === "agent")).toEqual([]);
+    expect(over(120, (file) => file === path.join("agent", "run-agent-loop.ts"))).toEqual([]);
+  });
+});
