@@ -126,6 +126,19 @@ describe("the import graph", () => {
   });
 });
 
+test("event and message numbers are worked out in one place (runs/run-numbering.ts), not added up by hand", () => {
+  const counting = /\b(\w*Seq|seq)\s*\+\s*\d|\b\d\s*\*\s*i\b|\b(seq|lastSeq):\s*\d/;
+  const where = files
+    .filter((file) => ["runs", "conversations", "http", "agent"].includes(folderOf(path.relative(SRC, file)) ?? ""))
+    .filter((file) => !file.endsWith(path.join("runs", "run-numbering.ts")) && !file.endsWith(path.join("http", "examples.ts")))
+    .flatMap((file) =>
+      readFileSync(file, "utf8")
+        .split("\n")
+        .flatMap((line, i) => (counting.test(line) ? [`${path.relative(SRC, file)}:${i + 1}: ${line.trim()}`] : [])),
+    );
+  expect(where).toEqual([]);
+});
+
 describe("file sizes", () => {
   const lines = (file: string) => readFileSync(file, "utf8").split("\n").length - 1;
   const over = (limit: number, which: (file: string) => boolean) =>

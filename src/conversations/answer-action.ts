@@ -10,7 +10,7 @@ import type { Repositories } from "../store/store.js";
 import { clipToolResult } from "../tools/clip-tool-result.js";
 import { checkActionAnswer, type ApprovalAnswer, type OutputAnswer } from "./check-action-answer.js";
 import { checkSameRequest, hashOfRequest } from "./request-hash.js";
-import { appendToolResults } from "../runs/append-tool-results.js";
+import { createRunAppender, positionOf } from "../runs/run-numbering.js";
 import { closeWaitingRun, EXPIRED } from "../runs/close-waiting-run.js";
 
 export interface AnswerActionInput {
@@ -103,7 +103,7 @@ export async function answerAction({ services, runs }: { services: Services; run
       stop_reason: "action_expired",
     });
   }
-  runs.start(answered.run, { lastSeq: answered.lastEventSeq, nextMessageSeq: answered.nextMessageSeq, approvedCalls: answered.approvedCalls });
+  runs.start(answered.run, { position: answered.position, approvedCalls: answered.approvedCalls });
   return { run: answered.run, afterEventSeq: answered.afterEventSeq, firstMessageSeq: answered.firstMessageSeq, replayed: false };
 }
 
@@ -147,12 +147,10 @@ async function saveAnswer(
     approvals: input.approvals.map(({ tool_call_id, approve, reason }) => ({ tool_call_id, approve, ...(reason !== undefined && { reason }) })),
     tool_outputs: input.toolOutputs.map(({ tool_call_id, is_error }) => ({ tool_call_id, is_error })),
   };
-  const afterEventSeq = await tx.events.lastSeq(waiting.id);
-  await tx.events.append(waiting.id, [{ seq: afterEventSeq + 1, type: "run.action_answered", data: decisions }]);
-  const { firstSeq: firstMessageSeq, nextEventSeq } = await appendToolResults(tx, {
-    run: waiting,
-    results,
-    firstEventSeq: afterEventSeq + 2,
+  const appender = createRunAppender(tx, waiting, await positionOf(tx, waiting));
+  const afterEventSeq = appender.position.lastSeq;
+  await appender.event("run.action_answered", decisions);
+  const firstMessageSeq = await appender.toolResults(results, {
     sourceOf: trace ? (result) => (outputs.has(result.tool_call_id) ? "client" : "declined") : undefined,
   });
   // Before the results' spans (each on its message).
@@ -172,8 +170,7 @@ async function saveAnswer(
     run,
     afterEventSeq,
     firstMessageSeq,
-    lastEventSeq: nextEventSeq - 1,
-    nextMessageSeq: firstMessageSeq + results.length,
+    position: appender.position,
     approvedCalls: input.approvals.filter((a) => a.approve).map((a) => a.tool_call_id),
   };
 }

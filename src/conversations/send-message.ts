@@ -12,6 +12,7 @@ import { uniqueViolation } from "../store/unique-violation.js";
 import { closeWaitingRun, SUPERSEDED } from "../runs/close-waiting-run.js";
 import { historyOf } from "../runs/history-of.js";
 import type { RunManager } from "../runs/run-manager.js";
+import { createRunAppender, newRunPosition, type RunPosition } from "../runs/run-numbering.js";
 import type { Services } from "../services.js";
 
 export interface SendMessageInput {
@@ -80,8 +81,8 @@ export async function sendMessage(
     try {
       // Only a conversation seen with an open run may have one waiting (a retry looks again).
       const supersede = attempt > 1 || conversation.activeRunId !== null;
-      const run = await createRun({ services, conversation, content, request, requestHash, idempotencyKey: input.idempotencyKey, supersede });
-      runs.start(run, { lastSeq: 2, nextMessageSeq: run.firstSeq! + 1 });
+      const { run, position } = await createRun({ services, conversation, content, request, requestHash, idempotencyKey: input.idempotencyKey, supersede });
+      runs.start(run, { position });
       return { run, replayed: false };
     } catch (err) {
       // A DELETE got in between the read above and the insert: the run's conversation is gone.
@@ -122,7 +123,7 @@ async function createRun({
   idempotencyKey: string | undefined;
   /** Look for a run waiting for the application, and end it. */
   supersede: boolean;
-}): Promise<RunRow> {
+}): Promise<{ run: RunRow; position: RunPosition }> {
   const runId = newId("run");
   let superseded: RunRow | undefined;
   const created = await store.transaction(async (tx) => {
@@ -148,13 +149,11 @@ async function createRun({
     // the new user message, where both providers expect their results.
     // (Read after the run's row: from there on, nothing else appends to the conversation.)
     const tail = await tx.messages.sinceLastAssistant(conversation.id);
-    const repairs = repairMessages(historyOf(tail));
-    const userSeq = (tail.at(-1)?.seq ?? 0) + repairs.length + 1;
-    await tx.messages.append({ conversationId: conversation.id, runId: null, items: repairs, firstSeq: userSeq - repairs.length });
-    // Its events: run.created (1), and the user message's message.created (2), which is the message's own column.
-    await tx.messages.append({ conversationId: conversation.id, runId, items: [{ role: "user", content }], firstSeq: userSeq, eventSeqOf: () => 2 });
-    await tx.events.append(runId, [{ seq: 1, type: "run.created", data: {} }]);
-    return (await tx.runs.setFirstSeq(runId, userSeq)) ?? run;
+    const appender = createRunAppender(tx, run, newRunPosition(tail.at(-1)?.seq ?? 0));
+    await appender.event("run.created", {});
+    await appender.repairs(repairMessages(historyOf(tail)));
+    const userSeq = await appender.messages([{ role: "user", content }]);
+    return { run: (await tx.runs.setFirstSeq(runId, userSeq)) ?? run, position: appender.position };
   });
   if (superseded) {
     signals.notify(superseded.id);

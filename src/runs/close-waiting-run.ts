@@ -2,7 +2,7 @@ import { errorResultFor } from "../agent/repair-history.js";
 import { runEndSpan } from "./trace/run-tracer.js";
 import type { Repositories } from "../store/store.js";
 import type { RunRow } from "../store/schema.js";
-import { appendToolResults } from "./append-tool-results.js";
+import { createRunAppender, positionOf } from "./run-numbering.js";
 import { runStateOf } from "./run-events.js";
 
 export const EXPIRED_RESULT = "not executed: no answer in time";
@@ -29,13 +29,14 @@ export const CANCELLED_WAITING: WaitingRunEnd = { status: "cancelled", stopReaso
 export async function closeWaitingRun(tx: Repositories, run: RunRow, end: WaitingRunEnd): Promise<RunRow> {
   const pending = run.requiredAction?.tool_calls ?? [];
   const results = pending.map((call) => errorResultFor({ type: "tool_call", id: call.tool_call_id, name: call.name, input: call.input }, end.content));
-  const { firstSeq, nextEventSeq } = await appendToolResults(tx, { run, results, firstEventSeq: (await tx.events.lastSeq(run.id)) + 1, sourceOf: () => "loopd" });
+  const appender = createRunAppender(tx, run, await positionOf(tx, run));
+  await appender.toolResults(results, { sourceOf: () => "loopd" });
   const ended = await tx.runs.endWaiting(run.id, { status: end.status, stopReason: end.stopReason });
-  await tx.events.append(run.id, [{ seq: nextEventSeq, type: `run.${end.status}`, data: { run: runStateOf(ended) } }]);
+  await appender.event(`run.${end.status}`, { run: runStateOf(ended) });
   await tx.traces.append(
     run.id,
     [runEndSpan({ status: ended.status, stop_reason: ended.stopReason, error: null, budget_exceeded: null, result: null, steps: ended.steps, usage: ended.usage, completed_at: ended.completedAt?.toISOString() ?? null })],
-    { nextMessageSeq: firstSeq + results.length },
+    { nextMessageSeq: appender.position.nextMessageSeq },
   );
   await tx.notify("loopd_run_events", run.id);
   return ended;

@@ -4,6 +4,7 @@ import type { PendingToolCall } from "../core/run-outcome.js";
 import type { Services } from "../services.js";
 import type { RunRow } from "../store/schema.js";
 import { historyOf } from "./history-of.js";
+import { positionOf } from "./run-numbering.js";
 import { createRunWriter, type RunWriter } from "./run-writer.js";
 import { toolBoxOf } from "./tool-box-of.js";
 
@@ -33,7 +34,7 @@ export async function recoverRun({
   // Every model call is preceded by a repair, so an unanswered call can only be in this tail.
   const rows = await store.messages.sinceLastAssistant(run.conversationId);
   const tail = historyOf(rows);
-  const writer = createRunWriter({ services, run, lastSeq: await store.events.lastSeq(run.id), nextMessageSeq: (rows.at(-1)?.seq ?? 0) + 1 });
+  const writer = createRunWriter({ services, run, position: await positionOf(store, run) });
   // Calls approved by the application that never began (the process stopped first) still run.
   const approved = run.cancelRequested ? new Set<string>() : await approvedNotStarted(services, run);
   // A call that waits for the application never ran without its answer: it still waits (the step paused too late).

@@ -1,11 +1,11 @@
 import type { NewMessage } from "../core/messages.js";
 import { LeaseLost } from "../core/interruptions.js";
-import type { NewRunEvent } from "../store/event-repository.js";
 import { newId } from "../store/ids.js";
 import type { NewRunSpan, RunSave } from "../store/save-run-step.js";
 import type { Store } from "../store/store.js";
 import { messageSpanData, tellsMessage } from "./trace/message-span.js";
 import type { RunEventData, RunEventType } from "./run-events.js";
+import { numberWrite, type EventInput, type RunPosition } from "./run-numbering.js";
 import type { RunSignals } from "./run-signals.js";
 
 export interface RunEventLogOptions {
@@ -15,10 +15,8 @@ export interface RunEventLogOptions {
   conversationId: string;
   /** The process that holds the run's lease; every write checks it still does. */
   owner: string;
-  /** The last event number already saved for this run. */
-  lastSeq: number;
-  /** The `seq` the next message of the conversation gets (the run is its only writer). */
-  nextMessageSeq: number;
+  /** Where the run's numbers stand: its last saved event, and the `seq` its conversation's next message gets (the run is its only writer). */
+  position: RunPosition;
   /**
    * How long events that need not be written at once (text deltas, a tool
    * call starting) may wait to go with the next write. Each keeps its own
@@ -28,7 +26,6 @@ export interface RunEventLogOptions {
   deltaFlushMs?: number;
 }
 
-type EventInput = Pick<NewRunEvent, "type" | "data">;
 
 /** What one write holds besides the events waiting for it. */
 export interface CommitParts {
@@ -59,12 +56,10 @@ export function createRunEventLog({
   runId,
   conversationId,
   owner,
-  lastSeq,
-  nextMessageSeq,
+  position,
   deltaFlushMs = 10,
 }: RunEventLogOptions) {
-  let seq = lastSeq;
-  let messageSeq = nextMessageSeq;
+  let at: RunPosition = position;
   let pending: EventInput[] = [];
   let timer: NodeJS.Timeout | null = null;
   let chain: Promise<unknown> = Promise.resolve();
@@ -78,29 +73,23 @@ export function createRunEventLog({
     const result = chain.then(async () => {
       const batch = pending;
       pending = [];
-      const spans = parts.spans?.(messageSeq) ?? [];
+      const spans = parts.spans?.(at.nextMessageSeq) ?? [];
       const messages = parts.messages ?? [];
       if (batch.length === 0 && messages.length === 0 && spans.length === 0 && !parts.events && !parts.progress && !parts.end) return;
-      const numbered: NewRunEvent[] = [...batch, ...(parts.events?.(messageSeq) ?? [])].map((e, i) => ({ seq: seq + 1 + i, ...e }));
-      // A message's `message.created` is stored on the message itself (its event id), not as a row of its own.
-      const announces = (e: NewRunEvent) => {
-        const at = (e.data as { seq?: unknown }).seq;
-        return e.type === "message.created" && typeof at === "number" && at >= messageSeq && at < messageSeq + messages.length;
-      };
-      const eventSeqOf = new Map(numbered.filter(announces).map((e) => [(e.data as { seq: number }).seq, e.seq]));
-      const events = numbered.filter((e) => !announces(e));
-      // Likewise a message's trace span is stored on the message (its `span`), not as a row of its own.
-      const tells = (s: NewRunSpan) => tellsMessage(s, messages[(s.messageSeq ?? 0) - messageSeq]);
+      const write = numberWrite(at, { messageCount: messages.length, eventsOf: (first) => [...batch, ...(parts.events?.(first) ?? [])] });
+      const firstSeq = at.nextMessageSeq;
+      // A message's trace span is stored on the message (its `span`), as its `message.created` is (its event id), not as a row of its own.
+      const tells = (s: NewRunSpan) => tellsMessage(s, messages[(s.messageSeq ?? 0) - firstSeq]);
       const spanOf = new Map(spans.filter(tells).map((s) => [s.messageSeq!, messageSpanData(s)]));
       try {
         const owned = await store.runs.save({
           runId,
           owner,
           conversationId,
-          firstSeq: messageSeq,
+          firstSeq,
           messages: messages.map((m, i) => {
-            const eventSeq = eventSeqOf.get(messageSeq + i);
-            const span = spanOf.get(messageSeq + i);
+            const { seq, eventSeq } = write.messages[i]!;
+            const span = spanOf.get(seq);
             return {
               id: newId("msg"),
               role: m.role,
@@ -110,7 +99,7 @@ export function createRunEventLog({
               ...(span && { span }),
             };
           }),
-          events,
+          events: write.events,
           progress: parts.progress ?? null,
           end: parts.end ?? null,
           spans: spans.filter((s) => !tells(s)).map(({ type, data }) => ({ type, data })),
@@ -120,8 +109,7 @@ export function createRunEventLog({
         if (!(err instanceof LeaseLost)) pending = [...batch, ...pending];
         throw err;
       }
-      seq += numbered.length;
-      messageSeq += messages.length;
+      at = write.next;
     });
     chain = result.then(
       () => signals.notify(runId),

@@ -6,6 +6,7 @@ import { executeRun } from "./execute-run.js";
 import { keepLeases } from "./keep-leases.js";
 import type { LocalRun } from "./local-run.js";
 import { recoverRun } from "./recover-run.js";
+import type { RunPosition } from "./run-numbering.js";
 import { createRunWriter, type RunWriter } from "./run-writer.js";
 import { drainRuns } from "./drain-runs.js";
 import { sweepExpiredRuns } from "./sweep-expired-runs.js";
@@ -76,11 +77,10 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
   return {
     /**
      * Executes a run just created, or just answered after a pause (then the
-     * approved calls run first): its last event is `lastSeq`, and its next
-     * message gets `nextMessageSeq`.
+     * approved calls run first), its numbers going on from `position`.
      */
-    start(run: RunRow, { lastSeq, nextMessageSeq, approvedCalls }: { lastSeq: number; nextMessageSeq: number; approvedCalls?: string[] }): void {
-      launch(run, createRunWriter({ services, run, lastSeq, nextMessageSeq }), { approvedCalls });
+    start(run: RunRow, { position, approvedCalls }: { position: RunPosition; approvedCalls?: string[] }): void {
+      launch(run, createRunWriter({ services, run, position }), { approvedCalls });
     },
 
     /** Begins renewing leases and sweeping for abandoned runs; the first sweep runs now. */

@@ -11,6 +11,7 @@ import { redactorOf } from "../redact.js";
 import { createRunTracer, runEndSpan } from "./trace/run-tracer.js";
 import { LeaseLost } from "../core/interruptions.js";
 import { createRunEventLog } from "./run-event-log.js";
+import type { RunPosition } from "./run-numbering.js";
 
 /** How the run ended (or why it waits), with what it spent when the ender knows better than the writer's running totals. */
 export type RunEnd = RunEnding & { steps?: number; usage?: Usage };
@@ -24,15 +25,12 @@ export type RunEnd = RunEnding & { steps?: number; usage?: Usage };
 export function createRunWriter({
   services,
   run,
-  lastSeq,
-  nextMessageSeq,
+  position,
 }: {
   services: Services;
   run: RunRow;
-  /** The run's last saved event. */
-  lastSeq: number;
-  /** The `seq` the conversation's next message gets. */
-  nextMessageSeq: number;
+  /** Where the run's numbers stand: its events and messages are numbered on from there. */
+  position: RunPosition;
 }) {
   const { store, log } = services;
   const events = createRunEventLog({
@@ -41,8 +39,7 @@ export function createRunWriter({
     runId: run.id,
     conversationId: run.conversationId,
     owner: services.instanceId,
-    lastSeq,
-    nextMessageSeq,
+    position,
   });
   let progress: { steps: number; usage: Usage } | null = null;
   let totals = { steps: run.steps, usage: run.usage };

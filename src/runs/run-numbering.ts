@@ -1,0 +1,126 @@
+import type { NewMessage, ToolResultBlock } from "../core/messages.js";
+import type { RunRow } from "../store/schema.js";
+import type { Repositories } from "../store/store.js";
+import type { NewRunEvent } from "../store/event-repository.js";
+import type { RunEventData, RunEventType } from "./run-events.js";
+import { messageSpanData } from "./trace/message-span.js";
+import { toolSpan, type ToolSource } from "./trace/run-tracer.js";
+
+/** Where a run's numbers stand: its last event, and the `seq` its conversation's next message gets. */
+export interface RunPosition {
+  lastSeq: number;
+  nextMessageSeq: number;
+}
+
+/** A new run's: no event yet, its first message after the history's last. */
+export const newRunPosition = (lastMessageSeq: number): RunPosition => ({ lastSeq: 0, nextMessageSeq: lastMessageSeq + 1 });
+
+type RunKey = Pick<RunRow, "id" | "conversationId">;
+
+/** Where a run's numbers stand in the database: its events and its conversation's messages go on from there. */
+export async function positionOf(repos: Pick<Repositories, "events" | "messages">, run: RunKey): Promise<RunPosition> {
+  const lastSeq = await repos.events.lastSeq(run.id);
+  return { lastSeq, nextMessageSeq: (await repos.messages.lastSeq(run.conversationId)) + 1 };
+}
+
+/** An event before it has its number. */
+export type EventInput = Pick<NewRunEvent, "type" | "data">;
+
+/** One write's numbers: each message's `seq` and event id, the events that are rows, and where the numbers stand after it. */
+export interface NumberedWrite {
+  /** A message's `message.created` is the message's own column (`event_seq`), not a row of `run_events`. */
+  messages: { seq: number; eventSeq: number | undefined }[];
+  events: NewRunEvent[];
+  next: RunPosition;
+}
+
+/**
+ * The one numberer of a run's events and its conversation's messages: the
+ * messages of a write take the next `seq`s; its events (`eventsOf`, given the
+ * first message's `seq`) the next event ids, in order. An event that
+ * announces one of the write's messages (`message.created` with its `seq`)
+ * becomes that message's event id.
+ */
+export function numberWrite(at: RunPosition, { messageCount, eventsOf }: { messageCount: number; eventsOf: (firstMessageSeq: number) => EventInput[] }): NumberedWrite {
+  const firstSeq = at.nextMessageSeq;
+  const numbered = eventsOf(firstSeq).map((e, i) => ({ seq: at.lastSeq + 1 + i, ...e }));
+  const announced = (e: NewRunEvent) => {
+    const of = (e.data as { seq?: unknown }).seq;
+    return e.type === "message.created" && typeof of === "number" && of >= firstSeq && of < firstSeq + messageCount ? of : null;
+  };
+  const eventSeqOf = new Map(numbered.flatMap((e) => (announced(e) === null ? [] : [[announced(e)!, e.seq] as const])));
+  return {
+    messages: Array.from({ length: messageCount }, (_, i) => ({ seq: firstSeq + i, eventSeq: eventSeqOf.get(firstSeq + i) })),
+    events: numbered.filter((e) => announced(e) === null),
+    next: { lastSeq: at.lastSeq + numbered.length, nextMessageSeq: firstSeq + messageCount },
+  };
+}
+
+/** Announces messages from `firstSeq` on. */
+export const created = (count: number, firstSeq: number): EventInput[] => Array.from({ length: count }, (_, i) => ({ type: "message.created", data: { seq: firstSeq + i } }));
+
+/**
+ * Appends to a run in the caller's transaction, outside its writer (a run
+ * created, a pause answered or ended), numbered by `numberWrite` from
+ * `position` on as the writer's are. `position` afterwards is where the
+ * run's writer takes over.
+ */
+export function createRunAppender(tx: Repositories, run: RunKey, position: RunPosition) {
+  let at = position;
+
+  /** Messages (of the run, or of none) and the events that go with them; the `seq` of the first message. */
+  async function append(
+    items: NewMessage[],
+    { runId, eventsOf, spanOf }: { runId: string | null; eventsOf: (firstSeq: number) => EventInput[]; spanOf?: ((i: number, seq: number) => Record<string, unknown>) | undefined },
+  ): Promise<number> {
+    const write = numberWrite(at, { messageCount: items.length, eventsOf });
+    const firstSeq = at.nextMessageSeq;
+    await tx.messages.append({
+      conversationId: run.conversationId,
+      runId,
+      items,
+      firstSeq,
+      ...(runId && { eventSeqOf: (i: number) => write.messages[i]!.eventSeq! }),
+      ...(spanOf && { spanOf: (i: number) => spanOf(i, firstSeq + i) }),
+    });
+    await tx.events.append(run.id, write.events);
+    at = write.next;
+    return firstSeq;
+  }
+
+  return {
+    get position(): RunPosition {
+      return at;
+    },
+
+    async event<T extends RunEventType>(type: T, data: RunEventData<T>): Promise<void> {
+      await append([], { runId: null, eventsOf: () => [{ type, data }] });
+    },
+
+    /** Messages of the run, each announced; the `seq` of the first. */
+    messages: (items: NewMessage[]): Promise<number> => append(items, { runId: run.id, eventsOf: (first) => created(items.length, first) }),
+
+    /** Messages of no run, unannounced (the repair of an earlier run's unanswered calls); the `seq` of the first. */
+    repairs: (items: NewMessage[]): Promise<number> => append(items, { runId: null, eventsOf: () => [] }),
+
+    /**
+     * Tool results of the run, each announced by its `message.created` then
+     * its `tool_call.completed`; with `sourceOf`, each with its trace span
+     * (where the result came from). The `seq` of the first.
+     */
+    toolResults(results: NewMessage[], { sourceOf }: { sourceOf?: ((result: ToolResultBlock) => ToolSource) | undefined } = {}): Promise<number> {
+      const resultOf = (i: number) => (results[i]!.content as [ToolResultBlock])[0];
+      return append(results, {
+        runId: run.id,
+        eventsOf: (first) =>
+          results.flatMap((_, i) => {
+            const { tool_call_id, name, is_error } = resultOf(i);
+            return [...created(1, first + i), { type: "tool_call.completed", data: { tool_call_id, name, is_error, duration_ms: 0, seq: first + i } }];
+          }),
+        spanOf: sourceOf && ((i, seq) => messageSpanData(toolSpan({ result: resultOf(i), seq, source: sourceOf(resultOf(i)) }))),
+      });
+    },
+  };
+}
+
+export type RunAppender = ReturnType<typeof createRunAppender>;
