@@ -117,23 +117,23 @@ function signalsOf(database: Database): RunSignals {
 
 export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const { config, database } = deps;
-  const logger = deps.logger ?? createLogger(config.logLevel, { secrets: config.secrets });
+  const logger = deps.logger ?? createLogger(config.server.logLevel, { secrets: config.secrets });
   const metrics = createMetrics({ isTool: (name) => services.registry.has(name) });
   // Loaded only when asked for: without an endpoint, tracing costs nothing, not even its modules.
-  const tracing = config.otlpTracesUrl
+  const tracing = config.trace.otlpTracesUrl
     ? (await import("./telemetry/tracing.js")).createTracing({
-        url: config.otlpTracesUrl,
+        url: config.trace.otlpTracesUrl,
         onError: (err) => logger.warn({ err: describeError(err) }, "could not send spans to the OTLP endpoint; they are dropped"),
       })
     : null;
   const services: Services = {
     config,
     store: createStore(database),
-    providers: deps.providers ?? providersOf(config.providers),
-    registry: createToolRegistry(withResultCaps(deps.tools ?? createBuiltinTools(), config.toolResultMaxCharsByTool)),
-    prices: deps.prices ?? pricesOf(config),
+    providers: deps.providers ?? providersOf(config.models.providers),
+    registry: createToolRegistry(withResultCaps(deps.tools ?? createBuiltinTools(), config.tools.resultMaxCharsByTool)),
+    prices: deps.prices ?? pricesOf(config.models),
     signals: signalsOf(database),
-    histories: createHistoryCache({ maxChars: config.historyCacheMb * 1024 * 1024 }),
+    histories: createHistoryCache({ maxChars: config.runs.historyCacheMb * 1024 * 1024 }),
     tokenRatios: createTokenRatios(),
     broadcast: createBroadcast({ database, onError: (err) => logger.warn({ err }, "LISTEN connection failed; followers fall back to polling") }),
     exclusiveDatabase: database.kind === "pglite",
@@ -153,7 +153,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     shutdown: shutdown.signal,
     ssePingMs: deps.ssePingMs,
     ping: database.ping,
-    streams: createStreamGate({ max: config.maxStreams }),
+    streams: createStreamGate({ max: config.server.maxStreams }),
   };
   metrics.watch({
     activeRuns: () => runs.activeCount,
@@ -165,7 +165,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   let stopping = false;
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    bodyLimit: config.bodyLimitBytes,
+    bodyLimit: config.server.bodyLimitBytes,
     genReqId: () => randomUUID(),
     // Ids are checked by the route schemas, which name the field and the
     // limit; no path segment can be longer than the headers Node accepts.
@@ -181,7 +181,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   app.setErrorHandler(handleError);
   useJsonBodies(app, { maxDepth: BODY_MAX_DEPTH });
   useNotFoundHandler(app);
-  await useOverloadGuard(app, { maxEventLoopDelayMs: config.maxEventLoopDelayMs, sampleIntervalMs: deps.pressureSampleMs });
+  await useOverloadGuard(app, { maxEventLoopDelayMs: config.server.maxEventLoopDelayMs, sampleIntervalMs: deps.pressureSampleMs });
   app.addHook("onRequest", async (req, reply) => {
     // What a request carried, for debugging; REDACT keeps its credentials out.
     if (req.log.level === "debug" || req.log.level === "trace") req.log.debug({ headers: req.headers }, "request headers");
@@ -214,7 +214,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
         // client to reuse, and close() would wait until the client drops it.
         const reap = setInterval(() => app.server.closeIdleConnections(), 100);
         try {
-          await runs.close({ timeoutMs: config.shutdownTimeoutMs });
+          await runs.close({ timeoutMs: config.server.shutdownTimeoutMs });
           shutdown.abort();
           await server;
         } finally {

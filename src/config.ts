@@ -1,10 +1,13 @@
 import path from "node:path";
 import { z } from "zod";
-import type { ProviderName } from "./core/model-provider.js";
 import { OperatorError } from "./errors.js";
 import { canCall } from "./providers/can-call.js";
-import type { DatabasePoolOptions } from "./store/db.js";
+import { DEFAULT_POOL, type DatabasePoolOptions } from "./store/db.js";
 import { secretsOf } from "./redact.js";
+import { DEFAULT_GRACE_WINDOW_MS } from "./agent/run-clock.js";
+import { DEFAULT_MODEL_CALL_TIMEOUT_MS, DEFAULT_MODEL_STREAM_IDLE_MS } from "./agent/model-call-deadline.js";
+import { MAX_TOOL_RESULT_CHARS } from "./tools/clip-tool-result.js";
+import { DEFAULT_TOOL_CONCURRENCY, DEFAULT_TOOL_TIMEOUT_MS } from "./tools/execute-tool-calls.js";
 
 /** A whole number from the environment; `min: 0` where 0 means "off". */
 const intFromEnv = (fallback: number, { min = 1 }: { min?: number } = {}) =>
@@ -43,7 +46,7 @@ const databaseUrl = optionalString.superRefine((url, ctx) => {
 /** A limit from the environment: unset (or empty) is no limit. */
 const optionalPositive = (n: z.ZodNumber) => z.preprocess((v) => (blank(v) ? undefined : Number(v)), n.positive().optional());
 
-const envSchema = z.object({
+const variables = {
   PORT: z.preprocess((v) => (blank(v) ? undefined : Number(v)), z.number().int().min(0).max(65535).default(3000)),
   HOST: z.string().min(1).default("127.0.0.1"),
   DATABASE_URL: databaseUrl,
@@ -56,9 +59,9 @@ const envSchema = z.object({
   OPENAI_BASE_URL: optionalUrl,
   MAX_STEPS: intFromEnv(10),
   MAX_STEPS_LIMIT: intFromEnv(50),
-  TOOL_TIMEOUT_MS: intFromEnv(30_000),
-  TOOL_CONCURRENCY: intFromEnv(8),
-  TOOL_RESULT_MAX_CHARS: intFromEnv(16_384, { min: 256 }),
+  TOOL_TIMEOUT_MS: intFromEnv(DEFAULT_TOOL_TIMEOUT_MS),
+  TOOL_CONCURRENCY: intFromEnv(DEFAULT_TOOL_CONCURRENCY),
+  TOOL_RESULT_MAX_CHARS: intFromEnv(MAX_TOOL_RESULT_CHARS, { min: 256 }),
   /** `read_file=32000,search_files=8000`: caps of single tools, over the tool's own and the default. */
   TOOL_RESULT_MAX_CHARS_BY_TOOL: z.preprocess(
     (v) => (v === undefined || v === "" ? {} : v),
@@ -83,74 +86,111 @@ const envSchema = z.object({
   MAX_STREAMS: intFromEnv(1_000),
   HISTORY_CACHE_MB: intFromEnv(64, { min: 0 }),
   SHUTDOWN_TIMEOUT_MS: intFromEnv(10_000),
-  MODEL_CALL_TIMEOUT_MS: intFromEnv(600_000),
-  MODEL_STREAM_IDLE_MS: intFromEnv(60_000),
-  RUN_GRACE_MS: intFromEnv(30_000),
-  DB_POOL_SIZE: intFromEnv(10),
-  DB_CONNECT_TIMEOUT_MS: intFromEnv(5_000),
-  DB_STATEMENT_TIMEOUT_MS: intFromEnv(30_000, { min: 0 }),
-  DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: intFromEnv(60_000, { min: 0 }),
+  MODEL_CALL_TIMEOUT_MS: intFromEnv(DEFAULT_MODEL_CALL_TIMEOUT_MS),
+  MODEL_STREAM_IDLE_MS: intFromEnv(DEFAULT_MODEL_STREAM_IDLE_MS),
+  RUN_GRACE_MS: intFromEnv(DEFAULT_GRACE_WINDOW_MS),
+  DB_POOL_SIZE: intFromEnv(DEFAULT_POOL.poolSize),
+  DB_CONNECT_TIMEOUT_MS: intFromEnv(DEFAULT_POOL.connectTimeoutMs),
+  DB_STATEMENT_TIMEOUT_MS: intFromEnv(DEFAULT_POOL.statementTimeoutMs, { min: 0 }),
+  DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: intFromEnv(DEFAULT_POOL.idleInTransactionTimeoutMs, { min: 0 }),
   MAX_EVENT_LOOP_DELAY_MS: intFromEnv(1_000, { min: 0 }),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalUrl,
   TRACE: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["on", "off"]).default("on")),
-});
+};
 
 /** Every variable loopd reads (`.env.example` and the README's table list each one). */
-export const CONFIG_VARIABLES = Object.keys(envSchema.shape);
+export const CONFIG_VARIABLES = Object.keys(variables);
 
-export interface Config {
-  port: number;
-  host: string;
-  databaseUrl: string | undefined;
-  dataDir: string;
-  defaultProvider: ProviderName;
-  defaultModel: string | undefined;
-  /** The keys and servers of the model APIs (an OpenAI-compatible local server needs no key). */
-  providers: Record<"anthropic" | "openai", { apiKey: string | undefined; baseUrl: string | undefined }>;
-  maxSteps: number;
-  maxStepsLimit: number;
-  toolTimeoutMs: number;
-  /** How many read-only tool calls of one model response may run at once. */
-  toolConcurrency: number;
-  /** Tool results longer than this are clipped (head and tail kept, the cut saying how much), unless their tool has a cap of its own. */
-  toolResultMaxChars: number;
-  /** Caps of single tools, by name (config wins over the tool's own). */
-  toolResultMaxCharsByTool: Record<string, number>;
-  /** How long a paused run waits for the application's answer before its calls are given up (a conversation may set its own). */
-  actionTimeoutS: number;
-  /** Server-wide budget defaults of a run (null: no limit); a conversation's or a request's own win. */
-  runBudget: { maxTokens: number | null; maxSeconds: number | null; maxCostUsd: number | null };
-  /** A JSON price table that overrides the built-in prices. */
-  pricesFile: string | undefined;
-  workspaceDir: string;
-  logLevel: string;
-  bodyLimitBytes: number;
-  maxTokens: number;
-  /** How long a run's lease lasts before another process may take it over. */
-  runLeaseMs: number;
-  /** SSE streams one process holds open at most; past it a new stream is a 503. */
-  maxStreams: number;
-  /** How much of the histories of conversations whose runs ended here is kept in memory for their next run; 0 keeps none. */
-  historyCacheMb: number;
-  shutdownTimeoutMs: number;
-  /** The most one model call may take, retries included. */
-  modelCallTimeoutMs: number;
-  /** How long a model call may go without a content-bearing chunk (keep-alives do not count). */
-  modelStreamIdleMs: number;
-  /** The grace call's time when a run's time budget ran out: all a run may pass `max_seconds` by. */
-  graceWindowMs: number;
-  /** The limits of the pool when on a Postgres server. */
-  databasePool: Required<DatabasePoolOptions>;
-  /** Mean event-loop lag above which requests are refused with 503 until it falls; 0 turns the check off. */
-  maxEventLoopDelayMs: number;
-  /** Where OpenTelemetry spans go (OTLP/HTTP); unset: no tracing at all. */
-  otlpTracesUrl: string | undefined;
-  /** Whether runs keep a trace (`TRACE=off` turns it off, to measure what it costs). */
-  trace: boolean;
-  /** Values that never appear in a trace, a log or a recorded error (API keys and the like, from the environment). */
-  secrets: string[];
-}
+/**
+ * The environment → loopd's settings, in sections by owner. Unknown
+ * variables pass through only to find the secrets among them.
+ */
+const configSchema = z.looseObject(variables).transform((e, ctx) => {
+  if (e.MAX_STEPS > e.MAX_STEPS_LIMIT) {
+    ctx.addIssue({ code: "custom", path: ["MAX_STEPS"], message: `must be at most MAX_STEPS_LIMIT (${e.MAX_STEPS_LIMIT}); it is ${e.MAX_STEPS}` });
+    return z.NEVER;
+  }
+  const providers = {
+    anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },
+    openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
+  };
+  return {
+    server: {
+      port: e.PORT,
+      host: e.HOST,
+      logLevel: e.LOG_LEVEL,
+      bodyLimitBytes: e.BODY_LIMIT_BYTES,
+      /** SSE streams one process holds open at most; past it a new stream is a 503. */
+      maxStreams: e.MAX_STREAMS,
+      /** Mean event-loop lag above which requests are refused with 503 until it falls; 0 turns the check off. */
+      maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
+      shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    },
+    database: {
+      /** A Postgres server; unset: the embedded database in `dataDir`. */
+      url: e.DATABASE_URL,
+      dataDir: path.resolve(e.DATA_DIR),
+      /** The limits of the pool when on a Postgres server. */
+      pool: {
+        poolSize: e.DB_POOL_SIZE,
+        connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
+        statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
+        idleInTransactionTimeoutMs: e.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      } satisfies Required<DatabasePoolOptions>,
+    },
+    models: {
+      /** Named, or the first with a key or a server (an OpenAI-compatible local server needs no key), or the mock. */
+      defaultProvider: e.LLM_PROVIDER ?? (canCall("anthropic", providers.anthropic) ? "anthropic" : canCall("openai", providers.openai) ? "openai" : "mock"),
+      defaultModel: e.LLM_MODEL,
+      /** The keys and servers of the model APIs. */
+      providers,
+      /** A model call's output limit. */
+      maxTokens: e.MAX_TOKENS,
+      /** The most one model call may take, retries included. */
+      callTimeoutMs: e.MODEL_CALL_TIMEOUT_MS,
+      /** How long a model call may go without a content-bearing chunk (keep-alives do not count). */
+      streamIdleMs: e.MODEL_STREAM_IDLE_MS,
+      /** A JSON price table that overrides the built-in prices. */
+      pricesFile: e.PRICES_FILE,
+    },
+    tools: {
+      timeoutMs: e.TOOL_TIMEOUT_MS,
+      /** How many read-only tool calls of one model response may run at once. */
+      concurrency: e.TOOL_CONCURRENCY,
+      /** Tool results longer than this are clipped (head and tail kept, the cut saying how much), unless their tool has a cap of its own. */
+      resultMaxChars: e.TOOL_RESULT_MAX_CHARS,
+      /** Caps of single tools, by name (config wins over the tool's own). */
+      resultMaxCharsByTool: e.TOOL_RESULT_MAX_CHARS_BY_TOOL,
+      /** The folder the file tools are confined to. */
+      workspaceDir: path.resolve(e.WORKSPACE_DIR),
+    },
+    runs: {
+      maxSteps: e.MAX_STEPS,
+      maxStepsLimit: e.MAX_STEPS_LIMIT,
+      /** Server-wide budget defaults of a run (null: no limit); a conversation's or a request's own win. */
+      budget: { maxTokens: e.RUN_MAX_TOKENS ?? null, maxSeconds: e.RUN_MAX_SECONDS ?? null, maxCostUsd: e.RUN_MAX_COST_USD ?? null },
+      /** The grace call's time when a run's time budget ran out: all a run may pass `max_seconds` by. */
+      graceWindowMs: e.RUN_GRACE_MS,
+      /** How long a paused run waits for the application's answer before its calls are given up (a conversation may set its own). */
+      actionTimeoutS: e.ACTION_TIMEOUT_S,
+      /** How long a run's lease lasts before another process may take it over. */
+      leaseMs: e.RUN_LEASE_MS,
+      /** How much of the histories of conversations whose runs ended here is kept in memory for their next run; 0 keeps none. */
+      historyCacheMb: e.HISTORY_CACHE_MB,
+    },
+    trace: {
+      /** Whether runs keep a trace (`TRACE=off` turns it off, to measure what it costs). */
+      enabled: e.TRACE === "on",
+      /** Where OpenTelemetry spans go (OTLP/HTTP); unset: no tracing at all. */
+      otlpTracesUrl: tracesUrl(e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, e.OTEL_EXPORTER_OTLP_ENDPOINT),
+    },
+    /** Values that never appear in a trace, a log or a recorded error (API keys and the like, from the environment). */
+    secrets: secretsOf(e as NodeJS.ProcessEnv),
+  };
+});
+
+export type Config = z.output<typeof configSchema>;
 
 export class ConfigError extends OperatorError {
   override readonly name = "ConfigError";
@@ -158,59 +198,12 @@ export class ConfigError extends OperatorError {
 
 /** Reads the environment once into a typed Config; a bad value stops start-up with a clear message. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = envSchema.safeParse(env);
+  const parsed = configSchema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
     throw new ConfigError(`invalid configuration: ${problems}`);
   }
-  const e = parsed.data;
-  if (e.MAX_STEPS > e.MAX_STEPS_LIMIT) {
-    throw new ConfigError(`invalid configuration: MAX_STEPS (${e.MAX_STEPS}) exceeds MAX_STEPS_LIMIT (${e.MAX_STEPS_LIMIT})`);
-  }
-  const providers = {
-    anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },
-    openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
-  };
-  const defaultProvider: ProviderName = e.LLM_PROVIDER ?? (canCall("anthropic", providers.anthropic) ? "anthropic" : canCall("openai", providers.openai) ? "openai" : "mock");
-  return {
-    port: e.PORT,
-    host: e.HOST,
-    databaseUrl: e.DATABASE_URL,
-    dataDir: path.resolve(e.DATA_DIR),
-    defaultProvider,
-    defaultModel: e.LLM_MODEL,
-    providers,
-    maxSteps: e.MAX_STEPS,
-    maxStepsLimit: e.MAX_STEPS_LIMIT,
-    toolTimeoutMs: e.TOOL_TIMEOUT_MS,
-    toolConcurrency: e.TOOL_CONCURRENCY,
-    toolResultMaxChars: e.TOOL_RESULT_MAX_CHARS,
-    toolResultMaxCharsByTool: e.TOOL_RESULT_MAX_CHARS_BY_TOOL,
-    actionTimeoutS: e.ACTION_TIMEOUT_S,
-    runBudget: { maxTokens: e.RUN_MAX_TOKENS ?? null, maxSeconds: e.RUN_MAX_SECONDS ?? null, maxCostUsd: e.RUN_MAX_COST_USD ?? null },
-    pricesFile: e.PRICES_FILE,
-    workspaceDir: path.resolve(e.WORKSPACE_DIR),
-    logLevel: e.LOG_LEVEL,
-    bodyLimitBytes: e.BODY_LIMIT_BYTES,
-    maxTokens: e.MAX_TOKENS,
-    runLeaseMs: e.RUN_LEASE_MS,
-    maxStreams: e.MAX_STREAMS,
-    historyCacheMb: e.HISTORY_CACHE_MB,
-    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
-    modelCallTimeoutMs: e.MODEL_CALL_TIMEOUT_MS,
-    modelStreamIdleMs: e.MODEL_STREAM_IDLE_MS,
-    graceWindowMs: e.RUN_GRACE_MS,
-    databasePool: {
-      poolSize: e.DB_POOL_SIZE,
-      connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
-      statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
-      idleInTransactionTimeoutMs: e.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
-    },
-    maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
-    otlpTracesUrl: tracesUrl(e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, e.OTEL_EXPORTER_OTLP_ENDPOINT),
-    trace: e.TRACE === "on",
-    secrets: secretsOf(env),
-  };
+  return parsed.data;
 }
 
 /**

@@ -55,4 +55,4 @@ function where(path: readonly PropertyKey[]): string {
 }
 
 /** The price table a configuration names: the built-in prices, with `PRICES_FILE` over them. */
-export const pricesOf = (config: { pricesFile: string | undefined }): PriceTable => createPriceTable(config.pricesFile ? loadPriceFile(config.pricesFile) : {});
+export const pricesOf = ({ pricesFile }: { pricesFile: string | undefined }): PriceTable => createPriceTable(pricesFile ? loadPriceFile(pricesFile) : {});

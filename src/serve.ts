@@ -31,16 +31,16 @@ export interface Served {
  */
 export async function serve({ env = process.env, tools }: ServeOptions = {}): Promise<Served> {
   const config = loadConfig(env);
-  const logger = createLogger(config.logLevel, { secrets: config.secrets });
+  const logger = createLogger(config.server.logLevel, { secrets: config.secrets });
   checkProviderKey(config);
-  const prices = pricesOf(config);
-  makeDirectory(config.workspaceDir, "WORKSPACE_DIR");
-  await checkListenAddress(config);
+  const prices = pricesOf(config.models);
+  makeDirectory(config.tools.workspaceDir, "WORKSPACE_DIR");
+  await checkListenAddress(config.server);
   const database = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
+    databaseUrl: config.database.url,
+    dataDir: config.database.dataDir,
     program: "the loopd server",
-    ...config.databasePool,
+    ...config.database.pool,
     // A faulted embedded database fails every query from now on; staying up
     // would answer 503 forever. Exit, and let the supervisor start us afresh.
     onFault: (err) => {
@@ -54,11 +54,11 @@ export async function serve({ env = process.env, tools }: ServeOptions = {}): Pr
   let url: string;
   try {
     await database.migrate().catch((err: unknown) => {
-      throw new OperatorError(explainDatabaseError(err, config), { cause: err });
+      throw new OperatorError(explainDatabaseError(err, config.database), { cause: err });
     });
     loopd = await buildApp({ config, database, logger, prices, ...(tools && { tools }) });
-    url = await loopd.app.listen({ host: config.host, port: config.port }).catch((err: unknown) => {
-      throw explainListenError(err, config);
+    url = await loopd.app.listen({ host: config.server.host, port: config.server.port }).catch((err: unknown) => {
+      throw explainListenError(err, config.server);
     });
   } catch (err) {
     await loopd?.close().catch(() => {});
@@ -67,12 +67,12 @@ export async function serve({ env = process.env, tools }: ServeOptions = {}): Pr
   }
   database.advertise(url);
   // Said once it serves, not before: a start that fails says only why.
-  const keyless = (["anthropic", "openai"] as const).filter((p) => p !== config.defaultProvider && !canCall(p, config.providers[p]));
+  const keyless = (["anthropic", "openai"] as const).filter((p) => p !== config.models.defaultProvider && !canCall(p, config.models.providers[p]));
   if (keyless.length > 0) {
     logger.info(`conversations that choose ${keyless.join(" or ")} will fail until ${keyless.map((p) => KEY_OF[p]).join(" or ")} is set`);
   }
   logger.info(
-    { url, database: database.kind === "pglite" ? `embedded (${config.dataDir})` : "postgres", provider: config.defaultProvider, workspace: config.workspaceDir },
+    { url, database: database.kind === "pglite" ? `embedded (${config.database.dataDir})` : "postgres", provider: config.models.defaultProvider, workspace: config.tools.workspaceDir },
     "loopd is ready",
   );
 
@@ -80,7 +80,7 @@ export async function serve({ env = process.env, tools }: ServeOptions = {}): Pr
   const stop = (signal: string) =>
     (stopping ??= (async () => {
       logger.info({ signal }, "shutting down");
-      const force = setTimeout(() => process.exit(1), config.shutdownTimeoutMs + 5_000);
+      const force = setTimeout(() => process.exit(1), config.server.shutdownTimeoutMs + 5_000);
       force.unref();
       await loopd.close();
       await database.close();
@@ -104,8 +104,8 @@ const KEY_OF = { anthropic: "ANTHROPIC_API_KEY", openai: "OPENAI_API_KEY" } as c
 
 /** The default provider must be usable: say so now, not on every run. */
 function checkProviderKey(config: Config): void {
-  const provider = config.defaultProvider;
-  if (provider === "mock" || canCall(provider, config.providers[provider])) return;
+  const provider = config.models.defaultProvider;
+  if (provider === "mock" || canCall(provider, config.models.providers[provider])) return;
   const hint = provider === "openai" ? " (or OPENAI_BASE_URL, for an OpenAI-compatible local server such as Ollama, vLLM or llama.cpp, which needs no key)" : "";
   throw new OperatorError(`LLM_PROVIDER is ${provider} but ${KEY_OF[provider]} is not set${hint}; set it, or unset LLM_PROVIDER to use the offline mock provider`);
 }

@@ -3,12 +3,36 @@ import { ConfigError, loadConfig } from "../src/config.js";
 
 describe("TOOL_CONCURRENCY", () => {
   it("defaults to 8 and takes a positive integer", () => {
-    expect(loadConfig({}).toolConcurrency).toBe(8);
-    expect(loadConfig({ TOOL_CONCURRENCY: "3" }).toolConcurrency).toBe(3);
+    expect(loadConfig({}).tools.concurrency).toBe(8);
+    expect(loadConfig({ TOOL_CONCURRENCY: "3" }).tools.concurrency).toBe(3);
   });
 
   it.each(["0", "-1", "2.5", "many"])("refuses %s", (value) => {
     expect(() => loadConfig({ TOOL_CONCURRENCY: value })).toThrow(ConfigError);
     expect(() => loadConfig({ TOOL_CONCURRENCY: value })).toThrow(/TOOL_CONCURRENCY/);
+  });
+});
+
+describe("the configuration's sections", () => {
+  it("group the settings by owner, each default the owner's own", async () => {
+    const { DEFAULT_TOOL_TIMEOUT_MS } = await import("../src/tools/execute-tool-calls.js");
+    const { DEFAULT_MODEL_CALL_TIMEOUT_MS } = await import("../src/agent/model-call-deadline.js");
+    const { DEFAULT_GRACE_WINDOW_MS } = await import("../src/agent/run-clock.js");
+    const { DEFAULT_POOL } = await import("../src/store/db.js");
+    const config = loadConfig({});
+    expect(Object.keys(config).sort()).toEqual(["database", "models", "runs", "secrets", "server", "tools", "trace"]);
+    expect(config.tools.timeoutMs).toBe(DEFAULT_TOOL_TIMEOUT_MS);
+    expect(config.models.callTimeoutMs).toBe(DEFAULT_MODEL_CALL_TIMEOUT_MS);
+    expect(config.runs.graceWindowMs).toBe(DEFAULT_GRACE_WINDOW_MS);
+    expect(config.database.pool).toEqual(DEFAULT_POOL);
+  });
+
+  it("refuses MAX_STEPS over MAX_STEPS_LIMIT, naming both", () => {
+    expect(() => loadConfig({ MAX_STEPS: "60" })).toThrow("invalid configuration: MAX_STEPS: must be at most MAX_STEPS_LIMIT (50); it is 60");
+    expect(loadConfig({ MAX_STEPS: "60", MAX_STEPS_LIMIT: "60" }).runs.maxSteps).toBe(60);
+  });
+
+  it("finds the secrets among variables it does not read too", () => {
+    expect(loadConfig({ ANTHROPIC_API_KEY: "sk-ant-12345678", MY_SERVICE_TOKEN: "tok-abcdefgh" }).secrets).toEqual(expect.arrayContaining(["sk-ant-12345678", "tok-abcdefgh"]));
   });
 });

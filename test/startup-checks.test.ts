@@ -118,8 +118,8 @@ describe("a model server that is down", () => {
 });
 
 test("PORT of spaces is the default, never a port picked at random (Number(\" \") is 0)", () => {
-  expect(loadConfig({ PORT: " " }).port).toBe(3000);
-  expect(loadConfig({ MAX_STEPS: "  " }).maxSteps).toBe(10);
+  expect(loadConfig({ PORT: " " }).server.port).toBe(3000);
+  expect(loadConfig({ MAX_STEPS: "  " }).runs.maxSteps).toBe(10);
 });
 
 describe(".env", () => {

@@ -76,9 +76,9 @@ export async function answerAction({ services, runs }: { services: Services; run
         input,
         requestHash,
         owner: instanceId,
-        leaseMs: config.runLeaseMs,
-        maxResultChars: config.toolResultMaxChars,
-        trace: config.trace,
+        leaseMs: config.runs.leaseMs,
+        maxResultChars: config.tools.resultMaxChars,
+        trace: config.trace.enabled,
         redactor: redactorOf(config),
       });
     });

@@ -56,11 +56,11 @@ export function createConversationService(services: Services) {
     return [...new Set(tools)];
   };
   const defaultModelOf = (provider: ProviderName) =>
-    provider === config.defaultProvider && config.defaultModel ? config.defaultModel : providers[provider].defaultModel;
+    provider === config.models.defaultProvider && config.models.defaultModel ? config.models.defaultModel : providers[provider].defaultModel;
 
   return {
     async create(input: CreateConversationInput) {
-      const provider = input.provider ?? config.defaultProvider;
+      const provider = input.provider ?? config.models.defaultProvider;
       const tools = checkTools(input.tools ?? registry.names());
       const row = await store.conversations.create({
         title: input.title ?? null,
@@ -173,7 +173,7 @@ export function createConversationService(services: Services) {
         messages: built.messages,
         tools,
         toolChoice: tools.length === 0 ? "none" : "auto",
-        maxTokens: config.maxTokens,
+        maxTokens: config.models.maxTokens,
         cacheKey: conversation.caching ? conversation.id : null,
       });
       return {

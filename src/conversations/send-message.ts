@@ -143,7 +143,7 @@ async function createRun({
       idempotencyKey: idempotencyKey ?? null,
       requestHash,
       leaseOwner: instanceId,
-      leaseMs: config.runLeaseMs,
+      leaseMs: config.runs.leaseMs,
     });
     // A crash may have left the last tool calls unanswered; answer them before
     // the new user message, where both providers expect their results.

@@ -22,16 +22,16 @@ export function settleBudget({
   /** The request's top-level `max_steps`, a shorthand for `budget.max_steps`. */
   maxSteps: number | undefined;
   conversation: BudgetInput | null;
-  config: Pick<Config, "maxSteps" | "maxStepsLimit" | "runBudget">;
+  config: Pick<Config, "runs">;
   model: string;
   priced: boolean;
 }): RunBudget {
   const pick = <K extends keyof BudgetInput>(key: K) => request?.[key] ?? conversation?.[key];
   const budget: RunBudget = {
-    max_steps: Math.min(request?.max_steps ?? maxSteps ?? conversation?.max_steps ?? config.maxSteps, config.maxStepsLimit),
-    max_tokens: pick("max_tokens") ?? config.runBudget.maxTokens,
-    max_seconds: pick("max_seconds") ?? config.runBudget.maxSeconds,
-    max_cost_usd: pick("max_cost_usd") ?? config.runBudget.maxCostUsd,
+    max_steps: Math.min(request?.max_steps ?? maxSteps ?? conversation?.max_steps ?? config.runs.maxSteps, config.runs.maxStepsLimit),
+    max_tokens: pick("max_tokens") ?? config.runs.budget.maxTokens,
+    max_seconds: pick("max_seconds") ?? config.runs.budget.maxSeconds,
+    max_cost_usd: pick("max_cost_usd") ?? config.runs.budget.maxCostUsd,
     grace_turn: pick("grace_turn") ?? true,
   };
   if (budget.max_cost_usd !== null && !priced) {

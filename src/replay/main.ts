@@ -39,22 +39,22 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig(process.env);
   const redactor = redactorOf(config);
   const baseURL = values["base-url"];
-  const serverUrl = values.url ?? (config.databaseUrl ? undefined : holderOf(config.dataDir)?.url);
+  const serverUrl = values.url ?? (config.database.url ? undefined : holderOf(config.database.dataDir)?.url);
 
   let source: { run: { id: string; provider: string; model: string; steps: number }; entries: AsyncIterable<TraceEntry> };
   let close = async () => {};
   if (serverUrl) {
-    if (!values.url) console.log(`the loopd server at ${serverUrl} holds ${config.dataDir}: reading the run through its API`);
+    if (!values.url) console.log(`the loopd server at ${serverUrl} holds ${config.database.dataDir}: reading the run through its API`);
     source = await runOverHttp({ url: serverUrl, runId });
   } else {
-    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, program: "npm run replay", mustExist: true });
+    const database = await openDatabase({ databaseUrl: config.database.url, dataDir: config.database.dataDir, program: "npm run replay", mustExist: true });
     close = () => database.close();
     await database.migrate();
     const store = createStore(database);
     const run = await store.runs.get(runId);
     if (!run) {
       await close();
-      throw new OperatorError(`run ${runId} does not exist in this database (${config.databaseUrl ? "DATABASE_URL" : config.dataDir})`);
+      throw new OperatorError(`run ${runId} does not exist in this database (${config.database.url ? "DATABASE_URL" : config.database.dataDir})`);
     }
     source = { run, entries: storedTraceEntries({ store, run, redactor }) };
   }
@@ -66,7 +66,7 @@ async function main(argv: string[]): Promise<number> {
     console.log(`replaying ${run.id} (${from}, ${run.steps} steps) on ${target}/${values.model ?? (target !== run.provider ? "its default model" : model)}`);
     const report = await replayRun({
       entries: source.entries,
-      providers: providersOf(config.providers, { baseURL }),
+      providers: providersOf(config.models.providers, { baseURL }),
       run,
       redactor,
       provider,

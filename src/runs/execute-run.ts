@@ -33,12 +33,12 @@ export async function executeRun({
   const { store, config, log } = services;
   const observer = services.telemetry.runStarted(run);
   let result: RunOutcome;
-  let actionTimeoutS = config.actionTimeoutS;
+  let actionTimeoutS = config.runs.actionTimeoutS;
   let historyVersion = 0;
   try {
     const conversation = await store.conversations.get(run.conversationId);
     if (!conversation) return observer.end(null); // deleted meanwhile: its runs went with it
-    actionTimeoutS = conversation.actionTimeoutS ?? config.actionTimeoutS;
+    actionTimeoutS = conversation.actionTimeoutS ?? config.runs.actionTimeoutS;
     historyVersion = conversation.historyVersion;
     const finish = run.request.finish ?? null;
     const toolBox = toolBoxOf({ services, conversation, finish });
@@ -53,7 +53,7 @@ export async function executeRun({
         toolChoice: run.request.tool_choice,
         context: conversation.context ?? DEFAULT_CONTEXT,
         cacheKey: conversation.caching ? conversation.id : null,
-        maxTokens: config.maxTokens,
+        maxTokens: config.models.maxTokens,
       },
       budget: run.request.budget ?? { max_steps: run.request.max_steps, max_tokens: null, max_seconds: null, max_cost_usd: null, grace_turn: true },
       finish,
@@ -62,7 +62,7 @@ export async function executeRun({
       resume: { stepsDone: run.steps, usageSoFar: run.usage, clockStartedAt: run.createdAt.getTime() + run.pausedMs, approvedCalls },
       tokenRatio: services.tokenRatios.get(conversation.id),
       onTokenRatio: (ratio) => services.tokenRatios.set(conversation.id, ratio),
-      limits: { modelCallTimeoutMs: config.modelCallTimeoutMs, modelStreamIdleMs: config.modelStreamIdleMs, graceWindowMs: config.graceWindowMs },
+      limits: { modelCallTimeoutMs: config.models.callTimeoutMs, modelStreamIdleMs: config.models.streamIdleMs, graceWindowMs: config.runs.graceWindowMs },
       flushEvents: writer.flush,
       signal,
       onEvent: (e) => {

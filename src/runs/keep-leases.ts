@@ -21,7 +21,7 @@ export async function keepLeases({
   const runIds = [...active.keys(), ...recovering];
   if (runIds.length === 0) return;
   try {
-    const renewed = await store.runs.renewLeases({ owner: instanceId, runIds, leaseMs: config.runLeaseMs });
+    const renewed = await store.runs.renewLeases({ owner: instanceId, runIds, leaseMs: config.runs.leaseMs });
     for (const { id, cancelRequested } of renewed) {
       if (cancelRequested) active.get(id)?.controller.abort();
     }

@@ -62,7 +62,7 @@ export async function recoverRun({
   if (run.cancelRequested) return writer.finish({ status: "cancelled", stopReason: "cancelled" });
   if (approved.size === 0 && waiting.length > 0) {
     log.info({ run_id: run.id, waiting: waiting.length }, "a run stopped before its pause was recorded: it pauses now");
-    return writer.finish({ status: "requires_action", stopReason: null, pending: waiting }, { actionTimeoutS: conversation.actionTimeoutS ?? services.config.actionTimeoutS });
+    return writer.finish({ status: "requires_action", stopReason: null, pending: waiting }, { actionTimeoutS: conversation.actionTimeoutS ?? services.config.runs.actionTimeoutS });
   }
 
   const last = tail.at(-1);

@@ -91,12 +91,12 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
         timers.push(t);
       };
       // Renewal is also how a cancel asked of another process reaches us: keep it frequent.
-      every(Math.max(50, Math.min(1_000, Math.floor(config.runLeaseMs / 3))), () =>
+      every(Math.max(50, Math.min(1_000, Math.floor(config.runs.leaseMs / 3))), () =>
         keepLeases({ services, active, recovering }),
       );
       // An abandoned run is taken over within about a lease and a quarter of its
       // owner's death; a paused run past its deadline is ended as soon.
-      every(Math.max(100, Math.min(5_000, Math.floor(config.runLeaseMs / 4))), () => sweep());
+      every(Math.max(100, Math.min(5_000, Math.floor(config.runs.leaseMs / 4))), () => sweep());
       // The embedded database's engine runs in this process, so this clock is its clock.
       await sweep(exclusive ? new Date() : undefined);
     },

@@ -50,7 +50,7 @@ export function createRunWriter({
     return p;
   };
   const redactor = redactorOf(services.config);
-  const tracer = services.config.trace ? createRunTracer({ redactor }) : null;
+  const tracer = services.config.trace.enabled ? createRunTracer({ redactor }) : null;
   // Spans of what happened before the next save (a model call, a recovery): they go with it.
   let spansWaiting: NewRunSpan[] = [];
   const takeSpans = () => {
@@ -108,7 +108,7 @@ export function createRunWriter({
      * if it cannot write, the run's lease lapses and the sweeper ends or
      * resumes it.
      */
-    async finish(end: RunEnd, { actionTimeoutS = services.config.actionTimeoutS }: { actionTimeoutS?: number } = {}): Promise<void> {
+    async finish(end: RunEnd, { actionTimeoutS = services.config.runs.actionTimeoutS }: { actionTimeoutS?: number } = {}): Promise<void> {
       const steps = end.steps ?? totals.steps;
       const usage = end.usage ?? totals.usage;
       const fields = endingFields(end);

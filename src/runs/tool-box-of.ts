@@ -20,9 +20,9 @@ export function toolBoxOf({
     clientTools: conversation.clientTools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.input_schema })),
     approvalRequired: conversation.approvalRequired,
     loopTools: finish ? [finishToolSpec(finish)] : [],
-    workspaceDir: config.workspaceDir,
-    defaultTimeoutMs: config.toolTimeoutMs,
-    concurrency: config.toolConcurrency,
-    maxResultChars: config.toolResultMaxChars,
+    workspaceDir: config.tools.workspaceDir,
+    defaultTimeoutMs: config.tools.timeoutMs,
+    concurrency: config.tools.concurrency,
+    maxResultChars: config.tools.resultMaxChars,
   });
 }

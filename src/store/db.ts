@@ -78,6 +78,8 @@ export interface DatabasePoolOptions {
   idleInTransactionTimeoutMs?: number;
 }
 
+export const DEFAULT_POOL: Required<DatabasePoolOptions> = { poolSize: 10, connectTimeoutMs: 5_000, statementTimeoutMs: 30_000, idleInTransactionTimeoutMs: 60_000 };
+
 export interface OpenDatabaseOptions extends DatabasePoolOptions {
   /** `postgres://…`; unset opens the embedded PGlite. */
   databaseUrl?: string | undefined;
@@ -98,10 +100,10 @@ export interface OpenDatabaseOptions extends DatabasePoolOptions {
 export async function openDatabase({
   databaseUrl,
   dataDir,
-  poolSize = 10,
-  connectTimeoutMs = 5_000,
-  statementTimeoutMs = 30_000,
-  idleInTransactionTimeoutMs = 60_000,
+  poolSize = DEFAULT_POOL.poolSize,
+  connectTimeoutMs = DEFAULT_POOL.connectTimeoutMs,
+  statementTimeoutMs = DEFAULT_POOL.statementTimeoutMs,
+  idleInTransactionTimeoutMs = DEFAULT_POOL.idleInTransactionTimeoutMs,
   onFault,
   program = "a loopd process",
   mustExist = false,

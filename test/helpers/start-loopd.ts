@@ -61,7 +61,7 @@ export async function startLoopd({
     ...(instanceId && { instanceId }),
     ...(ssePingMs && { ssePingMs }),
     ...(pressureSampleMs && { pressureSampleMs }),
-    logger: logger ?? createLogger(config.logLevel),
+    logger: logger ?? createLogger(config.server.logLevel),
   });
   let url = "";
   if (listen) {

@@ -146,7 +146,7 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
     const conv = await newConversation();
     f.llm.respond = () => ({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] });
     const body = (await client().send(conv.id, { content: "Loop.", max_steps: 10_000 })).json();
-    expect(body.run.steps).toBe(f.loopd.config.maxStepsLimit);
+    expect(body.run.steps).toBe(f.loopd.config.runs.maxStepsLimit);
   });
 
   test("max_tokens ends the run incomplete and keeps the partial text", async () => {

@@ -156,11 +156,11 @@ test("a collector that cannot be reached costs a shutdown a bounded wait, never 
 
 describe("the OTLP endpoint setting", () => {
   test("is off unless set; the general endpoint gets the traces path, the traces endpoint is taken whole", () => {
-    expect(loadConfig({}).otlpTracesUrl).toBeUndefined();
-    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "" }).otlpTracesUrl).toBeUndefined();
-    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" }).otlpTracesUrl).toBe("http://collector:4318/v1/traces");
+    expect(loadConfig({}).trace.otlpTracesUrl).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "" }).trace.otlpTracesUrl).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" }).trace.otlpTracesUrl).toBe("http://collector:4318/v1/traces");
     expect(
-      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://traces.example/ingest" }).otlpTracesUrl,
+      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://traces.example/ingest" }).trace.otlpTracesUrl,
     ).toBe("https://traces.example/ingest");
   });
 

@@ -58,9 +58,9 @@ describe("tool result caps", () => {
 
   test("configured per tool by name: TOOL_RESULT_MAX_CHARS and TOOL_RESULT_MAX_CHARS_BY_TOOL", () => {
     const config = loadConfig({ TOOL_RESULT_MAX_CHARS: "4000", TOOL_RESULT_MAX_CHARS_BY_TOOL: "read_file=32000, search_files = 8000" });
-    expect(config.toolResultMaxChars).toBe(4000);
-    expect(config.toolResultMaxCharsByTool).toEqual({ read_file: 32_000, search_files: 8000 });
-    expect(loadConfig({}).toolResultMaxChars).toBe(16_384);
+    expect(config.tools.resultMaxChars).toBe(4000);
+    expect(config.tools.resultMaxCharsByTool).toEqual({ read_file: 32_000, search_files: 8000 });
+    expect(loadConfig({}).tools.resultMaxChars).toBe(16_384);
     expect(() => loadConfig({ TOOL_RESULT_MAX_CHARS_BY_TOOL: "read_file" })).toThrow(/TOOL_RESULT_MAX_CHARS_BY_TOOL/);
     expect(() => loadConfig({ TOOL_RESULT_MAX_CHARS_BY_TOOL: "read_file=12" })).toThrow(/TOOL_RESULT_MAX_CHARS_BY_TOOL/);
   });

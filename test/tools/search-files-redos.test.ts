@@ -15,7 +15,7 @@ import { useLoopd } from "../helpers/use-loopd.js";
 
 const TIMEOUT_MS = 300;
 const f = useLoopd({ listen: true, env: { TOOL_TIMEOUT_MS: String(TIMEOUT_MS) } });
-const writeRedosFile = () => writeFile(path.join(f.loopd.config.workspaceDir, "redos.txt"), `${"a".repeat(29)}!\n`);
+const writeRedosFile = () => writeFile(path.join(f.loopd.config.tools.workspaceDir, "redos.txt"), `${"a".repeat(29)}!\n`);
 const json = (body: unknown) => ({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
 test("a catastrophic regex in search_files times out, and loopd answers other requests meanwhile", async () => {
@@ -59,5 +59,5 @@ test("search_files stops a running regex when its signal aborts", async () => {
   const input = tool.input.parse({ pattern: "/^(a+)+$/", path: "redos.txt" });
   // The executor aborts the tool's signal like this on its timeout.
   const signal = AbortSignal.timeout(TIMEOUT_MS);
-  await expect(tool.execute(input, { signal, workspaceDir: f.loopd.config.workspaceDir, maxResultChars: 16_384 })).rejects.toMatchObject({ name: "TimeoutError" });
+  await expect(tool.execute(input, { signal, workspaceDir: f.loopd.config.tools.workspaceDir, maxResultChars: 16_384 })).rejects.toMatchObject({ name: "TimeoutError" });
 });
