@@ -157,3 +157,15 @@ describe("file sizes", () => {
     expect(over(120, (file) => file === path.join("agent", "run-agent-loop.ts"))).toEqual([]);
   });
 });
+
+test("the README's project layout names every folder of src/, and no folder that is not there", () => {
+  const readme = readFileSync(path.resolve(SRC, "../README.md"), "utf8");
+  const layout = readme.slice(readme.indexOf("## Project layout"));
+  const block = layout.slice(layout.indexOf("```") + 3, layout.indexOf("```", layout.indexOf("```") + 3));
+  const named = [...block.matchAll(/^ {2}([a-z-]+(?:\/[a-z-]+)*)\/\s/gm)].map((m) => m[1]!).sort();
+  const folders = readdirSync(SRC, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name);
+  expect(named.filter((n) => !n.includes("/")).sort()).toEqual(folders.sort());
+  for (const nested of named.filter((n) => n.includes("/"))) expect(readdirSync(path.join(SRC, nested)).length).toBeGreaterThan(0);
+});
