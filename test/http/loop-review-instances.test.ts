@@ -4,6 +4,7 @@
  * test failed before its fix.
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { answerAction } from "../../src/conversations/answer-action.js";
 import { api } from "../helpers/api.js";
 import { startLoopd, type TestLoopd } from "../helpers/start-loopd.js";
 import { useLoopd } from "../helpers/use-loopd.js";
@@ -68,6 +69,33 @@ test("an answer racing a DELETE of its conversation: 404, never 409 with a null 
     expect([200, 404], answer.body).toContain(answer.statusCode);
     if (answer.statusCode === 404) expect(answer.json().error.code).toBe("not_found");
   }
+});
+
+test("an answer whose conversation is deleted between the answer's first read and its lock: 404", async () => {
+  const a = api(f.loopd.app);
+  const conv = await a.createConversation({ provider: "openai", approval_required: ["delete_note"] });
+  f.llm.script({ toolCalls: [{ name: "delete_note", input: { title: "gone" } }] });
+  const paused = (await a.send(conv.id, { content: "Delete." })).json().run;
+  const { services, runs: manager } = f.loopd;
+  // The DELETE lands right after the answer has read the run, at the instant the race needs.
+  let deleted = false;
+  const runsOfStore = {
+    ...services.store.runs,
+    get: async (id: string) => {
+      const row = await services.store.runs.get(id);
+      if (!deleted) {
+        deleted = true;
+        expect((await f.loopd.app.inject({ method: "DELETE", url: `/conversations/${conv.id}` })).statusCode).toBe(204);
+      }
+      return row;
+    },
+  };
+  const answering = answerAction(
+    { services: { ...services, store: { ...services.store, runs: runsOfStore } }, runs: manager },
+    { conversationId: conv.id, runId: paused.id, approvals: [{ tool_call_id: paused.required_action.tool_calls[0].tool_call_id, approve: true }], toolOutputs: [] },
+  );
+  await expect(answering).rejects.toMatchObject({ code: "not_found" });
+  expect(deleted).toBe(true);
 });
 
 test("the trace's JSON and NDJSON forms are one presentation: the same spans, run.end's cost included", async () => {

@@ -25,8 +25,8 @@ const slowLook = defineTool({
     }),
 });
 
-// A short lease, so that a run whose process "stopped" is taken over within the test.
-const f = useLoopd({ tools: [deleteNoteTool(), slowLook], env: { RUN_LEASE_MS: "1200" } });
+// A short lease, so that a run whose process "stopped" is taken over within the test; a short grace window.
+const f = useLoopd({ tools: [deleteNoteTool(), slowLook], env: { RUN_LEASE_MS: "1200", RUN_GRACE_MS: "1000" } });
 const client = () => api(f.loopd.app);
 const getRun = async (conv: string, run: string) => (await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv}/runs/${run}` })).json();
 async function until<T>(what: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
@@ -80,3 +80,21 @@ test("an approved call whose start was never recorded (the process stopped right
   const results = (await client().history(conv.id)).filter((m) => m.role === "tool").map((m) => m.content[0]);
   expect(results).toEqual([expect.objectContaining({ name: "delete_note", is_error: false, content: "note draft deleted" })]);
 });
+
+test("a run whose own tool_choice is none, taken over after its time budget ran out: its one call is the grace call, bounded by RUN_GRACE_MS, and it ends budget/seconds", async () => {
+  const conv = await client().createConversation({ provider: "openai" });
+  // The first call is in flight when the process "stops"; after the take-over the model hangs too.
+  f.llm.script({ hang: true }, { hang: true });
+  const sent = client().send(conv.id, { content: "Answer.", tool_choice: "none", budget: { max_seconds: 30 } });
+  await until(async () => f.llm.requests.length, (n) => n === 1);
+  const runId = (await f.loopd.services.store.runs.list({ conversationId: conv.id, limit: 1 })).rows[0]!.id;
+  // Its clock ran out meanwhile: it began an hour ago.
+  await f.database.db.update(runs).set({ createdAt: new Date(Date.now() - 3_600_000) }).where(eq(runs.id, runId));
+  await abandon(runId);
+  const ended = await until(() => getRun(conv.id, runId), (r) => r.status !== "running");
+  await sent;
+  expect(ended).toMatchObject({ status: "incomplete", stop_reason: "budget", budget_exceeded: "seconds" });
+  // Taken for a grace call because of its tool_choice, the call had no deadline and hung on; at most one call after the take-over now.
+  expect(f.llm.requests.length).toBeLessThanOrEqual(2);
+});
+
