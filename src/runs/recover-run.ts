@@ -35,8 +35,9 @@ export async function recoverRun({
   const rows = await store.messages.sinceLastAssistant(run.conversationId);
   const tail = historyOf(rows);
   const writer = createRunWriter({ services, run, position: await positionOf(store, run) });
-  // Calls approved by the application that never began (the process stopped first) still run.
-  const approved = run.cancelRequested ? new Set<string>() : await approvedNotStarted(services, run);
+  // Calls approved by the application that never began (the process stopped first) still run;
+  // those that began are answered "interrupted" below, like any call cut off: never put up for approval again.
+  const { decided, approved } = run.cancelRequested ? { decided: new Set<string>(), approved: new Set<string>() } : await approvedCalls(services, run);
   // A call that waits for the application never ran without its answer: it still waits (the step paused too late).
   const conversation = await store.conversations.get(run.conversationId);
   if (!conversation) return; // deleted meanwhile: its runs went with it
@@ -44,7 +45,7 @@ export async function recoverRun({
   const waiting = run.cancelRequested
     ? []
     : findOrphanToolCalls(tail).flatMap((call): PendingToolCall[] => {
-        const decision = approved.has(call.id) ? "run" : toolBox.decide(call);
+        const decision = decided.has(call.id) ? "run" : toolBox.decide(call);
         return decision === "approve" || decision === "submit_output" ? [{ tool_call_id: call.id, name: call.name, input: call.input, action: decision }] : [];
       });
   const untouched = new Set([...approved, ...waiting.map((w) => w.tool_call_id)]);
@@ -83,17 +84,17 @@ export async function recoverRun({
 }
 
 /**
- * The calls the run's last answer approved that have not begun: no
- * `tool_call.started` since the answer (it is saved before an approved call
- * runs), and no result.
+ * The calls the run's last answer approved (`decided`), and of them those
+ * that have not begun (`approved`): no `tool_call.started` since the answer
+ * (it is saved before an approved call runs), and no result.
  */
-async function approvedNotStarted({ store }: Services, run: RunRow): Promise<Set<string>> {
+async function approvedCalls({ store }: Services, run: RunRow): Promise<{ decided: Set<string>; approved: Set<string> }> {
   const answer = await store.actions.latestOf(run.id);
-  if (!answer) return new Set();
-  const approved = new Set(answer.answer.approvals.filter((a) => a.approve).map((a) => a.tool_call_id));
-  if (approved.size === 0) return approved;
+  const decided = new Set(answer?.answer.approvals.filter((a) => a.approve).map((a) => a.tool_call_id) ?? []);
+  const approved = new Set(decided);
+  if (!answer || approved.size === 0) return { decided, approved };
   for (const event of await store.events.after({ runId: run.id, afterSeq: answer.afterEventSeq, limit: 10_000 })) {
     if (event.type === "tool_call.started" || event.type === "tool_call.completed") approved.delete((event.data as { tool_call_id: string }).tool_call_id);
   }
-  return approved;
+  return { decided, approved };
 }

@@ -98,3 +98,23 @@ test("a run whose own tool_choice is none, taken over after its time budget ran 
   expect(f.llm.requests.length).toBeLessThanOrEqual(2);
 });
 
+test("an approved call that began before its process stopped is answered 'interrupted', never put up for approval again", async () => {
+  const conv = await client().createConversation({ provider: "openai", approval_required: ["slow_look"] });
+  f.llm.script({ toolCalls: [{ name: "slow_look", input: {} }] });
+  const paused = (await client().send(conv.id, { content: "Look." })).json().run;
+  expect(paused.status).toBe("requires_action");
+  const callId = paused.required_action.tool_calls[0].tool_call_id;
+  f.llm.script({ text: "It may have looked; check." });
+  // Approved, the call begins (its start is saved before it runs) and is still going when its process stops.
+  const answering = f.loopd.app.inject({ method: "POST", url: `/conversations/${conv.id}/runs/${paused.id}/actions`, payload: { approvals: [{ tool_call_id: callId, approve: true }] } });
+  await until(async () => release, (r) => r !== null);
+  await abandon(paused.id);
+  const ended = await until(() => getRun(conv.id, paused.id), (r) => r.status !== "running");
+  release = null;
+  await answering;
+  // A second approval would have run it twice.
+  expect(ended).toMatchObject({ status: "completed" });
+  const results = (await client().history(conv.id)).filter((m) => m.role === "tool").map((m) => m.content[0]);
+  expect(results).toEqual([expect.objectContaining({ tool_call_id: callId, is_error: true, content: expect.stringContaining("may or may not have taken effect") })]);
+});
+
