@@ -18,8 +18,16 @@ const linearTime = Object.assign(
   { code: "re2js" },
 );
 
-const ajv = new Ajv2020({ allErrors: true, strict: false, code: { regExp: linearTime } });
-(addFormats as unknown as (a: Ajv2020) => void)(ajv);
+/**
+ * An Ajv of its own for each schema: one shared instance would register every
+ * schema's `$id` (a second compile of it fails; another client's `$ref` could
+ * reach it) and keep every compiled schema for good.
+ */
+function createAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, strict: false, code: { regExp: linearTime } });
+  (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+  return ajv;
+}
 
 /** A problem of a value against a schema: where (`a.b[2]`, empty at the top) and what. */
 export interface SchemaProblem {
@@ -32,9 +40,14 @@ export interface UserSchema {
   check(value: unknown): SchemaProblem[];
 }
 
-/** Compiles a user's JSON Schema, or throws an Error saying why it cannot be checked (an unresolved `$ref`, a pattern RE2 cannot run). */
+/**
+ * Compiles a user's JSON Schema, or throws an Error saying why it cannot be
+ * checked (an unresolved `$ref`, a pattern RE2 cannot run). Compiling takes
+ * time linear in the schema; checking a value may not (`$ref`s that fan out,
+ * `uniqueItems` over a long array): run `check` in `checkUserSchema`'s worker.
+ */
 export function compileUserSchema(schema: Record<string, unknown>): UserSchema {
-  const validate: ValidateFunction = ajv.compile(schema);
+  const validate: ValidateFunction = createAjv().compile(schema);
   return {
     check(value) {
       if (validate(value)) return [];

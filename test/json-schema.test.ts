@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { describe, expect, test } from "vitest";
 import { compileUserSchema, isCheckableSchema } from "../src/json-schema.js";
 
@@ -35,3 +37,27 @@ describe("a user's JSON Schema, checked in linear time", () => {
     ]);
   });
 });
+
+describe("each schema on its own", () => {
+  test("a schema's $id is its own: compiled again it still compiles, and another schema cannot $ref it", () => {
+    const named = { $id: "urn:client-a:total", type: "object", properties: { total: { type: "number" } }, required: ["total"] };
+    expect(isCheckableSchema(named)).toBe(true);
+    // A run compiles the schema its request was checked with.
+    expect(compileUserSchema(named).check({ total: 1 })).toEqual([]);
+    expect(isCheckableSchema({ $ref: "urn:client-a:total" })).toBe(false);
+  });
+
+  test("nothing compiled is kept: the schemas are collected once their checks are gone", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const refs = Array.from({ length: 50 }, (_, i) => {
+      const schema = { type: "object", properties: { [`p${i}`]: { type: "string", pattern: `^x{${i}}$` } } };
+      compileUserSchema(schema).check({});
+      return new WeakRef(schema);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    gc();
+    expect(refs.filter((r) => r.deref() !== undefined)).toHaveLength(0);
+  });
+});
+

@@ -2,7 +2,7 @@ import type { ToolCallBlock } from "../core/messages.js";
 import type { ModelResponse } from "../core/model-provider.js";
 import type { PendingToolCall, RunEnding, RunResult } from "../core/run-outcome.js";
 import type { ToolBox } from "../tools/tool-box.js";
-import type { FinishVerdict } from "./finish-tool.js";
+import type { FinishChecker } from "./finish-tool.js";
 import type { PreparedStep } from "./prepare-step.js";
 
 /** What the loop does after a model call: decided here, from the answer alone; carried out by the loop. */
@@ -22,10 +22,10 @@ export type Turn =
    */
   | { type: "run_tools"; run: ToolCallBlock[]; refused: { call: ToolCallBlock; message: string }[]; waiting: PendingToolCall[] };
 
-export function decideTurn(
+export async function decideTurn(
   response: ModelResponse,
-  { step, toolBox, checkFinish, nudged }: { step: PreparedStep; toolBox: ToolBox; checkFinish: ((input: Record<string, unknown>) => FinishVerdict) | null; nudged: () => boolean },
-): Turn {
+  { step, toolBox, checkFinish, nudged }: { step: PreparedStep; toolBox: ToolBox; checkFinish: FinishChecker | null; nudged: () => boolean },
+): Promise<Turn> {
   const calls = response.content.filter((b): b is ToolCallBlock => b.type === "tool_call");
   if (step.grace) {
     const { over } = step.grace;
@@ -58,9 +58,10 @@ export function decideTurn(
 }
 
 /** Every call through the same decision, whatever else the step holds. */
-function toolsTurn(calls: ToolCallBlock[], toolBox: ToolBox, checkFinish: ((input: Record<string, unknown>) => FinishVerdict) | null): Turn {
+async function toolsTurn(calls: ToolCallBlock[], toolBox: ToolBox, checkFinish: FinishChecker | null): Promise<Turn> {
   const decided = calls.map((call) => ({ call, decision: toolBox.decide(call) }));
-  const finishing = decided.filter((d) => d.decision === "loop").map(({ call }) => ({ call, verdict: checkFinish?.(call.input) }));
+  const finishing = [];
+  for (const { call } of decided.filter((d) => d.decision === "loop")) finishing.push({ call, verdict: await checkFinish?.(call.input) });
   const valid = finishing.find((f) => f.verdict?.ok === true);
   if (valid && valid.verdict?.ok) return { type: "finish", result: valid.verdict.result, call: valid.call, calls };
   return {

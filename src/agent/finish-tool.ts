@@ -1,11 +1,10 @@
 import { z } from "zod";
-import { compileUserSchema } from "../json-schema.js";
+import { checkUserSchema } from "../check-user-schema.js";
 import type { NewMessage, ToolCallBlock } from "../core/messages.js";
 import type { RunResult } from "../core/run-outcome.js";
 import { FINISH_TOOL, type FinishOptions } from "../core/run-settings.js";
 import { errorResultFor } from "./repair-history.js";
 import type { ToolSpec } from "../core/model-provider.js";
-
 
 export const FINISH_NUDGE =
   "If the task is complete, call `finish` with a summary of what was done (and the result). If it is not, go on with the task.";
@@ -30,26 +29,30 @@ export function finishToolSpec({ result_schema: resultSchema }: FinishOptions): 
 /** A `finish` call judged: its result, or what is wrong with it. */
 export type FinishVerdict = { ok: true; result: RunResult } | { ok: false; message: string };
 
+/** Judges a `finish` call's input. */
+export type FinishChecker = (input: Record<string, unknown>) => Promise<FinishVerdict>;
+
 /**
  * Checks a `finish` call: a valid one is the run's result; an invalid one
  * gets a message naming what is wrong, for the model to call it again. The
- * client's `result_schema` is checked in linear time (see `compileUserSchema`).
+ * client's `result_schema` is checked in a worker bounded in time and memory
+ * (see `checkUserSchema`), its patterns in linear time.
  */
-export function createFinishChecker({ result_schema: resultSchema }: FinishOptions): (input: Record<string, unknown>) => FinishVerdict {
-  const schema = resultSchema ? compileUserSchema(resultSchema) : null;
-  const result = z.unknown().superRefine((value, ctx) => {
-    if (value !== undefined) for (const { path, message } of schema?.check(value) ?? []) ctx.addIssue({ code: "custom", path, message });
-  });
+export function createFinishChecker({ result_schema: resultSchema }: FinishOptions, { signal }: { signal?: AbortSignal | undefined } = {}): FinishChecker {
   const input = z.object({
     summary: z.string().trim().min(1, "must be a non-empty string"),
     confidence: z.number().min(0).max(1).optional(),
-    result: schema ? result.refine((v) => v !== undefined, "is required") : result.optional(),
+    result: resultSchema ? z.unknown().refine((v) => v !== undefined, "is required") : z.unknown().optional(),
   });
-  return (raw) => {
+  return async (raw) => {
     const parsed = input.safeParse(raw);
-    if (parsed.success) return { ok: true, result: { summary: parsed.data.summary, confidence: parsed.data.confidence ?? null, result: parsed.data.result ?? null } };
-    const problems = parsed.error.issues.map((i) => `${i.path.length > 0 ? i.path.join(".") : "input"}: ${i.message}`).join("; ");
-    return { ok: false, message: `finish was not accepted: ${problems}. Call finish again with valid input.` };
+    const problems = parsed.success ? [] : parsed.error.issues.map((i) => ({ path: i.path, message: i.message }));
+    if (resultSchema && raw.result !== undefined) {
+      for (const { path, message } of await checkUserSchema(resultSchema, raw.result, { signal })) problems.push({ path: ["result", ...path], message });
+    }
+    if (parsed.success && problems.length === 0) return { ok: true, result: { summary: parsed.data.summary, confidence: parsed.data.confidence ?? null, result: parsed.data.result ?? null } };
+    const listed = problems.map((p) => `${p.path.length > 0 ? p.path.join(".") : "input"}: ${p.message}`).join("; ");
+    return { ok: false, message: `finish was not accepted: ${listed}. Call finish again with valid input.` };
   };
 }
 

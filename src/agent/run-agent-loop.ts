@@ -58,7 +58,7 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
   const state = createRunState({ ...o, ...o.resume, context: settings.context, fixedTokens: settings.fixedTokens });
   const clock = createRunClock({ startedAt: o.resume?.clockStartedAt ?? now(), maxSeconds: o.budget.max_seconds, ...o.limits, now });
   const stop = createStopPolicy({ budget: o.budget, maxTokens: settings.maxTokens, conditions: budgetConditions(o.budget, o.costOf) });
-  const checkFinish = o.finish ? createFinishChecker(o.finish) : null;
+  const checkFinish = o.finish ? createFinishChecker(o.finish, { signal }) : null;
   const tools = { toolBox, state, clock, signal, emit };
   const cancelled = () => state.end({ status: "cancelled", stopReason: "cancelled" }, { interrupted: isInterruption(signal) });
   const overBudget = (over: BudgetName) => state.end({ status: "incomplete", stopReason: over === "steps" ? "max_steps" : "budget", budgetExceeded: over });
@@ -84,7 +84,7 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
     if (called.type === "out_of_time") return overBudget("seconds");
     if (called.type === "failed") return state.end({ status: "failed", stopReason: "error", error: called.error });
 
-    const turn = decideTurn(called.response, { step, toolBox, checkFinish, nudged: () => state.nudgedSinceUser(FINISH_NUDGE) });
+    const turn = await decideTurn(called.response, { step, toolBox, checkFinish, nudged: () => state.nudgedSinceUser(FINISH_NUDGE) });
     afterTools = false;
     switch (turn.type) {
       case "call_again":

@@ -37,8 +37,8 @@ const decide = (response: ModelResponse, { grace = null as PreparedStep["grace"]
   decideTurn(response, { step: step(grace), toolBox, checkFinish: finishing ? checkFinish : null, nudged: () => nudged });
 
 describe("decideTurn: an answer becomes one Turn", () => {
-  test("every call through the tool box's decision, whatever else the step holds: an invalid finish does not let the others skip it", () => {
-    const turn = decide(answer([call("1", "finish", {}), call("2", "drop"), call("3", "invoice"), call("4", "look"), call("5", "pay", { amount: 500 }), call("6", "pay", { amount: 5 })]));
+  test("every call through the tool box's decision, whatever else the step holds: an invalid finish does not let the others skip it", async () => {
+    const turn = await decide(answer([call("1", "finish", {}), call("2", "drop"), call("3", "invoice"), call("4", "look"), call("5", "pay", { amount: 500 }), call("6", "pay", { amount: 5 })]));
     expect(turn).toMatchObject({
       type: "run_tools",
       run: [{ id: "4" }, { id: "6" }],
@@ -51,36 +51,36 @@ describe("decideTurn: an answer becomes one Turn", () => {
     });
   });
 
-  test("a valid finish ends the run with its result; the step's other calls do not run", () => {
-    const turn = decide(answer([call("1", "drop"), call("2", "finish", { summary: "Done.", result: { n: 3 } })]));
+  test("a valid finish ends the run with its result; the step's other calls do not run", async () => {
+    const turn = await decide(answer([call("1", "drop"), call("2", "finish", { summary: "Done.", result: { n: 3 } })]));
     expect(turn).toMatchObject({ type: "finish", result: { summary: "Done.", confidence: null, result: { n: 3 } }, call: { id: "2" } });
     expect(turn.type === "finish" && turn.calls.map((c) => c.id)).toEqual(["1", "2"]);
   });
 
-  test("a plain answer: one nudge when the run is to finish with a call, else the end", () => {
-    expect(decide(answer([{ type: "text", text: "Hi." }]))).toEqual({ type: "nudge_finish" });
-    expect(decide(answer([{ type: "text", text: "Hi." }]), { nudged: true })).toMatchObject({ type: "end", ending: { status: "completed", stopReason: "end_turn", result: null } });
-    expect(decide(answer([{ type: "text", text: "Hi." }]), { finishing: false })).toMatchObject({ type: "end", ending: { status: "completed", stopReason: "end_turn" } });
+  test("a plain answer: one nudge when the run is to finish with a call, else the end", async () => {
+    expect(await decide(answer([{ type: "text", text: "Hi." }]))).toEqual({ type: "nudge_finish" });
+    expect(await decide(answer([{ type: "text", text: "Hi." }]), { nudged: true })).toMatchObject({ type: "end", ending: { status: "completed", stopReason: "end_turn", result: null } });
+    expect(await decide(answer([{ type: "text", text: "Hi." }]), { finishing: false })).toMatchObject({ type: "end", ending: { status: "completed", stopReason: "end_turn" } });
   });
 
-  test("the grace call ends the run over its budget, whatever it answers; its calls are not executed", () => {
-    expect(decide(answer([call("1", "look")]), { grace: { over: "steps" } })).toMatchObject({
+  test("the grace call ends the run over its budget, whatever it answers; its calls are not executed", async () => {
+    expect(await decide(answer([call("1", "look")]), { grace: { over: "steps" } })).toMatchObject({
       type: "end",
       ending: { status: "incomplete", stopReason: "max_steps", budgetExceeded: "steps" },
       unexecuted: [{ id: "1" }],
       why: expect.stringMatching(/budget ran out/),
     });
-    expect(decide(answer([{ type: "text", text: "What I have." }]), { grace: { over: "cost" } })).toMatchObject({ type: "end", ending: { stopReason: "budget", budgetExceeded: "cost" } });
+    expect(await decide(answer([{ type: "text", text: "What I have." }]), { grace: { over: "cost" } })).toMatchObject({ type: "end", ending: { stopReason: "budget", budgetExceeded: "cost" } });
   });
 
-  test("a cut-off or refused answer ends the run, its calls not run (their arguments may be cut)", () => {
+  test("a cut-off or refused answer ends the run, its calls not run (their arguments may be cut)", async () => {
     for (const [stop, reason] of [["max_tokens", "max_tokens"], ["context_window_exceeded", "max_tokens"], ["refusal", "refusal"], ["content_filter", "content_filter"]] as const) {
-      expect(decide(answer([call("1", "look")], stop))).toMatchObject({ type: "end", ending: { status: "incomplete", stopReason: reason }, unexecuted: [{ id: "1" }] });
+      expect(await decide(answer([call("1", "look")], stop))).toMatchObject({ type: "end", ending: { status: "incomplete", stopReason: reason }, unexecuted: [{ id: "1" }] });
     }
   });
 
-  test("pause_turn: go on with the calls it has, or call the model again", () => {
-    expect(decide(answer([{ type: "text", text: "…" }], "pause_turn"))).toEqual({ type: "call_again" });
-    expect(decide(answer([call("1", "look")], "pause_turn"))).toMatchObject({ type: "run_tools", run: [{ id: "1" }] });
+  test("pause_turn: go on with the calls it has, or call the model again", async () => {
+    expect(await decide(answer([{ type: "text", text: "…" }], "pause_turn"))).toEqual({ type: "call_again" });
+    expect(await decide(answer([call("1", "look")], "pause_turn"))).toMatchObject({ type: "run_tools", run: [{ id: "1" }] });
   });
 });

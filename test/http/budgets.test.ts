@@ -229,3 +229,15 @@ test("a result_schema that cannot be checked is a 400", async () => {
   expect(res.statusCode).toBe(400);
   expect(res.json().error.details.field).toBe("body.finish.result_schema");
 });
+
+test("a result_schema with an $id is the request's own: its runs finish, run after run, and another request cannot $ref it", async () => {
+  const conv = await client().createConversation({ provider: "openai" });
+  const schema = { $id: "urn:client-a:total", type: "object", properties: { total: { type: "number" } }, required: ["total"] };
+  for (const total of [1, 2]) {
+    f.llm.script({ toolCalls: [{ name: "finish", input: { summary: "Done.", result: { total } } }] });
+    const res = await client().send(conv.id, { content: "Add.", finish: { result_schema: schema } });
+    expect(res.json().run, res.body).toMatchObject({ status: "completed", stop_reason: "finish", result: { result: { total } } });
+  }
+  const res = await f.loopd.app.inject({ method: "POST", url: "/conversations", payload: { finish: { result_schema: { $ref: "urn:client-a:total" } } } });
+  expect(res.statusCode, res.body).toBe(400);
+});
