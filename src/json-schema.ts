@@ -23,11 +23,17 @@ const linearTime = Object.assign(
  * schema's `$id` (a second compile of it fails; another client's `$ref` could
  * reach it) and keep every compiled schema for good.
  */
-function createAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors: true, strict: false, code: { regExp: linearTime } });
+function createAjv({ validateSchema = false }: { validateSchema?: boolean } = {}): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, strict: false, validateSchema, code: { regExp: linearTime } });
   (addFormats as unknown as (a: Ajv2020) => void)(ajv);
   return ajv;
 }
+
+/**
+ * Checks schemas against the JSON Schema meta-schema, compiled once (~40 ms):
+ * it only reads them, so it registers and keeps nothing of them.
+ */
+let metaSchema: Ajv2020 | undefined;
 
 /** A problem of a value against a schema: where (`a.b[2]`, empty at the top) and what. */
 export interface SchemaProblem {
@@ -47,6 +53,8 @@ export interface UserSchema {
  * `uniqueItems` over a long array): run `check` in `checkUserSchema`'s worker.
  */
 export function compileUserSchema(schema: Record<string, unknown>): UserSchema {
+  metaSchema ??= createAjv({ validateSchema: true });
+  if (!metaSchema.validateSchema(schema)) throw new Error(`not a valid JSON Schema: ${metaSchema.errorsText(metaSchema.errors)}`);
   const validate: ValidateFunction = createAjv().compile(schema);
   return {
     check(value) {

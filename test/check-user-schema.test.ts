@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { checkUserSchema } from "../src/check-user-schema.js";
+import { checkUserSchema, schemaCheckPool } from "../src/check-user-schema.js";
 
 /** A schema of linear size whose check takes 2^depth steps (and, for a value that fails, lists 2^depth errors): each level refers to the next twice. */
 function doublingSchema(depth: number): Record<string, unknown> {
@@ -42,3 +42,19 @@ test("a check is stopped with its run", async () => {
   controller.abort(new Error("cancelled"));
   await expect(checking).rejects.toThrow("cancelled");
 });
+
+test("at most two checks run at once, the others wait their turn; a check that leaves its turn leaves the line, and a worker that answered is kept", async () => {
+  const controller = new AbortController();
+  const slow = Array.from({ length: 4 }, () => checkUserSchema(doublingSchema(40), 1, { timeoutMs: 500 }));
+  const leaving = checkUserSchema({ type: "number" }, 1, { signal: controller.signal });
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(schemaCheckPool()).toMatchObject({ running: 2, waiting: 3 });
+  controller.abort(new Error("gone"));
+  await expect(leaving).rejects.toThrow("gone");
+  expect(schemaCheckPool().waiting).toBe(2);
+  for (const problems of await Promise.all(slow)) expect(problems).toEqual([{ path: [], message: "could not be checked against the schema: it took longer than 0.5 s" }]);
+  // Those that timed out were terminated; one that answers is kept for the next check.
+  expect(await checkUserSchema({ type: "number" }, "x")).toEqual([{ path: [], message: "must be number" }]);
+  expect(schemaCheckPool()).toEqual({ running: 0, waiting: 0, idle: 1 });
+}, 30_000);
+
