@@ -48,7 +48,12 @@ export function createFinishChecker({ result_schema: resultSchema }: FinishOptio
     const parsed = input.safeParse(raw);
     const problems = parsed.success ? [] : parsed.error.issues.map((i) => ({ path: i.path, message: i.message }));
     if (resultSchema && raw.result !== undefined) {
-      for (const { path, message } of await checkUserSchema(resultSchema, raw.result, { signal })) problems.push({ path: ["result", ...path], message });
+      // Stopped with its run, the check is an answer too: the loop then ends the run as its signal says.
+      const found = await checkUserSchema(resultSchema, raw.result, { signal }).catch((err: unknown) => {
+        if (signal?.aborted) return [{ path: [], message: "was not checked: the run was stopped" }];
+        throw err;
+      });
+      for (const { path, message } of found) problems.push({ path: ["result", ...path], message });
     }
     if (parsed.success && problems.length === 0) return { ok: true, result: { summary: parsed.data.summary, confidence: parsed.data.confidence ?? null, result: parsed.data.result ?? null } };
     const listed = problems.map((p) => `${p.path.length > 0 ? p.path.join(".") : "input"}: ${p.message}`).join("; ");

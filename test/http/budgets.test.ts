@@ -1,4 +1,5 @@
-import { describe, expect, test } from "vitest";
+import { describe, expect, test, vi } from "vitest";
+import { schemaCheckPool } from "../../src/check-user-schema.js";
 import { api } from "../helpers/api.js";
 import { rowCounts } from "../helpers/row-counts.js";
 import { collectEvents } from "../helpers/sse-client.js";
@@ -240,4 +241,19 @@ test("a result_schema with an $id is the request's own: its runs finish, run aft
   }
   const res = await f.loopd.app.inject({ method: "POST", url: "/conversations", payload: { finish: { result_schema: { $ref: "urn:client-a:total" } } } });
   expect(res.statusCode, res.body).toBe(400);
+});
+
+test("a run cancelled while its finish call is being checked ends cancelled, the check stopped", async () => {
+  // 40 levels that each refer to the next twice: the check runs until it is stopped.
+  const $defs: Record<string, unknown> = {};
+  for (let i = 0; i < 40; i++) $defs[`d${i}`] = { allOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
+  $defs.d40 = { type: "number" };
+  const conv = await client().createConversation({ provider: "openai", finish: { result_schema: { $ref: "#/$defs/d0", $defs } } });
+  f.llm.script({ toolCalls: [{ name: "finish", input: { summary: "Done.", result: 1 } }] });
+  const sent = client().send(conv.id, { content: "Finish." });
+  await vi.waitFor(() => expect(schemaCheckPool().running).toBe(1), { timeout: 10_000, interval: 20 });
+  const runId = (await f.loopd.services.store.runs.list({ conversationId: conv.id, limit: 1 })).rows[0]!.id;
+  expect((await f.loopd.app.inject({ method: "POST", url: `/conversations/${conv.id}/runs/${runId}/cancel` })).statusCode).toBe(200);
+  expect((await sent).json().run).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
+  expect(schemaCheckPool().running).toBe(0);
 });
