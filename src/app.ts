@@ -35,6 +35,8 @@ import { createBroadcast } from "./store/broadcast.js";
 import { createStore } from "./store/store.js";
 import { createBuiltinTools } from "./tools/builtin/index.js";
 import type { Tool } from "./tools/define-tool.js";
+import { createHttpTool } from "./tools/http/http-tool.js";
+import { toolRoutes } from "./http/routes/tool-routes.js";
 import { createToolRegistry } from "./tools/tool-registry.js";
 import type { PriceTable } from "./core/price-table.js";
 import { pricesOf } from "./prices-file.js";
@@ -130,7 +132,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     config,
     store: createStore(database),
     providers: deps.providers ?? providersOf(config.models.providers),
-    registry: createToolRegistry(withResultCaps(deps.tools ?? createBuiltinTools(), config.tools.resultMaxCharsByTool)),
+    registry: createToolRegistry(withResultCaps(deps.tools ?? [...createBuiltinTools(), ...config.tools.http.map(createHttpTool)], config.tools.resultMaxCharsByTool)),
     prices: deps.prices ?? pricesOf(config.models),
     signals: signalsOf(database),
     histories: createHistoryCache({ maxChars: config.runs.historyCacheMb * 1024 * 1024 }),
@@ -196,6 +198,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   messageRoutes(app, http);
   runRoutes(app, http);
   traceRoutes(app, http);
+  toolRoutes(app, http);
   await docsRoutes(app);
   await app.ready();
   await runs.open();

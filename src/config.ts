@@ -8,6 +8,8 @@ import { DEFAULT_GRACE_WINDOW_MS } from "./agent/run-clock.js";
 import { DEFAULT_MODEL_CALL_TIMEOUT_MS, DEFAULT_MODEL_STREAM_IDLE_MS } from "./agent/model-call-deadline.js";
 import { MAX_TOOL_RESULT_CHARS } from "./tools/clip-tool-result.js";
 import { DEFAULT_TOOL_CONCURRENCY, DEFAULT_TOOL_TIMEOUT_MS } from "./tools/execute-tool-calls.js";
+import { createBuiltinTools } from "./tools/builtin/index.js";
+import { loadToolsFile, secretsOfToolsFile, ToolsFileError, type ToolsFile } from "./tools/tools-file.js";
 
 /** A whole number from the environment; `min: 0` where 0 means "off". */
 const intFromEnv = (fallback: number, { min = 1 }: { min?: number } = {}) =>
@@ -78,6 +80,7 @@ const variables = {
   RUN_MAX_SECONDS: optionalPositive(z.number()),
   RUN_MAX_COST_USD: optionalPositive(z.number()),
   PRICES_FILE: optionalString,
+  TOOLS_FILE: optionalString,
   WORKSPACE_DIR: z.string().min(1).default("./workspace"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   BODY_LIMIT_BYTES: intFromEnv(1_048_576),
@@ -111,6 +114,8 @@ const configSchema = z.looseObject(variables).transform((e, ctx) => {
     ctx.addIssue({ code: "custom", path: ["MAX_STEPS"], message: `must be at most MAX_STEPS_LIMIT (${e.MAX_STEPS_LIMIT}); it is ${e.MAX_STEPS}` });
     return z.NEVER;
   }
+  // A problem of the file is its own line (ToolsFileError, thrown through the parse).
+  const toolsFile: ToolsFile = e.TOOLS_FILE ? loadToolsFile(e.TOOLS_FILE, { env: e, taken: createBuiltinTools().map((t) => t.name) }) : { http: [], mcp: [] };
   const providers = {
     anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },
     openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
@@ -164,6 +169,8 @@ const configSchema = z.looseObject(variables).transform((e, ctx) => {
       resultMaxCharsByTool: e.TOOL_RESULT_MAX_CHARS_BY_TOOL,
       /** The folder the file tools are confined to. */
       workspaceDir: path.resolve(e.WORKSPACE_DIR),
+      /** HTTP endpoints configured as tools (`TOOLS_FILE`). */
+      http: toolsFile.http,
     },
     runs: {
       maxSteps: e.MAX_STEPS,
@@ -186,7 +193,7 @@ const configSchema = z.looseObject(variables).transform((e, ctx) => {
       otlpTracesUrl: tracesUrl(e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, e.OTEL_EXPORTER_OTLP_ENDPOINT),
     },
     /** Values that never appear in a trace, a log or a recorded error (API keys and the like, from the environment). */
-    secrets: secretsOf(e as NodeJS.ProcessEnv),
+    secrets: [...secretsOf(e as NodeJS.ProcessEnv), ...secretsOfToolsFile(toolsFile)],
   };
 });
 
@@ -198,7 +205,13 @@ export class ConfigError extends OperatorError {
 
 /** Reads the environment once into a typed Config; a bad value stops start-up with a clear message. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = configSchema.safeParse(env);
+  let parsed: ReturnType<typeof configSchema.safeParse>;
+  try {
+    parsed = configSchema.safeParse(env);
+  } catch (err) {
+    if (err instanceof ToolsFileError) throw new ConfigError(err.message);
+    throw err;
+  }
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
     throw new ConfigError(`invalid configuration: ${problems}`);

@@ -85,3 +85,13 @@ function problemOf(error: ErrorObject): SchemaProblem {
   const message = error.keyword === "required" ? "is required" : error.keyword === "additionalProperties" ? "is not allowed" : (error.message ?? "is not valid");
   return { path, message };
 }
+
+/** The top of a tool's input schema, as both providers require it: an object, its properties (if any) an object. */
+export function isObjectSchema(schema: Record<string, unknown>): boolean {
+  const { type, properties, required } = schema;
+  return (
+    type === "object" &&
+    (properties === undefined || (typeof properties === "object" && properties !== null && !Array.isArray(properties))) &&
+    (required === undefined || (Array.isArray(required) && required.every((r) => typeof r === "string")))
+  );
+}

@@ -58,6 +58,12 @@ describe("start-up checks, before the database is opened", () => {
     expect(await refusedStart({ PRICES_FILE: path.join(scratch, "missing.json") })).toMatch(/^PRICES_FILE .*missing\.json: cannot be read/);
   });
 
+  test("a bad TOOLS_FILE stops the start with one line naming the entry and the field", async () => {
+    const file = path.join(scratch, "tools.json");
+    writeFileSync(file, JSON.stringify({ http: [{ name: "lookup", input_schema: { type: "object" }, url: "https://orders.example.com", secret: "${NO_SUCH_SECRET}" }] }));
+    expect(await refusedStart({ TOOLS_FILE: file })).toBe(`TOOLS_FILE ${file}: http[0].secret: \${NO_SUCH_SECRET} is not set in the environment`);
+  });
+
   test("a DATA_DIR or WORKSPACE_DIR that cannot be created is named, and the start does not hang", async () => {
     const file = path.join(scratch, "a-file");
     writeFileSync(file, "");

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { DEFAULT_CONTEXT, type ContextSettings } from "../core/context-settings.js";
 import { textBlockSchema } from "../core/messages.js";
-import { isCheckableSchema } from "../json-schema.js";
+import { isCheckableSchema, isObjectSchema } from "../json-schema.js";
 import { isPgSafe } from "../store/pg-safe.js";
 import { TOOL_NAME } from "../tools/define-tool.js";
 import { jsonDepth } from "./json-nesting.js";
@@ -77,15 +77,6 @@ export function boundedJsonObject({ maxDepth, maxBytes }: { maxDepth: number; ma
   });
 }
 
-/** The top of a tool's input schema, as both providers require it: an object, its properties (if any) an object. */
-function isObjectSchema(schema: Record<string, unknown>): boolean {
-  const { type, properties, required } = schema;
-  return (
-    type === "object" &&
-    (properties === undefined || (typeof properties === "object" && properties !== null && !Array.isArray(properties))) &&
-    (required === undefined || (Array.isArray(required) && required.every((r) => typeof r === "string")))
-  );
-}
 
 // Bodies are strict: a misspelt field (`max_step`) is a 400 naming it, not silently ignored.
 const conversationFields = z.strictObject({

@@ -41,7 +41,7 @@ export async function executeRun({
     actionTimeoutS = conversation.actionTimeoutS ?? config.runs.actionTimeoutS;
     historyVersion = conversation.historyVersion;
     const finish = run.request.finish ?? null;
-    const toolBox = toolBoxOf({ services, conversation, finish });
+    const toolBox = toolBoxOf({ services, conversation, finish, runId: run.id });
     result = await runAgentLoop({
       provider: services.providers[run.provider as ProviderName],
       history: await services.histories.load(store, run.conversationId, conversation.historyVersion),

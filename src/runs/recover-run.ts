@@ -41,7 +41,7 @@ export async function recoverRun({
   // A call that waits for the application never ran without its answer: it still waits (the step paused too late).
   const conversation = await store.conversations.get(run.conversationId);
   if (!conversation) return; // deleted meanwhile: its runs went with it
-  const toolBox = toolBoxOf({ services, conversation, finish: run.request.finish ?? null });
+  const toolBox = toolBoxOf({ services, conversation, finish: run.request.finish ?? null, runId: run.id });
   const waiting = run.cancelRequested
     ? []
     : findOrphanToolCalls(tail).flatMap((call): PendingToolCall[] => {

@@ -9,10 +9,13 @@ export function toolBoxOf({
   services: { registry, config },
   conversation,
   finish,
+  runId = null,
 }: {
   services: Pick<Services, "registry" | "config">;
-  conversation: Pick<ConversationRow, "tools" | "clientTools" | "approvalRequired">;
+  conversation: Pick<ConversationRow, "id" | "tools" | "clientTools" | "approvalRequired">;
   finish: FinishOptions | null;
+  /** The run whose calls these are (tools that call out say so). @default none */
+  runId?: string | null;
 }): ToolBox {
   return createToolBox({
     registry,
@@ -21,6 +24,7 @@ export function toolBoxOf({
     approvalRequired: conversation.approvalRequired,
     loopTools: finish ? [finishToolSpec(finish)] : [],
     workspaceDir: config.tools.workspaceDir,
+    place: { conversationId: conversation.id, runId },
     defaultTimeoutMs: config.tools.timeoutMs,
     concurrency: config.tools.concurrency,
     maxResultChars: config.tools.resultMaxChars,

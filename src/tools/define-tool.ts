@@ -8,7 +8,29 @@ export interface ToolContext {
   workspaceDir: string;
   /** The longest result the model will see whole; longer ones are clipped. A tool that can page stops before it. */
   maxResultChars: number;
+  /** The call's id, and where it was made (the conversation, and the run: null outside one). */
+  toolCallId: string;
+  conversationId: string | null;
+  runId: string | null;
 }
+
+/** Where a call is made: its conversation and run. */
+export type CallPlace = Pick<ToolContext, "conversationId" | "runId">;
+
+/**
+ * Thrown by a tool whose result is an error the model should read as it is
+ * (a receiver's own error output, an argument a schema refused), without
+ * the exception's name in front.
+ */
+export class ToolErrorResult extends Error {
+  override readonly name = "ToolErrorResult";
+}
+
+/** Whether a tool's calls need a person's yes: never, always, or depending on the input. */
+export type ApprovalMode = "never" | "always" | "conditional";
+
+/** Where a tool comes from (`GET /tools`). */
+export type ToolSource = "builtin" | "http" | "mcp" | "command";
 
 /** What a tool's `needsApproval` gets besides the call's input. */
 export interface ToolApprovalContext {
@@ -47,6 +69,10 @@ export interface Tool<I = any> {
   readOnly: boolean;
   /** Whether a call (its input already parsed) waits for approval; the conversation's `approval_required` adds to it. */
   needsApproval(input: I, ctx: ToolApprovalContext): boolean;
+  /** What `needsApproval` is, as `GET /tools` shows it. */
+  approval: ApprovalMode;
+  /** @default "builtin" */
+  source?: ToolSource;
 }
 
 /** Both Anthropic and OpenAI accept only these tool names. */
@@ -80,6 +106,7 @@ export function defineTool<S extends z.ZodType>(def: {
     execute: def.execute,
     readOnly: def.readOnly ?? false,
     needsApproval: approvalRuleOf(def.needsApproval ?? false),
+    approval: typeof def.needsApproval === "function" ? "conditional" : def.needsApproval ? "always" : "never",
   };
   if (def.timeoutMs !== undefined) tool.timeoutMs = def.timeoutMs;
   if (def.maxResultChars !== undefined) {

@@ -1,6 +1,6 @@
 import type { ToolCallBlock, ToolResultBlock } from "../core/messages.js";
 import { clipToolResult, MAX_TOOL_RESULT_CHARS } from "./clip-tool-result.js";
-import type { Tool, ToolContext } from "./define-tool.js";
+import { ToolErrorResult, type CallPlace, type Tool, type ToolContext } from "./define-tool.js";
 import {
   cancelledMessage,
   invalidArgumentsMessage,
@@ -28,6 +28,7 @@ export async function executeToolCall({
   tool,
   available,
   workspaceDir,
+  place = { conversationId: null, runId: null },
   timeoutMs,
   maxResultChars = MAX_TOOL_RESULT_CHARS,
   signal,
@@ -40,6 +41,8 @@ export async function executeToolCall({
   /** The tool names the model may use, for the unknown-tool message. */
   available: string[];
   workspaceDir: string;
+  /** Where the call is made. @default nowhere (null, null) */
+  place?: CallPlace;
   /** Used when the tool has no `timeoutMs` of its own. */
   timeoutMs: number;
   /** Used when the tool has no `maxResultChars` of its own. @default 16384 */
@@ -72,7 +75,7 @@ export async function executeToolCall({
   if (signal.aborted) return done("cancelled", cancelledMessage(true));
 
   const effectiveTimeoutMs = tool.timeoutMs ?? timeoutMs;
-  const settled = await runWithDeadline({ tool, input, context: { workspaceDir, maxResultChars: cap }, timeoutMs: effectiveTimeoutMs, signal });
+  const settled = await runWithDeadline({ tool, input, context: { workspaceDir, maxResultChars: cap, toolCallId: call.id, ...place }, timeoutMs: effectiveTimeoutMs, signal });
   switch (settled.kind) {
     case "ok": {
       let text: string;
@@ -84,7 +87,7 @@ export async function executeToolCall({
       return done("ok", text);
     }
     case "error":
-      return done("error", thrownMessage(settled.error));
+      return done("error", settled.error instanceof ToolErrorResult ? settled.error.message : thrownMessage(settled.error));
     case "timeout":
       return done("timeout", timeoutMessage(call.name, effectiveTimeoutMs));
     case "cancelled":

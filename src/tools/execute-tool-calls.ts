@@ -1,7 +1,7 @@
 import { setMaxListeners } from "node:events";
 import pLimit from "p-limit";
 import type { ToolCallBlock } from "../core/messages.js";
-import type { Tool } from "./define-tool.js";
+import type { CallPlace, Tool } from "./define-tool.js";
 import { executeToolCall, type ToolCallOutcome } from "./execute-tool-call.js";
 import type { ToolRegistry } from "./tool-registry.js";
 
@@ -30,6 +30,7 @@ export async function* executeToolCalls({
   registry,
   allowed,
   workspaceDir,
+  place,
   defaultTimeoutMs = DEFAULT_TOOL_TIMEOUT_MS,
   concurrency = DEFAULT_TOOL_CONCURRENCY,
   maxResultChars,
@@ -42,6 +43,8 @@ export async function* executeToolCalls({
   /** Names the conversation may use; a call to any other is answered as an unknown tool. @default every registered tool */
   allowed?: string[];
   workspaceDir: string;
+  /** Where the calls are made. @default nowhere */
+  place?: CallPlace | undefined;
   /** For tools without a `timeoutMs` of their own. @default 30000 */
   defaultTimeoutMs?: number;
   /** How many calls may run at once (a positive integer). @default 8 */
@@ -80,6 +83,7 @@ export async function* executeToolCalls({
             tool: toolFor(call),
             available,
             workspaceDir,
+            ...(place && { place }),
             timeoutMs: defaultTimeoutMs,
             ...(maxResultChars !== undefined && { maxResultChars }),
             signal: cancel.signal,

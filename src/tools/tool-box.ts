@@ -2,6 +2,7 @@ import type { ToolCallBlock } from "../core/messages.js";
 import type { ToolSpec } from "../core/model-provider.js";
 import type { ToolAction } from "../core/run-outcome.js";
 import { executeToolCalls, type ToolCallOutcome } from "./execute-tool-calls.js";
+import type { CallPlace } from "./define-tool.js";
 import type { ToolRegistry } from "./tool-registry.js";
 
 /** What a proposed call needs before anything else happens: the application's decision, or the loop's own (a `finish` call). */
@@ -33,6 +34,8 @@ export interface ToolBoxOptions {
   /** The loop's own tools (`finish`): offered last, their calls left to the loop. @default none */
   loopTools?: readonly ToolSpec[];
   workspaceDir: string;
+  /** Where the calls are made (the conversation, the run). @default nowhere */
+  place?: CallPlace;
   /** For tools without a timeout of their own. */
   defaultTimeoutMs?: number;
   /** How many read-only calls of one step run at once. */
@@ -49,6 +52,7 @@ export function createToolBox({
   approvalRequired = [],
   loopTools = [],
   workspaceDir,
+  place,
   defaultTimeoutMs,
   concurrency,
   maxResultChars,
@@ -94,6 +98,7 @@ export function createToolBox({
         registry,
         allowed,
         workspaceDir,
+        place,
         ...(defaultTimeoutMs !== undefined && { defaultTimeoutMs }),
         ...(concurrency !== undefined && { concurrency }),
         ...(maxResultChars !== undefined && { maxResultChars }),

@@ -13,6 +13,8 @@ export interface ToolRegistry {
    */
   specs(names?: string[]): ToolSpec[];
   has(name: string): boolean;
+  /** Every registered tool, in registration order. */
+  all(): Tool[];
 }
 
 /** Throws on duplicate names: two tools with one name is a wiring bug. */
@@ -32,6 +34,7 @@ export function createToolRegistry(tools: Tool[]): ToolRegistry {
     get: (name) => byName.get(name),
     has: (name) => byName.has(name),
     names: () => [...byName.keys()],
+    all: () => [...byName.values()],
     specs(names) {
       const wanted = names === undefined ? undefined : new Set(names);
       return [...byName.values()].filter((tool) => wanted?.has(tool.name) ?? true).map(specOf);

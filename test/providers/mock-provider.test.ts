@@ -133,7 +133,7 @@ describe("mock provider", () => {
   });
 
   it("answers from what the built-in tools really return", async () => {
-    const ctx = { signal: new AbortController().signal, workspaceDir: ".", maxResultChars: 16_384 };
+    const ctx = { signal: new AbortController().signal, workspaceDir: ".", maxResultChars: 16_384, toolCallId: "call_1", conversationId: null, runId: null };
     const timeTool = createGetCurrentTimeTool({ now: () => new Date("2025-01-06T05:05:00Z") });
     const calcTool = createCalculateTool();
     const timeOutput = toolResultToText(await timeTool.execute(timeTool.input.parse({ timezone: "Asia/Tokyo" }), ctx));

@@ -59,5 +59,5 @@ test("search_files stops a running regex when its signal aborts", async () => {
   const input = tool.input.parse({ pattern: "/^(a+)+$/", path: "redos.txt" });
   // The executor aborts the tool's signal like this on its timeout.
   const signal = AbortSignal.timeout(TIMEOUT_MS);
-  await expect(tool.execute(input, { signal, workspaceDir: f.loopd.config.tools.workspaceDir, maxResultChars: 16_384 })).rejects.toMatchObject({ name: "TimeoutError" });
+  await expect(tool.execute(input, { signal, workspaceDir: f.loopd.config.tools.workspaceDir, maxResultChars: 16_384, toolCallId: "call_1", conversationId: null, runId: null })).rejects.toMatchObject({ name: "TimeoutError" });
 });

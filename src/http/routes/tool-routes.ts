@@ -1,0 +1,72 @@
+import type { FastifyInstance } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import { z } from "zod";
+import type { HttpDeps } from "../http-deps.js";
+import { documented } from "../openapi.js";
+import { requestErrorResponses } from "../error-schemas.js";
+
+const toolSchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  input_schema: z.record(z.string(), z.unknown()),
+  source: z.enum(["builtin", "http", "mcp", "command"]),
+  server: z.string().nullable(),
+  read_only: z.boolean(),
+  approval: z.enum(["never", "always", "conditional"]),
+  status: z.enum(["ready", "unavailable"]),
+});
+
+const serverSchema = z.object({
+  name: z.string(),
+  transport: z.enum(["stdio", "http"]),
+  status: z.enum(["starting", "ready", "restarting", "failed"]),
+  tools: z.number().int(),
+  restarts: z.number().int(),
+  last_error: z.string().nullable(),
+});
+
+export function toolRoutes(app: FastifyInstance, { services: { registry } }: HttpDeps) {
+  const typed = app.withTypeProvider<ZodTypeProvider>();
+  typed.get(
+    "/tools",
+    {
+      schema: {
+        summary: "List tools",
+        description: "Every tool a conversation may name, in a stable order: the built-ins, then the HTTP tools of `TOOLS_FILE`. `approval` is what applies to a tool's calls (a conversation's `approval_required` adds to it).",
+        operationId: "listTools",
+        tags: ["tools"],
+        response: {
+          200: documented(z.object({ data: z.array(toolSchema) }), "The tools", {
+            data: [{ name: "calculate", description: "Evaluates an arithmetic expression.", input_schema: { type: "object", properties: { expression: { type: "string" } }, required: ["expression"] }, source: "builtin", server: null, read_only: true, approval: "never", status: "ready" }],
+          }),
+          ...requestErrorResponses,
+        },
+      },
+    },
+    async () => ({
+      data: registry.all().map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        input_schema: tool.inputSchema,
+        source: tool.source ?? "builtin",
+        server: null,
+        read_only: tool.readOnly,
+        approval: tool.approval,
+        status: "ready" as const,
+      })),
+    }),
+  );
+  typed.get(
+    "/tools/servers",
+    {
+      schema: {
+        summary: "List MCP servers",
+        description: "The MCP servers of `TOOLS_FILE` and how they are doing (this version connects none yet: the list is empty).",
+        operationId: "listToolServers",
+        tags: ["tools"],
+        response: { 200: documented(z.object({ data: z.array(serverSchema) }), "The servers", { data: [] }), ...requestErrorResponses },
+      },
+    },
+    async () => ({ data: [] }),
+  );
+}

@@ -1,0 +1,124 @@
+import { readFileSync } from "node:fs";
+import { Webhook } from "standardwebhooks";
+import { z } from "zod";
+import { isCheckableSchema, isObjectSchema } from "../json-schema.js";
+import { TOOL_NAME } from "./define-tool.js";
+
+/** A `${VAR}` in a string of the file: read from the environment. */
+const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+const inputSchema = z
+  .record(z.string(), z.unknown())
+  .refine(isObjectSchema, 'must be a JSON Schema of an object: {"type": "object", "properties": {…}}')
+  .refine(isCheckableSchema, "must be a JSON Schema loopd can check (no unresolved $ref; patterns RE2 can run)");
+
+const secret = z.string().refine((s) => {
+  try {
+    new Webhook(s);
+    return true;
+  } catch {
+    return false;
+  }
+}, "must be a Standard Webhooks secret: whsec_ and base64");
+
+const httpTool = z.strictObject({
+  name: z.string().regex(TOOL_NAME, `must match ${TOOL_NAME.source} (what both providers accept)`),
+  description: z.string().max(10_000).default(""),
+  input_schema: inputSchema,
+  url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }),
+  headers: z.record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "must be a header name"), z.string()).default({}),
+  secret: secret.optional(),
+  timeout_ms: z.number().int().positive().max(3_600_000).optional(),
+  read_only: z.boolean().default(false),
+  /** @default "never" for a read-only tool, else "always" */
+  approval: z.enum(["never", "always"]).optional(),
+});
+
+/** Validated whole, so a mistake in one is found now; not connected yet (see `loadToolsFile`). */
+const mcpServer = z
+  .strictObject({
+    name: z.string().regex(/^[a-zA-Z0-9_-]{1,32}$/, "must be 1–32 of a-z, A-Z, 0-9, _ and -"),
+    command: z.string().min(1).optional(),
+    args: z.array(z.string()).default([]),
+    env: z.record(z.string(), z.string()).default({}),
+    cwd: z.string().min(1).optional(),
+    url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
+    headers: z.record(z.string(), z.string()).default({}),
+    approval: z.enum(["destructive", "always", "never"]).default("destructive"),
+    tools: z.array(z.string().min(1)).optional(),
+    timeout_ms: z.number().int().positive().max(3_600_000).optional(),
+  })
+  .refine((s) => (s.command === undefined) !== (s.url === undefined), { message: "needs either command (stdio) or url (Streamable HTTP), not both", path: ["command"] });
+
+const toolsFileSchema = z.strictObject({ http: z.array(httpTool).default([]), mcp: z.array(mcpServer).default([]) });
+
+export type HttpToolEntry = z.output<typeof httpTool>;
+export type ToolsFile = z.output<typeof toolsFileSchema>;
+
+export class ToolsFileError extends Error {
+  override readonly name = "ToolsFileError";
+}
+
+/**
+ * Reads and checks `TOOLS_FILE`: every problem is one line naming the file,
+ * the entry and the field (`TOOLS_FILE tools.json: http[0].url: …`). `${VAR}`
+ * in any string is read from `env`; one that is not set is an error naming
+ * it. Names must be unique among the file's tools and `taken` (the built-ins).
+ */
+export function loadToolsFile(file: string, { env, taken }: { env: Record<string, unknown>; taken: readonly string[] }): ToolsFile {
+  const fail = (where: string, message: string): never => {
+    throw new ToolsFileError(`TOOLS_FILE ${file}: ${where ? `${where}: ` : ""}${message}`);
+  };
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    return fail("", `cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    return fail("", `is not JSON: ${(err as Error).message}`);
+  }
+  const parsed = toolsFileSchema.safeParse(substitute(raw, env, fail));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = issue.code === "unrecognized_keys" ? [...issue.path, issue.keys[0]!] : issue.path;
+    fail(pathText(field), issue.code === "unrecognized_keys" ? "is not a field loopd knows" : issue.message);
+  }
+  const tools = parsed.data!;
+  const owners = new Map<string, string>(taken.map((name) => [name, "a built-in tool"]));
+  tools.http.forEach((tool, i) => {
+    const owner = owners.get(tool.name);
+    if (owner) fail(`http[${i}].name`, `${tool.name} is also ${owner}'s name: tool names are unique across every source`);
+    owners.set(tool.name, `http[${i}]`);
+  });
+  const servers = new Map<string, number>();
+  tools.mcp.forEach((server, i) => {
+    if (servers.has(server.name)) fail(`mcp[${i}].name`, `${server.name} is also mcp[${servers.get(server.name)}]'s name`);
+    servers.set(server.name, i);
+  });
+  if (tools.mcp.length > 0) fail("mcp", "MCP servers are not supported by this version of loopd yet (HTTP tools are)");
+  return tools;
+}
+
+/** Every value that `${VAR}` put into the file, and every header and secret: they never appear in a log or a trace. */
+export function secretsOfToolsFile(tools: ToolsFile): string[] {
+  return tools.http.flatMap((t) => [...Object.values(t.headers), ...(t.secret ? [t.secret] : [])]);
+}
+
+function substitute(value: unknown, env: Record<string, unknown>, fail: (where: string, message: string) => never, path: (string | number)[] = []): unknown {
+  if (typeof value === "string") {
+    return value.replace(VARIABLE, (_, name: string) => {
+      const found = env[name];
+      return typeof found === "string" && found !== "" ? found : fail(pathText(path), `\${${name}} is not set in the environment`);
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => substitute(v, env, fail, [...path, i]));
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, env, fail, [...path, k])]));
+  return value;
+}
+
+/** `http[0].headers.Authorization` */
+const pathText = (path: readonly PropertyKey[]) => path.map((p, i) => (typeof p === "number" ? `[${p}]` : `${i === 0 ? "" : "."}${String(p)}`)).join("");

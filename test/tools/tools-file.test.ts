@@ -1,0 +1,73 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, test } from "vitest";
+import { ConfigError, loadConfig } from "../../src/config.js";
+
+const dir = mkdtempSync(path.join(tmpdir(), "loopd-tools-file-"));
+let n = 0;
+/** A TOOLS_FILE holding `content` (JSON, or text as it is). */
+function file(content: unknown): string {
+  const at = path.join(dir, `tools-${++n}.json`);
+  writeFileSync(at, typeof content === "string" ? content : JSON.stringify(content));
+  return at;
+}
+const lookup = (extra: Record<string, unknown> = {}) => ({
+  name: "lookup_order",
+  input_schema: { type: "object", properties: { number: { type: "string" } } },
+  url: "https://orders.example.com/tools/lookup",
+  ...extra,
+});
+/** The one line loadConfig stops with. */
+function refusal(content: unknown, env: Record<string, string> = {}): string {
+  const at = file(content);
+  try {
+    loadConfig({ TOOLS_FILE: at, ...env });
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message.replace(at, "tools.json");
+  }
+  throw new Error("loadConfig accepted the file");
+}
+
+describe("TOOLS_FILE is checked at start: one line naming the file, the entry and the field", () => {
+  test("a valid file: its HTTP tools, ${VAR} read from the environment, defaults filled, its header values kept secret", () => {
+    const config = loadConfig({ TOOLS_FILE: file({ http: [lookup({ headers: { Authorization: "Bearer ${ORDERS_TOKEN}" } })] }), ORDERS_TOKEN: "orders-token-1234" });
+    expect(config.tools.http).toEqual([
+      {
+        ...lookup(),
+        description: "",
+        headers: { Authorization: "Bearer orders-token-1234" },
+        read_only: false,
+      },
+    ]);
+    expect(config.secrets).toContain("Bearer orders-token-1234");
+  });
+
+  test("an unknown field, a variable that is not set, a bad URL", () => {
+    expect(refusal({ http: [lookup({ timeout: 5 })] })).toBe("TOOLS_FILE tools.json: http[0].timeout: is not a field loopd knows");
+    expect(refusal({ tools: [] })).toBe("TOOLS_FILE tools.json: tools: is not a field loopd knows");
+    expect(refusal({ http: [lookup({ headers: { Authorization: "Bearer ${ORDERS_TOKEN}" } })] })).toBe("TOOLS_FILE tools.json: http[0].headers.Authorization: ${ORDERS_TOKEN} is not set in the environment");
+    expect(refusal({ http: [lookup({ url: "ftp://orders.example.com" })] })).toBe("TOOLS_FILE tools.json: http[0].url: must be an http:// or https:// URL");
+  });
+
+  test("a name clash, with a built-in or another entry; a name the providers refuse; a schema that is not an object's", () => {
+    expect(refusal({ http: [lookup({ name: "calculate" })] })).toBe("TOOLS_FILE tools.json: http[0].name: calculate is also a built-in tool's name: tool names are unique across every source");
+    expect(refusal({ http: [lookup(), lookup()] })).toBe("TOOLS_FILE tools.json: http[1].name: lookup_order is also http[0]'s name: tool names are unique across every source");
+    expect(refusal({ http: [lookup({ name: "look up" })] })).toMatch(/^TOOLS_FILE tools\.json: http\[0\]\.name: must match/);
+    expect(refusal({ http: [lookup({ input_schema: { type: "string" } })] })).toMatch(/^TOOLS_FILE tools\.json: http\[0\]\.input_schema: must be a JSON Schema of an object/);
+    expect(refusal({ http: [lookup({ secret: "not-a-secret" })] })).toMatch(/^TOOLS_FILE tools\.json: http\[0\]\.secret: must be a Standard Webhooks secret/);
+  });
+
+  test("an MCP server without a command or a URL; MCP servers are not connected by this version yet, and it says so", () => {
+    expect(refusal({ mcp: [{ name: "fs" }] })).toBe("TOOLS_FILE tools.json: mcp[0].command: needs either command (stdio) or url (Streamable HTTP), not both");
+    expect(refusal({ mcp: [{ name: "fs", command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/srv"] }] })).toBe(
+      "TOOLS_FILE tools.json: mcp: MCP servers are not supported by this version of loopd yet (HTTP tools are)",
+    );
+  });
+
+  test("a file that is not there, or not JSON", () => {
+    expect(refusal("{ not json")).toMatch(/^TOOLS_FILE tools\.json: is not JSON: /);
+    expect(() => loadConfig({ TOOLS_FILE: path.join(dir, "missing.json") })).toThrow(`TOOLS_FILE ${path.join(dir, "missing.json")}: cannot be read (ENOENT)`);
+  });
+});
