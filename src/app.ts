@@ -36,6 +36,7 @@ import { createStore } from "./store/store.js";
 import { createBuiltinTools } from "./tools/builtin/index.js";
 import type { Tool } from "./tools/define-tool.js";
 import { createHttpTool } from "./tools/http/http-tool.js";
+import { createRunCommandTool } from "./tools/command/run-command.js";
 import { toolRoutes } from "./http/routes/tool-routes.js";
 import { createToolRegistry } from "./tools/tool-registry.js";
 import type { PriceTable } from "./core/price-table.js";
@@ -101,6 +102,12 @@ export function createLogger(level: string, { pretty = process.stdout.isTTY === 
 }
 
 /** Tools with the result caps the configuration sets for them by name. */
+/** The built-ins (`run_command` last among them, when enabled), then the HTTP tools of `TOOLS_FILE`. */
+function configuredTools({ tools }: Config): Tool[] {
+  const command = tools.runCommand ? [createRunCommandTool({ timeoutMs: tools.timeoutMs, env: tools.runCommand.env })] : [];
+  return [...createBuiltinTools(), ...command, ...tools.http.map(createHttpTool)];
+}
+
 function withResultCaps(tools: Tool[], caps: Record<string, number>): Tool[] {
   return tools.map((tool) => (caps[tool.name] === undefined ? tool : { ...tool, maxResultChars: caps[tool.name] }));
 }
@@ -132,7 +139,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     config,
     store: createStore(database),
     providers: deps.providers ?? providersOf(config.models.providers),
-    registry: createToolRegistry(withResultCaps(deps.tools ?? [...createBuiltinTools(), ...config.tools.http.map(createHttpTool)], config.tools.resultMaxCharsByTool)),
+    registry: createToolRegistry(withResultCaps(deps.tools ?? configuredTools(config), config.tools.resultMaxCharsByTool)),
     prices: deps.prices ?? pricesOf(config.models),
     signals: signalsOf(database),
     histories: createHistoryCache({ maxChars: config.runs.historyCacheMb * 1024 * 1024 }),

@@ -9,6 +9,7 @@ import { DEFAULT_MODEL_CALL_TIMEOUT_MS, DEFAULT_MODEL_STREAM_IDLE_MS } from "./a
 import { MAX_TOOL_RESULT_CHARS } from "./tools/clip-tool-result.js";
 import { DEFAULT_TOOL_CONCURRENCY, DEFAULT_TOOL_TIMEOUT_MS } from "./tools/execute-tool-calls.js";
 import { createBuiltinTools } from "./tools/builtin/index.js";
+import { commandEnvOf } from "./tools/command/run-command.js";
 import { loadToolsFile, secretsOfToolsFile, ToolsFileError, type ToolsFile } from "./tools/tools-file.js";
 
 /** A whole number from the environment; `min: 0` where 0 means "off". */
@@ -81,6 +82,15 @@ const variables = {
   RUN_MAX_COST_USD: optionalPositive(z.number()),
   PRICES_FILE: optionalString,
   TOOLS_FILE: optionalString,
+  ENABLE_RUN_COMMAND: z.preprocess((v) => (blank(v) ? undefined : v), z.enum(["true", "false"]).default("false")),
+  /** `NODE_ENV,MY_TOOL_HOME`: variables run_command's commands get besides PATH, HOME and LANG. */
+  RUN_COMMAND_ENV: z.preprocess(
+    (v) => (blank(v) ? "" : v),
+    z
+      .string()
+      .regex(/^\s*([A-Za-z_][A-Za-z0-9_]*\s*(,\s*[A-Za-z_][A-Za-z0-9_]*\s*)*)?$/, "must be variable names separated by commas")
+      .transform((s) => s.split(",").map((n) => n.trim()).filter(Boolean)),
+  ),
   WORKSPACE_DIR: z.string().min(1).default("./workspace"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   BODY_LIMIT_BYTES: intFromEnv(1_048_576),
@@ -171,6 +181,8 @@ const configSchema = z.looseObject(variables).transform((e, ctx) => {
       workspaceDir: path.resolve(e.WORKSPACE_DIR),
       /** HTTP endpoints configured as tools (`TOOLS_FILE`). */
       http: toolsFile.http,
+      /** `run_command`, when enabled: the environment its commands get. */
+      runCommand: e.ENABLE_RUN_COMMAND === "true" ? { env: commandEnvOf(e, e.RUN_COMMAND_ENV) } : null,
     },
     runs: {
       maxSteps: e.MAX_STEPS,

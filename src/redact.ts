@@ -36,7 +36,7 @@ export function createRedactor(secrets: readonly string[]): Redactor {
 }
 
 /** Environment variables whose values are secrets: provider keys, and anything named like a key, token, secret or password. */
-const SECRET_NAME = /(^|_)(API_KEY|KEY|TOKEN|SECRET|PASSWORD)$/i;
+export const SECRET_NAME = /(^|_)(API_KEY|KEY|TOKEN|SECRET|PASSWORD)$/i;
 
 /** The secret values of an environment: what `createRedactor` must keep out of traces and logs. */
 export function secretsOf(env: NodeJS.ProcessEnv): string[] {

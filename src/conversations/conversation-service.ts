@@ -61,7 +61,8 @@ export function createConversationService(services: Services) {
   return {
     async create(input: CreateConversationInput) {
       const provider = input.provider ?? config.models.defaultProvider;
-      const tools = checkTools(input.tools ?? registry.names());
+      // run_command is offered only to a conversation that names it.
+      const tools = checkTools(input.tools ?? registry.all().filter((t) => t.source !== "command").map((t) => t.name));
       const row = await store.conversations.create({
         title: input.title ?? null,
         system: input.system ?? null,
