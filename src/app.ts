@@ -127,7 +127,7 @@ function signalsOf(database: Database): RunSignals {
 export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const { config, database } = deps;
   const logger = deps.logger ?? createLogger(config.server.logLevel, { secrets: config.secrets });
-  const metrics = createMetrics({ isTool: (name) => services.registry.has(name) });
+  const metrics = createMetrics({ isTool: (name) => services.registry.has(name), sourceOf: (name) => services.registry.get(name)?.source ?? "builtin" });
   // Loaded only when asked for: without an endpoint, tracing costs nothing, not even its modules.
   const tracing = config.trace.otlpTracesUrl
     ? (await import("./telemetry/tracing.js")).createTracing({

@@ -19,6 +19,8 @@ export interface MetricsSources {
 export interface MetricsOptions {
   /** Whether a tool name is one of the registered tools; any other name a model makes up is counted as `_other`. */
   isTool: (name: string) => boolean;
+  /** Where a registered tool comes from (`builtin`, `http`, `command`, later `mcp`). @default "builtin" */
+  sourceOf?: (name: string) => string;
   /** Distinct model names kept as label values, per metric family; past it, `_other`. @default 100 */
   maxModels?: number;
 }
@@ -40,7 +42,7 @@ const TOOL_CALL_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 
  * loop's events. Labels are provider, model, tool name and outcomes, never
  * an id, so the number of series stays bounded.
  */
-export function createMetrics({ isTool, maxModels = 100 }: MetricsOptions): Metrics {
+export function createMetrics({ isTool, sourceOf = () => "builtin", maxModels = 100 }: MetricsOptions): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
@@ -83,8 +85,8 @@ export function createMetrics({ isTool, maxModels = 100 }: MetricsOptions): Metr
   );
   const toolCallSeconds = histogram(
     "loopd_tool_call_duration_seconds",
-    "Tool call latency, by tool and outcome (ok, error, timeout, cancelled)",
-    ["tool", "outcome"],
+    "Tool call latency, by tool, its source (builtin, http, command) and outcome (ok, error, timeout, cancelled)",
+    ["tool", "source", "outcome"],
     TOOL_CALL_BUCKETS,
   );
 
@@ -109,7 +111,7 @@ export function createMetrics({ isTool, maxModels = 100 }: MetricsOptions): Metr
         return;
       }
       case "tool_call.completed":
-        toolCallSeconds.observe({ tool: toolLabel(e.name), outcome: e.status }, e.duration_ms / 1000);
+        toolCallSeconds.observe({ tool: toolLabel(e.name), source: isTool(e.name) ? sourceOf(e.name) : OTHER_LABEL, outcome: e.status }, e.duration_ms / 1000);
         return;
       default:
         return;

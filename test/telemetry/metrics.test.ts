@@ -67,7 +67,7 @@ describe("GET /metrics", () => {
     expect(moved("loopd_cost_usd_total", model)).toBeCloseTo(run.usage.cost_usd, 12);
     expect(moved("loopd_model_call_duration_seconds_count", { ...model, outcome: "ok" })).toBe(2);
     expect(moved("loopd_model_time_to_first_token_seconds_count", model)).toBe(2);
-    expect(moved("loopd_tool_call_duration_seconds_count", { tool: "calculate", outcome: "ok" })).toBe(1);
+    expect(moved("loopd_tool_call_duration_seconds_count", { tool: "calculate", source: "builtin", outcome: "ok" })).toBe(1);
   });
 
   test("the gauges read the process as it is: a streamed run in flight is active and its stream open, then both are back to 0", async () => {
@@ -143,7 +143,7 @@ describe("GET /metrics", () => {
     const { run } = (await client().send(conv.id, { content: "Use it." })).json();
     await f.loopd.runs.settled(run.id);
     const samples = await scrape();
-    expect(valueOf(samples, "loopd_tool_call_duration_seconds_count", { tool: "_other", outcome: "error" })).toBeGreaterThanOrEqual(1);
+    expect(valueOf(samples, "loopd_tool_call_duration_seconds_count", { tool: "_other", source: "_other", outcome: "error" })).toBeGreaterThanOrEqual(1);
     expect(samples.some((s) => Object.values(s.labels).includes("made_up_tool_4711"))).toBe(false);
     expect(samples.some((s) => Object.values(s.labels).some((v) => /^(run|conv|msg)_/.test(v)))).toBe(false);
   });
