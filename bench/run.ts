@@ -40,6 +40,7 @@ import { measureHistoryGrowth, type GrowthRow } from "./history-growth.js";
 import { measureConcurrentStreams, type StreamsRow } from "./concurrent-streams.js";
 import { measureIdleFollowers, type IdleFollowersRow } from "./idle-followers.js";
 import { measurePauseAnswer, type PauseAnswerRow } from "./pause-answer.js";
+import { measureHttpToolOverhead } from "./http-tool-overhead.js";
 import { measureBudgetOverhead, type BudgetOverheadRow } from "./budget-overhead.js";
 import { measureContextCost, type ContextCostRow } from "./context-cost.js";
 import { measureTraceOverhead, traceOverheadTable } from "./trace-overhead.js";
@@ -68,7 +69,7 @@ const streamRounds = positiveInt(process.env.BENCH_STREAM_ROUNDS, 3);
 const baselineDir = process.env.BENCH_BASELINE_DIR || undefined;
 const quiet = { othersShare: positiveInt(process.env.BENCH_QUIET_PERCENT, 10) / 100, tries: positiveInt(process.env.BENCH_ROW_TRIES, 3) };
 
-const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "context", "trace"] as const;
+const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "context", "trace", "httptool"] as const;
 type Section = (typeof SECTIONS)[number];
 const only = selectedSections(process.env.BENCH_ONLY);
 
@@ -165,6 +166,7 @@ async function main() {
   const longRuns: Record<"pglite" | "postgres", LongRunRow[]> = { pglite: [], postgres: [] };
   const streamRows: Array<StreamsRow & { kind: string }> = [];
   const traceTables: string[] = [];
+  const httpToolRows: string[][] = [];
   for (const serverUrl of backends) {
     const kind = serverUrl ? "postgres" : "pglite";
     if (WHOLE_PROCESS_SECTIONS.some((section) => only.has(section))) {
@@ -201,6 +203,16 @@ async function main() {
         for (const { messages, append, read } of appends) {
           appendRows.push([database.kind, String(messages), ms(append.p50), ms(append.p95), ms(read.p50)]);
         }
+      } finally {
+        await database.drop();
+      }
+    }
+    if (only.has("httptool")) {
+      progress(`${kind}: an HTTP tool against the built-in calculate`);
+      const database = await createBenchDatabase(serverUrl);
+      try {
+        const { steps, builtin: b, http: h, direct: d } = await measureHttpToolOverhead({ databaseEnv: database.env, runs: budgetRuns, steps: 20, logLevel });
+        httpToolRows.push([kind, String(steps), ms(b.p50), ms(h.p50), ms(h.p50 - b.p50), ms(d.p50), ms(h.p50 - b.p50 - d.p50)]);
       } finally {
         await database.drop();
       }
@@ -307,6 +319,13 @@ async function main() {
       "Per tool step, over all the runs of a row; CPU: the process, plus on Postgres its backends. Stored B/step: the row's last run's spans as stored (Postgres); export B/step: its compact NDJSON export (tool outputs and answers included), per step.",
       "",
       ...traceTables.flatMap((table) => [table, ""]),
+    ]),
+    ...section("httptool", [
+      `## (j) An HTTP tool against the built-in calculate: the same ${20}-tool-step run (${budgetRuns} pairs, interleaved, ms per step)`,
+      "",
+      "The HTTP tool (TOOLS_FILE, signed, read-only) answers what calculate would, from a receiver in the bench process. Direct: one POST of the same body to the receiver. loopd's own: the HTTP step's extra time less the direct POST (input checked against its schema in the worker, the signature, the capped read).",
+      "",
+      markdownTable(["db", "tool steps", "calculate p50", "HTTP tool p50", "extra p50", "direct POST p50", "loopd's own p50"], httpToolRows),
     ]),
     ...section("streams", [
       `## (f) ${streams} streaming runs at once (tool round trips, ${streamRounds} rounds each)`,
