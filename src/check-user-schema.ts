@@ -1,7 +1,7 @@
 import { Worker } from "node:worker_threads";
 import type { SchemaProblem } from "./json-schema.js";
 
-/** How long one check may take before it is given up. @default */
+/** How long one check may take before it is given up, unless the caller says. */
 export const SCHEMA_CHECK_TIMEOUT_MS = 5_000;
 
 /** The heap a check may use: a schema whose errors multiply stops here, not the process. */

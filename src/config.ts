@@ -116,16 +116,18 @@ const variables = {
 export const CONFIG_VARIABLES = Object.keys(variables);
 
 /**
- * The environment → loopd's settings, in sections by owner. Unknown
- * variables pass through only to find the secrets among them.
+ * The environment → loopd's settings, in sections by owner. What reads
+ * variables as they were written (the secrets among them, `${VAR}` in
+ * TOOLS_FILE, run_command's environment) reads `raw`, not the parsed values
+ * (`PORT` is a number there).
  */
-const configSchema = z.looseObject(variables).transform((e, ctx) => {
+const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).transform((e, ctx) => {
   if (e.MAX_STEPS > e.MAX_STEPS_LIMIT) {
     ctx.addIssue({ code: "custom", path: ["MAX_STEPS"], message: `must be at most MAX_STEPS_LIMIT (${e.MAX_STEPS_LIMIT}); it is ${e.MAX_STEPS}` });
     return z.NEVER;
   }
   // A problem of the file is its own line (ToolsFileError, thrown through the parse).
-  const toolsFile: ToolsFile = e.TOOLS_FILE ? loadToolsFile(e.TOOLS_FILE, { env: e, taken: createBuiltinTools().map((t) => t.name) }) : { http: [], mcp: [] };
+  const toolsFile: ToolsFile = e.TOOLS_FILE ? loadToolsFile(e.TOOLS_FILE, { env: raw, taken: createBuiltinTools().map((t) => t.name) }) : { http: [], mcp: [] };
   const providers = {
     anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },
     openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
@@ -182,7 +184,7 @@ const configSchema = z.looseObject(variables).transform((e, ctx) => {
       /** HTTP endpoints configured as tools (`TOOLS_FILE`). */
       http: toolsFile.http,
       /** `run_command`, when enabled: the environment its commands get. */
-      runCommand: e.ENABLE_RUN_COMMAND === "true" ? { env: commandEnvOf(e, e.RUN_COMMAND_ENV) } : null,
+      runCommand: e.ENABLE_RUN_COMMAND === "true" ? { env: commandEnvOf(raw, e.RUN_COMMAND_ENV) } : null,
     },
     runs: {
       maxSteps: e.MAX_STEPS,
@@ -205,11 +207,11 @@ const configSchema = z.looseObject(variables).transform((e, ctx) => {
       otlpTracesUrl: tracesUrl(e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, e.OTEL_EXPORTER_OTLP_ENDPOINT),
     },
     /** Values that never appear in a trace, a log or a recorded error (API keys and the like, from the environment). */
-    secrets: [...secretsOf(e as NodeJS.ProcessEnv), ...secretsOfToolsFile(toolsFile)],
+    secrets: [...secretsOf(raw as NodeJS.ProcessEnv), ...secretsOfToolsFile(toolsFile)],
   };
 });
 
-export type Config = z.output<typeof configSchema>;
+export type Config = z.output<ReturnType<typeof configSchemaOf>>;
 
 export class ConfigError extends OperatorError {
   override readonly name = "ConfigError";
@@ -217,9 +219,10 @@ export class ConfigError extends OperatorError {
 
 /** Reads the environment once into a typed Config; a bad value stops start-up with a clear message. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  let parsed: ReturnType<typeof configSchema.safeParse>;
+  const schema = configSchemaOf(env);
+  let parsed: ReturnType<typeof schema.safeParse>;
   try {
-    parsed = configSchema.safeParse(env);
+    parsed = schema.safeParse(env);
   } catch (err) {
     if (err instanceof ToolsFileError) throw new ConfigError(err.message);
     throw err;

@@ -103,7 +103,7 @@ export function loadToolsFile(file: string, { env, taken }: { env: Record<string
   return tools;
 }
 
-/** Every value that `${VAR}` put into the file, and every header and secret: they never appear in a log or a trace. */
+/** The file's header values and secrets (with what `${VAR}` put into them): they never appear in a log or a trace. */
 export function secretsOfToolsFile(tools: ToolsFile): string[] {
   return tools.http.flatMap((t) => [...Object.values(t.headers), ...(t.secret ? [t.secret] : [])]);
 }

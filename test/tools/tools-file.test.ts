@@ -44,6 +44,12 @@ describe("TOOLS_FILE is checked at start: one line naming the file, the entry an
     expect(config.secrets).toContain("Bearer orders-token-1234");
   });
 
+  test("${VAR} is the variable as written, also one loopd reads itself (PORT is a number to loopd, text to the file)", () => {
+    const config = loadConfig({ TOOLS_FILE: file({ http: [lookup({ url: "http://127.0.0.1:${PORT}/tools/lookup" })] }), PORT: "4100" });
+    expect(config.tools.http[0]!.url).toBe("http://127.0.0.1:4100/tools/lookup");
+    expect(loadConfig({ ENABLE_RUN_COMMAND: "true", RUN_COMMAND_ENV: "MAX_STEPS", MAX_STEPS: "7" }).tools.runCommand?.env.MAX_STEPS).toBe("7");
+  });
+
   test("an unknown field, a variable that is not set, a bad URL", () => {
     expect(refusal({ http: [lookup({ timeout: 5 })] })).toBe("TOOLS_FILE tools.json: http[0].timeout: is not a field loopd knows");
     expect(refusal({ tools: [] })).toBe("TOOLS_FILE tools.json: tools: is not a field loopd knows");
