@@ -39,6 +39,7 @@ import { createHttpTool } from "./tools/http/http-tool.js";
 import { createRunCommandTool } from "./tools/command/run-command.js";
 import { toolRoutes } from "./http/routes/tool-routes.js";
 import { createToolRegistry } from "./tools/tool-registry.js";
+import { createMcpServers } from "./tools/mcp/mcp-servers.js";
 import type { PriceTable } from "./core/price-table.js";
 import { pricesOf } from "./prices-file.js";
 import { createMetrics } from "./telemetry/metrics.js";
@@ -101,13 +102,24 @@ export function createLogger(level: string, { pretty = process.stdout.isTTY === 
   return destination ? pino(options, destination) : pino(options);
 }
 
-/** Tools with the result caps the configuration sets for them by name. */
 /** The built-ins (`run_command` last among them, when enabled), then the HTTP tools of `TOOLS_FILE`. */
 function configuredTools({ tools }: Config): Tool[] {
   const command = tools.runCommand ? [createRunCommandTool({ timeoutMs: tools.timeoutMs, env: tools.runCommand.env })] : [];
   return [...createBuiltinTools(), ...command, ...tools.http.map(createHttpTool)];
 }
 
+/**
+ * The longest message read from an MCP server: room for the biggest result
+ * cap configured (a result is clipped to it after), and for what a result
+ * may carry besides its text (an image of a few MB, described, not shown),
+ * and small enough that parsing it does not hold the event loop long.
+ */
+function mcpMessageBytes({ tools }: Config): number {
+  const biggestCap = Math.max(tools.resultMaxChars, ...Object.values(tools.resultMaxCharsByTool));
+  return Math.max(4 * 1024 * 1024, biggestCap * 4);
+}
+
+/** Tools with the result caps the configuration sets for them by name. */
 function withResultCaps(tools: Tool[], caps: Record<string, number>): Tool[] {
   return tools.map((tool) => (caps[tool.name] === undefined ? tool : { ...tool, maxResultChars: caps[tool.name] }));
 }
@@ -127,19 +139,31 @@ function signalsOf(database: Database): RunSignals {
 export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const { config, database } = deps;
   const logger = deps.logger ?? createLogger(config.server.logLevel, { secrets: config.secrets });
-  const metrics = createMetrics({ isTool: (name) => services.registry.has(name), sourceOf: (name) => services.registry.get(name)?.source ?? "builtin" });
+  const metrics = createMetrics({ describeTool: (name) => services.registry.describe(name) });
+  const toolServers = createMcpServers(config.tools.mcp, {
+    defaultTimeoutMs: config.tools.timeoutMs,
+    maxMessageBytes: mcpMessageBytes(config),
+    env: process.env,
+    log: logger.child({ component: "mcp" }),
+    onRestart: (server) => metrics.serverRestarted(server),
+  });
   // Loaded only when asked for: without an endpoint, tracing costs nothing, not even its modules.
   const tracing = config.trace.otlpTracesUrl
     ? (await import("./telemetry/tracing.js")).createTracing({
         url: config.trace.otlpTracesUrl,
         onError: (err) => logger.warn({ err: describeError(err) }, "could not send spans to the OTLP endpoint; they are dropped"),
+        describeTool: (name) => services.registry.describe(name),
       })
     : null;
   const services: Services = {
     config,
     store: createStore(database),
     providers: deps.providers ?? providersOf(config.models.providers),
-    registry: createToolRegistry(withResultCaps(deps.tools ?? configuredTools(config), config.tools.resultMaxCharsByTool)),
+    registry: createToolRegistry(withResultCaps(deps.tools ?? configuredTools(config), config.tools.resultMaxCharsByTool), {
+      ...toolServers,
+      tools: () => withResultCaps(toolServers.tools(), config.tools.resultMaxCharsByTool),
+    }),
+    toolServers,
     prices: deps.prices ?? pricesOf(config.models),
     signals: signalsOf(database),
     histories: createHistoryCache({ maxChars: config.runs.historyCacheMb * 1024 * 1024 }),
@@ -209,6 +233,8 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   await docsRoutes(app);
   await app.ready();
   await runs.open();
+  // In the background: loopd answers while a server starts, or fails to.
+  toolServers.start();
 
   let closing: Promise<void> | null = null;
   return {
@@ -230,6 +256,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
         } finally {
           clearInterval(reap);
           await services.broadcast.close();
+          await toolServers.close();
           // After the runs stopped: their last spans go out too.
           await services.telemetry.close();
         }

@@ -183,6 +183,8 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
       workspaceDir: path.resolve(e.WORKSPACE_DIR),
       /** HTTP endpoints configured as tools (`TOOLS_FILE`). */
       http: toolsFile.http,
+      /** MCP servers configured as sources of tools (`TOOLS_FILE`). */
+      mcp: toolsFile.mcp,
       /** `run_command`, when enabled: the environment its commands get. */
       runCommand: e.ENABLE_RUN_COMMAND === "true" ? { env: commandEnvOf(raw, e.RUN_COMMAND_ENV) } : null,
     },

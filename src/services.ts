@@ -7,6 +7,7 @@ import type { TokenRatios } from "./runs/token-ratios.js";
 import type { Broadcast } from "./store/broadcast.js";
 import type { Store } from "./store/store.js";
 import type { Telemetry } from "./telemetry/telemetry.js";
+import type { McpServers } from "./tools/mcp/mcp-servers.js";
 import type { ToolRegistry } from "./tools/tool-registry.js";
 
 /** The few log calls the use cases make; pino's logger fits it. */
@@ -24,6 +25,8 @@ export interface Services {
   store: Store;
   providers: Record<ProviderName, ModelProvider>;
   registry: ToolRegistry;
+  /** The MCP servers of `TOOLS_FILE` (their tools are in `registry`). */
+  toolServers: McpServers;
   /** What a model's tokens cost (built-in list prices, or `PRICES_FILE`). */
   prices: PriceTable;
   signals: RunSignals;

@@ -1,6 +1,7 @@
 import { FINISH_TOOL } from "../core/run-settings.js";
 import { AppError } from "../errors.js";
 import type { ClientTool } from "../store/schema.js";
+import { SERVER_WILDCARD } from "../tools/mcp/mcp-tool-name.js";
 
 /**
  * A conversation's approval list and client tools, checked against its
@@ -9,7 +10,9 @@ import type { ClientTool } from "../store/schema.js";
  * model would see two tools by one name. 400s name the tools at fault.
  */
 export function checkToolSettings({ tools, approvalRequired, clientTools }: { tools: string[]; approvalRequired: string[]; clientTools: ClientTool[] }) {
-  const unknown = approvalRequired.filter((name) => !tools.includes(name));
+  // `fs__*` covers every name the server fs may list, now or later.
+  const covered = (name: string) => tools.includes(name) || tools.some((t) => SERVER_WILDCARD.test(t) && name.startsWith(t.slice(0, -1)));
+  const unknown = approvalRequired.filter((name) => !covered(name));
   if (unknown.length > 0) {
     throw new AppError("invalid_request", `approval_required names ${unknown.map((n) => JSON.stringify(n)).join(", ")}, not among this conversation's tools (${tools.join(", ") || "none"})`, {
       field: "body.approval_required",
@@ -24,7 +27,7 @@ export function checkToolSettings({ tools, approvalRequired, clientTools }: { to
       reserved: [FINISH_TOOL],
     });
   }
-  const clashing = [...new Set(names.filter((name, i) => tools.includes(name) || names.indexOf(name) !== i))];
+  const clashing = [...new Set(names.filter((name, i) => covered(name) || names.indexOf(name) !== i))];
   if (clashing.length > 0) {
     throw new AppError("invalid_request", `client_tools: ${clashing.map((n) => JSON.stringify(n)).join(", ")} clash with a server tool or with each other; each tool needs a name of its own`, {
       field: "body.client_tools",

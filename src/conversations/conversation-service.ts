@@ -45,7 +45,7 @@ export function createConversationService(services: Services) {
   };
 
   const checkTools = (tools: string[]) => {
-    const unknown = tools.filter((name) => !registry.has(name));
+    const unknown = tools.filter((name) => !registry.accepts(name));
     if (unknown.length > 0) {
       throw new AppError("invalid_request", `unknown tool ${unknown.map((n) => JSON.stringify(n)).join(", ")}; available: ${registry.names().join(", ")}`, {
         field: "body.tools",
@@ -62,7 +62,7 @@ export function createConversationService(services: Services) {
     async create(input: CreateConversationInput) {
       const provider = input.provider ?? config.models.defaultProvider;
       // run_command is offered only to a conversation that names it.
-      const tools = checkTools(input.tools ?? registry.all().filter((t) => t.source !== "command").map((t) => t.name));
+      const tools = checkTools(input.tools ?? registry.defaults());
       const row = await store.conversations.create({
         title: input.title ?? null,
         system: input.system ?? null,

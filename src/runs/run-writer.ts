@@ -50,7 +50,7 @@ export function createRunWriter({
     return p;
   };
   const redactor = redactorOf(services.config);
-  const tracer = services.config.trace.enabled ? createRunTracer({ redactor }) : null;
+  const tracer = services.config.trace.enabled ? createRunTracer({ redactor, describeTool: services.registry.describe }) : null;
   // Spans of what happened before the next save (a model call, a recovery): they go with it.
   let spansWaiting: NewRunSpan[] = [];
   const takeSpans = () => {

@@ -17,10 +17,8 @@ export interface MetricsSources {
 }
 
 export interface MetricsOptions {
-  /** Whether a tool name is one of the registered tools; any other name a model makes up is counted as `_other`. */
-  isTool: (name: string) => boolean;
-  /** Where a registered tool comes from (`builtin`, `http`, `command`, later `mcp`). @default "builtin" */
-  sourceOf?: (name: string) => string;
+  /** Where a registered tool comes from (its source and MCP server); undefined for a name a model made up, counted as `_other`. */
+  describeTool: (name: string) => { source: string; server: string | null } | undefined;
   /** Distinct model names kept as label values, per metric family; past it, `_other`. @default 100 */
   maxModels?: number;
 }
@@ -31,6 +29,8 @@ export interface Metrics {
   telemetry: Telemetry;
   /** Registers the gauges that read the app's state at scrape time. */
   watch(sources: MetricsSources): void;
+  /** An MCP server is being started again. */
+  serverRestarted(server: string): void;
 }
 
 const MODEL_CALL_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300];
@@ -42,12 +42,11 @@ const TOOL_CALL_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 
  * loop's events. Labels are provider, model, tool name and outcomes, never
  * an id, so the number of series stays bounded.
  */
-export function createMetrics({ isTool, sourceOf = () => "builtin", maxModels = 100 }: MetricsOptions): Metrics {
+export function createMetrics({ describeTool, maxModels = 100 }: MetricsOptions): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
   const modelLabel = boundedLabel(maxModels);
-  const toolLabel = (name: string) => (isTool(name) ? name : OTHER_LABEL);
 
   const runsEnded = new Counter({
     name: "loopd_runs_ended_total",
@@ -85,10 +84,11 @@ export function createMetrics({ isTool, sourceOf = () => "builtin", maxModels = 
   );
   const toolCallSeconds = histogram(
     "loopd_tool_call_duration_seconds",
-    "Tool call latency, by tool, its source (builtin, http, command) and outcome (ok, error, timeout, cancelled)",
-    ["tool", "source", "outcome"],
+    "Tool call latency, by tool, its source (builtin, http, mcp, command), its MCP server (empty for the other sources) and outcome (ok, error, timeout, cancelled)",
+    ["tool", "source", "server", "outcome"],
     TOOL_CALL_BUCKETS,
   );
+  const serverRestarts = new Counter({ name: "loopd_mcp_server_restarts_total", help: "Times an MCP server was started again after it exited, dropped or failed to start, by server", labelNames: ["server"], registers });
 
   const onEvent = (e: AgentEvent) => {
     switch (e.type) {
@@ -110,9 +110,12 @@ export function createMetrics({ isTool, sourceOf = () => "builtin", maxModels = 
         modelCallSeconds.observe(labels, e.duration_ms / 1000);
         return;
       }
-      case "tool_call.completed":
-        toolCallSeconds.observe({ tool: toolLabel(e.name), source: isTool(e.name) ? sourceOf(e.name) : OTHER_LABEL, outcome: e.status }, e.duration_ms / 1000);
+      case "tool_call.completed": {
+        const tool = describeTool(e.name);
+        const labels = tool ? { tool: e.name, source: tool.source, server: tool.server ?? "" } : { tool: OTHER_LABEL, source: OTHER_LABEL, server: "" };
+        toolCallSeconds.observe({ ...labels, outcome: e.status }, e.duration_ms / 1000);
         return;
+      }
       default:
         return;
     }
@@ -132,6 +135,7 @@ export function createMetrics({ isTool, sourceOf = () => "builtin", maxModels = 
       close: async () => {},
     },
     watch: (sources) => watchState(registry, sources),
+    serverRestarted: (server) => serverRestarts.inc({ server }),
   };
 }
 

@@ -19,6 +19,8 @@ export interface TracingOptions {
   onError?: (err: Error) => void;
   /** @default Date.now */
   now?: () => number;
+  /** Where a tool comes from (its source, its MCP server): attributes of its span. @default unknown */
+  describeTool?: (name: string) => { source: string; server: string | null } | undefined;
 }
 
 /**
@@ -32,7 +34,7 @@ export interface TracingOptions {
  * passed explicitly: no context manager is needed, and several apps in one
  * process keep their spans apart.
  */
-export function createTracing({ url, scheduledDelayMs = 5_000, exportTimeoutMs = 3_000, onError = () => {}, now = Date.now }: TracingOptions): Telemetry {
+export function createTracing({ url, scheduledDelayMs = 5_000, exportTimeoutMs = 3_000, onError = () => {}, now = Date.now, describeTool = () => undefined }: TracingOptions): Telemetry {
   // Told once per outage, not once per batch.
   let failing = false;
   const failed = (err: unknown) => {
@@ -95,11 +97,14 @@ export function createTracing({ url, scheduledDelayMs = 5_000, exportTimeoutMs =
           }
           case "tool_call.started": {
             const startedAt = now();
+            const origin = describeTool(e.name);
             const span = child(`execute_tool ${e.name}`, SpanKind.INTERNAL, startedAt, {
               "gen_ai.operation.name": "execute_tool",
               "gen_ai.tool.name": e.name,
               "gen_ai.tool.call.id": e.tool_call_id,
               "gen_ai.tool.type": "function",
+              ...(origin && { "loopd.tool.source": origin.source }),
+              ...(origin?.server && { "loopd.tool.server": origin.server }),
             });
             tools.set(e.tool_call_id, { span, startedAt });
             return;

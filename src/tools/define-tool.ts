@@ -73,6 +73,10 @@ export interface Tool<I = any> {
   approval: ApprovalMode;
   /** @default "builtin" */
   source?: ToolSource;
+  /** The MCP server it belongs to. */
+  server?: string;
+  /** Whether it can be called now (an MCP server's tool, while its server restarts, cannot). @default always */
+  available?: () => boolean;
 }
 
 /** Both Anthropic and OpenAI accept only these tool names. */

@@ -58,7 +58,7 @@ export function createToolBox({
   maxResultChars,
   now,
 }: ToolBoxOptions): ToolBox {
-  const allowed = allowedTools.filter((name) => registry.has(name));
+  const allowed = registry.resolve(allowedTools).filter((name) => registry.has(name));
   const allowedSet = new Set(allowed);
   const client = new Set(clientTools.map((t) => t.name));
   const loop = new Set(loopTools.map((t) => t.name));

@@ -1,5 +1,6 @@
 import type { ToolSpec } from "../core/model-provider.js";
-import type { Tool } from "./define-tool.js";
+import type { Tool, ToolSource } from "./define-tool.js";
+import { SERVER_WILDCARD } from "./mcp/mcp-tool-name.js";
 
 export interface ToolRegistry {
   get(name: string): Tool | undefined;
@@ -15,15 +16,52 @@ export interface ToolRegistry {
   has(name: string): boolean;
   /** Every registered tool, in registration order. */
   all(): Tool[];
+  /** A conversation's `tools` as the names they stand for now: `fs__*` is every tool of the server `fs` at this moment. */
+  resolve(names: readonly string[]): string[];
+  /** Whether a conversation may name it: a registered tool, or what the changing tools accept (`fs__*`). */
+  accepts(name: string): boolean;
+  /** Where a registered tool comes from; undefined for any other name. */
+  describe(name: string): ToolOrigin | undefined;
+  /** A conversation's `tools` when it names none: every tool but `run_command`, and the changing tools' own (`fs__*`). */
+  defaults(): string[];
 }
 
-/** Throws on duplicate names: two tools with one name is a wiring bug. */
-export function createToolRegistry(tools: Tool[]): ToolRegistry {
-  const byName = new Map<string, Tool>();
+/** Where a tool comes from, for metrics and traces. */
+export interface ToolOrigin {
+  source: ToolSource;
+  server: string | null;
+}
+
+/** Tools that come and go (an MCP server's, as it lists them): read again whenever `version` changes. */
+export interface ChangingTools {
+  tools(): Tool[];
+  version(): number;
+  /** Names a conversation may use that are not (yet) among `tools`. */
+  accepts(name: string): boolean;
+  /** What a conversation gets by default, besides the fixed tools. */
+  defaults(): string[];
+}
+
+/**
+ * The fixed tools, then the changing ones. Throws on duplicate names among
+ * the fixed: two tools with one name is a wiring bug; a changing tool with
+ * a name already taken is left out (the configuration keeps names apart).
+ */
+export function createToolRegistry(tools: Tool[], changing?: ChangingTools): ToolRegistry {
+  const fixed = new Map<string, Tool>();
   for (const tool of tools) {
-    if (byName.has(tool.name)) throw new Error(`duplicate tool name: ${tool.name}`);
-    byName.set(tool.name, tool);
+    if (fixed.has(tool.name)) throw new Error(`duplicate tool name: ${tool.name}`);
+    fixed.set(tool.name, tool);
   }
+  let seen = -1;
+  let byName = fixed;
+  const current = (): Map<string, Tool> => {
+    if (!changing || changing.version() === seen) return byName;
+    seen = changing.version();
+    byName = new Map(fixed);
+    for (const tool of changing.tools()) if (!byName.has(tool.name)) byName.set(tool.name, tool);
+    return byName;
+  };
   const specOf = (tool: Tool): ToolSpec => ({
     name: tool.name,
     description: tool.description,
@@ -31,13 +69,25 @@ export function createToolRegistry(tools: Tool[]): ToolRegistry {
   });
 
   return {
-    get: (name) => byName.get(name),
-    has: (name) => byName.has(name),
-    names: () => [...byName.keys()],
-    all: () => [...byName.values()],
+    get: (name) => current().get(name),
+    has: (name) => current().has(name),
+    names: () => [...current().keys()],
+    all: () => [...current().values()],
     specs(names) {
       const wanted = names === undefined ? undefined : new Set(names);
-      return [...byName.values()].filter((tool) => wanted?.has(tool.name) ?? true).map(specOf);
+      return [...current().values()].filter((tool) => wanted?.has(tool.name) ?? true).map(specOf);
     },
+    resolve(names) {
+      const servers = new Set(names.flatMap((name) => SERVER_WILDCARD.exec(name)?.[1] ?? []));
+      if (servers.size === 0) return [...names];
+      const expanded = [...current().values()].filter((t) => t.server !== undefined && servers.has(t.server)).map((t) => t.name);
+      return [...new Set([...names.filter((name) => !SERVER_WILDCARD.test(name)), ...expanded])];
+    },
+    describe(name) {
+      const tool = current().get(name);
+      return tool && { source: tool.source ?? "builtin", server: tool.server ?? null };
+    },
+    accepts: (name) => current().has(name) || (changing?.accepts(name) ?? false),
+    defaults: () => [...[...fixed.values()].filter((t) => t.source !== "command").map((t) => t.name), ...(changing?.defaults() ?? [])],
   };
 }

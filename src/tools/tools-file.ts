@@ -2,7 +2,9 @@ import { readFileSync } from "node:fs";
 import { Webhook } from "standardwebhooks";
 import { z } from "zod";
 import { isCheckableSchema, isObjectSchema } from "../json-schema.js";
+import { SECRET_NAME } from "../redact.js";
 import { TOOL_NAME } from "./define-tool.js";
+import { serverPrefixOf } from "./mcp/mcp-tool-name.js";
 
 /** A `${VAR}` in a string of the file: read from the environment. */
 const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
@@ -34,7 +36,6 @@ const httpTool = z.strictObject({
   approval: z.enum(["never", "always"]).optional(),
 });
 
-/** Validated whole, so a mistake in one is found now; not connected yet (see `loadToolsFile`). */
 const mcpServer = z
   .strictObject({
     name: z.string().regex(/^[a-zA-Z0-9_-]{1,32}$/, "must be 1–32 of a-z, A-Z, 0-9, _ and -"),
@@ -53,6 +54,7 @@ const mcpServer = z
 const toolsFileSchema = z.strictObject({ http: z.array(httpTool).default([]), mcp: z.array(mcpServer).default([]) });
 
 export type HttpToolEntry = z.output<typeof httpTool>;
+export type McpServerEntry = z.output<typeof mcpServer>;
 export type ToolsFile = z.output<typeof toolsFileSchema>;
 
 export class ToolsFileError extends Error {
@@ -99,13 +101,24 @@ export function loadToolsFile(file: string, { env, taken }: { env: Record<string
     if (servers.has(server.name)) fail(`mcp[${i}].name`, `${server.name} is also mcp[${servers.get(server.name)}]'s name`);
     servers.set(server.name, i);
   });
-  if (tools.mcp.length > 0) fail("mcp", "MCP servers are not supported by this version of loopd yet (HTTP tools are)");
+  // A server's tools are named `<server>__<tool>`: no other tool may take a name of that form.
+  tools.http.forEach((tool, i) => {
+    const server = serverPrefixOf(tool.name);
+    if (server !== null && servers.has(server)) fail(`http[${i}].name`, `${tool.name} is a name of mcp[${servers.get(server)}]'s tools (${server}__…): tool names are unique across every source`);
+  });
   return tools;
 }
 
-/** The file's header values and secrets (with what `${VAR}` put into them): they never appear in a log or a trace. */
+/**
+ * The file's header values and secrets (with what `${VAR}` put into them),
+ * and its MCP servers' environment values named like secrets: they never
+ * appear in a log or a trace.
+ */
 export function secretsOfToolsFile(tools: ToolsFile): string[] {
-  return tools.http.flatMap((t) => [...Object.values(t.headers), ...(t.secret ? [t.secret] : [])]);
+  return [
+    ...tools.http.flatMap((t) => [...Object.values(t.headers), ...(t.secret ? [t.secret] : [])]),
+    ...tools.mcp.flatMap((s) => [...Object.values(s.headers), ...Object.entries(s.env).flatMap(([name, value]) => (SECRET_NAME.test(name) ? [value] : []))]),
+  ];
 }
 
 function substitute(value: unknown, env: Record<string, unknown>, fail: (where: string, message: string) => never, path: (string | number)[] = []): unknown {

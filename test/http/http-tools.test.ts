@@ -220,6 +220,6 @@ test("GET /tools lists the built-ins, then the HTTP tools, each with its source 
 test("/metrics counts HTTP tool calls under their source", async () => {
   await callTool("plain_text", {});
   const text = (await f.loopd.app.inject({ method: "GET", url: "/metrics" })).body;
-  expect(text).toMatch(/loopd_tool_call_duration_seconds_count\{tool="plain_text",source="http",outcome="ok"\} [1-9]/);
+  expect(text).toMatch(/loopd_tool_call_duration_seconds_count\{tool="plain_text",source="http",server="",outcome="ok"\} [1-9]/);
 });
 

@@ -65,11 +65,27 @@ describe("TOOLS_FILE is checked at start: one line naming the file, the entry an
     expect(refusal({ http: [lookup({ secret: "not-a-secret" })] })).toMatch(/^TOOLS_FILE tools\.json: http\[0\]\.secret: must be a Standard Webhooks secret/);
   });
 
-  test("an MCP server without a command or a URL; MCP servers are not connected by this version yet, and it says so", () => {
+  test("MCP servers: without a command or a URL, with both, a clash of names, a tool name of a server's form, an unknown approval", () => {
+    const fs = { name: "fs", command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/srv"] };
     expect(refusal({ mcp: [{ name: "fs" }] })).toBe("TOOLS_FILE tools.json: mcp[0].command: needs either command (stdio) or url (Streamable HTTP), not both");
-    expect(refusal({ mcp: [{ name: "fs", command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/srv"] }] })).toBe(
-      "TOOLS_FILE tools.json: mcp: MCP servers are not supported by this version of loopd yet (HTTP tools are)",
+    expect(refusal({ mcp: [{ ...fs, url: "http://127.0.0.1:3001/mcp" }] })).toBe("TOOLS_FILE tools.json: mcp[0].command: needs either command (stdio) or url (Streamable HTTP), not both");
+    expect(refusal({ mcp: [fs, { name: "fs", url: "http://127.0.0.1:3001/mcp" }] })).toBe("TOOLS_FILE tools.json: mcp[1].name: fs is also mcp[0]'s name");
+    expect(refusal({ http: [lookup({ name: "fs__read_file" })], mcp: [fs] })).toBe(
+      "TOOLS_FILE tools.json: http[0].name: fs__read_file is a name of mcp[0]'s tools (fs__…): tool names are unique across every source",
     );
+    expect(refusal({ mcp: [{ ...fs, approval: "sometimes" }] })).toMatch(/^TOOLS_FILE tools\.json: mcp\[0\]\.approval: /);
+    expect(refusal({ mcp: [{ name: "everything", url: "ws://127.0.0.1:3001/mcp" }] })).toBe("TOOLS_FILE tools.json: mcp[0].url: must be an http:// or https:// URL");
+  });
+
+  test("a valid MCP entry: defaults filled, its header values and its environment's secrets kept secret", () => {
+    const config = loadConfig({
+      TOOLS_FILE: file({ mcp: [{ name: "gh", command: "gh-mcp", env: { GITHUB_TOKEN: "${GH_TOKEN}", LOG_LEVEL: "warn-level" } }, { name: "everything", url: "http://127.0.0.1:3001/mcp", headers: { Authorization: "Bearer ${MCP_TOKEN}" } }] }),
+      GH_TOKEN: "ghp_secret_value_1234",
+      MCP_TOKEN: "mcp-token-5678",
+    });
+    expect(config.tools.mcp[0]).toEqual({ name: "gh", command: "gh-mcp", args: [], env: { GITHUB_TOKEN: "ghp_secret_value_1234", LOG_LEVEL: "warn-level" }, headers: {}, approval: "destructive" });
+    expect(config.secrets).toEqual(expect.arrayContaining(["ghp_secret_value_1234", "Bearer mcp-token-5678"]));
+    expect(config.secrets).not.toContain("warn-level");
   });
 
   test("a file that is not there, or not JSON", () => {

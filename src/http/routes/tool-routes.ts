@@ -25,14 +25,14 @@ const serverSchema = z.object({
   last_error: z.string().nullable(),
 });
 
-export function toolRoutes(app: FastifyInstance, { services: { registry } }: HttpDeps) {
+export function toolRoutes(app: FastifyInstance, { services: { registry, toolServers } }: HttpDeps) {
   const typed = app.withTypeProvider<ZodTypeProvider>();
   typed.get(
     "/tools",
     {
       schema: {
         summary: "List tools",
-        description: "Every tool a conversation may name, in a stable order: the built-ins, then the HTTP tools of `TOOLS_FILE`. `approval` is what applies to a tool's calls (a conversation's `approval_required` adds to it).",
+        description: "Every tool a conversation may name, in a stable order: the built-ins (`run_command` last among them), then the HTTP tools of `TOOLS_FILE`, then each MCP server's tools as it last listed them (`unavailable` while the server restarts). `approval` is what applies to a tool's calls (a conversation's `approval_required` adds to it). A conversation may also name `<server>__*` for all of a server's tools, present and future.",
         operationId: "listTools",
         tags: ["tools"],
         response: {
@@ -49,10 +49,10 @@ export function toolRoutes(app: FastifyInstance, { services: { registry } }: Htt
         description: tool.description,
         input_schema: tool.inputSchema,
         source: tool.source ?? "builtin",
-        server: null,
+        server: tool.server ?? null,
         read_only: tool.readOnly,
         approval: tool.approval,
-        status: "ready" as const,
+        status: tool.available?.() === false ? ("unavailable" as const) : ("ready" as const),
       })),
     }),
   );
@@ -61,12 +61,15 @@ export function toolRoutes(app: FastifyInstance, { services: { registry } }: Htt
     {
       schema: {
         summary: "List MCP servers",
-        description: "The MCP servers of `TOOLS_FILE` and how they are doing (this version connects none yet: the list is empty).",
+        description: "The MCP servers of `TOOLS_FILE` and how they are doing: `starting` (its first connection), `ready`, `restarting` (it exited or dropped: started again with backoff, 1 s doubling to 30 s), `failed` (it has not started yet: tried again the same way). `restarts` counts the attempts after the first; `last_error` says what went wrong last.",
         operationId: "listToolServers",
         tags: ["tools"],
-        response: { 200: documented(z.object({ data: z.array(serverSchema) }), "The servers", { data: [] }), ...requestErrorResponses },
+        response: {
+          200: documented(z.object({ data: z.array(serverSchema) }), "The servers", { data: [{ name: "fs", transport: "stdio", status: "ready", tools: 14, restarts: 0, last_error: null }] }),
+          ...requestErrorResponses,
+        },
       },
     },
-    async () => ({ data: [] }),
+    async () => ({ data: toolServers.statuses() }),
   );
 }

@@ -6,6 +6,7 @@ import type { ToolCallCompletion } from "../../core/run-outcome.js";
 import type { NewRunSpan } from "../../store/save-run-step.js";
 import { createBodyHasher, jsonSha256 } from "./body-hash.js";
 import type { Redactor } from "../../redact.js";
+import type { ToolOrigin } from "../../tools/tool-registry.js";
 
 /**
  * The spans of a run's trace, built from what the loop reports and what the
@@ -22,7 +23,8 @@ import type { Redactor } from "../../redact.js";
  * - `model.setup`   ModelSetup
  * - `model.call`    {step, started_at, latency_ms, ttft_ms, request: ModelCallRecord, response: {message_seq, stop_reason, raw_stop_reason, usage, model, request_id}}
  * - `model.failed`  {step, started_at, latency_ms, request: ModelCallRecord, error, status}
- * - `tool.call`     {tool_call_id, name, is_error, status?, duration_ms?, source, result_seq}
+ * - `tool.call`     {tool_call_id, name, is_error, status?, duration_ms?, source, tool_source?, server?, result_seq}
+ *   (`source`: who made the result, the tool or loopd; `tool_source`: where the tool comes from, builtin, http, mcp or command, and `server` its MCP server)
  *   (its input is its call's, in the answer of the last `model.call`; the reader puts it back)
  * - `notice`        {message_seq, text}
  * - `action.answered` {actor, approvals, tool_outputs}
@@ -98,7 +100,7 @@ function setupOf(e: ModelCallEvent): ModelSetup {
   return setup;
 }
 
-export function createRunTracer({ redactor }: { redactor: Redactor }) {
+export function createRunTracer({ redactor, describeTool = () => undefined }: { redactor: Redactor; describeTool?: ((name: string) => ToolOrigin | undefined) | undefined }) {
   const setupsSent = new Set<string>();
   let lastSetup: string | null = null;
   const hashBody = createBodyHasher();
@@ -155,7 +157,7 @@ export function createRunTracer({ redactor }: { redactor: Redactor }) {
         const result = m.content[0];
         const done = completed.find((c) => c.tool_call_id === result.tool_call_id);
         // A result without a status was written by loopd (a repair after a crash, a call not executed), not by running the tool.
-        return [toolSpan({ result, seq: firstSeq + i, source: done?.status ? "executed" : "loopd", done })];
+        return [toolSpan({ result, seq: firstSeq + i, source: done?.status ? "executed" : "loopd", done, origin: describeTool(result.name) })];
       });
     },
   };
@@ -169,11 +171,13 @@ export function toolSpan({
   seq,
   source,
   done,
+  origin,
 }: {
   result: { tool_call_id: string; name: string; is_error: boolean };
   seq: number;
   source: ToolSource;
   done?: ToolCallCompletion | undefined;
+  origin?: ToolOrigin | undefined;
 }): NewRunSpan {
   return {
     type: "tool.call",
@@ -185,6 +189,8 @@ export function toolSpan({
       ...(done?.status !== undefined && { status: done.status }),
       ...(done && { duration_ms: done.duration_ms }),
       source,
+      ...(origin && { tool_source: origin.source }),
+      ...(origin?.server && { server: origin.server }),
       result_seq: seq,
     },
   };

@@ -1,9 +1,10 @@
 import { Webhook } from "standardwebhooks";
 import { z } from "zod";
-import { checkUserSchema } from "../../check-user-schema.js";
+import { checkToolInput } from "../check-tool-input.js";
 import { ToolErrorResult, type Tool, type ToolContext } from "../define-tool.js";
 import type { HttpToolEntry } from "../tools-file.js";
 import { readCapped } from "./read-capped.js";
+import { causeCode } from "../cause-code.js";
 
 /** Statuses a read-only tool is tried again on, once (with a refused connection): the receiver or a proxy in front of it was not there. */
 const RETRIED_STATUSES = new Set([502, 503, 504]);
@@ -36,11 +37,7 @@ export function createHttpTool(entry: HttpToolEntry): Tool<Record<string, unknow
     source: "http",
     ...(entry.timeout_ms !== undefined && { timeoutMs: entry.timeout_ms }),
     async execute(input, ctx) {
-      const problems = await checkUserSchema(entry.input_schema, input, { signal: ctx.signal });
-      if (problems.length > 0) {
-        const listed = problems.map((p) => `${p.path.length > 0 ? p.path.join(".") : "input"}: ${p.message}`).join("; ");
-        throw new ToolErrorResult(`invalid arguments for ${entry.name}: ${listed}. Call it again with input matching its schema.`);
-      }
+      await checkToolInput(entry.name, entry.input_schema, input, ctx.signal);
       const body = JSON.stringify({ tool_call_id: ctx.toolCallId, name: entry.name, input, conversation_id: ctx.conversationId, run_id: ctx.runId });
       for (let attempt = 1; ; attempt++) {
         const retry = entry.read_only && attempt === 1;
@@ -107,12 +104,4 @@ function jsonAnswer(text: string, contentType: string | null): { output: unknown
   } catch {
     return null;
   }
-}
-
-/** The system error code under a fetch failure (`ECONNREFUSED`, `ECONNRESET`, `UND_ERR_SOCKET` …). */
-function causeCode(err: unknown): string | undefined {
-  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
-    if (typeof e.code === "string") return e.code;
-  }
-  return undefined;
 }

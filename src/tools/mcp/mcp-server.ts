@@ -1,0 +1,271 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { CallToolResultSchema, ListToolsResultSchema, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Logger } from "pino";
+import { describeError } from "../../errors.js";
+import { causeCode } from "../cause-code.js";
+import { ToolErrorResult } from "../define-tool.js";
+import type { McpServerEntry } from "../tools-file.js";
+import { cappedFetch } from "./capped-fetch.js";
+import { ChildProcessTransport } from "./child-process-transport.js";
+import { mcpResultText } from "./mcp-result.js";
+import { mcpToolsOf, type ListedTool, type McpTool } from "./mcp-tool.js";
+
+/** The names of loopd's own environment that an MCP child gets, besides its entry's `env`. */
+const INHERITED_ENV = ["PATH", "HOME", "LANG"] as const;
+/** How long connecting (the initialize handshake) and listing may take. */
+const HANDSHAKE_TIMEOUT_MS = 30_000;
+/** Pages of `tools/list` followed, and tools kept, at most. */
+const MAX_LIST_PAGES = 100;
+const MAX_TOOLS = 1_000;
+/** A server that stayed up this long starts its backoff over after it drops. */
+const STABLE_MS = 30_000;
+/** Room past the tool timeout for the SDK's own timer: loopd's fires first and says so. */
+const TIMEOUT_MARGIN_MS = 1_000;
+
+export type McpServerState = "starting" | "ready" | "restarting" | "failed";
+
+/** `GET /tools/servers`'s row. */
+export interface McpServerStatus {
+  name: string;
+  transport: "stdio" | "http";
+  status: McpServerState;
+  tools: number;
+  restarts: number;
+  last_error: string | null;
+}
+
+export interface McpServer {
+  readonly name: string;
+  /** Connects in the background; never throws. */
+  start(): void;
+  status(): McpServerStatus;
+  /** Its tools as last listed (kept while it restarts, answering "unavailable"). */
+  tools(): readonly McpTool[];
+  close(): Promise<void>;
+}
+
+export interface McpServerOptions {
+  /** The tool timeout for servers without a `timeout_ms` of their own (config `TOOL_TIMEOUT_MS`). */
+  defaultTimeoutMs: number;
+  /** The longest message read from the server. */
+  maxMessageBytes: number;
+  /** Values of loopd's environment (`PATH`, `HOME`, `LANG` are passed on). */
+  env: Record<string, unknown>;
+  log: Logger;
+  /** Its tools or its status changed. */
+  onChange(): void;
+  /** It is being started again after it dropped or failed. */
+  onRestart(): void;
+  /** @default 1000 and 30000 */
+  backoff?: { firstMs: number; maxMs: number };
+}
+
+/**
+ * One MCP server of `TOOLS_FILE`, through the official SDK: started in the
+ * background, its tools listed (every page) and listed again when it says
+ * they changed, its calls made with the tool timeout and cancelled the MCP
+ * way (`notifications/cancelled`) on timeout or cancel. When it exits or its
+ * connection drops it is started again with backoff (1 s doubling to 30 s);
+ * meanwhile, and for a call in flight when it went, its tools answer an
+ * error result that says it is unavailable and why.
+ */
+export function createMcpServer(entry: McpServerEntry, options: McpServerOptions): McpServer {
+  const { log, backoff = { firstMs: 1_000, maxMs: 30_000 } } = options;
+  const timeoutMs = entry.timeout_ms ?? options.defaultTimeoutMs;
+  let state: McpServerState = "starting";
+  let closed = false;
+  let client: Client | null = null;
+  let listed: McpTool[] = [];
+  let restarts = 0;
+  let delayMs = backoff.firstMs;
+  let readySince: number | null = null;
+  let everReady = false;
+  let timer: NodeJS.Timeout | null = null;
+  /** Why it is down, short ("exited with code 1"), and with what it said last (for `last_error`). */
+  let downReason = "starting";
+  let lastError: string | null = null;
+  let listing: Promise<void> | null = null;
+  let listAgain = false;
+
+  const changed = (next: McpServerState) => {
+    state = next;
+    options.onChange();
+  };
+
+  async function open(): Promise<{ client: Client; transport: Transport }> {
+    const transports: (() => Transport)[] = entry.command
+      ? [() => new ChildProcessTransport({ command: entry.command!, args: entry.args, env: childEnv(), cwd: entry.cwd, maxMessageBytes: options.maxMessageBytes })]
+      : [
+          () => new StreamableHTTPClientTransport(new URL(entry.url!), { requestInit: { headers: entry.headers }, fetch: cappedFetch(options.maxMessageBytes) }),
+          // An old server that speaks only HTTP+SSE.
+          () => new SSEClientTransport(new URL(entry.url!), { requestInit: { headers: entry.headers }, fetch: cappedFetch(options.maxMessageBytes) }),
+        ];
+    let first: unknown;
+    for (const make of transports) {
+      const c = new Client({ name: "loopd", version: "0.1.0" }, { capabilities: {} });
+      const transport = make();
+      try {
+        await c.connect(transport, { timeout: HANDSHAKE_TIMEOUT_MS });
+        return { client: c, transport };
+      } catch (err) {
+        first ??= err;
+        await c.close().catch(() => {});
+        const reason = transport instanceof ChildProcessTransport ? transport.exitReason : null;
+        if (reason) throw new Error(`${reason}${transport instanceof ChildProcessTransport && transport.stderr ? `: ${lastLine(transport.stderr)}` : ""}`, { cause: err });
+        // Only a server that answered, but not as Streamable HTTP, is tried over SSE.
+        if (!(err instanceof StreamableHTTPError)) break;
+      }
+    }
+    throw first;
+  }
+
+  async function connect(): Promise<void> {
+    let opened: { client: Client; transport: Transport } | null = null;
+    try {
+      opened = await open();
+      if (closed) return void (await opened.client.close());
+      const { client: c, transport } = opened;
+      c.onclose = () => {
+        if (client !== c) return;
+        const exit = transport instanceof ChildProcessTransport ? transport.exitReason : null;
+        dropped(exit ?? "its connection closed", transport instanceof ChildProcessTransport ? transport.stderr : "");
+      };
+      c.onerror = (err) => log.debug({ err: describeError(err), server: entry.name }, "MCP server error");
+      c.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        void relist(c).catch((err) => log.warn({ err: describeError(err), server: entry.name }, "could not list the tools of an MCP server again; its last list is kept"));
+      });
+      client = c;
+      await relist(c);
+      everReady = true;
+      readySince = Date.now();
+      lastError = null;
+      changed("ready");
+      log.info({ server: entry.name, tools: listed.length }, "MCP server ready");
+    } catch (err) {
+      if (closed) return;
+      client = null;
+      await opened?.client.close().catch(() => {});
+      downReason = messageOf(err);
+      lastError = downReason;
+      log.warn({ server: entry.name, error: lastError }, "MCP server could not be started; trying again");
+      changed(everReady ? "restarting" : "failed");
+      schedule();
+    }
+  }
+
+  function dropped(reason: string, said = "") {
+    if (closed || client === null) return;
+    const gone = client;
+    client = null;
+    void gone.close().catch(() => {});
+    downReason = reason;
+    lastError = said ? `${reason}: ${lastLine(said)}` : reason;
+    log.warn({ server: entry.name, error: lastError }, "MCP server went away; starting it again");
+    changed("restarting");
+    schedule();
+  }
+
+  function schedule() {
+    if (closed || timer) return;
+    if (readySince !== null && Date.now() - readySince >= STABLE_MS) delayMs = backoff.firstMs;
+    readySince = null;
+    const wait = delayMs;
+    delayMs = Math.min(delayMs * 2, backoff.maxMs);
+    timer = setTimeout(() => {
+      timer = null;
+      restarts++;
+      options.onRestart();
+      void connect();
+    }, wait);
+    timer.unref();
+  }
+
+  /** Lists the tools again; a call while one listing runs makes it list once more after it. */
+  function relist(c: Client): Promise<void> {
+    if (listing) {
+      listAgain = true;
+      return listing;
+    }
+    listing = (async () => {
+      do {
+        listAgain = false;
+        listed = mcpToolsOf(entry, await listAll(c), { call, available: () => state === "ready", timeoutMs });
+        options.onChange();
+      } while (listAgain);
+    })().finally(() => (listing = null));
+    return listing;
+  }
+
+  async function listAll(c: Client): Promise<ListedTool[]> {
+    const tools: ListedTool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_LIST_PAGES && tools.length < MAX_TOOLS; page++) {
+      const result = await c.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ListToolsResultSchema, { timeout: HANDSHAKE_TIMEOUT_MS });
+      tools.push(...result.tools);
+      cursor = result.nextCursor;
+      if (cursor === undefined) break;
+    }
+    return tools.slice(0, MAX_TOOLS);
+  }
+
+  const unavailable = () => new ToolErrorResult(`the MCP server ${entry.name} is unavailable (${downReason}); try again later or use another tool`);
+
+  async function call(tool: string, input: Record<string, unknown>, signal: AbortSignal): Promise<string> {
+    const c = client;
+    if (!c || state !== "ready") throw unavailable();
+    try {
+      const result = await c.request({ method: "tools/call", params: { name: tool, arguments: input } }, CallToolResultSchema, { signal, timeout: timeoutMs + TIMEOUT_MARGIN_MS });
+      return mcpResultText(result);
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      if (err instanceof ToolErrorResult) throw err;
+      // It died while the call was in flight (the SDK ends every pending request when the connection closes).
+      if (client !== c) throw unavailable();
+      if (isConnectionFailure(err)) {
+        dropped(`its connection failed (${causeCode(err) ?? (err as Error).message})`);
+        throw unavailable();
+      }
+      throw new ToolErrorResult(`${tool} failed on the MCP server ${entry.name}: ${messageOf(err)}`);
+    }
+  }
+
+  function childEnv(): Record<string, string> {
+    const env: Record<string, string> = {};
+    for (const name of INHERITED_ENV) {
+      const value = options.env[name];
+      if (typeof value === "string") env[name] = value;
+    }
+    return { ...env, ...entry.env };
+  }
+
+  return {
+    name: entry.name,
+    start: () => void connect(),
+    status: () => ({ name: entry.name, transport: entry.command ? "stdio" : "http", status: state, tools: listed.length, restarts, last_error: lastError }),
+    tools: () => listed,
+    async close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      const c = client;
+      client = null;
+      await c?.close().catch(() => {});
+    },
+  };
+}
+
+/** A network failure under an HTTP transport (refused, reset), or a session the server no longer knows. */
+function isConnectionFailure(err: unknown): boolean {
+  if (err instanceof StreamableHTTPError) return err.code === 404;
+  return err instanceof TypeError && causeCode(err) !== undefined;
+}
+
+/** An error's message without the SDK's `MCP error -32603: ` in front. */
+function messageOf(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return (err instanceof McpError ? message.replace(/^MCP error -?\d+: /, "") : message).slice(0, 500);
+}
+
+const lastLine = (text: string) => text.trim().split("\n").at(-1)!.slice(0, 300);

@@ -1,0 +1,47 @@
+import type { Tool } from "../define-tool.js";
+import type { McpServerEntry } from "../tools-file.js";
+import { SERVER_WILDCARD, serverPrefixOf } from "./mcp-tool-name.js";
+import { createMcpServer, type McpServerOptions, type McpServerStatus } from "./mcp-server.js";
+
+/** The MCP servers of `TOOLS_FILE`, as one changing set of tools (see `createToolRegistry`). */
+export interface McpServers {
+  /** Starts every server in the background. */
+  start(): void;
+  /** Every server's tools, in the file's order. */
+  tools(): Tool[];
+  /** Goes up whenever a server's tools or status change. */
+  version(): number;
+  statuses(): McpServerStatus[];
+  /** `fs__*` for a configured server `fs`, and `fs__x` while `fs` is not ready (its tools cannot be checked yet). */
+  accepts(name: string): boolean;
+  /** `<server>__*` for every server: all of its tools, present and future. */
+  defaults(): string[];
+  close(): Promise<void>;
+}
+
+export function createMcpServers(
+  entries: readonly McpServerEntry[],
+  options: Omit<McpServerOptions, "onChange" | "onRestart"> & { onRestart?: (server: string) => void },
+): McpServers {
+  let version = 0;
+  const servers = entries.map((entry) =>
+    createMcpServer(entry, {
+      ...options,
+      onChange: () => version++,
+      onRestart: () => options.onRestart?.(entry.name),
+    }),
+  );
+  return {
+    start: () => servers.forEach((s) => s.start()),
+    tools: () => servers.flatMap((s) => s.tools()),
+    version: () => version,
+    statuses: () => servers.map((s) => s.status()),
+    accepts(name) {
+      const server = SERVER_WILDCARD.exec(name)?.[1] ?? serverPrefixOf(name);
+      const found = servers.find((s) => s.name === server);
+      return !!found && (SERVER_WILDCARD.test(name) || found.status().status !== "ready");
+    },
+    defaults: () => servers.map((s) => `${s.name}__*`),
+    close: async () => void (await Promise.all(servers.map((s) => s.close()))),
+  };
+}

@@ -1,0 +1,50 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+// @ts-expect-error a plain JS module of the tests, without types
+import { createTestMcpServer } from "./test-mcp-server.mjs";
+
+export interface HttpMcpServer {
+  url: string;
+  /** What it saw, in order. */
+  records: Record<string, unknown>[];
+  /** The Authorization headers it was sent. */
+  authorizations: (string | undefined)[];
+  close(): Promise<void>;
+}
+
+/**
+ * The test MCP server over Streamable HTTP on 127.0.0.1, one SDK transport
+ * per session (the SDK's own pattern), so it can push
+ * `notifications/tools/list_changed` on a session's GET stream.
+ */
+export async function startHttpMcpServer(): Promise<HttpMcpServer> {
+  const records: Record<string, unknown>[] = [];
+  const authorizations: (string | undefined)[] = [];
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const http: Server = createServer(async (req, res) => {
+    authorizations.push(req.headers.authorization);
+    const id = req.headers["mcp-session-id"];
+    let transport = typeof id === "string" ? sessions.get(id) : undefined;
+    if (!transport) {
+      if (typeof id === "string") return res.writeHead(404).end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null }));
+      const fresh = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => void sessions.set(sid, fresh) });
+      fresh.onclose = () => fresh.sessionId && sessions.delete(fresh.sessionId);
+      await (createTestMcpServer({ record: (e: Record<string, unknown>) => records.push(e), crash: () => {} }) as { connect(t: unknown): Promise<void> }).connect(fresh);
+      transport = fresh;
+    }
+    await transport.handleRequest(req, res);
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
+    records,
+    authorizations,
+    async close() {
+      for (const t of sessions.values()) await t.close().catch(() => {});
+      http.closeAllConnections();
+      await new Promise((resolve) => http.close(resolve));
+    },
+  };
+}
