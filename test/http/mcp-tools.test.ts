@@ -9,7 +9,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { api } from "../helpers/api.js";
 import { useLoopd } from "../helpers/use-loopd.js";
-import { startHttpMcpServer, type HttpMcpServer } from "../mcp/http-mcp-server.js";
+import { startHttpMcpServer, startSseMcpServer, type HttpMcpServer } from "../mcp/http-mcp-server.js";
 
 const STDIO_SERVER = path.resolve(import.meta.dirname, "../mcp/stdio-server.mjs");
 const dir = mkdtempSync(path.join(tmpdir(), "loopd-mcp-"));
@@ -22,11 +22,14 @@ process.env.LOOPD_TEST_SECRET_KEY = "sk-never-for-children";
 const stdioRecords = (): Record<string, unknown>[] => (existsSync(RECORD_FILE) ? readFileSync(RECORD_FILE, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []);
 
 let http: HttpMcpServer;
+let sse: HttpMcpServer;
 beforeAll(async () => {
   http = await startHttpMcpServer();
+  sse = await startSseMcpServer();
 });
 afterAll(async () => {
   await http.close();
+  await sse.close();
   delete process.env.LOOPD_TEST_SECRET_KEY;
 });
 
@@ -43,6 +46,7 @@ function toolsFile(): string {
         stdio("noisy", { env: { NOISE: "1" }, tools: ["echo"], approval: "always" }),
         stdio("mute", { env: { HANG_START: "1" } }),
         { name: "broken", command: path.join(dir, "no-such-server") },
+        { name: "old", url: sse.url, headers: { Authorization: "Bearer ${TEST_MCP_TOKEN}" }, tools: ["echo"] },
       ],
     }),
   );
@@ -72,14 +76,14 @@ const callTool = async (name: string, input: Record<string, unknown> = {}, provi
 
 beforeAll(async () => {
   await vi.waitFor(async () => {
-    for (const name of ["t", "h", "limited", "noisy"]) expect((await serverStatus(name)).status).toBe("ready");
+    for (const name of ["t", "h", "limited", "noisy", "old"]) expect((await serverStatus(name)).status).toBe("ready");
   }, { timeout: 20_000, interval: 50 });
 });
 
 describe("servers start in the background and their tools are listed", () => {
   test("GET /tools/servers: each server's transport, status, tool count and restarts; one that cannot start is failed and says why, one that never answers is still starting", async () => {
     const servers = (await get("/tools/servers")).data;
-    expect(servers.map((s: { name: string }) => s.name)).toEqual(["t", "h", "limited", "noisy", "mute", "broken"]);
+    expect(servers.map((s: { name: string }) => s.name)).toEqual(["t", "h", "limited", "noisy", "mute", "broken", "old"]);
     expect(servers[0]).toEqual({ name: "t", transport: "stdio", status: "ready", tools: 14, restarts: 0, last_error: null });
     expect(servers[1]).toMatchObject({ name: "h", transport: "http", status: "ready", tools: 14 });
     expect(servers[2]).toMatchObject({ status: "ready", tools: 2 });
@@ -88,6 +92,13 @@ describe("servers start in the background and their tools are listed", () => {
     expect(servers[4]).toMatchObject({ name: "mute", status: "starting", tools: 0 });
     expect(servers[5]).toMatchObject({ name: "broken", status: "failed", tools: 0, last_error: "could not be started (ENOENT)" });
     expect(http.authorizations).toContain(`Bearer ${TOKEN}`);
+  });
+
+  test("a server that speaks only the old HTTP+SSE transport is used over SSE, with its headers", async () => {
+    expect(await serverStatus("old")).toMatchObject({ transport: "http", status: "ready", tools: 1 });
+    expect((await callTool("old__echo", { text: "over SSE" })).result).toMatchObject({ is_error: false, content: "echo: over SSE" });
+    expect(sse.records).toContainEqual(expect.objectContaining({ type: "call", name: "echo" }));
+    expect(new Set(sse.authorizations)).toEqual(new Set([`Bearer ${TOKEN}`]));
   });
 
   test("GET /tools: every page of a server's list, as <server>__<tool>, read-only and approval from the annotations, names cut to 64 with a hash", async () => {

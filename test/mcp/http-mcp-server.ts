@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 // @ts-expect-error a plain JS module of the tests, without types
 import { createTestMcpServer } from "./test-mcp-server.mjs";
@@ -39,6 +40,42 @@ export async function startHttpMcpServer(): Promise<HttpMcpServer> {
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   return {
     url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
+    records,
+    authorizations,
+    async close() {
+      for (const t of sessions.values()) await t.close().catch(() => {});
+      http.closeAllConnections();
+      await new Promise((resolve) => http.close(resolve));
+    },
+  };
+}
+
+/**
+ * The test MCP server as an old server that speaks only HTTP+SSE (the SDK's
+ * `SSEServerTransport`): a GET on /sse opens the stream, POSTs go to
+ * /messages; a POST on /sse, as Streamable HTTP sends it, is a 405.
+ */
+export async function startSseMcpServer(): Promise<HttpMcpServer> {
+  const records: Record<string, unknown>[] = [];
+  const authorizations: (string | undefined)[] = [];
+  const sessions = new Map<string, SSEServerTransport>();
+  const http: Server = createServer(async (req, res) => {
+    authorizations.push(req.headers.authorization);
+    const url = new URL(req.url ?? "/", "http://localhost");
+    if (req.method === "GET" && url.pathname === "/sse") {
+      const transport = new SSEServerTransport("/messages", res);
+      sessions.set(transport.sessionId, transport);
+      res.on("close", () => sessions.delete(transport.sessionId));
+      await (createTestMcpServer({ record: (e: Record<string, unknown>) => records.push(e), crash: () => {} }) as { connect(t: unknown): Promise<void> }).connect(transport);
+      return;
+    }
+    const transport = sessions.get(url.searchParams.get("sessionId") ?? "");
+    if (req.method === "POST" && url.pathname === "/messages" && transport) return transport.handlePostMessage(req, res);
+    res.writeHead(405).end("this server speaks only HTTP+SSE");
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/sse`,
     records,
     authorizations,
     async close() {
