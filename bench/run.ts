@@ -40,7 +40,7 @@ import { measureHistoryGrowth, type GrowthRow } from "./history-growth.js";
 import { measureConcurrentStreams, type StreamsRow } from "./concurrent-streams.js";
 import { measureIdleFollowers, type IdleFollowersRow } from "./idle-followers.js";
 import { measurePauseAnswer, type PauseAnswerRow } from "./pause-answer.js";
-import { measureHttpToolOverhead } from "./http-tool-overhead.js";
+import { measureToolSourceOverhead, PARALLEL_CALL_MS, PARALLEL_CALLS } from "./tool-source-overhead.js";
 import { measureBudgetOverhead, type BudgetOverheadRow } from "./budget-overhead.js";
 import { measureContextCost, type ContextCostRow } from "./context-cost.js";
 import { measureTraceOverhead, traceOverheadTable } from "./trace-overhead.js";
@@ -167,6 +167,7 @@ async function main() {
   const streamRows: Array<StreamsRow & { kind: string }> = [];
   const traceTables: string[] = [];
   const httpToolRows: string[][] = [];
+  const parallelRows: string[][] = [];
   for (const serverUrl of backends) {
     const kind = serverUrl ? "postgres" : "pglite";
     if (WHOLE_PROCESS_SECTIONS.some((section) => only.has(section))) {
@@ -208,11 +209,15 @@ async function main() {
       }
     }
     if (only.has("httptool")) {
-      progress(`${kind}: an HTTP tool against the built-in calculate`);
+      progress(`${kind}: HTTP and MCP tools against the built-in calculate`);
       const database = await createBenchDatabase(serverUrl);
       try {
-        const { steps, builtin: b, http: h, direct: d } = await measureHttpToolOverhead({ databaseEnv: database.env, runs: budgetRuns, steps: 20, logLevel });
-        httpToolRows.push([kind, String(steps), ms(b.p50), ms(h.p50), ms(h.p50 - b.p50), ms(d.p50), ms(h.p50 - b.p50 - d.p50)]);
+        const { rows, parallel, sequential } = await measureToolSourceOverhead({ databaseEnv: database.env, runs: budgetRuns, steps: 20, logLevel });
+        const builtin = rows[0]!.step.p50;
+        for (const { source, step, direct } of rows) {
+          httpToolRows.push([kind, source, ms(step.p50), source === "builtin" ? "" : ms(step.p50 - builtin), direct ? ms(direct.p50) : "", direct ? ms(step.p50 - builtin - direct.p50) : ""]);
+        }
+        parallelRows.push([kind, ms(parallel.p50), ms(sequential.p50), `${(sequential.p50 / parallel.p50).toFixed(1)}×`]);
       } finally {
         await database.drop();
       }
@@ -321,11 +326,15 @@ async function main() {
       ...traceTables.flatMap((table) => [table, ""]),
     ]),
     ...section("httptool", [
-      `## (j) An HTTP tool against the built-in calculate: the same ${20}-tool-step run (${budgetRuns} pairs, interleaved, ms per step)`,
+      `## (j) Tools by source against the built-in calculate: the same ${20}-tool-step run (${budgetRuns} runs of each, interleaved, ms per step)`,
       "",
-      "The HTTP tool (TOOLS_FILE, signed, read-only) answers what calculate would, from a receiver in the bench process. Direct: one POST of the same body to the receiver. loopd's own: the HTTP step's extra time less the direct POST (input checked against its schema in the worker, the signature, the capped read).",
+      "An HTTP tool (TOOLS_FILE, signed, read-only) answering from a receiver in the bench process; the echo tool of test/mcp's SDK server over stdio (loopd's child) and over Streamable HTTP (in the bench process). Direct: the same call made from the bench process (one POST; the SDK's client over its own stdio child, or over HTTP to the same server). loopd's own: the step's extra time less the direct call (the input checked against its schema in the worker, the signature or the MCP client, the capped read).",
       "",
-      markdownTable(["db", "tool steps", "calculate p50", "HTTP tool p50", "extra p50", "direct POST p50", "loopd's own p50"], httpToolRows),
+      markdownTable(["db", "source", "p50 per step", "extra p50", "direct call p50", "loopd's own p50"], httpToolRows),
+      "",
+      `One step of ${PARALLEL_CALLS} MCP calls (stdio) that each wait ${PARALLEL_CALL_MS} ms on the server: a read-only tool (the calls run at once, up to TOOL_CONCURRENCY) against one that is not (one after another), ms for the step.`,
+      "",
+      markdownTable(["db", "8 read-only p50", "8 sequential p50", "ratio"], parallelRows),
     ]),
     ...section("streams", [
       `## (f) ${streams} streaming runs at once (tool round trips, ${streamRounds} rounds each)`,

@@ -22,7 +22,7 @@ export function createTestMcpServer({ record, crash = () => process.exit(1) }) {
     { name: "slow_read", description: "Waits, then says when it started.", inputSchema: object({ ms: { type: "number" } }), annotations: { readOnlyHint: true } },
     { name: "fail", description: "Always fails.", inputSchema: object(), annotations: { readOnlyHint: true } },
     { name: "write_note", description: "Saves a note.", inputSchema: object({ note: { type: "string" } }, ["note"]), annotations: { destructiveHint: true } },
-    { name: "safe_write", description: "Appends, never destroys.", inputSchema: object({ note: { type: "string" } }), annotations: { destructiveHint: false } },
+    { name: "safe_write", description: "Appends, never destroys; waits ms first.", inputSchema: object({ note: { type: "string" }, ms: { type: "number" } }), annotations: { destructiveHint: false } },
     { name: "hang", description: "Never answers (until cancelled).", inputSchema: object(), annotations: { readOnlyHint: true } },
     { name: "crash", description: "Exits mid-call.", inputSchema: object(), annotations: { readOnlyHint: true } },
     { name: "huge", description: "Answers 50 MB.", inputSchema: object(), annotations: { readOnlyHint: true } },
@@ -55,8 +55,10 @@ export function createTestMcpServer({ record, crash = () => process.exit(1) }) {
       }
       case "fail":
         return { content: [{ type: "text", text: "the disk is full" }], isError: true };
-      case "write_note":
       case "safe_write":
+        if (args.ms) await new Promise((resolve) => setTimeout(resolve, args.ms));
+        return text(`saved: ${args.note}`);
+      case "write_note":
         return text(`saved: ${args.note}`);
       case "hang":
         return new Promise((resolve) => {
