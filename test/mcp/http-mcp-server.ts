@@ -20,7 +20,7 @@ export interface HttpMcpServer {
  * per session (the SDK's own pattern), so it can push
  * `notifications/tools/list_changed` on a session's GET stream.
  */
-export async function startHttpMcpServer(): Promise<HttpMcpServer> {
+export async function startHttpMcpServer({ port = 0 }: { port?: number } = {}): Promise<HttpMcpServer> {
   const records: Record<string, unknown>[] = [];
   const authorizations: (string | undefined)[] = [];
   const sessions = new Map<string, StreamableHTTPServerTransport>();
@@ -37,7 +37,7 @@ export async function startHttpMcpServer(): Promise<HttpMcpServer> {
     }
     await transport.handleRequest(req, res);
   });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => http.listen(port, "127.0.0.1", resolve));
   return {
     url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
     records,

@@ -7,7 +7,7 @@
  */
 import { Buffer } from "node:buffer";
 import process from "node:process";
-import { setTimeout } from "node:timers";
+import { clearTimeout, setTimeout } from "node:timers";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
@@ -20,6 +20,7 @@ export function createTestMcpServer({ record, crash = () => process.exit(1) }) {
   const tools = [
     { name: "echo", description: "Says the text back.", inputSchema: object({ text: { type: "string" } }, ["text"]), annotations: { readOnlyHint: true } },
     { name: "slow_read", description: "Waits, then says when it started.", inputSchema: object({ ms: { type: "number" } }), annotations: { readOnlyHint: true } },
+    { name: "gather", description: "Waits until `of` calls are in flight together (or 5 s pass).", inputSchema: object({ of: { type: "number" } }, ["of"]), annotations: { readOnlyHint: true } },
     { name: "fail", description: "Always fails.", inputSchema: object(), annotations: { readOnlyHint: true } },
     { name: "write_note", description: "Saves a note.", inputSchema: object({ note: { type: "string" } }, ["note"]), annotations: { destructiveHint: true } },
     { name: "safe_write", description: "Appends, never destroys; waits ms first.", inputSchema: object({ note: { type: "string" }, ms: { type: "number" } }), annotations: { destructiveHint: false } },
@@ -33,6 +34,8 @@ export function createTestMcpServer({ record, crash = () => process.exit(1) }) {
     { name: "add_tool", description: "Adds a tool.", inputSchema: object({ name: { type: "string" } }, ["name"]), annotations: { readOnlyHint: true } },
     { name: "a.tool with spaces/and a name far too long for the providers to take as it stands", description: "Has a name to cut.", inputSchema: object(), annotations: { readOnlyHint: true } },
   ];
+  /** The gather calls in flight, each with the way to end it. */
+  const gathering = [];
   const server = new Server({ name: "loopd-test", version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
 
   server.setRequestHandler(ListToolsRequestSchema, (request) => {
@@ -53,6 +56,15 @@ export function createTestMcpServer({ record, crash = () => process.exit(1) }) {
         record({ type: "interval", started, ended: Date.now() });
         return text(`started at ${started}`);
       }
+      case "gather":
+        return new Promise((resolve) => {
+          const timer = setTimeout(() => resolve(text("alone")), 5_000);
+          gathering.push(() => {
+            clearTimeout(timer);
+            resolve(text("together"));
+          });
+          if (gathering.length >= args.of) for (const end of gathering.splice(0)) end();
+        });
       case "fail":
         return { content: [{ type: "text", text: "the disk is full" }], isError: true };
       case "safe_write":
