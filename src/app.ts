@@ -145,6 +145,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     maxMessageBytes: mcpMessageBytes(config),
     env: process.env,
     log: logger.child({ component: "mcp" }),
+    redact: createRedactor(config.secrets).text,
     onRestart: (server) => metrics.serverRestarted(server),
   });
   // Loaded only when asked for: without an endpoint, tracing costs nothing, not even its modules.

@@ -82,21 +82,24 @@ function release(worker: Worker, { reusable }: { reusable: boolean }): void {
  * level more doubles it) and, listing every error, as much memory. Past
  * `timeoutMs`, out of its heap, or when `signal` aborts, the worker is
  * terminated and the value is reported as not checked (or, aborted, the
- * check rejects with the signal's reason).
+ * check rejects with the signal's reason). A schema `compileUserSchema`
+ * refuses (a pattern RE2 cannot run) is reported the same way, unless
+ * `uncompilable: "skip"`: then the value passes (someone else checks it, as
+ * an MCP server does its own tools' input).
  */
 export async function checkUserSchema(
   schema: Record<string, unknown>,
   value: unknown,
-  { timeoutMs = SCHEMA_CHECK_TIMEOUT_MS, signal }: { timeoutMs?: number; signal?: AbortSignal | undefined } = {},
+  { timeoutMs = SCHEMA_CHECK_TIMEOUT_MS, signal, uncompilable = "refuse" }: { timeoutMs?: number; signal?: AbortSignal | undefined; uncompilable?: "refuse" | "skip" } = {},
 ): Promise<SchemaProblem[]> {
   signal?.throwIfAborted();
   const worker = await acquire(signal);
   const notChecked = (why: string): SchemaProblem[] => [{ path: [], message: `could not be checked against the schema: ${why}` }];
   let answered = false;
   let settle: (problems: SchemaProblem[]) => void = () => {};
-  const onMessage = (answer: { problems: SchemaProblem[] } | { error: string }) => {
+  const onMessage = (answer: { problems: SchemaProblem[] } | { error: string; compiling: boolean }) => {
     answered = true;
-    settle("problems" in answer ? answer.problems : notChecked(answer.error));
+    settle("problems" in answer ? answer.problems : answer.compiling && uncompilable === "skip" ? [] : notChecked(answer.error));
   };
   const onError = (err: Error) => settle(notChecked((err as { code?: string }).code === "ERR_WORKER_OUT_OF_MEMORY" ? "it needed more memory than a check may use" : err.message));
   const onExit = (code: number) => settle(notChecked(`the check stopped (exit code ${code})`));

@@ -1,7 +1,7 @@
 import { FINISH_TOOL } from "../core/run-settings.js";
 import { AppError } from "../errors.js";
 import type { ClientTool } from "../store/schema.js";
-import { SERVER_WILDCARD } from "../tools/mcp/mcp-tool-name.js";
+import { coveredBy } from "../tools/mcp/mcp-tool-name.js";
 
 /**
  * A conversation's approval list and client tools, checked against its
@@ -11,7 +11,7 @@ import { SERVER_WILDCARD } from "../tools/mcp/mcp-tool-name.js";
  */
 export function checkToolSettings({ tools, approvalRequired, clientTools }: { tools: string[]; approvalRequired: string[]; clientTools: ClientTool[] }) {
   // `fs__*` covers every name the server fs may list, now or later.
-  const covered = (name: string) => tools.includes(name) || tools.some((t) => SERVER_WILDCARD.test(t) && name.startsWith(t.slice(0, -1)));
+  const covered = (name: string) => coveredBy(tools, name);
   const unknown = approvalRequired.filter((name) => !covered(name));
   if (unknown.length > 0) {
     throw new AppError("invalid_request", `approval_required names ${unknown.map((n) => JSON.stringify(n)).join(", ")}, not among this conversation's tools (${tools.join(", ") || "none"})`, {

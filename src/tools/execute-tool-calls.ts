@@ -29,6 +29,7 @@ export async function* executeToolCalls({
   calls,
   registry,
   allowed,
+  decided,
   workspaceDir,
   place,
   defaultTimeoutMs = DEFAULT_TOOL_TIMEOUT_MS,
@@ -42,6 +43,8 @@ export async function* executeToolCalls({
   registry: ToolRegistry;
   /** Names the conversation may use; a call to any other is answered as an unknown tool. @default every registered tool */
   allowed?: string[];
+  /** The tool a call was decided for (by its id): it runs that one, whatever its name means now. @default by name */
+  decided?: ReadonlyMap<string, Tool>;
   workspaceDir: string;
   /** Where the calls are made. @default nowhere */
   place?: CallPlace | undefined;
@@ -60,7 +63,7 @@ export async function* executeToolCalls({
 }): AsyncGenerator<ToolCallOutcome> {
   const available = allowed === undefined ? registry.names() : registry.names().filter((name) => allowed.includes(name));
   const toolFor = (call: ToolCallBlock): Tool | undefined =>
-    available.includes(call.name) ? registry.get(call.name) : undefined;
+    decided?.get(call.id) ?? (available.includes(call.name) ? registry.get(call.name) : undefined);
 
   // Every running call listens for cancellation, and a batch may hold more
   // than the 10 listeners Node allows a signal before warning of a leak. Give

@@ -2,7 +2,8 @@ import type { ToolCallBlock } from "../core/messages.js";
 import type { ToolSpec } from "../core/model-provider.js";
 import type { ToolAction } from "../core/run-outcome.js";
 import { executeToolCalls, type ToolCallOutcome } from "./execute-tool-calls.js";
-import type { CallPlace } from "./define-tool.js";
+import type { CallPlace, Tool } from "./define-tool.js";
+import { coveredBy } from "./mcp/mcp-tool-name.js";
 import type { ToolRegistry } from "./tool-registry.js";
 
 /** What a proposed call needs before anything else happens: the application's decision, or the loop's own (a `finish` call). */
@@ -62,7 +63,10 @@ export function createToolBox({
   const allowedSet = new Set(allowed);
   const client = new Set(clientTools.map((t) => t.name));
   const loop = new Set(loopTools.map((t) => t.name));
-  const listed = new Set(approvalRequired);
+  // `fs__*` asks for every tool of the server fs, present and future.
+  const needsPerson = (name: string) => coveredBy(approvalRequired, name);
+  // The tool each call was decided for runs it, even if its name meant another by then (an MCP server listed its tools again).
+  const decided = new Map<string, Tool>();
 
   return {
     specs: [...registry.specs(allowed), ...clientTools, ...loopTools],
@@ -81,9 +85,10 @@ export function createToolBox({
       if (client.has(call.name)) return "submit_output";
       const tool = allowedSet.has(call.name) ? registry.get(call.name) : undefined;
       if (!tool) return "run";
+      decided.set(call.id, tool);
       const parsed = tool.input.safeParse(call.input);
       if (!parsed.success) return "run";
-      if (listed.has(call.name)) return "approve";
+      if (needsPerson(call.name)) return "approve";
       try {
         return tool.needsApproval(parsed.data, { toolCallId: call.id }) ? "approve" : "run";
       } catch {
@@ -97,6 +102,7 @@ export function createToolBox({
         calls,
         registry,
         allowed,
+        decided,
         workspaceDir,
         place,
         ...(defaultTimeoutMs !== undefined && { defaultTimeoutMs }),

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { isCheckableSchema, isObjectSchema } from "../json-schema.js";
 import { SECRET_NAME } from "../redact.js";
 import { TOOL_NAME } from "./define-tool.js";
-import { serverPrefixOf } from "./mcp/mcp-tool-name.js";
+import { SERVER_NAME, serverPrefixOf } from "./mcp/mcp-tool-name.js";
 
 /** A `${VAR}` in a string of the file: read from the environment. */
 const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
@@ -38,7 +38,7 @@ const httpTool = z.strictObject({
 
 const mcpServer = z
   .strictObject({
-    name: z.string().regex(/^[a-zA-Z0-9_-]{1,32}$/, "must be 1–32 of a-z, A-Z, 0-9, _ and -"),
+    name: z.string().regex(SERVER_NAME, "must be 1–32 of a-z, A-Z, 0-9, - and single _ between them (`__` ends a server's name in its tools' names)"),
     command: z.string().min(1).optional(),
     args: z.array(z.string()).default([]),
     env: z.record(z.string(), z.string()).default({}),

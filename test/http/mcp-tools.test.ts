@@ -91,14 +91,14 @@ describe("servers start in the background and their tools are listed", () => {
     expect(servers[3]).toMatchObject({ status: "ready", tools: 1 });
     expect(servers[4]).toMatchObject({ name: "mute", status: "starting", tools: 0 });
     expect(servers[5]).toMatchObject({ name: "broken", status: "failed", tools: 0, last_error: "could not be started (ENOENT)" });
-    expect(http.authorizations).toContain(`Bearer ${TOKEN}`);
+    expect(http.requests.map((r) => r.authorization)).toContain(`Bearer ${TOKEN}`);
   });
 
   test("a server that speaks only the old HTTP+SSE transport is used over SSE, with its headers", async () => {
     expect(await serverStatus("old")).toMatchObject({ transport: "http", status: "ready", tools: 1 });
     expect((await callTool("old__echo", { text: "over SSE" })).result).toMatchObject({ is_error: false, content: "echo: over SSE" });
     expect(sse.records).toContainEqual(expect.objectContaining({ type: "call", name: "echo" }));
-    expect(new Set(sse.authorizations)).toEqual(new Set([`Bearer ${TOKEN}`]));
+    expect(new Set(sse.requests.map((r) => r.authorization))).toEqual(new Set([`Bearer ${TOKEN}`]));
   });
 
   test("GET /tools: every page of a server's list, as <server>__<tool>, read-only and approval from the annotations, names cut to 64 with a hash", async () => {

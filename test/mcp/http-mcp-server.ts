@@ -10,29 +10,35 @@ export interface HttpMcpServer {
   url: string;
   /** What it saw, in order. */
   records: Record<string, unknown>[];
-  /** The Authorization headers it was sent. */
-  authorizations: (string | undefined)[];
+  /** The requests it was sent: their method and Authorization header. */
+  requests: { method: string; authorization: string | undefined }[];
   close(): Promise<void>;
 }
 
 /**
  * The test MCP server over Streamable HTTP on 127.0.0.1, one SDK transport
  * per session (the SDK's own pattern), so it can push
- * `notifications/tools/list_changed` on a session's GET stream.
+ * `notifications/tools/list_changed` on a session's GET stream. `json`:
+ * POSTs are answered as JSON, not as event streams. Its `crash` tool
+ * drops every connection and stops listening, as a dead process would.
  */
-export async function startHttpMcpServer({ port = 0 }: { port?: number } = {}): Promise<HttpMcpServer> {
+export async function startHttpMcpServer({ port = 0, json = false }: { port?: number; json?: boolean } = {}): Promise<HttpMcpServer> {
   const records: Record<string, unknown>[] = [];
-  const authorizations: (string | undefined)[] = [];
+  const requests: HttpMcpServer["requests"] = [];
   const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const crash = () => {
+    http.close();
+    http.closeAllConnections();
+  };
   const http: Server = createServer(async (req, res) => {
-    authorizations.push(req.headers.authorization);
+    requests.push({ method: req.method!, authorization: req.headers.authorization });
     const id = req.headers["mcp-session-id"];
     let transport = typeof id === "string" ? sessions.get(id) : undefined;
     if (!transport) {
       if (typeof id === "string") return res.writeHead(404).end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null }));
-      const fresh = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => void sessions.set(sid, fresh) });
+      const fresh = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), enableJsonResponse: json, onsessioninitialized: (sid) => void sessions.set(sid, fresh) });
       fresh.onclose = () => fresh.sessionId && sessions.delete(fresh.sessionId);
-      await (createTestMcpServer({ record: (e: Record<string, unknown>) => records.push(e), crash: () => {} }) as { connect(t: unknown): Promise<void> }).connect(fresh);
+      await (createTestMcpServer({ record: (e: Record<string, unknown>) => records.push(e), crash }) as { connect(t: unknown): Promise<void> }).connect(fresh);
       transport = fresh;
     }
     await transport.handleRequest(req, res);
@@ -41,7 +47,7 @@ export async function startHttpMcpServer({ port = 0 }: { port?: number } = {}): 
   return {
     url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
     records,
-    authorizations,
+    requests,
     async close() {
       for (const t of sessions.values()) await t.close().catch(() => {});
       http.closeAllConnections();
@@ -57,10 +63,10 @@ export async function startHttpMcpServer({ port = 0 }: { port?: number } = {}): 
  */
 export async function startSseMcpServer(): Promise<HttpMcpServer> {
   const records: Record<string, unknown>[] = [];
-  const authorizations: (string | undefined)[] = [];
+  const requests: HttpMcpServer["requests"] = [];
   const sessions = new Map<string, SSEServerTransport>();
   const http: Server = createServer(async (req, res) => {
-    authorizations.push(req.headers.authorization);
+    requests.push({ method: req.method!, authorization: req.headers.authorization });
     const url = new URL(req.url ?? "/", "http://localhost");
     if (req.method === "GET" && url.pathname === "/sse") {
       const transport = new SSEServerTransport("/messages", res);
@@ -77,7 +83,7 @@ export async function startSseMcpServer(): Promise<HttpMcpServer> {
   return {
     url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/sse`,
     records,
-    authorizations,
+    requests,
     async close() {
       for (const t of sessions.values()) await t.close().catch(() => {});
       http.closeAllConnections();

@@ -73,6 +73,8 @@ describe("TOOLS_FILE is checked at start: one line naming the file, the entry an
     expect(refusal({ http: [lookup({ name: "fs__read_file" })], mcp: [fs] })).toBe(
       "TOOLS_FILE tools.json: http[0].name: fs__read_file is a name of mcp[0]'s tools (fs__…): tool names are unique across every source",
     );
+    // `__` ends a server's name in its tools' names: server a__b's drop would pass for server a's b__drop.
+    expect(refusal({ mcp: [{ ...fs, name: "a__b" }] })).toMatch(/^TOOLS_FILE tools\.json: mcp\[0\]\.name: must be 1–32 of a-z, A-Z, 0-9, - and single _ between them/);
     expect(refusal({ mcp: [{ ...fs, approval: "sometimes" }] })).toMatch(/^TOOLS_FILE tools\.json: mcp\[0\]\.approval: /);
     expect(refusal({ mcp: [{ name: "everything", url: "ws://127.0.0.1:3001/mcp" }] })).toBe("TOOLS_FILE tools.json: mcp[0].url: must be an http:// or https:// URL");
   });

@@ -37,7 +37,7 @@ export function createHttpTool(entry: HttpToolEntry): Tool<Record<string, unknow
     source: "http",
     ...(entry.timeout_ms !== undefined && { timeoutMs: entry.timeout_ms }),
     async execute(input, ctx) {
-      await checkToolInput(entry.name, entry.input_schema, input, ctx.signal);
+      await checkToolInput(entry.name, entry.input_schema, input, { signal: ctx.signal });
       const body = JSON.stringify({ tool_call_id: ctx.toolCallId, name: entry.name, input, conversation_id: ctx.conversationId, run_id: ctx.runId });
       for (let attempt = 1; ; attempt++) {
         const retry = entry.read_only && attempt === 1;

@@ -66,6 +66,8 @@ export class ChildProcessTransport implements Transport {
         }
         this.onerror?.(err);
       });
+      // Whatever the server left running in its group (a worker, the server under an `npx`) goes with it.
+      child.once("exit", () => killGroup(child.pid!, "SIGKILL"));
       child.once("close", (code, signal) => {
         this.exitReason ??= signal ? `was killed by ${signal}` : `exited with code ${code}`;
         this.child = null;

@@ -8,7 +8,7 @@ import { describeError } from "../../errors.js";
 import { causeCode } from "../cause-code.js";
 import { ToolErrorResult } from "../define-tool.js";
 import type { McpServerEntry } from "../tools-file.js";
-import { cappedFetch } from "./capped-fetch.js";
+import { cappedFetch, CONNECTION_LOST, CONNECTION_LOST_REASON, TOO_LONG } from "./capped-fetch.js";
 import { ChildProcessTransport } from "./child-process-transport.js";
 import { mcpResultText } from "./mcp-result.js";
 import { mcpToolsOf, type ListedTool, type McpTool } from "./mcp-tool.js";
@@ -22,6 +22,8 @@ const MAX_LIST_PAGES = 100;
 const MAX_TOOLS = 1_000;
 /** A server that stayed up this long starts its backoff over after it drops. */
 const STABLE_MS = 30_000;
+/** The least time between two listings of one server's tools. */
+const RELIST_PAUSE_MS = 1_000;
 /** Room past the tool timeout for the SDK's own timer: loopd's fires first and says so. */
 const TIMEOUT_MARGIN_MS = 1_000;
 
@@ -55,6 +57,8 @@ export interface McpServerOptions {
   /** Values of loopd's environment (`PATH`, `HOME`, `LANG` are passed on). */
   env: Record<string, unknown>;
   log: Logger;
+  /** Takes secrets out of what a server said (its `last_error` is shown to API clients). */
+  redact: (text: string) => string;
   /** Its tools or its status changed. */
   onChange(): void;
   /** It is being started again after it dropped or failed. */
@@ -89,6 +93,8 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
   let lastError: string | null = null;
   let listing: Promise<void> | null = null;
   let listAgain = false;
+  /** The transport of a connection being made: closed with the server, even mid-handshake. */
+  let opening: Transport | null = null;
 
   const changed = (next: McpServerState) => {
     state = next;
@@ -105,8 +111,10 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
         ];
     let first: unknown;
     for (const make of transports) {
+      if (closed) break;
       const c = new Client({ name: "loopd", version: "0.1.0" }, { capabilities: {} });
       const transport = make();
+      opening = transport;
       try {
         await c.connect(transport, { timeout: HANDSHAKE_TIMEOUT_MS });
         return { client: c, transport };
@@ -117,6 +125,8 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
         if (reason) throw new Error(`${reason}${transport instanceof ChildProcessTransport && transport.stderr ? `: ${lastLine(transport.stderr)}` : ""}`, { cause: err });
         // Only a server that answered, but not as Streamable HTTP, is tried over SSE.
         if (!(err instanceof StreamableHTTPError)) break;
+      } finally {
+        opening = null;
       }
     }
     throw first;
@@ -133,7 +143,12 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
         const exit = transport instanceof ChildProcessTransport ? transport.exitReason : null;
         dropped(exit ?? "its connection closed", transport instanceof ChildProcessTransport ? transport.stderr : "");
       };
-      c.onerror = (err) => log.debug({ err: describeError(err), server: entry.name }, "MCP server error");
+      c.onerror = (err) => {
+        log.debug({ err: describeError(err), server: entry.name }, "MCP server error");
+        // A stream cut past the size cap, or that broke (HTTP): its calls are lost; start again.
+        const problem = streamProblemOf(err, transport);
+        if (problem) dropped(problem);
+      };
       c.setNotificationHandler(ToolListChangedNotificationSchema, () => {
         void relist(c).catch((err) => log.warn({ err: describeError(err), server: entry.name }, "could not list the tools of an MCP server again; its last list is kept"));
       });
@@ -148,7 +163,7 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
       if (closed) return;
       client = null;
       await opened?.client.close().catch(() => {});
-      downReason = messageOf(err);
+      downReason = options.redact(messageOf(err));
       lastError = downReason;
       log.warn({ server: entry.name, error: lastError }, "MCP server could not be started; trying again");
       changed(everReady ? "restarting" : "failed");
@@ -161,8 +176,8 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
     const gone = client;
     client = null;
     void gone.close().catch(() => {});
-    downReason = reason;
-    lastError = said ? `${reason}: ${lastLine(said)}` : reason;
+    downReason = options.redact(reason);
+    lastError = options.redact(said ? `${reason}: ${lastLine(said)}` : reason);
     log.warn({ server: entry.name, error: lastError }, "MCP server went away; starting it again");
     changed("restarting");
     schedule();
@@ -190,11 +205,14 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
       return listing;
     }
     listing = (async () => {
-      do {
+      for (let first = true; first || listAgain; first = false) {
+        // A server that says its list changed while it is being read is read again, but not at once: no loop of lists.
+        if (!first) await new Promise((resolve) => setTimeout(resolve, RELIST_PAUSE_MS).unref());
         listAgain = false;
+        if (closed || (client !== c && !first)) return;
         listed = mcpToolsOf(entry, await listAll(c), { call, available: () => state === "ready", timeoutMs });
         options.onChange();
-      } while (listAgain);
+      }
     })().finally(() => (listing = null));
     return listing;
   }
@@ -225,7 +243,7 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
       // It died while the call was in flight (the SDK ends every pending request when the connection closes).
       if (client !== c) throw unavailable();
       if (isConnectionFailure(err)) {
-        dropped(`its connection failed (${causeCode(err) ?? (err as Error).message})`);
+        dropped(err instanceof McpError ? CONNECTION_LOST_REASON : `its connection failed (${causeCode(err) ?? (err as Error).message})`);
         throw unavailable();
       }
       throw new ToolErrorResult(`${tool} failed on the MCP server ${entry.name}: ${messageOf(err)}`);
@@ -251,15 +269,27 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
       if (timer) clearTimeout(timer);
       const c = client;
       client = null;
-      await c?.close().catch(() => {});
+      await Promise.all([c?.close().catch(() => {}), opening?.close().catch(() => {})]);
     },
   };
 }
 
-/** A network failure under an HTTP transport (refused, reset), or a session the server no longer knows. */
+/** A network failure under an HTTP transport (refused, reset, a stream cut before its answer), or a session the server no longer knows. */
 function isConnectionFailure(err: unknown): boolean {
   if (err instanceof StreamableHTTPError) return err.code === 404;
+  if (err instanceof McpError) return err.code === CONNECTION_LOST;
   return err instanceof TypeError && causeCode(err) !== undefined;
+}
+
+/**
+ * What a transport's error says, when it means the connection's answers are
+ * lost: a stream cut past the size cap, or (on the old HTTP+SSE transport,
+ * where every answer comes on one stream) that stream broken.
+ */
+function streamProblemOf(err: Error, transport: Transport): string | null {
+  if (err.message.includes(TOO_LONG)) return "it sent a message longer than loopd reads";
+  if (transport instanceof SSEClientTransport && /^SSE error/.test(err.message)) return CONNECTION_LOST_REASON;
+  return null;
 }
 
 /** An error's message without the SDK's `MCP error -32603: ` in front. */

@@ -1,0 +1,42 @@
+/** Closing loopd leaves no MCP process behind: not a worker a server started, not a server still in its handshake. Real stdio servers (test/mcp/hostile-stdio.mjs). */
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, expect, test, vi } from "vitest";
+import { useLoopd } from "../helpers/use-loopd.js";
+
+const SERVER = path.resolve(import.meta.dirname, "../mcp/hostile-stdio.mjs");
+const dir = mkdtempSync(path.join(tmpdir(), "loopd-review-"));
+const PIDS = path.join(dir, "pids.jsonl");
+const pids = () => (existsSync(PIDS) ? readFileSync(PIDS, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string; pid: number; server: string }) : []);
+/** Running: a zombie (killed, not yet reaped by an init that may never reap it) is not. */
+const alive = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]![0] !== "Z";
+  } catch {
+    return false;
+  }
+};
+
+function toolsFile() {
+  const file = path.join(dir, "tools.json");
+  const stdio = (name: string, env: Record<string, string>) => ({ name, command: "sh", args: ["-c", `SERVER_NAME=${name} exec "${process.execPath}" "${SERVER}"`], env: { PID_FILE: PIDS, ...env } });
+  writeFileSync(file, JSON.stringify({ mcp: [stdio("workers", { ORPHAN: "1" }), stdio("mute", { HANG_START: "1" })] }));
+  return file;
+}
+const f = useLoopd(() => ({ env: { TOOLS_FILE: toolsFile() } }));
+afterAll(() => {
+  for (const { pid } of pids()) if (alive(pid)) process.kill(pid, "SIGKILL");
+});
+
+test("after loopd closes, no process of an MCP server's group is left: not a worker it started, not a server still in its handshake", async () => {
+  await vi.waitFor(async () => {
+    const servers = (await f.loopd.app.inject({ method: "GET", url: "/tools/servers" })).json().data;
+    expect(servers[0].status).toBe("ready");
+    expect(pids().filter((p) => p.type === "server")).toHaveLength(2);
+  }, { timeout: 15_000, interval: 50 });
+  await f.loopd.close();
+  await new Promise((r) => setTimeout(r, 500));
+  const left = pids().filter((p) => alive(p.pid));
+  expect(left, JSON.stringify(left)).toEqual([]);
+});
