@@ -92,7 +92,8 @@ describe("OpenTelemetry spans, with OTEL_EXPORTER_OTLP_ENDPOINT set", () => {
     expect(tools.map((t) => t.attributes["gen_ai.tool.call.id"]).sort()).toEqual([...callIds].sort());
     for (const tool of tools) {
       expect(tool).toMatchObject({ kind: SPAN_KIND_INTERNAL, traceId: runSpan.traceId });
-      expect(tool.attributes).toMatchObject({ "gen_ai.tool.type": "function", "loopd.tool.status": "ok" });
+      expect(tool.attributes).toMatchObject({ "gen_ai.tool.type": "function", "loopd.tool.status": "ok", "loopd.tool.source": "builtin" });
+      expect(tool.attributes["loopd.tool.server"]).toBeUndefined();
       expect(tool.statusCode).not.toBe(STATUS_ERROR);
     }
     // The second step's call ran between the second and the third model call.

@@ -1,6 +1,4 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CallToolResultSchema, ListToolsResultSchema, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
@@ -8,15 +6,12 @@ import { describeError } from "../../errors.js";
 import { causeCode } from "../cause-code.js";
 import { ToolErrorResult } from "../define-tool.js";
 import type { McpServerEntry } from "../tools-file.js";
-import { cappedFetch, CONNECTION_LOST, CONNECTION_LOST_REASON, TOO_LONG } from "./capped-fetch.js";
+import { CONNECTION_LOST_REASON } from "./capped-fetch.js";
 import { ChildProcessTransport } from "./child-process-transport.js";
+import { HANDSHAKE_TIMEOUT_MS, isConnectionFailure, lastLine, messageOf, openMcpConnection, streamProblemOf } from "./mcp-connection.js";
 import { mcpResultText } from "./mcp-result.js";
 import { mcpToolsOf, type ListedTool, type McpTool } from "./mcp-tool.js";
 
-/** The names of loopd's own environment that an MCP child gets, besides its entry's `env`. */
-const INHERITED_ENV = ["PATH", "HOME", "LANG"] as const;
-/** How long connecting (the initialize handshake) and listing may take. */
-const HANDSHAKE_TIMEOUT_MS = 30_000;
 /** Pages of `tools/list` followed, and tools kept, at most. */
 const MAX_LIST_PAGES = 100;
 const MAX_TOOLS = 1_000;
@@ -101,41 +96,15 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
     options.onChange();
   };
 
-  async function open(): Promise<{ client: Client; transport: Transport }> {
-    const transports: (() => Transport)[] = entry.command
-      ? [() => new ChildProcessTransport({ command: entry.command!, args: entry.args, env: childEnv(), cwd: entry.cwd, maxMessageBytes: options.maxMessageBytes })]
-      : [
-          () => new StreamableHTTPClientTransport(new URL(entry.url!), { requestInit: { headers: entry.headers }, fetch: cappedFetch(options.maxMessageBytes) }),
-          // An old server that speaks only HTTP+SSE.
-          () => new SSEClientTransport(new URL(entry.url!), { requestInit: { headers: entry.headers }, fetch: cappedFetch(options.maxMessageBytes) }),
-        ];
-    let first: unknown;
-    for (const make of transports) {
-      if (closed) break;
-      const c = new Client({ name: "loopd", version: "0.1.0" }, { capabilities: {} });
-      const transport = make();
-      opening = transport;
-      try {
-        await c.connect(transport, { timeout: HANDSHAKE_TIMEOUT_MS });
-        return { client: c, transport };
-      } catch (err) {
-        first ??= err;
-        await c.close().catch(() => {});
-        const reason = transport instanceof ChildProcessTransport ? transport.exitReason : null;
-        if (reason) throw new Error(`${reason}${transport instanceof ChildProcessTransport && transport.stderr ? `: ${lastLine(transport.stderr)}` : ""}`, { cause: err });
-        // Only a server that answered, but not as Streamable HTTP, is tried over SSE.
-        if (!(err instanceof StreamableHTTPError)) break;
-      } finally {
-        opening = null;
-      }
-    }
-    throw first;
-  }
-
   async function connect(): Promise<void> {
     let opened: { client: Client; transport: Transport } | null = null;
     try {
-      opened = await open();
+      opened = await openMcpConnection(entry, {
+        env: options.env,
+        maxMessageBytes: options.maxMessageBytes,
+        closed: () => closed,
+        opening: (transport) => (opening = transport),
+      });
       if (closed) return void (await opened.client.close());
       const { client: c, transport } = opened;
       c.onclose = () => {
@@ -250,15 +219,6 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
     }
   }
 
-  function childEnv(): Record<string, string> {
-    const env: Record<string, string> = {};
-    for (const name of INHERITED_ENV) {
-      const value = options.env[name];
-      if (typeof value === "string") env[name] = value;
-    }
-    return { ...env, ...entry.env };
-  }
-
   return {
     name: entry.name,
     start: () => void connect(),
@@ -273,29 +233,3 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
     },
   };
 }
-
-/** A network failure under an HTTP transport (refused, reset, a stream cut before its answer), or a session the server no longer knows. */
-function isConnectionFailure(err: unknown): boolean {
-  if (err instanceof StreamableHTTPError) return err.code === 404;
-  if (err instanceof McpError) return err.code === CONNECTION_LOST;
-  return err instanceof TypeError && causeCode(err) !== undefined;
-}
-
-/**
- * What a transport's error says, when it means the connection's answers are
- * lost: a stream cut past the size cap, or (on the old HTTP+SSE transport,
- * where every answer comes on one stream) that stream broken.
- */
-function streamProblemOf(err: Error, transport: Transport): string | null {
-  if (err.message.includes(TOO_LONG)) return "it sent a message longer than loopd reads";
-  if (transport instanceof SSEClientTransport && /^SSE error/.test(err.message)) return CONNECTION_LOST_REASON;
-  return null;
-}
-
-/** An error's message without the SDK's `MCP error -32603: ` in front. */
-function messageOf(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
-  return (err instanceof McpError ? message.replace(/^MCP error -?\d+: /, "") : message).slice(0, 500);
-}
-
-const lastLine = (text: string) => text.trim().split("\n").at(-1)!.slice(0, 300);
