@@ -48,6 +48,9 @@ export async function spawnLoopd({
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",
       TMPDIR: process.env.TMPDIR ?? "/tmp",
+      // As in start-loopd.ts: a process just started on a busy machine (tsx compiling, the embedded
+      // database opening) lags past the overload guard's second, and its first requests got 503.
+      MAX_EVENT_LOOP_DELAY_MS: "0",
       ...env,
       HOST: "127.0.0.1",
       PORT: String(port),
