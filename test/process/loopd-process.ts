@@ -25,7 +25,10 @@ const started = new Set<LoopdProcess>();
  * Starts loopd with exactly `env` (plus PATH, HOME and TMPDIR, so nothing
  * from the test's own environment, such as DATABASE_URL, leaks in) on a free
  * port, and resolves once `/healthz` answers 200. Rejects with the process
- * output if it exits or is not ready within `readyTimeoutMs`.
+ * output if it exits or is not ready within `readyTimeoutMs`. The port is
+ * free when picked, but another test file may take it before loopd binds
+ * it: loopd then says so and exits, and is started again on another.
+ * The overload guard is off, as in start-loopd.ts.
  */
 export async function spawnLoopd({
   env,
@@ -41,15 +44,26 @@ export async function spawnLoopd({
   /** Its working folder (where it reads `.env`). @default an empty folder */
   cwd?: string;
 }): Promise<LoopdProcess> {
-  const port = await freePort();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOn(await freePort(), { env, entry, readyTimeoutMs, cwd });
+    } catch (err) {
+      if (!(err instanceof PortTaken) || attempt >= 3) throw err;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function startOn(port: number, { env, entry, readyTimeoutMs, cwd }: { env: Record<string, string>; entry: string; readyTimeoutMs: number; cwd: string }): Promise<LoopdProcess> {
   const child = spawn(process.execPath, ["--import", TSX, path.join(repoRoot, entry)], {
     cwd,
     env: {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",
       TMPDIR: process.env.TMPDIR ?? "/tmp",
-      // As in start-loopd.ts: a process just started on a busy machine (tsx compiling, the embedded
-      // database opening) lags past the overload guard's second, and its first requests got 503.
+      // A process just started on a busy machine (tsx compiling, the embedded database
+      // opening) lags past the overload guard's second, and its first requests got 503.
       MAX_EVENT_LOOP_DELAY_MS: "0",
       ...env,
       HOST: "127.0.0.1",
@@ -72,7 +86,10 @@ export async function spawnLoopd({
   let exit: Exit | null = null;
   void exited.then((e) => (exit = e));
   while (Date.now() < deadline) {
-    if (exit) throw new Error(`loopd exited before it was ready (${JSON.stringify(exit)}):\n${out}`);
+    if (exit) {
+      const why = `loopd exited before it was ready (${JSON.stringify(exit)}):\n${out}`;
+      throw /PORT \d+ is already in use/.test(out) ? new PortTaken(why) : new Error(why);
+    }
     try {
       const res = await fetch(`${loopd.url}/healthz`, { signal: AbortSignal.timeout(1_000) });
       if (res.status === 200) return loopd;
