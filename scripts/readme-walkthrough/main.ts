@@ -55,7 +55,8 @@ try {
     }
   }
 } finally {
-  shell.stdin.end("kill $(jobs -p) 2>/dev/null; wait\n");
+  // Each job is a process group of its own (set -m): the whole group goes, not only its leader (tsx leaves a node behind it).
+  shell.stdin.end("for pid in $(jobs -p); do kill -- -$pid; done 2>/dev/null; wait\n");
   await new Promise((resolve) => shell.once("exit", resolve));
   if (values.keep) console.log(`the copy is kept in ${copy}`);
   else rmSync(path.dirname(copy), { recursive: true, force: true });
