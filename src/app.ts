@@ -20,6 +20,9 @@ import { useJsonBodies } from "./http/json-body-parser.js";
 import { useNotFoundHandler } from "./http/not-found-handler.js";
 import { useOpenApi } from "./http/openapi.js";
 import { useOverloadGuard } from "./http/overload-guard.js";
+import { useRequestTenant } from "./http/request-tenant.js";
+import { useApiKeys } from "./http/api-keys.js";
+import { createKeyCheck } from "./http/key-check.js";
 import { createStreamGate } from "./http/stream-gate.js";
 import { conversationRoutes } from "./http/routes/conversation-routes.js";
 import { docsRoutes } from "./http/routes/docs-routes.js";
@@ -38,6 +41,7 @@ import type { Tool } from "./tools/define-tool.js";
 import { createHttpTool } from "./tools/http/http-tool.js";
 import { createRunCommandTool } from "./tools/command/run-command.js";
 import { toolRoutes } from "./http/routes/tool-routes.js";
+import { adminRoutes } from "./http/routes/admin-routes.js";
 import { createToolRegistry } from "./tools/tool-registry.js";
 import { createMcpServers } from "./tools/mcp/mcp-servers.js";
 import type { PriceTable } from "./core/price-table.js";
@@ -214,6 +218,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(handleError);
   useJsonBodies(app, { maxDepth: BODY_MAX_DEPTH });
+  useRequestTenant(app);
   useNotFoundHandler(app);
   await useOverloadGuard(app, { maxEventLoopDelayMs: config.server.maxEventLoopDelayMs, sampleIntervalMs: deps.pressureSampleMs });
   app.addHook("onRequest", async (req, reply) => {
@@ -223,6 +228,8 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     reply.header("connection", "close");
     return replyError(reply, "unavailable", "the server is shutting down; try again shortly");
   });
+  const keyCheck = createKeyCheck(services.store, { log: logger });
+  useApiKeys(app, { required: config.auth.required, keys: keyCheck, metricsToken: config.auth.metricsToken });
   await useOpenApi(app);
   healthRoutes(app, http);
   metricsRoutes(app, metrics.registry);
@@ -231,6 +238,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   runRoutes(app, http);
   traceRoutes(app, http);
   toolRoutes(app, http);
+  if (config.auth.adminToken) adminRoutes(app, http, { adminToken: config.auth.adminToken });
   await docsRoutes(app);
   await app.ready();
   await runs.open();
@@ -258,6 +266,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
           clearInterval(reap);
           await services.broadcast.close();
           await toolServers.close();
+          await keyCheck.close();
           // After the runs stopped: their last spans go out too.
           await services.telemetry.close();
         }

@@ -21,6 +21,9 @@ const blank = (v: unknown) => v === undefined || (typeof v === "string" && v.tri
 
 const optionalString = z.preprocess((v) => (v === "" ? undefined : v), z.string().optional());
 
+/** A token a client must present: long enough not to be guessed. */
+const secretToken = z.preprocess((v) => (blank(v) ? undefined : v), z.string().min(16, "must be at least 16 characters (a random one: openssl rand -hex 24)").optional());
+
 const optionalUrl = z.preprocess((v) => (v === "" ? undefined : v), z.url({ protocol: /^https?$/ }).optional());
 
 /**
@@ -110,6 +113,10 @@ const variables = {
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalUrl,
   TRACE: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["on", "off"]).default("on")),
+  /** Unset: on unless HOST is a loopback address. */
+  API_KEYS_REQUIRED: z.preprocess((v) => (blank(v) ? undefined : v), z.enum(["true", "false"]).optional()),
+  ADMIN_TOKEN: secretToken,
+  METRICS_TOKEN: secretToken,
 };
 
 /** Every variable loopd reads (`.env.example` and the README's table list each one). */
@@ -202,6 +209,14 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
       /** How much of the histories of conversations whose runs ended here is kept in memory for their next run; 0 keeps none. */
       historyCacheMb: e.HISTORY_CACHE_MB,
     },
+    auth: {
+      /** Requests need an API key (and act as its tenant); off, every request is the tenant `default`. */
+      required: e.API_KEYS_REQUIRED === undefined ? !isLoopback(e.HOST) : e.API_KEYS_REQUIRED === "true",
+      /** The token of the admin routes (`/admin/keys`); unset, they do not exist. */
+      adminToken: e.ADMIN_TOKEN ?? null,
+      /** The token `/metrics` asks for; unset, it is open. */
+      metricsToken: e.METRICS_TOKEN ?? null,
+    },
     trace: {
       /** Whether runs keep a trace (`TRACE=off` turns it off, to measure what it costs). */
       enabled: e.TRACE === "on",
@@ -214,6 +229,12 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
 });
 
 export type Config = z.output<ReturnType<typeof configSchemaOf>>;
+
+/** Whether HOST reaches this machine only: `localhost`, 127.0.0.0/8, ::1. */
+export function isLoopback(host: string): boolean {
+  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, "");
+  return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || /^::ffff:127\./.test(h);
+}
 
 export class ConfigError extends OperatorError {
   override readonly name = "ConfigError";

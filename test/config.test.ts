@@ -20,7 +20,7 @@ describe("the configuration's sections", () => {
     const { DEFAULT_GRACE_WINDOW_MS } = await import("../src/agent/run-clock.js");
     const { DEFAULT_POOL } = await import("../src/store/db.js");
     const config = loadConfig({});
-    expect(Object.keys(config).sort()).toEqual(["database", "models", "runs", "secrets", "server", "tools", "trace"]);
+    expect(Object.keys(config).sort()).toEqual(["auth", "database", "models", "runs", "secrets", "server", "tools", "trace"]);
     expect(config.tools.timeoutMs).toBe(DEFAULT_TOOL_TIMEOUT_MS);
     expect(config.models.callTimeoutMs).toBe(DEFAULT_MODEL_CALL_TIMEOUT_MS);
     expect(config.runs.graceWindowMs).toBe(DEFAULT_GRACE_WINDOW_MS);
@@ -30,6 +30,15 @@ describe("the configuration's sections", () => {
   it("refuses MAX_STEPS over MAX_STEPS_LIMIT, naming both", () => {
     expect(() => loadConfig({ MAX_STEPS: "60" })).toThrow("invalid configuration: MAX_STEPS: must be at most MAX_STEPS_LIMIT (50); it is 60");
     expect(loadConfig({ MAX_STEPS: "60", MAX_STEPS_LIMIT: "60" }).runs.maxSteps).toBe(60);
+  });
+
+  it("turns API keys on whenever HOST is not a loopback address, unless told", () => {
+    expect(loadConfig({}).auth.required).toBe(false);
+    for (const host of ["127.0.0.1", "localhost", "::1", "[::1]", "127.8.9.10"]) expect(loadConfig({ HOST: host }).auth.required).toBe(false);
+    for (const host of ["0.0.0.0", "::", "192.168.1.20", "loopd.example.com"]) expect(loadConfig({ HOST: host }).auth.required).toBe(true);
+    expect(loadConfig({ HOST: "0.0.0.0", API_KEYS_REQUIRED: "false" }).auth.required).toBe(false);
+    expect(loadConfig({ API_KEYS_REQUIRED: "true" }).auth.required).toBe(true);
+    expect(() => loadConfig({ ADMIN_TOKEN: "short" })).toThrow(/ADMIN_TOKEN: must be at least 16 characters/);
   });
 
   it("finds the secrets among variables it does not read too", () => {

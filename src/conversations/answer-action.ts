@@ -14,6 +14,8 @@ import { createRunAppender, positionOf } from "../runs/run-numbering.js";
 import { closeWaitingRun, EXPIRED } from "../runs/close-waiting-run.js";
 
 export interface AnswerActionInput {
+  /** Whose conversation the run's must be. */
+  tenant: string;
   conversationId: string;
   runId: string;
   approvals: ApprovalAnswer[];
@@ -46,7 +48,7 @@ export const declinedResult = (reason: string | undefined) =>
  */
 export async function answerAction({ services, runs }: { services: Services; runs: RunManager }, input: AnswerActionInput): Promise<AnsweredRun> {
   const { store, config, instanceId, signals } = services;
-  const found = await store.runs.get(input.runId);
+  const found = await store.runs.getOfTenant(input.tenant, input.runId);
   if (!found || found.conversationId !== input.conversationId) throw notFound("run", input.runId);
   const requestHash = hashOfRequest({ approvals: input.approvals, tool_outputs: input.toolOutputs, actor: input.actor ?? null });
   const replay = async () => {

@@ -38,8 +38,9 @@ export interface CreateConversationInput {
 export function createConversationService(services: Services) {
   const { store, config, providers, registry } = services;
 
-  const load = async (id: string) => {
-    const row = await store.conversations.get(id);
+  /** A tenant's conversation; another tenant's is not found, as an unknown id is not. */
+  const load = async (tenant: string, id: string) => {
+    const row = await store.conversations.get(tenant, id);
     if (!row) throw notFound("conversation", id);
     return row;
   };
@@ -59,11 +60,12 @@ export function createConversationService(services: Services) {
     provider === config.models.defaultProvider && config.models.defaultModel ? config.models.defaultModel : providers[provider].defaultModel;
 
   return {
-    async create(input: CreateConversationInput) {
+    async create(tenant: string, input: CreateConversationInput) {
       const provider = input.provider ?? config.models.defaultProvider;
       // run_command is offered only to a conversation that names it.
       const tools = checkTools(input.tools ?? registry.defaults());
       const row = await store.conversations.create({
+        tenantId: tenant,
         title: input.title ?? null,
         system: input.system ?? null,
         provider,
@@ -85,8 +87,8 @@ export function createConversationService(services: Services) {
      * history: it is provider-neutral and converted on every call; the model
      * becomes that provider's default unless one is given.
      */
-    async update(id: string, input: CreateConversationInput) {
-      const current = await load(id);
+    async update(tenant: string, id: string, input: CreateConversationInput) {
+      const current = await load(tenant, id);
       const switching = input.provider !== undefined && input.provider !== current.provider;
       const tools = input.tools !== undefined ? checkTools(input.tools) : current.tools;
       // Checked together as they will stand: a new tool list must still hold every tool that needs approval.
@@ -95,7 +97,7 @@ export function createConversationService(services: Services) {
         approvalRequired: input.approval_required ?? current.approvalRequired,
         clientTools: input.client_tools ?? current.clientTools,
       });
-      const row = await store.conversations.update(id, {
+      const row = await store.conversations.update(tenant, id, {
         ...settings,
         ...(input.action_timeout_s !== undefined && { actionTimeoutS: input.action_timeout_s }),
         ...(input.budget !== undefined && { budget: input.budget }),
@@ -113,10 +115,10 @@ export function createConversationService(services: Services) {
       return presentConversation(row);
     },
 
-    get: async (id: string) => presentConversation(await load(id)),
+    get: async (tenant: string, id: string) => presentConversation(await load(tenant, id)),
 
-    async list({ limit, cursor }: { limit: number; cursor?: string | undefined }) {
-      return pageResponse(await store.conversations.list({ limit, after: cursor ? decodeCursor(cursor) : undefined }), presentConversation);
+    async list(tenant: string, { limit, cursor }: { limit: number; cursor?: string | undefined }) {
+      return pageResponse(await store.conversations.list(tenant, { limit, after: cursor ? decodeCursor(cursor) : undefined }), presentConversation);
     },
 
     /**
@@ -124,28 +126,29 @@ export function createConversationService(services: Services) {
      * whatever it tries to write after is refused. Its readers are woken to
      * find it gone.
      */
-    async delete(id: string, runs: Pick<RunManager, "cancelLocal">) {
+    async delete(tenant: string, id: string, runs: Pick<RunManager, "cancelLocal">) {
+      await load(tenant, id);
       const active = await store.runs.activeOf(id);
       // Deleted first, stopped after: a run stopped first could record its
       // cancellation before the delete, and its readers would see that
       // instead of the deletion. Once the rows are gone its writes are refused.
-      if (!(await store.conversations.delete(id))) throw notFound("conversation", id);
+      if (!(await store.conversations.delete(tenant, id))) throw notFound("conversation", id);
       if (active && !runs.cancelLocal(active.id)) await store.notify("loopd_run_cancel", active.id);
       // Whoever follows a run of it (in another process: through the delete's NOTIFY) finds it gone.
       services.signals.notify(id);
       services.histories.forget(id);
     },
 
-    async messages({ id, afterSeq, limit }: { id: string; afterSeq: number; limit: number }) {
-      await load(id);
+    async messages({ tenant, id, afterSeq, limit }: { tenant: string; id: string; afterSeq: number; limit: number }) {
+      await load(tenant, id);
       const rows = await store.messages.page({ conversationId: id, afterSeq, limit });
       const last = rows.at(-1);
       return { data: rows.map(presentMessage), next_after_seq: rows.length === limit && last ? last.seq : null };
     },
 
     /** The whole history as that provider's SDK takes it. */
-    async history({ id, format }: { id: string; format: "anthropic" | "openai" }) {
-      const conversation = await load(id);
+    async history({ tenant, id, format }: { tenant: string; id: string; format: "anthropic" | "openai" }) {
+      const conversation = await load(tenant, id);
       const history = sendable(historyOf(await store.messages.history(id)));
       return { format, ...providers[format].formatHistory(conversation.system, history) };
     },
@@ -155,8 +158,8 @@ export function createConversationService(services: Services) {
      * provider's SDK would get it: its context built from the history as it
      * stands, with the system prompt, the tools and the caching settings.
      */
-    async context({ id, format }: { id: string; format?: ProviderName | undefined }) {
-      const conversation = await load(id);
+    async context({ tenant, id, format }: { tenant: string; id: string; format?: ProviderName | undefined }) {
+      const conversation = await load(tenant, id);
       const stored = historyOf(await store.messages.history(id));
       // While a run waits for the application, its pending calls have no result yet: they are shown with one saying so.
       const history = [...stored, ...repairTail(stored, PENDING_RESULT)];
@@ -186,21 +189,22 @@ export function createConversationService(services: Services) {
       };
     },
 
-    async run({ id, runId }: { id: string; runId: string }) {
-      const run = await store.runs.get(runId);
+    /** A run of a tenant's conversation; not found when the conversation is another's, or not its conversation. */
+    async run({ tenant, id, runId }: { tenant: string; id: string; runId: string }) {
+      const run = await store.runs.getOfTenant(tenant, runId);
       if (!run || run.conversationId !== id) throw notFound("run", runId);
       return run;
     },
 
-    /** A run known by its id alone (its conversation is in it). */
-    async runById(runId: string) {
-      const run = await store.runs.get(runId);
+    /** A run known by its id alone (its conversation is in it), if the tenant's. */
+    async runById(tenant: string, runId: string) {
+      const run = await store.runs.getOfTenant(tenant, runId);
       if (!run) throw notFound("run", runId);
       return run;
     },
 
-    async runs({ id, limit, cursor }: { id: string; limit: number; cursor?: string | undefined }) {
-      await load(id);
+    async runs({ tenant, id, limit, cursor }: { tenant: string; id: string; limit: number; cursor?: string | undefined }) {
+      await load(tenant, id);
       return pageResponse(await store.runs.list({ conversationId: id, limit, after: cursor ? decodeCursor(cursor) : undefined }), presentRun);
     },
 

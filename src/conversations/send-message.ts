@@ -16,6 +16,8 @@ import { createRunAppender, newRunPosition, type RunPosition } from "../runs/run
 import type { Services } from "../services.js";
 
 export interface SendMessageInput {
+  /** Whose conversation it must be. */
+  tenant: string;
   conversationId: string;
   content: string | TextBlock[];
   maxSteps?: number | undefined;
@@ -37,7 +39,7 @@ export async function sendMessage(
   input: SendMessageInput,
 ): Promise<{ run: RunRow; replayed: boolean }> {
   const { store, config } = services;
-  const conversation = await store.conversations.get(input.conversationId);
+  const conversation = await store.conversations.get(input.tenant, input.conversationId);
   if (!conversation) throw notFound("conversation", input.conversationId);
 
   const content: TextBlock[] = typeof input.content === "string" ? [{ type: "text", text: input.content }] : input.content;

@@ -142,13 +142,20 @@ export async function useOpenApi(app: FastifyInstance): Promise<void> {
         { url: "/", description: "the server that serves this document" },
         { url: "http://127.0.0.1:3000", description: "a local `npm start`" },
       ],
-      // loopd has no authentication of its own yet: every operation is open (bind it to a loopback address).
-      security: [],
+      components: {
+        securitySchemes: {
+          apiKey: { type: "http", scheme: "bearer", description: "An API key (`lpd_…`, from `npm run keys -- create --tenant <name>`) as `Authorization: Bearer <key>`. Needed whenever keys are on (`API_KEYS_REQUIRED`, on by default off loopback); each key sees its tenant's data only." },
+          apiKeyHeader: { type: "apiKey", in: "header", name: "x-api-key", description: "The same key in `x-api-key`." },
+        },
+      },
+      security: [{ apiKey: [] }, { apiKeyHeader: [] }],
       tags: [
         { name: "conversations", description: "Conversations: their settings and tools" },
         { name: "messages", description: "Sending a message starts a run; the history, canonical or in a provider's format" },
         { name: "runs", description: "Runs: status, cancel, answers to a pause, the event stream" },
         { name: "operations", description: "Health and this document" },
+        { name: "tools", description: "The tools a conversation may use, and the MCP servers behind some of them" },
+        { name: "admin", description: "API keys, with `ADMIN_TOKEN` only (these routes exist only when it is set)" },
       ],
     },
     transform: describeRoute,

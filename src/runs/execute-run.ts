@@ -9,6 +9,7 @@ import { describeError } from "../errors.js";
 import type { RunRow } from "../store/schema.js";
 import type { Services } from "../services.js";
 import type { RunWriter } from "./run-writer.js";
+import { INTERNAL } from "../store/conversation-repository.js";
 
 /**
  * Carries a run from its saved state to its end: the loop runs with every
@@ -36,7 +37,7 @@ export async function executeRun({
   let actionTimeoutS = config.runs.actionTimeoutS;
   let historyVersion = 0;
   try {
-    const conversation = await store.conversations.get(run.conversationId);
+    const conversation = await store.conversations.get(INTERNAL, run.conversationId);
     if (!conversation) return observer.end(null); // deleted meanwhile: its runs went with it
     actionTimeoutS = conversation.actionTimeoutS ?? config.runs.actionTimeoutS;
     historyVersion = conversation.historyVersion;

@@ -7,6 +7,7 @@ import { historyOf } from "./history-of.js";
 import { positionOf } from "./run-numbering.js";
 import { createRunWriter, type RunWriter } from "./run-writer.js";
 import { toolBoxOf } from "./tool-box-of.js";
+import { INTERNAL } from "../store/conversation-repository.js";
 
 /**
  * Carries on a run whose process stopped (crashed, or shut down before it
@@ -39,7 +40,7 @@ export async function recoverRun({
   // those that began are answered "interrupted" below, like any call cut off: never put up for approval again.
   const { decided, approved } = run.cancelRequested ? { decided: new Set<string>(), approved: new Set<string>() } : await approvedCalls(services, run);
   // A call that waits for the application never ran without its answer: it still waits (the step paused too late).
-  const conversation = await store.conversations.get(run.conversationId);
+  const conversation = await store.conversations.get(INTERNAL, run.conversationId);
   if (!conversation) return; // deleted meanwhile: its runs went with it
   const toolBox = toolBoxOf({ services, conversation, finish: run.request.finish ?? null, runId: run.id });
   const waiting = run.cancelRequested

@@ -13,7 +13,18 @@ export type ConversationWithActiveRun = ConversationRow & { messageCount: number
 /** What a conversation's runs used, together; `cost_usd` null when none of them had a price. */
 export type UsageTotals = Usage & { cost_usd: number | null };
 
+/**
+ * Whose conversations a query may see: a tenant's, or any (`INTERNAL`: the
+ * run engine, working on a run it already holds). Every query of a
+ * conversation takes one, so none can forget it.
+ */
+export const INTERNAL = Symbol("any tenant");
+export type TenantScope = string | typeof INTERNAL;
+const inScope = (scope: TenantScope) => (scope === INTERNAL ? undefined : eq(conversations.tenantId, scope));
+
 export interface NewConversation {
+  /** @default "default" */
+  tenantId?: string;
   title: string | null;
   system: string | null;
   provider: string;
@@ -74,17 +85,18 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
       return { ...row!, messageCount: 0, activeRunId: null, usage: toUsageTotals(null) };
     },
 
-    async get(id: string): Promise<ConversationWithActiveRun | undefined> {
-      const [row] = await db.select(withActiveRun).from(conversations).where(eq(conversations.id, id));
+    /** Another tenant's conversation is not found, as an unknown id is not. */
+    async get(scope: TenantScope, id: string): Promise<ConversationWithActiveRun | undefined> {
+      const [row] = await db.select(withActiveRun).from(conversations).where(and(eq(conversations.id, id), inScope(scope)));
       return row;
     },
 
-    /** Newest first; fetches one extra row to know whether there is a next page. */
-    async list({ limit, after }: { limit: number; after?: Keyset | undefined }) {
+    /** A tenant's, newest first; fetches one extra row to know whether there is a next page. */
+    async list(tenant: string, { limit, after }: { limit: number; after?: Keyset | undefined }) {
       const rows = await db
         .select(withActiveRun)
         .from(conversations)
-        .where(olderThan(conversations.createdAt, conversations.id, after))
+        .where(and(eq(conversations.tenantId, tenant), olderThan(conversations.createdAt, conversations.id, after)))
         .orderBy(desc(conversations.createdAt), desc(conversations.id))
         .limit(limit + 1);
       return pageOf(rows, limit);
@@ -99,7 +111,7 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
      * meanwhile can still make the two collide; Postgres then breaks the
      * deadlock by failing one side, and the delete tries again.
      */
-    async delete(id: string): Promise<boolean> {
+    async delete(scope: TenantScope, id: string): Promise<boolean> {
       for (let attempt = 1; ; attempt++) {
         try {
           return await db.transaction(async (tx) => {
@@ -109,7 +121,10 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
               // Paused runs too: an answer, a supersede or a cancel locks the run before it writes to the conversation.
               .where(and(eq(runs.conversationId, id), inArray(runs.status, [...OPEN_RUN_STATUSES])))
               .for("update");
-            const deleted = await tx.delete(conversations).where(eq(conversations.id, id)).returning({ id: conversations.id });
+            const deleted = await tx
+              .delete(conversations)
+              .where(and(eq(conversations.id, id), inScope(scope)))
+              .returning({ id: conversations.id });
             if (notifies && deleted.length > 0) await tx.execute(sql`select pg_notify('loopd_run_events', ${id})`);
             return deleted.length > 0;
           });
@@ -119,13 +134,13 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
       }
     },
 
-    async update(id: string, patch: Partial<NewConversation>): Promise<ConversationWithActiveRun | undefined> {
+    async update(scope: TenantScope, id: string, patch: Partial<Omit<NewConversation, "tenantId">>): Promise<ConversationWithActiveRun | undefined> {
       const [row] = await db
         .update(conversations)
         .set({ ...patch, updatedAt: new Date() })
-        .where(eq(conversations.id, id))
+        .where(and(eq(conversations.id, id), inScope(scope)))
         .returning({ id: conversations.id });
-      return row ? this.get(id) : undefined;
+      return row ? this.get(scope, id) : undefined;
     },
   };
 }
@@ -138,8 +153,8 @@ const isLockConflict = (err: unknown) =>
   }) ?? false;
 
 function conversationColumns() {
-  const { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish, context, caching, historyVersion } = conversations;
-  return { id, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish, context, caching, historyVersion };
+  const { id, tenantId, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish, context, caching, historyVersion } = conversations;
+  return { id, tenantId, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish, context, caching, historyVersion };
 }
 
 export type ConversationRepository = ReturnType<typeof createConversationRepository>;

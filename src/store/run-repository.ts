@@ -1,9 +1,9 @@
-import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, inArray, sql, type SQL } from "drizzle-orm";
 import type { Db, RawQuery } from "./db.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
 import { toPgSafe } from "./pg-safe.js";
 import { saveRunStep, type RunSave } from "./save-run-step.js";
-import { ACTIVE_RUN_STATUSES, runs, type RunRow } from "./schema.js";
+import { ACTIVE_RUN_STATUSES, conversations, runs, type RunRow } from "./schema.js";
 
 export type NewRun = Omit<typeof runs.$inferInsert, "leaseExpiresAt"> & { leaseMs: number };
 export type RunPatch = Partial<Pick<RunRow, "status" | "stopReason" | "steps" | "usage" | "error">> & {
@@ -34,8 +34,19 @@ export function createRunRepository({ db, query, notifies }: { db: Db; query: Ra
       return row;
     },
 
+    /** Any tenant's: for the run engine, which holds the run. What a client asks for goes through `getOfTenant`. */
     async get(runId: string): Promise<RunRow | undefined> {
       const [row] = await db.select().from(runs).where(eq(runs.id, runId));
+      return row;
+    },
+
+    /** A run whose conversation is the tenant's; another tenant's is not found, as an unknown id is not. */
+    async getOfTenant(tenant: string, runId: string): Promise<RunRow | undefined> {
+      const [row] = await db
+        .select(getTableColumns(runs))
+        .from(runs)
+        .innerJoin(conversations, eq(conversations.id, runs.conversationId))
+        .where(and(eq(runs.id, runId), eq(conversations.tenantId, tenant)));
       return row;
     },
 

@@ -14,6 +14,8 @@ export const conversations = pgTable(
   "conversations",
   {
     id: text("id").primaryKey(),
+    /** Whose it is: the tenant of the key that created it (`default` when keys are off). Everything under it is reached through it. */
+    tenantId: text("tenant_id").notNull().default("default"),
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
     title: text("title"),
@@ -43,7 +45,8 @@ export const conversations = pgTable(
      */
     historyVersion: integer("history_version").notNull().default(0),
   },
-  (t) => [index("conversations_created_at_id_idx").on(t.createdAt.desc(), t.id.desc())],
+  // Lists are a tenant's, newest first.
+  (t) => [index("conversations_tenant_created_at_id_idx").on(t.tenantId, t.createdAt.desc(), t.id.desc())],
 );
 
 /**
@@ -255,7 +258,27 @@ export interface ActionAnswer {
   tool_outputs: { tool_call_id: string; is_error: boolean }[];
 }
 
-export const schema = { conversations, messages, runs, runEvents, runActions, runSpans };
+/**
+ * API keys: each one a tenant's. Only the SHA-256 of a key is kept; the key
+ * itself is shown once, when it is made.
+ */
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull(),
+    name: text("name"),
+    /** Hex SHA-256 of the key. */
+    keyHash: text("key_hash").notNull(),
+    createdAt: createdAt(),
+    /** Updated at most about once a minute per key, not on every request. */
+    lastUsedAt: timestamp("last_used_at", { withTimezone: true, precision: 3 }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true, precision: 3 }),
+  },
+  (t) => [uniqueIndex("api_keys_key_hash_key").on(t.keyHash), index("api_keys_tenant_id_idx").on(t.tenantId)],
+);
+
+export const schema = { conversations, messages, runs, runEvents, runActions, runSpans, apiKeys };
 
 export type ConversationRow = typeof conversations.$inferSelect;
 export type MessageRow = typeof messages.$inferSelect;
@@ -263,6 +286,7 @@ export type RunRow = typeof runs.$inferSelect;
 export type RunEventRow = typeof runEvents.$inferSelect;
 export type RunActionRow = typeof runActions.$inferSelect;
 export type RunSpanRow = typeof runSpans.$inferSelect;
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
 export type RunStatus = RunRow["status"];
 export const ACTIVE_RUN_STATUSES = ["queued", "running"] as const satisfies readonly RunStatus[];
 /** Runs that hold their conversation: executing, or waiting for the application. */

@@ -3,6 +3,7 @@ import { createActionRepository } from "./action-repository.js";
 import { createConversationRepository } from "./conversation-repository.js";
 import type { Database, Db, RawQuery } from "./db.js";
 import { createEventRepository } from "./event-repository.js";
+import { createKeyRepository } from "./key-repository.js";
 import { createMessageRepository } from "./message-repository.js";
 import { createRunRepository } from "./run-repository.js";
 import { createTraceRepository } from "./trace-repository.js";
@@ -19,6 +20,7 @@ function createRepositories(db: Db, { notifies, query }: { notifies: boolean; qu
     events: createEventRepository({ db }),
     actions: createActionRepository({ db }),
     traces: createTraceRepository({ db }),
+    keys: createKeyRepository({ db }),
     /**
      * Nudges every loopd process listening on `channel` (Postgres NOTIFY): in
      * a transaction it is sent when the transaction commits. The embedded

@@ -56,7 +56,7 @@ test("a run started while the server drains releases its own lease, and the runs
 
   const closing = f.loopd.close(); // the busy run has SHUTDOWN_TIMEOUT_MS to finish its tool
   // A request that was under way when the shutdown began creates its run now.
-  const { run: lateRun } = await sendMessage({ services: f.loopd.services, runs: f.loopd.runs }, { conversationId: late.id, content: "Hello" });
+  const { run: lateRun } = await sendMessage({ services: f.loopd.services, runs: f.loopd.runs }, { tenant: "default", conversationId: late.id, content: "Hello" });
   expect(await until(() => leaseLeftS(lateRun.id), (s) => s <= 0)).toBeLessThanOrEqual(0);
   // The draining run still holds its lease: nobody may take it over while its tool runs here.
   expect(await leaseLeftS(busyRun)).toBeGreaterThan(LEASE_MS / 1000 - 5);

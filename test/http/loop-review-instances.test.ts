@@ -81,8 +81,8 @@ test("an answer whose conversation is deleted between the answer's first read an
   let deleted = false;
   const runsOfStore = {
     ...services.store.runs,
-    get: async (id: string) => {
-      const row = await services.store.runs.get(id);
+    getOfTenant: async (tenant: string, id: string) => {
+      const row = await services.store.runs.getOfTenant(tenant, id);
       if (!deleted) {
         deleted = true;
         expect((await f.loopd.app.inject({ method: "DELETE", url: `/conversations/${conv.id}` })).statusCode).toBe(204);
@@ -92,7 +92,7 @@ test("an answer whose conversation is deleted between the answer's first read an
   };
   const answering = answerAction(
     { services: { ...services, store: { ...services.store, runs: runsOfStore } }, runs: manager },
-    { conversationId: conv.id, runId: paused.id, approvals: [{ tool_call_id: paused.required_action.tool_calls[0].tool_call_id, approve: true }], toolOutputs: [] },
+    { tenant: "default", conversationId: conv.id, runId: paused.id, approvals: [{ tool_call_id: paused.required_action.tool_calls[0].tool_call_id, approve: true }], toolOutputs: [] },
   );
   await expect(answering).rejects.toMatchObject({ code: "not_found" });
   expect(deleted).toBe(true);

@@ -70,7 +70,7 @@ test("an approved call whose start was never recorded (the process stopped right
   // The answer commits; the process that took it stops before the call begins.
   await answerAction(
     { services: f.loopd.services, runs: { ...f.loopd.runs, start: () => {} } },
-    { conversationId: conv.id, runId: paused.id, approvals: [{ tool_call_id: paused.required_action.tool_calls[0].tool_call_id, approve: true }], toolOutputs: [] },
+    { tenant: "default", conversationId: conv.id, runId: paused.id, approvals: [{ tool_call_id: paused.required_action.tool_calls[0].tool_call_id, approve: true }], toolOutputs: [] },
   );
   await abandon(paused.id);
   f.llm.script({ text: "Deleted." });

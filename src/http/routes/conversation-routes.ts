@@ -26,7 +26,7 @@ export function conversationRoutes(app: FastifyInstance, { conversations, runs }
         response: { 201: documented(conversationSchema, "The conversation created", conversationExample), ...requestErrorResponses, ...bodyLimitResponses },
       },
     },
-    async (req, reply) => reply.code(201).send(await conversations.create(req.body ?? {})),
+    async (req, reply) => reply.code(201).send(await conversations.create(req.tenant, req.body ?? {})),
   );
 
   r.get(
@@ -44,13 +44,13 @@ export function conversationRoutes(app: FastifyInstance, { conversations, runs }
         },
       },
     },
-    (req) => conversations.list(req.query),
+    (req) => conversations.list(req.tenant, req.query),
   );
 
   r.get(
     "/conversations/:id",
     { schema: { summary: "Get a conversation", operationId: "getConversation", tags, params: conversationParams, response: { 200: theConversation, ...errorResponses } } },
-    (req) => conversations.get(req.params.id),
+    (req) => conversations.get(req.tenant, req.params.id),
   );
 
   r.get(
@@ -67,7 +67,7 @@ export function conversationRoutes(app: FastifyInstance, { conversations, runs }
         response: { 200: contextResponse, ...errorResponses },
       },
     },
-    (req) => conversations.context({ id: req.params.id, format: req.query.format }),
+    (req) => conversations.context({ tenant: req.tenant, id: req.params.id, format: req.query.format }),
   );
 
   r.patch(
@@ -83,7 +83,7 @@ export function conversationRoutes(app: FastifyInstance, { conversations, runs }
         response: { 200: theConversation, ...bodyErrorResponses },
       },
     },
-    (req) => conversations.update(req.params.id, req.body),
+    (req) => conversations.update(req.tenant, req.params.id, req.body),
   );
 
   r.delete(
@@ -99,7 +99,7 @@ export function conversationRoutes(app: FastifyInstance, { conversations, runs }
       },
     },
     async (req, reply) => {
-      await conversations.delete(req.params.id, runs);
+      await conversations.delete(req.tenant, req.params.id, runs);
       return reply.code(204).send(null);
     },
   );

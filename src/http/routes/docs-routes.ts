@@ -26,7 +26,7 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
   );
   await app.register(swaggerUi, {
     routePrefix: "/docs",
-    uiConfig: { deepLinking: true, displayOperationId: true, tryItOutEnabled: true },
+    uiConfig: { deepLinking: true, displayOperationId: true, tryItOutEnabled: true, persistAuthorization: true },
     // loopd's own name and icon, not the framework's logo.
     logo: { type: "image/svg+xml", content: LOOPD_LOGO_SVG, href: "/docs", target: "_self" },
     theme: { title: "loopd API", favicon: [{ filename: "loopd-icon.svg", rel: "icon", sizes: "32x32", type: "image/svg+xml", content: LOOPD_ICON_SVG }] },

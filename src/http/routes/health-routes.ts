@@ -15,6 +15,7 @@ export function healthRoutes(app: FastifyInstance, { ping }: HttpDeps) {
         description: "200 when the process is up and the database answers.",
         operationId: "getHealth",
         tags: ["operations"],
+        security: [],
         response: {
           200: documented(z.object({ status: z.literal("ok") }), "Up, and the database answers", { status: "ok" }),
           503: errorAnswer("`unavailable`: the database is unreachable, or the process is overloaded or shutting down", "unavailable", "the database is unreachable"),

@@ -60,7 +60,7 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
     async (req) => {
       const { id } = req.params;
       const { format, after_seq, limit } = req.query;
-      return format ? conversations.history({ id, format }) : conversations.messages({ id, afterSeq: after_seq, limit });
+      return format ? conversations.history({ tenant: req.tenant, id, format }) : conversations.messages({ tenant: req.tenant, id, afterSeq: after_seq, limit });
     },
   );
 
@@ -88,6 +88,7 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
       const { content, max_steps, budget, finish, tool_choice, model, stream } = req.body;
       const release = takeStreamIf(deps, { stream, accept: req.headers.accept });
       const { run, replayed } = await sendMessage({ services, runs }, {
+        tenant: req.tenant,
         conversationId: req.params.id,
         content,
         maxSteps: max_steps,

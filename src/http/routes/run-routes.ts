@@ -34,7 +34,7 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
         response: { 200: documented(pageOf(runSchema), "A page of runs", { data: [runExample], next_cursor: null }), ...errorResponses },
       },
     },
-    (req) => conversations.runs({ id: req.params.id, ...req.query }),
+    (req) => conversations.runs({ tenant: req.tenant, id: req.params.id, ...req.query }),
   );
 
   r.get(
@@ -49,7 +49,7 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
         response: { 200: theRun, ...errorResponses },
       },
     },
-    async (req) => presentRun(await conversations.run({ id: req.params.id, runId: req.params.run_id })),
+    async (req) => presentRun(await conversations.run({ tenant: req.tenant, id: req.params.id, runId: req.params.run_id })),
   );
 
   r.get(
@@ -64,7 +64,7 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
         response: { 200: theRun, ...errorResponses },
       },
     },
-    async (req) => presentRun(await conversations.runById(req.params.run_id)),
+    async (req) => presentRun(await conversations.runById(req.tenant, req.params.run_id)),
   );
 
   r.post(
@@ -80,7 +80,7 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
       },
     },
     async (req) => {
-      const run = await conversations.run({ id: req.params.id, runId: req.params.run_id });
+      const run = await conversations.run({ tenant: req.tenant, id: req.params.id, runId: req.params.run_id });
       return presentRun(await cancelRun({ services, runs, run }));
     },
   );
@@ -115,6 +115,7 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
       const { approvals, tool_outputs, actor, stream } = req.body;
       const release = takeStreamIf(deps, { stream, accept: req.headers.accept });
       const answered = await answerAction({ services, runs }, {
+        tenant: req.tenant,
         conversationId: req.params.id,
         runId: req.params.run_id,
         approvals,
@@ -152,7 +153,7 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
       },
     },
     async (req, reply) => {
-      const run = await conversations.run({ id: req.params.id, runId: req.params.run_id });
+      const run = await conversations.run({ tenant: req.tenant, id: req.params.id, runId: req.params.run_id });
       const header = req.headers["last-event-id"];
       if (header !== undefined && !/^\d{1,9}$/.test(header.trim())) {
         throw new AppError("invalid_request", "Last-Event-ID must be an event id (a non-negative integer)", { field: "headers.last-event-id" });

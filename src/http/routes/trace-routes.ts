@@ -30,7 +30,7 @@ export function traceRoutes(app: FastifyInstance, deps: HttpDeps) {
       },
     },
     async (req, reply) => {
-      const run = await conversations.run({ id: req.params.id, runId: req.params.run_id });
+      const run = await conversations.run({ tenant: req.tenant, id: req.params.id, runId: req.params.run_id });
       const spans = readTrace({
         store: services.store,
         providers: services.providers,

@@ -1,0 +1,140 @@
+/**
+ * API keys and tenants: with keys required, every route that takes an id
+ * (and every list) answers a tenant's own data, answers another tenant's id
+ * exactly as an unknown one, and refuses a request without a live key.
+ */
+import { beforeAll, describe, expect, test, vi } from "vitest";
+import { useLoopd } from "../helpers/use-loopd.js";
+import { rowCounts } from "../helpers/row-counts.js";
+
+const f = useLoopd({ env: { API_KEYS_REQUIRED: "true", ADMIN_TOKEN: "admin-token-0123456789abcdef" } });
+type Method = "GET" | "POST" | "PATCH" | "DELETE";
+const call = (key: string | null, method: Method, url: string, payload?: object, headers: Record<string, string> = {}) =>
+  f.loopd.app.inject({ method, url, ...(payload && { payload }), headers: { ...(key && { authorization: `Bearer ${key}` }), ...headers } });
+
+let a = "";
+let b = "";
+let revoked = "";
+/** Tenant a's conversation with a paused run (a call waiting for approval) and its ended first run. */
+let conv = "";
+let paused = "";
+let ended = "";
+
+beforeAll(async () => {
+  a = (await f.loopd.services.store.keys.create({ tenant: "acme", name: null })).key;
+  b = (await f.loopd.services.store.keys.create({ tenant: "beta", name: null })).key;
+  const gone = await f.loopd.services.store.keys.create({ tenant: "acme", name: "old" });
+  await f.loopd.services.store.keys.revoke(gone.row.id);
+  revoked = gone.key;
+  const created = await call(a, "POST", "/conversations", { provider: "openai", approval_required: ["calculate"] });
+  expect(created.statusCode).toBe(201);
+  conv = created.json().id;
+  f.llm.script({ text: "Hi." });
+  ended = (await call(a, "POST", `/conversations/${conv}/messages`, { content: "Hello" })).json().run.id;
+  f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] });
+  const sent = (await call(a, "POST", `/conversations/${conv}/messages`, { content: "Add." })).json();
+  expect(sent.run.status).toBe("requires_action");
+  paused = sent.run.id;
+});
+
+/** Every route that names a conversation or a run, as [method, url, body]; `{conv}`, `{ended}` and `{paused}` stand for the ids. */
+const ROUTES: [Method, string, object?][] = [
+  ["GET", "/conversations/{conv}"],
+  ["PATCH", "/conversations/{conv}", { title: "mine" }],
+  ["GET", "/conversations/{conv}/messages"],
+  ["GET", "/conversations/{conv}/messages?format=anthropic"],
+  ["POST", "/conversations/{conv}/messages", { content: "Another." }],
+  ["GET", "/conversations/{conv}/context"],
+  ["GET", "/conversations/{conv}/runs"],
+  ["GET", "/conversations/{conv}/runs/{ended}"],
+  ["GET", "/conversations/{conv}/runs/{ended}/events"],
+  ["GET", "/conversations/{conv}/runs/{ended}/trace"],
+  ["GET", "/runs/{ended}"],
+  ["POST", "/conversations/{conv}/runs/{paused}/actions", { approvals: [{ tool_call_id: "x", approve: true }] }],
+  ["POST", "/conversations/{conv}/runs/{paused}/cancel", {}],
+  ["DELETE", "/conversations/{conv}"],
+];
+const fill = (url: string, ids = { conv, ended, paused }) => url.replace("{conv}", ids.conv).replace("{ended}", ids.ended).replace("{paused}", ids.paused);
+const routes = (): [Method, string, object?][] => ROUTES.map(([method, url, body]) => [method, fill(url), body]);
+
+/** A body with the ids it names taken out, to compare one 404 with another. */
+const shape = (res: { statusCode: number; json(): any }) => ({ status: res.statusCode, body: JSON.stringify(res.json()).replaceAll(/(conv|run)_[a-z0-9]+/g, "$1_ID") });
+/** The same route with ids that do not exist. */
+const unknownOf = (url: string) => fill(url, { conv: "conv_0mx0000000000000000000000", ended: "run_0mx0000000000000000000000", paused: "run_0mx0000000000000000000001" });
+
+describe("another tenant's ids", () => {
+  test.each(ROUTES)("%s %s: beta gets what an unknown id gets, and changes nothing", async (method, url, body) => {
+    const before = await rowCounts(f.database);
+    const other = await call(b, method, fill(url), body);
+    const unknown = await call(b, method, unknownOf(url), body);
+    expect(other.statusCode).toBe(404);
+    expect(shape(other)).toEqual(shape(unknown));
+    expect(await rowCounts(f.database)).toEqual(before);
+  });
+
+  test("lists show only the caller's own", async () => {
+    expect((await call(b, "GET", "/conversations")).json().data).toEqual([]);
+    expect((await call(a, "GET", "/conversations")).json().data.map((c: { id: string }) => c.id)).toContain(conv);
+  });
+});
+
+describe("without a live key", () => {
+  test.each([
+    ["no key", null, {}],
+    ["a wrong key", "lpd_not-a-key-that-exists-0000000000000000000", {}],
+    ["a revoked key", "REVOKED", {}],
+    ["a key in x-api-key that is wrong", null, { "x-api-key": "lpd_wrong" }],
+  ] as const)("%s: every route answers 401", async (_what, key, headers) => {
+    for (const [method, url, body] of [...routes(), ["GET", "/conversations"], ["POST", "/conversations", {}], ["GET", "/tools"]] as [Method, string, object?][]) {
+      const res = await call(key === "REVOKED" ? revoked : key, method, url, body, headers);
+      expect({ url, status: res.statusCode, code: res.json().error?.code }).toEqual({ url, status: 401, code: "unauthorized" });
+    }
+  });
+
+  test("health, the API's description and its reference page are open", async () => {
+    expect((await call(null, "GET", "/healthz")).statusCode).toBe(200);
+    expect((await call(null, "GET", "/openapi.json")).statusCode).toBe(200);
+    expect((await call(null, "GET", "/docs")).statusCode).toBeLessThan(400);
+  });
+
+  test("x-api-key works like Authorization: Bearer", async () => {
+    expect((await call(null, "GET", `/conversations/${conv}`, undefined, { "x-api-key": a })).statusCode).toBe(200);
+  });
+});
+
+describe("the admin routes", () => {
+  const admin = { authorization: "Bearer admin-token-0123456789abcdef" };
+  test("make a key shown once, list keys without it, revoke: the key is refused within a second", async () => {
+    const made = await f.loopd.app.inject({ method: "POST", url: "/admin/keys", payload: { tenant: "gamma", name: "ci" }, headers: admin });
+    expect(made.statusCode).toBe(201);
+    const { id, key } = made.json();
+    expect(key).toMatch(/^lpd_[A-Za-z0-9_-]{43}$/);
+    expect((await call(key, "GET", "/conversations")).statusCode).toBe(200);
+    const listed = (await f.loopd.app.inject({ method: "GET", url: "/admin/keys?tenant=gamma", headers: admin })).json().data;
+    expect(listed).toEqual([expect.objectContaining({ id, tenant: "gamma", name: "ci", revoked_at: null })]);
+    expect(JSON.stringify(listed)).not.toContain(key);
+    expect((await f.loopd.app.inject({ method: "DELETE", url: `/admin/keys/${id}`, headers: admin })).statusCode).toBe(204);
+    // A lookup is remembered for a second at most.
+    await vi.waitFor(async () => expect((await call(key, "GET", "/conversations")).statusCode).toBe(401), { timeout: 1_500, interval: 50 });
+  });
+
+  test("a tenant's key, or none, gets 401 from them", async () => {
+    expect((await call(a, "GET", "/admin/keys")).statusCode).toBe(401);
+    expect((await call(null, "POST", "/admin/keys", { tenant: "x" })).statusCode).toBe(401);
+  });
+});
+
+describe("a tenant's own", () => {
+  test("every route answers 2xx", async () => {
+    const run = (await call(a, "GET", `/conversations/${conv}/runs/${paused}`)).json();
+    f.llm.script({ text: "2." });
+    const answered = await call(a, "POST", `/conversations/${conv}/runs/${paused}/actions`, { approvals: [{ tool_call_id: run.required_action.tool_calls[0].tool_call_id, approve: true }] });
+    expect(answered.statusCode).toBe(200);
+    f.llm.script({ text: "Again." });
+    for (const [method, url, body] of routes()) {
+      if (url.endsWith("/actions")) continue;
+      const res = await call(a, method, url, body);
+      expect({ url, ok: res.statusCode < 300 }).toEqual({ url, ok: true });
+    }
+  });
+});
