@@ -1,10 +1,10 @@
 # syntax=docker/dockerfile:1
 # loopd: build with the dev dependencies, run with the production ones only.
 #   docker build -t loopd .
-#   docker run -p 127.0.0.1:3000:3000 -v loopd-data:/app/data loopd        # embedded Postgres (PGlite) in /app/data
-#   docker run -p 127.0.0.1:3000:3000 -e DATABASE_URL=postgres://… loopd   # a Postgres server
-# loopd has no authentication yet: publish the port on 127.0.0.1 only (the container itself
-# listens on all of its interfaces, which only the published port exposes).
+#   docker run -p 3000:3000 -v loopd-data:/app/data loopd        # embedded Postgres (PGlite) in /app/data
+#   docker run -p 3000:3000 -e DATABASE_URL=postgres://… loopd   # a Postgres server
+# The container listens on all of its interfaces, so API keys are required: the first start
+# prints one (tenant `default`) in the log; `node dist/store/keys-cli.js create --tenant <name>` makes more.
 # `docker compose up` starts it with a Postgres server (docker-compose.yml).
 
 ARG NODE_IMAGE=node:20-bookworm-slim

@@ -20,7 +20,7 @@ import { useJsonBodies } from "./http/json-body-parser.js";
 import { useNotFoundHandler } from "./http/not-found-handler.js";
 import { useOpenApi } from "./http/openapi.js";
 import { useOverloadGuard } from "./http/overload-guard.js";
-import { useRequestTenant } from "./http/request-tenant.js";
+import { DEFAULT_TENANT, useRequestTenant } from "./http/request-tenant.js";
 import { useApiKeys } from "./http/api-keys.js";
 import { createKeyCheck } from "./http/key-check.js";
 import { createStreamGate } from "./http/stream-gate.js";
@@ -126,6 +126,17 @@ function mcpMessageBytes({ tools }: Config): number {
 /** Tools with the result caps the configuration sets for them by name. */
 function withResultCaps(tools: Tool[], caps: Record<string, number>): Tool[] {
   return tools.map((tool) => (caps[tool.name] === undefined ? tool : { ...tool, maxResultChars: caps[tool.name] }));
+}
+
+/**
+ * Keys are on and none was ever made (a container's first start): one is
+ * made for the tenant `default` and printed this once, so the service is
+ * usable without being open. More come from `npm run keys` or the admin routes.
+ */
+async function makeFirstKey(store: Services["store"], logger: Logger): Promise<void> {
+  if (await store.keys.any()) return;
+  const { key, row } = await store.keys.create({ tenant: DEFAULT_TENANT, name: "first start" });
+  logger.warn({ key_id: row.id, tenant: row.tenantId }, `API keys are required and none existed, so one was made for tenant ${row.tenantId}; it is shown this once, keep it: ${key}`);
 }
 
 /**
@@ -242,6 +253,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   await docsRoutes(app);
   await app.ready();
   await runs.open();
+  if (config.auth.required) await makeFirstKey(services.store, logger);
   // In the background: loopd answers while a server starts, or fails to.
   toolServers.start();
 

@@ -53,6 +53,12 @@ export function createKeyRepository({ db }: { db: Db }) {
       return row;
     },
 
+    /** Whether any key was ever made (revoked ones count). */
+    async any(): Promise<boolean> {
+      const [row] = await db.select({ id: apiKeys.id }).from(apiKeys).limit(1);
+      return row !== undefined;
+    },
+
     /** Marks keys as used now: one statement for every key seen since the last time. */
     async touch(ids: readonly string[]): Promise<void> {
       if (ids.length > 0) await db.update(apiKeys).set({ lastUsedAt: sql`now()` }).where(inArray(apiKeys.id, [...ids]));

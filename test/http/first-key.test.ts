@@ -1,0 +1,20 @@
+/** With keys required and none made yet (a container's first start), loopd makes one and prints it once. */
+import { expect, test } from "vitest";
+import { captureLogs } from "../helpers/log-sink.js";
+import { useLoopd } from "../helpers/use-loopd.js";
+
+const logs = captureLogs("warn");
+const f = useLoopd({ env: { API_KEYS_REQUIRED: "true" }, logger: logs.logger });
+
+test("the first start makes a key for tenant default and logs it once; it works; a restart makes none", async () => {
+  const said = logs.lines.filter((l) => /shown this once/.test(l.msg));
+  expect(said).toHaveLength(1);
+  const key = /(lpd_[A-Za-z0-9_-]{43})/.exec(said[0].msg)![1]!;
+  expect(said[0]).toMatchObject({ tenant: "default", key_id: expect.stringMatching(/^key_/) });
+  const ok = await f.loopd.app.inject({ method: "GET", url: "/conversations", headers: { authorization: `Bearer ${key}` } });
+  expect(ok.statusCode).toBe(200);
+  expect((await f.loopd.app.inject({ method: "GET", url: "/conversations" })).statusCode).toBe(401);
+  await f.restart();
+  expect(logs.lines.filter((l) => /shown this once/.test(l.msg))).toHaveLength(1);
+  expect(await f.loopd.services.store.keys.list()).toHaveLength(1);
+});
