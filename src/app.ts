@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { maxHeaderSize } from "node:http";
+import cors from "@fastify/cors";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
 import pino, { type Logger } from "pino";
@@ -128,6 +129,11 @@ function withResultCaps(tools: Tool[], caps: Record<string, number>): Tool[] {
   return tools.map((tool) => (caps[tool.name] === undefined ? tool : { ...tool, maxResultChars: caps[tool.name] }));
 }
 
+/** `x-request-id` as the client sent it, when it is at most 128 of `[A-Za-z0-9._:-]`; else a new one. */
+function requestIdOf(header: string | string[] | undefined): string {
+  return typeof header === "string" && /^[A-Za-z0-9._:-]{1,128}$/.test(header) ? header : randomUUID();
+}
+
 /**
  * Keys are on and none was ever made (a container's first start): one is
  * made for the tenant `default` and printed this once, so the service is
@@ -215,7 +221,9 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: config.server.bodyLimitBytes,
-    genReqId: () => randomUUID(),
+    // The client's own request id when it sent a sensible one, else a new one; on every answer and every log line of the request.
+    genReqId: (req) => requestIdOf(req.headers["x-request-id"]),
+    requestIdHeader: false,
     // Ids are checked by the route schemas, which name the field and the
     // limit; no path segment can be longer than the headers Node accepts.
     routerOptions: { maxParamLength: maxHeaderSize },
@@ -230,6 +238,9 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   app.setErrorHandler(handleError);
   useJsonBodies(app, { maxDepth: BODY_MAX_DEPTH });
   useRequestTenant(app);
+  // Set first, so streams (their headers written by hand) carry it too.
+  app.addHook("onRequest", async (req, reply) => void reply.header("x-request-id", req.id));
+  if (config.server.corsOrigins.length > 0) await app.register(cors, { origin: config.server.corsOrigins, exposedHeaders: ["x-request-id", "retry-after", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"] });
   useNotFoundHandler(app);
   await useOverloadGuard(app, { maxEventLoopDelayMs: config.server.maxEventLoopDelayMs, sampleIntervalMs: deps.pressureSampleMs });
   app.addHook("onRequest", async (req, reply) => {

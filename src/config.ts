@@ -116,6 +116,14 @@ const variables = {
   /** Unset: on unless HOST is a loopback address. */
   API_KEYS_REQUIRED: z.preprocess((v) => (blank(v) ? undefined : v), z.enum(["true", "false"]).optional()),
   ADMIN_TOKEN: secretToken,
+  /** `https://app.example.com,https://admin.example.com`: the origins browsers may call loopd from. */
+  CORS_ORIGINS: z.preprocess(
+    (v) => (blank(v) ? "" : v),
+    z
+      .string()
+      .transform((s) => s.split(",").map((o) => o.trim()).filter(Boolean))
+      .pipe(z.array(z.url({ protocol: /^https?$/, error: "must be origins like https://app.example.com, separated by commas" }).transform((u) => new URL(u).origin))),
+  ),
   METRICS_TOKEN: secretToken,
 };
 
@@ -150,6 +158,8 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
       /** Mean event-loop lag above which requests are refused with 503 until it falls; 0 turns the check off. */
       maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
       shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+      /** Origins browsers may call loopd from (CORS); none: CORS is off. */
+      corsOrigins: e.CORS_ORIGINS,
     },
     database: {
       /** A Postgres server; unset: the embedded database in `dataDir`. */

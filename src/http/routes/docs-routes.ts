@@ -1,3 +1,4 @@
+import helmet from "@fastify/helmet";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
@@ -24,8 +25,12 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
     // The document is plain JSON; its type (openapi-types) has no index signature.
     () => app.swagger() as unknown as Record<string, unknown>,
   );
+  // Security headers on the reference page (its own strict CSP comes from staticCSP: hashes of its scripts and styles).
+  await app.register(helmet, { global: false, contentSecurityPolicy: false });
   await app.register(swaggerUi, {
     routePrefix: "/docs",
+    staticCSP: true,
+    uiHooks: { onRequest: async (_req, reply) => void (await reply.helmet()) },
     uiConfig: { deepLinking: true, displayOperationId: true, tryItOutEnabled: true, persistAuthorization: true },
     // loopd's own name and icon, not the framework's logo.
     logo: { type: "image/svg+xml", content: LOOPD_LOGO_SVG, href: "/docs", target: "_self" },
