@@ -26,7 +26,8 @@ export async function startLoopdProcess({
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     cwd: checkout,
-    env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), ...env },
+    // Hundreds of runs at once on the one tenant: the per-tenant cap would refuse them.
+    env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), MAX_ACTIVE_RUNS_PER_TENANT: "0", ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";

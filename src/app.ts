@@ -24,6 +24,7 @@ import { useOverloadGuard } from "./http/overload-guard.js";
 import { DEFAULT_TENANT, useRequestTenant } from "./http/request-tenant.js";
 import { useApiKeys } from "./http/api-keys.js";
 import { createKeyCheck } from "./http/key-check.js";
+import { useRateLimit } from "./http/rate-limit.js";
 import { createStreamGate } from "./http/stream-gate.js";
 import { conversationRoutes } from "./http/routes/conversation-routes.js";
 import { docsRoutes } from "./http/routes/docs-routes.js";
@@ -252,6 +253,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   });
   const keyCheck = createKeyCheck(services.store, { log: logger });
   useApiKeys(app, { required: config.auth.required, keys: keyCheck, metricsToken: config.auth.metricsToken });
+  if (config.auth.required && config.auth.ratePerMin > 0) await useRateLimit(app, { perMinute: config.auth.ratePerMin });
   await useOpenApi(app);
   healthRoutes(app, http);
   metricsRoutes(app, metrics.registry);

@@ -116,6 +116,8 @@ const variables = {
   /** Unset: on unless HOST is a loopback address. */
   API_KEYS_REQUIRED: z.preprocess((v) => (blank(v) ? undefined : v), z.enum(["true", "false"]).optional()),
   ADMIN_TOKEN: secretToken,
+  RATE_LIMIT_PER_MIN: intFromEnv(600, { min: 0 }),
+  MAX_ACTIVE_RUNS_PER_TENANT: intFromEnv(20, { min: 0 }),
   /** `https://app.example.com,https://admin.example.com`: the origins browsers may call loopd from. */
   CORS_ORIGINS: z.preprocess(
     (v) => (blank(v) ? "" : v),
@@ -216,6 +218,8 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
       actionTimeoutS: e.ACTION_TIMEOUT_S,
       /** How long a run's lease lasts before another process may take it over. */
       leaseMs: e.RUN_LEASE_MS,
+      /** A tenant's open runs (queued, running, paused) at most; 0: no cap. */
+      maxActivePerTenant: e.MAX_ACTIVE_RUNS_PER_TENANT,
       /** How much of the histories of conversations whose runs ended here is kept in memory for their next run; 0 keeps none. */
       historyCacheMb: e.HISTORY_CACHE_MB,
     },
@@ -226,6 +230,8 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
       adminToken: e.ADMIN_TOKEN ?? null,
       /** The token `/metrics` asks for; unset, it is open. */
       metricsToken: e.METRICS_TOKEN ?? null,
+      /** Requests per key per minute (with keys on); 0: no limit. */
+      ratePerMin: e.RATE_LIMIT_PER_MIN,
     },
     trace: {
       /** Whether runs keep a trace (`TRACE=off` turns it off, to measure what it costs). */

@@ -16,6 +16,7 @@ export const ERROR_CODES = [
   "payload_too_large",
   "unsupported_media_type",
   "rate_limited",
+  "too_many_runs",
   "headers_too_large",
   "unavailable",
   "internal",
@@ -64,6 +65,7 @@ export function statusOf(code: ErrorCode): number {
     case "unsupported_media_type":
       return 415;
     case "rate_limited":
+    case "too_many_runs":
       return 429;
     case "headers_too_large":
       return 431;

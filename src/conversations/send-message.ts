@@ -83,7 +83,7 @@ export async function sendMessage(
     try {
       // Only a conversation seen with an open run may have one waiting (a retry looks again).
       const supersede = attempt > 1 || conversation.activeRunId !== null;
-      const { run, position } = await createRun({ services, conversation, content, request, requestHash, idempotencyKey: input.idempotencyKey, supersede });
+      const { run, position } = await createRun({ services, conversation, content, request, requestHash, idempotencyKey: input.idempotencyKey, supersede, tenant: input.tenant });
       runs.start(run, { position });
       return { run, replayed: false };
     } catch (err) {
@@ -116,8 +116,11 @@ async function createRun({
   requestHash,
   idempotencyKey,
   supersede,
+  tenant,
 }: {
   services: Services;
+  /** Whose run it is: their open runs are counted against `MAX_ACTIVE_RUNS_PER_TENANT`. */
+  tenant: string;
   conversation: { id: string; provider: string; model: string };
   content: TextBlock[];
   request: RunRequest;
@@ -134,6 +137,14 @@ async function createRun({
     // run begins, so a crash leaves either the pause or the new run.
     const waiting = supersede ? await tx.runs.lockWaitingOf(conversation.id) : undefined;
     superseded = waiting && (await closeWaitingRun(tx, waiting, SUPERSEDED));
+    const cap = config.runs.maxActivePerTenant;
+    if (cap > 0) {
+      // Counted under a lock of the tenant's, in the database: the cap holds across instances.
+      const open = await tx.runs.openOfTenant(tenant);
+      if (open >= cap) {
+        throw new AppError("too_many_runs", `tenant ${tenant} has ${open} active or paused runs, the most MAX_ACTIVE_RUNS_PER_TENANT allows; wait for one to end, answer or cancel a paused one`, { active_runs: open });
+      }
+    }
     const run = await tx.runs.insert({
       id: runId,
       conversationId: conversation.id,

@@ -46,5 +46,6 @@ export function useApiKeys(app: FastifyInstance, { required, keys, metricsToken 
     const owner = await keys.ownerOf(key);
     if (owner === null) return replyError(reply, "unauthorized", "the API key is unknown or revoked");
     req.tenant = owner.tenant;
+    req.keyId = owner.keyId;
   });
 }

@@ -14,6 +14,8 @@ export const errorAnswer = (description: string, code: ErrorCode, message: strin
 
 /** Error answers, for /openapi.json: any route may refuse its input, be overloaded or away, or fail. */
 export const requestErrorResponses = {
+  401: errorAnswer("`unauthorized`: API keys are on and the request has no key, or one that is unknown or revoked", "unauthorized", "an API key is required: send Authorization: Bearer <key> or x-api-key: <key>"),
+  429: errorAnswer("`rate_limited`: more requests a minute with this key than `RATE_LIMIT_PER_MIN` (see `Retry-After`); or, starting a run, `too_many_runs`: the tenant has `MAX_ACTIVE_RUNS_PER_TENANT` open runs (`details.active_runs`)", "rate_limited", "more than 600 requests a minute with this API key; try again in 12 s", { limit: 600, retry_after_s: 12 }),
   400: errorAnswer("`invalid_request`: the body, query, params or headers failed validation; `details.field` names the field", "invalid_request", "limit: must be at most 100", { field: "querystring.limit" }),
   500: errorAnswer("`internal`: a bug in loopd; the message says so without internals", "internal", "internal error: this is a bug in loopd, and it has been logged"),
   503: errorAnswer("`unavailable`: the database is unreachable, or the process is overloaded or shutting down; retry after `Retry-After` seconds", "unavailable", "the database is unreachable; try again shortly"),

@@ -3,7 +3,7 @@ import type { Db, RawQuery } from "./db.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
 import { toPgSafe } from "./pg-safe.js";
 import { saveRunStep, type RunSave } from "./save-run-step.js";
-import { ACTIVE_RUN_STATUSES, conversations, runs, type RunRow } from "./schema.js";
+import { ACTIVE_RUN_STATUSES, conversations, OPEN_RUN_STATUSES, runs, type RunRow } from "./schema.js";
 
 export type NewRun = Omit<typeof runs.$inferInsert, "leaseExpiresAt"> & { leaseMs: number };
 export type RunPatch = Partial<Pick<RunRow, "status" | "stopReason" | "steps" | "usage" | "error">> & {
@@ -38,6 +38,22 @@ export function createRunRepository({ db, query, notifies }: { db: Db; query: Ra
     async get(runId: string): Promise<RunRow | undefined> {
       const [row] = await db.select().from(runs).where(eq(runs.id, runId));
       return row;
+    },
+
+    /**
+     * How many runs of the tenant's conversations are open (queued, running or
+     * paused), counted after taking the tenant's transaction lock: two
+     * instances creating runs for one tenant count one after the other. In a
+     * transaction.
+     */
+    async openOfTenant(tenant: string): Promise<number> {
+      await db.execute(sql`select pg_advisory_xact_lock(hashtext(${`loopd_tenant_runs:${tenant}`}))`);
+      const [row] = await db
+        .select({ n: sql<number>`count(*)`.mapWith(Number) })
+        .from(runs)
+        .innerJoin(conversations, eq(conversations.id, runs.conversationId))
+        .where(and(inArray(runs.status, [...OPEN_RUN_STATUSES]), eq(conversations.tenantId, tenant)));
+      return row!.n;
     },
 
     /** A run whose conversation is the tenant's; another tenant's is not found, as an unknown id is not. */

@@ -47,6 +47,8 @@ export async function startLoopd({
     // into the embedded database on a busy machine) for overload and refuses
     // the next requests; test/http/overload.test.ts turns it on.
     MAX_EVENT_LOOP_DELAY_MS: "0",
+    // Test files leave runs paused across many conversations of the one tenant; the cap has its own tests.
+    MAX_ACTIVE_RUNS_PER_TENANT: "0",
     ...env,
   });
   const providers = createProviders({
