@@ -44,6 +44,7 @@ import { createHttpTool } from "./tools/http/http-tool.js";
 import { createRunCommandTool } from "./tools/command/run-command.js";
 import { toolRoutes } from "./http/routes/tool-routes.js";
 import { adminRoutes } from "./http/routes/admin-routes.js";
+import { usageRoutes } from "./http/routes/usage-routes.js";
 import { createToolRegistry } from "./tools/tool-registry.js";
 import { createMcpServers } from "./tools/mcp/mcp-servers.js";
 import type { PriceTable } from "./core/price-table.js";
@@ -262,6 +263,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   runRoutes(app, http);
   traceRoutes(app, http);
   toolRoutes(app, http);
+  usageRoutes(app, http);
   if (config.auth.adminToken) adminRoutes(app, http, { adminToken: config.auth.adminToken });
   await docsRoutes(app);
   await app.ready();

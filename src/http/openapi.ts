@@ -155,6 +155,7 @@ export async function useOpenApi(app: FastifyInstance): Promise<void> {
         { name: "runs", description: "Runs: status, cancel, answers to a pause, the event stream" },
         { name: "operations", description: "Health and this document" },
         { name: "tools", description: "The tools a conversation may use, and the MCP servers behind some of them" },
+        { name: "usage", description: "What a tenant's runs used and cost" },
         { name: "admin", description: "API keys, with `ADMIN_TOKEN` only (these routes exist only when it is set)" },
       ],
     },

@@ -4,6 +4,7 @@ import { createConversationRepository } from "./conversation-repository.js";
 import type { Database, Db, RawQuery } from "./db.js";
 import { createEventRepository } from "./event-repository.js";
 import { createKeyRepository } from "./key-repository.js";
+import { createUsageRepository } from "./usage-repository.js";
 import { createMessageRepository } from "./message-repository.js";
 import { createRunRepository } from "./run-repository.js";
 import { createTraceRepository } from "./trace-repository.js";
@@ -21,6 +22,7 @@ function createRepositories(db: Db, { notifies, query }: { notifies: boolean; qu
     actions: createActionRepository({ db }),
     traces: createTraceRepository({ db }),
     keys: createKeyRepository({ db }),
+    usage: createUsageRepository({ db }),
     /**
      * Nudges every loopd process listening on `channel` (Postgres NOTIFY): in
      * a transaction it is sent when the transaction commits. The embedded

@@ -1,0 +1,52 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "./db.js";
+
+/** One day of one model's use by a tenant. */
+export interface UsageRow {
+  day: string;
+  provider: string;
+  model: string;
+  runs: number;
+  steps: number;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  /** null when none of its runs had a price. */
+  cost_usd: number | null;
+}
+
+/** What a tenant's runs used, from the usage and cost each run recorded. */
+export function createUsageRepository({ db }: { db: Db }) {
+  return {
+    /** By UTC day (of the run's start), provider and model, from `from` to `to` (days, both included), in that order. */
+    async byDay(tenant: string, { from, to }: { from: string; to: string }): Promise<UsageRow[]> {
+      const result = await db.execute(
+        sql`select to_char(r.created_at at time zone 'UTC', 'YYYY-MM-DD') as day, r.provider, r.model,
+            count(*) as runs, coalesce(sum(r.steps), 0) as steps,
+            coalesce(sum((r.usage->>'input_tokens')::bigint), 0) as input_tokens,
+            coalesce(sum((r.usage->>'output_tokens')::bigint), 0) as output_tokens,
+            coalesce(sum((r.usage->>'cache_read_tokens')::bigint), 0) as cache_read_tokens,
+            coalesce(sum((r.usage->>'cache_write_tokens')::bigint), 0) as cache_write_tokens,
+            round(sum((r.usage->>'cost_usd')::numeric), 9) as cost_usd
+          from runs r join conversations c on c.id = r.conversation_id
+          where c.tenant_id = ${tenant}
+            and r.created_at >= (${from}::date)::timestamp at time zone 'UTC'
+            and r.created_at < ((${to}::date + 1)::timestamp at time zone 'UTC')
+          group by 1, 2, 3 order by 1, 2, 3`,
+      );
+      return (result as unknown as { rows: Record<string, unknown>[] }).rows.map((r) => ({
+        day: String(r.day),
+        provider: String(r.provider),
+        model: String(r.model),
+        runs: Number(r.runs),
+        steps: Number(r.steps),
+        input_tokens: Number(r.input_tokens),
+        output_tokens: Number(r.output_tokens),
+        cache_read_tokens: Number(r.cache_read_tokens),
+        cache_write_tokens: Number(r.cache_write_tokens),
+        cost_usd: r.cost_usd === null ? null : Number(r.cost_usd),
+      }));
+    },
+  };
+}
