@@ -10,6 +10,7 @@ import type { Config } from "./config.js";
 import { describeError } from "./errors.js";
 import { createConversationService } from "./conversations/conversation-service.js";
 import { createRunManager, type RunManager } from "./runs/run-manager.js";
+import { createRetentionSweeper, type RetentionSweeper } from "./runs/retention-sweeper.js";
 import { createHistoryCache } from "./runs/history-cache.js";
 import { createRunSignals, type RunSignals } from "./runs/run-signals.js";
 import { createTokenRatios } from "./runs/token-ratios.js";
@@ -76,6 +77,8 @@ export interface Loopd {
   app: FastifyInstance;
   services: Services;
   runs: RunManager;
+  /** The sweep of idle conversations, with `RETENTION_DAYS`. */
+  retention: RetentionSweeper | null;
   /** Graceful stop: refuse new requests, let running steps save, end streams, release leases. */
   close(): Promise<void>;
 }
@@ -269,6 +272,10 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   await app.ready();
   await runs.open();
   if (config.auth.required) await makeFirstKey(services.store, logger);
+  const retention =
+    config.runs.retentionDays === null
+      ? null
+      : createRetentionSweeper(services, { days: config.runs.retentionDays, everyS: config.runs.retentionSweepS, onDeleted: (n) => metrics.retentionDeleted(n) });
   // In the background: loopd answers while a server starts, or fails to.
   toolServers.start();
 
@@ -277,6 +284,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     app,
     services,
     runs,
+    retention,
     close: () =>
       (closing ??= (async () => {
         stopping = true;
@@ -286,6 +294,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
         // client to reuse, and close() would wait until the client drops it.
         const reap = setInterval(() => app.server.closeIdleConnections(), 100);
         try {
+          await retention?.close();
           await runs.close({ timeoutMs: config.server.shutdownTimeoutMs });
           shutdown.abort();
           await server;

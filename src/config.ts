@@ -118,6 +118,8 @@ const variables = {
   ADMIN_TOKEN: secretToken,
   RATE_LIMIT_PER_MIN: intFromEnv(600, { min: 0 }),
   MAX_ACTIVE_RUNS_PER_TENANT: intFromEnv(20, { min: 0 }),
+  RETENTION_DAYS: optionalPositive(z.number().int()),
+  RETENTION_SWEEP_S: intFromEnv(3600),
   /** `https://app.example.com,https://admin.example.com`: the origins browsers may call loopd from. */
   CORS_ORIGINS: z.preprocess(
     (v) => (blank(v) ? "" : v),
@@ -218,6 +220,9 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
       actionTimeoutS: e.ACTION_TIMEOUT_S,
       /** How long a run's lease lasts before another process may take it over. */
       leaseMs: e.RUN_LEASE_MS,
+      /** Conversations idle this many days are deleted (null: kept for ever), swept every `retentionSweepS`. */
+      retentionDays: e.RETENTION_DAYS ?? null,
+      retentionSweepS: e.RETENTION_SWEEP_S,
       /** A tenant's open runs (queued, running, paused) at most; 0: no cap. */
       maxActivePerTenant: e.MAX_ACTIVE_RUNS_PER_TENANT,
       /** How much of the histories of conversations whose runs ended here is kept in memory for their next run; 0 keeps none. */

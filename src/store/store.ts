@@ -5,6 +5,7 @@ import type { Database, Db, RawQuery } from "./db.js";
 import { createEventRepository } from "./event-repository.js";
 import { createKeyRepository } from "./key-repository.js";
 import { createUsageRepository } from "./usage-repository.js";
+import { createRetentionRepository } from "./retention-repository.js";
 import { createMessageRepository } from "./message-repository.js";
 import { createRunRepository } from "./run-repository.js";
 import { createTraceRepository } from "./trace-repository.js";
@@ -23,6 +24,7 @@ function createRepositories(db: Db, { notifies, query }: { notifies: boolean; qu
     traces: createTraceRepository({ db }),
     keys: createKeyRepository({ db }),
     usage: createUsageRepository({ db }),
+    retention: createRetentionRepository({ db }),
     /**
      * Nudges every loopd process listening on `channel` (Postgres NOTIFY): in
      * a transaction it is sent when the transaction commits. The embedded

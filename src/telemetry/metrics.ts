@@ -31,6 +31,8 @@ export interface Metrics {
   watch(sources: MetricsSources): void;
   /** An MCP server is being started again. */
   serverRestarted(server: string): void;
+  /** The retention sweep deleted this many conversations. */
+  retentionDeleted(count: number): void;
 }
 
 const MODEL_CALL_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300];
@@ -88,6 +90,7 @@ export function createMetrics({ describeTool, maxModels = 100 }: MetricsOptions)
     ["tool", "source", "server", "outcome"],
     TOOL_CALL_BUCKETS,
   );
+  const retentionDeleted = new Counter({ name: "loopd_retention_deleted_conversations_total", help: "Conversations the retention sweep (RETENTION_DAYS) deleted", registers });
   const serverRestarts = new Counter({ name: "loopd_mcp_server_restarts_total", help: "Times an MCP server was started again after it exited, dropped or failed to start, by server", labelNames: ["server"], registers });
 
   const onEvent = (e: AgentEvent) => {
@@ -136,6 +139,7 @@ export function createMetrics({ describeTool, maxModels = 100 }: MetricsOptions)
     },
     watch: (sources) => watchState(registry, sources),
     serverRestarted: (server) => serverRestarts.inc({ server }),
+    retentionDeleted: (count) => retentionDeleted.inc(count),
   };
 }
 

@@ -1,0 +1,37 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "./db.js";
+
+/** The lock one instance holds while it sweeps (any number; it names the sweep). */
+const SWEEP_LOCK = 0x6c70_6472; // "lpdr"
+
+/**
+ * Deletes conversations idle for `days` — not changed (PATCH), no run
+ * started or ended since — at most `batch` of them, in one transaction that
+ * first takes the sweep's transaction lock: `null` when another instance
+ * holds it (it is sweeping). A conversation with an open run (queued,
+ * running, paused) is never deleted, nor one a run is being created for
+ * right now (its row is locked: skipped). Messages, runs, events and spans
+ * go with it (ON DELETE CASCADE).
+ */
+export function createRetentionRepository({ db }: { db: Db }) {
+  return {
+    async sweepBatch({ days, batch }: { days: number; batch: number }): Promise<string[] | null> {
+      return db.transaction(async (tx) => {
+        const locked = (await tx.execute(sql`select pg_try_advisory_xact_lock(${SWEEP_LOCK}) as got`)) as unknown as { rows: { got: boolean }[] };
+        if (!locked.rows[0]?.got) return null;
+        const cutoff = sql`now() - make_interval(days => ${days})`;
+        const deleted = (await tx.execute(sql`
+          with doomed as (
+            select c.id from conversations c
+            where c.updated_at < ${cutoff}
+              and not exists (select 1 from runs r where r.conversation_id = c.id
+                and (r.status in ('queued', 'running', 'requires_action') or coalesce(r.completed_at, r.created_at) >= ${cutoff}))
+            limit ${batch}
+            for update of c skip locked
+          )
+          delete from conversations where id in (select id from doomed) returning id`)) as unknown as { rows: { id: string }[] };
+        return deleted.rows.map((r) => r.id);
+      });
+    },
+  };
+}
