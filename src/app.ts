@@ -22,9 +22,11 @@ import { useJsonBodies } from "./http/json-body-parser.js";
 import { useNotFoundHandler } from "./http/not-found-handler.js";
 import { useOpenApi } from "./http/openapi.js";
 import { useOverloadGuard } from "./http/overload-guard.js";
-import { DEFAULT_TENANT, useRequestTenant } from "./http/request-tenant.js";
+import { useRequestTenant } from "./http/request-tenant.js";
 import { useApiKeys } from "./http/api-keys.js";
-import { createKeyCheck } from "./http/key-check.js";
+import { createKeyCheck, makeFirstKey } from "./http/key-check.js";
+import { requestIdOf } from "./http/request-id.js";
+import { configuredTools, mcpMessageBytes, withResultCaps } from "./tools/configured-tools.js";
 import { useRateLimit } from "./http/rate-limit.js";
 import { createStreamGate } from "./http/stream-gate.js";
 import { conversationRoutes } from "./http/routes/conversation-routes.js";
@@ -39,10 +41,7 @@ import { providersOf } from "./providers/index.js";
 import type { Database } from "./store/db.js";
 import { createBroadcast } from "./store/broadcast.js";
 import { createStore } from "./store/store.js";
-import { createBuiltinTools } from "./tools/builtin/index.js";
 import type { Tool } from "./tools/define-tool.js";
-import { createHttpTool } from "./tools/http/http-tool.js";
-import { createRunCommandTool } from "./tools/command/run-command.js";
 import { toolRoutes } from "./http/routes/tool-routes.js";
 import { adminRoutes } from "./http/routes/admin-routes.js";
 import { usageRoutes } from "./http/routes/usage-routes.js";
@@ -110,44 +109,6 @@ export function createLogger(level: string, { pretty = process.stdout.isTTY === 
   const options = { level, redact: { paths: REDACT, censor: "[redacted]" }, hooks: { streamWrite: redactor.text } };
   if (pretty) return pino(options, pinoPretty({ ...(destination && { destination }), translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" }));
   return destination ? pino(options, destination) : pino(options);
-}
-
-/** The built-ins (`run_command` last among them, when enabled), then the HTTP tools of `TOOLS_FILE`. */
-function configuredTools({ tools }: Config): Tool[] {
-  const command = tools.runCommand ? [createRunCommandTool({ timeoutMs: tools.timeoutMs, env: tools.runCommand.env })] : [];
-  return [...createBuiltinTools(), ...command, ...tools.http.map(createHttpTool)];
-}
-
-/**
- * The longest message read from an MCP server: room for the biggest result
- * cap configured (a result is clipped to it after), and for what a result
- * may carry besides its text (an image of a few MB, described, not shown),
- * and small enough that parsing it does not hold the event loop long.
- */
-function mcpMessageBytes({ tools }: Config): number {
-  const biggestCap = Math.max(tools.resultMaxChars, ...Object.values(tools.resultMaxCharsByTool));
-  return Math.max(4 * 1024 * 1024, biggestCap * 4);
-}
-
-/** Tools with the result caps the configuration sets for them by name. */
-function withResultCaps(tools: Tool[], caps: Record<string, number>): Tool[] {
-  return tools.map((tool) => (caps[tool.name] === undefined ? tool : { ...tool, maxResultChars: caps[tool.name] }));
-}
-
-/** `x-request-id` as the client sent it, when it is at most 128 of `[A-Za-z0-9._:-]`; else a new one. */
-function requestIdOf(header: string | string[] | undefined): string {
-  return typeof header === "string" && /^[A-Za-z0-9._:-]{1,128}$/.test(header) ? header : randomUUID();
-}
-
-/**
- * Keys are on and none was ever made (a container's first start): one is
- * made for the tenant `default` and printed this once, so the service is
- * usable without being open. More come from `npm run keys` or the admin routes.
- */
-async function makeFirstKey(store: Services["store"], logger: Logger): Promise<void> {
-  if (await store.keys.any()) return;
-  const { key, row } = await store.keys.create({ tenant: DEFAULT_TENANT, name: "first start" });
-  logger.warn({ key_id: row.id, tenant: row.tenantId }, `API keys are required and none existed, so one was made for tenant ${row.tenantId}; it is shown this once, keep it: ${key}`);
 }
 
 /**

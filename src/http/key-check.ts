@@ -1,4 +1,5 @@
-import type { Log } from "../services.js";
+import type { Log, Services } from "../services.js";
+import { DEFAULT_TENANT } from "./request-tenant.js";
 import { hashOfKey, KEY_PREFIX } from "../store/key-repository.js";
 import type { Store } from "../store/store.js";
 
@@ -58,4 +59,15 @@ export function createKeyCheck(store: Pick<Store, "keys">, { log, ttlMs = 1_000,
       await touch();
     },
   };
+}
+
+/**
+ * Keys are on and none was ever made (a container's first start): one is
+ * made for the tenant `default` and printed this once, so the service is
+ * usable without being open. More come from `npm run keys` or the admin routes.
+ */
+export async function makeFirstKey(store: Services["store"], logger: Pick<Log, "warn">): Promise<void> {
+  if (await store.keys.any()) return;
+  const { key, row } = await store.keys.create({ tenant: DEFAULT_TENANT, name: "first start" });
+  logger.warn({ key_id: row.id, tenant: row.tenantId }, `API keys are required and none existed, so one was made for tenant ${row.tenantId}; it is shown this once, keep it: ${key}`);
 }
