@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 // npm run postman: the Postman collection, run by newman against a throw-away
-// loopd (mock provider, embedded database in a temporary folder, a free port).
+// loopd (mock provider, embedded database in a temporary folder, a free port,
+// API keys on: the collection makes its key with this run's ADMIN_TOKEN).
 // Exits non-zero when a request fails or a test in the collection does.
 //
 //   npm run postman                                    start a server, run, stop it
-//   npm run postman -- --url http://127.0.0.1:3000     against a server already running
+//   npm run postman -- --url http://127.0.0.1:3000     against a server already running (LOOPD_ADMIN_TOKEN: its ADMIN_TOKEN, if keys are on)
 //   npm run postman -- --folder trace                  other folders than the default ones
 /* global fetch */
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import console from "node:console";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -47,7 +49,10 @@ async function waitForHealth(url, server, timeoutMs) {
   throw new Error(`loopd did not answer ${url}/healthz within ${timeoutMs / 1000} s`);
 }
 
-/** loopd from the sources (no build needed), offline: mock provider, no keys, no DATABASE_URL. */
+/** This run's admin token: the collection makes its API key with it. */
+const adminToken = randomBytes(24).toString("hex");
+
+/** loopd from the sources (no build needed), offline: mock provider, no model keys, no DATABASE_URL; API keys on. */
 async function startLoopd(dir) {
   const port = await freePort();
   const server = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
@@ -64,6 +69,9 @@ async function startLoopd(dir) {
       ANTHROPIC_API_KEY: "",
       OPENAI_API_KEY: "",
       LOG_LEVEL: "warn",
+      // With keys on, as on a network: the collection makes its key with the admin token first.
+      API_KEYS_REQUIRED: "true",
+      ADMIN_TOKEN: adminToken,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -96,7 +104,10 @@ const runNewman = (baseUrl) =>
       {
         collection: path.join(root, "postman/loopd.postman_collection.json"),
         environment: path.join(root, "postman/loopd.postman_environment.json"),
-        envVar: [{ key: "baseUrl", value: baseUrl }],
+        envVar: [
+          { key: "baseUrl", value: baseUrl },
+          { key: "adminToken", value: args.url ? (process.env.LOOPD_ADMIN_TOKEN ?? "") : adminToken },
+        ],
         folder: folders,
         reporters: ["cli"],
         timeoutRequest: 30_000,
