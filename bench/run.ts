@@ -40,6 +40,7 @@ import { measureHistoryGrowth, type GrowthRow } from "./history-growth.js";
 import { measureConcurrentStreams, type StreamsRow } from "./concurrent-streams.js";
 import { measureIdleFollowers, type IdleFollowersRow } from "./idle-followers.js";
 import { measurePauseAnswer, type PauseAnswerRow } from "./pause-answer.js";
+import { measureAuthOverhead } from "./auth-overhead.js";
 import { measureToolSourceOverhead, PARALLEL_CALL_MS, PARALLEL_CALLS } from "./tool-source-overhead.js";
 import { measureBudgetOverhead, type BudgetOverheadRow } from "./budget-overhead.js";
 import { measureContextCost, type ContextCostRow } from "./context-cost.js";
@@ -69,7 +70,7 @@ const streamRounds = positiveInt(process.env.BENCH_STREAM_ROUNDS, 3);
 const baselineDir = process.env.BENCH_BASELINE_DIR || undefined;
 const quiet = { othersShare: positiveInt(process.env.BENCH_QUIET_PERCENT, 10) / 100, tries: positiveInt(process.env.BENCH_ROW_TRIES, 3) };
 
-const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "context", "trace", "httptool"] as const;
+const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "context", "trace", "httptool", "auth"] as const;
 type Section = (typeof SECTIONS)[number];
 const only = selectedSections(process.env.BENCH_ONLY);
 
@@ -168,6 +169,7 @@ async function main() {
   const traceTables: string[] = [];
   const httpToolRows: string[][] = [];
   const parallelRows: string[][] = [];
+  const authRows: string[][] = [];
   for (const serverUrl of backends) {
     const kind = serverUrl ? "postgres" : "pglite";
     if (WHOLE_PROCESS_SECTIONS.some((section) => only.has(section))) {
@@ -221,6 +223,12 @@ async function main() {
       } finally {
         await database.drop();
       }
+    }
+    if (only.has("auth")) {
+      progress(`${kind}: API keys on against off`);
+      const { steps, stepOff, stepOn, readOff, readOn } = await measureAuthOverhead({ serverUrl, runs: budgetRuns, steps: 20, logLevel });
+      const pct = (on: number, off: number) => `${(((on - off) / off) * 100).toFixed(1)}%`;
+      authRows.push([kind, String(steps), ms(stepOff.p50), ms(stepOn.p50), pct(stepOn.p50, stepOff.p50), ms(readOff.p50), ms(readOn.p50), pct(readOn.p50, readOff.p50)]);
     }
     if (only.has("floor")) {
       longRuns[kind] = await measureLongRuns({ serverUrl, stepCounts: LONG_RUN_STEPS, baselineDir, logLevel, quiet, progress });
@@ -335,6 +343,13 @@ async function main() {
       `One step of ${PARALLEL_CALLS} MCP calls (stdio) that each wait ${PARALLEL_CALL_MS} ms on the server: a read-only tool (the calls run at once, up to TOOL_CONCURRENCY) against one that is not (one after another), ms for the step.`,
       "",
       markdownTable(["db", "8 read-only p50", "8 sequential p50", "ratio"], parallelRows),
+    ]),
+    ...section("auth", [
+      `## (k) API keys on against off: the same ${20}-tool-step run and the same read (${budgetRuns} of each, interleaved)`,
+      "",
+      "Two loopd processes on databases of their own: keys off (tenant default), and keys on (the key looked up on every request, every query scoped by its tenant, the rate limit counting). ms per tool step of the run, and ms of one GET /conversations/:id (the mean of 10 after each run), p50.",
+      "",
+      markdownTable(["db", "tool steps", "keys off p50", "keys on p50", "per step", "read off p50", "read on p50", "per read"], authRows),
     ]),
     ...section("streams", [
       `## (f) ${streams} streaming runs at once (tool round trips, ${streamRounds} rounds each)`,
