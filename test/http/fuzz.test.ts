@@ -10,12 +10,16 @@ import { useLoopd } from "../helpers/use-loopd.js";
 /**
  * Property-based fuzzing of every route: generated requests with wrong
  * types, missing and extra fields, huge and deeply nested values, NUL and
- * lone surrogates, bad ids, cursors, headers, methods and content types.
+ * lone surrogates, bad ids, cursors, headers (credentials and request ids
+ * too, with API keys on), methods and content types.
  * Whatever comes in: never a 5xx, every non-2xx in the contract's error
  * shape, and a rejected request saves nothing. FUZZ_SEED replays a run.
  */
 
-const f = useLoopd({ listen: true });
+// With API keys on, as on a network: requests carry this file's key, and fuzzed credentials at times.
+const f = useLoopd({ listen: true, env: { API_KEYS_REQUIRED: "true", ADMIN_TOKEN: "fuzz-admin-token-0123456789", RATE_LIMIT_PER_MIN: "0" } });
+let apiKey = "";
+const auth = () => ({ authorization: `Bearer ${apiKey}` });
 const seed = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
 const settings = (numRuns: number) => ({ numRuns, ...(seed !== undefined && { seed }), endOnFailure: true });
 let sent = 0;
@@ -143,8 +147,18 @@ const query = fc
   .array(fc.tuple(fc.constantFrom("limit", "cursor", "after_seq", "format", "after", "junk"), queryValue), { maxLength: 3 })
   .map((pairs) => (pairs.length === 0 ? "" : `?${pairs.map(([k, v]) => `${k}=${encodeSegment(v)}`).join("&")}`));
 const headerValue = fc.oneof(fc.string({ unit: "grapheme-ascii", maxLength: 300 }), fc.constantFrom("", " ", "-1", "0", "7", "99999999999", "é"));
+const credential = fc.oneof(headerValue, headerValue.map((v) => `Bearer ${v}`), fc.constantFrom("Bearer lpd_", "Bearer  lpd_x", "bearer", "Basic dXNlcjpwYXNz", `Bearer lpd_${"A".repeat(43)}`));
 const headers = fc.record(
-  { "idempotency-key": headerValue, "last-event-id": headerValue, accept: fc.constantFrom("text/event-stream", "application/json", "*/*"), "x-fuzz": headerValue },
+  {
+    "idempotency-key": headerValue,
+    "last-event-id": headerValue,
+    accept: fc.constantFrom("text/event-stream", "application/json", "*/*"),
+    "x-fuzz": headerValue,
+    authorization: credential,
+    "x-api-key": headerValue,
+    "x-request-id": headerValue,
+    origin: fc.oneof(headerValue, fc.constantFrom("https://app.example.com", "null")),
+  },
   { requiredKeys: [] },
 );
 const anyMethod = fc.constantFrom("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD", "PROPFIND");
@@ -162,12 +176,13 @@ const pool: Array<{ conversation: string; run: string }> = [];
 
 async function poolEntry() {
   const app = f.loopd.app;
-  const conversation = (await app.inject({ method: "POST", url: "/conversations" })).json().id;
-  const reply = await app.inject({ method: "POST", url: `/conversations/${conversation}/messages`, payload: { content: "What is 2+2?" } });
+  const conversation = (await app.inject({ method: "POST", url: "/conversations", headers: auth() })).json().id;
+  const reply = await app.inject({ method: "POST", url: `/conversations/${conversation}/messages`, payload: { content: "What is 2+2?" }, headers: auth() });
   return { conversation, run: reply.json().run.id };
 }
 
 beforeAll(async () => {
+  apiKey = (await f.loopd.services.store.keys.create({ tenant: "fuzz", name: null })).key;
   const doc = (await f.loopd.app.inject({ method: "GET", url: "/openapi.json" })).json();
   routes = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) =>
     Object.keys(methods).map((m) => {
@@ -235,7 +250,7 @@ describe("fuzzing every route through app.inject", () => {
     await fc.assert(
       fc.asyncProperty(request, async (r) => {
         const method = r.otherMethod ?? r.route.method;
-        const headers: Record<string, string> = { ...r.headers };
+        const headers: Record<string, string> = { ...auth(), ...r.headers };
         if (r.body !== undefined) headers["content-type"] = r.contentType;
         baseline = await sendAndCheck(
           { method: method as InjectOptions["method"] & string, url: resolvePath(r.route.path, r.ids) + r.query, headers, ...(r.body !== undefined && { payload: r.body }) },
@@ -258,7 +273,7 @@ describe("fuzzing every route through app.inject", () => {
           {
             method: route.method as InjectOptions["method"] & string,
             url: resolvePath(route.path, [{ pool: i }, { pool: i }]),
-            headers: body === undefined ? {} : { "content-type": type },
+            headers: body === undefined ? auth() : { ...auth(), "content-type": type },
             ...(body !== undefined && { payload: body }),
           },
           baseline,
@@ -279,13 +294,13 @@ describe("fuzzing every route through app.inject", () => {
     await fc.assert(
       fc.asyncProperty(race, async ({ lag, deleteFirst, body, stream }) => {
         const before = await rowCounts(f.database);
-        const conversation = (await app.inject({ method: "POST", url: "/conversations" })).json().id;
+        const conversation = (await app.inject({ method: "POST", url: "/conversations", headers: auth() })).json().id;
         const later = async <T>(send: () => Promise<T>) => {
           for (let i = 0; i < lag; i++) await new Promise((resolve) => setImmediate(resolve));
           return send();
         };
-        const del = () => app.inject({ method: "DELETE", url: `/conversations/${conversation}` });
-        const post = () => app.inject({ method: "POST", url: `/conversations/${conversation}/messages`, payload: { ...body, ...(stream && { stream: true }) } });
+        const del = () => app.inject({ method: "DELETE", url: `/conversations/${conversation}`, headers: auth() });
+        const post = () => app.inject({ method: "POST", url: `/conversations/${conversation}/messages`, payload: { ...body, ...(stream && { stream: true }) }, headers: auth() });
         const [a, b] = await Promise.all(deleteFirst ? [del(), later(post)] : [post(), later(del)]);
         sent += 2;
         const [deleted, posted] = deleteFirst ? [a, b] : [b, a];
@@ -302,7 +317,7 @@ describe("fuzzing every route through app.inject", () => {
 
 describe("fuzzing through a real socket what only a socket shows", () => {
   const headerName = fc.oneof(
-    { weight: 4, arbitrary: fc.constantFrom("X-Fuzz", "Accept", "Idempotency-Key", "Last-Event-ID", "Content-Type") },
+    { weight: 4, arbitrary: fc.constantFrom("X-Fuzz", "Accept", "Idempotency-Key", "Last-Event-ID", "Content-Type", "Authorization", "X-Api-Key", "X-Request-Id", "Origin") },
     { weight: 1, arbitrary: fc.constantFrom("Bad Header", "X\u0001", "", "X:Y", "Ä") },
   );
   const raw = fc.record({
