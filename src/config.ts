@@ -119,7 +119,8 @@ const variables = {
   RATE_LIMIT_PER_MIN: intFromEnv(600, { min: 0 }),
   MAX_ACTIVE_RUNS_PER_TENANT: intFromEnv(20, { min: 0 }),
   RETENTION_DAYS: optionalPositive(z.number().int()),
-  RETENTION_SWEEP_S: intFromEnv(3600),
+  /** At most 2^31 - 1 ms: a longer timer fires at once, every millisecond. */
+  RETENTION_SWEEP_S: z.preprocess((v) => (blank(v) ? undefined : Number(v)), z.number().int().min(1).max(2_147_483, "must be at most 2147483 (24 days)").default(3600)),
   /** `https://app.example.com,https://admin.example.com`: the origins browsers may call loopd from. */
   CORS_ORIGINS: z.preprocess(
     (v) => (blank(v) ? "" : v),

@@ -32,13 +32,15 @@ describe("the configuration's sections", () => {
     expect(loadConfig({ MAX_STEPS: "60", MAX_STEPS_LIMIT: "60" }).runs.maxSteps).toBe(60);
   });
 
-  it("turns API keys on whenever HOST is not a loopback address, unless told", () => {
+  it("turns API keys on whenever HOST is not a loopback address, unless told; bounds the tokens and the sweep interval", () => {
     expect(loadConfig({}).auth.required).toBe(false);
     for (const host of ["127.0.0.1", "localhost", "::1", "[::1]", "127.8.9.10"]) expect(loadConfig({ HOST: host }).auth.required).toBe(false);
     for (const host of ["0.0.0.0", "::", "192.168.1.20", "loopd.example.com"]) expect(loadConfig({ HOST: host }).auth.required).toBe(true);
     expect(loadConfig({ HOST: "0.0.0.0", API_KEYS_REQUIRED: "false" }).auth.required).toBe(false);
     expect(loadConfig({ API_KEYS_REQUIRED: "true" }).auth.required).toBe(true);
     expect(() => loadConfig({ ADMIN_TOKEN: "short" })).toThrow(/ADMIN_TOKEN: must be at least 16 characters/);
+    // Past 2^31 - 1 ms a timer fires at once: a 30-day sweep interval became a sweep every millisecond.
+    expect(() => loadConfig({ RETENTION_DAYS: "90", RETENTION_SWEEP_S: String(30 * 86_400) })).toThrow(/RETENTION_SWEEP_S: must be at most 2147483 \(24 days\)/);
   });
 
   it("finds the secrets among variables it does not read too", () => {

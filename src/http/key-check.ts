@@ -66,8 +66,11 @@ export function createKeyCheck(store: Pick<Store, "keys">, { log, ttlMs = 1_000,
  * made for the tenant `default` and printed this once, so the service is
  * usable without being open. More come from `npm run keys` or the admin routes.
  */
-export async function makeFirstKey(store: Services["store"], logger: Pick<Log, "warn">): Promise<void> {
+export async function makeFirstKey(store: Services["store"], logger: Pick<Log, "warn" | "isLevelEnabled">): Promise<void> {
   if (await store.keys.any()) return;
   const { key, row } = await store.keys.create({ tenant: DEFAULT_TENANT, name: "first start" });
-  logger.warn({ key_id: row.id, tenant: row.tenantId }, `API keys are required and none existed, so one was made for tenant ${row.tenantId}; it is shown this once, keep it: ${key}`);
+  const said = `API keys are required and none existed, so one was made for tenant ${row.tenantId}; it is shown this once, keep it: ${key}`;
+  // Shown whatever the log level: a key nobody saw would leave the operator locked out.
+  if (logger.isLevelEnabled("warn")) logger.warn({ key_id: row.id, tenant: row.tenantId }, said);
+  else process.stderr.write(`loopd: ${said}\n`);
 }

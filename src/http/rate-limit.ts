@@ -7,12 +7,15 @@ import { AppError } from "../errors.js";
  * process): `x-ratelimit-limit`, `-remaining` and `-reset` (seconds from
  * now) on every answer of a keyed request, `429 rate_limited` with
  * `Retry-After` past it. Requests without a key (the open routes) are not
- * counted. Checked after the key (`preHandler`), so the count is the key's.
+ * counted. Checked right after the key, before the body is read or
+ * validated: a refused request counts too. Counted per process (with
+ * several instances, a key gets the limit at each).
  */
 export async function useRateLimit(app: FastifyInstance, { perMinute }: { perMinute: number }): Promise<void> {
   await app.register(rateLimit, {
     global: true,
-    hook: "preHandler",
+    // Route hooks run after the global key check: the key is known, and a request is counted before its body is read or checked.
+    hook: "onRequest",
     max: perMinute,
     timeWindow: 60_000,
     keyGenerator: (req) => req.keyId ?? "",

@@ -20,16 +20,20 @@ export function createRetentionRepository({ db }: { db: Db }) {
         const locked = (await tx.execute(sql`select pg_try_advisory_xact_lock(${SWEEP_LOCK}) as got`)) as unknown as { rows: { got: boolean }[] };
         if (!locked.rows[0]?.got) return null;
         const cutoff = sql`now() - make_interval(days => ${days})`;
+        const idle = sql`not exists (select 1 from runs r where r.conversation_id = c.id
+          and (r.status in ('queued', 'running', 'requires_action') or coalesce(r.completed_at, r.created_at) >= ${cutoff}))`;
+        // The candidates, locked (a run being created for one holds it: skipped)...
+        const candidates = (await tx.execute(sql`
+          select c.id from conversations c where c.updated_at < ${cutoff} and ${idle}
+          limit ${batch} for update of c skip locked`)) as unknown as { rows: { id: string }[] };
+        if (candidates.rows.length === 0) return [];
+        // ...then checked again in a statement of its own, which sees every run committed before the locks were
+        // taken; a run created after must lock the row too, and waits for this delete (then finds no conversation).
+        const ids = candidates.rows.map((r) => r.id);
         const deleted = (await tx.execute(sql`
-          with doomed as (
-            select c.id from conversations c
-            where c.updated_at < ${cutoff}
-              and not exists (select 1 from runs r where r.conversation_id = c.id
-                and (r.status in ('queued', 'running', 'requires_action') or coalesce(r.completed_at, r.created_at) >= ${cutoff}))
-            limit ${batch}
-            for update of c skip locked
-          )
-          delete from conversations where id in (select id from doomed) returning id`)) as unknown as { rows: { id: string }[] };
+          delete from conversations c where c.id in (${sql.join(ids.map((id) => sql`${id}`), sql`, `)})
+            and c.updated_at < ${cutoff} and ${idle}
+          returning c.id`)) as unknown as { rows: { id: string }[] };
         return deleted.rows.map((r) => r.id);
       });
     },

@@ -156,6 +156,15 @@ describe("/openapi.json", () => {
     expect(doc.paths["/conversations/{id}/messages"].post.requestBody.required).toBe(true);
     expect(doc.paths["/conversations/{id}"].delete.responses["204"]).toEqual({ description: "Deleted" });
   });
+
+  test("declares the API key (Bearer or x-api-key) for every route but health and metrics, and the 401 and 429 answers", () => {
+    expect(doc.components.securitySchemes).toMatchObject({ apiKey: { type: "http", scheme: "bearer" }, apiKeyHeader: { type: "apiKey", in: "header", name: "x-api-key" } });
+    expect(doc.security).toEqual([{ apiKey: [] }, { apiKeyHeader: [] }]);
+    expect(doc.paths["/healthz"].get.security).toEqual([]);
+    expect(doc.paths["/metrics"].get.security).toEqual([]);
+    expect(doc.paths["/conversations"].get.security).toBeUndefined();
+    expect(Object.keys(doc.paths["/conversations/{id}"].get.responses)).toEqual(expect.arrayContaining(["401", "429"]));
+  });
 });
 
 describe("/docs", () => {

@@ -4,10 +4,13 @@
  * printed once and works against a loopd on the same database; list never
  * shows it; revoke ends it; mistakes are one line and exit 1.
  */
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { afterAll, beforeAll, expect, test, vi } from "vitest";
 import { killAllLoopd, spawnLoopd } from "./loopd-process.js";
 import { createProcessDatabase } from "./process-database.js";
 import { runProgram } from "./run-program.js";
+
+// Each test starts programs through tsx, slowly on a busy machine.
+vi.setConfig({ testTimeout: 150_000, hookTimeout: 150_000 });
 
 let database: Awaited<ReturnType<typeof createProcessDatabase>>;
 beforeAll(async () => {
@@ -45,6 +48,21 @@ test("create prints the key once, list shows it without the key, a loopd with ke
   expect(after.stdout).toMatch(new RegExp(`${id} +acme +ci +\\S+ +\\S+ +\\d{4}-`));
   const again = await spawnLoopd({ env: { ...database.env, API_KEYS_REQUIRED: "true" } });
   expect((await fetch(`${again.url}/conversations`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(401);
+});
+
+test("a first start with keys on prints the key it makes even when the log says nothing (LOG_LEVEL=silent)", async () => {
+  await killAllLoopd();
+  const fresh = await createProcessDatabase("loopd-first-key-");
+  try {
+    const loopd = await spawnLoopd({ env: { ...fresh.env, API_KEYS_REQUIRED: "true", LOG_LEVEL: "silent" } });
+    const printed = loopd.output().match(/lpd_[A-Za-z0-9_-]{43}/g) ?? [];
+    expect(printed).toHaveLength(1);
+    expect((await fetch(`${loopd.url}/conversations`, { headers: { authorization: `Bearer ${printed[0]}` } })).status).toBe(200);
+    loopd.child.kill("SIGTERM");
+    await loopd.exited;
+  } finally {
+    await fresh.drop();
+  }
 });
 
 test("mistakes are one line and exit 1", async () => {

@@ -39,7 +39,8 @@ export function adminRoutes(app: FastifyInstance, { services: { store } }: HttpD
   r.post(
     "/admin/keys",
     {
-      preHandler: onlyAdmin,
+      // Before the body is read or checked: without the token, nothing else is looked at.
+      onRequest: onlyAdmin,
       schema: {
         summary: "Make an API key",
         description: "A new key for a tenant, shown once in this answer (only its SHA-256 is kept).",
@@ -64,7 +65,8 @@ export function adminRoutes(app: FastifyInstance, { services: { store } }: HttpD
   r.get(
     "/admin/keys",
     {
-      preHandler: onlyAdmin,
+      // Before the body is read or checked: without the token, nothing else is looked at.
+      onRequest: onlyAdmin,
       schema: {
         summary: "List API keys",
         description: "Every key (never the key itself), newest first; `tenant` keeps one tenant's.",
@@ -79,7 +81,8 @@ export function adminRoutes(app: FastifyInstance, { services: { store } }: HttpD
   r.delete(
     "/admin/keys/:key_id",
     {
-      preHandler: onlyAdmin,
+      // Before the body is read or checked: without the token, nothing else is looked at.
+      onRequest: onlyAdmin,
       schema: {
         summary: "Revoke an API key",
         description: "From now on (within a second on every instance) the key is refused with 401.",

@@ -11,7 +11,8 @@ const day = () =>
   z
     .string()
     .regex(DAY, "must be a day, YYYY-MM-DD")
-    .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), "must be a day that exists");
+    .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), "must be a day that exists")
+    .refine((d) => Number(d.slice(0, 4)) >= 1970, "must be in 1970 or later");
 const MAX_DAYS = 366;
 const usageRow = z.object({
   day: z.string(),
