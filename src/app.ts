@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { maxHeaderSize } from "node:http";
 import cors from "@fastify/cors";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
@@ -167,6 +168,8 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   services.broadcast.on("loopd_run_events", (key) => runs.isLocal(key) || services.signals.notify(key));
   services.broadcast.on("loopd_run_cancel", (runId) => runs.cancelLocal(runId));
   const shutdown = new AbortController();
+  // Every open stream listens for the shutdown (up to MAX_STREAMS): no leak, many listeners.
+  setMaxListeners(0, shutdown.signal);
   const http: HttpDeps = {
     services,
     conversations: createConversationService(services),

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
 import { AppError, describeError, errorBody, findInCauseChain, statusOf, type ErrorCode } from "../errors.js";
+import { DatabaseBusyError } from "../store/busy-reporting-pool.js";
 import { isDatabaseFault } from "../store/embedded-folder.js";
 import { validationFailure } from "./validation-failure.js";
 
@@ -35,6 +36,10 @@ export function handleError(err: FastifyError | Error, request: FastifyRequest, 
 function classify(err: FastifyError | Error, request: FastifyRequest): { code: ErrorCode; message: string; details?: Record<string, unknown> } {
   if (err instanceof AppError) return err;
   if (hasZodFastifySchemaValidationErrors(err)) return { code: "invalid_request", ...validationFailure(err) };
+  // A busy pool is not an unreachable database: say which it is.
+  if (findInCauseChain(err, (e) => (e instanceof DatabaseBusyError ? true : undefined))) {
+    return { code: "unavailable", message: "the database is busy: every connection loopd holds to it stayed in use for DB_CONNECT_TIMEOUT_MS; try again shortly", details: { reason: "database_busy" } };
+  }
   if (isDatabaseUnavailable(err)) return { code: "unavailable", message: "the database is unreachable; try again shortly" };
   const { statusCode: status, code } = err as FastifyError;
   if (status === 413) {

@@ -7,6 +7,7 @@ import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
+import { BusyReportingPool } from "./busy-reporting-pool.js";
 import { OperatorError } from "../errors.js";
 import { makeDirectory } from "../make-directory.js";
 import { lockDataDir, type DataDirLock } from "./data-dir-lock.js";
@@ -117,7 +118,7 @@ export async function openDatabase({
         return (super.query as (...a: unknown[]) => never)(...args);
       }
     }
-    const pool = new pg.Pool({
+    const pool = new BusyReportingPool({
       Client: CountingClient,
       connectionString: databaseUrl,
       max: poolSize,

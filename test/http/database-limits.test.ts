@@ -15,7 +15,7 @@ const codeOf = (err: unknown) => findInCauseChain(err, (e) => (e as { code?: unk
 const rowsOf = async <T>(query: Promise<unknown>) => ((await query) as { rows: T[] }).rows;
 
 describe.runIf(testDatabaseKind === "postgres")("the pool's limits on Postgres (PGlite is one in-process connection: no pool, no server timeouts)", () => {
-  test("with every pool connection held, a request answers 503 unavailable with Retry-After after about DB_CONNECT_TIMEOUT_MS, and succeeds once they are free", async () => {
+  test("with every pool connection held, a request answers 503 unavailable with Retry-After after about DB_CONNECT_TIMEOUT_MS, saying the database is busy (not unreachable), and succeeds once they are free", async () => {
     const conv = (await f.loopd.app.inject({ method: "POST", url: "/conversations" })).json();
     let release = () => {};
     const released = new Promise<void>((resolve) => (release = resolve));
@@ -37,7 +37,7 @@ describe.runIf(testDatabaseKind === "postgres")("the pool's limits on Postgres (
     const res = await getConversation(conv.id);
     const waited = performance.now() - started;
     expect(res.statusCode).toBe(503);
-    expect(res.json()).toEqual({ error: { code: "unavailable", message: expect.any(String), details: {} } });
+    expect(res.json()).toEqual({ error: { code: "unavailable", message: expect.stringMatching(/^the database is busy: every connection loopd holds to it stayed in use/), details: { reason: "database_busy" } } });
     expect(res.headers["retry-after"]).toMatch(/^[1-9]\d*$/);
     expect(waited).toBeGreaterThanOrEqual(CONNECT_TIMEOUT_MS - 5);
     expect(waited).toBeLessThan(CONNECT_TIMEOUT_MS + 1_000);
