@@ -43,17 +43,7 @@ export async function startHttpMcpServer({ port = 0, json = false }: { port?: nu
     }
     await transport.handleRequest(req, res);
   });
-  await new Promise<void>((resolve) => http.listen(port, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
-    records,
-    requests,
-    async close() {
-      for (const t of sessions.values()) await t.close().catch(() => {});
-      http.closeAllConnections();
-      await new Promise((resolve) => http.close(resolve));
-    },
-  };
+  return served(http, { port, path: "/mcp", records, requests, sessions });
 }
 
 /**
@@ -79,9 +69,17 @@ export async function startSseMcpServer(): Promise<HttpMcpServer> {
     if (req.method === "POST" && url.pathname === "/messages" && transport) return transport.handlePostMessage(req, res);
     res.writeHead(405).end("this server speaks only HTTP+SSE");
   });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  return served(http, { port: 0, path: "/sse", records, requests, sessions });
+}
+
+/** Listens on 127.0.0.1; closing ends the sessions, then every connection. */
+async function served(
+  http: Server,
+  { port, path, records, requests, sessions }: Pick<HttpMcpServer, "records" | "requests"> & { port: number; path: string; sessions: Map<string, { close(): Promise<void> }> },
+): Promise<HttpMcpServer> {
+  await new Promise<void>((resolve) => http.listen(port, "127.0.0.1", resolve));
   return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/sse`,
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}${path}`,
     records,
     requests,
     async close() {
