@@ -110,6 +110,7 @@ const variables = {
   DB_STATEMENT_TIMEOUT_MS: intFromEnv(DEFAULT_POOL.statementTimeoutMs, { min: 0 }),
   DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: intFromEnv(DEFAULT_POOL.idleInTransactionTimeoutMs, { min: 0 }),
   MAX_EVENT_LOOP_DELAY_MS: intFromEnv(1_000, { min: 0 }),
+  DB_ADMISSION_WAIT_MS: intFromEnv(1_000, { min: 0 }),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalUrl,
   TRACE: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["on", "off"]).default("on")),
@@ -177,6 +178,13 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
         statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
         idleInTransactionTimeoutMs: e.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
       } satisfies Required<DatabasePoolOptions>,
+      /**
+       * A new run is refused (503 with Retry-After) while a statement has
+       * waited longer than this for the database: load is shed at the door,
+       * before the runs already accepted wait past DB_CONNECT_TIMEOUT_MS for
+       * their saves. 0 turns it off.
+       */
+      admissionWaitMs: e.DB_ADMISSION_WAIT_MS,
     },
     models: {
       /** Named, or the first with a key or a server (an OpenAI-compatible local server needs no key), or the mock. */

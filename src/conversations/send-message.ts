@@ -12,7 +12,7 @@ import { uniqueViolation } from "../store/unique-violation.js";
 import { closeWaitingRun, SUPERSEDED } from "../runs/close-waiting-run.js";
 import { historyOf } from "../runs/history-of.js";
 import type { RunManager } from "../runs/run-manager.js";
-import { createRunAppender, newRunPosition, type RunPosition } from "../runs/run-numbering.js";
+import { createRunAppender, newRunPosition, startedRunPosition, type RunPosition } from "../runs/run-numbering.js";
 import type { Services } from "../services.js";
 
 export interface SendMessageInput {
@@ -39,6 +39,7 @@ export async function sendMessage(
   input: SendMessageInput,
 ): Promise<{ run: RunRow; replayed: boolean }> {
   const { store, config } = services;
+  admit(services);
   const conversation = await store.conversations.get(input.tenant, input.conversationId);
   if (!conversation) throw notFound("conversation", input.conversationId);
 
@@ -84,7 +85,7 @@ export async function sendMessage(
       // Only a conversation seen with an open run may have one waiting (a retry looks again).
       const supersede = attempt > 1 || conversation.activeRunId !== null;
       const { run, position } = await createRun({ services, conversation, content, request, requestHash, idempotencyKey: input.idempotencyKey, supersede, tenant: input.tenant });
-      runs.start(run, { position });
+      runs.start(run, { position, conversation });
       return { run, replayed: false };
     } catch (err) {
       // A DELETE got in between the read above and the insert: the run's conversation is gone.
@@ -130,6 +131,30 @@ async function createRun({
   supersede: boolean;
 }): Promise<{ run: RunRow; position: RunPosition }> {
   const runId = newId("run");
+  const cap = config.runs.maxActivePerTenant;
+  if (!supersede) {
+    // The common case in one statement: a connection held for one round trip, not a transaction of seven.
+    const started = await store.runs.start({
+      run: {
+        id: runId,
+        conversation_id: conversation.id,
+        provider: conversation.provider,
+        model: request.model ?? conversation.model,
+        usage: emptyUsage(),
+        request,
+        idempotency_key: idempotencyKey ?? null,
+        request_hash: requestHash,
+        lease_owner: instanceId,
+      },
+      leaseMs: config.runs.leaseMs,
+      tenant,
+      cap,
+      messageId: newId("msg"),
+      content,
+    });
+    if (started && "openRuns" in started) throw tooManyRuns(tenant, started.openRuns);
+    if (started) return { run: started.run, position: startedRunPosition(started.run.firstSeq!) };
+  }
   let superseded: RunRow | undefined;
   const created = await store.transaction(async (tx) => {
     // A run waiting for the application gives way: its pending calls are
@@ -137,13 +162,10 @@ async function createRun({
     // run begins, so a crash leaves either the pause or the new run.
     const waiting = supersede ? await tx.runs.lockWaitingOf(conversation.id) : undefined;
     superseded = waiting && (await closeWaitingRun(tx, waiting, SUPERSEDED));
-    const cap = config.runs.maxActivePerTenant;
     if (cap > 0) {
       // Counted under a lock of the tenant's, in the database: the cap holds across instances.
       const open = await tx.runs.openOfTenant(tenant);
-      if (open >= cap) {
-        throw new AppError("too_many_runs", `tenant ${tenant} has ${open} active or paused runs, the most MAX_ACTIVE_RUNS_PER_TENANT allows; wait for one to end, answer or cancel a paused one`, { active_runs: open });
-      }
+      if (open >= cap) throw tooManyRuns(tenant, open);
     }
     const run = await tx.runs.insert({
       id: runId,
@@ -174,6 +196,21 @@ async function createRun({
   }
   return created;
 }
+
+/**
+ * Admission control: while the database keeps statements waiting longer than
+ * DB_ADMISSION_WAIT_MS, a new run is refused at once, so the runs already
+ * accepted get the connections they need to finish.
+ */
+function admit({ store, config }: Services): void {
+  const limit = config.database.admissionWaitMs;
+  const waited = store.longestWaitMs();
+  if (limit === 0 || waited <= limit) return;
+  throw new AppError("unavailable", `the database is busy: a statement has waited ${Math.round(waited)} ms for it, more than DB_ADMISSION_WAIT_MS (${limit} ms); try again shortly`, { reason: "database_busy" });
+}
+
+const tooManyRuns = (tenant: string, open: number) =>
+  new AppError("too_many_runs", `tenant ${tenant} has ${open} active or paused runs, the most MAX_ACTIVE_RUNS_PER_TENANT allows; wait for one to end, answer or cancel a paused one`, { active_runs: open });
 
 function replay(earlier: RunRow, requestHash: string): { run: RunRow; replayed: boolean } {
   checkSameRequest(earlier.requestHash, requestHash, { run_id: earlier.id });

@@ -3,6 +3,7 @@ import { emptyUsage } from "../core/usage.js";
 import { presentMessage, presentRun } from "../conversations/present.js";
 import { TERMINAL_EVENT_TYPES, type RunState, type StoredRunEvent } from "../runs/run-events.js";
 import type { Store } from "../store/store.js";
+import type { LoggedEvent } from "../store/event-repository.js";
 import type { MessageRow, RunEventRow, RunRow } from "../store/schema.js";
 
 export interface PresentedEvent {
@@ -13,17 +14,19 @@ export interface PresentedEvent {
 
 /**
  * A batch of stored run events in the contract's shapes (the SSE `data`):
- * the messages they refer to are read in one query, and the run is shown as
+ * the messages they refer to come with their `message.created` or, for
+ * those outside the batch, are read in one query, and the run is shown as
  * it stood at each `run.*` event. Events stored before references were used
  * (they carry their message) pass through.
  */
-export async function presentRunEvents(store: Pick<Store, "messages">, run: RunRow, rows: RunEventRow[]): Promise<PresentedEvent[]> {
-  const seqs = rows.flatMap((row) => {
+export async function presentRunEvents(store: Pick<Store, "messages">, run: RunRow, rows: LoggedEvent[]): Promise<PresentedEvent[]> {
+  const messages = new Map(rows.flatMap((row) => (row.message ? [[row.message.seq, row.message] as const] : [])));
+  const missing = rows.flatMap((row) => {
     const seq = (row.data as { seq?: unknown; message?: unknown; content?: unknown }).seq;
     const copied = "message" in row.data || "content" in row.data;
-    return typeof seq === "number" && !copied ? [seq] : [];
+    return typeof seq === "number" && !copied && !messages.has(seq) ? [seq] : [];
   });
-  const messages = new Map((await store.messages.bySeqs(run.conversationId, [...new Set(seqs)])).map((m) => [m.seq, m]));
+  for (const m of await store.messages.bySeqs(run.conversationId, [...new Set(missing)])) messages.set(m.seq, m);
   return rows.map((row) => ({ seq: row.seq, type: row.type, data: presentData(row, run, messages) }));
 }
 

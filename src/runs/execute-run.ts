@@ -6,7 +6,7 @@ import type { RunOutcome } from "../core/run-outcome.js";
 import { toolBoxOf } from "./tool-box-of.js";
 import { RunInterruption } from "../core/interruptions.js";
 import { describeError } from "../errors.js";
-import type { RunRow } from "../store/schema.js";
+import type { ConversationRow, RunRow } from "../store/schema.js";
 import type { Services } from "../services.js";
 import type { RunWriter } from "./run-writer.js";
 import { INTERNAL } from "../store/conversation-repository.js";
@@ -23,6 +23,7 @@ export async function executeRun({
   writer,
   signal,
   approvedCalls = [],
+  conversation: known,
 }: {
   services: Services;
   run: RunRow;
@@ -30,6 +31,8 @@ export async function executeRun({
   signal: AbortSignal;
   /** The calls the application approved, when the run goes on after a pause. */
   approvedCalls?: string[];
+  /** The run's conversation as the request that created the run just read it; read here otherwise. */
+  conversation?: ConversationRow | undefined;
 }) {
   const { store, config, log } = services;
   const observer = services.telemetry.runStarted(run);
@@ -37,7 +40,7 @@ export async function executeRun({
   let actionTimeoutS = config.runs.actionTimeoutS;
   let historyVersion = 0;
   try {
-    const conversation = await store.conversations.get(INTERNAL, run.conversationId);
+    const conversation = known ?? (await store.conversations.get(INTERNAL, run.conversationId));
     if (!conversation) return observer.end(null); // deleted meanwhile: its runs went with it
     actionTimeoutS = conversation.actionTimeoutS ?? config.runs.actionTimeoutS;
     historyVersion = conversation.historyVersion;

@@ -1,5 +1,6 @@
 import type { Services } from "../services.js";
-import { isActiveRun, type RunEventRow } from "../store/schema.js";
+import type { LoggedEvent } from "../store/event-repository.js";
+import { isActiveRun } from "../store/schema.js";
 import { TERMINAL_EVENT_TYPES } from "./run-events.js";
 
 export interface FollowOptions {
@@ -45,7 +46,7 @@ export type FollowEnd = { type: "run_gone" } | { type: "stopped" };
 export async function* followRunEvents(
   { store, signals, broadcast, exclusiveDatabase }: Pick<Services, "store" | "signals" | "broadcast" | "exclusiveDatabase">,
   { runId, conversationId, after = 0, signal, pollMs = 250, maxPollMs = 2_000, idleCheckMs = 30_000, batchSize = 500 }: FollowOptions,
-): AsyncGenerator<RunEventRow[], FollowEnd> {
+): AsyncGenerator<LoggedEvent[], FollowEnd> {
   let last = after;
   let ended = false;
   /** This reader read a pause as the run's last event: if nothing follows it, that is where its stream ends. */

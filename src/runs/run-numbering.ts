@@ -15,6 +15,13 @@ export interface RunPosition {
 /** A new run's: no event yet, its first message after the history's last. */
 export const newRunPosition = (lastMessageSeq: number): RunPosition => ({ lastSeq: 0, nextMessageSeq: lastMessageSeq + 1 });
 
+/**
+ * A run created in one statement (`runs.start`): its `run.created`, then its
+ * user message at `userSeq`, announced. Where its writer takes over.
+ */
+export const startedRunPosition = (userSeq: number): RunPosition =>
+  numberWrite(newRunPosition(userSeq - 1), { messageCount: 1, eventsOf: (first) => [{ type: "run.created", data: {} }, ...created(1, first)] }).next;
+
 type RunKey = Pick<RunRow, "id" | "conversationId">;
 
 /** Where a run's numbers stand in the database: its events and its conversation's messages go on from there. */

@@ -8,6 +8,7 @@ import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
 import { BusyReportingPool } from "./busy-reporting-pool.js";
+import { countStatements } from "./count-pglite-statements.js";
 import { OperatorError } from "../errors.js";
 import { makeDirectory } from "../make-directory.js";
 import { lockDataDir, type DataDirLock } from "./data-dir-lock.js";
@@ -37,6 +38,12 @@ export interface Database {
    * server, prepared once per connection under `name` and executed by name after.
    */
   query: RawQuery;
+  /**
+   * How long the statement waiting longest for the database has waited so
+   * far (ms): for a pooled connection on a server, for its turn (and its
+   * run) in the embedded one; 0 when none waits. What admission control reads.
+   */
+  longestWaitMs(): number;
   /** The pool's connections right now, when on a server (/metrics); null when embedded, which has no pool. */
   poolUse(): PoolUse | null;
   /** The server's URL when on a real server (LISTEN needs a connection of its own); null when embedded. */
@@ -58,6 +65,9 @@ export interface PoolUse {
   idle: number;
   /** Queries waiting for a connection. */
   waiting: number;
+  /** Connections handed out since the start, and how long their askers waited for them in all (ms). */
+  acquired: number;
+  waitedMs: number;
 }
 
 // src/store and dist/store sit at the same depth, so this resolves in both.
@@ -138,9 +148,11 @@ export async function openDatabase({
       kind: "postgres",
       connectionString: databaseUrl,
       statements: () => statements,
-      poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+      longestWaitMs: () => pool.longestWaitMs(),
+      poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, acquired: pool.acquired, waitedMs: pool.waitedMs }),
       query: async ({ name, text, values }) => (await pool.query({ name, text, values })).rows,
-      migrate: () => holdingAdvisoryLock(pool, MIGRATION_LOCK, () => migratePg(pgDb, { migrationsFolder })),
+      // On the connection that holds the lock: a pool of one (DB_POOL_SIZE=1) has no second to give.
+      migrate: () => holdingAdvisoryLock(pool, MIGRATION_LOCK, (client) => migratePg(drizzlePg(client, { schema }), { migrationsFolder })),
       ping: () => answers(() => pool.query("select 1")),
       advertise: () => {},
       dumpSql: null,
@@ -167,6 +179,7 @@ export async function openDatabase({
     kind: "pglite",
     connectionString: null,
     statements: () => counter.count,
+    longestWaitMs: () => counter.longestWaitMs(),
     poolUse: () => null,
     // In-process: nothing to save by preparing.
     query: async ({ text, values }) => (await client.query<Record<string, unknown>>(text, values)).rows,
@@ -208,40 +221,18 @@ const MIGRATION_LOCK = 0x6c6f6f70; // "loop"
  * migrator creates its schema and tables without locks of its own, so two
  * processes migrating a fresh database at once would otherwise collide.
  */
-async function holdingAdvisoryLock<T>(pool: pg.Pool, key: number, work: () => Promise<T>): Promise<T> {
+async function holdingAdvisoryLock<T>(pool: pg.Pool, key: number, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query("select pg_advisory_lock($1)", [key]);
     try {
-      return await work();
+      return await work(client);
     } finally {
       await client.query("select pg_advisory_unlock($1)", [key]);
     }
   } finally {
     client.release();
   }
-}
-
-/** Counts what drizzle sends through PGlite: its queries, in and out of transactions, and each transaction's BEGIN and COMMIT. */
-function countStatements(client: PGlite): { count: number } {
-  const counter = { count: 0 };
-  const query = client.query.bind(client);
-  client.query = ((...args: Parameters<PGlite["query"]>) => {
-    counter.count++;
-    return query(...args);
-  }) as PGlite["query"];
-  const transaction = client.transaction.bind(client);
-  client.transaction = (<T>(fn: (tx: Parameters<Parameters<PGlite["transaction"]>[0]>[0]) => Promise<T>) =>
-    transaction((tx) => {
-      counter.count += 2;
-      const txQuery = tx.query.bind(tx);
-      tx.query = ((...args: Parameters<typeof tx.query>) => {
-        counter.count++;
-        return txQuery(...args);
-      }) as typeof tx.query;
-      return fn(tx);
-    })) as PGlite["transaction"];
-  return counter;
 }
 
 async function answers(query: () => Promise<unknown>): Promise<boolean> {

@@ -11,6 +11,31 @@ export type RunPatch = Partial<Pick<RunRow, "status" | "stopReason" | "steps" | 
   ended?: boolean;
 };
 
+export interface StartRun {
+  run: { id: string; conversation_id: string; provider: string; model: string; usage: RunRow["usage"]; request: RunRow["request"]; idempotency_key: string | null; request_hash: string; lease_owner: string };
+  leaseMs: number;
+  tenant: string;
+  /** `MAX_ACTIVE_RUNS_PER_TENANT`; 0: no cap. */
+  cap: number;
+  messageId: string;
+  content: unknown;
+}
+
+const START = {
+  name: "loopd_start_run",
+  text: "select loopd_start_run($1::jsonb, $2, $3, $4, $5, $6::jsonb) as started",
+};
+
+/** A `runs` row as `to_jsonb` gives it, read as drizzle reads the table's columns. */
+function runFromJson(json: Record<string, unknown>): RunRow {
+  const row: Record<string, unknown> = {};
+  for (const [key, column] of Object.entries(getTableColumns(runs))) {
+    const value = json[column.name];
+    row[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
+  }
+  return row as RunRow;
+}
+
 /** Lease times come from the database's clock only, so processes with skewed clocks agree. */
 export const leaseUntil = (ms: number): SQL => sql`now() + ${`${ms} milliseconds`}::interval`;
 const isActive = inArray(runs.status, [...ACTIVE_RUN_STATUSES]);
@@ -26,6 +51,24 @@ export function createRunRepository({ db, query, notifies }: { db: Db; query: Ra
         .values({ ...run, leaseExpiresAt: leaseUntil(leaseMs) })
         .returning();
       return row!;
+    },
+
+    /**
+     * A run and its user message in one statement (`loopd_start_run`), for
+     * a conversation with no run waiting and a history that needs no repair:
+     * `null` when it has one or may need one (nothing was written; take the
+     * transaction of the general path), `{ openRuns }` when the tenant's cap
+     * is reached.
+     */
+    async start({ run, leaseMs, tenant, cap, messageId, content }: StartRun): Promise<{ run: RunRow } | { openRuns: number } | null> {
+      try {
+        const [row] = await query({ ...START, values: [JSON.stringify(toPgSafe(run)), leaseMs, tenant, cap, messageId, JSON.stringify(toPgSafe(content))] });
+        const started = row!.started as { run?: Record<string, unknown>; open_runs?: number };
+        return started.run ? { run: runFromJson(started.run) } : { openRuns: started.open_runs! };
+      } catch (err) {
+        if ((err as { code?: unknown }).code === "LD001") return null;
+        throw err;
+      }
     },
 
     /** Where the run's messages start. */

@@ -43,11 +43,13 @@ export type Repositories = ReturnType<typeof createRepositories>;
  * repositories bound to one transaction: callers never see the driver's
  * transaction type.
  */
-export function createStore({ db, kind, query }: Pick<Database, "db" | "kind" | "query">) {
+export function createStore({ db, kind, query, longestWaitMs }: Pick<Database, "db" | "kind" | "query" | "longestWaitMs">) {
   // NOTIFY reaches other processes, which only a database server has.
   const notifies = kind === "postgres";
   return {
     ...createRepositories(db, { notifies, query }),
+    /** See `Database.longestWaitMs`. */
+    longestWaitMs,
     transaction: <T>(fn: (tx: Repositories) => Promise<T>): Promise<T> =>
       db.transaction((tx) => fn(createRepositories(tx as unknown as Db, { notifies, query }))),
   };

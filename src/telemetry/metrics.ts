@@ -188,4 +188,19 @@ function watchState(registry: Registry, sources: MetricsSources): void {
       this.set({ state: "waiting" }, use.waiting);
     },
   });
+  // Counters kept by the pool itself: read at each scrape.
+  const poolCounter = (name: string, help: string, read: (use: PoolUse) => number) =>
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        const use = sources.poolUse();
+        if (!use) return;
+        this.reset();
+        this.inc(read(use));
+      },
+    });
+  poolCounter("loopd_db_pool_acquisitions_total", "Connections the database pool handed out", (use) => use.acquired);
+  poolCounter("loopd_db_pool_wait_seconds_total", "Time spent waiting for a connection of the database pool, summed over every acquisition", (use) => use.waitedMs / 1000);
 }

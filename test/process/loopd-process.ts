@@ -66,6 +66,7 @@ async function startOn(port: number, { env, entry, readyTimeoutMs, cwd }: { env:
       // opening) lags past the overload guard's second, and its first requests got 503.
       MAX_EVENT_LOOP_DELAY_MS: "0",
       MAX_ACTIVE_RUNS_PER_TENANT: "0",
+      DB_ADMISSION_WAIT_MS: "0",
       ...env,
       HOST: "127.0.0.1",
       PORT: String(port),
