@@ -55,7 +55,8 @@ export async function* followRunEvents(
   const wakeUps = signals.subscribe([runId, conversationId]);
   try {
   while (!signal?.aborted) {
-    const rows = await store.events.after({ runId, afterSeq: last, limit: batchSize });
+    // What this process just wrote for the run, when it follows on from `last`: no read of the database.
+    const rows = signals.publishedAfter(runId, last) ?? (await store.events.after({ runId, afterSeq: last, limit: batchSize }));
     // A pause ends the follow only as the last event there is: a run answered
     // since goes on, and a reader replaying it reads on past its pauses.
     const end = rows.findIndex((row, i) => TERMINAL_EVENT_TYPES.has(row.type) && (row.type !== "run.requires_action" || (i === rows.length - 1 && rows.length < batchSize)));

@@ -1,7 +1,9 @@
 import type { NewMessage } from "../core/messages.js";
 import { LeaseLost } from "../core/interruptions.js";
 import { newId } from "../store/ids.js";
+import type { LoggedEvent } from "../store/event-repository.js";
 import type { NewRunSpan, RunSave } from "../store/save-run-step.js";
+import { committedEvents } from "./committed-events.js";
 import type { Store } from "../store/store.js";
 import { messageSpanData, tellsMessage } from "./trace/message-span.js";
 import type { RunEventData, RunEventType } from "./run-events.js";
@@ -38,6 +40,9 @@ export interface CommitParts {
   spans?: (firstMessageSeq: number) => NewRunSpan[];
 }
 
+/** How long a run's last write stays with its signals after its end, for the readers still to take it. */
+const FORGET_AFTER_END_MS = 10_000;
+
 /** Events that may wait a few milliseconds for the next write. */
 const MAY_WAIT = new Set<string>(["text.delta", "tool_call.started"]);
 
@@ -70,6 +75,7 @@ export function createRunEventLog({
       clearTimeout(timer);
       timer = null;
     }
+    let committed: LoggedEvent[] | null = null;
     const result = chain.then(async () => {
       const batch = pending;
       pending = [];
@@ -81,38 +87,43 @@ export function createRunEventLog({
       // A message's trace span is stored on the message (its `span`), as its `message.created` is (its event id), not as a row of its own.
       const tells = (s: NewRunSpan) => tellsMessage(s, messages[(s.messageSeq ?? 0) - firstSeq]);
       const spanOf = new Map(spans.filter(tells).map((s) => [s.messageSeq!, messageSpanData(s)]));
+      const save: RunSave = {
+        runId,
+        owner,
+        conversationId,
+        firstSeq,
+        messages: messages.map((m, i) => {
+          const { seq, eventSeq } = write.messages[i]!;
+          const span = spanOf.get(seq);
+          return {
+            id: newId("msg"),
+            role: m.role,
+            content: m.content,
+            ...(m.role === "user" && m.kind && { kind: m.kind }),
+            ...(eventSeq !== undefined && { event_seq: eventSeq }),
+            ...(span && { span }),
+          };
+        }),
+        events: write.events,
+        progress: parts.progress ?? null,
+        end: parts.end ?? null,
+        spans: spans.filter((s) => !tells(s)).map(({ type, data }) => ({ type, data })),
+      };
       try {
-        const owned = await store.runs.save({
-          runId,
-          owner,
-          conversationId,
-          firstSeq,
-          messages: messages.map((m, i) => {
-            const { seq, eventSeq } = write.messages[i]!;
-            const span = spanOf.get(seq);
-            return {
-              id: newId("msg"),
-              role: m.role,
-              content: m.content,
-              ...(m.role === "user" && m.kind && { kind: m.kind }),
-              ...(eventSeq !== undefined && { event_seq: eventSeq }),
-              ...(span && { span }),
-            };
-          }),
-          events: write.events,
-          progress: parts.progress ?? null,
-          end: parts.end ?? null,
-          spans: spans.filter((s) => !tells(s)).map(({ type, data }) => ({ type, data })),
-        });
-        if (!owned) throw new LeaseLost(`run ${runId} is no longer owned by this process`);
+        const savedAt = await store.runs.save(save);
+        if (!savedAt) throw new LeaseLost(`run ${runId} is no longer owned by this process`);
+        committed = committedEvents(save, savedAt);
       } catch (err) {
         if (!(err instanceof LeaseLost)) pending = [...batch, ...pending];
+        else signals.forget(runId);
         throw err;
       }
+      // Readers take the end from here for a while, then from the database.
+      if (parts.end) setTimeout(() => signals.forget(runId), FORGET_AFTER_END_MS).unref();
       at = write.next;
     });
     chain = result.then(
-      () => signals.notify(runId),
+      () => (committed ? signals.publish(runId, committed) : signals.notify(runId)),
       () => {},
     );
     return result;

@@ -1,13 +1,22 @@
 import { EventEmitter } from "node:events";
+import type { LoggedEvent } from "../store/event-repository.js";
 
 /**
  * Wakes the readers of a run's events when new ones are committed (keyed by
  * the run's id), or when its conversation is deleted (keyed by the
- * conversation's). Only a nudge: readers always read the events themselves
- * from the database.
+ * conversation's). A run written in this process also hands over what it
+ * just committed, exactly as the database holds it: a reader that is up to
+ * date takes it from there instead of reading the database; any other
+ * reads the database.
  */
 export interface RunSignals {
   notify(key: string): void;
+  /** The events a write of this process just committed for the run (numbered on, in order), then a nudge. */
+  publish(runId: string, rows: LoggedEvent[]): void;
+  /** The run's events after `afterSeq` from its last published write, when that write covers the next one; null: read the database. */
+  publishedAfter(runId: string, afterSeq: number): LoggedEvent[] | null;
+  /** The run's writer is done here: its last write is no longer kept. */
+  forget(runId: string): void;
   /**
    * Listens for signals on these keys from now on. Subscribe before reading
    * the database: a signal that arrives between the read and the wait is
@@ -25,9 +34,23 @@ export interface RunSubscription {
 export function createRunSignals(): RunSignals {
   const emitter = new EventEmitter();
   emitter.setMaxListeners(0);
+  // One write per run executing here: bounded by the runs, dropped with them.
+  const published = new Map<string, LoggedEvent[]>();
   return {
     notify: (key) => {
       emitter.emit(key);
+    },
+    publish(runId, rows) {
+      if (rows.length > 0) published.set(runId, rows);
+      emitter.emit(runId);
+    },
+    publishedAfter(runId, afterSeq) {
+      const rows = published.get(runId);
+      if (!rows || rows[0]!.seq > afterSeq + 1 || rows.at(-1)!.seq <= afterSeq) return null;
+      return rows.filter((row) => row.seq > afterSeq);
+    },
+    forget(runId) {
+      published.delete(runId);
     },
     subscribe(keys) {
       const all = typeof keys === "string" ? [keys] : keys;

@@ -43,7 +43,7 @@ const isActive = inArray(runs.status, [...ACTIVE_RUN_STATUSES]);
 export function createRunRepository({ db, query, notifies }: { db: Db; query: RawQuery; notifies: boolean }) {
   return {
     /** See `saveRunStep`. */
-    save: (step: RunSave): Promise<boolean> => saveRunStep({ query, notifies }, step),
+    save: (step: RunSave): Promise<Date | null> => saveRunStep({ query, notifies }, step),
 
     async insert({ leaseMs, ...run }: NewRun): Promise<RunRow> {
       const [row] = await db

@@ -55,16 +55,17 @@ const endParameter = (end: RunSaveEnd) =>
 
 const SAVE = {
   name: "loopd_save",
-  text: "select loopd_save($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8::jsonb, $9::jsonb, $10, $11::jsonb) as owned",
+  // now() is the save's transaction time: every row it wrote has it as its created_at (and an end its completed_at), at their precision.
+  text: "select loopd_save($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8::jsonb, $9::jsonb, $10, $11::jsonb) as owned, now()::timestamptz(3) as saved_at",
 };
 
 /**
  * Writes a run's new messages, their events, its progress or its end,
  * and the nudge to other processes (`loopd_save`, one statement) —
- * provided `owner` still holds the run. False when it does not: nothing
- * was written.
+ * provided `owner` still holds the run. Resolves with the time the rows
+ * were written at; null when `owner` does not hold it: nothing was written.
  */
-export async function saveRunStep({ query, notifies }: { query: RawQuery; notifies: boolean }, step: RunSave): Promise<boolean> {
+export async function saveRunStep({ query, notifies }: { query: RawQuery; notifies: boolean }, step: RunSave): Promise<Date | null> {
   const rows = await query({
     ...SAVE,
     values: [
@@ -81,5 +82,7 @@ export async function saveRunStep({ query, notifies }: { query: RawQuery; notifi
       JSON.stringify(toPgSafe(step.spans ?? [])),
     ],
   });
-  return rows[0]?.owned === true;
+  if (rows[0]?.owned !== true) return null;
+  const at = rows[0].saved_at;
+  return at instanceof Date ? at : new Date(String(at));
 }
