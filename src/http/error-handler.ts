@@ -33,12 +33,18 @@ export function handleError(err: FastifyError | Error, request: FastifyRequest, 
   return replyError(reply, code, message, details);
 }
 
+/** What a busy pool answers: the database is up, every connection loopd holds to it is in use. */
+export const DATABASE_BUSY = {
+  message: "the database is busy: every connection loopd holds to it stayed in use for DB_CONNECT_TIMEOUT_MS; try again shortly",
+  details: { reason: "database_busy" },
+};
+
 function classify(err: FastifyError | Error, request: FastifyRequest): { code: ErrorCode; message: string; details?: Record<string, unknown> } {
   if (err instanceof AppError) return err;
   if (hasZodFastifySchemaValidationErrors(err)) return { code: "invalid_request", ...validationFailure(err) };
   // A busy pool is not an unreachable database: say which it is.
   if (findInCauseChain(err, (e) => (e instanceof DatabaseBusyError ? true : undefined))) {
-    return { code: "unavailable", message: "the database is busy: every connection loopd holds to it stayed in use for DB_CONNECT_TIMEOUT_MS; try again shortly", details: { reason: "database_busy" } };
+    return { code: "unavailable", ...DATABASE_BUSY };
   }
   if (isDatabaseUnavailable(err)) return { code: "unavailable", message: "the database is unreachable; try again shortly" };
   const { statusCode: status, code } = err as FastifyError;

@@ -1,6 +1,7 @@
 import type { ConversationService } from "../conversations/conversation-service.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { Services } from "../services.js";
+import type { DatabaseHealth } from "../store/db.js";
 import type { StreamGate } from "./stream-gate.js";
 
 /** What the routes are handed; routes stay thin and call the use cases. */
@@ -12,7 +13,7 @@ export interface HttpDeps {
   shutdown: AbortSignal;
   /** @default 15000 */
   ssePingMs?: number;
-  ping(): Promise<boolean>;
+  ping(): Promise<DatabaseHealth>;
   /** Bounds the open SSE streams. */
   streams: StreamGate;
 }

@@ -7,7 +7,7 @@ import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
-import { BusyReportingPool } from "./busy-reporting-pool.js";
+import { BusyReportingPool, DatabaseBusyError } from "./busy-reporting-pool.js";
 import { countStatements } from "./count-pglite-statements.js";
 import { OperatorError } from "../errors.js";
 import { makeDirectory } from "../make-directory.js";
@@ -27,7 +27,7 @@ export interface Database {
   /** Applies the committed migrations in `migrations/`. */
   migrate(): Promise<void>;
   /** Answers whether the database responds; used by /healthz. */
-  ping(): Promise<boolean>;
+  ping(): Promise<DatabaseHealth>;
   /**
    * Statements sent to the database so far (transaction control included),
    * for tests and the bench to count the cost of an operation.
@@ -58,6 +58,9 @@ export interface Database {
   dumpSql: (() => Promise<string>) | null;
   close(): Promise<void>;
 }
+
+/** Whether the database answers: `busy` when every pooled connection stayed in use (the server is up, loopd is busy). */
+export type DatabaseHealth = "ok" | "busy" | "unreachable";
 
 export interface PoolUse {
   /** Connections open, busy or idle. */
@@ -235,12 +238,12 @@ async function holdingAdvisoryLock<T>(pool: pg.Pool, key: number, work: (client:
   }
 }
 
-async function answers(query: () => Promise<unknown>): Promise<boolean> {
+async function answers(query: () => Promise<unknown>): Promise<DatabaseHealth> {
   try {
     await query();
-    return true;
-  } catch {
-    return false;
+    return "ok";
+  } catch (err) {
+    return err instanceof DatabaseBusyError ? "busy" : "unreachable";
   }
 }
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { replyError } from "../error-handler.js";
+import { DATABASE_BUSY, replyError } from "../error-handler.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
 import { errorAnswer } from "../error-schemas.js";
@@ -18,13 +18,15 @@ export function healthRoutes(app: FastifyInstance, { ping }: HttpDeps) {
         security: [],
         response: {
           200: documented(z.object({ status: z.literal("ok") }), "Up, and the database answers", { status: "ok" }),
-          503: errorAnswer("`unavailable`: the database is unreachable, or the process is overloaded or shutting down", "unavailable", "the database is unreachable"),
+          503: errorAnswer("`unavailable`: the database is unreachable, or busy (every pooled connection stayed in use: `details.reason` `database_busy`), or the process is overloaded or shutting down", "unavailable", "the database is unreachable"),
         },
       },
     },
-    async (_req, reply) =>
-      (await ping())
-        ? { status: "ok" as const }
-        : replyError(reply, "unavailable", "the database is unreachable"),
+    async (_req, reply) => {
+      const health = await ping();
+      if (health === "ok") return { status: "ok" as const };
+      if (health === "busy") return replyError(reply, "unavailable", DATABASE_BUSY.message, DATABASE_BUSY.details);
+      return replyError(reply, "unavailable", "the database is unreachable");
+    },
   );
 }
