@@ -1,130 +1,253 @@
 import os from "node:os";
 import { startFakeLlm } from "../test/fake-llm/server.js";
 import { isEvent, readSse } from "../test/helpers/sse-client.js";
-import { createBenchDatabase, type BenchDatabase } from "./bench-database.js";
+import type { FloorRequest } from "./floor-loop.js";
 import { loopdClient } from "./loopd-client.js";
 import { percentile } from "./measure.js";
+import { watchBackendsCpu, type BackendsCpu } from "./postgres-backends-cpu.js";
+import { cpuMsOf } from "./proc-cpu.js";
 import { SCENARIOS } from "./scenarios.js";
-import { startLoopdProcess, type LoopdProcess } from "./start-loopd-process.js";
+import { openServerMonitor, type ServerMonitor } from "./server-monitor.js";
+import { rssMbOf, startFloorSubject, startLoopdSubject, type StreamSubject, type StreamSubjectName } from "./stream-subjects.js";
 
 export interface StreamsRow {
-  version: "loopd" | "loopd before";
+  subject: StreamSubjectName;
+  /** Runs started at once in each round. */
+  concurrency: number;
   runs: number;
   /** Runs that did not answer 200 or did not end with run.completed. */
   failures: number;
   /** Why, counted: "503", "ECONNRESET", "run.failed", … */
   failureReasons: Record<string, number>;
+  /** Of the 503s, those that said when to come back (Retry-After). */
+  retryAfter: number;
   runsPerSecond: number;
-  /** Time to the first SSE event, from the request's start (ms). */
+  /** Model calls per second (as the fake saw them). */
+  stepsPerSecond: number;
+  /** Time to the first and to the last SSE event, from the request's start (ms). */
   ttfeP50: number;
   ttfeP99: number;
+  ttleP50: number;
+  ttleP99: number;
+  /** CPU per completed run (ms): the subject's processes, and the Postgres backends of its database (NaN on PGlite). */
+  cpuMsPerRun: number;
+  backendsMsPerRun: number;
+  /** Mean wait for a pooled connection (ms); NaN where not told. */
+  poolWaitMs: number;
+  /** Resident memory of its processes after the first and after the last round (MB). */
+  rssFirstMb: number;
+  rssLastMb: number;
   /** 1-minute load average after its last round. */
   load1: number;
 }
 
-interface Version {
-  name: StreamsRow["version"];
-  loopd: LoopdProcess;
-  database: BenchDatabase;
+interface Tally {
+  subject: StreamSubject;
   ttfe: number[];
+  ttle: number[];
   failureReasons: Record<string, number>;
+  retryAfter: number;
   runs: number;
+  calls: number;
   wallMs: number;
-  load1: number;
+  cpuMs: number;
+  backendsMs: number;
+  waits: { acquired: number; waitedMs: number } | null;
+  rss: number[];
 }
 
+type Start = (name: StreamSubjectName) => Promise<StreamSubject>;
+
 /**
- * (f) `concurrency` streaming runs started at once (`stream: true`), each on
- * a conversation of its own, each a tool round trip (model → calculate →
- * model). loopd and, given `baselineDir`, an older loopd take turns, round
- * by round, so that both see the same machine.
+ * (f) N streaming runs started at once (`stream: true`), each on a
+ * conversation of its own, each a tool round trip (model → calculate →
+ * model), for each N of `concurrencies`: the concurrent floor, loopd, an
+ * older loopd given `baselineDir`, and on Postgres the same loopds twice
+ * behind a round-robin proxy. The subjects take turns round by round, so
+ * that all see the same machine.
  */
 export async function measureConcurrentStreams({
   serverUrl,
   baselineDir,
   logLevel,
-  concurrency,
+  concurrencies,
   rounds,
   progress,
 }: {
   serverUrl: string | undefined;
   baselineDir: string | undefined;
   logLevel: string;
-  concurrency: number;
+  concurrencies: number[];
   rounds: number;
   progress: (line: string) => void;
 }): Promise<StreamsRow[]> {
   const llm = await startFakeLlm();
+  let calls = 0;
+  let recorded: FloorRequest | null = null;
   const respond = SCENARIOS.tool.respond;
   llm.respond = (req) => {
+    calls++;
+    recorded ??= floorRequestOf(req.body);
     llm.requests.length = 0;
     return respond(req);
   };
   const env = { LLM_PROVIDER: "openai", OPENAI_API_KEY: "bench", OPENAI_BASE_URL: `${llm.url}/v1`, LOG_LEVEL: logLevel };
-  const versions: Version[] = [];
+  const monitor: ServerMonitor | null = serverUrl ? await openServerMonitor(serverUrl) : null;
+  const kind = serverUrl ? "postgres" : "pglite";
+  const rows: StreamsRow[] = [];
   try {
-    const start = async (name: Version["name"], checkout?: string) => {
-      const database = await createBenchDatabase(serverUrl);
-      const loopd = await startLoopdProcess({ env: { ...env, ...database.env }, ...(checkout && { checkout }) });
-      versions.push({ name, loopd, database, ttfe: [], failureReasons: {}, runs: 0, wallMs: 0, load1: 0 });
-    };
-    await start("loopd");
-    if (baselineDir) await start("loopd before", baselineDir);
-    for (const version of versions) await streamRound(version.loopd.url, Math.min(20, concurrency));
-    for (let round = 1; round <= rounds; round++) {
-      for (const version of versions) {
-        progress(`${serverUrl ? "postgres" : "pglite"}: ${version.name}, ${concurrency} streaming runs at once (round ${round}/${rounds})`);
-        const result = await streamRound(version.loopd.url, concurrency);
-        version.ttfe.push(...result.ttfe);
-        for (const reason of result.failures) version.failureReasons[reason] = (version.failureReasons[reason] ?? 0) + 1;
-        version.runs += concurrency;
-        version.wallMs += result.wallMs;
-        version.load1 = os.loadavg()[0] ?? Number.NaN;
+    for (const concurrency of concurrencies) {
+      const subjects: StreamSubject[] = [];
+      const start: Start = async (name) => {
+        const checkout = name.startsWith("loopd before") ? baselineDir : undefined;
+        const instances = name.endsWith("×2") ? 2 : 1;
+        const subject = name === "floor" ? await startFloorSubject({ serverUrl, llmUrl: llm.url, request: recorded! }) : await startLoopdSubject({ name, serverUrl, env, checkout, instances });
+        subjects.push(subject);
+        // Warm-up: every pooled connection opened, the code paths compiled.
+        await streamRound(subject.url, 20);
+        return subject;
+      };
+      try {
+        // loopd first: its first request is the floor's to send.
+        const names: StreamSubjectName[] = ["loopd", "floor", ...(baselineDir ? ["loopd before" as const] : [])];
+        if (serverUrl) names.push("loopd ×2", ...(baselineDir ? ["loopd before ×2" as const] : []));
+        const tallies: Tally[] = [];
+        for (const name of names) tallies.push(emptyTally(await start(name)));
+        for (let round = 1; round <= rounds; round++) {
+          for (const tally of tallies) {
+            progress(`${kind}: ${tally.subject.name}, ${concurrency} streaming runs at once (round ${round}/${rounds})`);
+            await measuredRound(tally, concurrency, { monitor, calls: () => calls });
+          }
+        }
+        rows.push(...tallies.map((t) => rowOf(t, concurrency)));
+      } finally {
+        for (const subject of subjects) await subject.stop();
       }
     }
-    return versions.map(({ name, ttfe, failureReasons, runs, wallMs, load1 }) => {
-      const sorted = [...ttfe].sort((a, b) => a - b);
-      const failures = Object.values(failureReasons).reduce((sum, n) => sum + n, 0);
-      return {
-        version: name,
-        runs,
-        failures,
-        failureReasons,
-        runsPerSecond: ((runs - failures) / wallMs) * 1000,
-        ttfeP50: percentile(sorted, 0.5),
-        ttfeP99: percentile(sorted, 0.99),
-        load1,
-      };
-    });
+    return rows;
   } finally {
-    for (const version of versions) {
-      await version.loopd.stop();
-      await version.database.drop();
-    }
+    await monitor?.close();
     await llm.close();
   }
 }
 
-/** `count` streaming runs started together on fresh conversations (created beforehand, untimed). */
-async function streamRound(url: string, count: number): Promise<{ ttfe: number[]; failures: string[]; wallMs: number }> {
+const emptyTally = (subject: StreamSubject): Tally => ({
+  subject,
+  ttfe: [],
+  ttle: [],
+  failureReasons: {},
+  retryAfter: 0,
+  runs: 0,
+  calls: 0,
+  wallMs: 0,
+  cpuMs: 0,
+  backendsMs: 0,
+  waits: { acquired: 0, waitedMs: 0 },
+  rss: [],
+});
+
+/** loopd's request as the fake received it: what the floor sends besides its history. */
+function floorRequestOf(body: Record<string, unknown>): FloorRequest {
+  const { messages, ...params } = body as FloorRequest["params"] & { messages: Array<{ role: string }> };
+  return { params, system: messages.filter((m) => m.role === "system") as FloorRequest["system"] };
+}
+
+async function measuredRound(tally: Tally, concurrency: number, { monitor, calls }: { monitor: ServerMonitor | null; calls: () => number }): Promise<void> {
+  const { subject } = tally;
+  const conversations = await createConversations(subject.url, concurrency);
+  const cpuBefore = subject.pids.map((pid) => cpuMsOf(pid) ?? 0);
+  const waitsBefore = await subject.poolWait();
+  const backends = monitor?.postmasterPid && subject.database.name
+    ? watchBackendsCpu({ postmasterPid: monitor.postmasterPid, databaseName: subject.database.name, ignorePids: [monitor.backendPid] })
+    : null;
+  const callsBefore = calls();
+  const result = await streamRun(subject.url, conversations);
+  const used: BackendsCpu | null = backends?.stop() ?? null;
+  tally.calls += calls() - callsBefore;
+  tally.cpuMs += subject.pids.reduce((sum, pid, i) => sum + (cpuMsOf(pid) ?? 0) - cpuBefore[i]!, 0);
+  tally.backendsMs += used?.ownMs ?? Number.NaN;
+  const waitsAfter = await subject.poolWait();
+  tally.waits = tally.waits && waitsBefore && waitsAfter
+    ? { acquired: tally.waits.acquired + waitsAfter.acquired - waitsBefore.acquired, waitedMs: tally.waits.waitedMs + waitsAfter.waitedMs - waitsBefore.waitedMs }
+    : null;
+  tally.ttfe.push(...result.ttfe);
+  tally.ttle.push(...result.ttle);
+  for (const reason of result.failures) tally.failureReasons[reason] = (tally.failureReasons[reason] ?? 0) + 1;
+  tally.retryAfter += result.retryAfter;
+  tally.runs += concurrency;
+  tally.wallMs += result.wallMs;
+  tally.rss.push(subject.pids.reduce((sum, pid) => sum + rssMbOf(pid), 0));
+}
+
+function rowOf(t: Tally, concurrency: number): StreamsRow {
+  const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+  const [ttfe, ttle] = [sorted(t.ttfe), sorted(t.ttle)];
+  const failures = Object.values(t.failureReasons).reduce((sum, n) => sum + n, 0);
+  const completed = t.runs - failures;
+  return {
+    subject: t.subject.name,
+    concurrency,
+    runs: t.runs,
+    failures,
+    failureReasons: t.failureReasons,
+    retryAfter: t.retryAfter,
+    runsPerSecond: (completed / t.wallMs) * 1000,
+    stepsPerSecond: (t.calls / t.wallMs) * 1000,
+    ttfeP50: percentile(ttfe, 0.5),
+    ttfeP99: percentile(ttfe, 0.99),
+    ttleP50: percentile(ttle, 0.5),
+    ttleP99: percentile(ttle, 0.99),
+    cpuMsPerRun: t.cpuMs / completed,
+    backendsMsPerRun: t.backendsMs / completed,
+    poolWaitMs: t.waits && t.waits.acquired > 0 ? t.waits.waitedMs / t.waits.acquired : Number.NaN,
+    rssFirstMb: t.rss[0] ?? Number.NaN,
+    rssLastMb: t.rss.at(-1) ?? Number.NaN,
+    load1: os.loadavg()[0] ?? Number.NaN,
+  };
+}
+
+async function createConversations(url: string, count: number): Promise<string[]> {
   const client = loopdClient(url);
   const conversations: string[] = [];
   for (let i = 0; i < count; i++) conversations.push(await client.createConversation());
+  return conversations;
+}
+
+/** `count` streaming runs started together on fresh conversations (created beforehand, untimed). */
+async function streamRound(url: string, count: number): Promise<void> {
+  await streamRun(url, await createConversations(url, count));
+}
+
+interface RoundResult {
+  ttfe: number[];
+  ttle: number[];
+  failures: string[];
+  retryAfter: number;
+  wallMs: number;
+}
+
+async function streamRun(url: string, conversations: string[]): Promise<RoundResult> {
   const started = performance.now();
-  const outcomes = await Promise.all(conversations.map((id) => streamRun(url, id)));
+  const outcomes = await Promise.all(conversations.map((id) => streamOne(url, id)));
   const wallMs = performance.now() - started;
-  const ttfe = outcomes.flatMap((o) => (o.ttfe === null ? [] : [o.ttfe]));
-  return { ttfe, failures: outcomes.flatMap((o) => (o.failure === null ? [] : [o.failure])), wallMs };
+  return {
+    ttfe: outcomes.flatMap((o) => (o.ttfe === null ? [] : [o.ttfe])),
+    ttle: outcomes.flatMap((o) => (o.failure === null && o.ttle !== null ? [o.ttle] : [])),
+    failures: outcomes.flatMap((o) => (o.failure === null ? [] : [o.failure])),
+    retryAfter: outcomes.filter((o) => o.retryAfter).length,
+    wallMs,
+  };
 }
 
 /**
- * One streaming run, read to its end: when its first event came, and why it
- * failed if it did not complete (its status, its last event, or the
- * connection's error code).
+ * One streaming run, read to its end: when its first and last events came,
+ * and why it failed if it did not complete (its status, its last event, or
+ * the connection's error code).
  */
-async function streamRun(url: string, conversationId: string): Promise<{ ttfe: number | null; failure: string | null }> {
+async function streamOne(url: string, conversationId: string): Promise<{ ttfe: number | null; ttle: number | null; failure: string | null; retryAfter: boolean }> {
   const started = performance.now();
   let ttfe: number | null = null;
+  let ttle: number | null = null;
   try {
     const res = await fetch(`${url}/conversations/${conversationId}/messages`, {
       method: "POST",
@@ -133,17 +256,18 @@ async function streamRun(url: string, conversationId: string): Promise<{ ttfe: n
     });
     if (res.status !== 200) {
       await res.body?.cancel();
-      return { ttfe, failure: String(res.status) };
+      return { ttfe, ttle, failure: String(res.status), retryAfter: res.headers.has("retry-after") };
     }
     let last = "none";
     for await (const item of readSse(res)) {
       if (!isEvent(item)) continue;
-      ttfe ??= performance.now() - started;
+      ttle = performance.now() - started;
+      ttfe ??= ttle;
       last = item.event;
     }
-    return { ttfe, failure: last === "run.completed" ? null : last };
+    return { ttfe, ttle, failure: last === "run.completed" ? null : last, retryAfter: false };
   } catch (error) {
-    return { ttfe, failure: errorCode(error) };
+    return { ttfe, ttle, failure: errorCode(error), retryAfter: false };
   }
 }
 
@@ -151,3 +275,4 @@ function errorCode(error: unknown): string {
   const cause = (error as { cause?: { code?: unknown } }).cause;
   return typeof cause?.code === "string" ? cause.code : String(error);
 }
+

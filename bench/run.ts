@@ -65,7 +65,7 @@ const pauseSamples = positiveInt(process.env.BENCH_PAUSES, 100);
 const budgetRuns = positiveInt(process.env.BENCH_BUDGET_RUNS, 30);
 const LONG_RUN_STEPS = (process.env.BENCH_STEPS ?? "10,100,1000").split(",").map((n) => positiveInt(n, 10));
 const TRACE_STEPS = (process.env.BENCH_TRACE_STEPS ?? "10,100,1000").split(",").map((n) => positiveInt(n, 10));
-const streams = positiveInt(process.env.BENCH_STREAMS, 200);
+const streams = (process.env.BENCH_STREAMS ?? "50,200,500").split(",").map((n) => positiveInt(n, 200));
 const streamRounds = positiveInt(process.env.BENCH_STREAM_ROUNDS, 3);
 const baselineDir = process.env.BENCH_BASELINE_DIR || undefined;
 const quiet = { othersShare: positiveInt(process.env.BENCH_QUIET_PERCENT, 10) / 100, tries: positiveInt(process.env.BENCH_ROW_TRIES, 3) };
@@ -241,7 +241,7 @@ async function main() {
       progress(`${kind}: the trace against TRACE=off\n${traceTables.at(-1)}`);
     }
     if (only.has("streams")) {
-      const rows = await measureConcurrentStreams({ serverUrl, baselineDir, logLevel, concurrency: streams, rounds: streamRounds, progress });
+      const rows = await measureConcurrentStreams({ serverUrl, baselineDir, logLevel, concurrencies: streams, rounds: streamRounds, progress });
       streamRows.push(...rows.map((row) => ({ kind, ...row })));
       progress(`${kind}: streaming runs at once\n${streamsTable(rows.map((row) => ({ kind, ...row })))}`);
     }
@@ -352,7 +352,7 @@ async function main() {
       markdownTable(["db", "tool steps", "keys off p50", "keys on p50", "per step", "read off p50", "read on p50", "per read"], authRows),
     ]),
     ...section("streams", [
-      `## (f) ${streams} streaming runs at once (tool round trips, ${streamRounds} rounds each)`,
+      `## (f) ${streams.join(", ")} streaming runs at once (tool round trips, ${streamRounds} rounds each)`,
       "",
       streamsTable(streamRows),
     ]),

@@ -24,7 +24,9 @@ export async function startLoopdProcess({
   checkout?: string;
 }): Promise<LoopdProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  // BENCH_CPU_PROF_DIR: each loopd writes a V8 CPU profile there when it stops (open it in Chrome's DevTools).
+  const profile = process.env.BENCH_CPU_PROF_DIR ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF_DIR] : [];
+  const child = spawn(process.execPath, [...profile, "--import", "tsx", "src/main.ts"], {
     cwd: checkout,
     // Hundreds of runs at once on the one tenant: the per-tenant cap would refuse them.
     env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), MAX_ACTIVE_RUNS_PER_TENANT: "0", ...env },

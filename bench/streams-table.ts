@@ -3,19 +3,30 @@ import { markdownTable } from "./markdown-table.js";
 
 const fixed = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : "–");
 
-/** (f) many streaming runs at once. */
+/** (f) many streaming runs at once: each row next to the floor's of the same N and database. */
 export function streamsTable(rows: Array<StreamsRow & { kind: string }>): string {
+  const floorOf = (r: StreamsRow & { kind: string }) => rows.find((f) => f.kind === r.kind && f.concurrency === r.concurrency && f.subject === "floor");
   return markdownTable(
-    ["db", "version", "runs", "failed", "completed runs/s", "first event p50 ms", "first event p99 ms", "load"],
-    rows.map((r) => [
-      r.kind,
-      r.version,
-      String(r.runs),
-      r.failures === 0 ? "0" : `${r.failures} (${Object.entries(r.failureReasons).map(([why, n]) => `${why} ×${n}`).join(", ")})`,
-      fixed(r.runsPerSecond, 1),
-      fixed(r.ttfeP50, 1),
-      fixed(r.ttfeP99, 1),
-      fixed(r.load1, 2),
-    ]),
+    ["db", "N", "subject", "runs", "failed", "runs/s", "÷ floor", "steps/s", "first event p50 · p99 ms", "last event p50 · p99 ms", "CPU ms/run (server + backends)", "pool wait ms", "RSS MB first → last", "load"],
+    rows.map((r) => {
+      const floor = floorOf(r);
+      const failed = r.failures === 0 ? "0" : `${r.failures} (${Object.entries(r.failureReasons).map(([why, n]) => `${why} ×${n}`).join(", ")}${r.retryAfter > 0 ? `; ${r.retryAfter} with Retry-After` : ""})`;
+      return [
+        r.kind,
+        String(r.concurrency),
+        r.subject,
+        String(r.runs),
+        failed,
+        fixed(r.runsPerSecond, 1),
+        floor && floor !== r ? `${fixed(r.runsPerSecond / floor.runsPerSecond, 2)}×` : "–",
+        fixed(r.stepsPerSecond, 1),
+        `${fixed(r.ttfeP50, 0)} · ${fixed(r.ttfeP99, 0)}`,
+        `${fixed(r.ttleP50, 0)} · ${fixed(r.ttleP99, 0)}`,
+        Number.isFinite(r.backendsMsPerRun) ? `${fixed(r.cpuMsPerRun + r.backendsMsPerRun, 1)} (${fixed(r.cpuMsPerRun, 1)} + ${fixed(r.backendsMsPerRun, 1)})` : fixed(r.cpuMsPerRun, 1),
+        fixed(r.poolWaitMs, 2),
+        `${fixed(r.rssFirstMb, 0)} → ${fixed(r.rssLastMb, 0)}`,
+        fixed(r.load1, 2),
+      ];
+    }),
   );
 }
