@@ -12,6 +12,9 @@ export interface RunPosition {
   nextMessageSeq: number;
 }
 
+/** Whether event `next` is the one right after `last` (ids run 1, 2, 3 … without gaps). */
+export const isNextEvent = (last: number, next: number): boolean => next === last + 1;
+
 /** A new run's: no event yet, its first message after the history's last. */
 export const newRunPosition = (lastMessageSeq: number): RunPosition => ({ lastSeq: 0, nextMessageSeq: lastMessageSeq + 1 });
 

@@ -1,5 +1,6 @@
 import { EventEmitter } from "node:events";
 import type { LoggedEvent } from "../store/event-repository.js";
+import { isNextEvent } from "./run-numbering.js";
 
 /**
  * Wakes the readers of a run's events when new ones are committed (keyed by
@@ -46,8 +47,10 @@ export function createRunSignals(): RunSignals {
     },
     publishedAfter(runId, afterSeq) {
       const rows = published.get(runId);
-      if (!rows || rows[0]!.seq > afterSeq + 1 || rows.at(-1)!.seq <= afterSeq) return null;
-      return rows.filter((row) => row.seq > afterSeq);
+      const from = rows?.findIndex((row) => row.seq > afterSeq) ?? -1;
+      // Only a write that holds the very next event: one that starts later leaves a gap the database fills.
+      if (from < 0 || (from === 0 && !isNextEvent(afterSeq, rows![0]!.seq))) return null;
+      return rows!.slice(from);
     },
     forget(runId) {
       published.delete(runId);
