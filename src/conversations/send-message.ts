@@ -11,7 +11,9 @@ import { FINISH_TOOL, type FinishOptions } from "../core/run-settings.js";
 import { uniqueViolation } from "../store/unique-violation.js";
 import { closeWaitingRun, SUPERSEDED } from "../runs/close-waiting-run.js";
 import { historyOf } from "../runs/history-of.js";
+import type { Appended } from "../runs/history-cache.js";
 import type { RunManager } from "../runs/run-manager.js";
+import { toPgSafe } from "../store/pg-safe.js";
 import { createRunAppender, newRunPosition, startedRunPosition, type RunPosition } from "../runs/run-numbering.js";
 import type { Services } from "../services.js";
 
@@ -84,8 +86,8 @@ export async function sendMessage(
     try {
       // Only a conversation seen with an open run may have one waiting (a retry looks again).
       const supersede = attempt > 1 || conversation.activeRunId !== null;
-      const { run, position } = await createRun({ services, conversation, content, request, requestHash, idempotencyKey: input.idempotencyKey, supersede, tenant: input.tenant });
-      runs.start(run, { position, conversation });
+      const { run, position, appended } = await createRun({ services, conversation, content, request, requestHash, idempotencyKey: input.idempotencyKey, supersede, tenant: input.tenant });
+      runs.start(run, { position, conversation, ...(appended && { appended }) });
       return { run, replayed: false };
     } catch (err) {
       // A DELETE got in between the read above and the insert: the run's conversation is gone.
@@ -129,7 +131,7 @@ async function createRun({
   idempotencyKey: string | undefined;
   /** Look for a run waiting for the application, and end it. */
   supersede: boolean;
-}): Promise<{ run: RunRow; position: RunPosition }> {
+}): Promise<{ run: RunRow; position: RunPosition; appended?: Appended }> {
   const runId = newId("run");
   const cap = config.runs.maxActivePerTenant;
   if (!supersede) {
@@ -153,7 +155,11 @@ async function createRun({
       content,
     });
     if (started && "openRuns" in started) throw tooManyRuns(tenant, started.openRuns);
-    if (started) return { run: started.run, position: startedRunPosition(started.run.firstSeq!) };
+    if (started) {
+      // The user message as the database holds it (toPgSafe), so the run need not read it back.
+      const appended = { firstSeq: started.run.firstSeq!, messages: [{ role: "user" as const, content: toPgSafe(content) }] };
+      return { run: started.run, position: startedRunPosition(started.run.firstSeq!), appended };
+    }
   }
   let superseded: RunRow | undefined;
   const created = await store.transaction(async (tx) => {

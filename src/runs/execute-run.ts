@@ -8,6 +8,7 @@ import { RunInterruption } from "../core/interruptions.js";
 import { describeError } from "../errors.js";
 import type { ConversationRow, RunRow } from "../store/schema.js";
 import type { Services } from "../services.js";
+import type { Appended } from "./history-cache.js";
 import type { RunWriter } from "./run-writer.js";
 import { INTERNAL } from "../store/conversation-repository.js";
 
@@ -24,6 +25,7 @@ export async function executeRun({
   signal,
   approvedCalls = [],
   conversation: known,
+  appended,
 }: {
   services: Services;
   run: RunRow;
@@ -33,6 +35,8 @@ export async function executeRun({
   approvedCalls?: string[];
   /** The run's conversation as the request that created the run just read it; read here otherwise. */
   conversation?: ConversationRow | undefined;
+  /** What the run's creation appended (its user message), when the caller has it. */
+  appended?: Appended | undefined;
 }) {
   const { store, config, log } = services;
   const observer = services.telemetry.runStarted(run);
@@ -48,7 +52,7 @@ export async function executeRun({
     const toolBox = toolBoxOf({ services, conversation, finish, runId: run.id });
     result = await runAgentLoop({
       provider: services.providers[run.provider as ProviderName],
-      history: await services.histories.load(store, run.conversationId, conversation.historyVersion),
+      history: await services.histories.load(store, run.conversationId, conversation.historyVersion, appended),
       save: writer.save,
       toolBox,
       call: {

@@ -11,6 +11,12 @@ import { historyOf } from "./history-of.js";
  * version is the one it was kept at (a refused turn marked on another
  * instance changes messages already written, and the version with them).
  */
+/** What a run's creation appended, from `firstSeq` on, as it saved it: it need not be read back. */
+export interface Appended {
+  firstSeq: number;
+  messages: NewMessage[];
+}
+
 export function createHistoryCache({ maxChars }: { maxChars: number }) {
   const kept = new Map<string, { messages: NewMessage[]; chars: number; version: number }>();
   let total = 0;
@@ -24,9 +30,11 @@ export function createHistoryCache({ maxChars }: { maxChars: number }) {
 
   return {
     /** The conversation's whole history, in order (`version`: its history version, read with the conversation); while a run holds it, it is not kept here. */
-    async load(store: Pick<Store, "messages">, conversationId: string, version: number): Promise<NewMessage[]> {
+    async load(store: Pick<Store, "messages">, conversationId: string, version: number, appended?: Appended): Promise<NewMessage[]> {
       const entry = take(conversationId);
       const known = entry && entry.version === version ? entry.messages : [];
+      // The run just appended these right after what is known (seqs have no gaps): nothing to read.
+      if (appended && appended.firstSeq === known.length + 1) return [...known, ...appended.messages];
       // Message seqs run 1, 2, 3 … without gaps: `known` ends at seq known.length.
       const since = historyOf(await store.messages.history(conversationId, { afterSeq: known.length }));
       return known.length === 0 ? since : [...known, ...since];

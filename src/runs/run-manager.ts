@@ -2,6 +2,7 @@ import { RunInterruption } from "../core/interruptions.js";
 import { describeError } from "../errors.js";
 import type { Services } from "../services.js";
 import type { ConversationRow, RunRow } from "../store/schema.js";
+import type { Appended } from "./history-cache.js";
 import { executeRun } from "./execute-run.js";
 import { keepLeases } from "./keep-leases.js";
 import type { LocalRun } from "./local-run.js";
@@ -37,7 +38,7 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
   const timers: NodeJS.Timeout[] = [];
   let stopping = false;
 
-  function launch(run: RunRow, writer: RunWriter, { approvedCalls, conversation }: { approvedCalls?: string[]; conversation?: ConversationRow } = {}): void {
+  function launch(run: RunRow, writer: RunWriter, { approvedCalls, conversation, appended }: { approvedCalls?: string[]; conversation?: ConversationRow; appended?: Appended } = {}): void {
     if (stopping) {
       // Left for the next process, which may take it over at once; the other
       // runs still finishing here keep their leases.
@@ -49,7 +50,7 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
     }
     const controller = new AbortController();
     const entry: LocalRun = { controller, done: Promise.resolve() };
-    entry.done = executeRun({ services, run, writer, signal: controller.signal, approvedCalls, conversation }).finally(() => {
+    entry.done = executeRun({ services, run, writer, signal: controller.signal, approvedCalls, conversation, appended }).finally(() => {
       // A run that stopped on a refused write may still have tools running: stop them.
       controller.abort(new RunInterruption(`run ${run.id} is over here`));
       // A run paused and answered at once may already run here again, as a new entry: leave that one.
@@ -78,10 +79,11 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
     /**
      * Executes a run just created, or just answered after a pause (then the
      * approved calls run first), its numbers going on from `position`;
-     * `conversation` as the request just read it, when it did (one read less).
+     * `conversation` as the request just read it, and what its creation
+     * appended, when the caller has them (reads less).
      */
-    start(run: RunRow, { position, approvedCalls, conversation }: { position: RunPosition; approvedCalls?: string[]; conversation?: ConversationRow }): void {
-      launch(run, createRunWriter({ services, run, position }), { approvedCalls, ...(conversation && { conversation }) });
+    start(run: RunRow, { position, approvedCalls, conversation, appended }: { position: RunPosition; approvedCalls?: string[]; conversation?: ConversationRow; appended?: Appended }): void {
+      launch(run, createRunWriter({ services, run, position }), { approvedCalls, ...(conversation && { conversation }), ...(appended && { appended }) });
     },
 
     /** Begins renewing leases and sweeping for abandoned runs; the first sweep runs now. */
