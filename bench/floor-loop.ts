@@ -50,9 +50,10 @@ export async function runFloorConversation({
   }
 }
 
-/** Folds streamed chunks into the assistant message: text appended, tool calls gathered by index. */
-async function accumulate(
+/** Folds streamed chunks into the assistant message: text appended (each piece passed to `onText` as it comes), tool calls gathered by index. */
+export async function accumulate(
   stream: AsyncIterable<OpenAI.ChatCompletionChunk>,
+  onText: (text: string) => Promise<void> = async () => {},
 ): Promise<{ assistant: OpenAI.ChatCompletionAssistantMessageParam; toolCalls: ToolCall[] }> {
   let text = "";
   const calls: ToolCall[] = [];
@@ -60,6 +61,7 @@ async function accumulate(
     const delta = chunk.choices[0]?.delta;
     if (!delta) continue;
     text += delta.content ?? "";
+    if (delta.content) await onText(delta.content);
     for (const part of delta.tool_calls ?? []) {
       const call = (calls[part.index] ??= { id: "", type: "function", function: { name: "", arguments: "" } });
       call.id ||= part.id ?? "";

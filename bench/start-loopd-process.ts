@@ -35,7 +35,7 @@ export async function startLoopdProcess({
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const url = `http://127.0.0.1:${port}`;
-  await waitForHealth(url, child, () => stderr);
+  await waitForHealth(url, child, () => stderr, "loopd");
   return {
     url,
     pid: child.pid ?? -1,
@@ -48,10 +48,11 @@ export async function startLoopdProcess({
   };
 }
 
-async function waitForHealth(url: string, child: ChildProcess, stderr: () => string): Promise<void> {
+/** Resolves once `url`/healthz answers 200; throws when the child exits first or after 60 s. */
+export async function waitForHealth(url: string, child: ChildProcess, stderr: () => string, what: string): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`loopd exited with ${child.exitCode}: ${stderr()}`);
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${what} exited with ${child.exitCode ?? child.signalCode}: ${stderr()}`);
     try {
       const res = await fetch(`${url}/healthz`);
       if (res.ok) return;
@@ -61,10 +62,11 @@ async function waitForHealth(url: string, child: ChildProcess, stderr: () => str
     await new Promise((r) => setTimeout(r, 100));
   }
   child.kill("SIGKILL");
-  throw new Error(`loopd did not answer /healthz within 60 s: ${stderr()}`);
+  throw new Error(`${what} did not answer /healthz within 60 s: ${stderr()}`);
 }
 
-function freePort(): Promise<number> {
+/** A port free on 127.0.0.1 right now. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);

@@ -1,8 +1,8 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import type { FloorRequest } from "./floor-loop.js";
+import { freePort, waitForHealth } from "./start-loopd-process.js";
 
 /** What GET /stats of the stream floor answers, since its start or its last POST /stats/reset. */
 export interface FloorStats {
@@ -61,7 +61,7 @@ export async function startStreamFloor({
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-16_000)));
   const url = `http://127.0.0.1:${port}`;
-  await waitForHealth(url, child, () => stderr);
+  await waitForHealth(url, child, () => stderr, "the stream floor");
   const call = async (method: "GET" | "POST", path: string): Promise<unknown> => {
     const res = await fetch(`${url}${path}`, { method });
     if (!res.ok) throw new Error(`stream floor: ${method} ${path} answered ${res.status}: ${await res.text()}`);
@@ -82,34 +82,4 @@ export async function startStreamFloor({
       clearTimeout(stuck);
     },
   };
-}
-
-async function waitForHealth(url: string, child: ChildProcess, stderr: () => string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`the stream floor exited with ${child.exitCode ?? child.signalCode}: ${stderr()}`);
-    }
-    try {
-      const res = await fetch(`${url}/healthz`);
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill("SIGKILL");
-  throw new Error(`the stream floor did not answer /healthz within 60 s: ${stderr()}`);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -17,7 +17,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { PGlite } from "@electric-sql/pglite";
 import OpenAI from "openai";
 import pg from "pg";
-import type { FloorRequest } from "./floor-loop.js";
+import { accumulate, type FloorRequest } from "./floor-loop.js";
 import { percentile } from "./measure.js";
 import type { FloorStats } from "./start-stream-floor.js";
 
@@ -101,27 +101,6 @@ async function openStore(): Promise<Store> {
     },
     close: () => db.close(),
   };
-}
-
-/** Folds streamed chunks into the assistant message (as floor-loop.ts does), each text delta passed on as it comes. */
-async function accumulate(stream: AsyncIterable<OpenAI.ChatCompletionChunk>, onText: (text: string) => Promise<void>) {
-  let text = "";
-  const calls: ToolCall[] = [];
-  for await (const chunk of stream) {
-    const delta = chunk.choices[0]?.delta;
-    if (!delta) continue;
-    text += delta.content ?? "";
-    if (delta.content) await onText(delta.content);
-    for (const part of delta.tool_calls ?? []) {
-      const call = (calls[part.index] ??= { id: "", type: "function", function: { name: "", arguments: "" } });
-      call.id ||= part.id ?? "";
-      call.function.name += part.function?.name ?? "";
-      call.function.arguments += part.function?.arguments ?? "";
-    }
-  }
-  const assistant: OpenAI.ChatCompletionAssistantMessageParam =
-    calls.length > 0 ? { role: "assistant", content: text || null, tool_calls: calls } : { role: "assistant", content: text };
-  return { assistant, toolCalls: calls };
 }
 
 /** `calculate`: numbers, + - * /, unary signs and parentheses, by recursive descent (no eval). */

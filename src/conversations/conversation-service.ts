@@ -134,7 +134,9 @@ export function createConversationService(services: Services) {
       // instead of the deletion. Once the rows are gone its writes are refused.
       if (!(await store.conversations.delete(tenant, id))) throw notFound("conversation", id);
       if (active && !runs.cancelLocal(active.id)) await store.notify("loopd_run_cancel", active.id);
-      // Whoever follows a run of it (in another process: through the delete's NOTIFY) finds it gone.
+      // Whoever follows a run of it (in another process: through the delete's NOTIFY) finds it gone,
+      // not a write of it kept in memory.
+      services.signals.forgetConversation(id);
       services.signals.notify(id);
       services.histories.forget(id);
     },

@@ -13,7 +13,7 @@ export function committedEvents(save: RunSave, savedAt: Date): LoggedEvent[] | n
   if (save.end?.status === "requires_action") return null;
   const completedAt = save.end ? savedAt.toISOString() : null;
   const events = save.events.map((e): LoggedEvent => {
-    const data = toPgSafe(e.data) as Record<string, unknown>;
+    const data = asStored(e.data) as Record<string, unknown>;
     const run = completedAt !== null && "run" in data ? { run: { ...(data.run as object), completedAt } } : {};
     return { runId: save.runId, seq: e.seq, type: e.type, data: { ...data, ...run }, createdAt: savedAt };
   });
@@ -25,7 +25,7 @@ export function committedEvents(save: RunSave, savedAt: Date): LoggedEvent[] | n
       conversationId: save.conversationId,
       seq,
       role: m.role,
-      content: toPgSafe(m.content),
+      content: asStored(m.content),
       eventSeq: m.event_seq,
       excluded: null,
       kind: m.kind ?? null,
@@ -36,4 +36,24 @@ export function committedEvents(save: RunSave, savedAt: Date): LoggedEvent[] | n
     return [{ runId: save.runId, seq: m.event_seq, type: "message.created", data: { seq }, createdAt: savedAt, message }];
   });
   return [...events, ...announced].sort((a, b) => a.seq - b.seq);
+}
+
+/**
+ * A value as a jsonb column gives it back: mended as it is saved, and each
+ * object's keys in jsonb's order (shorter first, then by their UTF-8 bytes),
+ * so that what a reader is handed is, byte for byte, what a replay reads.
+ */
+function asStored(value: unknown): unknown {
+  return jsonbOrder(toPgSafe(value));
+}
+
+const byJsonbKeyOrder = (a: string, b: string) => Buffer.byteLength(a) - Buffer.byteLength(b) || Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+function jsonbOrder(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(jsonbOrder);
+  if (value === null || typeof value !== "object" || value instanceof Date) return value;
+  const record = value as Record<string, unknown>;
+  const ordered: Record<string, unknown> = {};
+  for (const key of Object.keys(record).sort(byJsonbKeyOrder)) if (record[key] !== undefined) ordered[key] = jsonbOrder(record[key]);
+  return ordered;
 }

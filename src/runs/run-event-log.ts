@@ -68,6 +68,9 @@ export function createRunEventLog({
   let pending: EventInput[] = [];
   let timer: NodeJS.Timeout | null = null;
   let chain: Promise<unknown> = Promise.resolve();
+  /** What this writer last handed to the readers, to forget it (and not a later writer's) when done. */
+  let mine: LoggedEvent[] | undefined;
+  const release = () => signals.forget(runId, mine);
 
   /** Queues a write after every earlier one; the events waiting go first, in the same call. */
   function commit(parts: CommitParts): Promise<void> {
@@ -115,15 +118,22 @@ export function createRunEventLog({
         committed = committedEvents(save, savedAt);
       } catch (err) {
         if (!(err instanceof LeaseLost)) pending = [...batch, ...pending];
-        else signals.forget(runId);
+        else release();
         throw err;
       }
-      // Readers take the end from here for a while, then from the database.
-      if (parts.end) setTimeout(() => signals.forget(runId), FORGET_AFTER_END_MS).unref();
+      // Readers take the end from here for a while, then from the database; a pause is not handed out at all.
+      if (parts.end && committed) {
+        const end = committed;
+        setTimeout(() => signals.forget(runId, end), FORGET_AFTER_END_MS).unref();
+      } else if (parts.end) release();
       at = write.next;
     });
     chain = result.then(
-      () => (committed ? signals.publish(runId, committed) : signals.notify(runId)),
+      () => {
+        if (!committed) return signals.notify(runId);
+        mine = committed;
+        signals.publish(runId, conversationId, committed);
+      },
       () => {},
     );
     return result;
@@ -141,5 +151,7 @@ export function createRunEventLog({
     commit,
     /** Resolves when everything emitted so far is written. */
     flush: () => commit({}),
+    /** The run stopped here without recording its end (lease lost, shutdown, a failed write): what it handed out is forgotten. */
+    release,
   };
 }

@@ -55,6 +55,8 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
       controller.abort(new RunInterruption(`run ${run.id} is over here`));
       // A run paused and answered at once may already run here again, as a new entry: leave that one.
       if (active.get(run.id) === entry) active.delete(run.id);
+      // Stopped here without its end (lease lost, shutdown): its readers go to the database.
+      if (!writer.ended) writer.release();
     });
     active.set(run.id, entry);
   }

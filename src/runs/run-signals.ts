@@ -13,11 +13,13 @@ import { isNextEvent } from "./run-numbering.js";
 export interface RunSignals {
   notify(key: string): void;
   /** The events a write of this process just committed for the run (numbered on, in order), then a nudge. */
-  publish(runId: string, rows: LoggedEvent[]): void;
+  publish(runId: string, conversationId: string, rows: LoggedEvent[]): void;
   /** The run's events after `afterSeq` from its last published write, when that write covers the next one; null: read the database. */
   publishedAfter(runId: string, afterSeq: number): LoggedEvent[] | null;
-  /** The run's writer is done here: its last write is no longer kept. */
-  forget(runId: string): void;
+  /** The run's writer is done here: its last write is no longer kept (only `rows`, when given: not a later writer's). */
+  forget(runId: string, rows?: LoggedEvent[]): void;
+  /** The conversation is deleted: no write of its runs is handed out any more. */
+  forgetConversation(conversationId: string): void;
   /**
    * Listens for signals on these keys from now on. Subscribe before reading
    * the database: a signal that arrives between the read and the wait is
@@ -36,24 +38,27 @@ export function createRunSignals(): RunSignals {
   const emitter = new EventEmitter();
   emitter.setMaxListeners(0);
   // One write per run executing here: bounded by the runs, dropped with them.
-  const published = new Map<string, LoggedEvent[]>();
+  const published = new Map<string, { conversationId: string; rows: LoggedEvent[] }>();
   return {
     notify: (key) => {
       emitter.emit(key);
     },
-    publish(runId, rows) {
-      if (rows.length > 0) published.set(runId, rows);
+    publish(runId, conversationId, rows) {
+      if (rows.length > 0) published.set(runId, { conversationId, rows });
       emitter.emit(runId);
     },
     publishedAfter(runId, afterSeq) {
-      const rows = published.get(runId);
+      const rows = published.get(runId)?.rows;
       const from = rows?.findIndex((row) => row.seq > afterSeq) ?? -1;
       // Only a write that holds the very next event: one that starts later leaves a gap the database fills.
       if (from < 0 || (from === 0 && !isNextEvent(afterSeq, rows![0]!.seq))) return null;
       return rows!.slice(from);
     },
-    forget(runId) {
-      published.delete(runId);
+    forget(runId, rows) {
+      if (!rows || published.get(runId)?.rows === rows) published.delete(runId);
+    },
+    forgetConversation(conversationId) {
+      for (const [runId, entry] of published) if (entry.conversationId === conversationId) published.delete(runId);
     },
     subscribe(keys) {
       const all = typeof keys === "string" ? [keys] : keys;

@@ -66,6 +66,7 @@ export function createRunWriter({
     },
     emit: events.emit,
     flush: events.flush,
+    release: events.release,
 
     /** Recorded with the next save (or the end), not in a write of its own. */
     setProgress(steps: number, usage: Usage) {

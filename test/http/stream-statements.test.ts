@@ -1,18 +1,11 @@
 import { expect, test } from "vitest";
 import { useLoopd } from "../helpers/use-loopd.js";
+import { sseEventsOf } from "../helpers/sse-events.js";
 
 // A long lease: renewals (about one a second) rarely land inside a run; the least of three runs drops them.
 const f = useLoopd({ env: { RUN_LEASE_MS: "60000" } });
 
-/** The events of an SSE body, parsed: what a client reads. */
-const eventsOf = (body: string) =>
-  body
-    .split("\n\n")
-    .filter((block) => block.includes("event: "))
-    .map((block) => {
-      const field = (name: string) => block.split("\n").find((line) => line.startsWith(`${name}: `))?.slice(name.length + 2);
-      return { id: Number(field("id")), event: field("event"), data: JSON.parse(field("data") ?? "null") as unknown };
-    });
+const eventsOf = sseEventsOf;
 
 async function streamedToolRun(conversationId: string) {
   f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "6*7" } }] }, { text: "42." });
