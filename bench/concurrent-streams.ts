@@ -8,7 +8,7 @@ import { watchBackendsCpu, type BackendsCpu } from "./postgres-backends-cpu.js";
 import { cpuMsOf } from "./proc-cpu.js";
 import { SCENARIOS } from "./scenarios.js";
 import { openServerMonitor, type ServerMonitor } from "./server-monitor.js";
-import { rssMbOf, startFloorSubject, startLoopdSubject, type StreamSubject, type StreamSubjectName } from "./stream-subjects.js";
+import { rssMbOf, startFloorStreamSubject, startLoopdStreamSubject, type StreamSubject, type StreamSubjectName } from "./stream-subjects.js";
 
 export interface StreamsRow {
   subject: StreamSubjectName;
@@ -101,7 +101,7 @@ export async function measureConcurrentStreams({
       const start: Start = async (name) => {
         const checkout = name.startsWith("loopd before") ? baselineDir : undefined;
         const instances = name.endsWith("×2") ? 2 : 1;
-        const subject = name === "floor" ? await startFloorSubject({ serverUrl, llmUrl: llm.url, request: recorded! }) : await startLoopdSubject({ name, serverUrl, env, checkout, instances });
+        const subject = name === "floor" ? await startFloorStreamSubject({ serverUrl, llmUrl: llm.url, request: recorded! }) : await startLoopdStreamSubject({ name, serverUrl, env, checkout, instances });
         subjects.push(subject);
         // Warm-up: every pooled connection opened, the code paths compiled.
         await streamRound(subject.url, 20);

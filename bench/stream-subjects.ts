@@ -54,7 +54,7 @@ const sumWaits = (waits: Array<PoolWait | null>): PoolWait | null =>
  * proxy (on Postgres: the multi-instance path, a run's followers on another
  * instance than its owner).
  */
-export async function startLoopdSubject({
+export async function startLoopdStreamSubject({
   name,
   serverUrl,
   env,
@@ -93,7 +93,7 @@ export async function startLoopdSubject({
 }
 
 /** The concurrent floor (stream-floor-server.ts) on a database of its own, sending loopd's very request. */
-export async function startFloorSubject({ serverUrl, llmUrl, request }: { serverUrl: string | undefined; llmUrl: string; request: FloorRequest }): Promise<StreamSubject> {
+export async function startFloorStreamSubject({ serverUrl, llmUrl, request }: { serverUrl: string | undefined; llmUrl: string; request: FloorRequest }): Promise<StreamSubject> {
   const database = await createBenchDatabase(serverUrl);
   const floor = await startStreamFloor({ llmUrl, database: database.open, request });
   return {

@@ -48,11 +48,11 @@ export function createRunSignals(): RunSignals {
       emitter.emit(runId);
     },
     publishedAfter(runId, afterSeq) {
-      const rows = published.get(runId)?.rows;
-      const from = rows?.findIndex((row) => row.seq > afterSeq) ?? -1;
+      const rows = published.get(runId)?.rows ?? [];
+      const from = rows.findIndex((row) => row.seq > afterSeq);
       // Only a write that holds the very next event: one that starts later leaves a gap the database fills.
-      if (from < 0 || (from === 0 && !isNextEvent(afterSeq, rows![0]!.seq))) return null;
-      return rows!.slice(from);
+      if (from < 0 || (from === 0 && !isNextEvent(afterSeq, rows[0]!.seq))) return null;
+      return rows.slice(from);
     },
     forget(runId, rows) {
       if (!rows || published.get(runId)?.rows === rows) published.delete(runId);

@@ -26,10 +26,12 @@ const START = {
   text: "select loopd_start_run($1::jsonb, $2, $3, $4, $5, $6::jsonb) as started",
 };
 
+const RUN_COLUMNS = Object.entries(getTableColumns(runs));
+
 /** A `runs` row as `to_jsonb` gives it, read as drizzle reads the table's columns. */
 function runFromJson(json: Record<string, unknown>): RunRow {
   const row: Record<string, unknown> = {};
-  for (const [key, column] of Object.entries(getTableColumns(runs))) {
+  for (const [key, column] of RUN_COLUMNS) {
     const value = json[column.name];
     row[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
   }

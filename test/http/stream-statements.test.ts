@@ -22,7 +22,6 @@ test("a streamed tool round trip: the run created in one statement, and its stre
   await streamedToolRun(conv.id); // warm
   const least = Math.min((await streamedToolRun(conv.id)).used, (await streamedToolRun(conv.id)).used, (await streamedToolRun(conv.id)).used);
   // The conversation read, the run's creation (its history then known), 4 saves, the stream's first read and its end's check.
-  console.log("statements of a streamed tool round trip", least);
   expect(least).toBeLessThanOrEqual(8);
 });
 
