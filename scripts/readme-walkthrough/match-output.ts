@@ -2,9 +2,9 @@
  * Whether what a command printed is what the README shows for it. The
  * README's output is real output with two kinds of license, both visible to
  * its reader: `…` (and a `/* … *\/` comment in a jsonc block) stands for
- * anything it left out, and what differs from one run to the next (ids,
- * times, dates, weekdays, durations, token counts) stands for any value of
- * its kind.
+ * anything it left out (on a line of its own: any lines, or none), and what
+ * differs from one run to the next (ids, times, dates, weekdays, durations,
+ * token counts) stands for any value of its kind.
  * JSON blocks compare without the white space between tokens, so `jq .`'s
  * layout and a condensed one are the same.
  */
@@ -12,10 +12,16 @@ export function matchOutput({ expected, actual, lang }: { expected: string; actu
   const json = lang === "json" || lang === "jsonc";
   const shown = json ? compactJson(expected, { comments: lang === "jsonc" }) : tidy(expected);
   const printed = volatile(json ? compactJson(actual, { comments: false }) : tidy(actual));
+  // A gap on a line of its own stands for any lines, none included: its line break goes with it.
   const pattern = shown
-    .split(GAP)
-    .map((literal) => escapeRegExp(volatile(literal)))
-    .join("[\\s\\S]*?");
+    .split(`\n${GAP}`)
+    .map((part) =>
+      part
+        .split(GAP)
+        .map((literal) => escapeRegExp(volatile(literal)))
+        .join("[\\s\\S]*?"),
+    )
+    .join("(?:\\n[\\s\\S]*?)?");
   return new RegExp(`^${pattern}$`).test(printed);
 }
 

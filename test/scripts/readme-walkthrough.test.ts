@@ -16,6 +16,17 @@ describe("what the README shows against what a command printed", () => {
     expect(matchOutput({ lang: "", expected, actual: actual.replace('"steps":1', '"steps":2') })).toBe(false);
   });
 
+  test("a … on a line of its own may stand for no line at all, also at the end", () => {
+    // A stream cut by curl --max-time ends where it was cut: nothing after the last event shown.
+    const expected = 'id: 4\ndata: {"delta":" two"}\n…';
+    expect(matchOutput({ lang: "", expected, actual: 'id: 4\ndata: {"delta":" two"}\n\n' })).toBe(true);
+    expect(matchOutput({ lang: "", expected, actual: 'id: 4\ndata: {"delta":" two"}\n\nid: 5\ndata: {"delta":" three"}' })).toBe(true);
+    expect(matchOutput({ lang: "", expected: "one\n…\nthree", actual: "one\nthree" })).toBe(true);
+    expect(matchOutput({ lang: "", expected: "one\n…\nthree", actual: "one\ntwo\nthree" })).toBe(true);
+    expect(matchOutput({ lang: "", expected: "one\n…\nthree", actual: "onethree" })).toBe(false);
+    expect(matchOutput({ lang: "", expected, actual: 'id: 4\ndata: {"delta":" tw"}' })).toBe(false);
+  });
+
   test("ids, times, weekdays, durations and token counts are any of their kind; other numbers are not", () => {
     const expected = '{"id":"conv_0mx3f31orsipb4b4h80aja1l0","at":"2026-11-30T15:22:42.126Z","text":"It is 00:22 on Tuesday","duration_ms":1,"input_tokens":131,"steps":2}';
     const actual = '{"id":"conv_0mx54qiripe77fgl80e1qfb2d","at":"2026-12-01T20:08:33.924Z","text":"It is 05:09 on Wednesday","duration_ms":17,"input_tokens":140,"steps":2}';
