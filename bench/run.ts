@@ -22,7 +22,8 @@
  *   (i) the trace: the long runs of (e) with TRACE=on against TRACE=off.
  *
  * On PGlite always; also on Postgres when BENCH_DATABASE_URL is set (a fresh
- * database is created on that server and dropped afterwards). BENCH_ONLY
+ * database is created on that server and dropped afterwards; BENCH_DATABASES=postgres
+ * leaves PGlite out). BENCH_ONLY
  * picks sections (overhead, growth, pause, budget, idle, floor, streams, context, trace); BENCH_BASELINE_DIR
  * names an older checkout measured alongside in (e) and (f).
  *
@@ -155,8 +156,10 @@ const WHOLE_PROCESS_SECTIONS: readonly Section[] = ["overhead", "growth", "pause
 
 async function main() {
   const cpus = os.cpus();
-  const backends: Array<string | undefined> = [undefined];
-  if (process.env.BENCH_DATABASE_URL) backends.push(process.env.BENCH_DATABASE_URL);
+  // BENCH_DATABASES=postgres leaves PGlite out (to measure one change on Postgres quickly).
+  const kinds = (process.env.BENCH_DATABASES ?? "pglite,postgres").split(",").map((k) => k.trim());
+  const backends: Array<string | undefined> = kinds.includes("pglite") ? [undefined] : [];
+  if (process.env.BENCH_DATABASE_URL && kinds.includes("postgres")) backends.push(process.env.BENCH_DATABASE_URL);
 
   const overheadRows: string[][] = [];
   const growthRows: string[][] = [];

@@ -1,4 +1,5 @@
 import type { AgentEvent } from "../core/agent-events.js";
+import type { NewMessage } from "../core/messages.js";
 import type { ModelProvider, ModelResponse } from "../core/model-provider.js";
 import type { RunError } from "../core/run-outcome.js";
 import { emptyUsage, totalTokens, type Usage } from "../core/usage.js";
@@ -21,9 +22,10 @@ const CHARS_PER_TOKEN = 4;
 /**
  * Makes one model call, bounded by its deadlines (the call's, the stream's
  * idle watchdog, the run's time budget). What it used is spent whatever
- * happens (a call cut off mid-answer is still billed); an answer is saved
- * before anything acts on it, so its calls are on record even if the
- * process dies now.
+ * happens (a call cut off mid-answer is still billed); an answer with
+ * calls is saved before anything acts on them, so they are on record even if
+ * the process dies now; one without is held for the next write (the run's
+ * end, most often: the two are one write).
  */
 export async function callModel(
   step: PreparedStep,
@@ -106,6 +108,8 @@ export async function callModel(
     cost_usd: cost,
     ...sent,
   });
-  if (response.content.length > 0) await state.append([{ role: "assistant", content: response.content }]);
+  const answer: NewMessage = { role: "assistant", content: response.content };
+  if (response.content.some((b) => b.type === "tool_call")) await state.append([answer]);
+  else if (response.content.length > 0) state.hold([answer]);
   return { type: "answered", response };
 }

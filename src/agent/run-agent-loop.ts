@@ -47,9 +47,11 @@ export interface AgentRunOptions {
 /**
  * The tool-calling loop, as data: before each call the stop policy says go,
  * grace or stop; the call is prepared, made, and its answer decided into a
- * `Turn`, which one switch carries out. Every message is saved the moment it
- * exists, so a crash loses at most the call in flight; the history handed to
- * the model never has an orphan call.
+ * `Turn`, which one switch carries out. Every message is saved before
+ * anything acts on it, so a crash loses at most the call in flight; what ends
+ * the run (the last answer, the results that close it) is saved with the
+ * run's end, in one write. The history handed to the model never has an
+ * orphan call.
  */
 export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
   const { provider, toolBox, signal, now = Date.now } = o;
@@ -93,10 +95,10 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
         await state.appendNotice(FINISH_NUDGE);
         continue;
       case "end":
-        await state.append(turn.unexecuted.map((call) => errorResultFor(call, turn.why)));
+        state.hold(turn.unexecuted.map((call) => errorResultFor(call, turn.why)));
         return state.end(turn.ending);
       case "finish":
-        await state.append(finishResults(turn));
+        state.hold(finishResults(turn));
         return state.end({ status: "completed", stopReason: "finish", result: turn.result });
       case "run_tools":
         await runTools(turn.run, tools);

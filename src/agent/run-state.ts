@@ -46,15 +46,29 @@ export function createRunState({
   let tokenRatio = ratio;
   let built: { length: number; ratio: number; context: BuiltContext } | null = null;
 
-  async function append(messages: NewMessage[], options?: { completed?: ToolCallCompletion[] }): Promise<void> {
-    if (messages.length === 0) return;
-    await save(messages, options);
+  // The end of the history not saved yet: nothing acts on it, so it goes with the next write (the run's end, most often).
+  let held: NewMessage[] = [];
+  const push = (messages: NewMessage[]) => {
     history.push(...messages);
     if (sendableHistory !== history) sendableHistory.push(...messages);
+  };
+
+  /** Saves what was held and `messages`, in one write. */
+  async function append(messages: NewMessage[], options?: { completed?: ToolCallCompletion[] }): Promise<void> {
+    if (messages.length === 0 && held.length === 0) return;
+    await save([...held, ...messages], options);
+    held = [];
+    push(messages);
   }
 
   return {
     append,
+
+    /** Messages nothing acts on before the next write: in the history now, saved with the next append or the run's end. */
+    hold(messages: NewMessage[]): void {
+      held.push(...messages);
+      push(messages);
+    },
     get history(): readonly NewMessage[] {
       return history;
     },
@@ -120,14 +134,23 @@ export function createRunState({
     },
 
     /** The run waits for the application: its pending calls stay unanswered (their answers will come), nothing is repaired. */
-    pause(pending: PendingToolCall[]): RunOutcome {
+    async pause(pending: PendingToolCall[]): Promise<RunOutcome> {
+      await append([]);
       return { status: "requires_action", stopReason: null, pending, steps, usage, history };
     },
 
-    /** Ends the run: any call left unanswered gets its result first (cancelled, or interrupted when the process stopped it), so the history stays valid. */
+    /**
+     * Ends the run: any call left unanswered gets its result first (cancelled,
+     * or interrupted when the process stopped it), so the history stays valid.
+     * What is still held is the outcome's `unsaved`, for the write of the end
+     * (a run interrupted records no end here: it saves everything now).
+     */
     async end(ending: RunEnding, { interrupted = false }: { interrupted?: boolean } = {}): Promise<RunOutcome> {
-      await append(repairTail(history, ending.status === "cancelled" && !interrupted ? CANCELLED_RESULT : INTERRUPTED_RESULT));
-      return { ...ending, steps, usage, history };
+      const repair = repairTail(history, ending.status === "cancelled" && !interrupted ? CANCELLED_RESULT : INTERRUPTED_RESULT);
+      if (repair.length > 0 || interrupted) await append(repair);
+      const unsaved = held;
+      held = [];
+      return { ...ending, steps, usage, history, unsaved };
     },
   };
 }

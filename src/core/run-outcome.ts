@@ -55,8 +55,10 @@ export type RunStopReason = NonNullable<RunEnding["stopReason"]>;
 export type RunOutcome = RunEnding & {
   steps: number;
   usage: RunUsage;
-  /** The history as it stands at the end, everything in it saved. */
+  /** The history as it stands at the end, `unsaved` included. */
   history?: NewMessage[];
+  /** The end of the history nothing acted on (the last answer, the results that close a run): saved with the run's end. */
+  unsaved?: NewMessage[];
 };
 
 /** The fields of an ending, each present (null where the status has none): what the store and the events record. */

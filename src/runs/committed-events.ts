@@ -17,6 +17,8 @@ export function committedEvents(save: RunSave, savedAt: Date): LoggedEvent[] | n
     const run = completedAt !== null && "run" in data ? { run: { ...(data.run as object), completedAt } } : {};
     return { runId: save.runId, seq: e.seq, type: e.type, data: { ...data, ...run }, createdAt: savedAt };
   });
+  // The end of a refused turn marks the run's messages, those of this save too.
+  const refused = save.end?.status === "incomplete" && (save.end.stopReason === "refusal" || save.end.stopReason === "content_filter");
   const announced = save.messages.flatMap((m, i): LoggedEvent[] => {
     if (m.event_seq === undefined) return [];
     const seq = save.firstSeq + i;
@@ -27,7 +29,7 @@ export function committedEvents(save: RunSave, savedAt: Date): LoggedEvent[] | n
       role: m.role,
       content: asStored(m.content),
       eventSeq: m.event_seq,
-      excluded: null,
+      excluded: refused ? "refusal" : null,
       kind: m.kind ?? null,
       runId: save.runId,
       span: null,

@@ -2,7 +2,7 @@ import type { NewMessage } from "../core/messages.js";
 import { LeaseLost } from "../core/interruptions.js";
 import { newId } from "../store/ids.js";
 import type { LoggedEvent } from "../store/event-repository.js";
-import type { NewRunSpan, RunSave } from "../store/save-run-step.js";
+import type { NewRunSpan, RunSave, SavedSpan } from "../store/save-run-step.js";
 import { committedEvents } from "./committed-events.js";
 import type { Store } from "../store/store.js";
 import { messageSpanData, tellsMessage } from "./trace/message-span.js";
@@ -110,7 +110,7 @@ export function createRunEventLog({
         events: write.events,
         progress: parts.progress ?? null,
         end: parts.end ?? null,
-        spans: spans.filter((s) => !tells(s)).map(({ type, data }) => ({ type, data })),
+        spans: untoldSpans(spans, tells, firstSeq + messages.length),
       };
       try {
         const savedAt = await store.runs.save(save);
@@ -154,4 +154,21 @@ export function createRunEventLog({
     /** The run stopped here without recording its end (lease lost, shutdown, a failed write): what it handed out is forgotten. */
     release,
   };
+}
+
+/**
+ * The spans of a write that tell none of its messages, each placed where it
+ * stands among those that do: before them all (the database's default), or
+ * after one, before the message told next or after the last (the end of a
+ * run written with its last answer).
+ */
+function untoldSpans(spans: NewRunSpan[], tells: (s: NewRunSpan) => boolean, afterLast: number): SavedSpan[] {
+  const untold: SavedSpan[] = [];
+  let toldBefore = false;
+  spans.forEach((s, i) => {
+    if (tells(s)) return void (toldBefore = true);
+    const at = toldBefore ? (spans.slice(i + 1).find(tells)?.messageSeq ?? afterLast) : undefined;
+    untold.push({ type: s.type, data: s.data, ...(at !== undefined && { next_message_seq: at }) });
+  });
+  return untold;
 }

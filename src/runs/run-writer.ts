@@ -11,10 +11,10 @@ import { redactorOf } from "../redact.js";
 import { createRunTracer, runEndSpan } from "./trace/run-tracer.js";
 import { LeaseLost } from "../core/interruptions.js";
 import { createRunEventLog } from "./run-event-log.js";
-import type { RunPosition } from "./run-numbering.js";
+import type { EventInput, RunPosition } from "./run-numbering.js";
 
 /** How the run ended (or why it waits), with what it spent when the ender knows better than the writer's running totals. */
-export type RunEnd = RunEnding & { steps?: number; usage?: Usage };
+export type RunEnd = RunEnding & { steps?: number; usage?: Usage; unsaved?: NewMessage[] };
 
 /**
  * Everything a run writes: its messages (with their `message.created` and,
@@ -93,13 +93,7 @@ export function createRunWriter({
         messages,
         progress: takeProgress(),
         spans: (first) => [...takeSpans(), ...(tracer?.saved(messages, first, completed) ?? [])],
-        events: (first) => [
-          ...messages.map((_, i) => ({ type: "message.created", data: { seq: first + i } })),
-          ...completed.flatMap(({ tool_call_id, name, is_error, duration_ms }) => {
-            const at = messages.findIndex((m) => m.role === "tool" && m.content[0].tool_call_id === tool_call_id);
-            return at < 0 ? [] : [{ type: "tool_call.completed", data: { tool_call_id, name, is_error, duration_ms, seq: first + at } }];
-          }),
-        ],
+        events: (first) => announced(messages, first, completed),
       }),
 
     /**
@@ -116,13 +110,21 @@ export function createRunWriter({
       // A provider's error may quote what it was sent, a key included.
       const error = fields.error && { ...fields.error, message: redactor.text(fields.error.message) };
       const { status, stopReason, budgetExceeded, result } = fields;
+      const messages = end.unsaved ?? [];
       try {
         await events.commit({
+          messages,
           progress: { steps, usage },
-          spans: () => [...takeSpans(), ...(tracer ? [endSpan({ ...fields, error }, { steps, usage, timeoutS: actionTimeoutS })] : [])],
+          spans: (first) => [
+            ...takeSpans(),
+            ...(tracer ? [...tracer.saved(messages, first, []), endSpan({ ...fields, error }, { steps, usage, timeoutS: actionTimeoutS })] : []),
+          ],
           end: status === "requires_action" ? { status, pending: fields.pending ?? [], timeoutS: actionTimeoutS } : { status, stopReason, error, budgetExceeded, result },
           // completedAt (or, for a pause, requiredAction) is the database's: the save fills it in.
-          events: () => [{ type: `run.${status}`, data: { run: { status, stopReason, steps, usage, error, completedAt: null, budgetExceeded, result } } }],
+          events: (first) => [
+            ...announced(messages, first, []),
+            { type: `run.${status}`, data: { run: { status, stopReason, steps, usage, error, completedAt: null, budgetExceeded, result } } },
+          ],
         });
         ended = true;
         services.telemetry.runEnded({ status, stopReason });
@@ -137,6 +139,17 @@ export function createRunWriter({
 }
 
 export type RunWriter = ReturnType<typeof createRunWriter>;
+
+/** The events that announce saved messages: each one's `message.created`, and a `tool_call.completed` for each call whose result is among them. */
+function announced(messages: NewMessage[], first: number, completed: ToolCallCompletion[]): EventInput[] {
+  return [
+    ...messages.map((_, i) => ({ type: "message.created", data: { seq: first + i } })),
+    ...completed.flatMap(({ tool_call_id, name, is_error, duration_ms }) => {
+      const at = messages.findIndex((m) => m.role === "tool" && m.content[0].tool_call_id === tool_call_id);
+      return at < 0 ? [] : [{ type: "tool_call.completed", data: { tool_call_id, name, is_error, duration_ms, seq: first + at } }];
+    }),
+  ];
+}
 
 /** The last span of a run's trace, or of its stretch before a pause; `completed_at` is the database's (filled in by the save). */
 function endSpan(end: ReturnType<typeof endingFields>, { steps, usage, timeoutS }: { steps: number; usage: Usage; timeoutS: number }): NewRunSpan {

@@ -31,9 +31,17 @@ export interface RunSave {
   /**
    * The trace of what this save holds that tells no message (see
    * src/runs/trace/run-tracer.ts); numbered by the database after the run's
-   * last span, placed before the spans of `messages`.
+   * last span, placed before the spans of `messages`, or before that of
+   * message `next_message_seq` (past the last: after them all).
    */
-  spans?: NewRunSpan[];
+  spans?: SavedSpan[];
+}
+
+/** A span that tells no message, as a save writes it (a row of `run_spans`). */
+export interface SavedSpan {
+  type: string;
+  data: Record<string, unknown>;
+  next_message_seq?: number;
 }
 
 /** A trace span as saved; `model.setup` spans are kept once per run (by `data.hash`). */

@@ -126,7 +126,9 @@ describe("the loop under any answers and any budget", () => {
         expect(outcome.steps).toBe(calls.length);
         expect(calls.length).toBeLessThanOrEqual(budget.max_steps);
         expectValidHistory(outcome.history!, outcome.status === "requires_action" ? outcome.pending.map((p) => p.tool_call_id) : []);
-        expect(saved).toEqual(outcome.history!.slice(1));
+        // Saved as it went, but for what nothing acted on (no call among it): that goes with the run's end.
+        expect([...saved, ...(outcome.unsaved ?? [])]).toEqual(outcome.history!.slice(1));
+        expect((outcome.unsaved ?? []).flatMap(toolCallsOf)).toEqual([]);
         for (const [i, { request, usedBefore, costBefore }] of calls.entries()) {
           // No call starts once a budget is spent, the grace call included: it must fit in what is left.
           if (budget.max_tokens !== null) expect(usedBefore, `call ${i + 1}`).toBeLessThan(budget.max_tokens);
