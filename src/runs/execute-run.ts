@@ -93,8 +93,8 @@ export async function executeRun({
     };
   }
   if (signal.reason instanceof RunInterruption) {
-    // Left active for the next owner; what was streamed so far is kept.
-    await writer.flush().catch(() => {});
+    // Left active for the next owner; what was streamed so far is kept, and what the loop held for the end is saved.
+    await (result.unsaved?.length ? writer.save(result.unsaved) : writer.flush()).catch(() => {});
     return observer.end(null);
   }
   await writer.finish(result, { actionTimeoutS });
