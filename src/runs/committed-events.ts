@@ -1,3 +1,4 @@
+import { endsRefused } from "../core/run-outcome.js";
 import type { LoggedEvent } from "../store/event-repository.js";
 import { toPgSafe } from "../store/pg-safe.js";
 import type { RunSave } from "../store/save-run-step.js";
@@ -18,7 +19,7 @@ export function committedEvents(save: RunSave, savedAt: Date): LoggedEvent[] | n
     return { runId: save.runId, seq: e.seq, type: e.type, data: { ...data, ...run }, createdAt: savedAt };
   });
   // The end of a refused turn marks the run's messages, those of this save too.
-  const refused = save.end?.status === "incomplete" && (save.end.stopReason === "refusal" || save.end.stopReason === "content_filter");
+  const refused = !!save.end && endsRefused(save.end.stopReason);
   const announced = save.messages.flatMap((m, i): LoggedEvent[] => {
     if (m.event_seq === undefined) return [];
     const seq = save.firstSeq + i;

@@ -2,7 +2,7 @@ import type { AgentEvent } from "../core/agent-events.js";
 import { DEFAULT_CONTEXT } from "../core/context-settings.js";
 import type { ProviderName } from "../core/model-provider.js";
 import { runAgentLoop } from "../agent/run-agent-loop.js";
-import type { RunOutcome } from "../core/run-outcome.js";
+import { endsRefused, type RunOutcome } from "../core/run-outcome.js";
 import { toolBoxOf } from "./tool-box-of.js";
 import { RunInterruption } from "../core/interruptions.js";
 import { describeError } from "../errors.js";
@@ -101,7 +101,7 @@ export async function executeRun({
   observer.end(result);
   // The next run of this conversation here reads only what comes after it.
   // A refused turn is marked in the database as the run ends, not in this copy: the next run reads it again.
-  const refused = result.stopReason === "refusal" || result.stopReason === "content_filter";
+  const refused = endsRefused(result.stopReason);
   if (result.history && writer.ended && !refused) services.histories.keep(run.conversationId, result.history, historyVersion);
 }
 
