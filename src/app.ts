@@ -34,6 +34,7 @@ import { conversationRoutes } from "./http/routes/conversation-routes.js";
 import { docsRoutes } from "./http/routes/docs-routes.js";
 import { healthRoutes } from "./http/routes/health-routes.js";
 import { messageRoutes } from "./http/routes/message-routes.js";
+import { uiChatRoutes } from "./http/routes/ui-chat-routes.js";
 import { metricsRoutes } from "./http/routes/metrics-routes.js";
 import { runRoutes } from "./http/routes/run-routes.js";
 import { traceRoutes } from "./http/routes/trace-routes.js";
@@ -228,6 +229,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   conversationRoutes(app, http);
   messageRoutes(app, http);
   runRoutes(app, http);
+  uiChatRoutes(app, http);
   traceRoutes(app, http);
   toolRoutes(app, http);
   usageRoutes(app, http);

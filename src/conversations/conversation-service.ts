@@ -60,7 +60,8 @@ export function createConversationService(services: Services) {
     provider === config.models.defaultProvider && config.models.defaultModel ? config.models.defaultModel : providers[provider].defaultModel;
 
   return {
-    async create(tenant: string, input: CreateConversationInput) {
+    /** `chatId`: the AI SDK chat id that names it on `/ui/chat`. */
+    async create(tenant: string, input: CreateConversationInput, { chatId = null }: { chatId?: string | null } = {}) {
       const provider = input.provider ?? config.models.defaultProvider;
       // run_command is offered only to a conversation that names it.
       const tools = checkTools(input.tools ?? registry.defaults());
@@ -78,6 +79,7 @@ export function createConversationService(services: Services) {
         finish: input.finish ?? null,
         context: input.context ?? null,
         caching: input.caching ?? true,
+        chatId,
       });
       return presentConversation(row);
     },

@@ -26,6 +26,7 @@ export function presentConversation(row: ConversationWithActiveRun) {
     usage: row.usage,
     message_count: row.messageCount,
     active_run_id: row.activeRunId,
+    chat_id: row.chatId,
   };
 }
 

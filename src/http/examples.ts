@@ -31,6 +31,7 @@ export const conversationExample: z.output<typeof conversationSchema> = {
   usage,
   message_count: 4,
   active_run_id: null,
+  chat_id: null,
 };
 
 export const runExample: z.output<typeof runSchema> = {

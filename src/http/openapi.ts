@@ -12,7 +12,7 @@ import { z } from "zod";
  */
 
 const STREAM = "x-loopd-stream";
-type StreamMark = "json-or-events" | "events" | "text";
+type StreamMark = "json-or-events" | "events" | "text" | "ui";
 
 /** A schema with what /openapi.json says of it: a description and examples, which the type checks against the schema. */
 export function documented<T extends z.ZodType>(schema: T, description: string, ...examples: z.output<T>[]): T {
@@ -36,6 +36,27 @@ export function jsonOrEventStream<T extends z.ZodType>(schema: T, description: s
 
 /** A 200 that is only ever the run's events. The route writes them itself: no serializer sees this schema. */
 export const eventStream = (description: string) => z.string().meta({ description, [STREAM]: "events" satisfies StreamMark });
+
+/** A 200 that is the AI SDK's UI message stream. The route writes it itself. */
+export const uiMessageStream = (description: string) => z.string().meta({ description, [STREAM]: "ui" satisfies StreamMark });
+
+const UI_STREAM_DESCRIPTION =
+  "The AI SDK's UI message stream (`text/event-stream`, header `x-vercel-ai-ui-message-stream: v1`): one JSON chunk per `data:` line — " +
+  "`start` (`messageId`: the run id), `start-step`/`finish-step` around each model call, `text-start`/`text-delta`/`text-end`, `tool-input-start` and `tool-input-available` for each proposed call, " +
+  "`tool-output-available`, `tool-output-error` or `tool-output-denied` for each result, `tool-approval-request` for a call waiting for approval, `data-notice` for loopd's notices, `error` for a failed run, " +
+  "`finish` with `messageMetadata: {run_id, status, stop_reason, usage}`; then `data: [DONE]`.";
+
+const UI_STREAM_EXAMPLE = [
+  'data: {"type":"start","messageId":"run_0mx3f39yflkqzm2smszx26kqq","messageMetadata":{"run_id":"run_0mx3f39yflkqzm2smszx26kqq"}}',
+  'data: {"type":"start-step"}',
+  'data: {"type":"text-start","id":"run_0mx3f39yflkqzm2smszx26kqq:1:3"}',
+  'data: {"type":"text-delta","id":"run_0mx3f39yflkqzm2smszx26kqq:1:3","delta":"Hello"}',
+  'data: {"type":"text-end","id":"run_0mx3f39yflkqzm2smszx26kqq:1:3"}',
+  'data: {"type":"finish-step"}',
+  'data: {"type":"finish","finishReason":"stop","messageMetadata":{"run_id":"run_0mx3f39yflkqzm2smszx26kqq","status":"completed","stop_reason":"end_turn","usage":{"input_tokens":12,"output_tokens":3,"cache_read_tokens":0,"cache_write_tokens":0,"cost_usd":null}}}',
+  "data: [DONE]",
+  "",
+].join("\n\n");
 
 /** A 200 in plain text (Prometheus metrics). The route sends the text as it is: no serializer sees this schema. */
 export const plainText = (description: string, example: string) => z.string().meta({ description, examples: [example], [STREAM]: "text" satisfies StreamMark });
@@ -102,6 +123,10 @@ const describeRoute: SwaggerTransform = (input) => {
     if (mark === undefined) continue;
     if ((mark as StreamMark) === "text") {
       responses![status] = { description, content: { "text/plain": { schema: { type: "string" }, ...(Array.isArray(examples) && { example: examples[0] }) } } };
+      continue;
+    }
+    if ((mark as StreamMark) === "ui") {
+      responses![status] = { description, content: { "text/event-stream": { schema: { type: "string", description: UI_STREAM_DESCRIPTION }, example: UI_STREAM_EXAMPLE } } };
       continue;
     }
     const events = { schema: { type: "string", description: EVENT_STREAM_DESCRIPTION }, example: EVENT_STREAM_EXAMPLE };

@@ -43,7 +43,7 @@ export const finishSchema = z.strictObject({
     .optional(),
 });
 
-const SAFE_MESSAGE = "must not contain NUL characters or unpaired surrogates";
+export const SAFE_MESSAGE = "must not contain NUL characters or unpaired surrogates";
 /** A string Postgres can store (or look up: a NUL in a query's parameter is an error too). */
 const text = () => z.string().refine(isPgSafe, SAFE_MESSAGE);
 
@@ -79,7 +79,7 @@ export function boundedJsonObject({ maxDepth, maxBytes }: { maxDepth: number; ma
 
 
 // Bodies are strict: a misspelt field (`max_step`) is a 400 naming it, not silently ignored.
-const conversationFields = z.strictObject({
+export const conversationFields = z.strictObject({
   system: text().max(100_000).nullable().optional(),
   title: text().max(500).nullable().optional(),
   provider: providerSchema.optional(),

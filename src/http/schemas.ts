@@ -76,6 +76,8 @@ export const conversationSchema = z.object({
   usage: usageSchema,
   message_count: z.number().int(),
   active_run_id: z.string().nullable(),
+  /** The AI SDK chat id that names it on `/ui/chat`; null when none. */
+  chat_id: z.string().nullable(),
 });
 
 export { messageSchema };

@@ -16,10 +16,24 @@ export interface StreamRunOptions {
   pingMs?: number;
   /** Called once the stream has ended (its place in the stream gate). */
   release?: () => void;
+  /** How events are written: @default loopd's own SSE events */
+  encoder?: EventEncoder;
+}
+
+/** How a stream writes a run's events: loopd's SSE events, or another protocol's frames (the AI SDK's UI chunks). */
+export interface EventEncoder {
+  /** Headers beside the SSE ones. */
+  headers?: Record<string, string>;
+  /** Written before the first event. */
+  open?: () => string;
+  /** The text of one event; "" writes nothing. */
+  encode: (event: PresentedEvent) => string;
 }
 
 export const formatEvent = (row: PresentedEvent) =>
   `id: ${row.seq}\nevent: ${row.type}\ndata: ${JSON.stringify(row.data)}\n\n`;
+
+const loopdEvents: EventEncoder = { encode: formatEvent };
 
 /**
  * Sends a run's events as Server-Sent Events until its terminal event. The
@@ -29,7 +43,7 @@ export const formatEvent = (row: PresentedEvent) =>
 export async function streamRunEvents(
   services: Pick<Services, "store" | "signals" | "broadcast" | "exclusiveDatabase">,
   reply: FastifyReply,
-  { run, after, shutdown, pingMs = 15_000, release = () => {} }: StreamRunOptions,
+  { run, after, shutdown, pingMs = 15_000, release = () => {}, encoder = loopdEvents }: StreamRunOptions,
 ): Promise<void> {
   // Those the route set (x-loopd-run-id …) go out with the stream's own.
   const headers = Object.fromEntries(Object.entries(reply.getHeaders()).filter((e): e is [string, string | number | string[]] => e[1] !== undefined));
@@ -41,7 +55,9 @@ export async function streamRunEvents(
     "cache-control": "no-cache, no-transform",
     connection: "keep-alive",
     "x-accel-buffering": "no",
+    ...encoder.headers,
   });
+  if (encoder.open) res.write(encoder.open());
   res.flushHeaders();
   const gone = new AbortController();
   res.once("close", () => gone.abort());
@@ -51,8 +67,9 @@ export async function streamRunEvents(
 
   const send = async (event: PresentedEvent) => {
     last = event.seq;
+    const text = encoder.encode(event);
     // A slow client: wait for its socket to drain (or close) before reading on.
-    if (!res.write(formatEvent(event))) await once(res, "drain", { signal: gone.signal }).catch(() => {});
+    if (text !== "" && !res.write(text)) await once(res, "drain", { signal: gone.signal }).catch(() => {});
   };
   const sendAll = async (rows: Parameters<typeof presentRunEvents>[2]) => {
     for (const event of await presentRunEvents(services.store, run, rows)) {

@@ -43,6 +43,8 @@ export interface NewConversation {
   finish?: FinishOptions | null;
   /** @default null: the whole history */
   context?: ContextSettings | null;
+  /** @default null: no AI SDK chat names it */
+  chatId?: string | null;
   /** @default true */
   caching?: boolean;
 }
@@ -88,6 +90,12 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
     /** Another tenant's conversation is not found, as an unknown id is not. */
     async get(scope: TenantScope, id: string): Promise<ConversationWithActiveRun | undefined> {
       const [row] = await db.select(withActiveRun).from(conversations).where(and(eq(conversations.id, id), inScope(scope)));
+      return row;
+    },
+
+    /** A tenant's conversation named by an AI SDK chat id. */
+    async getByChatId(tenant: string, chatId: string): Promise<ConversationWithActiveRun | undefined> {
+      const [row] = await db.select(withActiveRun).from(conversations).where(and(eq(conversations.tenantId, tenant), eq(conversations.chatId, chatId)));
       return row;
     },
 
@@ -153,8 +161,8 @@ const isLockConflict = (err: unknown) =>
   }) ?? false;
 
 function conversationColumns() {
-  const { id, tenantId, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish, context, caching, historyVersion } = conversations;
-  return { id, tenantId, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish, context, caching, historyVersion };
+  const { id, tenantId, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish, context, caching, historyVersion, chatId } = conversations;
+  return { id, tenantId, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish, context, caching, historyVersion, chatId };
 }
 
 export type ConversationRepository = ReturnType<typeof createConversationRepository>;

@@ -44,9 +44,14 @@ export const conversations = pgTable(
      * only while its version is this one.
      */
     historyVersion: integer("history_version").notNull().default(0),
+    /** The AI SDK chat id that names it on `/ui/chat` (null: none); a tenant's chat ids are unique. */
+    chatId: text("chat_id"),
   },
-  // Lists are a tenant's, newest first.
-  (t) => [index("conversations_tenant_created_at_id_idx").on(t.tenantId, t.createdAt.desc(), t.id.desc())],
+  (t) => [
+    // Lists are a tenant's, newest first.
+    index("conversations_tenant_created_at_id_idx").on(t.tenantId, t.createdAt.desc(), t.id.desc()),
+    uniqueIndex("conversations_tenant_chat_id_idx").on(t.tenantId, t.chatId),
+  ],
 );
 
 /**

@@ -1,0 +1,35 @@
+import { notFound } from "../errors.js";
+import type { Services } from "../services.js";
+import { uniqueViolation } from "../store/unique-violation.js";
+import type { CreateConversationInput, createConversationService } from "./conversation-service.js";
+
+type Conversations = ReturnType<typeof createConversationService>;
+
+/** A chat id names a conversation by its id when it looks like one (`conv_…`); any other string is an AI SDK chat id. */
+export const isConversationId = (chatId: string) => chatId.startsWith("conv_");
+
+/**
+ * The conversation a chat id names, as the AI SDK routes read it: a
+ * conversation id of the caller's (another tenant's or an unknown one: not
+ * found), or the caller's conversation with that `chat_id`, created with
+ * `settings` when there is none yet (`create: false`: not found instead).
+ * Two first messages of one new chat at once make one conversation: the
+ * loser of the unique index reads the winner's.
+ */
+export async function openChat(
+  { services, conversations }: { services: Pick<Services, "store">; conversations: Conversations },
+  { tenant, chatId, settings, create }: { tenant: string; chatId: string; settings?: CreateConversationInput | undefined; create: boolean },
+) {
+  if (isConversationId(chatId)) return conversations.get(tenant, chatId);
+  const existing = await services.store.conversations.getByChatId(tenant, chatId);
+  if (existing) return conversations.get(tenant, existing.id);
+  if (!create) throw notFound("chat", chatId);
+  try {
+    return await conversations.create(tenant, settings ?? {}, { chatId });
+  } catch (err) {
+    if (uniqueViolation(err) !== "conversations_tenant_chat_id_idx") throw err;
+    const winner = await services.store.conversations.getByChatId(tenant, chatId);
+    if (!winner) throw err;
+    return conversations.get(tenant, winner.id);
+  }
+}

@@ -1,0 +1,61 @@
+import type { UIMessage } from "ai";
+import type { Message } from "../../core/messages.js";
+import type { RunMetadata } from "./ui-chunk-encoder.js";
+
+export type LoopdUIMessage = UIMessage<RunMetadata>;
+type Part = LoopdUIMessage["parts"][number];
+
+const textOf = (message: Message) => message.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
+
+/**
+ * The history as the AI SDK's UI messages, to seed `useChat({ messages })`:
+ * each user message as it was sent, and each run's answer as one assistant
+ * message whose id is the run's (the id its stream's `start` names): a step
+ * per model call, its text, each call with its result (an error result as
+ * `output-error`), loopd's notices as `data-notice` parts. The open run's
+ * answer (running or paused) is left out: `GET …/stream` brings it whole,
+ * and a client seeded with it would show it twice.
+ */
+export function uiMessagesOf(history: Message[], openRunId: string | null): LoopdUIMessage[] {
+  const out: LoopdUIMessage[] = [];
+  let answer: LoopdUIMessage | null = null;
+  const answerFor = (runId: string) => {
+    if (answer?.id !== runId) {
+      answer = { id: runId, role: "assistant", metadata: { run_id: runId }, parts: [] };
+      out.push(answer);
+    }
+    return answer;
+  };
+  for (const message of history) {
+    if (message.role === "user" && message.kind !== "notice") {
+      answer = null;
+      out.push({ id: message.id, role: "user", parts: [{ type: "text", text: textOf(message) }] });
+      continue;
+    }
+    const runId = message.run_id ?? message.id;
+    if (runId === openRunId) continue;
+    const parts = answerFor(runId).parts;
+    if (message.role === "user") {
+      parts.push({ type: "data-notice", id: message.id, data: { text: textOf(message) } });
+      continue;
+    }
+    if (message.role === "tool") {
+      const [result] = message.content;
+      const at = parts.findIndex((p) => "toolCallId" in p && p.toolCallId === result.tool_call_id);
+      const call = parts[at];
+      if (!call || !("input" in call)) continue;
+      const base = { type: call.type, toolCallId: result.tool_call_id, input: call.input };
+      parts[at] = (result.is_error ? { ...base, state: "output-error", errorText: result.content } : { ...base, state: "output-available", output: result.content }) as Part;
+      continue;
+    }
+    parts.push({ type: "step-start" });
+    for (const block of message.content) {
+      if (block.type === "text") {
+        if (block.text !== "") parts.push({ type: "text", text: block.text, state: "done" });
+      } else {
+        parts.push({ type: `tool-${block.name}`, toolCallId: block.id, state: "input-available", input: block.input });
+      }
+    }
+  }
+  return out;
+}
