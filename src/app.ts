@@ -47,6 +47,7 @@ import type { Tool } from "./tools/define-tool.js";
 import { toolRoutes } from "./http/routes/tool-routes.js";
 import { adminRoutes } from "./http/routes/admin-routes.js";
 import { usageRoutes } from "./http/routes/usage-routes.js";
+import { usePlayground } from "./http/playground.js";
 import { createToolRegistry } from "./tools/tool-registry.js";
 import { createMcpServers } from "./tools/mcp/mcp-servers.js";
 import type { PriceTable } from "./core/price-table.js";
@@ -235,6 +236,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   usageRoutes(app, http);
   if (config.auth.adminToken) adminRoutes(app, http, { adminToken: config.auth.adminToken });
   await docsRoutes(app);
+  await usePlayground(app, { enabled: config.server.playground });
   await app.ready();
   await runs.open();
   if (config.auth.required) await makeFirstKey(services.store, logger);

@@ -131,6 +131,7 @@ const variables = {
       .pipe(z.array(z.url({ protocol: /^https?$/, error: "must be origins like https://app.example.com, separated by commas" }).transform((u) => new URL(u).origin))),
   ),
   METRICS_TOKEN: secretToken,
+  PLAYGROUND: z.preprocess((v) => (blank(v) ? undefined : v), z.enum(["on", "off"]).default("on")),
 };
 
 /** Every variable loopd reads (`.env.example` and the README's table list each one). */
@@ -166,6 +167,8 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
       shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
       /** Origins browsers may call loopd from (CORS); none: CORS is off. */
       corsOrigins: e.CORS_ORIGINS,
+      /** The playground page at `/` (web/, built into dist/web); `PLAYGROUND=off`: not served. */
+      playground: e.PLAYGROUND === "on",
     },
     database: {
       /** A Postgres server; unset: the embedded database in `dataDir`. */

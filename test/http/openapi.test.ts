@@ -63,7 +63,8 @@ function servedRoutes(): string[] {
     stack.length = depth;
     stack.push(m[2]!);
     const url = stack.join("").replace(/:(\w+)/g, "{$1}");
-    if (url.startsWith("/docs")) continue;
+    // The reference page and the playground (its page and hashed files) are pages, not the API.
+    if (url.startsWith("/docs") || url === "/" || url.startsWith("/assets/")) continue;
     for (const method of (m[3] ?? "").split(", ").filter((x) => x && x !== "HEAD")) routes.push(`${method} ${url}`);
   }
   return routes;

@@ -1,0 +1,106 @@
+import { useCallback, useEffect, useMemo, useState } from "react";
+import { ApiError, createApi, storedKey, storeKey, type Conversation } from "./api.ts";
+import { ChatView } from "./ChatView.tsx";
+import { ConversationList } from "./ConversationList.tsx";
+import { KeyField } from "./KeyField.tsx";
+import { TracePanel } from "./TracePanel.tsx";
+import icon from "./icon.svg";
+
+/** The open conversation is in the URL's hash, so a reload (or a shared link) opens it again. */
+const hashId = () => decodeURIComponent(location.hash.slice(1)) || null;
+
+export interface TraceTarget {
+  conversationId: string;
+  runId: string;
+  /** Changes when the run moves on, so an open trace is read again. */
+  version: string;
+}
+
+export function App() {
+  const [key, setKey] = useState(storedKey);
+  const api = useMemo(() => createApi(key), [key]);
+  const [conversations, setConversations] = useState<Conversation[] | null>(null);
+  const [listError, setListError] = useState<ApiError | null>(null);
+  const [openId, setOpenId] = useState<string | null>(hashId);
+  const [trace, setTrace] = useState<TraceTarget | null>(null);
+
+  const refresh = useCallback(async () => {
+    try {
+      setConversations(await api.conversations());
+      setListError(null);
+    } catch (err) {
+      setListError(err instanceof ApiError ? err : new ApiError(0, "network", String(err)));
+    }
+  }, [api]);
+
+  useEffect(() => void refresh(), [refresh]);
+  useEffect(() => {
+    const onHash = () => setOpenId(hashId());
+    window.addEventListener("hashchange", onHash);
+    return () => window.removeEventListener("hashchange", onHash);
+  }, []);
+
+  const open = (id: string | null) => {
+    history.pushState(null, "", id ? `#${encodeURIComponent(id)}` : location.pathname);
+    setOpenId(id);
+    setTrace(null);
+  };
+  const saveKey = (next: string) => {
+    storeKey(next);
+    setKey(next);
+  };
+  const needsKey = listError?.status === 401;
+  const opened = conversations?.find((c) => c.id === openId) ?? null;
+
+  return (
+    <div className="app" data-view={openId ? "chat" : "list"} data-trace={trace ? "open" : "closed"}>
+      <header className="topbar">
+        <a className="brand" href="#" onClick={(e) => (e.preventDefault(), open(null))}>
+          <img className="logo" src={icon} alt="" />
+          loopd <span className="muted">playground</span>
+        </a>
+        <KeyField value={key} onChange={saveKey} required={needsKey} />
+      </header>
+      <aside className="sidebar">
+        <ConversationList
+          api={api}
+          conversations={conversations}
+          error={needsKey ? null : listError}
+          openId={openId}
+          onOpen={open}
+          onChanged={refresh}
+        />
+      </aside>
+      <main className="main">
+        {needsKey ? (
+          <div className="empty">
+            <h2>An API key is needed</h2>
+            <p>This loopd asks for a key on every request. Paste one in the field above; it stays in this browser only.</p>
+          </div>
+        ) : openId ? (
+          <ChatView
+            key={`${openId}:${key}`}
+            api={api}
+            apiKey={key}
+            conversationId={openId}
+            conversation={opened}
+            onBack={() => open(null)}
+            onChanged={refresh}
+            onTrace={(runId, version) => setTrace({ conversationId: openId, runId, version })}
+            traceRunId={trace?.runId ?? null}
+          />
+        ) : (
+          <div className="empty">
+            <h2>Talk to an agent</h2>
+            <p>Start a new conversation or open one from the list. Answers stream in as the model writes them; tool calls, approvals and each run's trace show up here.</p>
+          </div>
+        )}
+      </main>
+      {trace && (
+        <aside className="trace-panel" aria-label="Run trace">
+          <TracePanel api={api} target={trace} onClose={() => setTrace(null)} />
+        </aside>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,193 @@
+import { useEffect, useState } from "react";
+import type { TraceTarget } from "./App.tsx";
+import type { Api, ModelCallSpan, Span, Trace, Usage } from "./api.ts";
+
+const ms = (n: number | null | undefined) => (n == null ? "–" : n >= 10_000 ? `${(n / 1000).toFixed(1)} s` : `${Math.round(n)} ms`);
+const usd = (n: number | null | undefined) => (n == null ? "no price" : `$${n.toFixed(n < 0.01 ? 5 : 4)}`);
+
+function Tokens({ usage }: { usage: Usage }) {
+  return (
+    <span className="tokens">
+      <span title="input tokens">{usage.input_tokens} in</span> · <span title="output tokens">{usage.output_tokens} out</span>
+      {(usage.cache_read_tokens > 0 || usage.cache_write_tokens > 0) && (
+        <>
+          {" "}
+          · <span title="prompt cache reads / writes">cache {usage.cache_read_tokens} read / {usage.cache_write_tokens} write</span>
+        </>
+      )}
+    </span>
+  );
+}
+
+/** A run's trace: its outcome, usage and budget; each model call with latency, time to first token, tokens, and the exact request on demand. */
+export function TracePanel({ api, target, onClose }: { api: Api; target: TraceTarget; onClose: () => void }) {
+  const [trace, setTrace] = useState<Trace | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [requests, setRequests] = useState<Map<number, ModelCallSpan["request"] & { verified?: boolean }> | null>(null);
+  const [shown, setShown] = useState<Set<number>>(new Set());
+  const { conversationId, runId, version } = target;
+
+  useEffect(() => {
+    let live = true;
+    setProblem(null);
+    api.trace(conversationId, runId).then(
+      (t) => live && setTrace(t),
+      (err: Error) => live && setProblem(err.message),
+    );
+    return () => void (live = false);
+  }, [api, conversationId, runId, version]);
+  useEffect(() => {
+    setRequests(null);
+    setShown(new Set());
+  }, [runId]);
+
+  const toggleRequest = async (step: number) => {
+    const next = new Set(shown);
+    if (next.has(step)) next.delete(step);
+    else next.add(step);
+    setShown(next);
+    if (requests?.has(step) || !next.has(step)) return;
+    try {
+      const full = await api.trace(conversationId, runId, true);
+      const map = new Map<number, ModelCallSpan["request"] & { verified?: boolean }>();
+      for (const s of full.spans) if (s.type === "model.call" || s.type === "model.failed") map.set(s.step, { ...s.request, ...(s.type === "model.call" && { verified: s.request_verified }) });
+      setRequests(map);
+    } catch (err) {
+      setProblem((err as Error).message);
+    }
+  };
+
+  const run = trace?.run;
+  return (
+    <div className="trace">
+      <div className="trace-head">
+        <h2>Trace</h2>
+        <code className="small">{runId}</code>
+        <button type="button" className="link close" onClick={onClose} aria-label="Close the trace">
+          Close
+        </button>
+      </div>
+      {problem && <p className="error">{problem}</p>}
+      {!trace && !problem && <p className="muted">Loading…</p>}
+      {run && (
+        <dl className="summary">
+          <dt>Status</dt>
+          <dd>
+            <span className={`badge status-${run.status}`}>{run.status}</span> {run.stop_reason && <span>stop: {run.stop_reason}</span>}
+            {run.budget_exceeded && <span className="badge warn">budget: {run.budget_exceeded}</span>}
+          </dd>
+          <dt>Model</dt>
+          <dd>
+            {run.provider} · {run.model}
+          </dd>
+          <dt>Steps</dt>
+          <dd>
+            {run.steps}
+            {run.budget && ` of ${run.budget.max_steps}`}
+          </dd>
+          <dt>Tokens</dt>
+          <dd>
+            <Tokens usage={run.usage} />
+          </dd>
+          <dt>Cost</dt>
+          <dd>{usd(run.usage.cost_usd)}</dd>
+          {run.budget && (
+            <>
+              <dt>Budget</dt>
+              <dd>
+                {[
+                  `${run.budget.max_steps} steps`,
+                  run.budget.max_tokens != null && `${run.budget.max_tokens} tokens`,
+                  run.budget.max_seconds != null && `${run.budget.max_seconds} s`,
+                  run.budget.max_cost_usd != null && `$${run.budget.max_cost_usd}`,
+                ]
+                  .filter(Boolean)
+                  .join(" · ")}
+              </dd>
+            </>
+          )}
+          {run.error && (
+            <>
+              <dt>Error</dt>
+              <dd className="error-text">
+                {run.error.code}: {run.error.message}
+              </dd>
+            </>
+          )}
+        </dl>
+      )}
+      <ol className="spans">
+        {trace?.spans.map((span) => (
+          <SpanRow key={span.seq} span={span} shown={shown} requests={requests} onToggle={(step) => void toggleRequest(step)} />
+        ))}
+      </ol>
+    </div>
+  );
+}
+
+function SpanRow({
+  span,
+  shown,
+  requests,
+  onToggle,
+}: {
+  span: Span;
+  shown: Set<number>;
+  requests: Map<number, ModelCallSpan["request"] & { verified?: boolean }> | null;
+  onToggle: (step: number) => void;
+}) {
+  switch (span.type) {
+    case "model.call":
+    case "model.failed": {
+      const request = requests?.get(span.step);
+      return (
+        <li className={`span step${span.type === "model.failed" ? " failed" : ""}`} aria-label={`Step ${span.step}`}>
+          <div className="step-title">
+            <strong>Step {span.step}</strong>
+            {span.type === "model.call" ? <span className="muted">stop: {span.response.stop_reason}</span> : <span className="error-text">failed{span.status ? ` (${span.status})` : ""}</span>}
+          </div>
+          <div className="figures">
+            <span title="latency">latency {ms(span.latency_ms)}</span>
+            {span.type === "model.call" && <span title="time to first token">TTFT {ms(span.ttft_ms)}</span>}
+            {span.type === "model.call" && <Tokens usage={span.response.usage} />}
+          </div>
+          {span.type === "model.failed" && <p className="error-text small">{span.error}</p>}
+          <button type="button" className="link" aria-expanded={shown.has(span.step)} onClick={() => onToggle(span.step)}>
+            {shown.has(span.step) ? "Hide request" : "Show request"}
+          </button>
+          {shown.has(span.step) &&
+            (request?.body ? (
+              <>
+                {request.verified !== undefined && <p className="small muted">{request.verified ? "✓ rebuilt request matches the recorded hash" : "✗ rebuilt request differs from the recorded hash"}</p>}
+                <pre className="request">{JSON.stringify(request.body, null, 2)}</pre>
+              </>
+            ) : (
+              <p className="muted small">Loading the request…</p>
+            ))}
+        </li>
+      );
+    }
+    case "tool.call":
+      return (
+        <li className={`span tool-span${span.is_error ? " failed" : ""}`}>
+          <span className="muted">tool</span> <code>{span.name}</code> <span className="muted">{ms(span.duration_ms)} · {span.source}</span>
+          {span.is_error && <span className="badge bad">error</span>}
+        </li>
+      );
+    case "notice":
+      return <li className="span notice">notice: {span.text}</li>;
+    case "model.setup":
+      return null;
+    case "run.end":
+      return (
+        <li className="span muted small">
+          end: {span.status}
+          {span.stop_reason && ` · ${span.stop_reason}`}
+        </li>
+      );
+    case "run.paused":
+      return <li className="span muted small">paused: waiting for {span.pending.length} call{span.pending.length === 1 ? "" : "s"}</li>;
+    default:
+      return <li className="span muted small">{span.type}</li>;
+  }
+}
