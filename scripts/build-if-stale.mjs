@@ -4,7 +4,7 @@
 // its own inputs and its own stamp: the server (tsc → dist/) and the
 // playground (vite, web/ → dist/web/). `--only=web` or `--only=server` checks one.
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, statSync, utimesSync } from "node:fs";
+import { existsSync, readdirSync, renameSync, rmSync, statSync, utimesSync } from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import process from "node:process";
@@ -30,7 +30,9 @@ const builds = [
     name: "web",
     stamp: at("dist", "web", "index.html"),
     inputs: ["web", "package.json"],
-    command: [at("node_modules", "vite", "bin", "vite.js"), "build", "--config", at("web", "vite.config.ts"), "--logLevel", "warn"],
+    command: [at("node_modules", "vite", "bin", "vite.js"), "build", "--config", at("web", "vite.config.ts"), "--outDir", at("dist", "web-next"), "--logLevel", "warn"],
+    // Built aside, then put in place with renames: a loopd starting meanwhile (a test) reads the old build or the new one, never half of one.
+    swap: { from: at("dist", "web-next"), to: at("dist", "web") },
   },
 ];
 
@@ -42,6 +44,13 @@ for (const build of builds) {
   process.stdout.write(`building ${build.name === "web" ? "the playground" : "the server"} (sources changed since the last build)…\n`);
   const t0 = performance.now();
   execFileSync(process.execPath, build.command, { stdio: "inherit", cwd: root });
+  if (build.swap) {
+    const old = `${build.swap.to}-old`;
+    rmSync(old, { recursive: true, force: true });
+    if (existsSync(build.swap.to)) renameSync(build.swap.to, old);
+    renameSync(build.swap.from, build.swap.to);
+    rmSync(old, { recursive: true, force: true });
+  }
   // A build may leave an unchanged file as it was: mark the build as newer than every source.
   const now = new Date();
   utimesSync(build.stamp, now, now);

@@ -1,0 +1,207 @@
+import { copyFileSync } from "node:fs";
+import path from "node:path";
+import type { Page } from "playwright-core";
+import { describe, expect, test } from "vitest";
+import { useLoopd } from "../helpers/use-loopd.js";
+import { toolResultsIn, userTextsIn } from "../helpers/wire.js";
+import { ARTIFACTS, useBrowser, useBuiltPlayground } from "./browser.js";
+
+/**
+ * The playground in a real browser (Debian's chromium through
+ * playwright-core) against a real loopd on a socket, the model faked at the
+ * wire: what a person does with the page, and what they see.
+ */
+useBuiltPlayground();
+const f = useLoopd({ listen: true, env: { LLM_PROVIDER: "anthropic" } });
+const browser = useBrowser();
+
+const ANSWER = "Tokyo is nine hours ahead of London, so it is already evening there while London has its lunch.";
+
+async function createConversation(fields: Record<string, unknown> = {}): Promise<string> {
+  const res = await f.loopd.app.inject({ method: "POST", url: "/conversations", payload: { provider: "anthropic", ...fields } });
+  expect(res.statusCode).toBe(201);
+  return res.json().id as string;
+}
+
+async function openConversation(page: Page, id: string) {
+  await page.goto(`${f.loopd.url}/#${id}`);
+  await page.getByRole("region", { name: "Conversation" }).waitFor();
+}
+
+async function send(page: Page, text: string) {
+  await page.getByLabel("Message").fill(text);
+  await page.getByLabel("Message").press("Enter");
+}
+
+const answer = (page: Page) => page.getByRole("article", { name: "Answer" }).last();
+
+describe("the playground", () => {
+  test("a new conversation, a message, and its answer streaming in word by word until the run completes", async () => {
+    const page = await browser.page();
+    await page.goto(`${f.loopd.url}/`);
+    await page.getByRole("button", { name: "+ New conversation" }).click();
+    await page.getByRole("region", { name: "Conversation" }).waitFor();
+    f.llm.script({ text: ANSWER, chunkDelayMs: 60, usage: { input: 41, output: 23 } });
+    await send(page, "What time is it in Tokyo?");
+
+    await expect.poll(() => page.getByRole("article", { name: "Your message" }).innerText()).toBe("What time is it in Tokyo?");
+    // Part of the answer while the run is still going: it streams.
+    const streaming = page.locator('article[aria-busy="true"] .text');
+    await streaming.filter({ hasText: "Tokyo is nine" }).waitFor();
+    expect((await streaming.innerText()).length).toBeLessThan(ANSWER.length);
+
+    await answer(page).locator(".badge.status-completed").waitFor();
+    expect(await answer(page).locator(".text").innerText()).toBe(ANSWER);
+    expect(await answer(page).locator(".run-line").innerText()).toContain("41 in · 23 out");
+    // The conversation is in the list, named by its first message.
+    await page.getByRole("navigation", { name: "Conversations" }).getByText("What time is it in Tokyo?").waitFor();
+    expect(userTextsIn(f.llm.requests.at(-1)!)).toEqual(["What time is it in Tokyo?"]);
+    await browser.shot(page, "streamed-answer");
+  });
+
+  test("a call that needs approval shows a card; approved, it runs and its result and the answer follow", async () => {
+    const id = await createConversation({ title: "Careful maths", approval_required: ["calculate"] });
+    const page = await browser.page();
+    await openConversation(page, id);
+    f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "12*12" } }] });
+    await send(page, "What is 12*12?");
+
+    const call = page.locator("details.tool", { hasText: "calculate" });
+    await call.locator(".badge", { hasText: "needs approval" }).waitFor();
+    expect(await call.locator("pre").first().innerText()).toContain('"expression": "12*12"');
+    await browser.shot(page, "approval-card");
+
+    f.llm.script({ text: "12*12 is 144." });
+    await call.getByRole("button", { name: "Approve" }).click();
+    await answer(page).getByText("12*12 is 144.").waitFor();
+    await call.locator(".badge", { hasText: "done" }).waitFor();
+    await call.locator("summary").click();
+    expect(JSON.parse(await call.locator("pre.result").innerText())).toMatchObject({ result: 144 });
+    await answer(page).locator(".badge.status-completed").waitFor();
+    // The model was sent the call's result: the approval ran it on the server.
+    expect(toolResultsIn(f.llm.requests.at(-1)!)).toEqual([expect.objectContaining({ isError: false })]);
+  });
+
+  test("a denial with a reason: the call is marked denied and the model reads the reason", async () => {
+    const id = await createConversation({ approval_required: ["calculate"] });
+    const page = await browser.page();
+    await openConversation(page, id);
+    f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "1/0" } }] });
+    await send(page, "Divide one by zero");
+    const call = page.locator("details.tool", { hasText: "calculate" });
+    await call.getByRole("button", { name: "Deny" }).waitFor();
+    f.llm.script({ text: "Fine, I will not divide by zero." });
+    await call.getByLabel("Reason (optional)").fill("no dividing by zero today");
+    await call.getByRole("button", { name: "Deny" }).click();
+    await answer(page).getByText("Fine, I will not divide by zero.").waitFor();
+    await call.locator(".badge.bad", { hasText: "denied" }).waitFor();
+    const [result] = toolResultsIn(f.llm.requests.at(-1)!);
+    expect(result!.content).toContain("no dividing by zero today");
+  });
+
+  test("a client tool's call is answered from the form: the output is the call's result", async () => {
+    const id = await createConversation({
+      client_tools: [{ name: "create_invoice", description: "Create an invoice.", input_schema: { type: "object", properties: { customer: { type: "string" } } } }],
+    });
+    const page = await browser.page();
+    await openConversation(page, id);
+    f.llm.script({ toolCalls: [{ name: "create_invoice", input: { customer: "ACME" } }] });
+    await send(page, "Bill ACME");
+    const call = page.locator("details.tool", { hasText: "create_invoice" });
+    await call.locator(".badge", { hasText: "needs output" }).waitFor();
+    f.llm.script({ text: "Invoice INV-42 is out." });
+    await call.getByLabel("Tool output").fill("INV-42 created");
+    await call.getByRole("button", { name: "Send output" }).click();
+    await answer(page).getByText("Invoice INV-42 is out.").waitFor();
+    expect(toolResultsIn(f.llm.requests.at(-1)!)).toEqual([expect.objectContaining({ content: "INV-42 created", isError: false })]);
+  });
+
+  test("a run's trace: its steps with latency and tokens (cache reads and writes), the cost, and a step's exact request on demand", async () => {
+    const id = await createConversation({ title: "Traced" });
+    const page = await browser.page();
+    await openConversation(page, id);
+    f.llm.script(
+      { toolCalls: [{ name: "calculate", input: { expression: "6*7" } }], usage: { input: 700, output: 12, cacheRead: 300, cacheWrite: 50 } },
+      { text: "It is 42.", usage: { input: 820, output: 7 } },
+    );
+    await send(page, "What is 6*7?");
+    await answer(page).locator(".badge.status-completed").waitFor();
+    await answer(page).getByRole("button", { name: "Trace" }).click();
+
+    const trace = page.getByRole("complementary", { name: "Run trace" });
+    const steps = trace.locator("li.step");
+    await expect.poll(() => steps.count()).toBe(2);
+    const first = await steps.nth(0).innerText();
+    expect(first).toContain("Step 1");
+    expect(first).toMatch(/latency \d+ ms/);
+    expect(first).toMatch(/TTFT \d+ ms/);
+    expect(first).toContain("700 in · 12 out");
+    expect(first).toContain("cache 300 read / 50 write");
+    expect(first).toContain("stop: tool_use");
+    expect(await steps.nth(1).innerText()).toContain("820 in · 7 out");
+    expect(await trace.locator(".summary").innerText()).toMatch(/Tokens\s+1520 in · 19 out/);
+    expect(await trace.locator(".summary").innerText()).toContain("stop: end_turn");
+    expect(await trace.locator(".tool-span").innerText()).toContain("calculate");
+
+    await steps.nth(1).getByRole("button", { name: "Show request" }).click();
+    const request = steps.nth(1).locator("pre.request");
+    await request.waitFor();
+    const body = JSON.parse(await request.innerText());
+    // The exact request of step 2, as the provider got it: the question, the call and its result.
+    expect(body).toEqual(f.llm.requests.at(-1)!.body);
+    await steps.nth(1).getByText("rebuilt request matches the recorded hash").waitFor();
+    await browser.shot(page, "trace");
+    copyFileSync(path.join(ARTIFACTS, "trace.png"), path.join(ARTIFACTS, "playground.png"));
+  });
+
+  test("a reload while the answer streams: the page picks the run's stream up again and the answer finishes, once", async () => {
+    const id = await createConversation({ title: "Reloaded" });
+    const page = await browser.page();
+    await openConversation(page, id);
+    const long = `${ANSWER} ${ANSWER}`;
+    f.llm.script({ text: long, chunkDelayMs: 80 });
+    await send(page, "Tell me twice");
+    await page.locator('article[aria-busy="true"] .text').filter({ hasText: "Tokyo is nine" }).waitFor();
+
+    const resumed = page.waitForResponse((res) => res.url().endsWith(`/ui/chat/${id}/stream`));
+    await page.reload();
+    expect((await resumed).status()).toBe(200);
+    // Streaming again after the reload, from the run's start, and on to its end.
+    await page.locator('article[aria-busy="true"]').waitFor();
+    await answer(page).locator(".badge.status-completed").waitFor();
+    expect(await answer(page).locator(".text").innerText()).toBe(long);
+    expect(await page.getByRole("article", { name: "Answer" }).count()).toBe(1);
+    expect(await page.getByRole("article", { name: "Your message" }).innerText()).toBe("Tell me twice");
+  });
+
+  test("a phone-width window: the list, then the conversation alone, and back", async () => {
+    const id = await createConversation({ title: "On the phone" });
+    const page = await browser.page({ width: 390, height: 800 });
+    await page.goto(`${f.loopd.url}/`);
+    const list = page.getByRole("navigation", { name: "Conversations" });
+    await list.getByText("On the phone").click();
+    await page.getByRole("region", { name: "Conversation" }).waitFor();
+    expect(await list.isVisible()).toBe(false);
+    expect(page.url()).toContain(`#${id}`);
+    f.llm.script({ text: "Short answer." });
+    await send(page, "Hi");
+    await answer(page).getByText("Short answer.").waitFor();
+    const box = await page.getByRole("region", { name: "Conversation" }).boundingBox();
+    expect(box!.width).toBeLessThanOrEqual(390);
+    await browser.shot(page, "phone");
+    await page.getByRole("button", { name: "Back to the conversations" }).click();
+    await list.waitFor();
+  });
+
+  test("deleting a conversation from the list asks once more, then it is gone from the list and from loopd", async () => {
+    const id = await createConversation({ title: "To be deleted" });
+    const page = await browser.page();
+    await page.goto(`${f.loopd.url}/`);
+    const button = page.getByRole("button", { name: "Delete To be deleted" });
+    await button.click();
+    await button.getByText("Delete?").waitFor();
+    await button.click();
+    await page.getByRole("navigation", { name: "Conversations" }).getByText("To be deleted").waitFor({ state: "detached" });
+    expect((await f.loopd.app.inject({ method: "GET", url: `/conversations/${id}` })).statusCode).toBe(404);
+  });
+});
