@@ -2,6 +2,7 @@ import { copyFileSync } from "node:fs";
 import path from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, test } from "vitest";
+import { startLoopd } from "../helpers/start-loopd.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 import { toolResultsIn, userTextsIn } from "../helpers/wire.js";
 import { ARTIFACTS, useBrowser, useBuiltPlayground } from "./browser.js";
@@ -172,6 +173,48 @@ describe("the playground", () => {
     expect(await answer(page).locator(".text").innerText()).toBe(long);
     expect(await page.getByRole("article", { name: "Answer" }).count()).toBe(1);
     expect(await page.getByRole("article", { name: "Your message" }).innerText()).toBe("Tell me twice");
+  });
+
+  test("cancel while the answer streams: the run stops on the server and the answer says it was cancelled", async () => {
+    const id = await createConversation({ title: "Cancelled" });
+    const page = await browser.page();
+    await openConversation(page, id);
+    f.llm.script({ text: `${ANSWER} ${ANSWER} ${ANSWER}`, chunkDelayMs: 100 });
+    await send(page, "Talk for a while");
+    await page.locator('article[aria-busy="true"] .text').filter({ hasText: "Tokyo is nine" }).waitFor();
+    await page.getByRole("button", { name: "Cancel run" }).click();
+    await answer(page).locator(".badge.status-cancelled").waitFor();
+    const runId = await answer(page).getAttribute("data-run-id");
+    const run = (await f.loopd.app.inject({ method: "GET", url: `/conversations/${id}/runs/${runId}` })).json();
+    expect(run).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
+  });
+
+  test("with API keys on: the page loads without one, asks for one, keeps it in the browser, and works with it", async () => {
+    const guarded = await startLoopd({ database: f.database, llm: f.llm, listen: true, env: { LLM_PROVIDER: "anthropic", API_KEYS_REQUIRED: "true" } });
+    try {
+      const { key } = await guarded.services.store.keys.create({ tenant: "playground", name: null });
+      const page = await browser.page();
+      // The page's own request for the list is refused (401) until there is a key: that is the page's to show.
+      await page.goto(`${guarded.url}/`);
+      await page.getByRole("heading", { name: "An API key is needed" }).waitFor();
+      await page.getByLabel("API key").fill(key);
+      await page.getByRole("button", { name: "Save" }).click();
+      await page.getByRole("button", { name: "+ New conversation" }).click();
+      await page.getByRole("region", { name: "Conversation" }).waitFor();
+      f.llm.script({ text: "Keyed answer." });
+      await send(page, "Hello with a key");
+      await answer(page).getByText("Keyed answer.").waitFor();
+      // The page runs in the browser, where localStorage is; this file is type-checked for Node.
+    expect(await page.evaluate(() => (globalThis as unknown as { localStorage: { getItem(k: string): string | null } }).localStorage.getItem("loopd.apiKey"))).toBe(key);
+      // The conversation is the key's tenant's.
+      const listed = await guarded.app.inject({ method: "GET", url: "/conversations", headers: { authorization: `Bearer ${key}` } });
+      expect(listed.json().data).toEqual([expect.objectContaining({ title: "Hello with a key" })]);
+      // A reload keeps the key: the list shows at once.
+      await page.reload();
+      await page.getByRole("navigation", { name: "Conversations" }).getByText("Hello with a key").waitFor();
+    } finally {
+      await guarded.close();
+    }
   });
 
   test("a phone-width window: the list, then the conversation alone, and back", async () => {
