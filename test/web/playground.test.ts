@@ -117,6 +117,28 @@ describe("the playground", () => {
     expect(toolResultsIn(f.llm.requests.at(-1)!)).toEqual([expect.objectContaining({ content: "INV-42 created", isError: false })]);
   });
 
+  test("an error result is marked and shown open; a budget's notice shows in the answer, the run ends incomplete, and the trace shows the budget", async () => {
+    const id = await createConversation({ title: "On a budget", budget: { max_steps: 2 } });
+    const page = await browser.page();
+    await openConversation(page, id);
+    f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "2 +* 2" } }] }, { text: "I could not compute it." });
+    await send(page, "What is 2 +* 2?");
+    await answer(page).getByText("I could not compute it.").waitFor();
+    const call = page.locator("details.tool", { hasText: "calculate" });
+    await call.locator(".badge.bad", { hasText: "error" }).waitFor();
+    // Open without a click, the error's text in view.
+    expect(await call.getAttribute("open")).not.toBeNull();
+    expect(await call.locator("pre.error-text").isVisible()).toBe(true);
+    expect(await answer(page).locator(".notice").innerText()).toMatch(/^Stopping: /);
+    expect(await answer(page).locator(".run-line").innerText()).toMatch(/incomplete\s+max_steps/);
+    await answer(page).getByRole("button", { name: "Trace" }).click();
+    const summary = page.getByRole("complementary", { name: "Run trace" }).locator(".summary");
+    await summary.getByText("stop: max_steps").waitFor();
+    expect(await summary.innerText()).toMatch(/Steps\s+2 of 2/);
+    expect(await summary.innerText()).toContain("budget: steps");
+    expect(await page.getByRole("complementary", { name: "Run trace" }).locator("li.notice").innerText()).toMatch(/^notice: Stopping: /);
+  });
+
   test("a run's trace: its steps with latency and tokens (cache reads and writes), the cost, and a step's exact request on demand", async () => {
     const id = await createConversation({ title: "Traced" });
     const page = await browser.page();
