@@ -138,3 +138,39 @@ describe("a tenant's own", () => {
     }
   });
 });
+
+describe("chats are a tenant's", () => {
+  const chatBody = (id: string) => ({ id, trigger: "submit-message", conversation: { provider: "openai" }, messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "Hello" }] }] });
+
+  test("another tenant's conversation id on the chat routes: what an unknown one gets, and nothing changes", async () => {
+    // The file's `conv` is deleted by now: a conversation of a's own.
+    const conv = (await call(a, "POST", "/conversations", { provider: "openai" })).json().id as string;
+    const before = await rowCounts(f.database);
+    for (const [method, url, body] of [
+      ["GET", `/ui/chat/${conv}/messages`],
+      ["GET", `/ui/chat/${conv}/stream`],
+      ["POST", "/ui/chat", chatBody(conv)],
+    ] as [Method, string, object?][]) {
+      const other = await call(b, method, url, body);
+      const unknown = await call(b, method, unknownOf(url), body && chatBody("conv_0mx0000000000000000000000"));
+      expect({ url, status: other.statusCode }).toEqual({ url, status: 404 });
+      expect(shape(other)).toEqual(shape(unknown));
+    }
+    expect(await rowCounts(f.database)).toEqual(before);
+    expect((await call(a, "GET", `/ui/chat/${conv}/messages`)).statusCode).toBe(200);
+  });
+
+  test("one chat id in two tenants names two conversations, each its tenant's", async () => {
+    f.llm.script({ text: "Hi a." }, { text: "Hi b." });
+    expect((await call(a, "POST", "/ui/chat", chatBody("shared-chat-id"))).statusCode).toBe(200);
+    expect((await call(b, "POST", "/ui/chat", chatBody("shared-chat-id"))).statusCode).toBe(200);
+    const ofA = (await call(a, "GET", "/ui/chat/shared-chat-id/messages")).json();
+    const ofB = (await call(b, "GET", "/ui/chat/shared-chat-id/messages")).json();
+    expect(ofA.at(-1).parts.at(-1).text).toBe("Hi a.");
+    expect(ofB.at(-1).parts.at(-1).text).toBe("Hi b.");
+    const chatsOf = async (key: string) => (await call(key, "GET", "/conversations")).json().data.filter((c: { chat_id: string | null }) => c.chat_id === "shared-chat-id");
+    expect(await chatsOf(a)).toHaveLength(1);
+    expect(await chatsOf(b)).toHaveLength(1);
+    expect((await chatsOf(a))[0].id).not.toBe((await chatsOf(b))[0].id);
+  });
+});
