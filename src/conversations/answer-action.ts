@@ -35,8 +35,16 @@ export interface AnsweredRun {
   replayed: boolean;
 }
 
-export const declinedResult = (reason: string | undefined) =>
-  `the user declined this call${reason ? `: ${reason}` : " (no reason given)"}. It was not executed. Do not retry the same call; take another approach or ask the user.`;
+const DECLINED = { head: "the user declined this call", none: " (no reason given)", tail: ". It was not executed. Do not retry the same call; take another approach or ask the user." };
+
+export const declinedResult = (reason: string | undefined) => `${DECLINED.head}${reason ? `: ${reason}` : DECLINED.none}${DECLINED.tail}`;
+
+/** The reason of a denial's result, as `declinedResult` wrote it ("" for none); undefined for any other result. */
+export function reasonOfDenial(result: string): string | undefined {
+  if (!result.startsWith(DECLINED.head) || !result.endsWith(DECLINED.tail)) return undefined;
+  const middle = result.slice(DECLINED.head.length, -DECLINED.tail.length);
+  return middle === DECLINED.none ? "" : middle.startsWith(": ") ? middle.slice(2) : undefined;
+}
 
 /**
  * Answers a paused run: every pending call at once. In one transaction, under

@@ -31,3 +31,6 @@ export const bodyLimitResponses = {
   415: errorAnswer("`unsupported_media_type`: a body not sent as `application/json`", "unsupported_media_type", "request bodies must be JSON, sent with Content-Type: application/json", { content_type: "text/plain" }),
 };
 export const bodyErrorResponses = { ...errorResponses, ...bodyLimitResponses };
+
+/** A 409 of a request that starts a run: the conversation is busy (and what else the route says). */
+export const runConflict = (description: string) => errorAnswer(description, "conversation_busy", "conversation conv_123 already has an active run", { active_run_id: "run_123" });

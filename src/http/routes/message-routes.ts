@@ -7,7 +7,7 @@ import { messagesExample, sendMessageExample } from "../examples.js";
 import { documented, jsonOrEventStream } from "../openapi.js";
 import { messageSchema, sendMessageResponse } from "../schemas.js";
 import { conversationParams, messagesQuery, sendMessageBody, idempotencyHeaders } from "../request-schemas.js";
-import { bodyErrorResponses, errorAnswer, errorResponses } from "../error-schemas.js";
+import { bodyErrorResponses, errorResponses, runConflict } from "../error-schemas.js";
 import { serializeTrusted } from "../serialize-trusted.js";
 import { answerWithRun, takeStreamIf } from "../answer-with-run.js";
 
@@ -32,11 +32,8 @@ const historyResponse = documented(
 );
 
 /** 409s of a request that starts a run. */
-const runConflict = errorAnswer(
+const sendConflict = runConflict(
   "`conversation_busy`: a run is already active on the conversation (`details.active_run_id`); or `idempotency_key_reused`: the same Idempotency-Key came with another body",
-  "conversation_busy",
-  "conversation conv_123 already has an active run",
-  { active_run_id: "run_123" },
 );
 
 export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
@@ -80,7 +77,7 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
         response: {
           200: jsonOrEventStream(sendMessageResponse, "The run, every message this request appended (starting with the user message), and the last assistant text; or, streaming, the run's events", sendMessageExample),
           ...bodyErrorResponses,
-          409: runConflict,
+          409: sendConflict,
         },
       },
     },

@@ -8,7 +8,7 @@ import { AppError } from "../../errors.js";
 import type { RunRow } from "../../store/schema.js";
 import type { Message } from "../../core/messages.js";
 import type { HttpDeps } from "../http-deps.js";
-import { bodyErrorResponses, errorAnswer, errorResponses } from "../error-schemas.js";
+import { bodyErrorResponses, errorResponses, runConflict } from "../error-schemas.js";
 import { documented, uiMessageStream } from "../openapi.js";
 import { idempotencyHeaders } from "../request-schemas.js";
 import { streamRunEvents } from "../sse.js";
@@ -22,11 +22,8 @@ const tags = ["chat UIs (AI SDK)"];
 const HISTORY_PAGE = 1_000;
 const UI_HEADERS = { "x-vercel-ai-ui-message-stream": "v1" };
 
-const notWaiting = errorAnswer(
-  "`conversation_busy`: a user message came while a run is going; `run_not_waiting`: tool answers came and no run waits for them",
-  "conversation_busy",
-  "conversation conv_123 already has an active run",
-  { active_run_id: "run_123" },
+const notWaiting = runConflict(
+  "`conversation_busy`: a user message came while a run is going; `run_not_waiting`: tool answers came and no run waits for them; `idempotency_key_reused`: the same Idempotency-Key came with another body",
 );
 
 /**

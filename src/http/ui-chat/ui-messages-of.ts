@@ -1,5 +1,6 @@
 import type { UIMessage } from "ai";
 import type { Message } from "../../core/messages.js";
+import { reasonOfDenial } from "../../conversations/answer-action.js";
 import type { RunMetadata } from "./ui-chunk-encoder.js";
 
 export type LoopdUIMessage = UIMessage<RunMetadata>;
@@ -12,7 +13,7 @@ const textOf = (message: Message) => message.content.flatMap((b) => (b.type === 
  * each user message as it was sent, and each run's answer as one assistant
  * message whose id is the run's (the id its stream's `start` names): a step
  * per model call, its text, each call with its result (an error result as
- * `output-error`), loopd's notices as `data-notice` parts. The open run's
+ * `output-error`, a denial as `output-denied` with its reason), loopd's notices as `data-notice` parts. The open run's
  * answer (running or paused) is left out: `GET …/stream` brings it whole,
  * and a client seeded with it would show it twice.
  */
@@ -45,7 +46,14 @@ export function uiMessagesOf(history: Message[], openRunId: string | null): Loop
       const call = parts[at];
       if (!call || !("input" in call)) continue;
       const base = { type: call.type, toolCallId: result.tool_call_id, input: call.input };
-      parts[at] = (result.is_error ? { ...base, state: "output-error", errorText: result.content } : { ...base, state: "output-available", output: result.content }) as Part;
+      const denial = result.is_error ? reasonOfDenial(result.content) : undefined;
+      parts[at] = (
+        denial !== undefined
+          ? { ...base, state: "output-denied", approval: { id: result.tool_call_id, approved: false, ...(denial && { reason: denial }) } }
+          : result.is_error
+            ? { ...base, state: "output-error", errorText: result.content }
+            : { ...base, state: "output-available", output: result.content }
+      ) as Part;
       continue;
     }
     parts.push({ type: "step-start" });

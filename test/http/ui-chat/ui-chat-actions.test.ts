@@ -62,6 +62,9 @@ describe.each(["anthropic", "openai"] as const)("approvals, client tools and res
     const [result] = toolResultsIn(f.llm.requests.at(-1)!);
     expect(result).toMatchObject({ id: call.toolCallId });
     expect(result!.content).toContain("not today");
+    // A client seeded from the history sees the same denial.
+    const seeded = (await (await fetch(`${f.loopd.url}/ui/chat/${chat.id}/messages`)).json()) as Message[];
+    expect(toolPart(seeded.at(-1), "tool-calculate")).toMatchObject({ state: "output-denied", approval: { id: call.toolCallId, approved: false, reason: "not today" } });
   });
 
   test("a client tool's call is answered with addToolOutput: the output becomes the call's result", async () => {
