@@ -9,7 +9,8 @@ import { toolBoxOf } from "../runs/tool-box-of.js";
 import { historyOf } from "../runs/history-of.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { Services } from "../services.js";
-import type { BudgetInput, ClientTool, RunRow } from "../store/schema.js";
+import type { BudgetInput, ClientTool, RunRow, WebhookSetting } from "../store/schema.js";
+import { checkWebhookUrl } from "../webhooks/check-webhook-url.js";
 import { checkToolSettings } from "./check-tool-settings.js";
 import type { FinishOptions } from "../core/run-settings.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
@@ -32,6 +33,7 @@ export interface CreateConversationInput {
   finish?: FinishOptions | null | undefined;
   context?: ContextSettings | null | undefined;
   caching?: boolean | undefined;
+  webhook?: WebhookSetting | null | undefined;
 }
 
 /** Conversations, their history and their runs: the read and bookkeeping use cases. */
@@ -65,6 +67,7 @@ export function createConversationService(services: Services) {
       const provider = input.provider ?? config.models.defaultProvider;
       // run_command is offered only to a conversation that names it.
       const tools = checkTools(input.tools ?? registry.defaults());
+      if (input.webhook) await checkWebhookUrl(input.webhook.url, { config, field: "body.webhook.url" });
       const row = await store.conversations.create({
         tenantId: tenant,
         title: input.title ?? null,
@@ -79,6 +82,7 @@ export function createConversationService(services: Services) {
         finish: input.finish ?? null,
         context: input.context ?? null,
         caching: input.caching ?? true,
+        webhook: input.webhook ?? null,
         chatId,
       });
       return presentConversation(row);
@@ -99,8 +103,10 @@ export function createConversationService(services: Services) {
         approvalRequired: input.approval_required ?? current.approvalRequired,
         clientTools: input.client_tools ?? current.clientTools,
       });
+      if (input.webhook) await checkWebhookUrl(input.webhook.url, { config, field: "body.webhook.url" });
       const row = await store.conversations.update(tenant, id, {
         ...settings,
+        ...(input.webhook !== undefined && { webhook: input.webhook }),
         ...(input.action_timeout_s !== undefined && { actionTimeoutS: input.action_timeout_s }),
         ...(input.budget !== undefined && { budget: input.budget }),
         ...(input.finish !== undefined && { finish: input.finish }),

@@ -27,6 +27,8 @@ export function presentConversation(row: ConversationWithActiveRun) {
     message_count: row.messageCount,
     active_run_id: row.activeRunId,
     chat_id: row.chatId,
+    webhook: row.webhook,
+    forked_from: row.forkedFrom,
   };
 }
 
@@ -60,6 +62,7 @@ export function presentRun(row: RunRow) {
     ...(row.request.finish && { result: row.result ?? null }),
     created_at: row.createdAt.toISOString(),
     completed_at: row.completedAt ? row.completedAt.toISOString() : null,
+    ...(row.status === "queued" && { queued_behind: row.queuedBehind }),
     ...(row.status === "requires_action" &&
       row.requiredAction && {
         required_action: { expires_at: new Date(row.requiredAction.expires_at).toISOString(), tool_calls: row.requiredAction.tool_calls },

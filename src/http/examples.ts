@@ -32,6 +32,8 @@ export const conversationExample: z.output<typeof conversationSchema> = {
   message_count: 4,
   active_run_id: null,
   chat_id: null,
+  webhook: null,
+  forked_from: null,
 };
 
 export const runExample: z.output<typeof runSchema> = {

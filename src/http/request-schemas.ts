@@ -4,6 +4,7 @@ import { textBlockSchema } from "../core/messages.js";
 import { isCheckableSchema, isObjectSchema } from "../json-schema.js";
 import { isPgSafe } from "../store/pg-safe.js";
 import { TOOL_NAME } from "../tools/define-tool.js";
+import { WEBHOOK_EVENTS } from "../store/schema.js";
 import { jsonDepth } from "./json-nesting.js";
 import { withExamples } from "./openapi.js";
 
@@ -78,6 +79,14 @@ export function boundedJsonObject({ maxDepth, maxBytes }: { maxDepth: number; ma
 }
 
 
+/** Where a run's end is POSTed: an http(s) URL (whether its address may be reached is checked by the service), and which run events. */
+export const webhookSchema = z.strictObject({
+  url: text()
+    .max(2_000)
+    .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), "must be an http:// or https:// URL"),
+  events: z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(WEBHOOK_EVENTS.length).optional(),
+});
+
 // Bodies are strict: a misspelt field (`max_step`) is a 400 naming it, not silently ignored.
 export const conversationFields = z.strictObject({
   system: text().max(100_000).nullable().optional(),
@@ -104,6 +113,8 @@ export const conversationFields = z.strictObject({
   /** null: the whole history, as by default. */
   context: contextSchema.nullable().optional(),
   caching: z.boolean().optional(),
+  /** null: none. */
+  webhook: webhookSchema.nullable().optional(),
 });
 
 /** Every field is optional, and so is the body itself. */
@@ -149,6 +160,11 @@ export const sendMessageBody = withExamples(
     tool_choice: toolChoiceSchema.optional(),
     model: name().max(200).optional(),
     stream: z.boolean().optional(),
+    on_busy: z.enum(["reject", "enqueue", "interrupt"]).optional(),
+    /** false (with `stream: false`): 202 with the run at once. */
+    wait: z.boolean().optional(),
+    /** This run's webhook instead of the conversation's; null: none for this run. */
+    webhook: webhookSchema.nullable().optional(),
   }),
   {
     "a question the mock answers with a tool": { content: "What time is it in Tokyo?" },

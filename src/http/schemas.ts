@@ -40,6 +40,8 @@ export const runSchema = z.object({
     .optional(),
   /** On a run asked to end with `finish`: what the call reported, or null. */
   result: z.object({ summary: z.string(), confidence: z.number().nullable(), result: z.unknown() }).nullable().optional(),
+  /** While `queued`: the run just ahead of it (active or queued). */
+  queued_behind: z.string().nullable().optional(),
   /** While `requires_action`: the calls it waits on. */
   required_action: z
     .object({
@@ -78,6 +80,8 @@ export const conversationSchema = z.object({
   active_run_id: z.string().nullable(),
   /** The AI SDK chat id that names it on `/ui/chat`; null when none. */
   chat_id: z.string().nullable(),
+  webhook: z.object({ url: z.string(), events: z.array(z.string()).optional() }).nullable(),
+  forked_from: z.object({ conversation_id: z.string(), seq: z.number().int() }).nullable(),
 });
 
 export { messageSchema };

@@ -6,7 +6,7 @@ import { olderThan, pageOf, type Keyset } from "./keyset.js";
 import type { ContextSettings } from "../core/context-settings.js";
 import type { FinishOptions } from "../core/run-settings.js";
 import type { Usage } from "../core/usage.js";
-import { conversations, OPEN_RUN_STATUSES, runs, type BudgetInput, type ClientTool, type ConversationRow } from "./schema.js";
+import { conversations, OPEN_RUN_STATUSES, runs, type BudgetInput, type ClientTool, type ConversationRow, type WebhookSetting } from "./schema.js";
 
 export type ConversationWithActiveRun = ConversationRow & { messageCount: number; activeRunId: string | null; usage: UsageTotals };
 
@@ -47,6 +47,10 @@ export interface NewConversation {
   chatId?: string | null;
   /** @default true */
   caching?: boolean;
+  /** @default null: no webhook */
+  webhook?: WebhookSetting | null;
+  /** @default null: not a fork */
+  forkedFrom?: { conversation_id: string; seq: number } | null;
 }
 
 /** jsonb comes back as an object (pg) or a string (some drivers); sums of bigint as strings. */
@@ -65,7 +69,7 @@ function toUsageTotals(value: unknown): UsageTotals {
 
 export function createConversationRepository({ db, notifies }: { db: Db; notifies: boolean }) {
   // Matches the partial index runs_one_active_per_conversation_key, so it is an index lookup.
-  const activeRunId = sql<string | null>`(select r.id from runs r where r.conversation_id = "conversations"."id" and r.status in ('queued', 'running', 'requires_action') limit 1)`;
+  const activeRunId = sql<string | null>`(select r.id from runs r where r.conversation_id = "conversations"."id" and r.status in ('queued', 'running', 'requires_action') order by r.status = 'queued', r.queue_rank, r.queue_order limit 1)`;
   // The history's length, read off the end of its primary key.
   const messageCount = sql<number>`(select coalesce(max(m.seq), 0) from messages m where m.conversation_id = "conversations"."id")`.mapWith(Number);
   // What its runs used, summed where they are (a conversation has few runs next to its messages).
@@ -123,6 +127,8 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
       for (let attempt = 1; ; attempt++) {
         try {
           return await db.transaction(async (tx) => {
+            // The conversation's lock first, as every creator of a run (and the starter of a queued one) takes it.
+            await tx.select({ id: conversations.id }).from(conversations).where(eq(conversations.id, id)).for("no key update");
             await tx
               .select({ id: runs.id })
               .from(runs)
@@ -161,8 +167,8 @@ const isLockConflict = (err: unknown) =>
   }) ?? false;
 
 function conversationColumns() {
-  const { id, tenantId, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish, context, caching, historyVersion, chatId } = conversations;
-  return { id, tenantId, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish, context, caching, historyVersion, chatId };
+  const { id, tenantId, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish, context, caching, historyVersion, chatId, webhook, forkedFrom } = conversations;
+  return { id, tenantId, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish, context, caching, historyVersion, chatId, webhook, forkedFrom };
 }
 
 export type ConversationRepository = ReturnType<typeof createConversationRepository>;

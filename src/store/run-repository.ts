@@ -12,7 +12,7 @@ export type RunPatch = Partial<Pick<RunRow, "status" | "stopReason" | "steps" | 
 };
 
 export interface StartRun {
-  run: { id: string; conversation_id: string; provider: string; model: string; usage: RunRow["usage"]; request: RunRow["request"]; idempotency_key: string | null; request_hash: string; lease_owner: string };
+  run: { id: string; conversation_id: string; provider: string; model: string; usage: RunRow["usage"]; request: RunRow["request"]; idempotency_key: string | null; request_hash: string; lease_owner: string; webhook?: RunRow["webhook"] };
   leaseMs: number;
   tenant: string;
   /** `MAX_ACTIVE_RUNS_PER_TENANT`; 0: no cap. */

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 import type { RunBudget } from "../core/run-settings.js";
 import type { RunResult } from "../core/run-outcome.js";
 import type { FinishOptions } from "../core/run-settings.js";
@@ -46,6 +46,10 @@ export const conversations = pgTable(
     historyVersion: integer("history_version").notNull().default(0),
     /** The AI SDK chat id that names it on `/ui/chat` (null: none); a tenant's chat ids are unique. */
     chatId: text("chat_id"),
+    /** Where its runs' ends are POSTed (a default for its runs; a message request may name its own); null: nowhere. */
+    webhook: jsonb("webhook").$type<WebhookSetting>(),
+    /** The conversation and message it was forked from (no reference: the original may be deleted). */
+    forkedFrom: jsonb("forked_from").$type<{ conversation_id: string; seq: number }>(),
   },
   (t) => [
     // Lists are a tenant's, newest first.
@@ -102,6 +106,16 @@ export interface ClientTool {
 }
 
 export type PendingCall = PendingToolCall;
+
+/** The run events a webhook may be sent for. */
+export const WEBHOOK_EVENTS = ["run.completed", "run.incomplete", "run.failed", "run.cancelled", "run.requires_action"] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+/** Where a run's ends are POSTed, and which of them (absent: all). */
+export interface WebhookSetting {
+  url: string;
+  events?: WebhookEvent[] | undefined;
+}
 
 /** What a paused run waits for; `expires_at` is the database's clock. */
 export interface RequiredAction {
@@ -171,22 +185,36 @@ export const runs = pgTable(
     budgetExceeded: text("budget_exceeded").$type<"steps" | "tokens" | "seconds" | "cost">(),
     /** What a `finish` call reported (null when the run ended without one). */
     result: jsonb("result").$type<RunResult>(),
+    /** Where this run's end is POSTed (the request's, else its conversation's, when it was created); null: nowhere. */
+    webhook: jsonb("webhook").$type<WebhookSetting>(),
+    /** While `queued`: the user message it starts with (saved when it starts, so the history stays valid). */
+    queuedContent: jsonb("queued_content").$type<TextBlock[]>(),
+    /** A queued run's place: runs of a conversation start by `queue_rank` (0: an interrupt, 1: enqueued), then `queue_order`. */
+    queueRank: integer("queue_rank"),
+    queueOrder: bigint("queue_order", { mode: "number" }),
+    /** The run just ahead of it when it was queued (active or queued). */
+    queuedBehind: text("queued_behind"),
+    /** Why a cancel was asked: `superseded` when a new message interrupts the run; null: a client's cancel. */
+    cancelReason: text("cancel_reason"),
     createdAt: createdAt(),
     completedAt: timestamp("completed_at", { withTimezone: true, precision: 3 }),
   },
   (t) => [
     index("runs_conversation_id_created_at_idx").on(t.conversationId, t.createdAt.desc(), t.id.desc()),
     // At most one open run per conversation (executing, or paused on the
-    // application), across every process sharing the database.
+    // application), across every process sharing the database; queued ones wait behind it.
     uniqueIndex("runs_one_active_per_conversation_key")
       .on(t.conversationId)
-      .where(sql`status in ('queued', 'running', 'requires_action')`),
+      .where(sql`status in ('running', 'requires_action')`),
+    index("runs_queued_idx")
+      .on(t.conversationId, t.queueRank, t.queueOrder)
+      .where(sql`status = 'queued'`),
     uniqueIndex("runs_conversation_id_idempotency_key_key")
       .on(t.conversationId, t.idempotencyKey)
       .where(sql`idempotency_key is not null`),
     index("runs_active_lease_idx")
       .on(t.leaseExpiresAt)
-      .where(sql`status in ('queued', 'running')`),
+      .where(sql`status = 'running'`),
     index("runs_action_expires_at_idx")
       .on(t.actionExpiresAt)
       .where(sql`status = 'requires_action'`),
@@ -293,7 +321,10 @@ export type RunActionRow = typeof runActions.$inferSelect;
 export type RunSpanRow = typeof runSpans.$inferSelect;
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 export type RunStatus = RunRow["status"];
+/** Runs not over and not paused: queued or executing. */
 export const ACTIVE_RUN_STATUSES = ["queued", "running"] as const satisfies readonly RunStatus[];
-/** Runs that hold their conversation: executing, or waiting for the application. */
+/** Runs that hold their conversation: executing, or waiting for the application (queued ones wait behind them). */
+export const HOLDING_RUN_STATUSES = ["running", "requires_action"] as const satisfies readonly RunStatus[];
+/** Runs not over: queued, executing, or waiting for the application. */
 export const OPEN_RUN_STATUSES = ["queued", "running", "requires_action"] as const satisfies readonly RunStatus[];
 export const isActiveRun = (run: Pick<RunRow, "status">) => (ACTIVE_RUN_STATUSES as readonly RunStatus[]).includes(run.status);
