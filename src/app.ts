@@ -1,3 +1,4 @@
+import { cancelReasonOf } from "./core/interruptions.js";
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { maxHeaderSize } from "node:http";
@@ -168,7 +169,11 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const runs = createRunManager(services, { exclusive: services.exclusiveDatabase });
   // A run of this process signals its readers itself when it commits: its echo through LISTEN would wake them twice.
   services.broadcast.on("loopd_run_events", (key) => runs.isLocal(key) || services.signals.notify(key));
-  services.broadcast.on("loopd_run_cancel", (runId) => runs.cancelLocal(runId));
+  // "<run id>" or "<run id> superseded".
+  services.broadcast.on("loopd_run_cancel", (payload) => {
+    const [runId = "", reason] = payload.split(" ");
+    runs.cancelLocal(runId, cancelReasonOf(reason));
+  });
   const shutdown = new AbortController();
   // Every open stream listens for the shutdown (up to MAX_STREAMS): no leak, many listeners.
   setMaxListeners(0, shutdown.signal);

@@ -1,3 +1,4 @@
+import { isLoopback } from "./is-loopback.js";
 import path from "node:path";
 import { z } from "zod";
 import { OperatorError } from "./errors.js";
@@ -119,6 +120,7 @@ const variables = {
   ADMIN_TOKEN: secretToken,
   RATE_LIMIT_PER_MIN: intFromEnv(600, { min: 0 }),
   MAX_ACTIVE_RUNS_PER_TENANT: intFromEnv(20, { min: 0 }),
+  MAX_QUEUED_RUNS: intFromEnv(10, { min: 0 }),
   RETENTION_DAYS: optionalPositive(z.number().int()),
   /** At most 2^31 - 1 ms: a longer timer fires at once, every millisecond. */
   RETENTION_SWEEP_S: z.preprocess((v) => (blank(v) ? undefined : Number(v)), z.number().int().min(1).max(2_147_483, "must be at most 2147483 (24 days)").default(3600)),
@@ -237,6 +239,8 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
       retentionSweepS: e.RETENTION_SWEEP_S,
       /** A tenant's open runs (queued, running, paused) at most; 0: no cap. */
       maxActivePerTenant: e.MAX_ACTIVE_RUNS_PER_TENANT,
+      /** Runs a conversation may hold queued (`on_busy: "enqueue"`/`"interrupt"`); 0: none. */
+      maxQueued: e.MAX_QUEUED_RUNS,
       /** How much of the histories of conversations whose runs ended here is kept in memory for their next run; 0 keeps none. */
       historyCacheMb: e.HISTORY_CACHE_MB,
     },
@@ -263,11 +267,6 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
 
 export type Config = z.output<ReturnType<typeof configSchemaOf>>;
 
-/** Whether HOST reaches this machine only: `localhost`, 127.0.0.0/8, ::1. */
-export function isLoopback(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, "");
-  return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || /^::ffff:127\./.test(h);
-}
 
 export class ConfigError extends OperatorError {
   override readonly name = "ConfigError";

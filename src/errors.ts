@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   "unsupported_media_type",
   "rate_limited",
   "too_many_runs",
+  "queue_full",
   "headers_too_large",
   "unavailable",
   "internal",
@@ -66,6 +67,7 @@ export function statusOf(code: ErrorCode): number {
       return 415;
     case "rate_limited":
     case "too_many_runs":
+    case "queue_full":
       return 429;
     case "headers_too_large":
       return 431;

@@ -3,6 +3,8 @@ import { toolCallsOf, type NewMessage, type ToolCallBlock } from "../core/messag
 export const INTERRUPTED_RESULT =
   "tool execution was interrupted (the server stopped): it may or may not have taken effect; check before calling it again";
 export const CANCELLED_RESULT = "tool call was cancelled before it finished; its result is unknown";
+/** A call cut short because the user sent a new message (`on_busy: "interrupt"`). */
+export const SUPERSEDED_CALL_RESULT = "cancelled: the user sent a new message";
 
 /** The tool calls of the history that have no tool message answering them. */
 export function findOrphanToolCalls(history: readonly NewMessage[]): ToolCallBlock[] {

@@ -1,5 +1,5 @@
 import type { AgentEvent } from "../core/agent-events.js";
-import { isInterruption } from "../core/interruptions.js";
+import { isInterruption, isSuperseded } from "../core/interruptions.js";
 import type { NewMessage } from "../core/messages.js";
 import type { ModelProvider } from "../core/model-provider.js";
 import type { BudgetName, RunOutcome } from "../core/run-outcome.js";
@@ -62,7 +62,7 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
   const stop = createStopPolicy({ budget: o.budget, maxTokens: settings.maxTokens, conditions: budgetConditions(o.budget, o.costOf) });
   const checkFinish = o.finish ? createFinishChecker(o.finish, { signal }) : null;
   const tools = { toolBox, state, clock, signal, emit };
-  const cancelled = () => state.end({ status: "cancelled", stopReason: "cancelled" }, { interrupted: isInterruption(signal) });
+  const cancelled = () => state.end({ status: "cancelled", stopReason: isSuperseded(signal) ? "superseded" : "cancelled" }, { interrupted: isInterruption(signal) });
   const overBudget = (over: BudgetName) => state.end({ status: "incomplete", stopReason: over === "steps" ? "max_steps" : "budget", budgetExceeded: over });
 
   // A paused run answered: the calls the application approved run first, announced durably before they do.

@@ -4,7 +4,7 @@ import type { PendingToolCall, RunEnding, RunOutcome, ToolCallCompletion } from 
 import { addUsage, emptyUsage, roundUsd, type RunUsage, type Usage } from "../core/usage.js";
 import { buildContext, type BuiltContext } from "./build-context.js";
 import { calibrateTokens } from "./estimate-tokens.js";
-import { CANCELLED_RESULT, INTERRUPTED_RESULT, repairTail } from "./repair-history.js";
+import { CANCELLED_RESULT, INTERRUPTED_RESULT, repairTail, SUPERSEDED_CALL_RESULT } from "./repair-history.js";
 
 /** Commits messages at the end of the history; resolves once they are durable. `completed` announces the tool calls whose results they hold, in the same write. */
 export type SaveMessages = (messages: NewMessage[], options?: { completed?: ToolCallCompletion[] }) => Promise<void>;
@@ -146,7 +146,7 @@ export function createRunState({
      * (a run interrupted records no end here: it saves everything now).
      */
     async end(ending: RunEnding, { interrupted = false }: { interrupted?: boolean } = {}): Promise<RunOutcome> {
-      const repair = repairTail(history, ending.status === "cancelled" && !interrupted ? CANCELLED_RESULT : INTERRUPTED_RESULT);
+      const repair = repairTail(history, interrupted ? INTERRUPTED_RESULT : ending.stopReason === "superseded" ? SUPERSEDED_CALL_RESULT : ending.status === "cancelled" ? CANCELLED_RESULT : INTERRUPTED_RESULT);
       if (repair.length > 0 || interrupted) await append(repair);
       const unsaved = held;
       held = [];

@@ -1,8 +1,8 @@
 import type { AgentEvent } from "../core/agent-events.js";
-import { isInterruption } from "../core/interruptions.js";
+import { isInterruption, isSuperseded } from "../core/interruptions.js";
 import type { ToolCallBlock } from "../core/messages.js";
 import type { ToolBox } from "../tools/tool-box.js";
-import { INTERRUPTED_RESULT } from "./repair-history.js";
+import { INTERRUPTED_RESULT, SUPERSEDED_CALL_RESULT } from "./repair-history.js";
 import type { RunClock } from "./run-clock.js";
 import type { RunState } from "./run-state.js";
 import { TIME_BUDGET_RESULT } from "./stop-policy.js";
@@ -28,7 +28,8 @@ export async function runTools(
     for await (const outcome of outcomes) {
       const { call, durationMs, status } = outcome;
       // A call cut short by a shutdown was not cancelled by anyone: say so, for the model that resumes.
-      const stoppedBy = status !== "cancelled" ? null : isInterruption(signal) ? INTERRUPTED_RESULT : stop.outOfTime() ? TIME_BUDGET_RESULT : null;
+      const stoppedBy =
+        status !== "cancelled" ? null : isInterruption(signal) ? INTERRUPTED_RESULT : isSuperseded(signal) ? SUPERSEDED_CALL_RESULT : stop.outOfTime() ? TIME_BUDGET_RESULT : null;
       const result = stoppedBy ? { ...outcome.result, content: stoppedBy } : outcome.result;
       await state.append([{ role: "tool", content: [result] }], {
         completed: [{ tool_call_id: call.id, name: call.name, is_error: result.is_error, duration_ms: durationMs, status }],

@@ -1,20 +1,20 @@
 import { type TextBlock } from "../core/messages.js";
 import { emptyUsage } from "../core/usage.js";
 import type { ToolChoice } from "../core/model-provider.js";
-import { repairMessages } from "../agent/repair-history.js";
 import { AppError, findInCauseChain, notFound } from "../errors.js";
 import { checkSameRequest, hashOfRequest } from "./request-hash.js";
 import { newId } from "../store/ids.js";
-import type { BudgetInput, RunRequest, RunRow } from "../store/schema.js";
+import type { BudgetInput, RunRequest, RunRow, WebhookSetting } from "../store/schema.js";
+import { checkWebhookUrl } from "../webhooks/check-webhook-url.js";
+import { Superseded } from "../core/interruptions.js";
+import { createRunInTransaction, newRunId, tooManyRuns, type CreatedRun, type OnBusy, type RunToCreate } from "./create-run.js";
 import { settleBudget } from "./settle-budget.js";
 import { FINISH_TOOL, type FinishOptions } from "../core/run-settings.js";
 import { uniqueViolation } from "../store/unique-violation.js";
-import { closeWaitingRun, SUPERSEDED } from "../runs/close-waiting-run.js";
-import { historyOf } from "../runs/history-of.js";
 import type { Appended } from "../runs/history-cache.js";
 import type { RunManager } from "../runs/run-manager.js";
 import { toPgSafe } from "../store/pg-safe.js";
-import { createRunAppender, newRunPosition, startedRunPosition, type RunPosition } from "../runs/run-numbering.js";
+import { startedRunPosition, type RunPosition } from "../runs/run-numbering.js";
 import type { Services } from "../services.js";
 
 export interface SendMessageInput {
@@ -29,6 +29,10 @@ export interface SendMessageInput {
   toolChoice?: ToolChoice | undefined;
   model?: string | undefined;
   idempotencyKey?: string | undefined;
+  /** What to do when a run holds the conversation. @default "reject" */
+  onBusy?: OnBusy | undefined;
+  /** This run's webhook (null: none); absent: the conversation's. */
+  webhook?: WebhookSetting | null | undefined;
 }
 
 /**
@@ -77,20 +81,27 @@ export async function sendMessage(
     // Absent from the hash when not sent, so retries from before budgets existed still match.
     ...(input.budget && { budget: input.budget }),
     ...(input.finish !== undefined && { finish: input.finish }),
+    ...(input.onBusy && { on_busy: input.onBusy }),
+    ...(input.webhook !== undefined && { webhook: input.webhook }),
   });
+  const onBusy = input.onBusy ?? "reject";
+  if (input.webhook) await checkWebhookUrl(input.webhook.url, { config, field: "body.webhook.url" });
+  const webhook = input.webhook !== undefined ? input.webhook : conversation.webhook;
 
   if (input.idempotencyKey) {
     const earlier = await store.runs.byIdempotencyKey(conversation.id, input.idempotencyKey);
     if (earlier) return replay(earlier, requestHash);
   }
 
+  const toCreate: RunToCreate = { runId: newRunId(), tenant: input.tenant, conversation, content, request, requestHash, idempotencyKey: input.idempotencyKey, webhook };
   for (let attempt = 1; ; attempt++) {
     try {
-      // Only a conversation seen with an open run may have one waiting (a retry looks again).
-      const supersede = attempt > 1 || conversation.activeRunId !== null;
-      const { run, position, appended } = await createRun({ services, conversation, content, request, requestHash, idempotencyKey: input.idempotencyKey, supersede, tenant: input.tenant });
-      runs.start(run, { position, conversation, ...(appended && { appended }) });
-      return { run, replayed: false };
+      // Only a conversation seen with an open run (or queued ones) needs the general path (a retry takes it).
+      const atOnce = attempt === 1 && conversation.activeRunId === null ? await startRunAtOnce(services, toCreate) : null;
+      const created = atOnce ?? (await createRunInTransaction(services, toCreate, onBusy));
+      await afterCreated({ services, runs }, created);
+      if ("position" in created) runs.start(created.run, { position: created.position, conversation, ...(atOnce && { appended: atOnce.appended }) });
+      return { run: created.run, replayed: false };
     } catch (err) {
       // A DELETE got in between the read above and the insert: the run's conversation is gone.
       if (findInCauseChain(err, (e) => ((e as { code?: unknown }).code === "23503" ? true : undefined))) {
@@ -103,8 +114,8 @@ export async function sendMessage(
       if (earlier) return replay(earlier, requestHash);
       if (constraint !== "runs_one_active_per_conversation_key") throw err;
       const active = await store.runs.activeOf(conversation.id);
-      // The run in the way ended meanwhile, or it waits for the application and gives way: try once more.
-      if (!active && attempt < 3) continue;
+      // The run in the way ended meanwhile, or it waits for the application and gives way, or this message may queue: try once more.
+      if ((!active || onBusy !== "reject") && attempt < 3) continue;
       throw new AppError("conversation_busy", `conversation ${conversation.id} already has an active run`, {
         active_run_id: active?.id ?? null,
       });
@@ -112,97 +123,50 @@ export async function sendMessage(
   }
 }
 
-/** The run and its user message, saved together with their first two events. */
-async function createRun({
-  services: { store, config, instanceId, signals, telemetry },
-  conversation,
-  content,
-  request,
-  requestHash,
-  idempotencyKey,
-  supersede,
-  tenant,
-}: {
-  services: Services;
-  /** Whose run it is: their open runs are counted against `MAX_ACTIVE_RUNS_PER_TENANT`. */
-  tenant: string;
-  conversation: { id: string; provider: string; model: string };
-  content: TextBlock[];
-  request: RunRequest;
-  requestHash: string;
-  idempotencyKey: string | undefined;
-  /** Look for a run waiting for the application, and end it. */
-  supersede: boolean;
-}): Promise<{ run: RunRow; position: RunPosition; appended?: Appended }> {
-  const runId = newId("run");
-  const cap = config.runs.maxActivePerTenant;
-  if (!supersede) {
-    // The common case in one statement: a connection held for one round trip, not a transaction of seven.
-    const started = await store.runs.start({
-      run: {
-        id: runId,
-        conversation_id: conversation.id,
-        provider: conversation.provider,
-        model: request.model ?? conversation.model,
-        usage: emptyUsage(),
-        request,
-        idempotency_key: idempotencyKey ?? null,
-        request_hash: requestHash,
-        lease_owner: instanceId,
-      },
-      leaseMs: config.runs.leaseMs,
-      tenant,
-      cap,
-      messageId: newId("msg"),
-      content,
-    });
-    if (started && "openRuns" in started) throw tooManyRuns(tenant, started.openRuns);
-    if (started) {
-      // The user message as the database holds it (toPgSafe), so the run need not read it back.
-      const appended = { firstSeq: started.run.firstSeq!, messages: [{ role: "user" as const, content: toPgSafe(content) }] };
-      return { run: started.run, position: startedRunPosition(started.run.firstSeq!), appended };
-    }
-  }
-  let superseded: RunRow | undefined;
-  const created = await store.transaction(async (tx) => {
-    // A run waiting for the application gives way: its pending calls are
-    // answered "not executed" and it ends, in the same transaction as the new
-    // run begins, so a crash leaves either the pause or the new run.
-    const waiting = supersede ? await tx.runs.lockWaitingOf(conversation.id) : undefined;
-    superseded = waiting && (await closeWaitingRun(tx, waiting, SUPERSEDED));
-    if (cap > 0) {
-      // Counted under a lock of the tenant's, in the database: the cap holds across instances.
-      const open = await tx.runs.openOfTenant(tenant);
-      if (open >= cap) throw tooManyRuns(tenant, open);
-    }
-    const run = await tx.runs.insert({
-      id: runId,
-      conversationId: conversation.id,
-      status: "running",
-      provider: conversation.provider,
-      model: request.model ?? conversation.model,
+/** The common case in one statement (`loopd_start_run`): a connection held for one round trip, not a transaction of seven; null when it must take the general path. */
+async function startRunAtOnce({ store, config, instanceId }: Services, r: RunToCreate): Promise<{ run: RunRow; position: RunPosition; appended: Appended; superseded: undefined } | null> {
+  const started = await store.runs.start({
+    run: {
+      id: r.runId,
+      conversation_id: r.conversation.id,
+      provider: r.conversation.provider,
+      model: r.request.model ?? r.conversation.model,
       usage: emptyUsage(),
-      request,
-      idempotencyKey: idempotencyKey ?? null,
-      requestHash,
-      leaseOwner: instanceId,
-      leaseMs: config.runs.leaseMs,
-    });
-    // A crash may have left the last tool calls unanswered; answer them before
-    // the new user message, where both providers expect their results.
-    // (Read after the run's row: from there on, nothing else appends to the conversation.)
-    const tail = await tx.messages.sinceLastAssistant(conversation.id);
-    const appender = createRunAppender(tx, run, newRunPosition(tail.at(-1)?.seq ?? 0));
-    await appender.event("run.created", {});
-    await appender.repairs(repairMessages(historyOf(tail)));
-    const userSeq = await appender.messages([{ role: "user", content }]);
-    return { run: (await tx.runs.setFirstSeq(runId, userSeq)) ?? run, position: appender.position };
+      request: r.request,
+      idempotency_key: r.idempotencyKey ?? null,
+      request_hash: r.requestHash,
+      lease_owner: instanceId,
+      webhook: r.webhook,
+    },
+    leaseMs: config.runs.leaseMs,
+    tenant: r.tenant,
+    cap: config.runs.maxActivePerTenant,
+    messageId: newId("msg"),
+    content: r.content,
   });
-  if (superseded) {
-    signals.notify(superseded.id);
-    telemetry.runEnded(superseded);
+  if (started && "openRuns" in started) throw tooManyRuns(r.tenant, started.openRuns);
+  if (!started) return null;
+  // The user message as the database holds it (toPgSafe), so the run need not read it back.
+  const appended = { firstSeq: started.run.firstSeq!, messages: [{ role: "user" as const, content: toPgSafe(r.content) }] };
+  return { run: started.run, position: startedRunPosition(started.run.firstSeq!), appended, superseded: undefined };
+}
+
+/**
+ * What a created run sets going besides itself: a paused run it superseded
+ * is told; a run it interrupts is stopped (here, or in its process); a
+ * queue with nothing running ahead is started.
+ */
+async function afterCreated({ services, runs }: { services: Services; runs: RunManager }, created: CreatedRun): Promise<void> {
+  if (created.superseded) {
+    services.signals.notify(created.superseded.id);
+    services.telemetry.runEnded(created.superseded);
   }
-  return created;
+  if (!("queued" in created)) return;
+  services.signals.notify(created.run.id);
+  if (created.interrupts && !runs.cancelLocal(created.interrupts, new Superseded("a new message interrupted the run"))) {
+    await services.store.notify("loopd_run_cancel", `${created.interrupts} superseded`);
+  }
+  if (created.startQueue) await runs.startQueued(created.run.conversationId);
 }
 
 /**
@@ -216,9 +180,6 @@ function admit({ store, config }: Services): void {
   if (limit === 0 || waited <= limit) return;
   throw new AppError("unavailable", `the database is busy: a statement has waited ${Math.round(waited)} ms for it, more than DB_ADMISSION_WAIT_MS (${limit} ms); try again shortly`, { reason: "database_busy" });
 }
-
-const tooManyRuns = (tenant: string, open: number) =>
-  new AppError("too_many_runs", `tenant ${tenant} has ${open} active or paused runs, the most MAX_ACTIVE_RUNS_PER_TENANT allows; wait for one to end, answer or cancel a paused one`, { active_runs: open });
 
 function replay(earlier: RunRow, requestHash: string): { run: RunRow; replayed: boolean } {
   checkSameRequest(earlier.requestHash, requestHash, { run_id: earlier.id });

@@ -44,7 +44,7 @@ export type RunEnding =
   | { status: "incomplete"; stopReason: "max_tokens" | "refusal" | "content_filter" }
   | { status: "incomplete"; stopReason: "action_expired" | "superseded" }
   | { status: "failed"; stopReason: "error"; error: RunError }
-  | { status: "cancelled"; stopReason: "cancelled" }
+  | { status: "cancelled"; stopReason: "cancelled" | "superseded" }
   | { status: "requires_action"; stopReason: null; pending: PendingToolCall[] };
 
 export type RunStatus = RunEnding["status"];

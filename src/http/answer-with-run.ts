@@ -30,7 +30,8 @@ export async function answerWithRun(
   const stop = linkedAbort(gone.signal, deps.shutdown);
   const ended = await waitForRunEnd({ services, runs, runId: run.id, signal: stop.signal }).finally(stop.dispose);
   if (!ended) throw new AppError("not_found", `run ${run.id} does not exist`);
-  const messages = await conversations.messagesOfRun(ended, fromMessageSeq);
+  // A queued run has its first message only once it started.
+  const messages = await conversations.messagesOfRun(ended, fromMessageSeq ?? ended.firstSeq);
   const lastAssistant = messages.filter((m) => m.role === "assistant").at(-1);
   return { run: presentRun(ended), messages, output_text: lastAssistant ? textOf(lastAssistant) : "" };
 }

@@ -35,11 +35,12 @@ function presentData(row: RunEventRow, run: RunRow, messages: Map<number, Messag
   if ("message" in row.data || "content" in row.data) return row.data;
   switch (event.type) {
     case "run.created":
-      // The run as it began: nothing of how it went or ended.
+    case "run.started":
+      // The run as it began (queued, or started): nothing of how it went or ended.
       return {
         run: presentRun({
           ...run,
-          status: "running",
+          status: event.type === "run.created" && event.data.status === "queued" ? "queued" : "running",
           stopReason: null,
           steps: 0,
           usage: emptyUsage(),

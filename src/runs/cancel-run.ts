@@ -3,6 +3,8 @@ import { CANCELLED_WAITING, closeWaitingRun } from "./close-waiting-run.js";
 import type { RunManager } from "./run-manager.js";
 import type { Services } from "../services.js";
 import { waitForRunEnd } from "./wait-for-run-end.js";
+import { createRunAppender, positionOf } from "./run-numbering.js";
+import { runStateOf } from "./run-events.js";
 
 /**
  * Stops a run at its next safe point and waits (a bounded time) for it to
@@ -22,8 +24,14 @@ export async function cancelRun({
   /** @default 10000 */
   waitMs?: number;
 }): Promise<RunRow> {
+  if (run.status === "queued") {
+    const ended = await cancelQueued(services, run);
+    if (ended) return ended;
+    // Started meanwhile: cancel it as it now stands.
+    run = (await services.store.runs.get(run.id)) ?? run;
+  }
   if (run.status === "requires_action") {
-    const ended = await cancelWaiting(services, run);
+    const ended = await cancelWaiting(services, runs, run);
     if (ended) return ended;
     // Answered (or ended) meanwhile: cancel it as it now stands.
     run = (await services.store.runs.get(run.id)) ?? run;
@@ -37,11 +45,28 @@ export async function cancelRun({
   }
   const stopped = (await waitForRunEnd({ services, runs, runId: run.id, signal: AbortSignal.timeout(waitMs) })) ?? run;
   // The cancel came as the step was pausing (after the run's last look at it): the pause is cancelled too.
-  return (stopped.status === "requires_action" && (await cancelWaiting(services, stopped))) || stopped;
+  return (stopped.status === "requires_action" && (await cancelWaiting(services, runs, stopped))) || stopped;
 }
 
-/** Ends a paused run as cancelled; undefined when it no longer waits. */
-async function cancelWaiting(services: Services, run: RunRow): Promise<RunRow | undefined> {
+/** Ends a run that never started: no model call, no message (its user message is saved only when it starts); undefined when it started meanwhile. */
+async function cancelQueued(services: Services, run: RunRow): Promise<RunRow | undefined> {
+  const ended = await services.store.transaction(async (tx) => {
+    const cancelled = await tx.queue.cancel(run.id);
+    if (!cancelled) return undefined;
+    const appender = createRunAppender(tx, cancelled, await positionOf(tx, cancelled));
+    await appender.event("run.cancelled", { run: runStateOf(cancelled) });
+    await tx.notify("loopd_run_events", run.id);
+    return cancelled;
+  });
+  if (ended) {
+    services.signals.notify(run.id);
+    services.telemetry.runEnded(ended);
+  }
+  return ended;
+}
+
+/** Ends a paused run as cancelled (then a run queued behind it starts); undefined when it no longer waits. */
+async function cancelWaiting(services: Services, runs: RunManager, run: RunRow): Promise<RunRow | undefined> {
   const ended = await services.store.transaction(async (tx) => {
     const waiting = await tx.runs.lockWaiting(run.id);
     return waiting && closeWaitingRun(tx, waiting, CANCELLED_WAITING);
@@ -49,6 +74,7 @@ async function cancelWaiting(services: Services, run: RunRow): Promise<RunRow | 
   if (ended) {
     services.signals.notify(run.id);
     services.telemetry.runEnded(ended);
+    await runs.startQueued(run.conversationId);
   }
   return ended;
 }

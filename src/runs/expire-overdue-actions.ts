@@ -9,7 +9,16 @@ import { closeWaitingRun, EXPIRED } from "./close-waiting-run.js";
  * transaction, under a lock that an answer arriving at the same moment
  * contends for, so exactly one of the two wins.
  */
-export async function expireOverdueActions({ services, batchSize = 20 }: { services: Services; batchSize?: number }): Promise<void> {
+export async function expireOverdueActions({
+  services,
+  startQueued,
+  batchSize = 20,
+}: {
+  services: Services;
+  /** Starts the run queued behind one that ended here, if any. */
+  startQueued?: (conversationId: string) => Promise<void>;
+  batchSize?: number;
+}): Promise<void> {
   const { store, signals, log } = services;
   try {
     for (const id of await store.runs.overdue(batchSize)) {
@@ -21,6 +30,7 @@ export async function expireOverdueActions({ services, batchSize = 20 }: { servi
         signals.notify(id);
         services.telemetry.runEnded(ended);
         log.info({ run_id: id, conversation_id: ended.conversationId }, "a paused run got no answer in time; its calls were given up");
+        await startQueued?.(ended.conversationId);
       }
     }
   } catch (err) {

@@ -1,6 +1,6 @@
 import { describeError } from "../errors.js";
 import type { Services } from "../services.js";
-import { LeaseLost } from "../core/interruptions.js";
+import { cancelReasonOf, LeaseLost } from "../core/interruptions.js";
 import type { LocalRun } from "./local-run.js";
 
 /**
@@ -22,8 +22,8 @@ export async function keepLeases({
   if (runIds.length === 0) return;
   try {
     const renewed = await store.runs.renewLeases({ owner: instanceId, runIds, leaseMs: config.runs.leaseMs });
-    for (const { id, cancelRequested } of renewed) {
-      if (cancelRequested) active.get(id)?.controller.abort();
+    for (const { id, cancelRequested, cancelReason } of renewed) {
+      if (cancelRequested) active.get(id)?.controller.abort(cancelReasonOf(cancelReason));
     }
     const kept = new Set(renewed.map((r) => r.id));
     for (const [id, run] of active) {

@@ -32,7 +32,9 @@ export const runStateOf = (row: RunRow): RunState => ({
  * (`src/http/present-run-events.ts`).
  */
 export type StoredRunEvent =
-  | { type: "run.created"; data: Record<string, never> }
+  | { type: "run.created"; data: { status?: "queued" } }
+  /** A queued run starts (`run.created` said `queued`). */
+  | { type: "run.started"; data: Record<string, never> }
   | { type: "message.created"; data: { seq: number } }
   | { type: "text.delta"; data: { delta: string } }
   | { type: "tool_call.started"; data: { tool_call_id: string; name: string; input: Record<string, unknown> } }

@@ -12,6 +12,9 @@ import { createRunWriter, type RunWriter } from "./run-writer.js";
 import { drainRuns } from "./drain-runs.js";
 import { sweepExpiredRuns } from "./sweep-expired-runs.js";
 import { expireOverdueActions } from "./expire-overdue-actions.js";
+import { startQueuedRun } from "./start-queued-run.js";
+import { startStalledQueues } from "./start-stalled-queues.js";
+import type { Superseded } from "../core/interruptions.js";
 
 export interface RunManagerOptions {
   /**
@@ -57,9 +60,31 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
       if (active.get(run.id) === entry) active.delete(run.id);
       // Stopped here without its end (lease lost, shutdown): its readers go to the database.
       if (!writer.ended) writer.release();
+      // Ended or paused: the conversation's next queued run starts here.
+      else void startNextIfQueued(run.conversationId);
     });
     active.set(run.id, entry);
   }
+
+  /** Starts the conversation's next queued run here, if one waits and nothing runs. */
+  async function startQueued(conversationId: string): Promise<void> {
+    if (stopping) return;
+    try {
+      const started = await startQueuedRun(services, conversationId);
+      if (started) launch(started.run, createRunWriter({ services, run: started.run, position: started.position }));
+    } catch (err) {
+      // Left queued: the sweeper tries again.
+      log.warn({ conversation_id: conversationId, err: describeError(err) }, "could not start a queued run");
+    }
+  }
+  // One index lookup per run's end; the transaction only when a run waits.
+  const startNextIfQueued = async (conversationId: string) => {
+    try {
+      if (await store.queue.any(conversationId)) await startQueued(conversationId);
+    } catch (err) {
+      log.warn({ conversation_id: conversationId, err: describeError(err) }, "could not look for queued runs");
+    }
+  };
 
   const recover = async (run: RunRow) => {
     try {
@@ -74,7 +99,8 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
   const sweep = async (orphanedBefore?: Date) => {
     if (stopping) return;
     await sweepExpiredRuns({ services, orphanedBefore, hold: (claimed) => claimed.forEach((r) => recovering.add(r.id)), recover });
-    await expireOverdueActions({ services });
+    await expireOverdueActions({ services, startQueued: startNextIfQueued });
+    await startStalledQueues({ services, startQueued });
   };
 
   return {
@@ -106,13 +132,16 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
       await sweep(exclusive ? new Date() : undefined);
     },
 
+    /** Starts the conversation's next queued run here, if one waits and nothing runs (see `startQueuedRun`). */
+    startQueued,
+
     /** Whether this process executes the run. */
     isLocal: (runId: string): boolean => active.has(runId),
 
-    /** Aborts a run this process executes; false when it runs elsewhere (or not at all). */
-    cancelLocal(runId: string): boolean {
+    /** Aborts a run this process executes (`reason`: why, when a new message supersedes it); false when it runs elsewhere (or not at all). */
+    cancelLocal(runId: string, reason?: Superseded): boolean {
       const entry = active.get(runId);
-      entry?.controller.abort();
+      entry?.controller.abort(reason);
       return entry !== undefined;
     },
 

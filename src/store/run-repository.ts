@@ -41,6 +41,8 @@ function runFromJson(json: Record<string, unknown>): RunRow {
 /** Lease times come from the database's clock only, so processes with skewed clocks agree. */
 export const leaseUntil = (ms: number): SQL => sql`now() + ${`${ms} milliseconds`}::interval`;
 const isActive = inArray(runs.status, [...ACTIVE_RUN_STATUSES]);
+/** Leases are held only by runs executing (a queued run has none until it starts). */
+const isRunning = eq(runs.status, "running");
 
 export function createRunRepository({ db, query, notifies }: { db: Db; query: RawQuery; notifies: boolean }) {
   return {
@@ -130,7 +132,7 @@ export function createRunRepository({ db, query, notifies }: { db: Db; query: Ra
     },
 
     async activeOf(conversationId: string): Promise<RunRow | undefined> {
-      const [row] = await db.select().from(runs).where(and(eq(runs.conversationId, conversationId), isActive));
+      const [row] = await db.select().from(runs).where(and(eq(runs.conversationId, conversationId), isRunning));
       return row;
     },
 
@@ -148,13 +150,13 @@ export function createRunRepository({ db, query, notifies }: { db: Db; query: Ra
      * Extends the leases this process holds and reports which of its runs a
      * client asked to cancel (possibly through another process).
      */
-    async renewLeases({ owner, runIds, leaseMs }: { owner: string; runIds: string[]; leaseMs: number }): Promise<{ id: string; cancelRequested: boolean }[]> {
+    async renewLeases({ owner, runIds, leaseMs }: { owner: string; runIds: string[]; leaseMs: number }): Promise<{ id: string; cancelRequested: boolean; cancelReason: string | null }[]> {
       if (runIds.length === 0) return [];
       return db
         .update(runs)
         .set({ leaseExpiresAt: leaseUntil(leaseMs) })
-        .where(and(inArray(runs.id, runIds), eq(runs.leaseOwner, owner), isActive))
-        .returning({ id: runs.id, cancelRequested: runs.cancelRequested });
+        .where(and(inArray(runs.id, runIds), eq(runs.leaseOwner, owner), isRunning))
+        .returning({ id: runs.id, cancelRequested: runs.cancelRequested, cancelReason: runs.cancelReason });
     },
 
     /**
@@ -184,7 +186,7 @@ export function createRunRepository({ db, query, notifies }: { db: Db; query: Ra
       const claimable = db
         .select({ id: runs.id })
         .from(runs)
-        .where(and(isActive, expired))
+        .where(and(isRunning, expired))
         .orderBy(asc(runs.id))
         .limit(limit)
         .for("update", { skipLocked: true });
@@ -200,7 +202,7 @@ export function createRunRepository({ db, query, notifies }: { db: Db; query: Ra
       await db
         .update(runs)
         .set({ leaseExpiresAt: sql`now()` })
-        .where(and(eq(runs.id, runId), eq(runs.leaseOwner, owner), isActive));
+        .where(and(eq(runs.id, runId), eq(runs.leaseOwner, owner), isRunning));
     },
 
     /** Lets every run of a stopping process be taken over at once. */
@@ -208,7 +210,7 @@ export function createRunRepository({ db, query, notifies }: { db: Db; query: Ra
       await db
         .update(runs)
         .set({ leaseExpiresAt: sql`now()` })
-        .where(and(eq(runs.leaseOwner, owner), isActive));
+        .where(and(eq(runs.leaseOwner, owner), isRunning));
     },
 
     /**
@@ -283,10 +285,11 @@ export function createRunRepository({ db, query, notifies }: { db: Db; query: Ra
       return row;
     },
 
-    async requestCancel(runId: string): Promise<void> {
+    /** `reason`: `superseded` when a new message interrupts the run. */
+    async requestCancel(runId: string, reason: "superseded" | null = null): Promise<void> {
       await db
         .update(runs)
-        .set({ cancelRequested: true })
+        .set({ cancelRequested: true, cancelReason: reason })
         .where(and(eq(runs.id, runId), isActive));
     },
 

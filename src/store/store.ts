@@ -8,6 +8,7 @@ import { createUsageRepository } from "./usage-repository.js";
 import { createRetentionRepository } from "./retention-repository.js";
 import { createMessageRepository } from "./message-repository.js";
 import { createRunRepository } from "./run-repository.js";
+import { createRunQueueRepository } from "./run-queue-repository.js";
 import { createTraceRepository } from "./trace-repository.js";
 
 /** Channels of the nudges loopd processes send each other through the database (ids only, never payloads). */
@@ -19,6 +20,7 @@ function createRepositories(db: Db, { notifies, query }: { notifies: boolean; qu
     conversations: createConversationRepository({ db, notifies }),
     messages: createMessageRepository({ db }),
     runs: createRunRepository({ db, query, notifies }),
+    queue: createRunQueueRepository({ db }),
     events: createEventRepository({ db }),
     actions: createActionRepository({ db }),
     traces: createTraceRepository({ db }),

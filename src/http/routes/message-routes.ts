@@ -5,9 +5,10 @@ import { sendMessage } from "../../conversations/send-message.js";
 import type { HttpDeps } from "../http-deps.js";
 import { messagesExample, sendMessageExample } from "../examples.js";
 import { documented, jsonOrEventStream } from "../openapi.js";
-import { messageSchema, sendMessageResponse } from "../schemas.js";
+import { messageSchema, runSchema, sendMessageResponse } from "../schemas.js";
+import { presentRun } from "../../conversations/present.js";
 import { conversationParams, messagesQuery, sendMessageBody, idempotencyHeaders } from "../request-schemas.js";
-import { bodyErrorResponses, errorResponses, runConflict } from "../error-schemas.js";
+import { bodyErrorResponses, errorAnswer, errorResponses, runConflict } from "../error-schemas.js";
 import { serializeTrusted } from "../serialize-trusted.js";
 import { answerWithRun, takeStreamIf } from "../answer-with-run.js";
 
@@ -29,6 +30,13 @@ const historyResponse = documented(
       { role: "assistant", content: [{ type: "text", text: "12*7 = 84" }] },
     ],
   },
+);
+
+const queueFull = errorAnswer(
+  "`queue_full`: `on_busy: \"enqueue\"` (or `\"interrupt\"`) with the conversation's queue at `MAX_QUEUED_RUNS`; `too_many_runs`: the tenant's open runs at `MAX_ACTIVE_RUNS_PER_TENANT`; `rate_limited`",
+  "queue_full",
+  "conversation conv_123 has 10 queued runs, the most MAX_QUEUED_RUNS allows; wait for one to start, or cancel one",
+  { queued_runs: 10 },
 );
 
 /** 409s of a request that starts a run. */
@@ -76,13 +84,15 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
         headers: idempotencyHeaders,
         response: {
           200: jsonOrEventStream(sendMessageResponse, "The run, every message this request appended (starting with the user message), and the last assistant text; or, streaming, the run's events", sendMessageExample),
+          202: documented(z.object({ run: runSchema }), "`\"wait\": false`: the run as it stands; it goes on (follow it with `GET …/events`, poll it, or get a webhook)", { run: { ...sendMessageExample.run, status: "running", stop_reason: null, completed_at: null } }),
           ...bodyErrorResponses,
           409: sendConflict,
+          429: queueFull,
         },
       },
     },
     async (req, reply) => {
-      const { content, max_steps, budget, finish, tool_choice, model, stream } = req.body;
+      const { content, max_steps, budget, finish, tool_choice, model, stream, on_busy, wait, webhook } = req.body;
       const release = takeStreamIf(deps, { stream, accept: req.headers.accept });
       const { run, replayed } = await sendMessage({ services, runs }, {
         tenant: req.tenant,
@@ -94,10 +104,18 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
         toolChoice: tool_choice,
         model,
         idempotencyKey: req.headers["idempotency-key"],
+        onBusy: on_busy,
+        webhook,
       }).catch((err: unknown) => {
         release?.();
         throw err;
       });
+      // A background run: the run as it stands, at once; it goes on.
+      if (!release && wait === false) {
+        reply.header("x-loopd-run-id", run.id);
+        if (replayed) reply.header("idempotent-replayed", "true");
+        return reply.code(202).send({ run: presentRun(run) });
+      }
       return answerWithRun(deps, reply, { run, replayed, afterEvent: 0, fromMessageSeq: run.firstSeq, release });
     },
   );

@@ -72,7 +72,7 @@ export function uiChatRoutes(app: FastifyInstance, deps: HttpDeps) {
       const release = deps.streams.take();
       try {
         if (request.kind === "send") {
-          const { max_steps, budget, finish, tool_choice, model } = req.body;
+          const { max_steps, budget, finish, tool_choice, model, on_busy } = req.body;
           const { run } = await sendMessage({ services, runs }, {
             tenant,
             conversationId: conversation.id,
@@ -83,6 +83,7 @@ export function uiChatRoutes(app: FastifyInstance, deps: HttpDeps) {
             toolChoice: tool_choice,
             model,
             idempotencyKey: req.headers["idempotency-key"],
+            onBusy: on_busy,
           });
           return await streamUi(reply, run, 0, release);
         }

@@ -38,7 +38,7 @@ export const uiChatBody = z.looseObject({
   trigger: z.enum(["submit-message", "regenerate-message"]),
   messageId: z.string().max(200).optional(),
   conversation: conversationFields.optional(),
-  ...sendMessageBody.pick({ max_steps: true, budget: true, finish: true, tool_choice: true, model: true }).shape,
+  ...sendMessageBody.pick({ max_steps: true, budget: true, finish: true, tool_choice: true, model: true, on_busy: true }).shape,
 });
 
 export type UiChatBody = z.infer<typeof uiChatBody>;

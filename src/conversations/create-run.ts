@@ -1,0 +1,126 @@
+import type { TextBlock } from "../core/messages.js";
+import { emptyUsage } from "../core/usage.js";
+import { repairMessages } from "../agent/repair-history.js";
+import { AppError, notFound } from "../errors.js";
+import { newId } from "../store/ids.js";
+import type { RunRequest, RunRow, WebhookSetting } from "../store/schema.js";
+import type { Repositories } from "../store/store.js";
+import { closeWaitingRun, SUPERSEDED } from "../runs/close-waiting-run.js";
+import { historyOf } from "../runs/history-of.js";
+import { createRunAppender, newRunPosition, type RunPosition } from "../runs/run-numbering.js";
+import type { Services } from "../services.js";
+
+/** What a conversation does with a message that comes while a run holds it. */
+export type OnBusy = "reject" | "enqueue" | "interrupt";
+
+export interface RunToCreate {
+  runId: string;
+  tenant: string;
+  conversation: { id: string; provider: string; model: string };
+  content: TextBlock[];
+  request: RunRequest;
+  requestHash: string;
+  idempotencyKey: string | undefined;
+  webhook: WebhookSetting | null;
+}
+
+/** A run created: started here (`position`), or queued (then, maybe, a run it interrupts, and whether the queue needs a start). */
+export type CreatedRun =
+  | { run: RunRow; position: RunPosition; superseded: RunRow | undefined }
+  | { run: RunRow; queued: true; interrupts: string | undefined; startQueue: boolean; superseded: undefined };
+
+/**
+ * The general path of a run's creation, in one transaction under the
+ * conversation's lock (the lock every creator and the starter of a queued
+ * run take): a run waiting for the application gives way (its pending calls
+ * answered "not executed", ended in the same transaction); with nothing
+ * running and nothing queued the run starts, its user message after any
+ * repair of calls a crash left unanswered; otherwise `reject` is a 409 and
+ * `enqueue`/`interrupt` queue it (an interrupt ahead of enqueued runs, and
+ * the running run asked to stop, `superseded`).
+ */
+export async function createRunInTransaction({ store, config, instanceId }: Services, r: RunToCreate, onBusy: OnBusy): Promise<CreatedRun> {
+  return store.transaction(async (tx) => {
+    if (!(await tx.queue.lockConversation(r.conversation.id))) throw notFound("conversation", r.conversation.id);
+    const holding = await tx.queue.holdingOf(r.conversation.id);
+    const queued = await tx.queue.queuedCount(r.conversation.id);
+    const waitsBehind = holding?.status === "running" || queued > 0;
+    if (waitsBehind && onBusy === "reject") {
+      throw new AppError("conversation_busy", `conversation ${r.conversation.id} already has an active run`, {
+        active_run_id: holding?.id ?? (await tx.queue.lastQueued(r.conversation.id, 1)) ?? null,
+      });
+    }
+    if (waitsBehind) return queueRun(tx, r, { holding, queued, rank: onBusy === "interrupt" ? 0 : 1, maxQueued: config.runs.maxQueued, cap: config.runs.maxActivePerTenant });
+    // A run waiting for the application gives way: a crash leaves either the pause or the new run.
+    const waiting = holding && (await tx.runs.lockWaiting(holding.id));
+    const superseded = waiting ? await closeWaitingRun(tx, waiting, SUPERSEDED) : undefined;
+    await checkTenantCap(tx, r.tenant, config.runs.maxActivePerTenant);
+    const run = await tx.runs.insert({
+      id: r.runId,
+      conversationId: r.conversation.id,
+      status: "running",
+      provider: r.conversation.provider,
+      model: r.request.model ?? r.conversation.model,
+      usage: emptyUsage(),
+      request: r.request,
+      idempotencyKey: r.idempotencyKey ?? null,
+      requestHash: r.requestHash,
+      leaseOwner: instanceId,
+      leaseMs: config.runs.leaseMs,
+      webhook: r.webhook,
+    });
+    // Read after the run's row: from there on, nothing else appends to the conversation.
+    const tail = await tx.messages.sinceLastAssistant(r.conversation.id);
+    const appender = createRunAppender(tx, run, newRunPosition(tail.at(-1)?.seq ?? 0));
+    await appender.event("run.created", {});
+    await appender.repairs(repairMessages(historyOf(tail)));
+    const userSeq = await appender.messages([{ role: "user", content: r.content }]);
+    return { run: (await tx.runs.setFirstSeq(r.runId, userSeq)) ?? run, position: appender.position, superseded };
+  });
+}
+
+async function queueRun(
+  tx: Repositories,
+  r: RunToCreate,
+  { holding, queued, rank, maxQueued, cap }: { holding: RunRow | undefined; queued: number; rank: 0 | 1; maxQueued: number; cap: number },
+): Promise<CreatedRun> {
+  if (queued >= maxQueued) {
+    throw new AppError("queue_full", `conversation ${r.conversation.id} has ${queued} queued runs, the most MAX_QUEUED_RUNS allows; wait for one to start, or cancel one`, { queued_runs: queued });
+  }
+  await checkTenantCap(tx, r.tenant, cap);
+  const queuedBehind = (await tx.queue.lastQueued(r.conversation.id, rank)) ?? holding?.id ?? null;
+  const run = await tx.queue.insert({
+    run: {
+      id: r.runId,
+      conversationId: r.conversation.id,
+      provider: r.conversation.provider,
+      model: r.request.model ?? r.conversation.model,
+      usage: emptyUsage(),
+      request: r.request,
+      idempotencyKey: r.idempotencyKey ?? null,
+      requestHash: r.requestHash,
+      webhook: r.webhook,
+    },
+    content: r.content,
+    rank,
+    queuedBehind,
+  });
+  await createRunAppender(tx, run, newRunPosition(0)).event("run.created", { status: "queued" });
+  const interrupts = rank === 0 && holding?.status === "running" ? holding.id : undefined;
+  if (interrupts) await tx.runs.requestCancel(interrupts, "superseded");
+  // Nothing runs ahead of it (the run before ended, or waits for the application): start the queue now.
+  return { run, queued: true, interrupts, startQueue: holding?.status !== "running", superseded: undefined };
+}
+
+/** Counted under a lock of the tenant's, in the database: the cap holds across instances. */
+async function checkTenantCap(tx: Repositories, tenant: string, cap: number): Promise<void> {
+  if (cap <= 0) return;
+  const open = await tx.runs.openOfTenant(tenant);
+  if (open >= cap) throw tooManyRuns(tenant, open);
+}
+
+export const tooManyRuns = (tenant: string, open: number) =>
+  new AppError("too_many_runs", `tenant ${tenant} has ${open} active or paused runs, the most MAX_ACTIVE_RUNS_PER_TENANT allows; wait for one to end, answer or cancel a paused one`, { active_runs: open });
+
+/** A new run's id. */
+export const newRunId = () => newId("run");

@@ -1,0 +1,58 @@
+import { repairMessages } from "../agent/repair-history.js";
+import type { Services } from "../services.js";
+import type { RunRow } from "../store/schema.js";
+import type { Repositories } from "../store/store.js";
+import { closeWaitingRun, SUPERSEDED } from "./close-waiting-run.js";
+import { historyOf } from "./history-of.js";
+import { createRunAppender, positionOf, type RunPosition } from "./run-numbering.js";
+
+/** A queued run just started here: where its writer takes over. */
+export interface StartedQueuedRun {
+  run: RunRow;
+  position: RunPosition;
+  /** A paused run it superseded, ended in the same transaction. */
+  superseded: RunRow | undefined;
+}
+
+/**
+ * Starts the conversation's next queued run, if nothing runs there: under
+ * the conversation's lock, a paused run gives way (superseded, as by any
+ * new message), the queued run becomes `running` under this process's
+ * lease, and its `run.started`, a repair of unanswered calls and its user
+ * message are written — all in one transaction, so a crash leaves it queued
+ * for the sweeper. Undefined when there is nothing to start, or a run still
+ * runs (whoever ends it starts the next).
+ */
+export async function startQueuedRun(services: Services, conversationId: string): Promise<StartedQueuedRun | undefined> {
+  const { store, config, instanceId } = services;
+  const started = await store.transaction(async (tx) => {
+    if (!(await tx.queue.lockConversation(conversationId))) return undefined;
+    const holding = await tx.queue.holdingOf(conversationId);
+    if (holding?.status === "running") return undefined;
+    const next = await tx.queue.lockNext(conversationId);
+    if (!next) return undefined;
+    const waiting = holding && (await tx.runs.lockWaiting(holding.id));
+    const superseded = waiting && (await closeWaitingRun(tx, waiting, SUPERSEDED));
+    const run = await tx.queue.start(next.id, { owner: instanceId, leaseMs: config.runs.leaseMs });
+    const position = await beginRun(tx, run, next.queuedContent ?? []);
+    return { run: position.run, position: position.position, superseded };
+  });
+  if (started?.superseded) {
+    services.signals.notify(started.superseded.id);
+    services.telemetry.runEnded(started.superseded);
+  }
+  if (started) services.signals.notify(started.run.id);
+  return started;
+}
+
+/** A queued run's first writes: `run.started`, the repair of calls a crash left unanswered, then its user message. */
+async function beginRun(tx: Repositories, run: RunRow, content: NonNullable<RunRow["queuedContent"]>) {
+  const appender = createRunAppender(tx, run, await positionOf(tx, run));
+  await appender.event("run.started", {});
+  // From here on nothing else appends to the conversation: its tail is read after the run holds it.
+  const tail = await tx.messages.sinceLastAssistant(run.conversationId);
+  await appender.repairs(repairMessages(historyOf(tail)));
+  const userSeq = await appender.messages([{ role: "user", content }]);
+  await tx.notify("loopd_run_events", run.id);
+  return { run: (await tx.runs.setFirstSeq(run.id, userSeq)) ?? run, position: appender.position };
+}
