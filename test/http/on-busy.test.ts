@@ -63,7 +63,7 @@ async function busyConversation(extra: Record<string, unknown> = {}) {
   f.llm.script({ toolCalls: [{ name: "hold", input: {} }] }, { text: "first done" });
   const first = await post(`/conversations/${conv.id}/messages`, { content: "first", wait: false });
   expect(first.status).toBe(202);
-  const { run } = await first.json();
+  const { run } = (await first.json()) as any;
   await entered.promise;
   return { conv, first: run };
 }
@@ -85,7 +85,7 @@ test("enqueued messages run one after another, first come first served, each sta
   for (const content of ["second", "third", "fourth"]) {
     const res = await post(`/conversations/${conv.id}/messages`, { content, on_busy: "enqueue", wait: false });
     expect(res.status).toBe(202);
-    queued.push((await res.json()).run);
+    queued.push(((await res.json()) as any).run);
   }
   expect(queued.map((r) => r.status)).toEqual(["queued", "queued", "queued"]);
   expect(queued.map((r) => r.queued_behind)).toEqual([first.id, queued[0].id, queued[1].id]);
@@ -144,7 +144,7 @@ test("reject still answers 409 while a run is active or runs are queued; the que
   const runsBefore = (await getJson(`/conversations/${conv.id}/runs`)).data.length;
   const full = await post(`/conversations/${conv.id}/messages`, { content: "d", on_busy: "enqueue", wait: false });
   expect(full.status).toBe(429);
-  expect((await full.json()).error).toMatchObject({ code: "queue_full", details: { queued_runs: 3 } });
+  expect(((await full.json()) as any).error).toMatchObject({ code: "queue_full", details: { queued_runs: 3 } });
   expect((await getJson(`/conversations/${conv.id}/runs`)).data.length).toBe(runsBefore);
   // A plain message is refused behind a queue too, even once nothing runs ahead of it: it would jump the queue.
   const rejected = await json(post(`/conversations/${conv.id}/messages`, { content: "e" }));
@@ -163,7 +163,7 @@ test("interrupt stops a run mid tool call (its call answered 'cancelled: the use
   f.llm.script({ text: "new answer" });
   const res = await post(`/conversations/${conv.id}/messages`, { content: "stop, do this instead", on_busy: "interrupt" });
   expect(res.status).toBe(200);
-  const second = await res.json();
+  const second: any = await res.json();
   expect(second.run).toMatchObject({ status: "completed" });
   expect(second.output_text).toBe("new answer");
   expect(second.messages.map((m: any) => m.role)).toEqual(["user", "assistant"]);
@@ -202,7 +202,7 @@ test("two interrupts and a reject sent at once: one run at a time, every accepte
   ]);
   const accepted: { content: string; run: any }[] = [];
   for (const [i, res] of answers.entries()) {
-    const body = await res.json();
+    const body: any = await res.json();
     if (res.status === 200) accepted.push({ content: ["one", "two", "three"][i]!, run: body.run });
     else expect([res.status, body.error.code]).toEqual([409, "conversation_busy"]);
   }
@@ -225,7 +225,7 @@ test('"wait": false answers 202 with the run at once; the run goes on and ends',
   f.llm.script({ text: "later", chunkDelayMs: 50 });
   const res = await post(`/conversations/${conv.id}/messages`, { content: "in the background", wait: false });
   expect(res.status).toBe(202);
-  const { run } = await res.json();
+  const { run } = (await res.json()) as any;
   expect(run.status).toBe("running");
   expect(res.headers.get("x-loopd-run-id")).toBe(run.id);
   expect(await runEnded(conv.id, run.id)).toMatchObject({ status: "completed" });
@@ -237,7 +237,7 @@ test("bad on_busy and wait values are 400s naming the field, and change nothing"
   for (const body of [{ content: "x", on_busy: "queue" }, { content: "x", wait: "no" }, { content: "x", webhook: { url: "ftp://example.com/hook" } }]) {
     const res = await post(`/conversations/${conv.id}/messages`, body);
     expect(res.status).toBe(400);
-    expect((await res.json()).error.code).toBe("invalid_request");
+    expect(((await res.json()) as any).error.code).toBe("invalid_request");
   }
   expect((await getJson(`/conversations/${conv.id}/runs`)).data).toHaveLength(0);
 });
