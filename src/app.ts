@@ -169,6 +169,11 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const runs = createRunManager(services, { exclusive: services.exclusiveDatabase });
   // A run of this process signals its readers itself when it commits: its echo through LISTEN would wake them twice.
   services.broadcast.on("loopd_run_events", (key) => runs.isLocal(key) || services.signals.notify(key));
+  // "<run id> <conversation id>": a run was queued behind that run.
+  services.broadcast.on("loopd_run_queued", (payload) => {
+    const [runId = "", conversationId = ""] = payload.split(" ");
+    runs.noteQueued(runId, conversationId);
+  });
   // "<run id>" or "<run id> superseded".
   services.broadcast.on("loopd_run_cancel", (payload) => {
     const [runId = "", reason] = payload.split(" ");

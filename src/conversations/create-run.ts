@@ -27,7 +27,7 @@ export interface RunToCreate {
 /** A run created: started here (`position`), or queued (then, maybe, a run it interrupts, and whether the queue needs a start). */
 export type CreatedRun =
   | { run: RunRow; position: RunPosition; superseded: RunRow | undefined }
-  | { run: RunRow; queued: true; interrupts: string | undefined; startQueue: boolean; superseded: undefined };
+  | { run: RunRow; queued: true; interrupts: string | undefined; behind: string | undefined; superseded: undefined };
 
 /**
  * The general path of a run's creation, in one transaction under the
@@ -108,8 +108,8 @@ async function queueRun(
   await createRunAppender(tx, run, newRunPosition(0)).event("run.created", { status: "queued" });
   const interrupts = rank === 0 && holding?.status === "running" ? holding.id : undefined;
   if (interrupts) await tx.runs.requestCancel(interrupts, "superseded");
-  // Nothing runs ahead of it (the run before ended, or waits for the application): start the queue now.
-  return { run, queued: true, interrupts, startQueue: holding?.status !== "running", superseded: undefined };
+  // `behind`: the running run whose end starts the queue; none (the run before ended, or waits for the application): start it now.
+  return { run, queued: true, interrupts, behind: holding?.status === "running" ? holding.id : undefined, superseded: undefined };
 }
 
 /** Counted under a lock of the tenant's, in the database: the cap holds across instances. */

@@ -166,7 +166,10 @@ async function afterCreated({ services, runs }: { services: Services; runs: RunM
   if (created.interrupts && !runs.cancelLocal(created.interrupts, new Superseded("a new message interrupted the run"))) {
     await services.store.notify("loopd_run_cancel", `${created.interrupts} superseded`);
   }
-  if (created.startQueue) await runs.startQueued(created.run.conversationId);
+  const conversationId = created.run.conversationId;
+  if (!created.behind) await runs.startQueued(conversationId);
+  // The running run's process starts the queue when it ends (told here, or through the database).
+  else if (!runs.noteQueued(created.behind, conversationId)) await services.store.notify("loopd_run_queued", `${created.behind} ${conversationId}`);
 }
 
 /**

@@ -60,8 +60,11 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
       if (active.get(run.id) === entry) active.delete(run.id);
       // Stopped here without its end (lease lost, shutdown): its readers go to the database.
       if (!writer.ended) writer.release();
-      // Ended or paused: the conversation's next queued run starts here.
-      else void startNextIfQueued(run.conversationId);
+      else {
+        // Ended or paused: a run queued behind it starts here.
+        leftHere(run.id);
+        if (queueBehind.delete(run.id)) void startQueued(run.conversationId);
+      }
     });
     active.set(run.id, entry);
   }
@@ -77,13 +80,19 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
       log.warn({ conversation_id: conversationId, err: describeError(err) }, "could not start a queued run");
     }
   }
-  // One index lookup per run's end; the transaction only when a run waits.
-  const startNextIfQueued = async (conversationId: string) => {
-    try {
-      if (await store.queue.any(conversationId)) await startQueued(conversationId);
-    } catch (err) {
-      log.warn({ conversation_id: conversationId, err: describeError(err) }, "could not look for queued runs");
-    }
+  /**
+   * Runs of this process with a run queued behind them (told by whoever
+   * queued it: `noteQueued`), so that a run's end costs no statement to
+   * look for a queue; and the runs that last left here, so that a note
+   * arriving just after the run ended still starts the queue. A note lost
+   * (a process died) is made good by the sweeper (`startStalledQueues`).
+   */
+  const queueBehind = new Set<string>();
+  const recentlyLeft = new Set<string>();
+  const leftHere = (runId: string) => {
+    recentlyLeft.delete(runId);
+    recentlyLeft.add(runId);
+    if (recentlyLeft.size > 1_000) recentlyLeft.delete(recentlyLeft.values().next().value!);
   };
 
   const recover = async (run: RunRow) => {
@@ -99,7 +108,7 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
   const sweep = async (orphanedBefore?: Date) => {
     if (stopping) return;
     await sweepExpiredRuns({ services, orphanedBefore, hold: (claimed) => claimed.forEach((r) => recovering.add(r.id)), recover });
-    await expireOverdueActions({ services, startQueued: startNextIfQueued });
+    await expireOverdueActions({ services, startQueued });
     await startStalledQueues({ services, startQueued });
   };
 
@@ -134,6 +143,21 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
 
     /** Starts the conversation's next queued run here, if one waits and nothing runs (see `startQueuedRun`). */
     startQueued,
+
+    /**
+     * A run was queued behind `runId`: if it runs here, the queue starts
+     * when it ends; if it just ended here, now. False when it is not this
+     * process's.
+     */
+    noteQueued(runId: string, conversationId: string): boolean {
+      if (active.has(runId)) {
+        queueBehind.add(runId);
+        return true;
+      }
+      if (!recentlyLeft.has(runId)) return false;
+      void startQueued(conversationId);
+      return true;
+    },
 
     /** Whether this process executes the run. */
     isLocal: (runId: string): boolean => active.has(runId),

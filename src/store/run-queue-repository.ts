@@ -96,12 +96,6 @@ export function createRunQueueRepository({ db }: { db: Db }) {
       return row;
     },
 
-    /** Whether the conversation has queued runs (one index lookup). */
-    async any(conversationId: string): Promise<boolean> {
-      const rows = await db.select({ id: runs.id }).from(runs).where(and(eq(runs.conversationId, conversationId), isQueued)).limit(1);
-      return rows.length > 0;
-    },
-
     /**
      * Conversations whose queue waits for no running run and was queued
      * over `olderThanMs` ago (the database's clock): the run ahead ended and whoever ended it did not start

@@ -12,7 +12,7 @@ import { createRunQueueRepository } from "./run-queue-repository.js";
 import { createTraceRepository } from "./trace-repository.js";
 
 /** Channels of the nudges loopd processes send each other through the database (ids only, never payloads). */
-export type NotifyChannel = "loopd_run_events" | "loopd_run_cancel";
+export type NotifyChannel = "loopd_run_events" | "loopd_run_cancel" | "loopd_run_queued";
 
 /** Every repository over one connection (or one transaction). */
 function createRepositories(db: Db, { notifies, query }: { notifies: boolean; query: RawQuery }) {
