@@ -110,3 +110,6 @@ export const answeredExample: z.output<typeof sendMessageResponse> = {
   ],
   output_text: "12*7 = 84",
 };
+
+/** A fork of `conversationExample` after its 4th message. */
+export const forkExample = { ...conversationExample, id: "conv_01j9zfork", title: "Tokyo trip, another way", message_count: 4, forked_from: { conversation_id: conversationExample.id, seq: conversationExample.message_count } };

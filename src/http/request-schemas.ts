@@ -136,6 +136,17 @@ export const updateConversationBody = withExamples(conversationFields, {
   "a new title, and older tool results sent as stubs": { title: "Tokyo trip, day 2", context: { strategy: "trim", keep_tool_results: 6 } },
 });
 
+/** `POST …/fork`; the body itself is optional. */
+export const forkBody = withExamples(
+  z
+    .strictObject({
+      at_seq: z.number().int().min(0).max(2_147_483_647).optional(),
+      title: text().max(500).nullable().optional(),
+    })
+    .nullish(),
+  { "from message 4, retitled": { at_seq: 4, title: "Tokyo trip, another way" } },
+);
+
 /** Says what a field takes, and that it is missing when it is. */
 const expecting = (what: string) => ({
   error: (issue: { input?: unknown }) => (issue.input === undefined ? `is required: ${what}` : `must be ${what}`),

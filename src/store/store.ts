@@ -9,6 +9,7 @@ import { createRetentionRepository } from "./retention-repository.js";
 import { createMessageRepository } from "./message-repository.js";
 import { createRunRepository } from "./run-repository.js";
 import { createRunQueueRepository } from "./run-queue-repository.js";
+import { createForkRepository } from "./fork-repository.js";
 import { createTraceRepository } from "./trace-repository.js";
 
 /** Channels of the nudges loopd processes send each other through the database (ids only, never payloads). */
@@ -21,6 +22,7 @@ function createRepositories(db: Db, { notifies, query }: { notifies: boolean; qu
     messages: createMessageRepository({ db }),
     runs: createRunRepository({ db, query, notifies }),
     queue: createRunQueueRepository({ db }),
+    forks: createForkRepository({ db }),
     events: createEventRepository({ db }),
     actions: createActionRepository({ db }),
     traces: createTraceRepository({ db }),

@@ -1,17 +1,18 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { conversationExample } from "../examples.js";
+import { conversationExample, forkExample } from "../examples.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
 import { contextResponse, conversationSchema, pageOf } from "../schemas.js";
-import { contextQuery, conversationParams, createConversationBody, listQuery, updateConversationBody } from "../request-schemas.js";
+import { contextQuery, conversationParams, createConversationBody, forkBody, listQuery, updateConversationBody } from "../request-schemas.js";
+import { forkConversation } from "../../conversations/fork-conversation.js";
 import { bodyErrorResponses, bodyLimitResponses, errorResponses, requestErrorResponses } from "../error-schemas.js";
 
 const tags = ["conversations"];
 const theConversation = documented(conversationSchema, "The conversation", conversationExample);
 
-export function conversationRoutes(app: FastifyInstance, { conversations, runs }: HttpDeps) {
+export function conversationRoutes(app: FastifyInstance, { conversations, runs, services }: HttpDeps) {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.post(
@@ -27,6 +28,23 @@ export function conversationRoutes(app: FastifyInstance, { conversations, runs }
       },
     },
     async (req, reply) => reply.code(201).send(await conversations.create(req.tenant, req.body ?? {})),
+  );
+
+  r.post(
+    "/conversations/:id/fork",
+    {
+      schema: {
+        summary: "Fork a conversation",
+        description:
+          "A new conversation with this one's settings and a copy of its messages 1…`at_seq` (new ids, the same seqs), `forked_from` naming this one. `at_seq` may end after a user message, an answer that calls no tool, or the last result of a step, outside an open run; default: the end of the last finished run. Otherwise a 400 naming the nearest valid seqs (`details.nearest_valid`).",
+        operationId: "forkConversation",
+        tags,
+        params: conversationParams,
+        body: forkBody,
+        response: { 201: documented(conversationSchema, "The fork", forkExample), ...bodyErrorResponses },
+      },
+    },
+    async (req, reply) => reply.code(201).send(await forkConversation(services, req.tenant, req.params.id, { atSeq: req.body?.at_seq, title: req.body?.title })),
   );
 
   r.get(
