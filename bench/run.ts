@@ -40,6 +40,7 @@ import { createBenchDatabase, type BenchDatabase } from "./bench-database.js";
 import { measureHistoryGrowth, type GrowthRow } from "./history-growth.js";
 import { measureConcurrentStreams, type StreamsRow } from "./concurrent-streams.js";
 import { measureIdleFollowers, type IdleFollowersRow } from "./idle-followers.js";
+import { measureQueuedStart, type QueuedStartRow } from "./queued-start.js";
 import { measurePauseAnswer, type PauseAnswerRow } from "./pause-answer.js";
 import { measureAuthOverhead } from "./auth-overhead.js";
 import { measureToolSourceOverhead, PARALLEL_CALL_MS, PARALLEL_CALLS } from "./tool-source-overhead.js";
@@ -71,7 +72,7 @@ const streamRounds = positiveInt(process.env.BENCH_STREAM_ROUNDS, 3);
 const baselineDir = process.env.BENCH_BASELINE_DIR || undefined;
 const quiet = { othersShare: positiveInt(process.env.BENCH_QUIET_PERCENT, 10) / 100, tries: positiveInt(process.env.BENCH_ROW_TRIES, 3) };
 
-const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "context", "trace", "httptool", "auth"] as const;
+const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "context", "trace", "httptool", "auth", "queue"] as const;
 type Section = (typeof SECTIONS)[number];
 const only = selectedSections(process.env.BENCH_ONLY);
 
@@ -119,6 +120,11 @@ async function benchOn(database: BenchDatabase) {
       progress(`${database.kind}: pauses answered against plain tool round trips`);
       pause = await measurePauseAnswer({ llm, loopdUrl: loopd.url, samples: pauseSamples });
     }
+    let queue: QueuedStartRow | null = null;
+    if (only.has("queue")) {
+      progress(`${database.kind}: enqueued runs started by loopd against messages the client chains`);
+      queue = await measureQueuedStart({ llm, loopdUrl: loopd.url, samples: pauseSamples });
+    }
     let budget: BudgetOverheadRow | null = null;
     if (only.has("budget")) {
       progress(`${database.kind}: budget checks against the same loop without them`);
@@ -135,7 +141,7 @@ async function benchOn(database: BenchDatabase) {
       progress(`${database.kind}: store appends up to ${APPEND_CHECKPOINTS.at(-1)} messages`);
       appends = await measureAppendCost({ open: database.open, checkpoints: APPEND_CHECKPOINTS, samples: 50 });
     }
-    return { overhead, growth, appends, idle, pause, budget };
+    return { overhead, growth, appends, idle, pause, budget, queue };
   } finally {
     await loopd.stop();
     await llm.close();
@@ -152,7 +158,7 @@ function progress(line: string) {
   process.stderr.write(`… ${line}\n`);
 }
 
-const WHOLE_PROCESS_SECTIONS: readonly Section[] = ["overhead", "growth", "pause", "budget", "idle"];
+const WHOLE_PROCESS_SECTIONS: readonly Section[] = ["overhead", "growth", "pause", "budget", "idle", "queue"];
 
 async function main() {
   const cpus = os.cpus();
@@ -166,6 +172,7 @@ async function main() {
   const appendRows: string[][] = [];
   const idleRows: string[][] = [];
   const pauseRows: string[][] = [];
+  const queueRows: string[][] = [];
   const budgetRows: string[][] = [];
   const longRuns: Record<"pglite" | "postgres", LongRunRow[]> = { pglite: [], postgres: [] };
   const streamRows: Array<StreamsRow & { kind: string }> = [];
@@ -178,7 +185,11 @@ async function main() {
     if (WHOLE_PROCESS_SECTIONS.some((section) => only.has(section))) {
       const database = await createBenchDatabase(serverUrl);
       try {
-        const { overhead, growth, appends, idle, pause, budget } = await benchOn(database);
+        const { overhead, growth, appends, idle, pause, budget, queue } = await benchOn(database);
+        if (queue) {
+          const { queued: q, chained: c } = queue;
+          queueRows.push([database.kind, ms(c.p50), ms(c.p95), ms(q.p50), ms(q.p95), ms(q.p50 - c.p50), `${(q.p50 / c.p50).toFixed(2)}×`]);
+        }
         if (budget) {
           const { steps, plain: p, budgeted: b } = budget;
           budgetRows.push([database.kind, String(steps), ms(p.p50), ms(b.p50), ms(p.mean), ms(b.mean), `${(b.mean / p.mean).toFixed(3)}×`]);
@@ -294,6 +305,13 @@ async function main() {
       "Tool round trip: the model's request → its next request (answer, save, `calculate`, save). Answered pause: the answer POST sent → the model's next request (the answer saved and the run resumed, `calculate`, save).",
       "",
       markdownTable(["db", "tool round trip p50", "p95", "answer → next request p50", "p95", "added p50", "ratio p50"], pauseRows),
+    ]),
+    ...section("queue", [
+      `## (l) An enqueued run, against the client chaining the same two messages (${pauseSamples} of each, interleaved, ms)`,
+      "",
+      "The run ahead's model request → the next run's (the model answers the first after 50 ms). Chained: the client waits for the first run's answer, then sends the second. Enqueued: the second was sent with `on_busy: \"enqueue\"` while the first ran; loopd starts it when the first ends.",
+      "",
+      markdownTable(["db", "chained p50", "p95", "enqueued p50", "p95", "difference p50", "ratio p50"], queueRows),
     ]),
     ...section("budget", [
       `## (g) Budget checks: the same ${20}-tool-step run with and without limits (${budgetRuns} pairs, interleaved, ms per step)`,
