@@ -30,8 +30,8 @@ async function openConversation(page: Page, id: string) {
 }
 
 async function send(page: Page, text: string) {
-  await page.getByLabel("Message").fill(text);
-  await page.getByLabel("Message").press("Enter");
+  await page.getByLabel("Message", { exact: true }).fill(text);
+  await page.getByLabel("Message", { exact: true }).press("Enter");
 }
 
 const answer = (page: Page) => page.getByRole("article", { name: "Answer" }).last();
@@ -45,7 +45,7 @@ describe("the playground", () => {
     f.llm.script({ text: ANSWER, chunkDelayMs: 60, usage: { input: 41, output: 23 } });
     await send(page, "What time is it in Tokyo?");
 
-    await expect.poll(() => page.getByRole("article", { name: "Your message" }).innerText()).toBe("What time is it in Tokyo?");
+    await expect.poll(() => page.getByRole("article", { name: "Your message" }).locator(".bubble").innerText()).toBe("What time is it in Tokyo?");
     // Part of the answer while the run is still going: it streams.
     const streaming = page.locator('article[aria-busy="true"] .text');
     await streaming.filter({ hasText: "Tokyo is nine" }).waitFor();
@@ -194,7 +194,7 @@ describe("the playground", () => {
     await answer(page).locator(".badge.status-completed").waitFor();
     expect(await answer(page).locator(".text").innerText()).toBe(long);
     expect(await page.getByRole("article", { name: "Answer" }).count()).toBe(1);
-    expect(await page.getByRole("article", { name: "Your message" }).innerText()).toBe("Tell me twice");
+    expect(await page.getByRole("article", { name: "Your message" }).locator(".bubble").innerText()).toBe("Tell me twice");
   });
 
   test("cancel while the answer streams: the run stops on the server and the answer says it was cancelled", async () => {
@@ -237,6 +237,46 @@ describe("the playground", () => {
     } finally {
       await guarded.close();
     }
+  });
+
+  test("a message sent while the agent works is queued, shown as queued, then runs in turn and its answer streams in", async () => {
+    const id = await createConversation({ title: "Two at once" });
+    const page = await browser.page();
+    await openConversation(page, id);
+    f.llm.script({ text: "The first answer, streamed slowly, word after word after word.", chunkDelayMs: 120 }, { text: "The queued answer." });
+    await send(page, "First");
+    await page.locator('article[aria-busy="true"]').waitFor();
+    await expect.poll(() => page.getByRole("button", { name: "Queue", exact: true }).isVisible()).toBe(true);
+    await send(page, "Second, while you work");
+    const queued = page.getByRole("region", { name: "Queued messages" });
+    await queued.getByText("Second, while you work").waitFor();
+    await browser.shot(page, "queued-message");
+    // The first ends, the second starts on the server and its answer streams into the page.
+    await page.getByRole("article", { name: "Answer" }).filter({ hasText: "The queued answer." }).waitFor();
+    await expect.poll(() => queued.count()).toBe(0);
+    expect(await page.getByRole("article", { name: "Your message" }).locator(".bubble").allInnerTexts()).toEqual(["First", "Second, while you work"]);
+    expect(userTextsIn(f.llm.requests.at(-1)!)).toEqual(["First", "Second, while you work"]);
+  });
+
+  test("fork from here: a new conversation with everything before that message opens, and goes its own way", async () => {
+    const id = await createConversation({ title: "Original" });
+    f.llm.script({ text: "One." }, { text: "Two." });
+    for (const content of ["Say one", "Say two"]) expect((await f.loopd.app.inject({ method: "POST", url: `/conversations/${id}/messages`, payload: { content } })).statusCode).toBe(200);
+    const page = await browser.page();
+    await openConversation(page, id);
+    await page.getByRole("article", { name: "Your message" }).nth(1).getByRole("button", { name: "Fork from here" }).click();
+    // The fork opens: the first exchange only.
+    await expect.poll(() => page.url()).not.toContain(id);
+    await expect.poll(() => page.getByRole("article", { name: "Your message" }).count()).toBe(1);
+    const forkId = decodeURIComponent(new URL(page.url()).hash.slice(1));
+    const fork = (await f.loopd.app.inject({ method: "GET", url: `/conversations/${forkId}` })).json();
+    expect(fork).toMatchObject({ forked_from: { conversation_id: id, seq: 2 }, message_count: 2 });
+    f.llm.script({ text: "Three, instead." });
+    await send(page, "Say three");
+    await answer(page).getByText("Three, instead.").waitFor();
+    expect(userTextsIn(f.llm.requests.at(-1)!)).toEqual(["Say one", "Say three"]);
+    // The original is as it was.
+    expect((await f.loopd.app.inject({ method: "GET", url: `/conversations/${id}` })).json().message_count).toBe(4);
   });
 
   test("a phone-width window: the list, then the conversation alone, and back", async () => {

@@ -86,6 +86,7 @@ export function App() {
             conversation={opened}
             onBack={() => open(null)}
             onChanged={refresh}
+            onOpen={open}
             onTrace={(runId, version) => setTrace({ conversationId: openId, runId, version })}
             traceRunId={trace?.runId ?? null}
           />

@@ -6,6 +6,7 @@ import { answeredAll, type Answers, type ChatMessage } from "./chat-types.ts";
 import { titleOf } from "./ConversationList.tsx";
 import { Composer } from "./Composer.tsx";
 import { MessageView } from "./MessageView.tsx";
+import { QueuedRuns, useQueue } from "./QueuedRuns.tsx";
 
 interface Props {
   api: Api;
@@ -14,6 +15,8 @@ interface Props {
   conversation: Conversation | null;
   onBack: () => void;
   onChanged: () => Promise<void>;
+  /** Opens another conversation (a fork just made). */
+  onOpen: (id: string) => void;
   onTrace: (runId: string, version: string) => void;
   traceRunId: string | null;
 }
@@ -36,7 +39,7 @@ export function ChatView(props: Props) {
   return <ChatSession {...props} seed={seed} />;
 }
 
-function ChatSession({ api, apiKey, conversationId, conversation, onBack, onChanged, onTrace, traceRunId, seed }: Props & { seed: ChatMessage[] }) {
+function ChatSession({ api, apiKey, conversationId, conversation, onBack, onChanged, onOpen, onTrace, traceRunId, seed }: Props & { seed: ChatMessage[] }) {
   const transport = useMemo(() => new DefaultChatTransport<ChatMessage>({ api: "/ui/chat", headers: () => authHeaders(apiKey) }), [apiKey]);
   const chat = useChat<ChatMessage>({
     id: conversationId,
@@ -48,6 +51,22 @@ function ChatSession({ api, apiKey, conversationId, conversation, onBack, onChan
     onFinish: () => void onChanged(),
   });
   const [cancelProblem, setCancelProblem] = useState<string | null>(null);
+  const queue = useQueue(api, conversationId);
+  // A run done with messages queued behind it: the next one already runs on the server; show its message and follow its stream.
+  useEffect(() => {
+    if (chat.status !== "ready" || queue.queued.length === 0) return;
+    let live = true;
+    void (async () => {
+      const runs = await queue.reload();
+      if (!live || !runs.some((r) => r.status === "running" || r.status === "queued")) return;
+      chat.setMessages(await api.uiMessages<ChatMessage>(conversationId));
+      await chat.resumeStream();
+      // A run that ended before its stream was asked for (204) has its answer in the history.
+      const now = await queue.reload();
+      if (live && !now.some((r) => r.status === "running" || r.status === "queued")) chat.setMessages(await api.uiMessages<ChatMessage>(conversationId));
+    })().catch((err: Error) => setCancelProblem(err.message));
+    return () => void (live = false);
+  }, [chat.status]);
   const busy = chat.status === "submitted" || chat.status === "streaming";
   const last = chat.messages.at(-1);
   const lastRun = last?.role === "assistant" ? (last.metadata?.run_id ?? last.id) : null;
@@ -82,6 +101,24 @@ function ChatSession({ api, apiKey, conversationId, conversation, onBack, onChan
     if (!lastRun) return;
     await api.cancel(conversationId, lastRun).catch((err: Error) => setCancelProblem(err.message));
   };
+  // A fork ends before a user message (to try it another way), or after an answer's run.
+  const forkAt = async (index: number) => {
+    setCancelProblem(null);
+    try {
+      const m = chat.messages[index]!;
+      const history = await api.messages(conversationId);
+      const runId = m.role === "user" ? chat.messages[index + 1]?.metadata?.run_id : (m.metadata?.run_id ?? m.id);
+      const ofRun = history.filter((h) => h.run_id === runId).map((h) => h.seq);
+      const own = history.find((h) => h.id === m.id)?.seq;
+      const at = m.role === "user" ? (own ?? Math.min(...ofRun)) - 1 : Math.max(...ofRun);
+      if (!Number.isFinite(at)) throw new Error("this message is not saved yet; fork once its run has ended");
+      const fork = await api.fork(conversationId, at);
+      await onChanged();
+      onOpen(fork.id);
+    } catch (err) {
+      setCancelProblem((err as Error).message);
+    }
+  };
   const error = chat.error ? errorOf(0, chat.error.message) : null;
 
   return (
@@ -110,10 +147,12 @@ function ChatSession({ api, apiKey, conversationId, conversation, onBack, onChan
             streaming={busy && i === chat.messages.length - 1}
             answers={answers}
             onTrace={(runId) => onTrace(runId, version)}
+            onFork={busy && i >= chat.messages.length - 2 ? undefined : () => void forkAt(i)}
             traceOpen={traceRunId === (m.metadata?.run_id ?? m.id)}
           />
         ))}
         {chat.status === "submitted" && last?.role === "user" && <p className="muted pad">Waiting for the model…</p>}
+        <QueuedRuns queued={queue.queued} onCancel={(runId) => void queue.cancel(runId).catch((err: Error) => setCancelProblem(err.message))} />
       </div>
       {(error || cancelProblem) && (
         <div className="error banner" role="alert">
@@ -123,7 +162,7 @@ function ChatSession({ api, apiKey, conversationId, conversation, onBack, onChan
           </button>
         </div>
       )}
-      <Composer busy={busy} paused={paused} canCancel={(busy || paused) && lastRun !== null} onSend={send} onCancel={cancel} />
+      <Composer busy={busy} paused={paused} canCancel={(busy || paused) && lastRun !== null} onSend={send} onQueue={(text) => queue.add(text).catch((err: Error) => setCancelProblem(err.message))} onCancel={cancel} />
     </section>
   );
 }

@@ -6,20 +6,23 @@ export function Composer({
   paused,
   canCancel,
   onSend,
+  onQueue,
   onCancel,
 }: {
   busy: boolean;
   paused: boolean;
   canCancel: boolean;
   onSend: (text: string) => Promise<void>;
+  /** While a run goes: the message waits its turn on the server. */
+  onQueue: (text: string) => Promise<void>;
   onCancel: () => Promise<void>;
 }) {
   const [text, setText] = useState("");
   const submit = () => {
     const t = text.trim();
-    if (!t || busy) return;
+    if (!t) return;
     setText("");
-    void onSend(t);
+    void (busy ? onQueue(t) : onSend(t));
   };
   return (
     <form
@@ -33,7 +36,7 @@ export function Composer({
         aria-label="Message"
         rows={2}
         value={text}
-        placeholder={paused ? "A new message replaces the calls that wait (they are not run)…" : "Message the agent…"}
+        placeholder={paused ? "A new message replaces the calls that wait (they are not run)…" : busy ? "The agent is working: a message now waits its turn…" : "Message the agent…"}
         onChange={(e) => setText(e.target.value)}
         onKeyDown={(e) => {
           if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
@@ -48,8 +51,8 @@ export function Composer({
             Cancel run
           </button>
         )}
-        <button type="submit" className="primary" disabled={busy || text.trim() === ""}>
-          Send
+        <button type="submit" className="primary" disabled={text.trim() === ""}>
+          {busy ? "Queue" : "Send"}
         </button>
       </div>
     </form>

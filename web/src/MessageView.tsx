@@ -20,6 +20,7 @@ export function MessageView({
   streaming,
   answers,
   onTrace,
+  onFork,
   traceOpen,
 }: {
   message: ChatMessage;
@@ -27,6 +28,8 @@ export function MessageView({
   streaming: boolean;
   answers: Answers;
   onTrace: (runId: string) => void;
+  /** A new conversation from this point (absent while it is not saved yet). */
+  onFork: (() => void) | undefined;
   traceOpen: boolean;
 }) {
   if (message.role === "user") {
@@ -34,6 +37,11 @@ export function MessageView({
     return (
       <article className="message user" aria-label="Your message">
         <div className="bubble">{text}</div>
+        {onFork && (
+          <button type="button" className="link fork" onClick={onFork} title="A new conversation with everything before this message, to send it another way">
+            Fork from here
+          </button>
+        )}
       </article>
     );
   }
@@ -66,6 +74,11 @@ export function MessageView({
         <button type="button" className="link" aria-pressed={traceOpen} onClick={() => onTrace(meta?.run_id ?? message.id)}>
           Trace
         </button>
+        {onFork && (
+          <button type="button" className="link fork" onClick={onFork} title="A new conversation with everything up to this answer">
+            Fork from here
+          </button>
+        )}
       </footer>
     </article>
   );

@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import type { TraceTarget } from "./App.tsx";
 import type { Api, ModelCallSpan, Span, Trace, Usage } from "./api.ts";
+import { WebhookAttempts } from "./WebhookAttempts.tsx";
 
 const ms = (n: number | null | undefined) => (n == null ? "–" : n >= 10_000 ? `${(n / 1000).toFixed(1)} s` : `${Math.round(n)} ms`);
 const usd = (n: number | null | undefined) => (n == null ? "no price" : `$${n.toFixed(n < 0.01 ? 5 : 4)}`);
@@ -121,6 +122,7 @@ export function TracePanel({ api, target, onClose }: { api: Api; target: TraceTa
           <SpanRow key={span.seq} span={span} shown={shown} requests={requests} onToggle={(step) => void toggleRequest(step)} />
         ))}
       </ol>
+      <WebhookAttempts api={api} conversationId={conversationId} runId={runId} version={version} />
     </div>
   );
 }

@@ -39,8 +39,18 @@ export interface Run {
   error: { code: string; message: string } | null;
   created_at: string;
   completed_at: string | null;
+  queued_behind?: string | null;
   budget_exceeded?: string;
   budget?: { max_steps: number; max_tokens: number | null; max_seconds: number | null; max_cost_usd: number | null };
+}
+
+/** One webhook of a run (`GET …/runs/:run_id/webhooks`), its attempts oldest first. */
+export interface WebhookDelivery {
+  id: string;
+  type: string;
+  url: string;
+  status: "pending" | "delivered" | "failed";
+  attempts: { at: string; status_code: number | null; error: string | null }[];
 }
 
 interface SpanBase {
@@ -150,5 +160,12 @@ export function createApi(key: string) {
     uiMessages: <M>(id: string) => call<M[]>("GET", `/ui/chat/${encodeURIComponent(id)}/messages`),
     trace: (id: string, runId: string, expand = false) => call<Trace>("GET", `${conv(id)}/runs/${encodeURIComponent(runId)}/trace${expand ? "?expand=requests" : ""}`),
     cancel: (id: string, runId: string) => call<Run>("POST", `${conv(id)}/runs/${encodeURIComponent(runId)}/cancel`),
+    runs: (id: string) => call<{ data: Run[] }>("GET", `${conv(id)}/runs?limit=100`).then((r) => r.data),
+    /** A message sent while a run goes: queued behind it (`on_busy: "enqueue"`), answered 202 at once. */
+    enqueue: (id: string, text: string) => call<{ run: Run }>("POST", `${conv(id)}/messages`, { content: text, on_busy: "enqueue", wait: false }).then((r) => r.run),
+    /** The canonical history (seqs, run ids), which the UI messages do not carry. */
+    messages: (id: string) => call<{ data: { id: string; seq: number; role: string; run_id: string | null }[] }>("GET", `${conv(id)}/messages?limit=1000`).then((r) => r.data),
+    fork: (id: string, atSeq: number) => call<Conversation>("POST", `${conv(id)}/fork`, { at_seq: atSeq }),
+    webhooks: (id: string, runId: string) => call<{ data: WebhookDelivery[] }>("GET", `${conv(id)}/runs/${encodeURIComponent(runId)}/webhooks`).then((r) => r.data),
   };
 }
