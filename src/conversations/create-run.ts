@@ -5,6 +5,7 @@ import { AppError, notFound } from "../errors.js";
 import { newId } from "../store/ids.js";
 import type { RunRequest, RunRow, WebhookSetting } from "../store/schema.js";
 import type { Repositories } from "../store/store.js";
+import type { NewRunFields } from "../store/run-repository.js";
 import { closeWaitingRun, SUPERSEDED } from "../runs/close-waiting-run.js";
 import { historyOf } from "../runs/history-of.js";
 import { createRunAppender, newRunPosition, type RunPosition } from "../runs/run-numbering.js";
@@ -55,20 +56,7 @@ export async function createRunInTransaction({ store, config, instanceId }: Serv
     const waiting = holding && (await tx.runs.lockWaiting(holding.id));
     const superseded = waiting ? await closeWaitingRun(tx, waiting, SUPERSEDED) : undefined;
     await checkTenantCap(tx, r.tenant, config.runs.maxActivePerTenant);
-    const run = await tx.runs.insert({
-      id: r.runId,
-      conversationId: r.conversation.id,
-      status: "running",
-      provider: r.conversation.provider,
-      model: r.request.model ?? r.conversation.model,
-      usage: emptyUsage(),
-      request: r.request,
-      idempotencyKey: r.idempotencyKey ?? null,
-      requestHash: r.requestHash,
-      leaseOwner: instanceId,
-      leaseMs: config.runs.leaseMs,
-      webhook: r.webhook,
-    });
+    const run = await tx.runs.insert({ ...newRunFields(r), status: "running", leaseOwner: instanceId, leaseMs: config.runs.leaseMs });
     // Read after the run's row: from there on, nothing else appends to the conversation.
     const tail = await tx.messages.sinceLastAssistant(r.conversation.id);
     const appender = createRunAppender(tx, run, newRunPosition(tail.at(-1)?.seq ?? 0));
@@ -90,17 +78,7 @@ async function queueRun(
   await checkTenantCap(tx, r.tenant, cap);
   const queuedBehind = (await tx.queue.lastQueued(r.conversation.id, rank)) ?? holding?.id ?? null;
   const run = await tx.queue.insert({
-    run: {
-      id: r.runId,
-      conversationId: r.conversation.id,
-      provider: r.conversation.provider,
-      model: r.request.model ?? r.conversation.model,
-      usage: emptyUsage(),
-      request: r.request,
-      idempotencyKey: r.idempotencyKey ?? null,
-      requestHash: r.requestHash,
-      webhook: r.webhook,
-    },
+    run: newRunFields(r),
     content: r.content,
     rank,
     queuedBehind,
@@ -121,6 +99,19 @@ async function checkTenantCap(tx: Repositories, tenant: string, cap: number): Pr
 
 export const tooManyRuns = (tenant: string, open: number) =>
   new AppError("too_many_runs", `tenant ${tenant} has ${open} active or paused runs, the most MAX_ACTIVE_RUNS_PER_TENANT allows; wait for one to end, answer or cancel a paused one`, { active_runs: open });
+
+/** The run's row as every way of creating it writes it. */
+export const newRunFields = (r: RunToCreate): NewRunFields => ({
+  id: r.runId,
+  conversationId: r.conversation.id,
+  provider: r.conversation.provider,
+  model: r.request.model ?? r.conversation.model,
+  usage: emptyUsage(),
+  request: r.request,
+  idempotencyKey: r.idempotencyKey ?? null,
+  requestHash: r.requestHash,
+  webhook: r.webhook,
+});
 
 /** A new run's id. */
 export const newRunId = () => newId("run");

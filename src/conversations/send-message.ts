@@ -1,5 +1,4 @@
 import { type TextBlock } from "../core/messages.js";
-import { emptyUsage } from "../core/usage.js";
 import type { ToolChoice } from "../core/model-provider.js";
 import { AppError, findInCauseChain, notFound } from "../errors.js";
 import { checkSameRequest, hashOfRequest } from "./request-hash.js";
@@ -7,7 +6,7 @@ import { newId } from "../store/ids.js";
 import type { BudgetInput, RunRequest, RunRow, WebhookSetting } from "../store/schema.js";
 import { checkWebhookUrl } from "../webhooks/check-webhook-url.js";
 import { Superseded } from "../core/interruptions.js";
-import { createRunInTransaction, newRunId, tooManyRuns, type CreatedRun, type OnBusy, type RunToCreate } from "./create-run.js";
+import { createRunInTransaction, newRunFields, newRunId, tooManyRuns, type CreatedRun, type OnBusy, type RunToCreate } from "./create-run.js";
 import { settleBudget } from "./settle-budget.js";
 import { FINISH_TOOL, type FinishOptions } from "../core/run-settings.js";
 import { uniqueViolation } from "../store/unique-violation.js";
@@ -126,18 +125,7 @@ export async function sendMessage(
 /** The common case in one statement (`loopd_start_run`): a connection held for one round trip, not a transaction of seven; null when it must take the general path. */
 async function startRunAtOnce({ store, config, instanceId }: Services, r: RunToCreate): Promise<{ run: RunRow; position: RunPosition; appended: Appended; superseded: undefined } | null> {
   const started = await store.runs.start({
-    run: {
-      id: r.runId,
-      conversation_id: r.conversation.id,
-      provider: r.conversation.provider,
-      model: r.request.model ?? r.conversation.model,
-      usage: emptyUsage(),
-      request: r.request,
-      idempotency_key: r.idempotencyKey ?? null,
-      request_hash: r.requestHash,
-      lease_owner: instanceId,
-      webhook: r.webhook,
-    },
+    run: { ...newRunFields(r), leaseOwner: instanceId },
     leaseMs: config.runs.leaseMs,
     tenant: r.tenant,
     cap: config.runs.maxActivePerTenant,

@@ -1,12 +1,12 @@
 import { and, asc, count, desc, eq, inArray, sql } from "drizzle-orm";
 import type { TextBlock } from "../core/messages.js";
 import type { Db } from "./db.js";
-import { leaseUntil } from "./run-repository.js";
+import { leaseUntil, type NewRunFields } from "./run-repository.js";
 import { conversations, HOLDING_RUN_STATUSES, runs, type RunRow } from "./schema.js";
 
 /** A run queued behind the conversation's active one (`on_busy: "enqueue"` or `"interrupt"`). */
 export interface NewQueuedRun {
-  run: Pick<RunRow, "id" | "conversationId" | "provider" | "model" | "usage" | "request" | "idempotencyKey" | "requestHash" | "webhook">;
+  run: NewRunFields;
   content: TextBlock[];
   /** 0: an interrupt (starts before enqueued runs), 1: enqueued. */
   rank: 0 | 1;

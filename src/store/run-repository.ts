@@ -11,8 +11,11 @@ export type RunPatch = Partial<Pick<RunRow, "status" | "stopReason" | "steps" | 
   ended?: boolean;
 };
 
+/** What every new run is made of, however it is created (started at once, in a transaction, or queued). */
+export type NewRunFields = Pick<RunRow, "id" | "conversationId" | "provider" | "model" | "usage" | "request" | "idempotencyKey" | "requestHash"> & { webhook?: RunRow["webhook"] };
+
 export interface StartRun {
-  run: { id: string; conversation_id: string; provider: string; model: string; usage: RunRow["usage"]; request: RunRow["request"]; idempotency_key: string | null; request_hash: string; lease_owner: string; webhook?: RunRow["webhook"] };
+  run: NewRunFields & { leaseOwner: string };
   leaseMs: number;
   tenant: string;
   /** `MAX_ACTIVE_RUNS_PER_TENANT`; 0: no cap. */
@@ -66,7 +69,19 @@ export function createRunRepository({ db, query, notifies }: { db: Db; query: Ra
      */
     async start({ run, leaseMs, tenant, cap, messageId, content }: StartRun): Promise<{ run: RunRow } | { openRuns: number } | null> {
       try {
-        const [row] = await query({ ...START, values: [JSON.stringify(toPgSafe(run)), leaseMs, tenant, cap, messageId, JSON.stringify(toPgSafe(content))] });
+        const json = {
+          id: run.id,
+          conversation_id: run.conversationId,
+          provider: run.provider,
+          model: run.model,
+          usage: run.usage,
+          request: run.request,
+          idempotency_key: run.idempotencyKey,
+          request_hash: run.requestHash,
+          lease_owner: run.leaseOwner,
+          webhook: run.webhook ?? null,
+        };
+        const [row] = await query({ ...START, values: [JSON.stringify(toPgSafe(json)), leaseMs, tenant, cap, messageId, JSON.stringify(toPgSafe(content))] });
         const started = row!.started as { run?: Record<string, unknown>; open_runs?: number };
         return started.run ? { run: runFromJson(started.run) } : { openRuns: started.open_runs! };
       } catch (err) {

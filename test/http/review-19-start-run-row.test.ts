@@ -16,14 +16,14 @@ test(`runs.start (${testDatabaseKind}): the run it returns (runFromJson of to_js
   const started = await store.runs.start({
     run: {
       id: "run_review19a",
-      conversation_id: conv.id,
+      conversationId: conv.id,
       provider: "openai",
       model: "gpt-4o-mini",
       usage: { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 },
       request: { max_steps: 3, tool_choice: { name: "x" }, model: null, budget: { max_steps: 3, max_tokens: null, max_seconds: 1.5, max_cost_usd: 0.1, grace_turn: false }, finish: null },
-      idempotency_key: "k-1",
-      request_hash: "h",
-      lease_owner: "someone",
+      idempotencyKey: "k-1",
+      requestHash: "h",
+      leaseOwner: "someone",
     },
     leaseMs: 12_345,
     tenant: "default",

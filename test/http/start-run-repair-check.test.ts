@@ -29,7 +29,7 @@ test.each(Object.entries(HISTORIES))("a run is created in one statement exactly 
   const { store } = f.loopd.services;
   if (history.length > 0) await store.messages.append({ conversationId: conv.id, runId: null, items: history, firstSeq: 1 });
   const started = await store.runs.start({
-    run: { id: newId("run"), conversation_id: conv.id, provider: "mock", model: "mock", usage: emptyUsage(), request: { max_steps: 1, tool_choice: "auto", model: null, budget: null, finish: null } as never, idempotency_key: null, request_hash: "h", lease_owner: "test" },
+    run: { id: newId("run"), conversationId: conv.id, provider: "mock", model: "mock", usage: emptyUsage(), request: { max_steps: 1, tool_choice: "auto", model: null, budget: null, finish: null } as never, idempotencyKey: null, requestHash: "h", leaseOwner: "test" },
     leaseMs: 60_000,
     tenant: "default",
     cap: 0,
