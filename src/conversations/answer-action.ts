@@ -107,6 +107,7 @@ export async function answerAction({ services, runs }: { services: Services; run
   signals.notify(found.id);
   if (answered === "expired") {
     services.telemetry.runEnded({ status: "incomplete", stopReason: EXPIRED.stopReason });
+    await runs.startQueued(found.conversationId);
     throw new AppError("run_not_waiting", `run ${found.id} is no longer waiting: no answer came before its deadline, so its calls were given up`, {
       run_id: found.id,
       status: "incomplete",

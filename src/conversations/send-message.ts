@@ -9,7 +9,7 @@ import { Superseded } from "../core/interruptions.js";
 import { createRunInTransaction, newRunFields, newRunId, tooManyRuns, type CreatedRun, type OnBusy, type RunToCreate } from "./create-run.js";
 import { settleBudget } from "./settle-budget.js";
 import { FINISH_TOOL, type FinishOptions } from "../core/run-settings.js";
-import { uniqueViolation } from "../store/unique-violation.js";
+import { isLockConflict, uniqueViolation } from "../store/unique-violation.js";
 import type { Appended } from "../runs/history-cache.js";
 import type { RunManager } from "../runs/run-manager.js";
 import { toPgSafe } from "../store/pg-safe.js";
@@ -106,6 +106,8 @@ export async function sendMessage(
       if (findInCauseChain(err, (e) => ((e as { code?: unknown }).code === "23503" ? true : undefined))) {
         throw notFound("conversation", conversation.id);
       }
+      // Postgres broke a lock cycle by failing this side (a delete, an end at the same moment): nothing was written.
+      if (isLockConflict(err) && attempt < 3) continue;
       const constraint = uniqueViolation(err);
       if (constraint === null) throw err;
       // Same key sent twice at once: the one that got in is the answer to both.

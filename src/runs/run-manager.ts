@@ -74,7 +74,9 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
     if (stopping) return;
     try {
       const started = await startQueuedRun(services, conversationId);
-      if (started) launch(started.run, createRunWriter({ services, run: started.run, position: started.position }));
+      if (!started) return;
+      if (started.more) queueBehind.add(started.run.id);
+      launch(started.run, createRunWriter({ services, run: started.run, position: started.position }));
     } catch (err) {
       // Left queued: the sweeper tries again.
       log.warn({ conversation_id: conversationId, err: describeError(err) }, "could not start a queued run");

@@ -12,6 +12,8 @@ export interface StartedQueuedRun {
   position: RunPosition;
   /** A paused run it superseded, ended in the same transaction. */
   superseded: RunRow | undefined;
+  /** More runs wait behind it: its end starts the next. */
+  more: boolean;
 }
 
 /**
@@ -32,10 +34,12 @@ export async function startQueuedRun(services: Services, conversationId: string)
     const next = await tx.queue.lockNext(conversationId);
     if (!next) return undefined;
     const waiting = holding && (await tx.runs.lockWaiting(holding.id));
-    const superseded = waiting && (await closeWaitingRun(tx, waiting, SUPERSEDED));
+    // Answered (running again) since it was read: whoever ends it starts the queue.
+    if (holding && !waiting) return undefined;
+    const superseded = waiting ? await closeWaitingRun(tx, waiting, SUPERSEDED) : undefined;
     const run = await tx.queue.start(next.id, { owner: instanceId, leaseMs: config.runs.leaseMs });
     const position = await beginRun(tx, run, next.queuedContent ?? []);
-    return { run: position.run, position: position.position, superseded };
+    return { run: position.run, position: position.position, superseded, more: (await tx.queue.queuedCount(conversationId)) > 0 };
   });
   if (started?.superseded) {
     services.signals.notify(started.superseded.id);

@@ -1,5 +1,5 @@
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
-import { findInCauseChain } from "../errors.js";
+import { isLockConflict } from "./unique-violation.js";
 import type { Db } from "./db.js";
 import { newId } from "./ids.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
@@ -159,12 +159,6 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
   };
 }
 
-/** A deadlock or serialization failure: the transaction may simply be tried again. */
-const isLockConflict = (err: unknown) =>
-  findInCauseChain(err, (e) => {
-    const code = (e as { code?: unknown }).code;
-    return code === "40P01" || code === "40001" ? true : undefined;
-  }) ?? false;
 
 function conversationColumns() {
   const { id, tenantId, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish, context, caching, historyVersion, chatId, webhook, forkedFrom } = conversations;

@@ -13,3 +13,10 @@ export function uniqueViolation(err: unknown): string | null {
     }) ?? null
   );
 }
+
+/** A deadlock or serialization failure (40P01, 40001): the transaction may simply be tried again. */
+export const isLockConflict = (err: unknown): boolean =>
+  findInCauseChain(err, (e) => {
+    const code = (e as { code?: unknown }).code;
+    return code === "40P01" || code === "40001" ? true : undefined;
+  }) ?? false;

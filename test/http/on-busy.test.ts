@@ -119,6 +119,19 @@ test("enqueued messages run one after another, first come first served, each sta
   expect(events.at(-1)!.event).toBe("run.completed");
 });
 
+test("each run of a queue starts when the one before it ends, not on the sweeper's round (review: only the first of a queue was told)", async () => {
+  const conv = await json(post("/conversations", { provider: "anthropic" }));
+  f.llm.script({ text: "first", chunkDelayMs: 100 }, { text: "second" }, { text: "third" }, { text: "fourth" });
+  const first = await json(post(`/conversations/${conv.id}/messages`, { content: "1", wait: false }));
+  const queued = [];
+  for (const content of ["2", "3", "4"]) queued.push((await json(post(`/conversations/${conv.id}/messages`, { content, on_busy: "enqueue", wait: false }))).run);
+  expect([first.run.status, ...queued.map((r) => r.status)]).toEqual(["running", "queued", "queued", "queued"]);
+  const began = Date.now();
+  for (const run of queued) expect(await runEnded(conv.id, run.id)).toMatchObject({ status: "completed" });
+  // The sweeper, the fallback for a process that died, comes round every 5 s here: three of its rounds would take 10 s and more.
+  expect(Date.now() - began).toBeLessThan(4_000);
+});
+
 test("a queued run cancelled before it starts ends cancelled with no model call and no message; the queue goes on without it", async () => {
   const { conv } = await busyConversation();
   const second = await json(post(`/conversations/${conv.id}/messages`, { content: "second", on_busy: "enqueue", wait: false }));
@@ -213,9 +226,11 @@ test("two interrupts and a reject sent at once: one run at a time, every accepte
   const users = (await transcript(conv.id)).filter((l) => l.startsWith("user: ")).map((l) => l.slice(6));
   expect(users.slice(1).sort()).toEqual(accepted.map((a) => a.content).sort());
   // Runs never overlapped: each one's first message came after the one before it ended.
-  const all = (await getJson(`/conversations/${conv.id}/runs`)).data.reverse();
-  const began = async (r: any) => (await collectEvents(await fetch(`${f.loopd.url}/conversations/${conv.id}/runs/${r.id}/events`))).find((e) => e.event === "message.created")!.data.message.created_at;
-  for (let i = 1; i < all.length; i++) expect(new Date(await began(all[i])).getTime()).toBeGreaterThanOrEqual(new Date(all[i - 1].completed_at).getTime());
+  const all: any[] = (await getJson(`/conversations/${conv.id}/runs`)).data;
+  const began = async (r: any) => new Date((await collectEvents(await fetch(`${f.loopd.url}/conversations/${conv.id}/runs/${r.id}/events`))).find((e) => e.event === "message.created")!.data.message.created_at).getTime();
+  // In the order they ran (a queued run's created_at is when it was queued, not when it started).
+  const ran = (await Promise.all(all.map(async (r) => ({ began: await began(r), ended: new Date(r.completed_at).getTime() })))).sort((a, b) => a.began - b.began);
+  for (let i = 1; i < ran.length; i++) expect(ran[i]!.began).toBeGreaterThanOrEqual(ran[i - 1]!.ended);
   // Every request the fake got had a valid history (it answers 400 otherwise, and a run would have failed).
   expect(all.every((r: any) => r.status !== "failed")).toBe(true);
 });
