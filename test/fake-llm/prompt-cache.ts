@@ -12,6 +12,20 @@ export interface CountedInput {
   cacheWrite: number;
 }
 
+/**
+ * The tokenizer's byte-pair merge is quadratic in the length of one word:
+ * a 150 KB tool result of one repeated letter took it 18 s, the event loop
+ * of the test (loopd's too) blocked meanwhile. Counted in pieces of 2,000
+ * characters: a word longer than that is counted as a few, a difference of
+ * a token or two per piece, which billing arithmetic does not notice.
+ */
+const PIECE = 2_000;
+const countInPieces = (text: string): number => {
+  let tokens = 0;
+  for (let at = 0; at < text.length; at += PIECE) tokens += countTokens(text.slice(at, at + PIECE));
+  return tokens;
+};
+
 /** Anthropic caches nothing shorter than this (Sonnet, Opus); OpenAI neither. */
 export const MIN_CACHEABLE_TOKENS = 1024;
 /** How far back from a breakpoint Anthropic looks for an earlier cached prefix, in blocks. */
@@ -45,7 +59,7 @@ export function createPromptCache() {
   const count = (segment: unknown) => {
     const text = JSON.stringify(segment);
     let tokens = tokensOf.get(text);
-    if (tokens === undefined) tokensOf.set(text, (tokens = countTokens(text)));
+    if (tokens === undefined) tokensOf.set(text, (tokens = countInPieces(text)));
     return tokens;
   };
 
