@@ -5,7 +5,8 @@ import type { NotifyChannel } from "./store.js";
 /**
  * Hears the nudges other loopd processes send through the database
  * (`store.notify`, Postgres NOTIFY), on a LISTEN connection of its own. On
- * the embedded database there is only one process, so it hears nothing.
+ * the embedded database there is only one process, so it hears only what
+ * the database itself sends (a trigger's NOTIFY, see `listenEmbedded`).
  * A lost nudge costs latency, not correctness: while the connection is down
  * (`listening` false), whoever relies on it polls.
  */
@@ -21,14 +22,23 @@ export function createBroadcast({
   onError = () => {},
   reconnectMs = 1_000,
 }: {
-  database: Pick<Database, "kind" | "connectionString">;
+  database: Pick<Database, "kind" | "connectionString"> & Partial<Pick<Database, "listenEmbedded">>;
   onError?: (err: unknown) => void;
   /** @default 1000 */
   reconnectMs?: number;
 }): Broadcast {
   const { connectionString } = database;
   if (!connectionString) {
-    return { on: () => {}, listening: false, close: async () => {} };
+    const { listenEmbedded } = database;
+    const stops: Promise<(() => Promise<void>) | undefined>[] = [];
+    return {
+      on: (channel, listener) => void stops.push(listenEmbedded?.(channel, listener).catch((err: unknown) => void onError(err)) ?? Promise.resolve(undefined)),
+      // No other process can send anything.
+      listening: false,
+      close: async () => {
+        for (const stop of await Promise.all(stops.splice(0))) await stop?.().catch(() => {});
+      },
+    };
   }
   const listeners = new Map<string, ((id: string) => void)[]>();
   let client: pg.Client | null = null;

@@ -48,6 +48,13 @@ export interface Database {
   poolUse(): PoolUse | null;
   /** The server's URL when on a real server (LISTEN needs a connection of its own); null when embedded. */
   connectionString: string | null;
+  /**
+   * Embedded only: hears the NOTIFYs on `channel` of this process's own
+   * transactions (a trigger's), when they commit. Null on a server, where
+   * `createBroadcast` listens on a connection of its own. Resolves with
+   * what stops it.
+   */
+  listenEmbedded: ((channel: string, listener: (payload: string) => void) => Promise<() => Promise<void>>) | null;
   /** Tells whoever finds the embedded folder held where this process serves (nothing on a server). */
   advertise(url: string): void;
   /**
@@ -150,6 +157,7 @@ export async function openDatabase({
       db: pgDb as unknown as Db,
       kind: "postgres",
       connectionString: databaseUrl,
+      listenEmbedded: null,
       statements: () => statements,
       longestWaitMs: () => pool.longestWaitMs(),
       poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, acquired: pool.acquired, waitedMs: pool.waitedMs }),
@@ -181,6 +189,10 @@ export async function openDatabase({
     db: pgliteDb as unknown as Db,
     kind: "pglite",
     connectionString: null,
+    listenEmbedded: async (channel, listener) => {
+      const stop = await client.listen(channel, listener);
+      return () => stop();
+    },
     statements: () => counter.count,
     longestWaitMs: () => counter.longestWaitMs(),
     poolUse: () => null,

@@ -311,8 +311,6 @@ export const apiKeys = pgTable(
   (t) => [uniqueIndex("api_keys_key_hash_key").on(t.keyHash), index("api_keys_tenant_id_idx").on(t.tenantId)],
 );
 
-export const schema = { conversations, messages, runs, runEvents, runActions, runSpans, apiKeys };
-
 export type ConversationRow = typeof conversations.$inferSelect;
 export type MessageRow = typeof messages.$inferSelect;
 export type RunRow = typeof runs.$inferSelect;
@@ -328,3 +326,48 @@ export const HOLDING_RUN_STATUSES = ["running", "requires_action"] as const sati
 /** Runs not over: queued, executing, or waiting for the application. */
 export const OPEN_RUN_STATUSES = ["queued", "running", "requires_action"] as const satisfies readonly RunStatus[];
 export const isActiveRun = (run: Pick<RunRow, "status">) => (ACTIVE_RUN_STATUSES as readonly RunStatus[]).includes(run.status);
+
+/** One try at POSTing a webhook: when, the receiver's status (null: no answer), and what went wrong (null: a 2xx). */
+export interface WebhookAttempt {
+  at: string;
+  status_code: number | null;
+  error: string | null;
+}
+
+/**
+ * The outbox of run webhooks: a row per run end (or pause) to POST, written
+ * by a trigger on `runs` in the transaction that ends the run (migration
+ * 0012), so a crash never loses one; delivered and retried by
+ * src/webhooks/webhook-worker.ts on any instance.
+ */
+export const webhookDeliveries = pgTable(
+  "webhook_deliveries",
+  {
+    /** The `webhook-id` header: `<run_id>.<type>` (a run's later pauses: `<run_id>.run.requires_action.<n>`), the same on every retry. */
+    id: text("id").primaryKey(),
+    runId: text("run_id")
+      .notNull()
+      .references(() => runs.id, { onDelete: "cascade" }),
+    type: text("type").$type<WebhookEvent>().notNull(),
+    url: text("url").notNull(),
+    /** The run's row as it was at that end, `to_jsonb` of it (what the body's `data.run` shows). */
+    run: jsonb("run").$type<Record<string, unknown>>().notNull(),
+    status: text("status").$type<"pending" | "delivered" | "failed">().notNull().default("pending"),
+    /** Oldest first; at most `WEBHOOK_MAX_ATTEMPTS` of them, so a small array rather than rows of their own. */
+    attempts: jsonb("attempts").$type<WebhookAttempt[]>().notNull().default([]),
+    /** While pending: when it is next tried (or when the claim of the instance trying it runs out). */
+    nextAttemptAt: timestamp("next_attempt_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    /** When the run ended (or paused): the body's `timestamp`. */
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("webhook_deliveries_run_id_idx").on(t.runId, t.createdAt),
+    index("webhook_deliveries_pending_idx")
+      .on(t.nextAttemptAt)
+      .where(sql`status = 'pending'`),
+  ],
+);
+
+export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
+
+export const schema = { conversations, messages, runs, runEvents, runActions, runSpans, apiKeys, webhookDeliveries };

@@ -11,9 +11,10 @@ import { createRunRepository } from "./run-repository.js";
 import { createRunQueueRepository } from "./run-queue-repository.js";
 import { createForkRepository } from "./fork-repository.js";
 import { createTraceRepository } from "./trace-repository.js";
+import { createWebhookRepository } from "./webhook-repository.js";
 
 /** Channels of the nudges loopd processes send each other through the database (ids only, never payloads). */
-export type NotifyChannel = "loopd_run_events" | "loopd_run_cancel" | "loopd_run_queued";
+export type NotifyChannel = "loopd_run_events" | "loopd_run_cancel" | "loopd_run_queued" | "loopd_webhooks";
 
 /** Every repository over one connection (or one transaction). */
 function createRepositories(db: Db, { notifies, query }: { notifies: boolean; query: RawQuery }) {
@@ -29,6 +30,7 @@ function createRepositories(db: Db, { notifies, query }: { notifies: boolean; qu
     keys: createKeyRepository({ db }),
     usage: createUsageRepository({ db }),
     retention: createRetentionRepository({ db }),
+    webhooks: createWebhookRepository({ db }),
     /**
      * Nudges every loopd process listening on `channel` (Postgres NOTIFY): in
      * a transaction it is sent when the transaction commits. The embedded
