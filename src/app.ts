@@ -39,6 +39,7 @@ import { uiChatRoutes } from "./http/routes/ui-chat-routes.js";
 import { metricsRoutes } from "./http/routes/metrics-routes.js";
 import { runRoutes } from "./http/routes/run-routes.js";
 import { traceRoutes } from "./http/routes/trace-routes.js";
+import { webhookRoutes } from "./http/routes/webhook-routes.js";
 import { BODY_MAX_DEPTH } from "./http/request-schemas.js";
 import { providersOf } from "./providers/index.js";
 import type { Database } from "./store/db.js";
@@ -56,6 +57,7 @@ import { pricesOf } from "./prices-file.js";
 import { createMetrics } from "./telemetry/metrics.js";
 import { combineTelemetry } from "./telemetry/telemetry.js";
 import { createRedactor } from "./redact.js";
+import { startWebhooks } from "./webhooks/start-webhooks.js";
 
 export interface AppDeps {
   config: Config;
@@ -196,6 +198,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     pausedRuns: () => services.store.runs.countWaiting(),
     openStreams: () => http.streams.open,
     poolUse: database.poolUse,
+    oldestPendingWebhookMs: async () => (await services.store.webhooks.pending()).oldestAgeMs,
   });
 
   let stopping = false;
@@ -242,6 +245,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   runRoutes(app, http);
   uiChatRoutes(app, http);
   traceRoutes(app, http);
+  webhookRoutes(app, http);
   toolRoutes(app, http);
   usageRoutes(app, http);
   if (config.auth.adminToken) adminRoutes(app, http, { adminToken: config.auth.adminToken });
@@ -256,6 +260,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
       : createRetentionSweeper(services, { days: config.runs.retentionDays, everyS: config.runs.retentionSweepS, onDeleted: (n) => metrics.retentionDeleted(n) });
   // In the background: loopd answers while a server starts, or fails to.
   toolServers.start();
+  const webhooks = startWebhooks(services, { metrics });
 
   let closing: Promise<void> | null = null;
   return {
@@ -274,6 +279,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
         try {
           await retention?.close();
           await runs.close({ timeoutMs: config.server.shutdownTimeoutMs });
+          await webhooks?.close();
           shutdown.abort();
           await server;
         } finally {

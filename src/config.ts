@@ -12,13 +12,8 @@ import { DEFAULT_TOOL_CONCURRENCY, DEFAULT_TOOL_TIMEOUT_MS } from "./tools/execu
 import { createBuiltinTools } from "./tools/builtin/index.js";
 import { commandEnvOf } from "./tools/command/run-command.js";
 import { loadToolsFile, secretsOfToolsFile, ToolsFileError, type ToolsFile } from "./tools/tools-file.js";
-
-/** A whole number from the environment; `min: 0` where 0 means "off". */
-const intFromEnv = (fallback: number, { min = 1 }: { min?: number } = {}) =>
-  z.preprocess((v) => (blank(v) ? undefined : Number(v)), z.number().int().min(min).default(fallback));
-
-/** Unset, empty or only spaces: the default (`Number(" ")` would be 0). */
-const blank = (v: unknown) => v === undefined || (typeof v === "string" && v.trim() === "");
+import { blank, booleanFromEnv, intFromEnv } from "./env-values.js";
+import { webhookSettingsOf, webhookVariables } from "./webhooks/webhook-config.js";
 
 const optionalString = z.preprocess((v) => (v === "" ? undefined : v), z.string().optional());
 
@@ -86,7 +81,7 @@ const variables = {
   RUN_MAX_COST_USD: optionalPositive(z.number()),
   PRICES_FILE: optionalString,
   TOOLS_FILE: optionalString,
-  ENABLE_RUN_COMMAND: z.preprocess((v) => (blank(v) ? undefined : v), z.enum(["true", "false"]).default("false")),
+  ENABLE_RUN_COMMAND: booleanFromEnv("false"),
   /** `NODE_ENV,MY_TOOL_HOME`: variables run_command's commands get besides PATH, HOME and LANG. */
   RUN_COMMAND_ENV: z.preprocess(
     (v) => (blank(v) ? "" : v),
@@ -134,6 +129,7 @@ const variables = {
   ),
   METRICS_TOKEN: secretToken,
   PLAYGROUND: z.preprocess((v) => (blank(v) ? undefined : v), z.enum(["on", "off"]).default("on")),
+  ...webhookVariables,
 };
 
 /** Every variable loopd reads (`.env.example` and the README's table list each one). */
@@ -260,6 +256,7 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
       /** Where OpenTelemetry spans go (OTLP/HTTP); unset: no tracing at all. */
       otlpTracesUrl: tracesUrl(e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, e.OTEL_EXPORTER_OTLP_ENDPOINT),
     },
+    webhooks: webhookSettingsOf(e),
     /** Values that never appear in a trace, a log or a recorded error (API keys and the like, from the environment). */
     secrets: [...secretsOf(raw as NodeJS.ProcessEnv), ...secretsOfToolsFile(toolsFile)],
   };

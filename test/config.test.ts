@@ -20,7 +20,7 @@ describe("the configuration's sections", () => {
     const { DEFAULT_GRACE_WINDOW_MS } = await import("../src/agent/run-clock.js");
     const { DEFAULT_POOL } = await import("../src/store/db.js");
     const config = loadConfig({});
-    expect(Object.keys(config).sort()).toEqual(["auth", "database", "models", "runs", "secrets", "server", "tools", "trace"]);
+    expect(Object.keys(config).sort()).toEqual(["auth", "database", "models", "runs", "secrets", "server", "tools", "trace", "webhooks"]);
     expect(config.tools.timeoutMs).toBe(DEFAULT_TOOL_TIMEOUT_MS);
     expect(config.models.callTimeoutMs).toBe(DEFAULT_MODEL_CALL_TIMEOUT_MS);
     expect(config.runs.graceWindowMs).toBe(DEFAULT_GRACE_WINDOW_MS);
@@ -41,6 +41,16 @@ describe("the configuration's sections", () => {
     expect(() => loadConfig({ ADMIN_TOKEN: "short" })).toThrow(/ADMIN_TOKEN: must be at least 16 characters/);
     // Past 2^31 - 1 ms a timer fires at once: a 30-day sweep interval became a sweep every millisecond.
     expect(() => loadConfig({ RETENTION_DAYS: "90", RETENTION_SWEEP_S: String(30 * 86_400) })).toThrow(/RETENTION_SWEEP_S: must be at most 2147483 \(24 days\)/);
+  });
+
+  it("takes a Standard Webhooks secret only, and keeps it out of logs like any secret", () => {
+    expect(() => loadConfig({ WEBHOOK_SECRET: "not-a-secret" })).toThrow(/WEBHOOK_SECRET: must be a Standard Webhooks secret/);
+    const secret = `whsec_${Buffer.from("0123456789abcdef01234567").toString("base64")}`;
+    const config = loadConfig({ WEBHOOK_SECRET: secret, WEBHOOK_MAX_ATTEMPTS: "3", WEBHOOK_ALLOW_PRIVATE: "true" });
+    expect(config.webhooks).toEqual({ secret, maxAttempts: 3, allowPrivate: true, timeoutMs: 10_000, retryBaseMs: 30_000 });
+    expect(config.secrets).toContain(secret);
+    expect(loadConfig({}).webhooks.secret).toBeNull();
+    expect(() => loadConfig({ WEBHOOK_MAX_ATTEMPTS: "0" })).toThrow(/WEBHOOK_MAX_ATTEMPTS/);
   });
 
   it("finds the secrets among variables it does not read too", () => {

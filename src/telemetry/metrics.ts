@@ -14,6 +14,8 @@ export interface MetricsSources {
   openStreams(): number;
   /** The database pool's connections; null when embedded (no pool). */
   poolUse(): PoolUse | null;
+  /** How long the oldest webhook delivery still pending has waited (ms), in the whole database; null: none pending. */
+  oldestPendingWebhookMs(): Promise<number | null>;
 }
 
 export interface MetricsOptions {
@@ -33,6 +35,10 @@ export interface Metrics {
   serverRestarted(server: string): void;
   /** The retention sweep deleted this many conversations. */
   retentionDeleted(count: number): void;
+  /** A webhook try ended: `delivered`, or why not (`http_error`, `redirect`, `timeout`, `unreachable`, `refused`). */
+  webhookAttempted(outcome: string): void;
+  /** A webhook delivery's last word. */
+  webhookSettled(status: "delivered" | "failed"): void;
 }
 
 const MODEL_CALL_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300];
@@ -91,6 +97,13 @@ export function createMetrics({ describeTool, maxModels = 100 }: MetricsOptions)
     TOOL_CALL_BUCKETS,
   );
   const retentionDeleted = new Counter({ name: "loopd_retention_deleted_conversations_total", help: "Conversations the retention sweep (RETENTION_DAYS) deleted", registers });
+  const webhookDeliveries = new Counter({ name: "loopd_webhook_deliveries_total", help: "Webhook deliveries settled, by status (delivered, or failed after WEBHOOK_MAX_ATTEMPTS)", labelNames: ["status"], registers });
+  const webhookFailures = new Counter({
+    name: "loopd_webhook_attempt_failures_total",
+    help: "Webhook tries that did not deliver, by reason (http_error, redirect, timeout, unreachable, refused)",
+    labelNames: ["reason"],
+    registers,
+  });
   const serverRestarts = new Counter({ name: "loopd_mcp_server_restarts_total", help: "Times an MCP server was started again after it exited, dropped or failed to start, by server", labelNames: ["server"], registers });
 
   const onEvent = (e: AgentEvent) => {
@@ -140,6 +153,8 @@ export function createMetrics({ describeTool, maxModels = 100 }: MetricsOptions)
     watch: (sources) => watchState(registry, sources),
     serverRestarted: (server) => serverRestarts.inc({ server }),
     retentionDeleted: (count) => retentionDeleted.inc(count),
+    webhookAttempted: (outcome) => void (outcome !== "delivered" && webhookFailures.inc({ reason: outcome })),
+    webhookSettled: (status) => webhookDeliveries.inc({ status }),
   };
 }
 
@@ -153,19 +168,27 @@ function watchState(registry: Registry, sources: MetricsSources): void {
       this.set(sources.activeRuns());
     },
   });
-  new Gauge({
-    name: "loopd_runs_paused",
-    help: "Runs waiting for the application (requires_action), in the whole database",
-    registers,
-    async collect() {
-      try {
-        this.set(await sources.pausedRuns());
-      } catch {
-        // The database is unreachable: no value rather than a stale one, and the rest of the scrape still answers.
-        this.reset();
-      }
-    },
-  });
+  /** A gauge read from the database at each scrape. */
+  const databaseGauge = (name: string, help: string, read: () => Promise<number>) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      async collect() {
+        try {
+          this.set(await read());
+        } catch {
+          // The database is unreachable: no value rather than a stale one, and the rest of the scrape still answers.
+          this.reset();
+        }
+      },
+    });
+  databaseGauge("loopd_runs_paused", "Runs waiting for the application (requires_action), in the whole database", sources.pausedRuns);
+  databaseGauge(
+    "loopd_webhook_oldest_pending_seconds",
+    "Age of the oldest webhook delivery not yet delivered nor given up, in the whole database (0: none pending)",
+    async () => ((await sources.oldestPendingWebhookMs()) ?? 0) / 1000,
+  );
   new Gauge({
     name: "loopd_sse_streams_open",
     help: "SSE streams this process holds open",

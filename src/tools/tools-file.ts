@@ -14,7 +14,8 @@ const inputSchema = z
   .refine(isObjectSchema, 'must be a JSON Schema of an object: {"type": "object", "properties": {…}}')
   .refine(isCheckableSchema, "must be a JSON Schema loopd can check (no unresolved $ref; patterns RE2 can run)");
 
-const secret = z.string().refine((s) => {
+/** A Standard Webhooks signing secret (`whsec_` and base64), as the `standardwebhooks` package takes it. */
+export const webhookSecret = z.string().refine((s) => {
   try {
     new Webhook(s);
     return true;
@@ -29,7 +30,7 @@ const httpTool = z.strictObject({
   input_schema: inputSchema,
   url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }),
   headers: z.record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "must be a header name"), z.string()).default({}),
-  secret: secret.optional(),
+  secret: webhookSecret.optional(),
   timeout_ms: z.number().int().positive().max(3_600_000).optional(),
   read_only: z.boolean().default(false),
   /** @default "never" for a read-only tool, else "always" */

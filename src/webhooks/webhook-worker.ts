@@ -1,0 +1,135 @@
+import { Webhook } from "standardwebhooks";
+import type { Log } from "../services.js";
+import type { Store } from "../store/store.js";
+import type { AttemptOutcome } from "../store/webhook-repository.js";
+import type { WebhookDeliveryRow } from "../store/schema.js";
+import { createWebhookAgents, postWebhook, type PostOutcome } from "./post-webhook.js";
+import { webhookBody } from "./webhook-body.js";
+import type { WebhookSettings } from "./webhook-config.js";
+
+export interface WebhookWorker {
+  /** Claims what is due now, then whenever woken or the next retry is due. */
+  start(): void;
+  /** Wakes it: a delivery may be due (a trigger's NOTIFY). */
+  wake(): void;
+  /** Stops claiming, aborts the tries in flight and gives their deliveries back (due at once, for any instance). */
+  close(): Promise<void>;
+}
+
+export interface WebhookWorkerOptions {
+  store: Store;
+  settings: WebhookSettings & { secret: string };
+  log: Log;
+  /** Each try's outcome (metrics). */
+  onAttempt?: (outcome: PostOutcome) => void;
+  /** A delivery's last word. */
+  onSettled?: (status: "delivered" | "failed") => void;
+  /** Tries in flight at once, and so the most claimed at a time. @default 8 */
+  concurrency?: number;
+  /** The longest it sleeps without looking (a lost nudge, another instance's retry). @default 5000 */
+  idleMs?: number;
+  /** @default Math.random */
+  random?: () => number;
+}
+
+/**
+ * Delivers the outbox (`webhook_deliveries`), on every instance at once:
+ * each claims due rows under a lease (SKIP LOCKED, so instances share them),
+ * POSTs each once, records the try, and schedules the next with exponential
+ * backoff (±20 % jitter) until `maxAttempts`, then gives up (`failed`). A
+ * process that dies mid-try leaves its claims to run out: at least once.
+ */
+export function createWebhookWorker({ store, settings, log, onAttempt = () => {}, onSettled = () => {}, concurrency = 8, idleMs = 5_000, random = Math.random }: WebhookWorkerOptions): WebhookWorker {
+  const signer = new Webhook(settings.secret);
+  const agents = createWebhookAgents({ maxSockets: concurrency });
+  // Longer than any try (its lookup and its request each bounded by the timeout), so a live claim is not taken over.
+  const leaseMs = 2 * settings.timeoutMs + 5_000;
+  const inFlight = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  /** Deliveries whose try was aborted by `close`, to give back. */
+  const given: string[] = [];
+  let closed = false;
+  let pumping = false;
+  let again = false;
+  let timer: NodeJS.Timeout | null = null;
+
+  const retryInMs = (attempt: number) => Math.round(settings.retryBaseMs * 2 ** (attempt - 1) * (0.8 + 0.4 * random()));
+
+  async function pump(): Promise<void> {
+    if (closed) return;
+    if (pumping) {
+      again = true;
+      return;
+    }
+    pumping = true;
+    let wait = idleMs;
+    try {
+      do {
+        again = false;
+        const free = concurrency - inFlight.size;
+        if (free <= 0) break;
+        const claimed = await store.webhooks.claim({ limit: free, leaseMs });
+        for (const delivery of claimed) if (!closed) launch(delivery);
+        // A full batch: there may be more due.
+        if (claimed.length === free) again = true;
+      } while (again && !closed);
+      const { nextDueInMs } = await store.webhooks.pending();
+      if (nextDueInMs !== null) wait = Math.min(idleMs, nextDueInMs);
+    } catch (err) {
+      log.warn({ err }, "could not read the webhook outbox; trying again shortly");
+    } finally {
+      pumping = false;
+    }
+    schedule(again ? 0 : wait);
+  }
+
+  function schedule(ms: number) {
+    if (closed) return;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => void pump(), Math.max(ms, 10));
+    timer.unref();
+  }
+
+  function launch(delivery: WebhookDeliveryRow) {
+    const abort = new AbortController();
+    const done = attempt(delivery, abort.signal)
+      .catch((err: unknown) => {
+        if (abort.signal.aborted) given.push(delivery.id);
+        else log.warn({ err, webhook_id: delivery.id }, "could not record a webhook attempt; it is tried again when its claim runs out");
+      })
+      .finally(() => {
+        inFlight.delete(delivery.id);
+        void pump();
+      });
+    inFlight.set(delivery.id, { abort, done });
+  }
+
+  async function attempt(delivery: WebhookDeliveryRow, signal: AbortSignal): Promise<void> {
+    const at = new Date();
+    const result = await postWebhook({ url: delivery.url, id: delivery.id, body: webhookBody(delivery), signer, allowPrivate: settings.allowPrivate, timeoutMs: settings.timeoutMs, agents, signal });
+    const tries = delivery.attempts.length + 1;
+    const outcome: AttemptOutcome =
+      result.outcome === "delivered" ? { status: "delivered" } : tries >= settings.maxAttempts ? { status: "failed" } : { status: "pending", retryInMs: retryInMs(tries) };
+    await store.webhooks.record(delivery.id, { at: at.toISOString(), status_code: result.statusCode, error: result.error }, outcome);
+    onAttempt(result.outcome);
+    if (outcome.status === "pending") return;
+    onSettled(outcome.status);
+    if (outcome.status === "failed") {
+      const target = new URL(delivery.url);
+      log.warn({ webhook_id: delivery.id, url: `${target.origin}${target.pathname}`, attempts: tries, error: result.error }, "webhook given up after its last attempt");
+    }
+  }
+
+  return {
+    start: () => void pump(),
+    wake: () => void pump(),
+    async close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      const tries = [...inFlight.entries()];
+      for (const [, { abort }] of tries) abort.abort(new Error("loopd is stopping"));
+      await Promise.all(tries.map(([, { done }]) => done));
+      await store.webhooks.release(given).catch(() => {});
+      agents.destroy();
+    },
+  };
+}
