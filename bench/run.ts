@@ -19,7 +19,8 @@
  *   (h) context strategies: billed-equivalent input tokens of a 30-step
  *       tool-heavy conversation, full without caching, full with caching,
  *       trim with caching (Anthropic's caching arithmetic, in the fake);
- *   (i) the trace: the long runs of (e) with TRACE=on against TRACE=off.
+ *   (i) the trace: the long runs of (e) with TRACE=on against TRACE=off;
+ *   (m) webhook latency: a run's end to its webhook's arrival, p50/p99.
  *
  * On PGlite always; also on Postgres when BENCH_DATABASE_URL is set (a fresh
  * database is created on that server and dropped afterwards; BENCH_DATABASES=postgres
@@ -56,6 +57,7 @@ import { measureRunOverhead, type OverheadRow } from "./run-overhead.js";
 import { SCENARIOS } from "./scenarios.js";
 import { startLoopdProcess } from "./start-loopd-process.js";
 import { streamsTable } from "./streams-table.js";
+import { measureWebhookLatency } from "./webhook-latency.js";
 
 const runs = positiveInt(process.env.BENCH_RUNS, 200);
 const concurrency = positiveInt(process.env.BENCH_CONCURRENCY, 8);
@@ -65,6 +67,7 @@ const followers = positiveInt(process.env.BENCH_FOLLOWERS, 500);
 const APPEND_CHECKPOINTS = [10, 100, 1000, 10_000];
 const pauseSamples = positiveInt(process.env.BENCH_PAUSES, 100);
 const budgetRuns = positiveInt(process.env.BENCH_BUDGET_RUNS, 30);
+const webhookRuns = positiveInt(process.env.BENCH_WEBHOOKS, 100);
 const LONG_RUN_STEPS = (process.env.BENCH_STEPS ?? "10,100,1000").split(",").map((n) => positiveInt(n, 10));
 const TRACE_STEPS = (process.env.BENCH_TRACE_STEPS ?? "10,100,1000").split(",").map((n) => positiveInt(n, 10));
 const streams = (process.env.BENCH_STREAMS ?? "50,200,500").split(",").map((n) => positiveInt(n, 200));
@@ -72,7 +75,7 @@ const streamRounds = positiveInt(process.env.BENCH_STREAM_ROUNDS, 3);
 const baselineDir = process.env.BENCH_BASELINE_DIR || undefined;
 const quiet = { othersShare: positiveInt(process.env.BENCH_QUIET_PERCENT, 10) / 100, tries: positiveInt(process.env.BENCH_ROW_TRIES, 3) };
 
-const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "context", "trace", "httptool", "auth", "queue"] as const;
+const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "context", "trace", "httptool", "auth", "queue", "webhooks"] as const;
 type Section = (typeof SECTIONS)[number];
 const only = selectedSections(process.env.BENCH_ONLY);
 
@@ -180,6 +183,7 @@ async function main() {
   const httpToolRows: string[][] = [];
   const parallelRows: string[][] = [];
   const authRows: string[][] = [];
+  const webhookRows: string[][] = [];
   for (const serverUrl of backends) {
     const kind = serverUrl ? "postgres" : "pglite";
     if (WHOLE_PROCESS_SECTIONS.some((section) => only.has(section))) {
@@ -243,6 +247,11 @@ async function main() {
       const { steps, stepOff, stepOn, readOff, readOn } = await measureAuthOverhead({ serverUrl, runs: budgetRuns, steps: 20, logLevel });
       const pct = (on: number, off: number) => `${(((on - off) / off) * 100).toFixed(1)}%`;
       authRows.push([kind, String(steps), ms(stepOff.p50), ms(stepOn.p50), pct(stepOn.p50, stepOff.p50), ms(readOff.p50), ms(readOn.p50), pct(readOn.p50, readOff.p50)]);
+    }
+    if (only.has("webhooks")) {
+      progress(`${kind}: webhook latency, ${webhookRuns} runs`);
+      const { p50, p99, max } = await measureWebhookLatency({ serverUrl, runs: webhookRuns, logLevel });
+      webhookRows.push([kind, String(webhookRuns), ms(p50), ms(p99), ms(max)]);
     }
     if (only.has("floor")) {
       longRuns[kind] = await measureLongRuns({ serverUrl, stepCounts: LONG_RUN_STEPS, baselineDir, logLevel, quiet, progress });
@@ -371,6 +380,13 @@ async function main() {
       "Two loopd processes on databases of their own: keys off (tenant default), and keys on (the key looked up on every request, every query scoped by its tenant, the rate limit counting). ms per tool step of the run, and ms of one GET /conversations/:id (the mean of 10 after each run), p50.",
       "",
       markdownTable(["db", "tool steps", "keys off p50", "keys on p50", "per step", "read off p50", "read on p50", "per read"], authRows),
+    ]),
+    ...section("webhooks", [
+      `## (m) Webhook latency: a run's end to its webhook at the receiver (${webhookRuns} runs, one after another, ms)`,
+      "",
+      "From the run's completed_at (the database's clock, on this machine) to the receiver, in the bench process, having read and verified the signed POST.",
+      "",
+      markdownTable(["db", "runs", "p50", "p99", "max"], webhookRows),
     ]),
     ...section("streams", [
       `## (f) ${streams.join(", ")} streaming runs at once (tool round trips, ${streamRounds} rounds each)`,

@@ -5,6 +5,8 @@ import { Webhook } from "standardwebhooks";
 /** A webhook as the receiver got it: verified with the standardwebhooks package, or not. */
 export interface ReceivedWebhook {
   id: string;
+  /** When it arrived (Date.now(), once its body was read). */
+  at: number;
   headers: IncomingMessage["headers"];
   body: string;
   /** `Webhook.verify`'s answer: the parsed body; null when the signature did not verify. */
@@ -58,7 +60,7 @@ export async function startWebhookReceiver(secret: string): Promise<WebhookRecei
     } catch {
       verified = null;
     }
-    receiver.received.push({ id: String(req.headers["webhook-id"]), headers: req.headers, body, verified });
+    receiver.received.push({ id: String(req.headers["webhook-id"]), at: Date.now(), headers: req.headers, body, verified });
     const answer = receiver.answer(receiver.received.length);
     for (const w of waiting.filter((w) => receiver.received.length >= w.count)) {
       waiting.splice(waiting.indexOf(w), 1);

@@ -71,7 +71,7 @@ test(`on ${testDatabaseKind}: a webhook pending when loopd is killed is delivere
   // Recorded: the 500s before the kill (those that were recorded before it), then the 200.
   let outbox: any;
   for (let i = 0; i < 100; i++) {
-    outbox = (await fetch(`${loopd.url}/conversations/${conv.id}/runs/${run.id}/webhooks`).then((r) => r.json())).data[0];
+    outbox = (await fetch(`${loopd.url}/conversations/${conv.id}/runs/${run.id}/webhooks`).then((r) => r.json() as Promise<any>)).data[0];
     if (outbox.status === "delivered") break;
     await sleep(50);
   }
