@@ -116,6 +116,23 @@ describe("a run's end", () => {
   });
 });
 
+test("a paused run cancelled (ended by closeWaitingRun, not the loop) sends its pause, then run.cancelled", async () => {
+  const r = await receiver();
+  const conv = await client().createConversation({ provider: "anthropic", approval_required: ["calculate"], webhook: { url: r.url } });
+  f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] });
+  const run = (await client().send(conv.id, { content: "Add." })).json().run;
+  expect(run.status).toBe("requires_action");
+  const cancelled = (await f.loopd.app.inject({ method: "POST", url: `/conversations/${conv.id}/runs/${run.id}/cancel`, payload: {} })).json();
+  expect(cancelled.status).toBe("cancelled");
+  const deliveries = await deliveriesWhen(conv.id, run.id, (d) => d.length === 2 && settled(d));
+  expect(deliveries.map((d) => [d.id, d.status])).toEqual([
+    [`${run.id}.run.requires_action`, "delivered"],
+    [`${run.id}.run.cancelled`, "delivered"],
+  ]);
+  const end = r.received.find((w) => w.id === `${run.id}.run.cancelled`)!;
+  expect(end.verified).toEqual({ type: "run.cancelled", timestamp: cancelled.completed_at, data: { run: cancelled } });
+});
+
 describe("retries", () => {
   test("a 500 is tried again under the same webhook-id, each try signed, until a 2xx; every try is recorded", async () => {
     const r = await receiver();
