@@ -33,6 +33,15 @@ export interface WebhookWorkerOptions {
 }
 
 /**
+ * How long after its `attempt`-th failed try (from 1) a webhook is tried
+ * again: `baseMs` doubled for each try before, ±20 % so that receivers that
+ * failed together are not hit together again. With the default 30 s, the
+ * first retry comes within 36 s and 8 tries span 51 to 76 minutes.
+ */
+export const retryDelayMs = (attempt: number, { baseMs, random = Math.random }: { baseMs: number; random?: () => number }) =>
+  Math.round(baseMs * 2 ** (attempt - 1) * (0.8 + 0.4 * random()));
+
+/**
  * Delivers the outbox (`webhook_deliveries`), on every instance at once:
  * each claims due rows under a lease (SKIP LOCKED, so instances share them),
  * POSTs each once, records the try, and schedules the next with exponential
@@ -52,7 +61,6 @@ export function createWebhookWorker({ store, settings, log, onAttempt = () => {}
   let again = false;
   let timer: NodeJS.Timeout | null = null;
 
-  const retryInMs = (attempt: number) => Math.round(settings.retryBaseMs * 2 ** (attempt - 1) * (0.8 + 0.4 * random()));
 
   async function pump(): Promise<void> {
     if (closed) return;
@@ -108,7 +116,7 @@ export function createWebhookWorker({ store, settings, log, onAttempt = () => {}
     const result = await postWebhook({ url: delivery.url, id: delivery.id, body: webhookBody(delivery), signer, allowPrivate: settings.allowPrivate, timeoutMs: settings.timeoutMs, agents, signal });
     const tries = delivery.attempts.length + 1;
     const outcome: AttemptOutcome =
-      result.outcome === "delivered" ? { status: "delivered" } : tries >= settings.maxAttempts ? { status: "failed" } : { status: "pending", retryInMs: retryInMs(tries) };
+      result.outcome === "delivered" ? { status: "delivered" } : tries >= settings.maxAttempts ? { status: "failed" } : { status: "pending", retryInMs: retryDelayMs(tries, { baseMs: settings.retryBaseMs, random }) };
     await store.webhooks.record(delivery.id, { at: at.toISOString(), status_code: result.statusCode, error: result.error }, outcome);
     onAttempt(result.outcome);
     if (outcome.status === "pending") return;
