@@ -58,6 +58,7 @@ import { createMetrics } from "./telemetry/metrics.js";
 import { combineTelemetry } from "./telemetry/telemetry.js";
 import { createRedactor } from "./redact.js";
 import { startWebhooks } from "./webhooks/start-webhooks.js";
+import type { WebhookWorker } from "./webhooks/webhook-worker.js";
 
 export interface AppDeps {
   config: Config;
@@ -181,6 +182,9 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     const [runId = "", reason] = payload.split(" ");
     runs.cancelLocal(runId, cancelReasonOf(reason));
   });
+  // A delivery was written (the outbox's trigger); listened to with the others, the worker starts later.
+  let webhooks: WebhookWorker | null = null;
+  services.broadcast.on("loopd_webhooks", () => webhooks?.wake());
   const shutdown = new AbortController();
   // Every open stream listens for the shutdown (up to MAX_STREAMS): no leak, many listeners.
   setMaxListeners(0, shutdown.signal);
@@ -260,7 +264,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
       : createRetentionSweeper(services, { days: config.runs.retentionDays, everyS: config.runs.retentionSweepS, onDeleted: (n) => metrics.retentionDeleted(n) });
   // In the background: loopd answers while a server starts, or fails to.
   toolServers.start();
-  const webhooks = startWebhooks(services, { metrics });
+  webhooks = startWebhooks(services, { metrics });
 
   let closing: Promise<void> | null = null;
   return {

@@ -45,7 +45,6 @@ export function createBroadcast({
   let listening = false;
   let closed = false;
   let retry: NodeJS.Timeout | null = null;
-  let queue: Promise<unknown> = Promise.resolve();
 
   async function connect(): Promise<void> {
     if (closed || client) return;
@@ -90,12 +89,7 @@ export function createBroadcast({
       const known = listeners.has(channel);
       listeners.set(channel, [...(listeners.get(channel) ?? []), listener]);
       if (!client) void connect();
-      // While connecting, the connection's own loop listens on it (it walks the channels as they are added);
-      // after, one LISTEN at a time, as pg wants its queries.
-      else if (!known && listening) {
-        const c = client;
-        queue = queue.then(() => c.query(`listen ${channel}`)).catch(onError);
-      }
+      else if (!known) void client.query(`listen ${channel}`).catch(onError);
     },
     async close() {
       closed = true;

@@ -3,13 +3,13 @@ import type { Metrics } from "../telemetry/metrics.js";
 import { createWebhookWorker, type WebhookWorker } from "./webhook-worker.js";
 
 /**
- * This instance's delivery worker, woken by the outbox trigger's NOTIFY.
+ * This instance's delivery worker (the app wakes it on the outbox trigger's NOTIFY).
  * Without `WEBHOOK_SECRET` there is none (loopd sends nothing unsigned, and
  * refuses new webhooks): deliveries left pending from before wait for a
  * start with the secret, which a warning says once.
  */
 export function startWebhooks(services: Services, { metrics }: { metrics: Pick<Metrics, "webhookAttempted" | "webhookSettled"> }): WebhookWorker | null {
-  const { config, store, broadcast } = services;
+  const { config, store } = services;
   const { log } = services;
   const { secret } = config.webhooks;
   if (!secret) {
@@ -26,7 +26,6 @@ export function startWebhooks(services: Services, { metrics }: { metrics: Pick<M
     onAttempt: (outcome) => metrics.webhookAttempted(outcome),
     onSettled: (status) => metrics.webhookSettled(status),
   });
-  broadcast.on("loopd_webhooks", () => worker.wake());
   worker.start();
   return worker;
 }

@@ -1,34 +1,16 @@
 import { sql } from "drizzle-orm";
 import { afterEach, expect, test } from "vitest";
-import { z } from "zod";
-import { defineTool } from "../../src/tools/define-tool.js";
 import { runs } from "../../src/store/schema.js";
 import { collectEvents } from "../helpers/sse-client.js";
 import { expectError } from "../helpers/expect-error.js";
+import { heldTool } from "../helpers/held-tool.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 import { testTools } from "./test-tools.js";
 
-function deferred() {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
+/** The run ahead stays busy in `hold` exactly as long as a test needs. */
+const hold = heldTool();
 
-/** A tool that runs until the test opens its gate: the run ahead stays busy exactly as long as a test needs. */
-let gate = deferred();
-let entered = deferred();
-const hold = defineTool({
-  name: "hold",
-  description: "Waits for the test.",
-  input: z.object({}),
-  execute: async () => {
-    entered.resolve();
-    await gate.promise;
-    return "held";
-  },
-});
-
-const f = useLoopd({ listen: true, tools: [...testTools(), hold], env: { MAX_QUEUED_RUNS: "3" } });
+const f = useLoopd({ listen: true, tools: [...testTools(), hold.tool], env: { MAX_QUEUED_RUNS: "3" } });
 
 const post = (path: string, body: unknown) =>
   fetch(`${f.loopd.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
@@ -57,19 +39,18 @@ async function transcript(convId: string): Promise<string[]> {
 
 /** A conversation whose first run is inside the `hold` tool. */
 async function busyConversation(extra: Record<string, unknown> = {}) {
-  gate = deferred();
-  entered = deferred();
+  hold.reset();
   const conv = await json(post("/conversations", { provider: "anthropic", tools: ["hold", "wait_for_abort", "calculate"], ...extra }));
   f.llm.script({ toolCalls: [{ name: "hold", input: {} }] }, { text: "first done" });
   const first = await post(`/conversations/${conv.id}/messages`, { content: "first", wait: false });
   expect(first.status).toBe(202);
   const { run } = (await first.json()) as any;
-  await entered.promise;
+  await hold.entered();
   return { conv, first: run };
 }
 
 afterEach(async () => {
-  gate.resolve();
+  hold.release();
   // Nothing a test left queued or running reaches the next test's script.
   for (let i = 0; i < 400; i++) {
     const open = await f.database.db.select({ id: runs.id }).from(runs).where(sql`${runs.status} in ('queued', 'running')`);
@@ -93,7 +74,7 @@ test("enqueued messages run one after another, first come first served, each sta
   expect(await transcript(conv.id)).toEqual(["user: first", "assistant: [hold]"]);
   expect((await getJson(`/conversations/${conv.id}`)).active_run_id).toBe(first.id);
 
-  gate.resolve();
+  hold.release();
   const ended = [];
   for (const run of queued) ended.push(await runEnded(conv.id, run.id));
   expect(ended.map((r) => r.status)).toEqual(["completed", "completed", "completed"]);
@@ -139,7 +120,7 @@ test("a queued run cancelled before it starts ends cancelled with no model call 
   const cancelled = await json(post(`/conversations/${conv.id}/runs/${second.run.id}/cancel`, {}));
   expect(cancelled).toMatchObject({ status: "cancelled", stop_reason: "cancelled", steps: 0 });
   f.llm.script({ text: "third done" });
-  gate.resolve();
+  hold.release();
   expect(await runEnded(conv.id, third.run.id)).toMatchObject({ status: "completed" });
   expect(await transcript(conv.id)).toEqual(["user: first", "assistant: [hold]", "tool: held", "assistant: first done", "user: third", "assistant: third done"]);
   // Two model calls for the first run, one for the third: none for the cancelled one.
@@ -163,7 +144,7 @@ test("reject still answers 409 while a run is active or runs are queued; the que
   const rejected = await json(post(`/conversations/${conv.id}/messages`, { content: "e" }));
   expect(rejected.error).toMatchObject({ code: "conversation_busy", details: { active_run_id: first.id } });
   f.llm.script({ text: "a" }, { text: "b" }, { text: "c" });
-  gate.resolve();
+  hold.release();
 });
 
 test("interrupt stops a run mid tool call (its call answered 'cancelled: the user sent a new message'), ends it superseded, and the new run starts right after", async () => {

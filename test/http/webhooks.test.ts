@@ -6,6 +6,8 @@
  * retry paths take milliseconds.
  */
 import { afterEach, describe, expect, test } from "vitest";
+import { createBuiltinTools } from "../../src/tools/builtin/index.js";
+import { heldTool } from "../helpers/held-tool.js";
 import { api } from "../helpers/api.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 import { newWebhookSecret, startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.js";
@@ -14,7 +16,10 @@ const SECRET = newWebhookSecret();
 // Long enough that a busy machine (other test files in parallel) does not time out a receiver that answers at once.
 const TIMEOUT_MS = 1_500;
 const MAX_ATTEMPTS = 3;
+const hold = heldTool();
+
 const f = useLoopd({
+  tools: [...createBuiltinTools(), hold.tool],
   env: { WEBHOOK_SECRET: SECRET, WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), WEBHOOK_RETRY_BASE_MS: "50", WEBHOOK_MAX_ATTEMPTS: String(MAX_ATTEMPTS) },
 });
 
@@ -133,6 +138,27 @@ test("a paused run cancelled (ended by closeWaitingRun, not the loop) sends its 
   ]);
   const end = r.received.find((w) => w.id === `${run.id}.run.cancelled`)!;
   expect(end.verified).toEqual({ type: "run.cancelled", timestamp: cancelled.completed_at, data: { run: cancelled } });
+});
+
+test("a queued run cancelled before it started (never run by the loop) sends run.cancelled; the run ahead its own end", async () => {
+  const r = await receiver();
+  hold.reset();
+  const conv = await client().createConversation({ provider: "anthropic", tools: ["hold"], webhook: { url: r.url } });
+  f.llm.script({ toolCalls: [{ name: "hold", input: {} }] }, { text: "Done." });
+  const first = await client().send(conv.id, { content: "first", wait: false });
+  expect(first.statusCode).toBe(202);
+  await hold.entered();
+  const queued = (await client().send(conv.id, { content: "second", on_busy: "enqueue", wait: false })).json().run;
+  expect(queued.status).toBe("queued");
+  const cancelled = (await f.loopd.app.inject({ method: "POST", url: `/conversations/${conv.id}/runs/${queued.id}/cancel`, payload: {} })).json();
+  expect(cancelled.status).toBe("cancelled");
+  hold.release();
+  const [delivery] = await deliveriesWhen(conv.id, queued.id, settled);
+  expect(delivery).toMatchObject({ id: `${queued.id}.run.cancelled`, status: "delivered" });
+  const sent = r.received.find((w) => w.id === `${queued.id}.run.cancelled`)!;
+  expect(sent.verified).toEqual({ type: "run.cancelled", timestamp: cancelled.completed_at, data: { run: cancelled } });
+  const ahead = first.json().run.id;
+  expect((await deliveriesWhen(conv.id, ahead, settled)).map((d) => d.id)).toEqual([`${ahead}.run.completed`]);
 });
 
 describe("retries", () => {
