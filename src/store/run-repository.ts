@@ -3,6 +3,7 @@ import type { Db, RawQuery } from "./db.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
 import { toPgSafe } from "./pg-safe.js";
 import { saveRunStep, type RunSave } from "./save-run-step.js";
+import { rowFromJson } from "./row-from-json.js";
 import { ACTIVE_RUN_STATUSES, conversations, OPEN_RUN_STATUSES, runs, type RunRow } from "./schema.js";
 
 export type NewRun = Omit<typeof runs.$inferInsert, "leaseExpiresAt"> & { leaseMs: number };
@@ -29,17 +30,8 @@ const START = {
   text: "select loopd_start_run($1::jsonb, $2, $3, $4, $5, $6::jsonb) as started",
 };
 
-const RUN_COLUMNS = Object.entries(getTableColumns(runs));
-
 /** A `runs` row as `to_jsonb` gives it, read as drizzle reads the table's columns. */
-function runFromJson(json: Record<string, unknown>): RunRow {
-  const row: Record<string, unknown> = {};
-  for (const [key, column] of RUN_COLUMNS) {
-    const value = json[column.name];
-    row[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
-  }
-  return row as RunRow;
-}
+const runFromJson = (json: Record<string, unknown>): RunRow => rowFromJson(runs, json);
 
 /** Lease times come from the database's clock only, so processes with skewed clocks agree. */
 export const leaseUntil = (ms: number): SQL => sql`now() + ${`${ms} milliseconds`}::interval`;
@@ -69,18 +61,9 @@ export function createRunRepository({ db, query, notifies }: { db: Db; query: Ra
      */
     async start({ run, leaseMs, tenant, cap, messageId, content }: StartRun): Promise<{ run: RunRow } | { openRuns: number } | null> {
       try {
-        const json = {
-          id: run.id,
-          conversation_id: run.conversationId,
-          provider: run.provider,
-          model: run.model,
-          usage: run.usage,
-          request: run.request,
-          idempotency_key: run.idempotencyKey,
-          request_hash: run.requestHash,
-          lease_owner: run.leaseOwner,
-          webhook: run.webhook ?? null,
-        };
+        // The row's columns by their names, as the function reads them.
+        const { id, provider, model, usage, request } = run;
+        const json = { id, conversation_id: run.conversationId, provider, model, usage, request, idempotency_key: run.idempotencyKey, request_hash: run.requestHash, lease_owner: run.leaseOwner, webhook: run.webhook ?? null };
         const [row] = await query({ ...START, values: [JSON.stringify(toPgSafe(json)), leaseMs, tenant, cap, messageId, JSON.stringify(toPgSafe(content))] });
         const started = row!.started as { run?: Record<string, unknown>; open_runs?: number };
         return started.run ? { run: runFromJson(started.run) } : { openRuns: started.open_runs! };
