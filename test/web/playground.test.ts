@@ -254,7 +254,7 @@ describe("the playground", () => {
     // The first ends, the second starts on the server and its answer streams into the page.
     await page.getByRole("article", { name: "Answer" }).filter({ hasText: "The queued answer." }).waitFor();
     await expect.poll(() => queued.count()).toBe(0);
-    expect(await page.getByRole("article", { name: "Your message" }).locator(".bubble").allInnerTexts()).toEqual(["First", "Second, while you work"]);
+    await expect.poll(() => page.getByRole("article", { name: "Your message" }).locator(".bubble").allInnerTexts()).toEqual(["First", "Second, while you work"]);
     expect(userTextsIn(f.llm.requests.at(-1)!)).toEqual(["First", "Second, while you work"]);
   });
 
