@@ -78,7 +78,8 @@ function ChatSession({ api, apiKey, conversationId, conversation, onBack, onChan
     })()
       .catch((err: Error) => setCancelProblem(err.message))
       .finally(() => void (following.current = false));
-  }, [chat.status]);
+    // The queue's length too: a message queued just as the run ahead ended is listed only after the chat is ready.
+  }, [chat.status, queue.queued.length]);
   const busy = chat.status === "submitted" || chat.status === "streaming";
   const last = chat.messages.at(-1);
   const lastRun = last?.role === "assistant" ? (last.metadata?.run_id ?? last.id) : null;
