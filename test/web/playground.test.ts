@@ -252,7 +252,15 @@ describe("the playground", () => {
     await queued.getByText("Second, while you work").waitFor();
     await browser.shot(page, "queued-message");
     // The first ends, the second starts on the server and its answer streams into the page.
-    await page.getByRole("article", { name: "Answer" }).filter({ hasText: "The queued answer." }).waitFor();
+    // A wait that fails says where the server and the page stood (this one failed in CI under load once).
+    await page
+      .getByRole("article", { name: "Answer" })
+      .filter({ hasText: "The queued answer." })
+      .waitFor({ timeout: 15_000 })
+      .catch(async (err: Error) => {
+        const runs = (await f.loopd.app.inject({ method: "GET", url: `/conversations/${id}/runs` })).json().data.map((r: { id: string; status: string }) => `${r.id} ${r.status}`);
+        throw new Error(`${err.message}\nruns: ${runs.join(", ")}\npage: ${await page.locator("section.chat").innerText()}`);
+      });
     await expect.poll(() => queued.count()).toBe(0);
     await expect.poll(() => page.getByRole("article", { name: "Your message" }).locator(".bubble").allInnerTexts()).toEqual(["First", "Second, while you work"]);
     expect(userTextsIn(f.llm.requests.at(-1)!)).toEqual(["First", "Second, while you work"]);
@@ -277,6 +285,17 @@ describe("the playground", () => {
     expect(userTextsIn(f.llm.requests.at(-1)!)).toEqual(["Say one", "Say three"]);
     // The original is as it was.
     expect((await f.loopd.app.inject({ method: "GET", url: `/conversations/${id}` })).json().message_count).toBe(4);
+  });
+
+  test("the page is React's production build, also when built under vitest (NODE_ENV=test): what users get, without StrictMode's double effects", async () => {
+    const index = await (await fetch(`${f.loopd.url}/`)).text();
+    const scripts = [...index.matchAll(/<script[^>]+src="([^"]+)"/g)].map((m) => m[1]!);
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const src of scripts) {
+      const code = await (await fetch(`${f.loopd.url}${src}`)).text();
+      // React's development bundle asks for its DevTools; the production one never does.
+      expect(code.includes("react-devtools"), `${src} is React's development build`).toBe(false);
+    }
   });
 
   test("a phone-width window: the list, then the conversation alone, and back", async () => {

@@ -1,11 +1,12 @@
 import { useChat } from "@ai-sdk/react";
 import { DefaultChatTransport } from "ai";
 import { useEffect, useMemo, useRef, useState } from "react";
-import { authHeaders, errorOf, type Api, type Conversation, type Run } from "./api.ts";
+import { authHeaders, errorOf, type Api, type Conversation } from "./api.ts";
 import { answeredAll, type Answers, type ChatMessage } from "./chat-types.ts";
 import { titleOf } from "./ConversationList.tsx";
 import { Composer } from "./Composer.tsx";
 import { MessageView } from "./MessageView.tsx";
+import { useFollowQueue } from "./follow-queue.ts";
 import { QueuedRuns, useQueue } from "./QueuedRuns.tsx";
 
 interface Props {
@@ -52,34 +53,7 @@ function ChatSession({ api, apiKey, conversationId, conversation, onBack, onChan
   });
   const [cancelProblem, setCancelProblem] = useState<string | null>(null);
   const queue = useQueue(api, conversationId);
-  // A run done with messages queued behind it: each next one runs on the server in turn; show its message and follow its stream.
-  const following = useRef(false);
-  const mounted = useRef(true);
-  useEffect(() => () => void (mounted.current = false), []);
-  useEffect(() => {
-    if (chat.status !== "ready" || queue.queued.length === 0 || following.current) return;
-    following.current = true;
-    const open = (runs: Run[]) => runs.some((r) => r.status === "running" || r.status === "queued");
-    void (async () => {
-      let runs = await queue.reload();
-      while (mounted.current && open(runs)) {
-        // The next run's message is saved as it starts: wait (briefly) for it to start before reading the history.
-        for (let i = 0; i < 50 && !runs.some((r) => r.status === "running") && open(runs); i++) {
-          await new Promise((resolve) => setTimeout(resolve, 100));
-          runs = await queue.reload();
-        }
-        chat.setMessages(await api.uiMessages<ChatMessage>(conversationId));
-        // Until its end (at once, 204, when it ended before its stream was asked for).
-        await chat.resumeStream();
-        runs = await queue.reload();
-      }
-      // Every answer as the history holds it (one that ended before its stream was asked for included).
-      if (mounted.current) chat.setMessages(await api.uiMessages<ChatMessage>(conversationId));
-    })()
-      .catch((err: Error) => setCancelProblem(err.message))
-      .finally(() => void (following.current = false));
-    // The queue's length too: a message queued just as the run ahead ended is listed only after the chat is ready.
-  }, [chat.status, queue.queued.length]);
+  useFollowQueue({ api, conversationId, chat, queue, onProblem: setCancelProblem });
   const busy = chat.status === "submitted" || chat.status === "streaming";
   const last = chat.messages.at(-1);
   const lastRun = last?.role === "assistant" ? (last.metadata?.run_id ?? last.id) : null;
