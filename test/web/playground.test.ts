@@ -228,7 +228,8 @@ describe("the playground", () => {
       await answer(page).getByText("Keyed answer.").waitFor();
       // The page runs in the browser, where localStorage is; this file is type-checked for Node.
     expect(await page.evaluate(() => (globalThis as unknown as { localStorage: { getItem(k: string): string | null } }).localStorage.getItem("loopd.apiKey"))).toBe(key);
-      // The conversation is the key's tenant's.
+      // The conversation is the key's tenant's, named by the page after its first answer.
+      await page.getByRole("navigation", { name: "Conversations" }).getByText("Hello with a key").waitFor();
       const listed = await guarded.app.inject({ method: "GET", url: "/conversations", headers: { authorization: `Bearer ${key}` } });
       expect(listed.json().data).toEqual([expect.objectContaining({ title: "Hello with a key" })]);
       // A reload keeps the key: the list shows at once.
