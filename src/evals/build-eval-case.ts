@@ -15,8 +15,9 @@ import type { EvalCase, Expectations, RecordedResult } from "./eval-case.js";
  * context; the tools and client tools are the conversation's), the history
  * before the run, the run's user message, every tool result it got, and
  * expectations filled from what it did, for the user to edit: the tools it
- * called in order, its final text, its finish result's schema, its steps and
- * its cost.
+ * called in order, its final text, its finish result's schema, its steps, and
+ * its cost with a quarter more as headroom (the same answers cost a little
+ * more or less as the tool call ids a provider makes up differ in length).
  */
 export async function buildEvalCase({
   store,
@@ -62,7 +63,7 @@ export async function buildEvalCase({
     ...(finalText.trim() !== "" && { final_text: { contains: finalText } }),
     ...(resultSchema && { finish_result: resultSchema }),
     max_steps: Math.max(1, run.steps),
-    ...(typeof cost === "number" && { max_cost_usd: cost }),
+    ...(typeof cost === "number" && { max_cost_usd: withHeadroom(cost) }),
   };
   return {
     name: `${conversation.title ?? conversation.id} — ${run.id}`,
@@ -80,3 +81,6 @@ export async function buildEvalCase({
     expect,
   };
 }
+
+/** A quarter over `usd`, rounded up to a millionth of a dollar. */
+const withHeadroom = (usd: number) => Math.ceil(usd * 1.25 * 1e6) / 1e6;

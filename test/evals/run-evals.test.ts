@@ -1,0 +1,116 @@
+import { beforeEach, describe, expect, test } from "vitest";
+import { rowOf } from "../../src/evals/eval-summary.js";
+import { RECORDED_MISS } from "../../src/evals/recorded-tools.js";
+import { runEvals } from "../../src/evals/run-evals.js";
+import type { EvalCase } from "../../src/evals/eval-case.js";
+import type { FakeTurn } from "../fake-llm/server.js";
+import { useLoopd } from "../helpers/use-loopd.js";
+import { evalTools, holds, lookups, recordCase, respondByCase, toolResultsOf } from "./eval-fixtures.js";
+
+const f = useLoopd({ tools: evalTools() });
+
+/** The recorded run: two tools, then an answer. */
+const TWO_TOOLS: FakeTurn[] = [
+  { toolCalls: [{ name: "lookup_order", input: { number: "A-17" } }] },
+  { toolCalls: [{ name: "get_current_time", input: { timezone: "Asia/Tokyo" } }] },
+  { text: "Order A-17 has shipped; it is evening in Tokyo." },
+];
+
+const evals = (cases: EvalCase[], options: Partial<Parameters<typeof runEvals>[0]> = {}) =>
+  runEvals({ cases: cases.map((evalCase, i) => ({ file: `case-${i}.json`, evalCase })), config: f.loopd.config, providers: f.loopd.services.providers, tools: evalTools(), ...options });
+
+beforeEach(() => {
+  lookups.length = 0;
+});
+
+describe.each(["anthropic", "openai"] as const)("a case from a recorded two-tool run on %s", (provider) => {
+  test("passes against the same model: the recorded results answer its calls, and no tool really runs", async () => {
+    const { evalCase, run } = await recordCase(f, { provider, content: "Where is order A-17, and what time is it in Tokyo?", turns: TWO_TOOLS });
+    expect(lookups).toHaveLength(1);
+    lookups.length = 0;
+    f.llm.script(...TWO_TOOLS);
+    const { results, summary } = await evals([evalCase]);
+    expect(results[0]).toMatchObject({ pass: true, failures: [], status: "completed", steps: 3, provider, model: run.model, tool_calls: ["lookup_order", "get_current_time"] });
+    // Tokens as the fake counts them: the same answers, and requests that differ only in the tool calls' random ids.
+    expect(results[0]!.usage).toMatchObject({ output_tokens: run.usage.output_tokens, input_tokens: expect.closeTo(run.usage.input_tokens, -2) });
+    expect(summary).toMatchObject({ cases: 1, passed: 1, failed: 0, pass_rate: 1, input_tokens: results[0]!.usage!.input_tokens, output_tokens: run.usage.output_tokens });
+    // The model was sent the recorded results (the time of the recording, not now), in the provider's wire format.
+    expect(f.llm.requests.map((r) => r.api)).toEqual([provider, provider, provider]);
+    expect(toolResultsOf(f.llm.requests[2]!)).toEqual(evalCase.recorded.map((r) => ({ content: r.content, is_error: false })));
+    expect(lookups).toEqual([]);
+  });
+
+  test("a model that behaves otherwise fails the expectations it breaks, and its row says what", async () => {
+    const { evalCase } = await recordCase(f, { provider, content: "Where is order A-17, and the time?", turns: TWO_TOOLS });
+    f.llm.script(TWO_TOOLS[0]!, { text: "It has shipped." });
+    const { results } = await evals([evalCase]);
+    expect(results[0]).toMatchObject({ pass: false, steps: 2, tool_calls: ["lookup_order"] });
+    expect(results[0]!.failures).toEqual([
+      "tool_calls: expected [lookup_order, get_current_time], got [lookup_order]",
+      'final_text: does not contain "Order A-17 has shipped; it is evening in Tokyo." (it is "It has shipped.")',
+    ]);
+    const row = rowOf(results[0]!);
+    expect(row).toMatch(/^FAIL +2 /);
+    expect(row).toContain("\n      tool_calls: expected [lookup_order, get_current_time], got [lookup_order]");
+  });
+});
+
+test("a call no recorded result answers gets the recorded miss, as an error result, and the tool does not run; --live-tools runs it", async () => {
+  const { evalCase } = await recordCase(f, { provider: "anthropic", content: "Order A-17?", turns: [TWO_TOOLS[0]!, { text: "Shipped." }] });
+  lookups.length = 0;
+  const otherOrder: FakeTurn = { toolCalls: [{ name: "lookup_order", input: { number: "B-2" } }] };
+  f.llm.script(otherOrder, { text: "Shipped." });
+  const recorded = await evals([evalCase]);
+  expect(toolResultsOf(f.llm.requests[1]!)).toEqual([{ content: RECORDED_MISS, is_error: true }]);
+  expect(lookups).toEqual([]);
+  expect(recorded.results[0]).toMatchObject({ pass: true, tool_calls: ["lookup_order"] });
+
+  f.llm.reset();
+  f.llm.script(otherOrder, { text: "Shipped." });
+  await evals([evalCase], { liveTools: true });
+  expect(lookups).toEqual([{ number: "B-2" }]);
+  expect(toolResultsOf(f.llm.requests[1]!)).toEqual([{ content: JSON.stringify({ number: "B-2", status: "shipped", live: true }), is_error: false }]);
+});
+
+test("the recorded result matches the call's input whatever its keys' order", async () => {
+  const { evalCase } = await recordCase(f, { provider: "openai", content: "Tokyo time?", turns: [{ toolCalls: [{ name: "get_current_time", input: { timezone: "Asia/Tokyo" } }] }, { text: "Late." }] });
+  evalCase.recorded[0]!.input = { b: 1, a: { y: 2, x: 1 } };
+  f.llm.script({ toolCalls: [{ name: "get_current_time", rawArguments: '{"a":{"x":1,"y":2},"b":1}' }] }, { text: "Late." });
+  await evals([evalCase]);
+  expect(toolResultsOf(f.llm.requests[1]!)).toEqual([{ content: evalCase.recorded[0]!.content, is_error: false }]);
+});
+
+test("cases run at once up to --concurrency, each scored on its own run", async () => {
+  const names = ["one", "two", "three", "four"];
+  const turnsOf = Object.fromEntries(names.map((n) => [n, [{ toolCalls: [{ name: "hold", input: { id: n } }] }, { text: `done ${n}` }] as FakeTurn[]]));
+  const cases = names.map(
+    (n): EvalCase => ({
+      name: n,
+      conversation: { system: null, provider: "openai", model: "gpt-test", tools: ["hold"], context: null, client_tools: null },
+      history: [],
+      input: n,
+      recorded: [],
+      expect: { tool_calls: ["hold"], final_text: { regex: `^done ${n}$` } },
+    }),
+  );
+  f.llm.respond = respondByCase(turnsOf);
+  Object.assign(holds, { inFlight: 0, most: 0, arrivals: [] });
+  // Each call of `hold` waits for another: with cases one after the other, this would never end.
+  const { results, summary } = await evals(cases, { liveTools: true, concurrency: 2 });
+  expect(holds.most).toBe(2);
+  expect(results.map((r) => [r.name, r.pass, r.final_text])).toEqual(names.map((n) => [n, true, `done ${n}`]));
+  expect(summary).toMatchObject({ cases: 4, passed: 4, pass_rate: 1 });
+});
+
+test("a case whose provider cannot be called fails with the reason; the others run", async () => {
+  const { evalCase } = await recordCase(f, { provider: "openai", content: "Order A-17?", turns: [TWO_TOOLS[0]!, { text: "Shipped." }] });
+  const onAnthropic: EvalCase = { ...evalCase, name: "on anthropic", conversation: { ...evalCase.conversation, provider: "anthropic", model: "claude-test" } };
+  f.llm.script(TWO_TOOLS[0]!, { text: "Shipped." });
+  const { results, summary } = await evals([onAnthropic, evalCase], {
+    canCall: (p) => (p === "anthropic" ? "no API key for anthropic: ANTHROPIC_API_KEY is not set" : true),
+  });
+  expect(results[0]).toMatchObject({ name: "on anthropic", pass: false, failures: ["no API key for anthropic: ANTHROPIC_API_KEY is not set"], usage: null, steps: 0 });
+  expect(results[1]).toMatchObject({ pass: true });
+  expect(summary).toMatchObject({ cases: 2, passed: 1, pass_rate: 0.5 });
+  expect(f.llm.requests.every((r) => r.api === "openai")).toBe(true);
+});
