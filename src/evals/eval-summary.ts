@@ -48,7 +48,7 @@ export const HEADER = ["case", "steps".padStart(5), "tokens".padStart(7), "cost"
 export function summaryLines(s: EvalSummary): string[] {
   return [
     `pass rate: ${s.passed}/${s.cases} (${(s.pass_rate * 100).toFixed(1)}%)`,
-    `tokens: ${s.input_tokens} in, ${s.output_tokens} out; cost: ${costText(s.cost_usd)}${s.unpriced_cases > 0 ? ` (${s.unpriced_cases} cases of models without a price)` : ""}`,
+    `tokens: ${s.input_tokens} in, ${s.output_tokens} out; cost: ${costText(s.cost_usd)}${s.unpriced_cases > 0 ? ` (${s.unpriced_cases === 1 ? "1 case of a model" : `${s.unpriced_cases} cases of models`} without a price)` : ""}`,
     `latency: ${s.latency_ms.total} ms in all, ${s.latency_ms.mean} ms a case on average, ${s.latency_ms.max} ms the longest`,
   ];
 }
