@@ -114,3 +114,23 @@ test("a case whose provider cannot be called fails with the reason; the others r
   expect(summary).toMatchObject({ cases: 2, passed: 1, pass_rate: 0.5 });
   expect(f.llm.requests.every((r) => r.api === "openai")).toBe(true);
 });
+
+test("a case from a run that ended with finish: the eval's run is offered finish with the schema, and its result is checked against it", async () => {
+  const schema = { type: "object", properties: { total: { type: "number" } }, required: ["total"] };
+  const finish = (result: unknown): FakeTurn => ({ toolCalls: [{ name: "finish", input: { summary: "summed", result } }] });
+  const { evalCase } = await recordCase(f, { provider: "openai", content: "Sum 6*7.", turns: [finish({ total: 42 })], settings: { finish: { result_schema: schema } } });
+  expect(evalCase.expect).toMatchObject({ tool_calls: ["finish"], finish_result: schema });
+  f.llm.script(finish({ total: 42 }));
+  const passed = await evals([evalCase]);
+  expect(passed.results[0]).toMatchObject({ pass: true, status: "completed", stop_reason: "finish" });
+  expect(f.llm.requests[0]!.body.tools.map((t: { function: { name: string } }) => t.function.name)).toContain("finish");
+
+  // A model that answers in text, even after the nudge, never reports a result.
+  f.llm.reset();
+  f.llm.script({ text: "42." }, { text: "It is 42." });
+  const failed = await evals([evalCase]);
+  expect(failed.results[0]!.failures).toEqual(["tool_calls: expected [finish], got []", "finish_result: the run did not end with a finish call", "max_steps: 2 steps, more than 1",
+    // Two calls cost more than the one recorded, headroom and all.
+    expect.stringMatching(/^max_cost_usd: \$[\d.]+, more than \$[\d.]+$/),
+  ]);
+});
