@@ -4,6 +4,7 @@ import { RECORDED_MISS } from "../../src/evals/recorded-tools.js";
 import { runEvals } from "../../src/evals/run-evals.js";
 import type { EvalCase } from "../../src/evals/eval-case.js";
 import type { FakeTurn } from "../fake-llm/server.js";
+import { api } from "../helpers/api.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 import { evalTools, holds, lookups, recordCase, respondByCase, toolResultsOf } from "./eval-fixtures.js";
 
@@ -133,4 +134,26 @@ test("a case from a run that ended with finish: the eval's run is offered finish
     // Two calls cost more than the one recorded, headroom and all.
     expect.stringMatching(/^max_cost_usd: \$[\d.]+, more than \$[\d.]+$/),
   ]);
+});
+
+test("a client tool's call is answered from the recording: the paused run gets the recorded output", async () => {
+  const invoice = { name: "create_invoice", description: "Creates an invoice.", input_schema: { type: "object", properties: { amount: { type: "number" } }, required: ["amount"] } };
+  const client = api(f.loopd.app);
+  const conv = await client.createConversation({ provider: "anthropic", tools: ["calculate"], client_tools: [invoice] });
+  const turns: FakeTurn[] = [{ toolCalls: [{ name: "create_invoice", input: { amount: 42 } }] }, { text: "Invoice INV-42 is made." }];
+  f.llm.script(...turns);
+  const paused = (await client.send(conv.id, { content: "Invoice 42 euros." })).json();
+  expect(paused.run.status).toBe("requires_action");
+  const callId = paused.run.required_action.tool_calls[0].tool_call_id;
+  const answered = await f.loopd.app.inject({ method: "POST", url: `/conversations/${conv.id}/runs/${paused.run.id}/actions`, payload: { tool_outputs: [{ tool_call_id: callId, output: "INV-42 created" }] } });
+  expect(answered.json().run.status).toBe("completed");
+  const evalCase = (await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/runs/${paused.run.id}/eval-case` })).json() as EvalCase;
+  expect(evalCase.conversation.client_tools).toEqual([invoice]);
+  expect(evalCase.recorded).toEqual([{ name: "create_invoice", input: { amount: 42 }, content: "INV-42 created", is_error: false }]);
+  f.llm.reset();
+
+  f.llm.script(...turns);
+  const { results } = await evals([evalCase]);
+  expect(results[0]).toMatchObject({ pass: true, status: "completed", tool_calls: ["create_invoice"] });
+  expect(toolResultsOf(f.llm.requests[1]!)).toEqual([{ content: "INV-42 created", is_error: false }]);
 });
