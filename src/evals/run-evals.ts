@@ -94,7 +94,10 @@ export async function runEvals({
                     lookup,
                     maxStepsLimit: evalConfig.runs.maxStepsLimit,
                     onConversation: (id) => answers.set((conversationId = id), lookup),
-                  }).finally(() => conversationId && answers.delete(conversationId));
+                  })
+                    // What the case holds may break what loopd expects of stored data (a history that was edited by hand): that case fails, not the others.
+                    .catch((err: unknown) => ({ ran: false as const, reason: `the case could not run: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}` }))
+                    .finally(() => conversationId && answers.delete(conversationId));
             const result = run.ran ? await resultOf({ ...base, model: run.model }, evalCase, run.outcome, run) : notRun(base, run.reason);
             onResult?.(result);
             return result;
