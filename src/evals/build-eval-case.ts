@@ -39,8 +39,10 @@ export async function buildEvalCase({
   const toolCalls: string[] = [];
   const recorded: RecordedResult[] = [];
   let finalText = "";
+  let traced = false;
   for await (const span of traceSpans({ store, run, redactor })) {
     if (span.type === "model.setup") setup ??= span as unknown as ModelSetup;
+    if (span.type === "model.call" || span.type === "model.failed") traced = true;
     if (span.type === "model.call") {
       const content = (span.response as { content: AssistantBlock[] }).content;
       toolCalls.push(...content.flatMap((b) => (b.type === "tool_call" ? [b.name] : [])));
@@ -54,6 +56,9 @@ export async function buildEvalCase({
         is_error: span.is_error as boolean,
       });
     }
+  }
+  if (!traced && run.steps > 0) {
+    throw new AppError("invalid_request", `run ${run.id} has no trace (it ran with TRACE=off): an eval case is made of a run's trace`, { run_id: run.id });
   }
 
   const resultSchema = run.request.finish ? (run.request.finish.result_schema ?? {}) : undefined;

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { evalCaseSchema } from "../../src/evals/eval-case.js";
 import { api } from "../helpers/api.js";
+import { startLoopd } from "../helpers/start-loopd.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 
 const f = useLoopd();
@@ -78,4 +79,28 @@ test("the route is in the OpenAPI document, its answer described by the case's s
   const schema = operation.responses["200"].content["application/json"].schema;
   expect(JSON.stringify(schema)).toContain("recorded");
   expect(operation.responses["404"]).toBeDefined();
+});
+
+test("a run without a trace (TRACE=off) or not started yet cannot make a case: 400 saying why", async () => {
+  const untraced = await startLoopd({ database: f.database, llm: f.llm, env: { TRACE: "off" } });
+  try {
+    const conv = await api(untraced.app).createConversation({ provider: "openai" });
+    f.llm.script({ text: "Hi." });
+    const run = (await api(untraced.app).send(conv.id, { content: "Hello" })).json().run.id;
+    const res = await evalCase(conv.id, run);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: { code: "invalid_request", message: `run ${run} has no trace (it ran with TRACE=off): an eval case is made of a run's trace`, details: { run_id: run } } });
+  } finally {
+    await untraced.close();
+  }
+
+  const conv = await client().createConversation({ provider: "openai" });
+  f.llm.script({ text: "Hi.", chunkDelayMs: 200 }, { text: "Again." });
+  const first = (await client().send(conv.id, { content: "Hello", wait: false })).json().run.id;
+  const queued = (await client().send(conv.id, { content: "Hello again", on_busy: "enqueue", wait: false })).json().run;
+  expect(queued.status).toBe("queued");
+  const res = await evalCase(conv.id, queued.id);
+  expect(res.statusCode).toBe(400);
+  expect(res.json().error.message).toBe(`run ${queued.id} has not started: it has no message to make a case of`);
+  await f.loopd.app.inject({ method: "POST", url: `/conversations/${conv.id}/runs/${first}/cancel` });
 });
