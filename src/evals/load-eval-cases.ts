@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { z } from "zod";
 import { OperatorError } from "../errors.js";
+import { fieldPath } from "../field-path.js";
 import { evalCaseSchema } from "./eval-case.js";
 import type { LoadedCase } from "./case-result.js";
 
@@ -49,8 +50,7 @@ function jsonFilesOf(dir: string): string[] {
 }
 
 /** `expect.final_text.regex`, `history[2].content`; `(the case)` at the top. */
-const fieldOf = (p: PropertyKey[]) =>
-  p.length === 0 ? "(the case)" : p.map((k, i) => (typeof k === "number" ? `[${k}]` : `${i === 0 ? "" : "."}${String(k)}`)).join("");
+const fieldOf = (p: PropertyKey[]) => (p.length === 0 ? "(the case)" : fieldPath(p));
 
 function messageOf(issue: z.core.$ZodIssue): string {
   if (issue.code === "invalid_type" && / received undefined$/.test(issue.message)) return `is required (${issue.expected})`;
