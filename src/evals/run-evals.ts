@@ -59,7 +59,8 @@ export async function runEvals({
     server: { ...config.server, playground: false, maxEventLoopDelayMs: 0 },
     database: { ...config.database, admissionWaitMs: 0 },
     auth: { ...config.auth, required: false, ratePerMin: 0 },
-    runs: { ...config.runs, retentionDays: null },
+    // Cases at once are runs of one tenant.
+    runs: { ...config.runs, retentionDays: null, maxActivePerTenant: 0 },
     tools: { ...config.tools, mcp: liveTools ? config.tools.mcp : [] },
   };
   const database = await openDatabase({});
@@ -72,33 +73,39 @@ export async function runEvals({
       tools: liveTools ? tools : answers.standIns(tools),
       logger: createLogger("silent"),
     });
+    /** One case: run unless its provider cannot be called, then scored. */
+    const evalOne = async ({ file, evalCase }: LoadedCase): Promise<CaseResult> => {
+      const provider = overrides.provider ?? evalCase.conversation.provider;
+      const model = overrides.model ?? (provider === evalCase.conversation.provider ? evalCase.conversation.model : null);
+      const base = { name: evalCase.name, file, provider, model };
+      const callable = canCall(provider);
+      if (callable !== true) return notRun(base, callable);
+      const lookup = recordedLookup(evalCase.recorded);
+      let conversationId: string | null = null;
+      try {
+        const run = await runEvalCase({
+          app: loopd.app,
+          store: loopd.services.store,
+          evalCase,
+          settings: settingsOf(evalCase, { provider, model, system: overrides.system }),
+          lookup,
+          maxStepsLimit: evalConfig.runs.maxStepsLimit,
+          onConversation: (id) => answers.set((conversationId = id), lookup),
+        });
+        return run.ran ? await resultOf({ ...base, model: run.model }, evalCase, run.outcome, run) : notRun(base, run.reason);
+      } catch (err) {
+        // What a case holds may break what loopd expects of stored data (a history edited by hand): that case fails, not the others.
+        return notRun(base, `the case could not run: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`);
+      } finally {
+        if (conversationId) answers.delete(conversationId);
+      }
+    };
     try {
       const limit = pLimit(concurrency);
       const results = await Promise.all(
-        cases.map(({ file, evalCase }) =>
+        cases.map((loaded) =>
           limit(async () => {
-            const provider = overrides.provider ?? evalCase.conversation.provider;
-            const model = overrides.model ?? (provider === evalCase.conversation.provider ? evalCase.conversation.model : null);
-            const base = { name: evalCase.name, file, provider, model };
-            const callable = canCall(provider);
-            const lookup = recordedLookup(evalCase.recorded);
-            let conversationId: string | null = null;
-            const run =
-              callable !== true
-                ? { ran: false as const, reason: callable }
-                : await runEvalCase({
-                    app: loopd.app,
-                    store: loopd.services.store,
-                    evalCase,
-                    settings: settingsOf(evalCase, { provider, model, system: overrides.system }),
-                    lookup,
-                    maxStepsLimit: evalConfig.runs.maxStepsLimit,
-                    onConversation: (id) => answers.set((conversationId = id), lookup),
-                  })
-                    // What the case holds may break what loopd expects of stored data (a history that was edited by hand): that case fails, not the others.
-                    .catch((err: unknown) => ({ ran: false as const, reason: `the case could not run: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}` }))
-                    .finally(() => conversationId && answers.delete(conversationId));
-            const result = run.ran ? await resultOf({ ...base, model: run.model }, evalCase, run.outcome, run) : notRun(base, run.reason);
+            const result = await evalOne(loaded);
             onResult?.(result);
             return result;
           }),
