@@ -22,3 +22,7 @@ export async function runCli(prefix: string, main: () => Promise<number | void>)
     process.exit(1);
   }
 }
+
+/** Text a server, a database or a file gave, as it may go to a terminal: no control characters. */
+// eslint-disable-next-line no-control-regex
+export const printable = (s: string) => s.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");

@@ -1,9 +1,8 @@
 import { parseArgs } from "node:util";
-import type { ProviderName } from "../core/model-provider.js";
-import { runCli } from "../cli.js";
+import { printable, runCli } from "../cli.js";
 import { loadConfig } from "../config.js";
 import { OperatorError } from "../errors.js";
-import { providersOf } from "../providers/index.js";
+import { MODEL_OPTIONS, MOCK_BASE_URL_NOTE, modelOptionsOf, providersFor } from "../model-options.js";
 import { holderOf } from "../store/data-dir-lock.js";
 import { openDatabase } from "../store/db.js";
 import { createStore } from "../store/store.js";
@@ -28,17 +27,17 @@ async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { provider: { type: "string" }, model: { type: "string" }, "base-url": { type: "string" }, out: { type: "string" }, url: { type: "string" } },
+    options: { ...MODEL_OPTIONS, out: { type: "string" }, url: { type: "string" } },
   });
   const runId = positionals[0];
-  const provider = values.provider as ProviderName | undefined;
-  if (!runId || positionals.length > 1 || (provider && !["anthropic", "openai", "mock"].includes(provider))) {
+  const options = modelOptionsOf(values);
+  if (!runId || positionals.length > 1 || !options) {
     console.error(USAGE);
     return 2;
   }
+  const { provider, baseURL } = options;
   const config = loadConfig(process.env);
   const redactor = redactorOf(config);
-  const baseURL = values["base-url"];
   const serverUrl = values.url ?? (config.database.url ? undefined : holderOf(config.database.dataDir)?.url);
 
   let source: { run: { id: string; provider: string; model: string; steps: number }; entries: AsyncIterable<TraceEntry> };
@@ -60,13 +59,13 @@ async function main(argv: string[]): Promise<number> {
   }
   try {
     const { run } = source;
-    const target = provider ?? (run.provider as ProviderName);
-    if (baseURL && target === "mock") console.log("note: --base-url does not apply to the mock provider (it runs in this process); ignored");
+    const target = provider ?? (run.provider as NonNullable<typeof provider>);
+    if (baseURL && target === "mock") console.log(MOCK_BASE_URL_NOTE);
     const [from, model] = [printable(`${run.provider}/${run.model}`), printable(run.model)];
     console.log(`replaying ${run.id} (${from}, ${run.steps} steps) on ${target}/${values.model ?? (target !== run.provider ? "its default model" : model)}`);
     const report = await replayRun({
       entries: source.entries,
-      providers: providersOf(config.models.providers, { baseURL }),
+      providers: providersFor(config, { baseURL }),
       run,
       redactor,
       provider,
@@ -95,10 +94,6 @@ function lineOf(step: ReplayStep): string {
   const detail = step.error ? step.error : step.verdict.startsWith("same") ? calls(step.replayed) : `${calls(step.recorded)} → ${calls(step.replayed)}`;
   return `step ${String(step.step).padStart(3)}  ${step.verdict.padEnd(20)}  ${detail}`;
 }
-
-/** Text a server or a database gave, as it may go to a terminal: no control characters. */
-// eslint-disable-next-line no-control-regex
-const printable = (s: string) => s.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
 
 const clip = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n)}…`);
 

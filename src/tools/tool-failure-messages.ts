@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { fieldPath } from "../field-path.js";
 
 /**
  * Every error text the executor sends back to the model, in one place. Each
@@ -53,12 +54,7 @@ export function formatSeconds(ms: number): string {
   return String(Number((ms / 1000).toFixed(3)));
 }
 
-function formatPath(path: PropertyKey[]): string {
-  if (path.length === 0) return "(arguments)";
-  return path
-    .map((key, i) => (typeof key === "number" ? `[${key}]` : `${i === 0 ? "" : "."}${String(key)}`))
-    .join("");
-}
+const formatPath = (path: PropertyKey[]): string => (path.length === 0 ? "(arguments)" : fieldPath(path));
 
 function describeIssue(issue: z.core.$ZodIssue, received: unknown): string {
   // zod's messages already say what was expected ("Invalid input: expected

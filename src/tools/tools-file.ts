@@ -5,6 +5,7 @@ import { isCheckableSchema, isObjectSchema } from "../json-schema.js";
 import { SECRET_NAME } from "../redact.js";
 import { TOOL_NAME } from "./define-tool.js";
 import { SERVER_NAME, serverPrefixOf } from "./mcp/mcp-tool-name.js";
+import { fieldPath } from "../field-path.js";
 
 /** A `${VAR}` in a string of the file: read from the environment. */
 const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
@@ -88,7 +89,7 @@ export function loadToolsFile(file: string, { env, taken }: { env: Record<string
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = issue.code === "unrecognized_keys" ? [...issue.path, issue.keys[0]!] : issue.path;
-    fail(pathText(field), issue.code === "unrecognized_keys" ? "is not a field loopd knows" : issue.message);
+    fail(fieldPath(field), issue.code === "unrecognized_keys" ? "is not a field loopd knows" : issue.message);
   }
   const tools = parsed.data!;
   const owners = new Map<string, string>(taken.map((name) => [name, "a built-in tool"]));
@@ -126,7 +127,7 @@ function substitute(value: unknown, env: Record<string, unknown>, fail: (where: 
   if (typeof value === "string") {
     return value.replace(VARIABLE, (_, name: string) => {
       const found = env[name];
-      return typeof found === "string" && found !== "" ? found : fail(pathText(path), `\${${name}} is not set in the environment`);
+      return typeof found === "string" && found !== "" ? found : fail(fieldPath(path), `\${${name}} is not set in the environment`);
     });
   }
   if (Array.isArray(value)) return value.map((v, i) => substitute(v, env, fail, [...path, i]));
@@ -134,5 +135,3 @@ function substitute(value: unknown, env: Record<string, unknown>, fail: (where: 
   return value;
 }
 
-/** `http[0].headers.Authorization` */
-const pathText = (path: readonly PropertyKey[]) => path.map((p, i) => (typeof p === "number" ? `[${p}]` : `${i === 0 ? "" : "."}${String(p)}`)).join("");

@@ -49,6 +49,7 @@ const ROUTES: [Method, string, object?][] = [
   ["GET", "/conversations/{conv}/runs/{ended}"],
   ["GET", "/conversations/{conv}/runs/{ended}/events"],
   ["GET", "/conversations/{conv}/runs/{ended}/trace"],
+  ["GET", "/conversations/{conv}/runs/{ended}/eval-case"],
   ["GET", "/conversations/{conv}/runs/{ended}/webhooks"],
   ["GET", "/runs/{ended}"],
   ["POST", "/conversations/{conv}/runs/{paused}/actions", { approvals: [{ tool_call_id: "x", approve: true }] }],

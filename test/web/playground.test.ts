@@ -1,7 +1,8 @@
-import { copyFileSync } from "node:fs";
+import { copyFileSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, test } from "vitest";
+import { evalCaseSchema } from "../../src/evals/eval-case.js";
 import { startLoopd } from "../helpers/start-loopd.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 import { toolResultsIn, userTextsIn } from "../helpers/wire.js";
@@ -175,6 +176,28 @@ describe("the playground", () => {
     await steps.nth(1).getByText("rebuilt request matches the recorded hash").waitFor();
     await browser.shot(page, "trace");
     copyFileSync(path.join(ARTIFACTS, "trace.png"), path.join(ARTIFACTS, "playground.png"));
+  });
+
+  test("Save as eval case: the run in the trace panel downloads as a case file that npm run eval reads", async () => {
+    const id = await createConversation({ title: "Saved" });
+    const page = await browser.page();
+    await openConversation(page, id);
+    f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "6*7" } }] }, { text: "It is 42." });
+    await send(page, "What is 6*7?");
+    await answer(page).locator(".badge.status-completed").waitFor();
+    await answer(page).getByRole("button", { name: "Trace" }).click();
+    const trace = page.getByRole("complementary", { name: "Run trace" });
+    const runId = await trace.locator(".trace-head code").innerText();
+
+    const [download] = await Promise.all([page.waitForEvent("download"), trace.getByRole("button", { name: "Save as eval case" }).click()]);
+    expect(download.suggestedFilename()).toBe(`eval-case-${runId}.json`);
+    const saved = JSON.parse(readFileSync((await download.path())!, "utf8"));
+    expect(evalCaseSchema.parse(saved)).toEqual(saved);
+    expect(saved).toMatchObject({
+      input: [{ type: "text", text: "What is 6*7?" }],
+      recorded: [{ name: "calculate", input: { expression: "6*7" }, is_error: false }],
+      expect: { tool_calls: ["calculate"], final_text: { contains: "It is 42." }, max_steps: 2 },
+    });
   });
 
   test("a reload while the answer streams: the page picks the run's stream up again and the answer finishes, once", async () => {

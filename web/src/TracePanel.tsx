@@ -58,12 +58,29 @@ export function TracePanel({ api, target, onClose }: { api: Api; target: TraceTa
     }
   };
 
+  /** The run as an eval case, downloaded as a file (`npm run eval -- <file>`). */
+  const saveEvalCase = async () => {
+    try {
+      const evalCase = await api.evalCase(conversationId, runId);
+      const url = URL.createObjectURL(new Blob([`${JSON.stringify(evalCase, null, 2)}\n`], { type: "application/json" }));
+      const link = Object.assign(document.createElement("a"), { href: url, download: `eval-case-${runId}.json` });
+      link.click();
+      // Once the download has taken the file: revoked at once, a browser may not have read it yet.
+      setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    } catch (err) {
+      setProblem((err as Error).message);
+    }
+  };
+
   const run = trace?.run;
   return (
     <div className="trace">
       <div className="trace-head">
         <h2>Trace</h2>
         <code className="small">{runId}</code>
+        <button type="button" className="link" onClick={() => void saveEvalCase()} title="Download this run as a case for npm run eval">
+          Save as eval case
+        </button>
         <button type="button" className="link close" onClick={onClose} aria-label="Close the trace">
           Close
         </button>

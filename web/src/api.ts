@@ -166,6 +166,8 @@ export function createApi(key: string) {
     /** The canonical history (seqs, run ids), which the UI messages do not carry. */
     messages: (id: string) => call<{ data: { id: string; seq: number; role: string; run_id: string | null }[] }>("GET", `${conv(id)}/messages?limit=1000`).then((r) => r.data),
     fork: (id: string, atSeq: number) => call<Conversation>("POST", `${conv(id)}/fork`, { at_seq: atSeq }),
+    /** The run as an eval case for `npm run eval` (kept as the route answers it: the page only saves it). */
+    evalCase: (id: string, runId: string) => call<unknown>("GET", `${conv(id)}/runs/${encodeURIComponent(runId)}/eval-case`),
     webhooks: (id: string, runId: string) => call<{ data: WebhookDelivery[] }>("GET", `${conv(id)}/runs/${encodeURIComponent(runId)}/webhooks`).then((r) => r.data),
   };
 }

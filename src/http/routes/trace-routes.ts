@@ -9,6 +9,7 @@ import type { HttpDeps } from "../http-deps.js";
 import { runParams } from "../request-schemas.js";
 import { errorResponses } from "../error-schemas.js";
 import { traceQuery, traceResponse } from "../trace-schemas.js";
+import { evalCaseRoutes } from "./eval-case-routes.js";
 
 const NDJSON = "application/x-ndjson";
 
@@ -58,4 +59,6 @@ export function traceRoutes(app: FastifyInstance, deps: HttpDeps) {
       return reply.type(ndjson ? NDJSON : "application/json; charset=utf-8").send(Readable.from(ndjson ? lines() : json()) as never);
     },
   );
+  // A case for `npm run eval` is made of a run's trace too.
+  evalCaseRoutes(app, deps);
 }

@@ -70,8 +70,8 @@ const tailOf = (body: object) => (Array.isArray((body as { messages?: unknown })
  */
 const CANONICAL = new WeakMap<object, string>();
 
-/** JSON.stringify with object keys sorted. */
-function canonicalJson(value: unknown): string {
+/** JSON.stringify with object keys sorted (of values never changed after: each object's text is kept). */
+export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
   let json = CANONICAL.get(value);
   if (json !== undefined) return json;
