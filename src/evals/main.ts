@@ -5,6 +5,7 @@ import { loadConfig } from "../config.js";
 import { OperatorError } from "../errors.js";
 import { callableWith, MOCK_BASE_URL_NOTE, MODEL_OPTIONS, modelOptionsOf, providersFor } from "../model-options.js";
 import { writeOutputFile } from "../write-output-file.js";
+import { evalReport } from "./eval-report.js";
 import { HEADER, rowOf, summaryLines } from "./eval-summary.js";
 import { loadEvalCases } from "./load-eval-cases.js";
 import { runEvals } from "./run-evals.js";
@@ -63,21 +64,13 @@ async function main(argv: string[]): Promise<number> {
     onResult: (result) => console.log(rowOf(result)),
   });
   for (const line of summaryLines(summary)) console.log(line);
-  const report = {
+  const report = evalReport({
     target,
-    started_at: startedAt.toISOString(),
-    finished_at: new Date().toISOString(),
-    provider: provider ?? null,
-    model: model ?? null,
-    base_url: baseURL ?? null,
-    system_file: values["system-file"] ?? null,
-    live_tools: liveTools,
-    concurrency,
-    min_pass: minPass,
-    passed: summary.pass_rate >= minPass,
+    startedAt,
+    options: { provider, model, baseURL, systemFile: values["system-file"], liveTools, concurrency, minPass },
     summary,
-    cases: results,
-  };
+    results,
+  });
   const stamp = startedAt.toISOString().replace(/[-:]/g, "").replace(/\..*/, "").replace("T", "-");
   const written = writeOutputFile({ name: `eval-${stamp}`, extension: "json", out: values.out, text: `${JSON.stringify(report, null, 2)}\n` });
   console.log(`report: ${written.file}${written.replaced ? " (replaced the earlier file: --out names it)" : ""}`);

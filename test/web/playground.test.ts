@@ -1,8 +1,11 @@
-import { copyFileSync, readFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, test } from "vitest";
 import { evalCaseSchema } from "../../src/evals/eval-case.js";
+import { evalReport } from "../../src/evals/eval-report.js";
+import { runEvals } from "../../src/evals/run-evals.js";
 import { startLoopd } from "../helpers/start-loopd.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 import { toolResultsIn, userTextsIn } from "../helpers/wire.js";
@@ -198,6 +201,47 @@ describe("the playground", () => {
       recorded: [{ name: "calculate", input: { expression: "6*7" }, is_error: false }],
       expect: { tool_calls: ["calculate"], final_text: { contains: "It is 42." }, max_steps: 2 },
     });
+  });
+
+  test("the Evals page shows the last report opened: its pass rate, and a row per case with what failed; a reload keeps it", async () => {
+    // A real report: a recorded run made a case, run by the eval runner twice, once answered as recorded and once otherwise.
+    const id = await createConversation({ title: "Time in Tokyo", tools: ["get_current_time"] });
+    f.llm.script({ toolCalls: [{ name: "get_current_time", input: { timezone: "Asia/Tokyo" } }] }, { text: "It is evening in Tokyo." });
+    const sent = (await f.loopd.app.inject({ method: "POST", url: `/conversations/${id}/messages`, payload: { content: "What time is it in Tokyo?" } })).json();
+    const evalCase = evalCaseSchema.parse((await f.loopd.app.inject({ method: "GET", url: `/conversations/${id}/runs/${sent.run.id}/eval-case` })).json());
+    f.llm.script({ toolCalls: [{ name: "get_current_time", input: { timezone: "Asia/Tokyo" } }] }, { text: "It is evening in Tokyo." }, { text: "No idea." });
+    const cases = [
+      { file: "cases/tokyo.json", evalCase },
+      { file: "cases/tokyo-otherwise.json", evalCase: { ...evalCase, name: "Tokyo, answered otherwise" } },
+    ];
+    const startedAt = new Date();
+    const { results, summary } = await runEvals({ cases, config: f.loopd.config, providers: f.loopd.services.providers, concurrency: 1 });
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "loopd-eval-")), "eval-report.json");
+    writeFileSync(file, JSON.stringify(evalReport({ target: "cases", startedAt, options: { liveTools: false, concurrency: 1, minPass: 1 }, summary, results })));
+
+    const page = await browser.page();
+    await page.goto(`${f.loopd.url}/`);
+    await page.getByRole("navigation", { name: "Pages" }).getByRole("link", { name: "Evals" }).click();
+    await page.getByText("No report opened yet.").waitFor();
+    await page.getByLabel("Open a report").setInputFiles(file);
+    const summaryList = page.getByRole("definition").filter({ hasText: "1/2" });
+    await summaryList.getByText("under --min-pass").waitFor();
+    const passed = page.getByRole("row", { name: evalCase.name });
+    expect(await passed.locator(".badge").innerText()).toBe("pass");
+    const failed = page.getByRole("row", { name: "Tokyo, answered otherwise" });
+    expect(await failed.locator(".badge").innerText()).toBe("fail");
+    expect(await failed.locator(".failures li").allInnerTexts()).toEqual(results[1]!.failures);
+    expect(results[1]!.failures[0]).toBe("tool_calls: expected [get_current_time], got []");
+    await browser.shot(page, "eval-report");
+    // The last report opened stays: a reload (the URL says #evals) shows it again.
+    expect(page.url()).toContain("#evals");
+    await page.reload();
+    await page.getByRole("row", { name: "Tokyo, answered otherwise" }).waitFor();
+    // A file that is no report is refused, saying so.
+    const notReport = path.join(path.dirname(file), "not-a-report.json");
+    writeFileSync(notReport, JSON.stringify({ hello: 1 }));
+    await page.getByLabel("Open a report").setInputFiles(notReport);
+    await page.getByRole("alert").filter({ hasText: "not-a-report.json: this is not a report of npm run eval" }).waitFor();
   });
 
   test("a reload while the answer streams: the page picks the run's stream up again and the answer finishes, once", async () => {

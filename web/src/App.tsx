@@ -2,12 +2,14 @@ import { useCallback, useEffect, useMemo, useState } from "react";
 import { ApiError, createApi, storedKey, storeKey, type Conversation } from "./api.ts";
 import { ChatView } from "./ChatView.tsx";
 import { ConversationList } from "./ConversationList.tsx";
+import { EvalReport } from "./EvalReport.tsx";
 import { KeyField } from "./KeyField.tsx";
 import { TracePanel } from "./TracePanel.tsx";
 import icon from "./icon.svg";
 
-/** The open conversation is in the URL's hash, so a reload (or a shared link) opens it again. */
+/** The open conversation is in the URL's hash, so a reload (or a shared link) opens it again; `#evals` is the Evals page. */
 const hashId = () => decodeURIComponent(location.hash.slice(1)) || null;
+const EVALS = "evals";
 
 export interface TraceTarget {
   conversationId: string;
@@ -59,6 +61,11 @@ export function App() {
           <img className="logo" src={icon} alt="" />
           loopd <span className="muted">playground</span>
         </a>
+        <nav className="topnav" aria-label="Pages">
+          <a href={`#${EVALS}`} aria-current={openId === EVALS ? "page" : undefined} onClick={(e) => (e.preventDefault(), open(EVALS))}>
+            Evals
+          </a>
+        </nav>
         <KeyField value={key} onChange={saveKey} required={needsKey} />
       </header>
       <aside className="sidebar">
@@ -72,7 +79,9 @@ export function App() {
         />
       </aside>
       <main className="main">
-        {needsKey ? (
+        {openId === EVALS ? (
+          <EvalReport />
+        ) : needsKey ? (
           <div className="empty">
             <h2>An API key is needed</h2>
             <p>This loopd asks for a key on every request. Paste one in the field above; it stays in this browser only.</p>
