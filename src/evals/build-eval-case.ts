@@ -80,8 +80,9 @@ export async function buildEvalCase({
       context: (setup?.context ?? conversation.context) as unknown as Record<string, unknown>,
       client_tools: conversation.client_tools as unknown as Record<string, unknown>[] | null,
     },
-    history: history.map((row) => presentMessage(row)),
-    input: (first?.content ?? []) as EvalCase["input"],
+    // Secrets the trace hides are hidden here too: a case is a file to keep and share.
+    history: history.map((row) => redactor.value(presentMessage(row))),
+    input: redactor.value(first?.content ?? []) as EvalCase["input"],
     recorded,
     expect,
   };

@@ -103,4 +103,29 @@ test("a run without a trace (TRACE=off) or not started yet cannot make a case: 4
   expect(res.statusCode).toBe(400);
   expect(res.json().error.message).toBe(`run ${queued.id} has not started: it has no message to make a case of`);
   await f.loopd.app.inject({ method: "POST", url: `/conversations/${conv.id}/runs/${first}/cancel` });
+  // The queued run then starts and ends on its own turn, before the next test scripts the model.
+  await expect.poll(async () => (await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/runs/${queued.id}` })).json().status).toBe("completed");
+});
+
+test("a configured secret the trace hides is hidden in the case too: in the history before the run and in its input (review)", async () => {
+  const secret = "sk-server-SECRET-0123456789abcdef";
+  const keyed = await startLoopd({ database: f.database, llm: f.llm, env: { SOME_SERVICE_API_KEY: secret } });
+  try {
+    const keyedClient = api(keyed.app);
+    const conv = await keyedClient.createConversation({ provider: "openai" });
+    f.llm.script({ text: `The service key is ${secret}.` });
+    await keyedClient.send(conv.id, { content: "What is the key?" });
+    f.llm.script({ text: "OK." });
+    const second = (await keyedClient.send(conv.id, { content: `Is it ${secret}?` })).json().run.id;
+    const trace = await keyed.app.inject({ method: "GET", url: `/conversations/${conv.id}/runs/${second}/trace?expand=requests` });
+    expect(trace.body).not.toContain(secret);
+    const res = await keyed.app.inject({ method: "GET", url: `/conversations/${conv.id}/runs/${second}/eval-case` });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).not.toContain(secret);
+    const body = res.json();
+    expect(body.history[1].content).toEqual([{ type: "text", text: "The service key is [redacted]." }]);
+    expect(body.input).toEqual([{ type: "text", text: "Is it [redacted]?" }]);
+  } finally {
+    await keyed.close();
+  }
 });
