@@ -32,14 +32,18 @@ export interface WebhookWorkerOptions {
   random?: () => number;
 }
 
+/** The longest wait between two tries: past it, more tries keep coming hourly instead of months apart (or past what an interval holds). */
+export const MAX_RETRY_DELAY_MS = 3_600_000;
+
 /**
  * How long after its `attempt`-th failed try (from 1) a webhook is tried
- * again: `baseMs` doubled for each try before, ±20 % so that receivers that
- * failed together are not hit together again. With the default 30 s, the
- * first retry comes within 36 s and 8 tries span 51 to 76 minutes.
+ * again: `baseMs` doubled for each try before, at most an hour, ±20 % so
+ * that receivers that failed together are not hit together again. With the
+ * default 30 s, the first retry comes within 36 s and 8 tries span 51 to 76
+ * minutes.
  */
 export const retryDelayMs = (attempt: number, { baseMs, random = Math.random }: { baseMs: number; random?: () => number }) =>
-  Math.round(baseMs * 2 ** (attempt - 1) * (0.8 + 0.4 * random()));
+  Math.round(Math.min(baseMs * 2 ** (attempt - 1), MAX_RETRY_DELAY_MS) * (0.8 + 0.4 * random()));
 
 /**
  * Delivers the outbox (`webhook_deliveries`), on every instance at once:
