@@ -102,21 +102,24 @@ export async function postWebhook({
   }
 }
 
-/** One request; resolves with the answer's status once a little of its body is read (the rest is dropped). */
+/**
+ * One request; resolves with the answer's status as soon as it comes (a
+ * receiver that took the webhook has taken it, however slowly its body
+ * follows). The body is read on, up to a little, so that the connection can
+ * serve the next request; past that, or at the try's deadline, it is closed.
+ */
 function send(client: typeof http | typeof https, target: URL, options: http.RequestOptions, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = client.request(target, options, (res) => {
+      resolve(res.statusCode ?? 0);
       let read = 0;
       res.on("data", (chunk: Buffer) => {
         read += chunk.length;
         // Past the cap the connection goes: the answer is not wanted.
-        if (read > ANSWER_BYTES) {
-          res.destroy();
-          resolve(res.statusCode ?? 0);
-        }
+        if (read > ANSWER_BYTES) res.destroy();
       });
-      res.on("end", () => resolve(res.statusCode ?? 0));
-      res.on("error", reject);
+      // Settled already: what becomes of the rest of the body changes nothing.
+      res.on("error", () => {});
     });
     req.on("error", reject);
     req.end(body);

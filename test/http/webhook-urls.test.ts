@@ -5,6 +5,8 @@
  * addresses again and connects only to the ones it checked. Without
  * WEBHOOK_SECRET no webhook is taken at all.
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Webhook } from "standardwebhooks";
 import { createWebhookAgents, postWebhook } from "../../src/webhooks/post-webhook.js";
@@ -114,6 +116,22 @@ describe("at delivery", () => {
     expect(await post(url, true)).toEqual({ outcome: "delivered", statusCode: 200, error: null });
     expect(receiver.received.at(-1)).toMatchObject({ id: "run_x.run.completed", verified: {} });
     expect(receiver.received.at(-1)!.headers.host).toBe(new URL(url).host);
+  });
+
+  test("a 2xx whose body comes slowly is delivered: the status settles the try, not the body's end (review: it was a timeout, and sent again)", async () => {
+    const dripping = createServer((_req, res) => {
+      res.writeHead(200);
+      const drip = setInterval(() => res.write("x"), 50);
+      res.on("close", () => clearInterval(drip));
+    });
+    await new Promise<void>((resolve) => dripping.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = dripping.address() as AddressInfo;
+      expect(await post(`http://127.0.0.1:${port}/hook`, true)).toEqual({ outcome: "delivered", statusCode: 200, error: null });
+    } finally {
+      dripping.closeAllConnections();
+      dripping.close();
+    }
   });
 
   test("a refused connection is a failed try that says so", async () => {
