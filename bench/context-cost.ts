@@ -24,10 +24,10 @@ const CACHE_READ = 0.1;
 const CACHE_WRITE = 1.25;
 
 const STRATEGIES = [
-  { strategy: "full, no caching (the naive resend)", conversation: { caching: false } },
-  { strategy: "full, caching", conversation: {} },
-  { strategy: "trim (keep 6), caching", conversation: { context: { strategy: "trim", keep_tool_results: 6 } } },
-  { strategy: "trim (keep 4), caching", conversation: { context: { strategy: "trim", keep_tool_results: 4 } } },
+  { strategy: "full, no caching (the naive resend)", conversation: { caching: false, context: { strategy: "full" } } },
+  { strategy: "full, caching", conversation: { context: { strategy: "full" } } },
+  ...[6, 5, 4, 3].map((keep) => ({ strategy: `trim (keep ${keep}), caching`, conversation: { context: { strategy: "trim", keep_tool_results: keep } } })),
+  { strategy: "the defaults (nothing set)", conversation: {} },
 ] as const;
 
 /**

@@ -26,7 +26,7 @@ export const conversationExample: z.output<typeof conversationSchema> = {
   action_timeout_s: null,
   budget: null,
   finish: null,
-  context: { strategy: "full", keep_tool_results: 6, max_input_tokens: null },
+  context: { strategy: "trim", keep_tool_results: 4, max_input_tokens: null },
   caching: true,
   usage,
   message_count: 4,

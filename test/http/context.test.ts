@@ -172,7 +172,7 @@ describe.each(["anthropic", "openai"] as const)("the context sent to %s", (provi
 
 test("context settings are checked: a bad one is a 400 naming the field, and changes nothing", async () => {
   const conv = await client().createConversation({});
-  expect(conv.context).toEqual({ strategy: "full", keep_tool_results: 6, max_input_tokens: null });
+  expect(conv.context).toEqual({ strategy: "trim", keep_tool_results: 4, max_input_tokens: null });
   for (const context of [{ strategy: "summarise" }, { keep_tool_results: -1 }, { max_input_tokens: 10 }, { extra: 1 }]) {
     const res = await f.loopd.app.inject({ method: "PATCH", url: `/conversations/${conv.id}`, payload: { context } });
     expect(res.statusCode).toBe(400);
@@ -183,7 +183,29 @@ test("context settings are checked: a bad one is a 400 naming the field, and cha
   expect(bad.statusCode).toBe(400);
   const missing = await f.loopd.app.inject({ method: "GET", url: "/conversations/conv_nope/context" });
   expect(missing.statusCode).toBe(404);
-  expect((await client().createConversation({})).context.strategy).toBe("full");
+  expect((await client().createConversation({})).context.strategy).toBe("trim");
   const after = (await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}` })).json();
   expect(after.context).toEqual(conv.context);
 });
+
+test("with the default settings, a 30-step tool-heavy conversation on Anthropic bills at most 20% of resending it all uncached, and its largest request is at most 40% of the naive largest (issue 22's token goal)", async () => {
+  const billed = async (settings: Record<string, unknown>) => {
+    const conv = await client().createConversation({ provider: "anthropic", system: SYSTEM, tools: ["fetch_page"], ...settings });
+    f.llm.requests.length = 0;
+    pageReader(30);
+    const { run } = (await client().send(conv.id, { content: "Read pages 0 to 29, one at a time, then sum them up.", max_steps: 40 })).json();
+    expect(run).toMatchObject({ status: "completed", steps: 31 });
+    let bill = 0;
+    let largest = 0;
+    for (const { counted } of f.llm.requests) {
+      bill += counted!.input + 0.1 * counted!.cacheRead + 1.25 * counted!.cacheWrite;
+      largest = Math.max(largest, counted!.input + counted!.cacheRead + counted!.cacheWrite);
+    }
+    return { bill, largest };
+  };
+  const naive = await billed({ caching: false, context: { strategy: "full" } });
+  const defaults = await billed({});
+  console.log(`defaults: ${((100 * defaults.bill) / naive.bill).toFixed(1)}% of the naive bill, largest request ${((100 * defaults.largest) / naive.largest).toFixed(1)}% of the naive largest`);
+  expect(defaults.bill / naive.bill).toBeLessThanOrEqual(0.2);
+  expect(defaults.largest / naive.largest).toBeLessThanOrEqual(0.4);
+}, 120_000);

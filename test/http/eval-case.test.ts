@@ -28,7 +28,7 @@ describe.each(["anthropic", "openai"] as const)("GET …/runs/:run_id/eval-case 
     expect(evalCaseSchema.parse(body)).toEqual(body);
     expect(body).toMatchObject({
       name: `Sums — ${sent.run.id}`,
-      conversation: { system: "Be brief.", provider, model: sent.run.model, tools: ["calculate", "get_current_time"], context: { strategy: "full" }, client_tools: [] },
+      conversation: { system: "Be brief.", provider, model: sent.run.model, tools: ["calculate", "get_current_time"], context: { strategy: "trim", keep_tool_results: 4 }, client_tools: [] },
       input: [{ type: "text", text: "Time in Tokyo and 6*7?" }],
       expect: { tool_calls: ["get_current_time", "calculate", "calculate"], final_text: { contains: "It is late in Tokyo; 6*7 is 42." }, max_steps: 3 },
     });
