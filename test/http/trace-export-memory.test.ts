@@ -97,7 +97,8 @@ async function streamed(res: Response, baseline: number): Promise<{ bytes: numbe
 }
 
 test("?expand=requests of a long run over a large history streams span by span, in the JSON form too", async () => {
-  const conv = await api(f.loopd.app).createConversation({ provider: "openai", tools: ["big"], caching: false });
+  // Every request holds the whole history (not the default trim's stubs): a large one.
+  const conv = await api(f.loopd.app).createConversation({ provider: "openai", tools: ["big"], caching: false, context: { strategy: "full" } });
   const STEPS = 12;
   let calls = 0;
   f.llm.respond = () => (++calls < STEPS ? { toolCalls: [{ name: "big", input: { n: calls } }], usage: { input: 1, output: 1 } } : { text: "Done.", usage: { input: 1, output: 1 } });
