@@ -21,8 +21,8 @@ export function attachmentRoutes(app: FastifyInstance, { services }: HttpDeps) {
         params: attachmentParams,
         response: { 200: bytesOf("The attachment's bytes", [...IMAGE_MEDIA_TYPES, ...DOCUMENT_MEDIA_TYPES]), ...errorResponses },
       },
-      // The bytes are sent as they are.
-      serializerCompiler: () => (data) => data as string,
+      // The bytes are sent as they are (Fastify serializes no Buffer); what is serialized is an error.
+      serializerCompiler: () => (data) => JSON.stringify(data),
     },
     async (req, reply) => {
       const { id, attachment_id: attachmentId } = req.params;
@@ -34,7 +34,7 @@ export function attachmentRoutes(app: FastifyInstance, { services }: HttpDeps) {
         .header("x-content-type-options", "nosniff")
         .header("content-disposition", `attachment; filename="${row.id}"`)
         .header("cache-control", "private, max-age=31536000, immutable")
-        // Bytes, not the string the schema documents them as (the serializer above passes them through).
+        // Bytes, not the string the schema documents them as.
         .send(row.data as unknown as string);
     },
   );
