@@ -1,3 +1,4 @@
+import { isBase64 } from "../../src/conversations/attachments/decode-base64.js";
 import type { JsonObject } from "./json-object.js";
 
 /**
@@ -6,7 +7,6 @@ import type { JsonObject } from "./json-object.js";
  * of the media type declared.
  */
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 const MAGIC: Record<string, (b: Buffer) => boolean> = {
   "image/png": (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
@@ -19,7 +19,7 @@ const MAGIC: Record<string, (b: Buffer) => boolean> = {
 /** Why base64 `data` is not a `mediaType` file, or null when it is. */
 export function base64Problem(mediaType: unknown, data: unknown): string | null {
   if (typeof mediaType !== "string" || !(mediaType in MAGIC)) return `unsupported media type: ${String(mediaType)}`;
-  if (typeof data !== "string" || data === "" || !BASE64.test(data)) return "invalid base64 data";
+  if (typeof data !== "string" || data === "" || !isBase64(data)) return "invalid base64 data";
   if (!MAGIC[mediaType]!(Buffer.from(data, "base64"))) return `the data was specified using the ${mediaType} media type, but does not appear to be one`;
   return null;
 }

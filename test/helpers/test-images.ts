@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { crc32, deflateSync } from "node:zlib";
 
 /** Small real files, made in code: each is what its name says, as far as the checks and the providers look. */
@@ -13,16 +14,27 @@ function pngChunk(type: string, data: Buffer): Buffer {
 
 /** A valid RGB PNG of `width`×`height`, a gradient (so two sizes never share bytes). */
 export function png(width = 64, height = 64, seed = 0): Buffer {
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header.set([8, 2, 0, 0, 0], 8); // 8-bit RGB, no interlace
   const rows = Buffer.alloc((width * 3 + 1) * height);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) rows.set([(x + seed) & 255, (y * 4) & 255, (x ^ y) & 255], y * (width * 3 + 1) + 1 + x * 3);
   }
+  return pngOf(width, height, deflateSync(rows));
+}
+
+/** A valid RGB PNG of noise, stored uncompressed: about 3 × width × height bytes. */
+export function noisePng(width: number, height: number): Buffer {
+  const rows = randomBytes((width * 3 + 1) * height);
+  for (let y = 0; y < height; y++) rows[y * (width * 3 + 1)] = 0; // each row's filter: none
+  return pngOf(width, height, deflateSync(rows, { level: 0 }));
+}
+
+function pngOf(width: number, height: number, compressed: Buffer): Buffer {
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 2, 0, 0, 0], 8); // 8-bit RGB, no interlace
   const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  return Buffer.concat([signature, pngChunk("IHDR", header), pngChunk("IDAT", deflateSync(rows)), pngChunk("IEND", Buffer.alloc(0))]);
+  return Buffer.concat([signature, pngChunk("IHDR", header), pngChunk("IDAT", compressed), pngChunk("IEND", Buffer.alloc(0))]);
 }
 
 /** A JPEG's frame: start of image, a baseline frame header giving its size, end of image. */
