@@ -79,7 +79,10 @@ export async function sendMessage(
   const content: UserBlock[] =
     typeof input.content === "string"
       ? [{ type: "text", text: input.content }]
-      : await attachUserContent({ store, limits: config.attachments }, { tenant: input.tenant, conversationId: conversation.id, blocks: input.content });
+      : await attachUserContent({ store, limits: config.attachments }, { tenant: input.tenant, conversationId: conversation.id, blocks: input.content }).catch((err: unknown) => {
+          // A DELETE got in between the read above and the attachment's insert.
+          throw isForeignKeyViolation(err) ? notFound("conversation", conversation.id) : err;
+        });
   // The request as the client sent it, not as this server's settings shaped
   // it: an identical retry stays identical across a configuration change.
   const requestHash = hashOfRequest({
@@ -110,7 +113,7 @@ export async function sendMessage(
       return { run: created.run, replayed: false };
     } catch (err) {
       // A DELETE got in between the read above and the insert: the run's conversation is gone.
-      if (findInCauseChain(err, (e) => ((e as { code?: unknown }).code === "23503" ? true : undefined))) {
+      if (isForeignKeyViolation(err)) {
         throw notFound("conversation", conversation.id);
       }
       // Postgres broke a lock cycle by failing this side (a delete, an end at the same moment): nothing was written.
@@ -180,6 +183,8 @@ function admit({ store, config }: Services): void {
   if (limit === 0 || waited <= limit) return;
   throw new AppError("unavailable", `the database is busy: a statement has waited ${Math.round(waited)} ms for it, more than DB_ADMISSION_WAIT_MS (${limit} ms); try again shortly`, { reason: "database_busy" });
 }
+
+const isForeignKeyViolation = (err: unknown): boolean => findInCauseChain(err, (e) => ((e as { code?: unknown }).code === "23503" ? true : undefined)) === true;
 
 function replay(earlier: RunRow, requestHash: string): { run: RunRow; replayed: boolean } {
   checkSameRequest(earlier.requestHash, requestHash, { run_id: earlier.id });

@@ -185,6 +185,12 @@ export const sendMessageBody = withExamples(
     "a question the mock answers with a tool": { content: "What time is it in Tokyo?" },
     "streamed, at most 5 model calls": { content: "What is (3+4)^2?", stream: true, max_steps: 5, tool_choice: "auto" },
     "the mock calls an offered tool spelt `name {json}`": { content: 'calculate {"expression": "12*7"}' },
+    "text and an image (a 1×1 PNG) as base64": {
+      content: [
+        { type: "text", text: "What is in this picture?" },
+        { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==" } },
+      ],
+    },
   },
 );
 
