@@ -34,6 +34,7 @@ import { createStreamGate } from "./http/stream-gate.js";
 import { conversationRoutes } from "./http/routes/conversation-routes.js";
 import { docsRoutes } from "./http/routes/docs-routes.js";
 import { healthRoutes } from "./http/routes/health-routes.js";
+import { attachmentRoutes } from "./http/routes/attachment-routes.js";
 import { messageRoutes } from "./http/routes/message-routes.js";
 import { uiChatRoutes } from "./http/routes/ui-chat-routes.js";
 import { metricsRoutes } from "./http/routes/metrics-routes.js";
@@ -246,6 +247,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   metricsRoutes(app, metrics.registry);
   conversationRoutes(app, http);
   messageRoutes(app, http);
+  attachmentRoutes(app, http);
   runRoutes(app, http);
   uiChatRoutes(app, http);
   traceRoutes(app, http);

@@ -93,6 +93,8 @@ const variables = {
   WORKSPACE_DIR: z.string().min(1).default("./workspace"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   BODY_LIMIT_BYTES: intFromEnv(1_048_576),
+  MAX_ATTACHMENT_BYTES: intFromEnv(5_242_880, { max: 104_857_600 }),
+  MAX_ATTACHMENTS_PER_MESSAGE: intFromEnv(10, { max: 100 }),
   MAX_TOKENS: intFromEnv(4096),
   RUN_LEASE_MS: intFromEnv(30_000),
   MAX_STREAMS: intFromEnv(1_000),
@@ -257,6 +259,12 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
       otlpTracesUrl: tracesUrl(e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, e.OTEL_EXPORTER_OTLP_ENDPOINT),
     },
     webhooks: webhookSettingsOf(e),
+    attachments: {
+      /** The most bytes one image or document may have. */
+      maxBytes: e.MAX_ATTACHMENT_BYTES,
+      /** The most images and documents one message may hold. */
+      maxCount: e.MAX_ATTACHMENTS_PER_MESSAGE,
+    },
     /** Values that never appear in a trace, a log or a recorded error (API keys and the like, from the environment). */
     secrets: [...secretsOf(raw as NodeJS.ProcessEnv), ...secretsOfToolsFile(toolsFile)],
   };

@@ -1,5 +1,6 @@
 import type { NewMessage } from "../core/messages.js";
 import type { ToolSpec } from "../core/model-provider.js";
+import { estimateAttachmentTokens } from "./estimate-image-tokens.js";
 
 /**
  * Token counts estimated locally, in one pass over the characters and
@@ -80,6 +81,10 @@ export function estimateMessageTokens(message: NewMessage): number {
         break;
       case "tool_result":
         tokens += estimateTextTokens(block.tool_call_id) + estimateTextTokens(block.content);
+        break;
+      case "image":
+      case "document":
+        tokens += estimateAttachmentTokens(block);
         break;
     }
   }

@@ -1,5 +1,6 @@
 import type { ModelCallRequest } from "../core/agent-events.js";
 import type { ContextSettings } from "../core/context-settings.js";
+import type { AttachmentData } from "../core/messages.js";
 import type { ModelRequestBody, ToolChoice, ToolSpec } from "../core/model-provider.js";
 import type { BudgetName } from "../core/run-outcome.js";
 import type { RunClock } from "./run-clock.js";
@@ -20,6 +21,8 @@ export interface CallSettings {
   cacheKey: string | null;
   /** Output tokens a call may ask for at most (config `MAX_TOKENS`); a budget may leave a call less. */
   maxTokens: number;
+  /** The bytes of the attachments the history refers to, read once when the run starts. */
+  attachments?: AttachmentData;
 }
 
 /** The next model call, ready to be made. */
@@ -44,8 +47,8 @@ export function prepareStep({ state, settings, gate, clock }: { state: RunState;
   const first = state.steps === 0;
   const choice: ToolChoice = grace || settings.tools.length === 0 ? "none" : first || settings.toolChoice === "none" ? settings.toolChoice : "auto";
   const built = state.context();
-  const { model, system, tools, cacheKey } = settings;
-  const request: ModelRequestBody = { model, system, messages: built.messages, tools, toolChoice: choice, maxTokens: gate.maxTokens, cacheKey };
+  const { model, system, tools, cacheKey, attachments } = settings;
+  const request: ModelRequestBody = { model, system, messages: built.messages, tools, toolChoice: choice, maxTokens: gate.maxTokens, cacheKey, ...(attachments && { attachments }) };
   return {
     step: state.steps + 1,
     grace,

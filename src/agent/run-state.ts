@@ -85,7 +85,7 @@ export function createRunState({
     /** A user-role message of loopd's own; not again when the history ends with it (a run resumed after a crash). */
     async appendNotice(text: string): Promise<void> {
       const last = history.at(-1);
-      if (last?.role === "user" && last.kind === "notice" && last.content.some((b) => b.text === text)) return;
+      if (last?.role === "user" && last.kind === "notice" && last.content.some((b) => b.type === "text" && b.text === text)) return;
       await append([{ role: "user", kind: "notice", content: [{ type: "text", text }] }]);
     },
 
@@ -122,7 +122,7 @@ export function createRunState({
         const m = history[i]!;
         if (m.role !== "user") continue;
         if (m.kind !== "notice") return false;
-        if (m.content.some((b) => b.text === nudge)) return true;
+        if (m.content.some((b) => b.type === "text" && b.text === nudge)) return true;
       }
       return false;
     },

@@ -160,7 +160,7 @@ export function createConversationService(services: Services) {
     async history({ tenant, id, format }: { tenant: string; id: string; format: "anthropic" | "openai" }) {
       const conversation = await load(tenant, id);
       const history = sendable(historyOf(await store.messages.history(id)));
-      return { format, ...providers[format].formatHistory(conversation.system, history) };
+      return { format, ...providers[format].formatHistory(conversation.system, history, await store.attachments.dataOf(tenant, history)) };
     },
 
     /**
@@ -189,6 +189,7 @@ export function createConversationService(services: Services) {
         toolChoice: tools.length === 0 ? "none" : "auto",
         maxTokens: config.models.maxTokens,
         cacheKey: conversation.caching ? conversation.id : null,
+        attachments: await store.attachments.dataOf(tenant, built.messages),
       });
       return {
         format: as,

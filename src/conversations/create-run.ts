@@ -1,4 +1,4 @@
-import type { TextBlock } from "../core/messages.js";
+import type { UserBlock } from "../core/messages.js";
 import { emptyUsage } from "../core/usage.js";
 import { repairMessages } from "../agent/repair-history.js";
 import { AppError, notFound } from "../errors.js";
@@ -18,7 +18,7 @@ export interface RunToCreate {
   runId: string;
   tenant: string;
   conversation: { id: string; provider: string; model: string };
-  content: TextBlock[];
+  content: UserBlock[];
   request: RunRequest;
   requestHash: string;
   idempotencyKey: string | undefined;

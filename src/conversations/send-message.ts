@@ -1,4 +1,6 @@
-import { type TextBlock } from "../core/messages.js";
+import type { UserBlock } from "../core/messages.js";
+import type { UserInputBlock } from "../core/attachment-input.js";
+import { attachUserContent } from "./attachments/attach-user-content.js";
 import type { ToolChoice } from "../core/model-provider.js";
 import { AppError, findInCauseChain, notFound } from "../errors.js";
 import { checkSameRequest, hashOfRequest } from "./request-hash.js";
@@ -20,7 +22,8 @@ export interface SendMessageInput {
   /** Whose conversation it must be. */
   tenant: string;
   conversationId: string;
-  content: string | TextBlock[];
+  /** Text, or blocks: text, images and documents (checked and stored here). */
+  content: string | UserInputBlock[];
   maxSteps?: number | undefined;
   budget?: BudgetInput | undefined;
   /** The run ends with a `finish` call; null turns off the conversation's. */
@@ -50,7 +53,6 @@ export async function sendMessage(
   const conversation = await store.conversations.get(input.tenant, input.conversationId);
   if (!conversation) throw notFound("conversation", input.conversationId);
 
-  const content: TextBlock[] = typeof input.content === "string" ? [{ type: "text", text: input.content }] : input.content;
   const toolChoice = input.toolChoice ?? "auto";
   const finish = input.finish !== undefined ? input.finish : conversation.finish;
   const offered = [...conversation.tools, ...conversation.clientTools.map((t) => t.name), ...(finish ? [FINISH_TOOL] : [])];
@@ -70,6 +72,17 @@ export async function sendMessage(
     priced: services.prices.priceOf(model) !== null,
   });
   const request: RunRequest = { max_steps: budget.max_steps, tool_choice: toolChoice, model: input.model ?? null, budget, finish };
+  const onBusy = input.onBusy ?? "reject";
+  if (input.webhook) await checkWebhookUrl(input.webhook.url, { config, field: "body.webhook.url" });
+  const webhook = input.webhook !== undefined ? input.webhook : conversation.webhook;
+  // Last of the checks: attachments are stored once they all passed, and every other check before them.
+  const content: UserBlock[] =
+    typeof input.content === "string"
+      ? [{ type: "text", text: input.content }]
+      : await attachUserContent({ store, limits: config.attachments }, { tenant: input.tenant, conversationId: conversation.id, blocks: input.content }).catch((err: unknown) => {
+          // A DELETE got in between the read above and the attachment's insert.
+          throw isForeignKeyViolation(err) ? notFound("conversation", conversation.id) : err;
+        });
   // The request as the client sent it, not as this server's settings shaped
   // it: an identical retry stays identical across a configuration change.
   const requestHash = hashOfRequest({
@@ -83,9 +96,6 @@ export async function sendMessage(
     ...(input.onBusy && { on_busy: input.onBusy }),
     ...(input.webhook !== undefined && { webhook: input.webhook }),
   });
-  const onBusy = input.onBusy ?? "reject";
-  if (input.webhook) await checkWebhookUrl(input.webhook.url, { config, field: "body.webhook.url" });
-  const webhook = input.webhook !== undefined ? input.webhook : conversation.webhook;
 
   if (input.idempotencyKey) {
     const earlier = await store.runs.byIdempotencyKey(conversation.id, input.idempotencyKey);
@@ -103,7 +113,7 @@ export async function sendMessage(
       return { run: created.run, replayed: false };
     } catch (err) {
       // A DELETE got in between the read above and the insert: the run's conversation is gone.
-      if (findInCauseChain(err, (e) => ((e as { code?: unknown }).code === "23503" ? true : undefined))) {
+      if (isForeignKeyViolation(err)) {
         throw notFound("conversation", conversation.id);
       }
       // Postgres broke a lock cycle by failing this side (a delete, an end at the same moment): nothing was written.
@@ -173,6 +183,8 @@ function admit({ store, config }: Services): void {
   if (limit === 0 || waited <= limit) return;
   throw new AppError("unavailable", `the database is busy: a statement has waited ${Math.round(waited)} ms for it, more than DB_ADMISSION_WAIT_MS (${limit} ms); try again shortly`, { reason: "database_busy" });
 }
+
+const isForeignKeyViolation = (err: unknown): boolean => findInCauseChain(err, (e) => ((e as { code?: unknown }).code === "23503" ? true : undefined)) === true;
 
 function replay(earlier: RunRow, requestHash: string): { run: RunRow; replayed: boolean } {
   checkSameRequest(earlier.requestHash, requestHash, { run_id: earlier.id });

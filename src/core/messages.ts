@@ -33,13 +33,56 @@ export const toolResultBlockSchema = z.object({
   is_error: z.boolean(),
 });
 
+export const IMAGE_MEDIA_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"] as const;
+export const DOCUMENT_MEDIA_TYPES = ["application/pdf", "text/plain"] as const;
+
+/** An image the user sent, stored as an attachment of the conversation (`GET …/attachments/:attachment_id`). */
+export const imageBlockSchema = z.object({
+  type: z.literal("image"),
+  attachment_id: z.string(),
+  media_type: z.enum(IMAGE_MEDIA_TYPES),
+  bytes: z.number().int(),
+  width: z.number().int(),
+  height: z.number().int(),
+});
+
+/** An image by its URL, kept as it came: the provider fetches it, loopd never does. */
+export const imageUrlBlockSchema = z.object({
+  type: z.literal("image"),
+  source: z.object({ type: z.literal("url"), url: z.string() }),
+});
+
+/** A document the user sent (a PDF or plain text), stored as an attachment of the conversation. */
+export const documentBlockSchema = z.object({
+  type: z.literal("document"),
+  attachment_id: z.string(),
+  media_type: z.enum(DOCUMENT_MEDIA_TYPES),
+  bytes: z.number().int(),
+  title: z.string().optional(),
+});
+
 export type TextBlock = z.infer<typeof textBlockSchema>;
+export type ImageBlock = z.infer<typeof imageBlockSchema>;
+export type ImageUrlBlock = z.infer<typeof imageUrlBlockSchema>;
+export type DocumentBlock = z.infer<typeof documentBlockSchema>;
+/** What a user message holds: text, and what the user attached. */
+export type UserBlock = TextBlock | ImageBlock | ImageUrlBlock | DocumentBlock;
+/** A block whose bytes are an attachment of the conversation. */
+export type AttachedBlock = ImageBlock | DocumentBlock;
+export const isAttached = (block: { type: string }): block is AttachedBlock => "attachment_id" in block;
+
+/**
+ * The bytes of the attachments a history refers to, as base64 by
+ * attachment id: read once per run (or per request showing a history), so
+ * that each model call re-sends old images without reading or encoding them again.
+ */
+export type AttachmentData = ReadonlyMap<string, string>;
 export type ToolCallBlock = z.infer<typeof toolCallBlockSchema>;
 export type ToolResultBlock = z.infer<typeof toolResultBlockSchema>;
 export type AssistantBlock = TextBlock | ToolCallBlock;
 
 export type NewMessage = (
-  | { role: "user"; content: TextBlock[]; /** Written by loopd itself (a grace turn's notice), sent as user text. */ kind?: "notice" }
+  | { role: "user"; content: UserBlock[]; /** Written by loopd itself (a grace turn's notice), sent as user text. */ kind?: "notice" }
   | { role: "assistant"; content: AssistantBlock[] }
   | { role: "tool"; content: [ToolResultBlock] }
 ) & {
@@ -72,7 +115,7 @@ export const messageSchema = z.object({
   created_at: z.string(),
   kind: z.literal("notice").optional(),
   excluded: z.literal("refusal").optional(),
-  content: z.array(z.discriminatedUnion("type", [textBlockSchema, toolCallBlockSchema, toolResultBlockSchema])),
+  content: z.array(z.union([textBlockSchema, toolCallBlockSchema, toolResultBlockSchema, imageBlockSchema, imageUrlBlockSchema, documentBlockSchema])),
 });
 
 export function toolCallsOf(message: NewMessage): ToolCallBlock[] {
@@ -82,7 +125,7 @@ export function toolCallsOf(message: NewMessage): ToolCallBlock[] {
 
 export function textOf(message: NewMessage): string {
   if (message.role === "tool") return "";
-  const blocks: readonly AssistantBlock[] = message.content;
+  const blocks: readonly (AssistantBlock | UserBlock)[] = message.content;
   return blocks
     .filter((b): b is TextBlock => b.type === "text")
     .map((b) => b.text)

@@ -1,4 +1,4 @@
-import type { AssistantBlock, NewMessage } from "./messages.js";
+import type { AssistantBlock, AttachmentData, NewMessage } from "./messages.js";
 import type { Usage } from "./usage.js";
 
 /**
@@ -39,6 +39,8 @@ export interface ModelRequest {
   tools: ToolSpec[];
   toolChoice: ToolChoice;
   maxTokens: number;
+  /** The bytes of the attachments `messages` refer to (see `AttachmentData`). */
+  attachments?: AttachmentData;
   /**
    * Prompt caching on, keyed by this (the conversation's id): Anthropic
    * requests carry `cache_control` breakpoints, OpenAI requests
@@ -93,7 +95,7 @@ export interface ModelProvider {
    * included, in the provider's place for it), for clients that call the
    * provider themselves.
    */
-  formatHistory(system: string | null, messages: readonly NewMessage[]): { system?: unknown; messages: unknown[] };
+  formatHistory(system: string | null, messages: readonly NewMessage[], attachments?: AttachmentData): { system?: unknown; messages: unknown[] };
 }
 
 /** A provider failure that survived the SDK's retries. */

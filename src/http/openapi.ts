@@ -12,7 +12,7 @@ import { z } from "zod";
  */
 
 const STREAM = "x-loopd-stream";
-type StreamMark = "json-or-events" | "events" | "text" | "ui";
+type StreamMark = "json-or-events" | "events" | "text" | "ui" | "bytes";
 
 /** A schema with what /openapi.json says of it: a description and examples, which the type checks against the schema. */
 export function documented<T extends z.ZodType>(schema: T, description: string, ...examples: z.output<T>[]): T {
@@ -60,6 +60,9 @@ const UI_STREAM_EXAMPLE = [
 
 /** A 200 in plain text (Prometheus metrics). The route sends the text as it is: no serializer sees this schema. */
 export const plainText = (description: string, example: string) => z.string().meta({ description, examples: [example], [STREAM]: "text" satisfies StreamMark });
+
+/** A 200 of bytes (an attachment) in their own content types. The route sends the bytes as they are: no serializer sees this schema. */
+export const bytesOf = (description: string, mediaTypes: readonly string[]) => z.string().meta({ description, mediaTypes, [STREAM]: "bytes" satisfies StreamMark });
 
 export const EVENT_STREAM_DESCRIPTION = [
   "Server-sent events (`text/event-stream`), one per step of the run; `id` is the run's event number (1, 2, 3, … with no gaps), `data` is JSON:",
@@ -123,6 +126,11 @@ const describeRoute: SwaggerTransform = (input) => {
     if (mark === undefined) continue;
     if ((mark as StreamMark) === "text") {
       responses![status] = { description, content: { "text/plain": { schema: { type: "string" }, ...(Array.isArray(examples) && { example: examples[0] }) } } };
+      continue;
+    }
+    if ((mark as StreamMark) === "bytes") {
+      const binary = { schema: { type: "string", format: "binary" } };
+      responses![status] = { description, content: Object.fromEntries((json.mediaTypes as string[]).map((t) => [t, binary])) };
       continue;
     }
     if ((mark as StreamMark) === "ui") {

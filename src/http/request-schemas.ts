@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { DEFAULT_CONTEXT, type ContextSettings } from "../core/context-settings.js";
 import { textBlockSchema } from "../core/messages.js";
+import { documentInputSchema, imageInputSchema } from "../core/attachment-input.js";
 import { isCheckableSchema, isObjectSchema } from "../json-schema.js";
 import { isPgSafe } from "../store/pg-safe.js";
 import { TOOL_NAME } from "../tools/define-tool.js";
@@ -51,6 +52,7 @@ const text = () => z.string().refine(isPgSafe, SAFE_MESSAGE);
 const id = () => text().min(1, "must not be empty").max(100, "must be at most 100 characters");
 export const conversationParams = z.object({ id: id().describe("The conversation's id (`conv_…`)") });
 export const runParams = conversationParams.extend({ run_id: id().describe("The run's id (`run_…`)") });
+export const attachmentParams = conversationParams.extend({ attachment_id: id().describe("The attachment's id (`att_…`)") });
 /** Names (models, tools) lose surrounding white space; text the user wrote is kept as written. */
 const name = () => text().trim().min(1, "must not be empty");
 const filled = () => text().refine((s) => s.trim().length > 0, "must not be empty");
@@ -158,12 +160,14 @@ export const toolChoiceSchema = z.union(
 );
 
 const userTextBlock = z.strictObject({ ...textBlockSchema.shape, text: filled() });
+/** Text, an image or a document; their bytes are checked when the message is sent (a 400 naming `body.content[i]`). */
+const userBlock = z.discriminatedUnion("type", [userTextBlock, imageInputSchema, documentInputSchema]);
 
 export const sendMessageBody = withExamples(
   z.strictObject({
     content: z.union(
-      [filled(), z.array(userTextBlock).min(1, "must hold at least one text block")],
-      expecting('a non-empty string or an array of text blocks ({"type": "text", "text": "…"})'),
+      [filled(), z.array(userBlock).min(1, "must hold at least one block")],
+      expecting('a non-empty string or an array of blocks ({"type": "text", "text": "…"}, images and documents)'),
     ),
     max_steps: z.number().int().min(1).optional(),
     budget: budgetSchema.optional(),
@@ -181,6 +185,12 @@ export const sendMessageBody = withExamples(
     "a question the mock answers with a tool": { content: "What time is it in Tokyo?" },
     "streamed, at most 5 model calls": { content: "What is (3+4)^2?", stream: true, max_steps: 5, tool_choice: "auto" },
     "the mock calls an offered tool spelt `name {json}`": { content: 'calculate {"expression": "12*7"}' },
+    "text and an image (a 1×1 PNG) as base64": {
+      content: [
+        { type: "text", text: "What is in this picture?" },
+        { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==" } },
+      ],
+    },
   },
 );
 

@@ -50,9 +50,10 @@ export async function executeRun({
     historyVersion = conversation.historyVersion;
     const finish = run.request.finish ?? null;
     const toolBox = toolBoxOf({ services, conversation, finish, runId: run.id });
+    const history = await services.histories.load(store, run.conversationId, conversation.historyVersion, appended);
     result = await runAgentLoop({
       provider: services.providers[run.provider as ProviderName],
-      history: await services.histories.load(store, run.conversationId, conversation.historyVersion, appended),
+      history,
       save: writer.save,
       toolBox,
       call: {
@@ -62,6 +63,8 @@ export async function executeRun({
         context: conversation.context ?? DEFAULT_CONTEXT,
         cacheKey: conversation.caching ? conversation.id : null,
         maxTokens: config.models.maxTokens,
+        // A run adds no user attachments as it goes: those of its history are all it sends.
+        attachments: await store.attachments.dataOf(conversation.tenantId, history),
       },
       budget: run.request.budget ?? { max_steps: run.request.max_steps, max_tokens: null, max_seconds: null, max_cost_usd: null, grace_turn: true },
       finish,

@@ -7,7 +7,7 @@ const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
  * millisecond timestamp then 80 random bits, so ids sort roughly by creation
  * and never collide in practice.
  */
-export function newId(prefix: "conv" | "msg" | "run" | "act" | "key"): string {
+export function newId(prefix: "conv" | "msg" | "run" | "act" | "key" | "att"): string {
   const time = Date.now().toString(36).padStart(9, "0");
   const bytes = randomBytes(16);
   let rand = "";

@@ -1,5 +1,5 @@
 import { and, asc, count, desc, eq, inArray, sql } from "drizzle-orm";
-import type { TextBlock } from "../core/messages.js";
+import type { UserBlock } from "../core/messages.js";
 import type { Db } from "./db.js";
 import { leaseUntil, type NewRunFields } from "./run-repository.js";
 import { conversations, HOLDING_RUN_STATUSES, runs, type RunRow } from "./schema.js";
@@ -7,7 +7,7 @@ import { conversations, HOLDING_RUN_STATUSES, runs, type RunRow } from "./schema
 /** A run queued behind the conversation's active one (`on_busy: "enqueue"` or `"interrupt"`). */
 export interface NewQueuedRun {
   run: NewRunFields;
-  content: TextBlock[];
+  content: UserBlock[];
   /** 0: an interrupt (starts before enqueued runs), 1: enqueued. */
   rank: 0 | 1;
   queuedBehind: string | null;

@@ -5,7 +5,7 @@ import type { RunResult } from "../core/run-outcome.js";
 import type { FinishOptions } from "../core/run-settings.js";
 import type { PendingToolCall } from "../core/run-outcome.js";
 import type { ContextSettings } from "../core/context-settings.js";
-import type { AssistantBlock, TextBlock, ToolResultBlock } from "../core/messages.js";
+import type { AssistantBlock, ToolResultBlock, UserBlock } from "../core/messages.js";
 import type { RunUsage } from "../core/usage.js";
 
 const createdAt = () => timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow();
@@ -73,7 +73,7 @@ export const messages = pgTable(
       .references(() => conversations.id, { onDelete: "cascade" }),
     seq: integer("seq").notNull(),
     role: text("role").$type<"user" | "assistant" | "tool">().notNull(),
-    content: jsonb("content").$type<TextBlock[] | AssistantBlock[] | [ToolResultBlock]>().notNull(),
+    content: jsonb("content").$type<UserBlock[] | AssistantBlock[] | [ToolResultBlock]>().notNull(),
     /**
      * The id of its `message.created` in its run's event log: the event is
      * this column, not a row of its own (one row less per message saved).
@@ -188,7 +188,7 @@ export const runs = pgTable(
     /** Where this run's end is POSTed (the request's, else its conversation's, when it was created); null: nowhere. */
     webhook: jsonb("webhook").$type<WebhookSetting>(),
     /** While `queued`: the user message it starts with (saved when it starts, so the history stays valid). */
-    queuedContent: jsonb("queued_content").$type<TextBlock[]>(),
+    queuedContent: jsonb("queued_content").$type<UserBlock[]>(),
     /** A queued run's place: runs of a conversation start by `queue_rank` (0: an interrupt, 1: enqueued), then `queue_order`. */
     queueRank: integer("queue_rank"),
     queueOrder: bigint("queue_order", { mode: "number" }),
@@ -370,4 +370,7 @@ export const webhookDeliveries = pgTable(
 
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
 
-export const schema = { conversations, messages, runs, runEvents, runActions, runSpans, apiKeys, webhookDeliveries };
+// The attachments table lives in its own file (this one is long enough); drizzle-kit reads it through this export.
+import { attachments } from "./attachment-schema.js";
+export { attachments, type AttachmentRow } from "./attachment-schema.js";
+export const schema = { conversations, messages, runs, runEvents, runActions, runSpans, apiKeys, webhookDeliveries, attachments };

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { createActionRepository } from "./action-repository.js";
+import { createAttachmentRepository } from "./attachment-repository.js";
 import { createConversationRepository } from "./conversation-repository.js";
 import type { Database, Db, RawQuery } from "./db.js";
 import { createEventRepository } from "./event-repository.js";
@@ -31,6 +32,7 @@ function createRepositories(db: Db, { notifies, query }: { notifies: boolean; qu
     usage: createUsageRepository({ db }),
     retention: createRetentionRepository({ db }),
     webhooks: createWebhookRepository({ db }),
+    attachments: createAttachmentRepository({ db }),
     /**
      * Nudges every loopd process listening on `channel` (Postgres NOTIFY): in
      * a transaction it is sent when the transaction commits. The embedded

@@ -3,7 +3,7 @@ import { describe, expect, test } from "vitest";
 import { buildContext } from "../../src/agent/build-context.js";
 import type { ContextSettings } from "../../src/core/context-settings.js";
 import { estimateMessageTokens } from "../../src/agent/estimate-tokens.js";
-import type { NewMessage } from "../../src/core/messages.js";
+import type { NewMessage, TextBlock } from "../../src/core/messages.js";
 import { toolResults } from "../helpers/tool-heavy-conversation.js";
 
 const user = (text: string, extra: Partial<NewMessage> = {}): NewMessage => ({ role: "user", content: [{ type: "text", text }], ...extra }) as NewMessage;
@@ -114,13 +114,13 @@ describe("the context builder", () => {
     expect(built.leftOut.trimmed).toBeGreaterThan(0);
     // The newest user message is sent (the note goes in front of it when it is all that is left).
     const last = built.messages.at(-1)!;
-    expect(last.role === "user" && last.content.at(-1)!.text).toBe("The newest question");
+    expect(last.role === "user" && (last.content.at(-1) as TextBlock).text).toBe("The newest question");
     expectPaired(built.messages);
     const first = built.messages[0]!;
     expect(first.role).toBe("user");
-    expect(first.role === "user" && first.content[0]!.text).toBe(`[${built.leftOut.trimmed} earlier messages of this conversation left out to fit the context window]`);
+    expect(first.role === "user" && (first.content[0] as TextBlock).text).toBe(`[${built.leftOut.trimmed} earlier messages of this conversation left out to fit the context window]`);
     // Whole exchanges: what follows the note is a user message of the history, from where its exchange starts.
-    expect(first.role === "user" && first.content[1]!.text).toMatch(/^(Question \d|The newest question)$/);
+    expect(first.role === "user" && (first.content[1] as TextBlock).text).toMatch(/^(Question \d|The newest question)$/);
   });
 
   test("max_input_tokens within one long exchange: its oldest steps go, its user message stays first, its last step stays", () => {
@@ -130,7 +130,7 @@ describe("the context builder", () => {
     const built = buildContext({ history, settings: trim({ keep_tool_results: 100, max_input_tokens: 6000 }) });
     expect(built.estimatedTokens).toBeLessThanOrEqual(6000);
     const first = built.messages[0]!;
-    expect(first.role === "user" && first.content.map((b) => b.text).at(-1)).toBe("One long task");
+    expect(first.role === "user" && first.content.map((b) => (b as TextBlock).text).at(-1)).toBe("One long task");
     expect(built.messages.slice(-2)).toEqual(history.slice(-2));
     expectPaired(built.messages);
   });

@@ -1,3 +1,4 @@
+import { anthropicMediaProblem } from "./validate-media.js";
 import { type JsonObject, isJsonObject } from "./json-object.js";
 import { checkCacheControl } from "./prompt-cache.js";
 
@@ -73,6 +74,8 @@ function checkMessage(messages: JsonObject[], n: number, seenToolUseIds: Set<str
     if (block.type === "text" && (block.text as string).trim() === "") {
       return "messages: text content blocks must contain non-whitespace text";
     }
+    const media = anthropicMediaProblem(block, `messages.${n}.content.${m}`);
+    if (media !== null) return media;
     if (block.type === "tool_use") {
       const id = String(block.id);
       if (seenToolUseIds.has(id)) return `messages.${n}.content.${m}: \`tool_use\` ids must be unique`;

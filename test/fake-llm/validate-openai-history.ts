@@ -1,3 +1,4 @@
+import { openAIPartProblem } from "./validate-media.js";
 import { type JsonObject, isJsonObject } from "./json-object.js";
 import type { WireError } from "./wire-api.js";
 
@@ -67,6 +68,12 @@ export function validateOpenAiRequest(body: unknown): WireError | null {
         param: `messages[${i}].role`,
         code: "invalid_value",
       };
+    }
+    if (message.role === "user" && Array.isArray(message.content)) {
+      for (const [j, part] of message.content.entries()) {
+        const problem = isJsonObject(part) ? openAIPartProblem(part, `messages[${i}].content[${j}]`) : null;
+        if (problem !== null) return { message: problem, param: `messages[${i}].content[${j}]`, code: "invalid_value" };
+      }
     }
     if (message.role === "tool") {
       if (open === null) {

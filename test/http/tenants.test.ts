@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, test, vi } from "vitest";
 import { useLoopd } from "../helpers/use-loopd.js";
 import { rowCounts } from "../helpers/row-counts.js";
+import { png } from "../helpers/test-images.js";
 
 const f = useLoopd({ env: { API_KEYS_REQUIRED: "true", ADMIN_TOKEN: "admin-token-0123456789abcdef" } });
 type Method = "GET" | "POST" | "PATCH" | "DELETE";
@@ -19,6 +20,8 @@ let revoked = "";
 let conv = "";
 let paused = "";
 let ended = "";
+/** The image tenant a sent in its first message. */
+let att = "";
 
 beforeAll(async () => {
   a = (await f.loopd.services.store.keys.create({ tenant: "acme", name: null })).key;
@@ -30,7 +33,10 @@ beforeAll(async () => {
   expect(created.statusCode).toBe(201);
   conv = created.json().id;
   f.llm.script({ text: "Hi." });
-  ended = (await call(a, "POST", `/conversations/${conv}/messages`, { content: "Hello" })).json().run.id;
+  const image = { type: "image", source: { type: "base64", media_type: "image/png", data: png(8, 8).toString("base64") } };
+  const first = (await call(a, "POST", `/conversations/${conv}/messages`, { content: [{ type: "text", text: "Hello" }, image] })).json();
+  ended = first.run.id;
+  att = first.messages[0].content[1].attachment_id;
   f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] });
   const sent = (await call(a, "POST", `/conversations/${conv}/messages`, { content: "Add." })).json();
   expect(sent.run.status).toBe("requires_action");
@@ -45,6 +51,7 @@ const ROUTES: [Method, string, object?][] = [
   ["GET", "/conversations/{conv}/messages?format=anthropic"],
   ["POST", "/conversations/{conv}/messages", { content: "Another." }],
   ["GET", "/conversations/{conv}/context"],
+  ["GET", "/conversations/{conv}/attachments/{att}"],
   ["GET", "/conversations/{conv}/runs"],
   ["GET", "/conversations/{conv}/runs/{ended}"],
   ["GET", "/conversations/{conv}/runs/{ended}/events"],
@@ -56,13 +63,14 @@ const ROUTES: [Method, string, object?][] = [
   ["POST", "/conversations/{conv}/runs/{paused}/cancel", {}],
   ["DELETE", "/conversations/{conv}"],
 ];
-const fill = (url: string, ids = { conv, ended, paused }) => url.replace("{conv}", ids.conv).replace("{ended}", ids.ended).replace("{paused}", ids.paused);
+const fill = (url: string, ids = { conv, ended, paused, att }) =>
+  url.replace("{conv}", ids.conv).replace("{ended}", ids.ended).replace("{paused}", ids.paused).replace("{att}", ids.att);
 const routes = (): [Method, string, object?][] => ROUTES.map(([method, url, body]) => [method, fill(url), body]);
 
 /** A body with the ids it names taken out, to compare one 404 with another. */
-const shape = (res: { statusCode: number; json(): any }) => ({ status: res.statusCode, body: JSON.stringify(res.json()).replaceAll(/(conv|run)_[a-z0-9]+/g, "$1_ID") });
+const shape = (res: { statusCode: number; json(): any }) => ({ status: res.statusCode, body: JSON.stringify(res.json()).replaceAll(/(conv|run|att)_[a-z0-9]+/g, "$1_ID") });
 /** The same route with ids that do not exist. */
-const unknownOf = (url: string) => fill(url, { conv: "conv_0mx0000000000000000000000", ended: "run_0mx0000000000000000000000", paused: "run_0mx0000000000000000000001" });
+const unknownOf = (url: string) => fill(url, { conv: "conv_0mx0000000000000000000000", ended: "run_0mx0000000000000000000000", paused: "run_0mx0000000000000000000001", att: "att_0mx0000000000000000000000" });
 
 describe("another tenant's ids", () => {
   test.each(ROUTES)("%s %s: beta gets what an unknown id gets, and changes nothing", async (method, url, body) => {

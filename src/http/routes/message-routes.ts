@@ -69,9 +69,13 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
     },
   );
 
+  const { bodyLimitBytes } = services.config.server;
+  const { maxBytes, maxCount } = services.config.attachments;
   r.post(
     "/conversations/:id/messages",
     {
+      // A message may carry its attachments at their limits, as base64, besides what any body may hold.
+      bodyLimit: bodyLimitBytes + Math.ceil(maxBytes / 3) * 4 * maxCount,
       schema: {
         summary: "Send a message: start a run",
         description:

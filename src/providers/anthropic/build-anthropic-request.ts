@@ -22,7 +22,7 @@ const EPHEMERAL = { type: "ephemeral" } as const;
  * 4. the end of the history (the moving breakpoint), written for the next call.
  */
 export function buildAnthropicRequest(request: ModelRequestBody, defaultModel: string): Body {
-  const history = toAnthropicHistory(request.system, request.messages);
+  const history = toAnthropicHistory(request.system, request.messages, request.attachments);
   const toolParams = toAnthropicToolParams(request);
   const caching = Boolean(request.cacheKey);
   const messages = history.messages;

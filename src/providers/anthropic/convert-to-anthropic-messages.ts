@@ -1,5 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { NewMessage } from "../../core/messages.js";
+import { isAttached, type AttachmentData, type NewMessage, type UserBlock } from "../../core/messages.js";
+import { attachmentBase64, notLoaded, textOfBase64 } from "../shared/attachment-data.js";
 
 type ContentBlockParam = Anthropic.ContentBlockParam;
 type AnthropicTurn = { role: "user" | "assistant"; content: ContentBlockParam[] };
@@ -13,15 +14,21 @@ type AnthropicTurn = { role: "user" | "assistant"; content: ContentBlockParam[] 
  *   results share one user turn and a user message right after tool results
  *   joins that turn after the results: roles alternate, and the results stay
  *   at the start of the turn that follows the `tool_use`, as the API requires.
+ * - Images and documents become image and document blocks, with the bytes
+ *   of `attachments` (a URL image is passed as its URL).
  * - Empty or whitespace-only text blocks are dropped (the API rejects them); a
  *   message left with no blocks is dropped whole rather than sent empty.
  */
-export function convertToAnthropicMessages(messages: readonly NewMessage[]): Anthropic.MessageParam[] {
+export function convertToAnthropicMessages(messages: readonly NewMessage[], attachments?: AttachmentData): Anthropic.MessageParam[] {
   const turns: AnthropicTurn[] = [];
   for (const message of messages) {
     const role = message.role === "assistant" ? "assistant" : "user";
     let blocks = CONVERTED.get(message);
-    if (!blocks) CONVERTED.set(message, (blocks = toBlocks(message)));
+    if (!blocks) {
+      const missing = { any: false };
+      blocks = toBlocks(message, attachments, missing);
+      if (!missing.any) CONVERTED.set(message, blocks);
+    }
     if (blocks.length === 0) continue;
     const last = turns.at(-1);
     if (last?.role === role) last.content.push(...blocks);
@@ -51,10 +58,10 @@ function resultsInCallOrder(assistant: AnthropicTurn, user: AnthropicTurn): void
  */
 const CONVERTED = new WeakMap<NewMessage, ContentBlockParam[]>();
 
-function toBlocks(message: NewMessage): ContentBlockParam[] {
+function toBlocks(message: NewMessage, attachments: AttachmentData | undefined, missing: { any: boolean }): ContentBlockParam[] {
   switch (message.role) {
     case "user":
-      return message.content.filter((b) => b.text.trim() !== "").map((b) => ({ type: "text", text: b.text }));
+      return message.content.flatMap((b) => userBlock(b, attachments, missing));
     case "assistant":
       return message.content.flatMap((b): ContentBlockParam[] => {
         if (b.type === "text") return b.text.trim() === "" ? [] : [{ type: "text", text: b.text }];
@@ -72,6 +79,20 @@ function toBlocks(message: NewMessage): ContentBlockParam[] {
         is_error: b.is_error,
       }));
   }
+}
+
+function userBlock(b: UserBlock, attachments: AttachmentData | undefined, missing: { any: boolean }): ContentBlockParam[] {
+  if (b.type === "text") return b.text.trim() === "" ? [] : [{ type: "text", text: b.text }];
+  if (!isAttached(b)) return [{ type: "image", source: { type: "url", url: b.source.url } }];
+  const data = attachmentBase64(b, attachments);
+  if (data === null) {
+    missing.any = true;
+    return [{ type: "text", text: notLoaded(b) }];
+  }
+  if (b.type === "image") return [{ type: "image", source: { type: "base64", media_type: b.media_type, data } }];
+  const title = b.title === undefined ? {} : { title: b.title };
+  if (b.media_type === "application/pdf") return [{ type: "document", source: { type: "base64", media_type: "application/pdf", data }, ...title }];
+  return [{ type: "document", source: { type: "text", media_type: "text/plain", data: textOfBase64(data) }, ...title }];
 }
 
 /**

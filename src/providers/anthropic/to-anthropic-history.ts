@@ -1,5 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { NewMessage } from "../../core/messages.js";
+import type { AttachmentData, NewMessage } from "../../core/messages.js";
 import { convertToAnthropicMessages } from "./convert-to-anthropic-messages.js";
 
 /**
@@ -10,6 +10,7 @@ import { convertToAnthropicMessages } from "./convert-to-anthropic-messages.js";
 export function toAnthropicHistory(
   system: string | null,
   messages: readonly NewMessage[],
+  attachments?: AttachmentData,
 ): { system: string | null; messages: Anthropic.MessageParam[] } {
-  return { system: system?.trim() ? system : null, messages: convertToAnthropicMessages(messages) };
+  return { system: system?.trim() ? system : null, messages: convertToAnthropicMessages(messages, attachments) };
 }

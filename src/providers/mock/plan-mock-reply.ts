@@ -1,6 +1,7 @@
 import type { AssistantBlock, NewMessage, ToolCallBlock, ToolResultBlock } from "../../core/messages.js";
 import { textOf, toolCallsOf } from "../../core/messages.js";
 import type { ModelRequest } from "../../core/model-provider.js";
+import { describeAttachments } from "./describe-attachments.js";
 import { describeToolResults } from "./describe-tool-results.js";
 import { findArithmetic } from "./find-arithmetic.js";
 import { findNamedCall } from "./find-named-call.js";
@@ -29,7 +30,8 @@ export interface MockReply {
  *    the time somewhere and `get_current_time` may be called → that call, with the place mapped to an IANA zone;
  * 4. it holds an arithmetic expression and `calculate` may be called → that
  *    call;
- * 5. anything else → a text reply that says what this provider is (also
+ * 5. anything else → a text reply that says what this provider is, after
+ *    what it was shown besides text ("an image/png of 64×64 pixels") (also
  *    under `toolChoice: "required"`: a stand-in has nothing to force).
  *
  * Tool call ids are `mock_call_<n>`, n counting the calls in the history.
@@ -63,7 +65,7 @@ export function planMockReply(request: Pick<ModelRequest, "messages" | "tools" |
   if (expression !== null && mayCall("calculate")) {
     return toolUse({ type: "tool_call", id: nextId, name: "calculate", input: { expression } });
   }
-  return endTurn(offlineAnswer(question));
+  return endTurn(describeAttachments(last?.role === "user" ? last.content : []) + offlineAnswer(question));
 }
 
 function trailingToolResults(messages: readonly NewMessage[]): ToolResultBlock[] {

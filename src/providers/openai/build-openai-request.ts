@@ -11,7 +11,7 @@ import { toOpenAIToolParams } from "./map-openai-tool-choice.js";
 export function buildOpenAIRequest(request: ModelRequestBody, defaultModel: string): OpenAI.ChatCompletionCreateParamsStreaming {
   return {
     model: request.model || defaultModel,
-    messages: convertToOpenAIMessages(request.system, request.messages),
+    messages: convertToOpenAIMessages(request.system, request.messages, request.attachments),
     ...toOpenAIToolParams(request),
     max_completion_tokens: request.maxTokens,
     ...(request.cacheKey ? { prompt_cache_key: request.cacheKey } : {}),

@@ -1,7 +1,9 @@
 import type OpenAI from "openai";
-import type { NewMessage, ToolResultBlock } from "../../core/messages.js";
+import { isAttached, type AttachmentData, type NewMessage, type ToolResultBlock, type UserBlock } from "../../core/messages.js";
+import { attachmentBase64, notLoaded, textOfBase64 } from "../shared/attachment-data.js";
 
 type OpenAIMessage = OpenAI.ChatCompletionMessageParam;
+type UserPart = OpenAI.ChatCompletionContentPart;
 
 /**
  * Canonical history → Chat Completions `messages`.
@@ -13,17 +15,24 @@ type OpenAIMessage = OpenAI.ChatCompletionMessageParam;
  * - Each tool message becomes `{ role: "tool", tool_call_id }`; those after
  *   an assistant message go in the order of its calls.
  * - Ids are passed verbatim: ids made by Anthropic (`toolu_…`) are valid here.
+ * - Images become `image_url` parts (a data URL of the attachment's bytes,
+ *   or the URL as it came), a PDF a `file` part, a text document a text
+ *   part with its title and text.
  * - An assistant message with neither text nor tool calls is dropped: the API
  *   rejects one that has neither.
  */
-export function convertToOpenAIMessages(system: string | null, messages: readonly NewMessage[]): OpenAIMessage[] {
+export function convertToOpenAIMessages(system: string | null, messages: readonly NewMessage[], attachments?: AttachmentData): OpenAIMessage[] {
   const out: OpenAIMessage[] = [];
   if (system?.trim()) out.push({ role: "system", content: system });
   let callOrder: string[] = [];
   let resultsFrom = -1;
   for (const message of messages) {
     let converted = CONVERTED.get(message);
-    if (!converted) CONVERTED.set(message, (converted = convertOne(message)));
+    if (!converted) {
+      const missing = { any: false };
+      converted = convertOne(message, attachments, missing);
+      if (!missing.any) CONVERTED.set(message, converted);
+    }
     if (message.role !== "tool" && resultsFrom >= 0) resultsFrom = inCallOrder(out, resultsFrom, callOrder);
     if (message.role === "assistant") callOrder = message.content.flatMap((b) => (b.type === "tool_call" ? [b.id] : []));
     if (message.role === "tool" && resultsFrom < 0) resultsFrom = out.length;
@@ -57,14 +66,15 @@ function inCallOrder(out: OpenAIMessage[], from: number, callOrder: string[]): n
  */
 const CONVERTED = new WeakMap<NewMessage, OpenAIMessage[]>();
 
-function convertOne(message: NewMessage): OpenAIMessage[] {
+function convertOne(message: NewMessage, attachments: AttachmentData | undefined, missing: { any: boolean }): OpenAIMessage[] {
   switch (message.role) {
     case "user": {
-      const parts = message.content.filter((b) => b.text !== "");
+      const parts = message.content.flatMap((b) => userPart(b, attachments, missing));
       if (parts.length === 0) return [];
-      // One block is sent as a plain string, which every compatible server
-      // accepts; several keep their boundaries as text parts.
-      return [{ role: "user", content: parts.length === 1 ? parts[0]!.text : parts.map((b) => ({ type: "text", text: b.text })) }];
+      // One text is sent as a plain string, which every compatible server
+      // accepts; several keep their boundaries as parts.
+      const only = parts.length === 1 ? parts[0]! : null;
+      return [{ role: "user", content: only?.type === "text" ? only.text : parts }];
     }
     case "assistant": {
       const text = message.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
@@ -79,6 +89,22 @@ function convertOne(message: NewMessage): OpenAIMessage[] {
     case "tool":
       return message.content.map((result) => ({ role: "tool", tool_call_id: result.tool_call_id, content: toolResultContent(result) }));
   }
+}
+
+function userPart(b: UserBlock, attachments: AttachmentData | undefined, missing: { any: boolean }): UserPart[] {
+  if (b.type === "text") return b.text === "" ? [] : [{ type: "text", text: b.text }];
+  if (!isAttached(b)) return [{ type: "image_url", image_url: { url: b.source.url } }];
+  const data = attachmentBase64(b, attachments);
+  if (data === null) {
+    missing.any = true;
+    return [{ type: "text", text: notLoaded(b) }];
+  }
+  if (b.type === "image") return [{ type: "image_url", image_url: { url: `data:${b.media_type};base64,${data}` } }];
+  if (b.media_type === "application/pdf") {
+    return [{ type: "file", file: { filename: b.title ?? `${b.attachment_id}.pdf`, file_data: `data:application/pdf;base64,${data}` } }];
+  }
+  const text = textOfBase64(data);
+  return [{ type: "text", text: b.title === undefined ? text : `${b.title}\n\n${text}` }];
 }
 
 /**

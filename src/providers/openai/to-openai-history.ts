@@ -1,5 +1,5 @@
 import type OpenAI from "openai";
-import type { NewMessage } from "../../core/messages.js";
+import type { AttachmentData, NewMessage } from "../../core/messages.js";
 import { convertToOpenAIMessages } from "./convert-to-openai-messages.js";
 
 /**
@@ -10,6 +10,7 @@ import { convertToOpenAIMessages } from "./convert-to-openai-messages.js";
 export function toOpenAIHistory(
   system: string | null,
   messages: readonly NewMessage[],
+  attachments?: AttachmentData,
 ): { messages: OpenAI.ChatCompletionMessageParam[] } {
-  return { messages: convertToOpenAIMessages(system, messages) };
+  return { messages: convertToOpenAIMessages(system, messages, attachments) };
 }

@@ -1,4 +1,5 @@
 import type { NewRunSpan } from "../../store/save-run-step.js";
+import type { UserBlock } from "../../core/messages.js";
 import type { MessageRow } from "../../store/schema.js";
 import { noticeText } from "./run-tracer.js";
 
@@ -84,6 +85,6 @@ export function spanOfMessage(row: Pick<MessageRow, "seq" | "role" | "content"> 
       return { type: "tool.call", data: { tool_call_id: result.tool_call_id, name: result.name, is_error: result.is_error, ...span, result_seq: seq } };
     }
     case "user":
-      return { type: "notice", data: { message_seq: seq, text: noticeText(content as { text: string }[]) } };
+      return { type: "notice", data: { message_seq: seq, text: noticeText(content as UserBlock[]) } };
   }
 }

@@ -1,6 +1,6 @@
 import type { AgentEvent } from "../../core/agent-events.js";
 import type { ContextSettings } from "../../core/context-settings.js";
-import type { NewMessage } from "../../core/messages.js";
+import type { NewMessage, UserBlock } from "../../core/messages.js";
 import type { ToolChoice, ToolSpec } from "../../core/model-provider.js";
 import type { ToolCallCompletion } from "../../core/run-outcome.js";
 import type { NewRunSpan } from "../../store/save-run-step.js";
@@ -197,7 +197,7 @@ export function toolSpan({
 }
 
 /** A notice span's text: its message's. */
-export const noticeText = (content: readonly { text: string }[]) => content.map((b) => b.text).join("\n");
+export const noticeText = (content: readonly UserBlock[]) => content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n");
 
 /** How a run ended, as its last span tells it; `completed_at` null is filled in by the save (the database's clock). */
 export interface RunEndData {

@@ -1,0 +1,32 @@
+import type { UserInputBlock } from "../../core/attachment-input.js";
+import type { DocumentBlock, ImageBlock, UserBlock } from "../../core/messages.js";
+import type { Store } from "../../store/store.js";
+import { checkUserContent, type AttachmentLimits } from "./check-user-content.js";
+
+/**
+ * A user message's blocks as they are saved: every attachment checked
+ * first (a 400 leaves nothing behind), then each stored once per
+ * conversation and referred to by its id.
+ */
+export async function attachUserContent(
+  { store, limits }: { store: Pick<Store, "attachments">; limits: AttachmentLimits },
+  { tenant, conversationId, blocks }: { tenant: string; conversationId: string; blocks: readonly UserInputBlock[] },
+): Promise<UserBlock[]> {
+  const checked = await checkUserContent(blocks, limits);
+  const saved: UserBlock[] = [];
+  for (const block of checked) {
+    if (!("data" in block)) {
+      saved.push(block);
+      continue;
+    }
+    const { data, sha256, mediaType, width, height, title } = block;
+    const row = await store.attachments.save({ tenantId: tenant, conversationId, sha256, mediaType, width, height, data });
+    const common = { attachment_id: row.id, bytes: row.bytes };
+    saved.push(
+      block.type === "image"
+        ? ({ type: "image", ...common, media_type: mediaType, width: width!, height: height! } as ImageBlock)
+        : ({ type: "document", ...common, media_type: mediaType, ...(title !== undefined && { title }) } as DocumentBlock),
+    );
+  }
+  return saved;
+}
