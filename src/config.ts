@@ -14,6 +14,7 @@ import { commandEnvOf } from "./tools/command/run-command.js";
 import { loadToolsFile, secretsOfToolsFile, ToolsFileError, type ToolsFile } from "./tools/tools-file.js";
 import { blank, booleanFromEnv, intFromEnv } from "./env-values.js";
 import { webhookSettingsOf, webhookVariables } from "./webhooks/webhook-config.js";
+import { attachmentSettingsOf, attachmentVariables } from "./conversations/attachments/attachment-config.js";
 
 const optionalString = z.preprocess((v) => (v === "" ? undefined : v), z.string().optional());
 
@@ -93,8 +94,6 @@ const variables = {
   WORKSPACE_DIR: z.string().min(1).default("./workspace"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   BODY_LIMIT_BYTES: intFromEnv(1_048_576),
-  MAX_ATTACHMENT_BYTES: intFromEnv(5_242_880, { max: 104_857_600 }),
-  MAX_ATTACHMENTS_PER_MESSAGE: intFromEnv(10, { max: 100 }),
   MAX_TOKENS: intFromEnv(4096),
   RUN_LEASE_MS: intFromEnv(30_000),
   MAX_STREAMS: intFromEnv(1_000),
@@ -132,6 +131,7 @@ const variables = {
   METRICS_TOKEN: secretToken,
   PLAYGROUND: z.preprocess((v) => (blank(v) ? undefined : v), z.enum(["on", "off"]).default("on")),
   ...webhookVariables,
+  ...attachmentVariables,
 };
 
 /** Every variable loopd reads (`.env.example` and the README's table list each one). */
@@ -259,12 +259,7 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
       otlpTracesUrl: tracesUrl(e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, e.OTEL_EXPORTER_OTLP_ENDPOINT),
     },
     webhooks: webhookSettingsOf(e),
-    attachments: {
-      /** The most bytes one image or document may have. */
-      maxBytes: e.MAX_ATTACHMENT_BYTES,
-      /** The most images and documents one message may hold. */
-      maxCount: e.MAX_ATTACHMENTS_PER_MESSAGE,
-    },
+    attachments: attachmentSettingsOf(e),
     /** Values that never appear in a trace, a log or a recorded error (API keys and the like, from the environment). */
     secrets: [...secretsOf(raw as NodeJS.ProcessEnv), ...secretsOfToolsFile(toolsFile)],
   };

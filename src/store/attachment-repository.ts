@@ -1,7 +1,7 @@
 import { and, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import { isAttached, type AttachmentData, type NewMessage } from "../core/messages.js";
 import type { Db } from "./db.js";
-import { attachments, type AttachmentRow } from "./attachment-schema.js";
+import { attachments, type AttachmentRow } from "./schema.js";
 import { newId } from "./ids.js";
 
 export type NewAttachment = Pick<AttachmentRow, "tenantId" | "conversationId" | "sha256" | "mediaType" | "width" | "height" | "data">;

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 import type { RunBudget } from "../core/run-settings.js";
 import type { RunResult } from "../core/run-outcome.js";
 import type { FinishOptions } from "../core/run-settings.js";
@@ -370,7 +370,39 @@ export const webhookDeliveries = pgTable(
 
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
 
-// The attachments table lives in its own file (this one is long enough); drizzle-kit reads it through this export.
-import { attachments } from "./attachment-schema.js";
-export { attachments, type AttachmentRow } from "./attachment-schema.js";
+/** Bytes as Postgres keeps them: `pg` reads a Buffer, PGlite a Uint8Array; both come out a Buffer. */
+const bytea = customType<{ data: Buffer; driverData: Uint8Array }>({
+  dataType: () => "bytea",
+  fromDriver: (v) => (Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength)),
+});
+
+/**
+ * The images and documents users sent, each stored once per conversation
+ * (by its SHA-256) and referred to by messages as `attachment_id`. Rows go
+ * with their conversation.
+ */
+export const attachments = pgTable(
+  "attachments",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull(),
+    conversationId: text("conversation_id")
+      .notNull()
+      .references(() => conversations.id, { onDelete: "cascade" }),
+    /** Hex SHA-256 of `data`. */
+    sha256: text("sha256").notNull(),
+    mediaType: text("media_type").notNull(),
+    bytes: integer("bytes").notNull(),
+    /** An image's size in pixels; null for a document. */
+    width: integer("width"),
+    height: integer("height"),
+    data: bytea("data").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  },
+  // Looked up by id (the primary key) or by conversation and hash (this index, which also keeps one row per bytes).
+  (t) => [uniqueIndex("attachments_conversation_sha256_idx").on(t.conversationId, t.sha256)],
+);
+
+export type AttachmentRow = typeof attachments.$inferSelect;
+
 export const schema = { conversations, messages, runs, runEvents, runActions, runSpans, apiKeys, webhookDeliveries, attachments };
