@@ -45,6 +45,7 @@ import { measureQueuedStart, type QueuedStartRow } from "./queued-start.js";
 import { measurePauseAnswer, type PauseAnswerRow } from "./pause-answer.js";
 import { measureAuthOverhead } from "./auth-overhead.js";
 import { measureToolSourceOverhead, PARALLEL_CALL_MS, PARALLEL_CALLS } from "./tool-source-overhead.js";
+import { measureImageStepCost } from "./image-step-cost.js";
 import { measureBudgetOverhead, type BudgetOverheadRow } from "./budget-overhead.js";
 import { measureContextCost, type ContextCostRow } from "./context-cost.js";
 import { measureTraceOverhead, traceOverheadTable } from "./trace-overhead.js";
@@ -75,7 +76,7 @@ const streamRounds = positiveInt(process.env.BENCH_STREAM_ROUNDS, 3);
 const baselineDir = process.env.BENCH_BASELINE_DIR || undefined;
 const quiet = { othersShare: positiveInt(process.env.BENCH_QUIET_PERCENT, 10) / 100, tries: positiveInt(process.env.BENCH_ROW_TRIES, 3) };
 
-const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "context", "trace", "httptool", "auth", "queue", "webhooks"] as const;
+const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "context", "trace", "httptool", "auth", "queue", "webhooks", "images"] as const;
 type Section = (typeof SECTIONS)[number];
 const only = selectedSections(process.env.BENCH_ONLY);
 
@@ -181,6 +182,7 @@ async function main() {
   const streamRows: Array<StreamsRow & { kind: string }> = [];
   const traceTables: string[] = [];
   const httpToolRows: string[][] = [];
+  const imageRows: string[][] = [];
   const parallelRows: string[][] = [];
   const authRows: string[][] = [];
   const webhookRows: string[][] = [];
@@ -247,6 +249,18 @@ async function main() {
       const { steps, stepOff, stepOn, readOff, readOn } = await measureAuthOverhead({ serverUrl, runs: budgetRuns, steps: 20, logLevel });
       const pct = (on: number, off: number) => `${(((on - off) / off) * 100).toFixed(1)}%`;
       authRows.push([kind, String(steps), ms(stepOff.p50), ms(stepOn.p50), pct(stepOn.p50, stepOff.p50), ms(readOff.p50), ms(readOn.p50), pct(readOn.p50, readOff.p50)]);
+    }
+    if (only.has("images")) {
+      progress(`${kind}: a conversation holding 10 images against one holding none`);
+      const database = await createBenchDatabase(serverUrl);
+      try {
+        const [none, ten] = await measureImageStepCost({ databaseEnv: database.env, runs: budgetRuns, steps: 20, logLevel });
+        for (const row of [none!, ten!]) {
+          imageRows.push([kind, String(row.images), ms(row.step.p50), ms(row.cpuPerStep), `${(row.lastRequestBytes / 1024).toFixed(0)} KB`, row === ten ? `${(ten.step.p50 / none!.step.p50).toFixed(2)}× · ${(ten.cpuPerStep / none!.cpuPerStep).toFixed(2)}×` : ""]);
+        }
+      } finally {
+        await database.drop();
+      }
     }
     if (only.has("webhooks")) {
       progress(`${kind}: webhook latency, ${webhookRuns} runs`);
@@ -380,6 +394,13 @@ async function main() {
       "Two loopd processes on databases of their own: keys off (tenant default), and keys on (the key looked up on every request, every query scoped by its tenant, the rate limit counting). ms per tool step of the run, and ms of one GET /conversations/:id (the mean of 10 after each run), p50.",
       "",
       markdownTable(["db", "tool steps", "keys off p50", "keys on p50", "per step", "read off p50", "read on p50", "per read"], authRows),
+    ]),
+    ...section("images", [
+      `## (n) Images already in a conversation: the same ${20}-tool-step run on a conversation whose first message held 10 images (about 300 KB each) against one holding none (${budgetRuns} runs of each, interleaved)`,
+      "",
+      "Anthropic's wire format (the fake LLM, which decodes every image it is sent). ms per tool step (p50), loopd's own CPU ms per tool step (the process, from /proc, mean), the size of the last request, and the ratios with images over without.",
+      "",
+      markdownTable(["db", "images", "ms/step p50", "loopd CPU ms/step", "last request", "with ÷ without (ms · CPU)"], imageRows),
     ]),
     ...section("webhooks", [
       `## (m) Webhook latency: a run's end to its webhook at the receiver (${webhookRuns} runs, one after another, ms)`,

@@ -106,9 +106,9 @@ describe("unknown body fields", () => {
 
 describe("messages say what is expected", () => {
   test.each([
-    [{ content: 5 }, "body.content", /^body\.content: must be a non-empty string or an array of text blocks/],
-    [{ content: [{ type: "image", url: "x" }] }, "body.content", /must be a non-empty string or an array of text blocks/],
-    [{}, "body.content", /^body\.content: is required: a non-empty string or an array of text blocks/],
+    [{ content: 5 }, "body.content", /^body\.content: must be a non-empty string or an array of blocks/],
+    [{ content: [{ type: "image", url: "x" }] }, "body.content", /must be a non-empty string or an array of blocks/],
+    [{}, "body.content", /^body\.content: is required: a non-empty string or an array of blocks/],
     [{ content: "hi", tool_choice: "sometimes" }, "body.tool_choice", /must be "auto", "none", "required" or \{"name": "<tool>"\}/],
     [{ content: "hi", max_steps: "3" }, "body.max_steps", /expected number, received string/],
   ])("%j: %s %s", async (payload, field, message) => {
