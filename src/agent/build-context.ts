@@ -1,6 +1,7 @@
 import { DEFAULT_CONTEXT, type ContextSettings } from "../core/context-settings.js";
 import { estimateMessageTokens } from "./estimate-tokens.js";
-import { sendable, type NewMessage, type ToolResultBlock } from "../core/messages.js";
+import { isLoopdMessage, sendable, type NewMessage, type ToolResultBlock } from "../core/messages.js";
+import { withSummary } from "./summary-in-context.js";
 
 /** What one model call is sent of the history, and what was left out of it. */
 export interface BuiltContext {
@@ -10,6 +11,8 @@ export interface BuiltContext {
   estimatedTokens: number;
   /** The same, uncalibrated: what the provider's count is compared with to calibrate. */
   rawTokens: number;
+  /** The estimate (calibrated) before exchanges were left out to fit `max_input_tokens`: what a summary must bring under it. */
+  uncutTokens: number;
   /** Tool results sent as a stub. */
   stubbed: number;
   /** Messages not sent: refused turns, and whole exchanges cut to fit `max_input_tokens`. */
@@ -31,6 +34,10 @@ const STUB_MIN_CHARS = 400;
  *   the request only grows at its end and its prefix stays byte-identical
  *   (the prompt cache keeps hitting). The results of the model's last step
  *   are never cleared: it has not read them yet.
+ * - `summarize`: as `trim`, and the newest summary in the history is sent
+ *   first, in place of the messages it condenses (and of older summaries);
+ *   the loop writes one before a call that would pass `max_input_tokens`
+ *   (see summarize-context.ts), so the cut below is only its fallback.
  * - `trim` with `max_input_tokens`: past it, the oldest exchanges (a user
  *   message and what followed it; then, within the newest one, the oldest
  *   steps: a call and its results) are left out whole, never a call without
@@ -51,23 +58,26 @@ export function buildContext({
   fixedTokens?: number;
   tokenRatio?: number;
 }): BuiltContext {
-  const kept = sendable(history as NewMessage[]);
-  const refused = history.length - kept.length;
+  const summarized = settings.strategy === "summarize" ? withSummary(history) : history;
+  const kept = sendable(summarized as NewMessage[]);
+  const refused = summarized.length - kept.length;
   if (settings.strategy === "full") {
     const rawTokens = fixedTokens + sumTokens(kept);
-    return { messages: kept, rawTokens, estimatedTokens: Math.ceil(rawTokens * tokenRatio), stubbed: 0, leftOut: { refused, trimmed: 0 } };
+    const estimatedTokens = Math.ceil(rawTokens * tokenRatio);
+    return { messages: kept, rawTokens, estimatedTokens, uncutTokens: estimatedTokens, stubbed: 0, leftOut: { refused, trimmed: 0 } };
   }
   const { messages, stubbed } = stubOldResults(kept, settings.keep_tool_results);
   let out = messages;
   let trimmed = 0;
   let rawTokens = fixedTokens + sumTokens(out);
+  const uncutTokens = Math.ceil(rawTokens * tokenRatio);
   if (settings.max_input_tokens !== null && rawTokens * tokenRatio > settings.max_input_tokens) {
     const cut = cutToFit(out, { limit: settings.max_input_tokens / tokenRatio, total: rawTokens });
     out = cut.messages;
     trimmed = cut.leftOut;
     rawTokens = fixedTokens + sumTokens(out);
   }
-  return { messages: out, rawTokens, estimatedTokens: Math.ceil(rawTokens * tokenRatio), stubbed, leftOut: { refused, trimmed } };
+  return { messages: out, rawTokens, estimatedTokens: Math.ceil(rawTokens * tokenRatio), uncutTokens, stubbed, leftOut: { refused, trimmed } };
 }
 
 const sumTokens = (messages: readonly NewMessage[]) => messages.reduce((sum, m) => sum + estimateMessageTokens(m), 0);
@@ -97,7 +107,7 @@ function stubOldResults(messages: NewMessage[], keep: number): { messages: NewMe
 /** One stub per message, kept as long as it is: every call sends the very same object (the providers' conversion caches see it again). */
 const STUBS = new WeakMap<NewMessage, NewMessage>();
 
-function stubOf(message: NewMessage): NewMessage {
+export function stubOf(message: NewMessage): NewMessage {
   if (message.role !== "tool") return message;
   const result = message.content[0];
   if (result.content.length < STUB_MIN_CHARS) return message;
@@ -121,10 +131,10 @@ function stubOf(message: NewMessage): NewMessage {
  * cut only moves when the history has grown by that much.
  */
 function cutToFit(messages: NewMessage[], { limit, total }: { limit: number; total: number }): { messages: NewMessage[]; leftOut: number } {
-  const newestUser = messages.findLastIndex((m) => m.role === "user" && m.kind !== "notice");
+  const newestUser = messages.findLastIndex(isUserTurn);
   const starts: number[] = [];
   messages.forEach((m, i) => {
-    const startsExchange = m.role === "user" && m.kind !== "notice" && i < newestUser;
+    const startsExchange = isUserTurn(m) && i < newestUser;
     const startsStep = m.role === "assistant" && i > newestUser;
     if ((startsExchange || startsStep) && i > 0) starts.push(i);
   });
@@ -148,6 +158,9 @@ function cutToFit(messages: NewMessage[], { limit, total }: { limit: number; tot
   const leftOut = messages.length - kept.length;
   return { messages: [withNote(kept[0]!, leftOut), ...kept.slice(1)], leftOut };
 }
+
+/** A message the user wrote: it starts an exchange. */
+export const isUserTurn = (m: NewMessage): boolean => m.role === "user" && !isLoopdMessage(m);
 
 /** The first message sent says that earlier ones were left out. */
 function withNote(first: NewMessage, leftOut: number): NewMessage {

@@ -15,6 +15,7 @@ import { errorResultFor, repairTail } from "./repair-history.js";
 import { createRunClock } from "./run-clock.js";
 import { createRunState, type SaveMessages } from "./run-state.js";
 import { runTools } from "./run-tools.js";
+import { createSummarizer } from "./summarize-context.js";
 import { budgetConditions, createStopPolicy, graceNotice } from "./stop-policy.js";
 
 export interface AgentRunOptions {
@@ -28,8 +29,8 @@ export interface AgentRunOptions {
   budget: RunBudget;
   /** The run ends with a `finish` call (offered as a tool); a plain answer gets one nudge first. */
   finish: FinishOptions | null;
-  /** What a model call's usage costs in USD; null when the model has no price. */
-  costOf: (usage: Usage) => number | null;
+  /** What a call's usage costs in USD, by the run's model unless another is named (a summary's); null when the model has no price. */
+  costOf: (usage: Usage, model?: string) => number | null;
   /** Where a run taken up again stands: its steps and usage so far, its clock, the calls the application approved (they run first). */
   resume?: { stepsDone: number; usageSoFar: RunUsage; clockStartedAt: number; approvedCalls: string[] };
   /** Estimated tokens → the provider's, learnt from an earlier call, and whoever keeps what this run learns. */
@@ -62,6 +63,7 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
   const stop = createStopPolicy({ budget: o.budget, maxTokens: settings.maxTokens, conditions: budgetConditions(o.budget, o.costOf) });
   const checkFinish = o.finish ? createFinishChecker(o.finish, { signal }) : null;
   const tools = { toolBox, state, clock, signal, emit };
+  const summarizeIfNeeded = createSummarizer({ provider, settings, state, clock, signal, idleMs: o.limits.modelStreamIdleMs, emit, now });
   const cancelled = () => state.end({ status: "cancelled", stopReason: isSuperseded(signal) ? "superseded" : "cancelled" }, { interrupted: isInterruption(signal) });
   const overBudget = (over: BudgetName) => state.end({ status: "incomplete", stopReason: over === "steps" ? "max_steps" : "budget", budgetExceeded: over });
 
@@ -80,6 +82,7 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
     const gate = stop.beforeStep({ spent: { steps: state.steps, usage: state.usage, costUsd: state.usage.cost_usd ?? null, timeLeftMs: clock.timeLeftMs() }, inputTokens: state.context().estimatedTokens, afterTools });
     if (gate.type === "stop") return overBudget(gate.over);
     if (gate.type === "grace") await state.appendNotice(graceNotice(gate.over));
+    if ((await summarizeIfNeeded()) === "cancelled") return cancelled();
     const step = prepareStep({ state, settings, gate, clock });
     const called = await callModel(step, { provider, state, clock, signal, idleMs: o.limits.modelStreamIdleMs, emit, now });
     if (called.type === "cancelled") return cancelled();

@@ -1,5 +1,5 @@
 import type { ContextSettings } from "../core/context-settings.js";
-import { sendable, toolCallsOf, type NewMessage, type ToolCallBlock } from "../core/messages.js";
+import { toolCallsOf, type NewMessage, type ToolCallBlock } from "../core/messages.js";
 import type { PendingToolCall, RunEnding, RunOutcome, ToolCallCompletion } from "../core/run-outcome.js";
 import { addUsage, emptyUsage, roundUsd, type RunUsage, type Usage } from "../core/usage.js";
 import { buildContext, type BuiltContext } from "./build-context.js";
@@ -33,13 +33,12 @@ export function createRunState({
   fixedTokens: number;
   stepsDone?: number;
   usageSoFar?: RunUsage;
-  costOf: (usage: Usage) => number | null;
+  /** What a call's usage costs, by the run's model unless another is named (a summary's). */
+  costOf: (usage: Usage, model?: string) => number | null;
   tokenRatio?: number;
   onTokenRatio?: (ratio: number) => void;
 }) {
   const history = [...given];
-  // Without refused turns; only a loaded history can hold one, so it is filtered once and then grows with it.
-  const sendableHistory = sendable(history);
   let steps = stepsDone;
   // A run saved before it was priced gets its cost worked out from its tokens.
   let usage: RunUsage = { ...usageSoFar, cost_usd: usageSoFar.cost_usd !== undefined ? usageSoFar.cost_usd : costOf(usageSoFar) };
@@ -48,10 +47,7 @@ export function createRunState({
 
   // The end of the history not saved yet: nothing acts on it, so it goes with the next write (the run's end, most often).
   let held: NewMessage[] = [];
-  const push = (messages: NewMessage[]) => {
-    history.push(...messages);
-    if (sendableHistory !== history) sendableHistory.push(...messages);
-  };
+  const push = (messages: NewMessage[]) => history.push(...messages);
 
   /** Saves what was held and `messages`, in one write. */
   async function append(messages: NewMessage[], options?: { completed?: ToolCallCompletion[] }): Promise<void> {
@@ -92,7 +88,7 @@ export function createRunState({
     /** The context the next call is sent, built once per state of the history. */
     context(): BuiltContext {
       if (built?.length !== history.length || built.ratio !== tokenRatio) {
-        built = { length: history.length, ratio: tokenRatio, context: buildContext({ history: sendableHistory, settings, fixedTokens, tokenRatio }) };
+        built = { length: history.length, ratio: tokenRatio, context: buildContext({ history, settings, fixedTokens, tokenRatio }) };
       }
       return built.context;
     },
@@ -102,9 +98,9 @@ export function createRunState({
       return ++steps;
     },
 
-    /** Adds a call's usage, and its cost, to the run's; returns the call's cost. */
-    spend(used: Usage): number | null {
-      const cost = costOf(used);
+    /** Adds a call's usage, and its cost, to the run's; returns the call's cost. `model`: the call's, when not the run's. */
+    spend(used: Usage, model?: string): number | null {
+      const cost = costOf(used, model);
       usage = { ...addUsage(usage, used), cost_usd: usage.cost_usd == null || cost === null ? null : roundUsd(usage.cost_usd + cost) };
       return cost;
     },

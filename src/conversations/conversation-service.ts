@@ -1,5 +1,6 @@
 import type { ProviderName } from "../core/model-provider.js";
 import { buildContext } from "../agent/build-context.js";
+import { isSummary } from "../agent/summary-in-context.js";
 import { DEFAULT_CONTEXT, type ContextSettings } from "../core/context-settings.js";
 import { estimateFixedTokens } from "../agent/estimate-tokens.js";
 import { sendable } from "../core/messages.js";
@@ -156,10 +157,10 @@ export function createConversationService(services: Services) {
       return { data: rows.map(presentMessage), next_after_seq: rows.length === limit && last ? last.seq : null };
     },
 
-    /** The whole history as that provider's SDK takes it. */
+    /** The whole history as that provider's SDK takes it (whole: the summaries of parts of it are left out). */
     async history({ tenant, id, format }: { tenant: string; id: string; format: "anthropic" | "openai" }) {
       const conversation = await load(tenant, id);
-      const history = sendable(historyOf(await store.messages.history(id)));
+      const history = sendable(historyOf(await store.messages.history(id))).filter((m) => !isSummary(m));
       return { format, ...providers[format].formatHistory(conversation.system, history, await store.attachments.dataOf(tenant, history)) };
     },
 

@@ -40,6 +40,7 @@ export function presentMessage(row: MessageRow): Message {
     run_id: row.runId,
     created_at: row.createdAt.toISOString(),
     ...(row.kind && { kind: row.kind }),
+    ...(row.summarizes && { summarizes: row.summarizes }),
     ...(row.excluded && { excluded: row.excluded }),
     content: row.content,
   } as Message;

@@ -1,6 +1,6 @@
 import type { ContextSettings } from "./context-settings.js";
 import type { ModelStopReason, ProviderName, ToolChoice, ToolSpec } from "./model-provider.js";
-import type { AssistantBlock } from "./messages.js";
+import type { AssistantBlock, Summarizes } from "./messages.js";
 import type { Usage } from "./usage.js";
 
 /**
@@ -70,4 +70,24 @@ export type AgentEvent =
       /** What this call cost in USD; null when the model has no price. */
       cost_usd: number | null;
     } & ModelCallSent)
+  | {
+      /** A summary call (context `summarize`): its summary is saved next (`summary_seq`), or, when it failed (`error`), the exchanges are left out instead. */
+      type: "context.summary";
+      provider: ProviderName;
+      model: string;
+      summarizes: Summarizes;
+      summary_seq: number | null;
+      answer: string | null;
+      error: string | null;
+      /** Null when the call failed before the provider said. */
+      usage: Usage | null;
+      cost_usd: number | null;
+      /** The run's totals, this call included (a summary is not a step). */
+      run_steps: number;
+      run_usage: Usage;
+      started_at: number;
+      duration_ms: number;
+      /** The request as the provider's SDK was handed it; null when it failed before that. */
+      body: object | null;
+    }
   | ({ type: "model_call.failed"; step: number; provider: ProviderName; model: string; error: string; status: number | null; duration_ms: number } & ModelCallSent);

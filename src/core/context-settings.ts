@@ -4,12 +4,19 @@
  * settings only decide what each call is sent of it.
  */
 export interface ContextSettings {
-  /** `full`: every message (refused turns excepted); `trim`: old tool results stubbed, the oldest exchanges left out past `max_input_tokens`. */
-  strategy: "full" | "trim";
-  /** Under `trim`: how many of the newest tool results are always sent whole. */
+  /**
+   * `full`: every message (refused turns excepted); `trim`: old tool results
+   * stubbed, the oldest exchanges left out past `max_input_tokens`;
+   * `summarize`: as `trim`, but the oldest exchanges are condensed into a
+   * saved summary, sent in their place, instead of being left out.
+   */
+  strategy: "full" | "trim" | "summarize";
+  /** Under `trim` and `summarize`: how many of the newest tool results are always sent whole. */
   keep_tool_results: number;
-  /** Under `trim`: the most input tokens a call should be sent (an estimate); null: no limit. */
+  /** Under `trim` and `summarize` (which needs it): the most input tokens a call should be sent (an estimate); null: no limit. */
   max_input_tokens: number | null;
+  /** Under `summarize`: the model that writes summaries; the run's model when absent. */
+  summary_model?: string;
 }
 
 /**

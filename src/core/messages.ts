@@ -81,8 +81,21 @@ export type ToolCallBlock = z.infer<typeof toolCallBlockSchema>;
 export type ToolResultBlock = z.infer<typeof toolResultBlockSchema>;
 export type AssistantBlock = TextBlock | ToolCallBlock;
 
+/** The messages a summary stands for in the context: seq `from_seq` … `to_seq`. */
+export interface Summarizes {
+  from_seq: number;
+  to_seq: number;
+}
+
 export type NewMessage = (
-  | { role: "user"; content: UserBlock[]; /** Written by loopd itself (a grace turn's notice), sent as user text. */ kind?: "notice" }
+  | {
+      role: "user";
+      content: UserBlock[];
+      /** Written by loopd itself, sent as user text: a grace turn's `notice`, or the `summary` of older messages (see `summarizes`). */
+      kind?: "notice" | "summary";
+      /** A summary's: the messages it condenses, which later calls are sent it in place of. */
+      summarizes?: Summarizes;
+    }
   | { role: "assistant"; content: AssistantBlock[] }
   | { role: "tool"; content: [ToolResultBlock] }
 ) & {
@@ -99,6 +112,15 @@ export const sendable = (history: NewMessage[]): NewMessage[] =>
 
 export type Role = NewMessage["role"];
 
+/** A user-role message loopd wrote (a notice, a summary), not the user. */
+export const isLoopdMessage = (m: NewMessage): boolean => m.role === "user" && m.kind !== undefined;
+
+/** What a chat shows of a message loopd wrote: a notice's text; for a summary, what it stands for. */
+export const noteOf = (m: NewMessage): string =>
+  m.role === "user" && m.kind === "summary" && m.summarizes
+    ? `Messages ${m.summarizes.from_seq}–${m.summarizes.to_seq} were summarised to fit the context window; the model now reads the summary in their place.`
+    : textOf(m);
+
 /** A message as stored: a row of the conversation's history. */
 export type Message = NewMessage & {
   id: string;
@@ -113,7 +135,8 @@ export const messageSchema = z.object({
   role: z.enum(["user", "assistant", "tool"]),
   run_id: z.string().nullable(),
   created_at: z.string(),
-  kind: z.literal("notice").optional(),
+  kind: z.enum(["notice", "summary"]).optional(),
+  summarizes: z.object({ from_seq: z.number().int(), to_seq: z.number().int() }).optional(),
   excluded: z.literal("refusal").optional(),
   content: z.array(z.union([textBlockSchema, toolCallBlockSchema, toolResultBlockSchema, imageBlockSchema, imageUrlBlockSchema, documentBlockSchema])),
 });

@@ -29,9 +29,16 @@ export const budgetSchema = z.strictObject({
 /** A conversation's `context` as a client writes it; what it leaves out takes the default. */
 export const contextSchema = z
   .strictObject({
-    strategy: z.enum(["full", "trim"]).optional(),
+    strategy: z.enum(["full", "trim", "summarize"]).optional(),
     keep_tool_results: z.number().int().min(0).max(1000).optional(),
     max_input_tokens: z.number().int().min(1000).max(10_000_000).nullable().optional(),
+    summary_model: z.string().trim().min(1, "must not be empty").max(200).refine(isPgSafe, "must not contain NUL characters or unpaired surrogates").optional(),
+  })
+  .superRefine((c, ctx) => {
+    if (c.strategy === "summarize" && (c.max_input_tokens === undefined || c.max_input_tokens === null)) {
+      ctx.addIssue({ code: "custom", path: ["max_input_tokens"], message: "is required with strategy summarize: past it, the oldest exchanges are summarised" });
+    }
+    if (c.summary_model !== undefined && c.strategy !== "summarize") ctx.addIssue({ code: "custom", path: ["summary_model"], message: "applies only to strategy summarize" });
   })
   .transform((c): ContextSettings => ({ ...DEFAULT_CONTEXT, ...c }));
 

@@ -15,9 +15,10 @@ export const usageSchema = z.object({
 });
 
 const contextSettingsSchema = z.object({
-  strategy: z.enum(["full", "trim"]),
+  strategy: z.enum(["full", "trim", "summarize"]),
   keep_tool_results: z.number().int(),
   max_input_tokens: z.number().int().nullable(),
+  summary_model: z.string().optional(),
 });
 
 export const runSchema = z.object({

@@ -12,7 +12,7 @@ const usage = z.looseObject({ input_tokens: z.number(), output_tokens: z.number(
 /** A run's usage in its spans: its tokens, and what they cost (null for a model without a price). */
 const runUsage = usage.extend({ cost_usd: z.number().nullable().optional() });
 
-const contextSettings = z.object({ strategy: z.enum(["full", "trim"]), keep_tool_results: z.number().int(), max_input_tokens: z.number().int().nullable() });
+const contextSettings = z.object({ strategy: z.enum(["full", "trim", "summarize"]), keep_tool_results: z.number().int(), max_input_tokens: z.number().int().nullable(), summary_model: z.string().optional() });
 
 /** What a model call's request was built from, besides its setup and the stored history; with `?expand=requests`, also `body`: the request whole. */
 const modelRequestSchema = z.looseObject({
@@ -69,6 +69,19 @@ export const traceSpanSchema = z.discriminatedUnion("type", [
     result_seq: z.number().int(),
   }),
   span("notice", { message_seq: z.number().int(), text: z.string() }),
+  span("context.summary", {
+    started_at: z.string(),
+    latency_ms: z.number(),
+    provider: z.string(),
+    model: z.string(),
+    summarizes: z.object({ from_seq: z.number().int(), to_seq: z.number().int() }),
+    summary_seq: z.number().int().nullable().describe("the saved summary message; null when the call failed and the exchanges were left out instead"),
+    usage: usage.nullable(),
+    cost_usd: z.number().nullable(),
+    request: z.record(z.string(), z.unknown()).describe("the summary call's request as its provider received it"),
+    answer: z.string().nullable(),
+    error: z.string().nullable(),
+  }),
   span("action.answered", { actor: z.string().nullable(), approvals: z.array(z.unknown()), tool_outputs: z.array(z.unknown()) }),
   span("run.recovered", { steps: z.number().int(), interrupted_calls: z.number().int() }),
   span("run.paused", { pending: z.array(z.unknown()), timeout_s: z.number(), steps: z.number().int(), usage: runUsage }),

@@ -1,6 +1,6 @@
 import { createInterface } from "node:readline";
 import { Readable } from "node:stream";
-import type { NewMessage } from "../core/messages.js";
+import type { NewMessage, Summarizes } from "../core/messages.js";
 import { OperatorError } from "../errors.js";
 import { pagedHistory, withRequests, type PagedMessage, type TraceEntry, type TraceSpan } from "../runs/trace/read-trace.js";
 import type { ReplayedRun } from "./replay-run.js";
@@ -67,8 +67,8 @@ export async function runOverHttp({ url, runId, headers = {} }: { url: string; r
   }
 
   const history = pagedHistory(runId, async (afterSeq, limit) => {
-    const page = (await (await get(`/conversations/${conversation}/messages?after_seq=${afterSeq}&limit=${limit}`)).json()) as { data: (NewMessage & { kind?: "notice"; run_id: string | null })[] };
-    return page.data.map(({ role, content, kind, excluded, run_id }): PagedMessage => ({ role, content, kind: kind ?? null, excluded: excluded ?? null, runId: run_id }));
+    const page = (await (await get(`/conversations/${conversation}/messages?after_seq=${afterSeq}&limit=${limit}`)).json()) as { data: (NewMessage & { kind?: "notice" | "summary"; summarizes?: Summarizes; run_id: string | null })[] };
+    return page.data.map(({ role, content, kind, summarizes, excluded, run_id }): PagedMessage => ({ role, content, kind: kind ?? null, summarizes: summarizes ?? null, excluded: excluded ?? null, runId: run_id }));
   });
   return { run, entries: withRequests(spans(), history) };
 }

@@ -68,7 +68,7 @@ export async function executeRun({
       },
       budget: run.request.budget ?? { max_steps: run.request.max_steps, max_tokens: null, max_seconds: null, max_cost_usd: null, grace_turn: true },
       finish,
-      costOf: (usage) => services.prices.costOf(run.model, usage),
+      costOf: (usage, model = run.model) => services.prices.costOf(model, usage),
       // Time spent paused for the application does not count against the run's time.
       resume: { stepsDone: run.steps, usageSoFar: run.usage, clockStartedAt: run.createdAt.getTime() + run.pausedMs, approvedCalls },
       tokenRatio: services.tokenRatios.get(conversation.id),
@@ -121,6 +121,9 @@ function forwardAgentEvent(writer: RunWriter, e: AgentEvent) {
       return writer.setProgress(e.run_steps, e.run_usage);
     case "model_call.failed":
       return writer.traceModelCall(e);
+    case "context.summary":
+      writer.traceSummary(e);
+      return writer.setProgress(e.run_steps, e.run_usage);
   }
 }
 

@@ -103,6 +103,7 @@ export function createRunEventLog({
             role: m.role,
             content: m.content,
             ...(m.role === "user" && m.kind && { kind: m.kind }),
+            ...(m.role === "user" && m.summarizes && { summarizes: m.summarizes }),
             ...(eventSeq !== undefined && { event_seq: eventSeq }),
             ...(span && { span }),
           };

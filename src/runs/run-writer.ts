@@ -82,6 +82,11 @@ export function createRunWriter({
       if (tracer) spansWaiting.push(...tracer.modelCall(e));
     },
 
+    /** A summary call's span, saved with the next save: the summary's, when it wrote one. */
+    traceSummary(e: Extract<AgentEvent, { type: "context.summary" }>) {
+      if (tracer) spansWaiting.push(tracer.summary(e));
+    },
+
     /** A span saved with the next save (a recovery's, an answer's). */
     trace(span: NewRunSpan) {
       if (tracer) spansWaiting.push(span);

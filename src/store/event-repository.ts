@@ -29,11 +29,11 @@ export function createEventRepository({ db }: { db: Db }) {
     async after({ runId, afterSeq, limit }: { runId: string; afterSeq: number; limit: number }): Promise<LoggedEvent[]> {
       const result = await db.execute(sql`
         select e.run_id, e.seq, e.type, e.data, e.created_at, null::text as m_id, null::integer as m_seq, null::text as m_conversation_id,
-            null::text as m_role, null::jsonb as m_content, null::text as m_kind, null::text as m_excluded
+            null::text as m_role, null::jsonb as m_content, null::text as m_kind, null::jsonb as m_summarizes, null::text as m_excluded
           from run_events e where e.run_id = ${runId} and e.seq > ${afterSeq}
         union all
         select m.run_id, m.event_seq, 'message.created', jsonb_build_object('seq', m.seq), m.created_at, m.id, m.seq, m.conversation_id,
-            m.role, m.content, m.kind, m.excluded
+            m.role, m.content, m.kind, m.summarizes, m.excluded
           from runs r join messages m on m.conversation_id = r.conversation_id and m.seq >= coalesce(r.first_seq, 0) and m.run_id = r.id
           where r.id = ${runId} and m.event_seq > ${afterSeq}
         order by 2 limit ${limit}`);
@@ -66,6 +66,7 @@ interface RawEventRow {
   m_role: MessageRow["role"] | null;
   m_content: MessageRow["content"] | string | null;
   m_kind: MessageRow["kind"];
+  m_summarizes: MessageRow["summarizes"] | string;
   m_excluded: MessageRow["excluded"];
 }
 
@@ -86,6 +87,7 @@ function toEventRow(r: RawEventRow): LoggedEvent {
     eventSeq: row.seq,
     excluded: r.m_excluded,
     kind: r.m_kind,
+    summarizes: r.m_summarizes === null ? null : parsed(r.m_summarizes),
     runId: r.run_id,
     span: null,
     createdAt,

@@ -33,8 +33,8 @@ export function createForkRepository({ db }: { db: Db }) {
     /** Copies messages 1…`atSeq` of `from` into `to`: new ids, the same seqs, contents and times; of no run. */
     async copyMessages(from: string, to: string, atSeq: number): Promise<void> {
       await db.execute(sql`
-        insert into messages (id, conversation_id, seq, role, content, excluded, kind, created_at)
-        select 'msg_' || substr(md5(random()::text || clock_timestamp()::text || seq::text), 1, 25), ${to}, seq, role, content, excluded, kind, created_at
+        insert into messages (id, conversation_id, seq, role, content, excluded, kind, summarizes, created_at)
+        select 'msg_' || substr(md5(random()::text || clock_timestamp()::text || seq::text), 1, 25), ${to}, seq, role, content, excluded, kind, summarizes, created_at
         from messages where conversation_id = ${from} and seq <= ${atSeq}`);
     },
   };

@@ -6,7 +6,7 @@ import { toPgSafe } from "./pg-safe.js";
 import { messages, type MessageRow } from "./schema.js";
 
 /** A message as a model is sent it, with its place in the history. */
-export type HistoryRow = Pick<MessageRow, "seq" | "role" | "content" | "kind" | "excluded">;
+export type HistoryRow = Pick<MessageRow, "seq" | "role" | "content" | "kind" | "summarizes" | "excluded">;
 
 export function createMessageRepository({ db }: { db: Db }) {
   return {
@@ -48,6 +48,7 @@ export function createMessageRepository({ db }: { db: Db }) {
             seq: first + i,
             role: m.role,
             ...(m.role === "user" && m.kind && { kind: m.kind }),
+            ...(m.role === "user" && m.summarizes && { summarizes: m.summarizes }),
             content: toPgSafe(m.content),
             runId,
             ...(eventSeqOf && { eventSeq: eventSeqOf(i) }),
@@ -69,7 +70,7 @@ export function createMessageRepository({ db }: { db: Db }) {
      */
     history(conversationId: string, { afterSeq = 0 }: { afterSeq?: number } = {}): Promise<HistoryRow[]> {
       return db
-        .select({ seq: messages.seq, role: messages.role, content: messages.content, kind: messages.kind, excluded: messages.excluded })
+        .select({ seq: messages.seq, role: messages.role, content: messages.content, kind: messages.kind, summarizes: messages.summarizes, excluded: messages.excluded })
         .from(messages)
         .where(and(eq(messages.conversationId, conversationId), gt(messages.seq, afterSeq)))
         .orderBy(asc(messages.seq));

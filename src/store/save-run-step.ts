@@ -18,7 +18,7 @@ export interface RunSave {
    * `event_seq`: the id of the message's `message.created`, when it has one (it is not a row of `run_events`);
    * `span`: the trace span that tells the message, when it has one (it is not a row of `run_spans`).
    */
-  messages: { id: string; role: Role; content: unknown; kind?: "notice"; event_seq?: number; span?: Record<string, unknown> }[];
+  messages: { id: string; role: Role; content: unknown; kind?: "notice" | "summary"; summarizes?: { from_seq: number; to_seq: number }; event_seq?: number; span?: Record<string, unknown> }[];
   events: NewRunEvent[];
   /** The run's totals so far, when they changed. */
   progress?: { steps: number; usage: Usage } | null;

@@ -5,7 +5,7 @@ import type { RunResult } from "../core/run-outcome.js";
 import type { FinishOptions } from "../core/run-settings.js";
 import type { PendingToolCall } from "../core/run-outcome.js";
 import type { ContextSettings } from "../core/context-settings.js";
-import type { AssistantBlock, ToolResultBlock, UserBlock } from "../core/messages.js";
+import type { AssistantBlock, Summarizes, ToolResultBlock, UserBlock } from "../core/messages.js";
 import type { RunUsage } from "../core/usage.js";
 
 const createdAt = () => timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow();
@@ -82,8 +82,10 @@ export const messages = pgTable(
     eventSeq: integer("event_seq"),
     /** `refusal`: part of a turn the provider refused: kept, never sent to a model again. */
     excluded: text("excluded").$type<"refusal">(),
-    /** `notice`: a user-role message loopd wrote itself (a budget's grace turn). */
-    kind: text("kind").$type<"notice">(),
+    /** A user-role message loopd wrote itself: `notice` (a budget's grace turn), `summary` (older messages condensed). */
+    kind: text("kind").$type<"notice" | "summary">(),
+    /** A summary's: the seqs of the messages it condenses. */
+    summarizes: jsonb("summarizes").$type<Summarizes>(),
     runId: text("run_id"),
     /**
      * The trace span that tells this message (the `model.call` that answered

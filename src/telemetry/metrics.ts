@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { AgentEvent } from "../core/agent-events.js";
+import type { Usage } from "../core/usage.js";
 import type { PoolUse } from "../store/db.js";
 import { boundedLabel, OTHER_LABEL } from "./bounded-label.js";
 import type { RunObserver, Telemetry } from "./telemetry.js";
@@ -111,13 +112,19 @@ export function createMetrics({ describeTool, maxModels = 100 }: MetricsOptions)
       case "model_call.finished": {
         const labels = { provider: e.provider, model: modelLabel(e.model) };
         modelCalls.inc({ ...labels, outcome: e.stop_reason });
-        tokens.inc({ ...labels, type: "input" }, e.usage.input_tokens);
-        tokens.inc({ ...labels, type: "output" }, e.usage.output_tokens);
-        tokens.inc({ ...labels, type: "cache_read" }, e.usage.cache_read_tokens);
-        tokens.inc({ ...labels, type: "cache_write" }, e.usage.cache_write_tokens);
+        for (const [type, n] of usageCounts(e.usage)) tokens.inc({ ...labels, type }, n);
         if (e.cost_usd !== null) cost.inc(labels, e.cost_usd);
         modelCallSeconds.observe({ ...labels, outcome: "ok" }, e.duration_ms / 1000);
         if (e.ttft_ms !== null) firstTokenSeconds.observe(labels, e.ttft_ms / 1000);
+        return;
+      }
+      case "context.summary": {
+        // A summary call is billed like any other: its tokens and cost count.
+        const labels = { provider: e.provider, model: modelLabel(e.model) };
+        modelCalls.inc({ ...labels, outcome: e.error === null ? "summary" : "error" });
+        if (e.usage) for (const [type, n] of usageCounts(e.usage)) tokens.inc({ ...labels, type }, n);
+        if (e.cost_usd !== null) cost.inc(labels, e.cost_usd);
+        modelCallSeconds.observe({ ...labels, outcome: e.error === null ? "ok" : "error" }, e.duration_ms / 1000);
         return;
       }
       case "model_call.failed": {
@@ -227,3 +234,11 @@ function watchState(registry: Registry, sources: MetricsSources): void {
   poolCounter("loopd_db_pool_acquisitions_total", "Connections the database pool handed out", (use) => use.acquired);
   poolCounter("loopd_db_pool_wait_seconds_total", "Time spent waiting for a connection of the database pool, summed over every acquisition", (use) => use.waitedMs / 1000);
 }
+
+/** A call's tokens by the `type` label of `loopd_tokens_total`. */
+const usageCounts = (u: Usage): [string, number][] => [
+  ["input", u.input_tokens],
+  ["output", u.output_tokens],
+  ["cache_read", u.cache_read_tokens],
+  ["cache_write", u.cache_write_tokens],
+];

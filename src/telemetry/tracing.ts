@@ -84,6 +84,18 @@ export function createTracing({ url, scheduledDelayMs = 5_000, exportTimeoutMs =
             span.end(end);
             return;
           }
+          case "context.summary": {
+            const end = now();
+            const span = child(`chat ${e.model}`, SpanKind.CLIENT, end - e.duration_ms, {
+              ...chatAttributes(e.provider, e.model),
+              ...(e.usage && usageAttributes(e.usage)),
+              "loopd.context.summary": true,
+              ...(e.cost_usd !== null && { "loopd.cost_usd": e.cost_usd }),
+            });
+            if (e.error !== null) span.setStatus({ code: SpanStatusCode.ERROR });
+            span.end(end);
+            return;
+          }
           case "model_call.failed": {
             const end = now();
             const span = child(`chat ${run.model}`, SpanKind.CLIENT, end - e.duration_ms, {

@@ -1,5 +1,5 @@
 import type { UIMessageChunk } from "ai";
-import { textOf, type Message } from "../../core/messages.js";
+import { isLoopdMessage, noteOf, textOf, type Message } from "../../core/messages.js";
 import type { presentRun } from "../../conversations/present.js";
 import type { ActionAnswered } from "../../runs/run-events.js";
 import { TERMINAL_EVENT_TYPES } from "../../runs/run-events.js";
@@ -71,8 +71,8 @@ export function createUiChunkEncoder(runId: string) {
 
   const onMessage = (message: Message, out: UIMessageChunk<RunMetadata>[]) => {
     if (message.role === "user") {
-      // The user's own message is already in the client; a notice loopd wrote is shown as one.
-      if (message.kind === "notice") out.push({ type: "data-notice", id: message.id, data: { text: textOf(message) } });
+      // The user's own message is already in the client; a notice or a summary loopd wrote is shown as a notice.
+      if (isLoopdMessage(message)) out.push({ type: "data-notice", id: message.id, data: { text: noteOf(message) } });
       return;
     }
     if (message.role === "tool") {

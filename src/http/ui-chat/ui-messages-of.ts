@@ -1,5 +1,5 @@
 import type { UIMessage } from "ai";
-import type { Message } from "../../core/messages.js";
+import { isLoopdMessage, noteOf, type Message } from "../../core/messages.js";
 import { reasonOfDenial } from "../../conversations/answer-action.js";
 import type { RunMetadata } from "./ui-chunk-encoder.js";
 
@@ -28,7 +28,7 @@ export function uiMessagesOf(history: Message[], openRunId: string | null): Loop
     return answer;
   };
   for (const message of history) {
-    if (message.role === "user" && message.kind !== "notice") {
+    if (message.role === "user" && !isLoopdMessage(message)) {
       answer = null;
       out.push({ id: message.id, role: "user", parts: [{ type: "text", text: textOf(message) }] });
       continue;
@@ -37,7 +37,7 @@ export function uiMessagesOf(history: Message[], openRunId: string | null): Loop
     if (runId === openRunId) continue;
     const parts = answerFor(runId).parts;
     if (message.role === "user") {
-      parts.push({ type: "data-notice", id: message.id, data: { text: textOf(message) } });
+      parts.push({ type: "data-notice", id: message.id, data: { text: noteOf(message) } });
       continue;
     }
     if (message.role === "tool") {

@@ -130,7 +130,7 @@ function toolOutputOf(message: TracedMessage | undefined): string | null {
 }
 
 /** A stored message as a history reader pages through it (from the database, or from a server's API). */
-export type PagedMessage = Pick<HistoryRow, "role" | "content" | "kind" | "excluded"> & { runId: string | null };
+export type PagedMessage = Pick<HistoryRow, "role" | "content" | "kind" | "summarizes" | "excluded"> & { runId: string | null };
 
 /**
  * The run's conversation as its calls were built from it, read a page at a

@@ -27,6 +27,8 @@ import type { ToolOrigin } from "../../tools/tool-registry.js";
  *   (`source`: who made the result, the tool or loopd; `tool_source`: where the tool comes from, builtin, http, mcp or command, and `server` its MCP server)
  *   (its input is its call's, in the answer of the last `model.call`; the reader puts it back)
  * - `notice`        {message_seq, text}
+ * - `context.summary` {started_at, latency_ms, provider, model, summarizes, summary_seq, usage, cost_usd, request, answer, error}
+ *   (a summary call: its request whole, as its provider's SDK was handed it; `summary_seq` the saved summary, null when it failed)
  * - `action.answered` {actor, approvals, tool_outputs}
  * - `run.recovered` {steps, interrupted_calls, cancel_requested}
  * - `run.paused`    {pending, timeout_s, steps, usage}
@@ -38,6 +40,7 @@ export type TraceSpanType =
   | "model.failed"
   | "tool.call"
   | "notice"
+  | "context.summary"
   | "action.answered"
   | "run.recovered"
   | "run.paused"
@@ -147,6 +150,27 @@ export function createRunTracer({ redactor, describeTool = () => undefined }: { 
         },
       });
       return spans;
+    },
+
+    /** A summary call's span; its request and answer are redacted like every model call's. */
+    summary(e: Extract<AgentEvent, { type: "context.summary" }>): NewRunSpan {
+      const { provider, model, summarizes, summary_seq, usage, cost_usd, answer, error, body } = e;
+      return {
+        type: "context.summary",
+        data: {
+          started_at: new Date(e.started_at).toISOString(),
+          latency_ms: e.duration_ms,
+          provider,
+          model,
+          summarizes,
+          summary_seq,
+          usage,
+          cost_usd,
+          request: body === null ? {} : redactor.value(body),
+          answer: answer === null ? null : redactor.text(answer),
+          error: error === null ? null : redactor.text(error),
+        },
+      };
     },
 
     /** The spans of messages being saved from `firstSeq` on: each tool result, each notice. */
