@@ -1,5 +1,5 @@
 import type { UIMessageChunk } from "ai";
-import { isLoopdMessage, noteOf, textOf, type Message } from "../../core/messages.js";
+import { isLoopdMessage, noteOf, type Message } from "../../core/messages.js";
 import type { presentRun } from "../../conversations/present.js";
 import type { ActionAnswered } from "../../runs/run-events.js";
 import { TERMINAL_EVENT_TYPES } from "../../runs/run-events.js";
