@@ -75,7 +75,8 @@ export async function measureContextCost({ steps = 30, logLevel = "warn" }: { st
   }
 }
 
-function costOf(strategy: string, requests: RecordedRequest[]): ContextCostRow {
+/** What a strategy's requests were billed, from the fake's counts. */
+export function costOf(strategy: string, requests: RecordedRequest[]): ContextCostRow {
   const row: ContextCostRow = { strategy, requests: requests.length, billedEquivalent: 0, inputTokens: 0, cacheRead: 0, cacheWrite: 0, largest: 0 };
   for (const { counted } of requests) {
     if (!counted) throw new Error(`${strategy}: a request was refused by the fake`);

@@ -48,6 +48,7 @@ import { measureToolSourceOverhead, PARALLEL_CALL_MS, PARALLEL_CALLS } from "./t
 import { measureImageStepCost } from "./image-step-cost.js";
 import { measureBudgetOverhead, type BudgetOverheadRow } from "./budget-overhead.js";
 import { measureContextCost, type ContextCostRow } from "./context-cost.js";
+import { LONG_CONVERSATION_LIMIT, measureLongConversationCost, type LongConversationRow } from "./long-conversation-cost.js";
 import { measureTraceOverhead, traceOverheadTable } from "./trace-overhead.js";
 import { pgliteLongRunTable, postgresLongRunTable } from "./long-run-tables.js";
 import { measureLongRuns, type LongRunRow } from "./long-runs.js";
@@ -285,9 +286,12 @@ async function main() {
   }
 
   let contextRows: ContextCostRow[] = [];
+  let longConversationRows: LongConversationRow[] = [];
   if (only.has("context")) {
     progress("context strategies: a 30-step tool-heavy conversation");
     contextRows = await measureContextCost({ logLevel });
+    progress("context strategies: a 60-turn conversation");
+    longConversationRows = await measureLongConversationCost({ logLevel });
   }
   const naive = contextRows[0];
   const pct = (n: number, of: number | undefined) => (of ? `${((100 * n) / of).toFixed(1)}%` : "—");
@@ -368,6 +372,26 @@ async function main() {
       markdownTable(
         ["strategy", "requests", "input tokens", "cache read", "cache write", "billed-equivalent", "of naive", "largest request", "of naive largest"],
         contextRows.map((r) => [r.strategy, String(r.requests), kTokens(r.inputTokens), kTokens(r.cacheRead), kTokens(r.cacheWrite), kTokens(r.billedEquivalent), pct(r.billedEquivalent, naive?.billedEquivalent), kTokens(r.largest), pct(r.largest, naive?.largest)]),
+      ),
+      "",
+      `A 60-turn conversation (each turn a question, one read_file of 1–4 KB, an answer of a few sentences), Anthropic; trim and summarize with max_input_tokens ${LONG_CONVERSATION_LIMIT}. The summary calls are requests like the others (in every column); their input and the runs' output are also shown apart.`,
+      "",
+      markdownTable(
+        ["strategy", "requests", "input tokens", "cache read", "cache write", "billed-equivalent", "of naive", "largest request", "of naive largest", "summary calls", "summary input", "output (all runs)"],
+        longConversationRows.map((r) => [
+          r.strategy,
+          String(r.requests),
+          kTokens(r.inputTokens),
+          kTokens(r.cacheRead),
+          kTokens(r.cacheWrite),
+          kTokens(r.billedEquivalent),
+          pct(r.billedEquivalent, longConversationRows[0]?.billedEquivalent),
+          kTokens(r.largest),
+          pct(r.largest, longConversationRows[0]?.largest),
+          String(r.summaryCalls),
+          kTokens(r.summaryInput),
+          kTokens(r.outputTokens),
+        ]),
       ),
     ]),
     ...section("trace", [

@@ -40,7 +40,8 @@ export function presentMessage(row: MessageRow): Message {
     run_id: row.runId,
     created_at: row.createdAt.toISOString(),
     ...(row.kind && { kind: row.kind }),
-    ...(row.summarizes && { summarizes: row.summarizes }),
+    // jsonb keeps keys by length: put them back in the contract's order.
+    ...(row.summarizes && { summarizes: { from_seq: row.summarizes.from_seq, to_seq: row.summarizes.to_seq } }),
     ...(row.excluded && { excluded: row.excluded }),
     content: row.content,
   } as Message;

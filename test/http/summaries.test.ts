@@ -29,6 +29,8 @@ function isSummaryCall(req: RecordedRequest): boolean {
   return typeof text === "string" && text === SUMMARY_SYSTEM;
 }
 
+/** A request without its cache breakpoints: what the prompt cache compares. */
+const withoutBreakpoints = (value: unknown): unknown => JSON.parse(JSON.stringify(value), (key, v: unknown) => (key === "cache_control" ? undefined : v));
 const billedInput = (r: RecordedRequest) => r.counted!.input + r.counted!.cacheRead + r.counted!.cacheWrite;
 const sentText = (r: RecordedRequest) => JSON.stringify(r.body.messages);
 
@@ -85,6 +87,14 @@ describe.each(["anthropic", "openai"] as const)("summarize on %s", (provider) =>
     expect(last).toMatch(/\[Summary of messages 1–\d+ of this conversation/);
     // The newest summary took in every one before it: it still knows the first question.
     expect(last).toContain(`Summary ${summaryCalls.length}: the user asked questions 0, 1, 2, 3`);
+    // Between two summaries the requests start the same, so the prompt cache keeps hitting.
+    const main = requests.filter((r) => !isSummaryCall(r));
+    const firstOf = (r: RecordedRequest) => JSON.stringify(withoutBreakpoints(r.body.messages.find((m: any) => m.role !== "system")));
+    let changes = 0;
+    for (let i = 1; i < main.length; i++) if (firstOf(main[i]!) !== firstOf(main[i - 1]!)) changes++;
+    expect(changes).toBe(summaryCalls.length);
+    const cached = main.reduce((sum, r) => sum + r.counted!.cacheRead, 0) / main.reduce((sum, r) => sum + billedInput(r), 0);
+    expect(cached).toBeGreaterThan(0.5);
     // Summaries are never left out in favour of the cut: nothing was left out.
     expect(last).not.toMatch(/left out to fit the context window/);
 

@@ -195,6 +195,14 @@ function SpanRow({
       );
     case "notice":
       return <li className="span notice">notice: {span.text}</li>;
+    case "context.summary":
+      return (
+        <li className={`span notice${span.error ? " failed" : ""}`}>
+          <span className="muted">summary</span> of messages {span.summarizes.from_seq}–{span.summarizes.to_seq} · <code>{span.model}</code>{" "}
+          <span className="muted">{ms(span.latency_ms)}</span> {span.usage && <Tokens usage={span.usage} />}
+          {span.error ? <p className="error-text small">{span.error}</p> : <p className="small">{span.answer}</p>}
+        </li>
+      );
     case "model.setup":
       return null;
     case "run.end":

@@ -95,10 +95,20 @@ export interface RunPausedSpan extends SpanBase {
   type: "run.paused";
   pending: unknown[];
 }
+export interface SummarySpan extends SpanBase {
+  type: "context.summary";
+  model: string;
+  latency_ms: number;
+  summarizes: { from_seq: number; to_seq: number };
+  summary_seq: number | null;
+  usage: Usage | null;
+  answer: string | null;
+  error: string | null;
+}
 export interface OtherSpan extends SpanBase {
   type: "model.setup" | "action.answered" | "run.recovered";
 }
-export type Span = ModelCallSpan | ModelFailedSpan | ToolCallSpan | NoticeSpan | RunEndSpan | RunPausedSpan | OtherSpan;
+export type Span = ModelCallSpan | ModelFailedSpan | ToolCallSpan | NoticeSpan | SummarySpan | RunEndSpan | RunPausedSpan | OtherSpan;
 
 export interface Trace {
   run: Run;

@@ -2,7 +2,9 @@ import type { NewMessage } from "../../core/messages.js";
 import type { Usage } from "../../core/usage.js";
 import type { ModelProvider, ModelRequest, ModelRequestBody, ModelResponse } from "../../core/model-provider.js";
 import { throwIfAborted } from "../shared/abort-error.js";
-import { planMockReply } from "./plan-mock-reply.js";
+import { planMockReply, type MockReply } from "./plan-mock-reply.js";
+import { mockSummary } from "./mock-summary.js";
+import { SUMMARY_SYSTEM } from "../../core/summary-system.js";
 
 export interface MockProviderOptions {
   /** @default "loopd-mock" */
@@ -25,7 +27,7 @@ export function createMockProvider({ defaultModel = "loopd-mock", chunkDelayMs =
     const { signal, onTextDelta, onProgress } = request;
     throwIfAborted(signal);
     request.onRequest?.(buildRequest(request));
-    const reply = planMockReply(request);
+    const reply: MockReply = request.system === SUMMARY_SYSTEM ? { content: [{ type: "text", text: mockSummary(request.messages) }], stopReason: "end_turn" } : planMockReply(request);
     for (const block of reply.content) {
       if (block.type !== "text") continue;
       for (const word of block.text.match(/\S+\s*|\s+/g) ?? []) {
