@@ -77,6 +77,16 @@ export const isAttached = (block: { type: string }): block is AttachedBlock => "
  * that each model call re-sends old images without reading or encoding them again.
  */
 export type AttachmentData = ReadonlyMap<string, string>;
+
+/** The ids of the attachments `history` refers to, each once. */
+export function attachmentIdsOf(history: readonly NewMessage[]): Set<string> {
+  const ids = new Set<string>();
+  for (const message of history) {
+    if (message.role !== "user") continue;
+    for (const block of message.content) if (isAttached(block)) ids.add(block.attachment_id);
+  }
+  return ids;
+}
 export type ToolCallBlock = z.infer<typeof toolCallBlockSchema>;
 export type ToolResultBlock = z.infer<typeof toolResultBlockSchema>;
 export type AssistantBlock = TextBlock | ToolCallBlock;
