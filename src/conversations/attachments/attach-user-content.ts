@@ -10,9 +10,20 @@ import { checkUserContent, type AttachmentLimits } from "./check-user-content.js
  */
 export async function attachUserContent(
   { store, limits }: { store: Pick<Store, "attachments">; limits: AttachmentLimits },
-  { tenant, conversationId, blocks }: { tenant: string; conversationId: string; blocks: readonly UserInputBlock[] },
+  {
+    tenant,
+    conversationId,
+    blocks,
+    fieldOf,
+  }: {
+    tenant: string;
+    conversationId: string;
+    blocks: readonly UserInputBlock[];
+    /** The request's field a block's fault is named by. @default `body.content[i]` */
+    fieldOf?: ((index: number) => string) | undefined;
+  },
 ): Promise<UserBlock[]> {
-  const checked = await checkUserContent(blocks, limits);
+  const checked = await checkUserContent(blocks, { ...limits, fieldOf });
   const saved: UserBlock[] = [];
   for (const block of checked) {
     if (!("data" in block)) {

@@ -35,9 +35,13 @@ export interface AttachmentLimits {
  * strict base64 of at most `maxBytes` bytes that are what its `media_type`
  * says (by their magic number; a whole image whose size can be read; a PDF
  * that starts with `%PDF-`; text that is UTF-8 without NUL), and a URL that
- * is http(s). Any fault is a 400 naming the block (`body.content[i]`).
+ * is http(s). Any fault is a 400 naming the block (`body.content[i]`, or
+ * the field `fieldOf` gives for the block's index: where the request held it).
  */
-export async function checkUserContent(blocks: readonly UserInputBlock[], limits: AttachmentLimits): Promise<CheckedBlock[]> {
+export async function checkUserContent(
+  blocks: readonly UserInputBlock[],
+  { fieldOf = (i) => `body.content[${i}]`, ...limits }: AttachmentLimits & { fieldOf?: ((index: number) => string) | undefined },
+): Promise<CheckedBlock[]> {
   let count = 0;
   const checked: CheckedBlock[] = [];
   for (const [i, block] of blocks.entries()) {
@@ -45,7 +49,8 @@ export async function checkUserContent(blocks: readonly UserInputBlock[], limits
       checked.push(block);
       continue;
     }
-    const fail = (message: string, details: Record<string, unknown> = {}) => new AppError("invalid_request", `body.content[${i}]: ${message}`, { field: `body.content[${i}]`, ...details });
+    const field = fieldOf(i);
+    const fail = (message: string, details: Record<string, unknown> = {}) => new AppError("invalid_request", `${field}: ${message}`, { field, ...details });
     if (++count > limits.maxCount) throw fail(`a message may hold at most ${limits.maxCount} images and documents (MAX_ATTACHMENTS_PER_MESSAGE)`, { limit: limits.maxCount });
     if (block.type === "image" && block.source.type === "url") {
       const { url } = block.source;
