@@ -57,7 +57,7 @@ export function uiChatRoutes(app: FastifyInstance, deps: HttpDeps) {
       schema: {
         summary: "Chat with the AI SDK's protocol (useChat, DefaultChatTransport)",
         description:
-          "What `DefaultChatTransport` sends: the last message is read (loopd keeps the history). A user message starts a run; an assistant message with approval responses or client tools' outputs answers the paused run. " +
+          "What `DefaultChatTransport` sends: the last message is read (loopd keeps the history). A user message starts a run (its text parts, and its file parts as images and documents: `data:` URLs of PNG, JPEG, GIF, WebP, PDF or plain text, or an http(s) image URL); an assistant message with approval responses or client tools' outputs answers the paused run. " +
           "`id` is a conversation id, or an AI SDK chat id naming the conversation with that `chat_id` (created on its first message, with the body's `conversation` settings). " +
           "A regenerate or an edit is refused with an `error` chunk: the history is append-only.",
         operationId: "uiChat",
