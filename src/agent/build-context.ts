@@ -110,13 +110,17 @@ const STUBS = new WeakMap<NewMessage, NewMessage>();
 export function stubOf(message: NewMessage): NewMessage {
   if (message.role !== "tool") return message;
   const result = message.content[0];
-  if (result.content.length < STUB_MIN_CHARS) return message;
+  // A result's images are what costs most: one with images is cleared whatever its text's length, images and all.
+  const images = result.images?.length ?? 0;
+  if (result.content.length < STUB_MIN_CHARS && images === 0) return message;
   let stub = STUBS.get(message);
   if (!stub) {
     const chars = result.content.length.toLocaleString("en-US");
+    const { images: _cleared, ...kept } = result;
+    const held = images === 0 ? "" : `, ${images === 1 ? "an image" : `${images} images`}`;
     const content: ToolResultBlock = {
-      ...result,
-      content: `[result of ${result.name} cleared from the context to save space: ${chars} chars${result.is_error ? ", an error" : ""}; call ${result.name} again if you need it]`,
+      ...kept,
+      content: `[result of ${result.name} cleared from the context to save space: ${chars} chars${held}${result.is_error ? ", an error" : ""}; call ${result.name} again if you need it]`,
     };
     STUBS.set(message, (stub = { role: "tool", content: [content] }));
   }

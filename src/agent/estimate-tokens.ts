@@ -1,6 +1,6 @@
 import type { NewMessage } from "../core/messages.js";
 import type { ToolSpec } from "../core/model-provider.js";
-import { estimateAttachmentTokens } from "./estimate-image-tokens.js";
+import { anthropicImageTokens, estimateAttachmentTokens } from "./estimate-image-tokens.js";
 
 /**
  * Token counts estimated locally, in one pass over the characters and
@@ -81,6 +81,8 @@ export function estimateMessageTokens(message: NewMessage): number {
         break;
       case "tool_result":
         tokens += estimateTextTokens(block.tool_call_id) + estimateTextTokens(block.content);
+        // A tool's image goes as an image to Anthropic only (OpenAI is told it in a line of words): its rule counts.
+        for (const image of block.images ?? []) tokens += BLOCK_OVERHEAD + anthropicImageTokens(image);
         break;
       case "image":
       case "document":

@@ -24,6 +24,8 @@ export interface SendMessageInput {
   conversationId: string;
   /** Text, or blocks: text, images and documents (checked and stored here). */
   content: string | UserInputBlock[];
+  /** The request's field a block of `content` is named by in a 400. @default `body.content[i]` */
+  contentField?: ((index: number) => string) | undefined;
   maxSteps?: number | undefined;
   budget?: BudgetInput | undefined;
   /** The run ends with a `finish` call; null turns off the conversation's. */
@@ -79,7 +81,7 @@ export async function sendMessage(
   const content: UserBlock[] =
     typeof input.content === "string"
       ? [{ type: "text", text: input.content }]
-      : await attachUserContent({ store, limits: config.attachments }, { tenant: input.tenant, conversationId: conversation.id, blocks: input.content }).catch((err: unknown) => {
+      : await attachUserContent({ store, limits: config.attachments }, { tenant: input.tenant, conversationId: conversation.id, blocks: input.content, fieldOf: input.contentField }).catch((err: unknown) => {
           // A DELETE got in between the read above and the attachment's insert.
           throw isForeignKeyViolation(err) ? notFound("conversation", conversation.id) : err;
         });

@@ -25,18 +25,10 @@ export const toolCallBlockSchema = z.object({
   raw_arguments: z.string().optional(),
 });
 
-export const toolResultBlockSchema = z.object({
-  type: z.literal("tool_result"),
-  tool_call_id: z.string(),
-  name: z.string(),
-  content: z.string(),
-  is_error: z.boolean(),
-});
-
 export const IMAGE_MEDIA_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"] as const;
 export const DOCUMENT_MEDIA_TYPES = ["application/pdf", "text/plain"] as const;
 
-/** An image the user sent, stored as an attachment of the conversation (`GET …/attachments/:attachment_id`). */
+/** An image the user sent (or a tool returned), stored as an attachment of the conversation (`GET …/attachments/:attachment_id`). */
 export const imageBlockSchema = z.object({
   type: z.literal("image"),
   attachment_id: z.string(),
@@ -44,6 +36,16 @@ export const imageBlockSchema = z.object({
   bytes: z.number().int(),
   width: z.number().int(),
   height: z.number().int(),
+});
+
+export const toolResultBlockSchema = z.object({
+  type: z.literal("tool_result"),
+  tool_call_id: z.string(),
+  name: z.string(),
+  content: z.string(),
+  is_error: z.boolean(),
+  /** The images the result held (an MCP tool's), kept as attachments; `content` is its text. Absent: none. */
+  images: z.array(imageBlockSchema).optional(),
 });
 
 /** An image by its URL, kept as it came: the provider fetches it, loopd never does. */
@@ -77,6 +79,30 @@ export const isAttached = (block: { type: string }): block is AttachedBlock => "
  * that each model call re-sends old images without reading or encoding them again.
  */
 export type AttachmentData = ReadonlyMap<string, string>;
+
+/** The ids of the attachments `history` refers to (a user's, and the images of tool results), each once. */
+export function attachmentIdsOf(history: readonly NewMessage[]): Set<string> {
+  const ids = new Set<string>();
+  for (const message of history) {
+    if (message.role === "user") {
+      for (const block of message.content) if (isAttached(block)) ids.add(block.attachment_id);
+    } else if (message.role === "tool") {
+      for (const image of message.content[0].images ?? []) ids.add(image.attachment_id);
+    }
+  }
+  return ids;
+}
+
+/** The block that refers to a stored attachment (its row's fields); a document may have a title. */
+export function attachedBlockOf(
+  row: { id: string; bytes: number; mediaType: string; width: number | null; height: number | null },
+  { kind, title }: { kind: "image" | "document"; title?: string | undefined },
+): AttachedBlock {
+  const common = { attachment_id: row.id, bytes: row.bytes };
+  return kind === "image"
+    ? ({ type: "image", ...common, media_type: row.mediaType, width: row.width!, height: row.height! } as ImageBlock)
+    : ({ type: "document", ...common, media_type: row.mediaType, ...(title !== undefined && { title }) } as DocumentBlock);
+}
 export type ToolCallBlock = z.infer<typeof toolCallBlockSchema>;
 export type ToolResultBlock = z.infer<typeof toolResultBlockSchema>;
 export type AssistantBlock = TextBlock | ToolCallBlock;

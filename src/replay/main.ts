@@ -6,6 +6,7 @@ import { MODEL_OPTIONS, MOCK_BASE_URL_NOTE, modelOptionsOf, providersFor } from 
 import { holderOf } from "../store/data-dir-lock.js";
 import { openDatabase } from "../store/db.js";
 import { createStore } from "../store/store.js";
+import { INTERNAL } from "../store/conversation-repository.js";
 import { storedTraceEntries, type TraceEntry } from "../runs/trace/read-trace.js";
 import { redactorOf } from "../redact.js";
 import { replayRun, type ReplayStep } from "./replay-run.js";
@@ -55,7 +56,9 @@ async function main(argv: string[]): Promise<number> {
       await close();
       throw new OperatorError(`run ${runId} does not exist in this database (${config.database.url ? "DATABASE_URL" : config.database.dataDir})`);
     }
-    source = { run, entries: storedTraceEntries({ store, run, redactor }) };
+    // The run's conversation is there (a run is deleted with it): its attachments are read in its tenant's scope.
+    const conversation = await store.conversations.get(INTERNAL, run.conversationId);
+    source = { run, entries: storedTraceEntries({ store, run, redactor, tenant: conversation?.tenantId ?? "" }) };
   }
   try {
     const { run } = source;

@@ -1,6 +1,6 @@
 import { createInterface } from "node:readline";
 import { Readable } from "node:stream";
-import type { NewMessage, Summarizes } from "../core/messages.js";
+import { attachmentIdsOf, type NewMessage, type Summarizes } from "../core/messages.js";
 import { OperatorError } from "../errors.js";
 import { pagedHistory, withRequests, type PagedMessage, type TraceEntry, type TraceSpan } from "../runs/trace/read-trace.js";
 import type { ReplayedRun } from "./replay-run.js";
@@ -70,7 +70,13 @@ export async function runOverHttp({ url, runId, headers = {} }: { url: string; r
     const page = (await (await get(`/conversations/${conversation}/messages?after_seq=${afterSeq}&limit=${limit}`)).json()) as { data: (NewMessage & { kind?: "notice" | "summary"; summarizes?: Summarizes; run_id: string | null })[] };
     return page.data.map(({ role, content, kind, summarizes, excluded, run_id }): PagedMessage => ({ role, content, kind: kind ?? null, summarizes: summarizes ?? null, excluded: excluded ?? null, runId: run_id }));
   });
-  return { run, entries: withRequests(spans(), history) };
+  // Each attachment's bytes, as the server serves them, once (see `withRequests`).
+  const attachments = async (messages: readonly NewMessage[]) => {
+    const ids = [...attachmentIdsOf(messages)];
+    const bytes = await Promise.all(ids.map(async (id) => (await get(`/conversations/${conversation}/attachments/${encodeURIComponent(id)}`, "*/*")).arrayBuffer()));
+    return new Map(ids.map((id, i) => [id, Buffer.from(bytes[i]!).toString("base64")]));
+  };
+  return { run, entries: withRequests(spans(), history, attachments) };
 }
 
 /** The server's URL as a base for its routes (`…/` at the end), or what is wrong with it. */

@@ -4,6 +4,7 @@ import type { ProviderName } from "../core/model-provider.js";
 import { runAgentLoop } from "../agent/run-agent-loop.js";
 import { endsRefused, type RunOutcome } from "../core/run-outcome.js";
 import { toolBoxOf } from "./tool-box-of.js";
+import { toolImageKeeper } from "./keep-tool-images.js";
 import { RunInterruption } from "../core/interruptions.js";
 import { describeError } from "../errors.js";
 import type { ConversationRow, RunRow } from "../store/schema.js";
@@ -49,8 +50,11 @@ export async function executeRun({
     actionTimeoutS = conversation.actionTimeoutS ?? config.runs.actionTimeoutS;
     historyVersion = conversation.historyVersion;
     const finish = run.request.finish ?? null;
-    const toolBox = toolBoxOf({ services, conversation, finish, runId: run.id });
     const history = await services.histories.load(store, run.conversationId, conversation.historyVersion, appended);
+    // The bytes of the history's attachments, and of the images the run's tools return as it goes (kept here too).
+    const attachments = new Map(await store.attachments.dataOf(conversation.tenantId, history));
+    const keepImages = toolImageKeeper({ store, limits: config.attachments, tenant: conversation.tenantId, conversationId: conversation.id, attachments });
+    const toolBox = toolBoxOf({ services, conversation, finish, runId: run.id, keepImages });
     result = await runAgentLoop({
       provider: services.providers[run.provider as ProviderName],
       history,
@@ -63,8 +67,7 @@ export async function executeRun({
         context: conversation.context ?? DEFAULT_CONTEXT,
         cacheKey: conversation.caching ? conversation.id : null,
         maxTokens: config.models.maxTokens,
-        // A run adds no user attachments as it goes: those of its history are all it sends.
-        attachments: await store.attachments.dataOf(conversation.tenantId, history),
+        attachments,
       },
       budget: run.request.budget ?? { max_steps: run.request.max_steps, max_tokens: null, max_seconds: null, max_cost_usd: null, grace_turn: true },
       finish,

@@ -3,6 +3,7 @@ import type { FinishOptions } from "../core/run-settings.js";
 import type { Services } from "../services.js";
 import type { ConversationRow } from "../store/schema.js";
 import { createToolBox, type ToolBox } from "../tools/tool-box.js";
+import type { ImageKeeper } from "../tools/define-tool.js";
 
 /** A conversation's tools for one run (or for what its next call would be sent): its own, its client's, and `finish` when the run ends with one. */
 export function toolBoxOf({
@@ -10,12 +11,15 @@ export function toolBoxOf({
   conversation,
   finish,
   runId = null,
+  keepImages,
 }: {
   services: Pick<Services, "registry" | "config">;
   conversation: Pick<ConversationRow, "id" | "tools" | "clientTools" | "approvalRequired">;
   finish: FinishOptions | null;
   /** The run whose calls these are (tools that call out say so). @default none */
   runId?: string | null;
+  /** What keeps the images the tools return (a run's); absent: they are described. */
+  keepImages?: ImageKeeper | undefined;
 }): ToolBox {
   return createToolBox({
     registry,
@@ -24,7 +28,7 @@ export function toolBoxOf({
     approvalRequired: conversation.approvalRequired,
     loopTools: finish ? [finishToolSpec(finish)] : [],
     workspaceDir: config.tools.workspaceDir,
-    place: { conversationId: conversation.id, runId },
+    place: { conversationId: conversation.id, runId, keepImages },
     defaultTimeoutMs: config.tools.timeoutMs,
     concurrency: config.tools.concurrency,
     maxResultChars: config.tools.resultMaxChars,

@@ -1,5 +1,5 @@
 import { and, eq, getTableColumns, inArray, sql } from "drizzle-orm";
-import { isAttached, type AttachmentData, type NewMessage } from "../core/messages.js";
+import { attachmentIdsOf, type AttachmentData, type NewMessage } from "../core/messages.js";
 import type { Db } from "./db.js";
 import { attachments, type AttachmentRow } from "./schema.js";
 import { newId } from "./ids.js";
@@ -56,11 +56,7 @@ export function createAttachmentRepository({ db }: { db: Db }) {
      * or a request showing the history, share them.
      */
     async dataOf(tenant: string, history: readonly NewMessage[]): Promise<AttachmentData> {
-      const ids = new Set<string>();
-      for (const message of history) {
-        if (message.role !== "user") continue;
-        for (const block of message.content) if (isAttached(block)) ids.add(block.attachment_id);
-      }
+      const ids = attachmentIdsOf(history);
       if (ids.size === 0) return new Map();
       const rows = await db
         .select({ id: attachments.id, data: base64Of })

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { ImageBlock } from "../core/messages.js";
 
 /** What a tool gets besides its input. */
 export interface ToolContext {
@@ -12,10 +13,33 @@ export interface ToolContext {
   toolCallId: string;
   conversationId: string | null;
   runId: string | null;
+  /** Keeps images of the result as attachments of the conversation; absent outside a conversation's run (describe them instead). */
+  keepImages?: ImageKeeper | undefined;
 }
 
-/** Where a call is made: its conversation and run. */
-export type CallPlace = Pick<ToolContext, "conversationId" | "runId">;
+/** Where a call is made: its conversation and run, and what keeps the images its result holds. */
+export type CallPlace = Pick<ToolContext, "conversationId" | "runId" | "keepImages">;
+
+/** An image a tool returned: its media type as the tool says, and its bytes as base64. */
+export interface ToolImage {
+  mediaType: string;
+  data: string;
+}
+
+/**
+ * Keeps a result's images as attachments of the conversation, checked as a
+ * user's images are: for each, in order, the block referring to it, or why it
+ * was not kept (its bytes, its type, one past `MAX_ATTACHMENTS_PER_MESSAGE`).
+ */
+export type ImageKeeper = (images: readonly ToolImage[]) => Promise<(ImageBlock | { refused: string })[]>;
+
+/** A tool's result that holds images (kept with `ToolContext.keepImages`) besides its text. */
+export class ToolResultWithImages {
+  constructor(
+    readonly text: string,
+    readonly images: readonly ImageBlock[],
+  ) {}
+}
 
 /**
  * Thrown by a tool whose result is an error the model should read as it is

@@ -1,6 +1,6 @@
-import type { ToolCallBlock, ToolResultBlock } from "../core/messages.js";
+import type { ImageBlock, ToolCallBlock, ToolResultBlock } from "../core/messages.js";
 import { clipToolResult, MAX_TOOL_RESULT_CHARS } from "./clip-tool-result.js";
-import { ToolErrorResult, type CallPlace, type Tool, type ToolContext } from "./define-tool.js";
+import { ToolErrorResult, ToolResultWithImages, type CallPlace, type Tool, type ToolContext } from "./define-tool.js";
 import {
   cancelledMessage,
   invalidArgumentsMessage,
@@ -56,8 +56,8 @@ export async function executeToolCall({
 
   onStart?.(call);
   const startedAt = now();
-  const done = (status: ToolCallOutcome["status"], content: string) =>
-    outcomeOf(call, status, content, Math.max(0, now() - startedAt), cap);
+  const done = (status: ToolCallOutcome["status"], content: string, images?: readonly ImageBlock[]) =>
+    outcomeOf(call, status, content, Math.max(0, now() - startedAt), cap, images);
 
   // Arguments that are not JSON first: a client tool's call (not registered here) lands here too, and its fault is its JSON.
   if (call.raw_arguments !== undefined) return done("error", invalidJsonMessage(call.name, call.raw_arguments));
@@ -78,6 +78,7 @@ export async function executeToolCall({
   const settled = await runWithDeadline({ tool, input, context: { workspaceDir, maxResultChars: cap, toolCallId: call.id, ...place }, timeoutMs: effectiveTimeoutMs, signal });
   switch (settled.kind) {
     case "ok": {
+      if (settled.value instanceof ToolResultWithImages) return done("ok", settled.value.text, settled.value.images);
       let text: string;
       try {
         text = toolResultToText(settled.value);
@@ -158,6 +159,7 @@ function outcomeOf(
   content: string,
   durationMs: number,
   maxChars: number,
+  images: readonly ImageBlock[] = [],
 ): ToolCallOutcome {
   return {
     call,
@@ -169,6 +171,7 @@ function outcomeOf(
       name: call.name,
       content: clipToolResult(content, { maxChars }),
       is_error: status !== "ok",
+      ...(images.length > 0 && { images: [...images] }),
     },
   };
 }

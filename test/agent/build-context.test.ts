@@ -28,6 +28,21 @@ function contextsOfRun(steps: number, settings: ContextSettings) {
   return { history, contexts };
 }
 
+test("trim: an old result's images are cleared with it, whatever its text's length", () => {
+  const image = { type: "image" as const, attachment_id: "att_1", media_type: "image/png" as const, bytes: 100, width: 800, height: 600 };
+  const history: NewMessage[] = [user("Draw.")];
+  for (let i = 0; i < 3; i++) {
+    history.push({ role: "assistant", content: [{ type: "tool_call", id: `toolu_${i}`, name: "draw", input: {} }] });
+    history.push({ role: "tool", content: [{ type: "tool_result", tool_call_id: `toolu_${i}`, name: "draw", content: "A chart.", is_error: false, images: [image] }] });
+  }
+  const { messages } = buildContext({ history, settings: trim({ keep_tool_results: 1 }) });
+  const results = messages.flatMap((m) => (m.role === "tool" ? m.content : []));
+  expect(results.map((r) => r.images?.length ?? 0)).toEqual([0, 0, 1]);
+  expect(results[0]!.content).toBe("[result of draw cleared from the context to save space: 8 chars, an image; call draw again if you need it]");
+  // The image counts in the estimate, by Anthropic's rule (the only provider sent it): 800×600 / 750.
+  expect(estimateMessageTokens(history[2]!) - estimateMessageTokens({ role: "tool", content: [{ ...(history[2]!.content[0] as object), images: [] }] } as unknown as NewMessage)).toBe(3 + 640);
+});
+
 const isStub = (m: NewMessage) => m.role === "tool" && m.content[0].content.startsWith("[result of ");
 const json = (messages: NewMessage[]) => messages.map((m) => JSON.stringify(m));
 const isPrefix = (a: NewMessage[], b: NewMessage[]) => a.length <= b.length && json(a).every((m, i) => m === JSON.stringify(b[i]));

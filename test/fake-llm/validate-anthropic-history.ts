@@ -87,6 +87,8 @@ function checkMessage(messages: JsonObject[], n: number, seenToolUseIds: Set<str
       if (!asked.includes(String(block.tool_use_id))) {
         return `messages.${n}.content.${m}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(block.tool_use_id)}. ${TOOL_RESULT_WITHOUT_USE}`;
       }
+      const inner = toolResultContentProblem(block.content, `messages.${n}.content.${m}.content`);
+      if (inner !== null) return inner;
     }
   }
   if (message.role === "assistant") {
@@ -96,6 +98,26 @@ function checkMessage(messages: JsonObject[], n: number, seenToolUseIds: Set<str
     if (missing.length > 0) {
       return `messages.${n}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(", ")}. ${TOOL_USE_MISSING_RESULT}`;
     }
+  }
+  return null;
+}
+
+/**
+ * A tool_result's `content`: absent, a string, or a list of text, image and
+ * document blocks (an image with its bytes checked as any image's).
+ */
+function toolResultContentProblem(content: unknown, where: string): string | null {
+  if (content === undefined || typeof content === "string") return null;
+  if (!Array.isArray(content)) return `${where}: Input should be a valid string or list`;
+  for (const [k, block] of content.entries()) {
+    if (!isJsonObject(block)) return `${where}.${k}: Input should be a valid dictionary`;
+    if (block.type === "text") {
+      if (typeof block.text !== "string" || block.text.trim() === "") return "messages: text content blocks must contain non-whitespace text";
+      continue;
+    }
+    if (block.type !== "image" && block.type !== "document") return `${where}.${k}: Input tag '${String(block.type)}' found using 'type' does not match any of the expected tags: 'text', 'image', 'search_result', 'document'`;
+    const media = anthropicMediaProblem(block, `${where}.${k}`);
+    if (media !== null) return media;
   }
   return null;
 }

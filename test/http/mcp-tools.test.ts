@@ -84,8 +84,8 @@ describe("servers start in the background and their tools are listed", () => {
   test("GET /tools/servers: each server's transport, status, tool count and restarts; one that cannot start is failed and says why, one that never answers is still starting", async () => {
     const servers = (await get("/tools/servers")).data;
     expect(servers.map((s: { name: string }) => s.name)).toEqual(["t", "h", "limited", "noisy", "mute", "broken", "old"]);
-    expect(servers[0]).toEqual({ name: "t", transport: "stdio", status: "ready", tools: 15, restarts: 0, last_error: null });
-    expect(servers[1]).toMatchObject({ name: "h", transport: "http", status: "ready", tools: 15 });
+    expect(servers[0]).toEqual({ name: "t", transport: "stdio", status: "ready", tools: 16, restarts: 0, last_error: null });
+    expect(servers[1]).toMatchObject({ name: "h", transport: "http", status: "ready", tools: 16 });
     expect(servers[2]).toMatchObject({ status: "ready", tools: 2 });
     // A line that is not JSON-RPC on its stdout does not stop a server.
     expect(servers[3]).toMatchObject({ status: "ready", tools: 1 });
@@ -104,7 +104,7 @@ describe("servers start in the background and their tools are listed", () => {
   test("GET /tools: every page of a server's list, as <server>__<tool>, read-only and approval from the annotations, names cut to 64 with a hash", async () => {
     const tools = (await get("/tools")).data as { name: string; source: string; server: string | null; read_only: boolean; approval: string; status: string }[];
     const of = (server: string) => tools.filter((t) => t.server === server).map((t) => t.name);
-    expect(of("t")).toHaveLength(15);
+    expect(of("t")).toHaveLength(16);
     expect(of("t").slice(0, 4)).toEqual(["t__echo", "t__slow_read", "t__gather", "t__fail"]);
     expect(of("limited")).toEqual(["limited__echo", "limited__hang"]);
     expect(tools.findIndex((t) => t.source === "mcp")).toBeGreaterThan(tools.findIndex((t) => t.name === "calculate"));
@@ -147,7 +147,7 @@ describe.each([
     expect(garbage.run.status).toBe("completed");
     expect(JSON.parse((await callTool(`${server}__structured`)).result.content)).toEqual({ temperature: 21.5, unit: "C" });
     expect((await callTool(`${server}__media`)).result.content).toBe(
-      ["Here is what I found.", "[image image/png, 1,234 bytes]", "[audio audio/wav, 10 bytes]", "the embedded notes", "[resource file:///photo.jpg image/jpeg, 30 bytes]", "[resource file:///elsewhere.md]"].join("\n"),
+      ["Here is what I found.", "[image image/png, 1,234 bytes: it could not be kept: it is not image/png: its bytes are of no type loopd knows]", "[audio audio/wav, 10 bytes]", "the embedded notes", "[resource file:///photo.jpg image/jpeg, 30 bytes]", "[resource file:///elsewhere.md]"].join("\n"),
     );
   });
 

@@ -36,7 +36,7 @@ async function recordedRun(provider: "anthropic" | "openai") {
 
 const replay = (run: Awaited<ReturnType<typeof recordedRun>>["run"], options: { provider?: "anthropic" | "openai"; model?: string } = {}) =>
   replayRun({
-    entries: storedTraceEntries({ store: f.loopd.services.store, run, redactor: redactorOf(f.loopd.config) }),
+    entries: storedTraceEntries({ store: f.loopd.services.store, run, tenant: "default", redactor: redactorOf(f.loopd.config) }),
     providers: f.loopd.services.providers,
     run,
     redactor: redactorOf(f.loopd.config),
@@ -140,7 +140,7 @@ describe("reading a run through a server's API", () => {
     const runId = (await client().send(conv.id, { content: "Time in Tokyo, 6*7 and 2^10?" })).json().run.id;
     const run = (await f.loopd.services.store.runs.get(runId))!;
     const fromStore = [];
-    for await (const e of storedTraceEntries({ store: f.loopd.services.store, run, redactor: redactorOf(f.loopd.config) })) fromStore.push(e.request);
+    for await (const e of storedTraceEntries({ store: f.loopd.services.store, run, tenant: "default", redactor: redactorOf(f.loopd.config) })) fromStore.push(e.request);
     const fromApi = [];
     for await (const e of (await runOverHttp({ url: f.loopd.url, runId })).entries) fromApi.push(e.request);
     expect(fromApi.filter(Boolean)).toHaveLength(4);

@@ -28,6 +28,12 @@ export function createTestMcpServer({ record, crash = () => process.exit(1) }) {
     { name: "crash", description: "Exits mid-call.", inputSchema: object(), annotations: { readOnlyHint: true } },
     { name: "huge", description: "Answers 50 MB.", inputSchema: object(), annotations: { readOnlyHint: true } },
     { name: "media", description: "Answers an image, audio and resources.", inputSchema: object(), annotations: { readOnlyHint: true } },
+    {
+      name: "picture",
+      description: "Answers its text and the images it is given, as image content.",
+      inputSchema: object({ text: { type: "string" }, images: { type: "array", items: object({ data: { type: "string" }, mimeType: { type: "string" } }) } }),
+      annotations: { readOnlyHint: true },
+    },
     { name: "structured", description: "Answers structured content only.", inputSchema: object(), annotations: { readOnlyHint: true } },
     { name: "garbage", description: "Answers something that is not a tool result.", inputSchema: object(), annotations: { readOnlyHint: true } },
     { name: "env", description: "Lists its environment's names.", inputSchema: object(), annotations: { readOnlyHint: true } },
@@ -95,6 +101,8 @@ export function createTestMcpServer({ record, crash = () => process.exit(1) }) {
             { type: "resource_link", uri: "file:///elsewhere.md", name: "elsewhere" },
           ],
         };
+      case "picture":
+        return { content: [...(args.text ? [{ type: "text", text: args.text }] : []), ...(args.images ?? []).map(({ data, mimeType }) => ({ type: "image", data, mimeType }))] };
       case "structured":
         return { content: [], structuredContent: { temperature: 21.5, unit: "C" } };
       case "garbage":

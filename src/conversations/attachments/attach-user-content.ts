@@ -1,5 +1,5 @@
 import type { UserInputBlock } from "../../core/attachment-input.js";
-import type { DocumentBlock, ImageBlock, UserBlock } from "../../core/messages.js";
+import { attachedBlockOf, type UserBlock } from "../../core/messages.js";
 import type { Store } from "../../store/store.js";
 import { checkUserContent, type AttachmentLimits } from "./check-user-content.js";
 
@@ -10,9 +10,20 @@ import { checkUserContent, type AttachmentLimits } from "./check-user-content.js
  */
 export async function attachUserContent(
   { store, limits }: { store: Pick<Store, "attachments">; limits: AttachmentLimits },
-  { tenant, conversationId, blocks }: { tenant: string; conversationId: string; blocks: readonly UserInputBlock[] },
+  {
+    tenant,
+    conversationId,
+    blocks,
+    fieldOf,
+  }: {
+    tenant: string;
+    conversationId: string;
+    blocks: readonly UserInputBlock[];
+    /** The request's field a block's fault is named by. @default `body.content[i]` */
+    fieldOf?: ((index: number) => string) | undefined;
+  },
 ): Promise<UserBlock[]> {
-  const checked = await checkUserContent(blocks, limits);
+  const checked = await checkUserContent(blocks, { ...limits, fieldOf });
   const saved: UserBlock[] = [];
   for (const block of checked) {
     if (!("data" in block)) {
@@ -21,12 +32,7 @@ export async function attachUserContent(
     }
     const { data, sha256, mediaType, width, height, title } = block;
     const row = await store.attachments.save({ tenantId: tenant, conversationId, sha256, mediaType, width, height, data });
-    const common = { attachment_id: row.id, bytes: row.bytes };
-    saved.push(
-      block.type === "image"
-        ? ({ type: "image", ...common, media_type: mediaType, width: width!, height: height! } as ImageBlock)
-        : ({ type: "document", ...common, media_type: mediaType, ...(title !== undefined && { title }) } as DocumentBlock),
-    );
+    saved.push(attachedBlockOf(row, { kind: block.type, title }));
   }
   return saved;
 }

@@ -11,6 +11,7 @@ import { conversationParams, messagesQuery, sendMessageBody, idempotencyHeaders 
 import { bodyErrorResponses, errorAnswer, errorResponses, runConflict } from "../error-schemas.js";
 import { serializeTrusted } from "../serialize-trusted.js";
 import { answerWithRun, takeStreamIf } from "../answer-with-run.js";
+import { messageBodyLimit } from "../message-body-limit.js";
 
 const historyResponse = documented(
   z.union([
@@ -69,13 +70,10 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
     },
   );
 
-  const { bodyLimitBytes } = services.config.server;
-  const { maxBytes, maxCount } = services.config.attachments;
   r.post(
     "/conversations/:id/messages",
     {
-      // A message may carry its attachments at their limits, as base64, besides what any body may hold.
-      bodyLimit: bodyLimitBytes + Math.ceil(maxBytes / 3) * 4 * maxCount,
+      bodyLimit: messageBodyLimit(services.config),
       schema: {
         summary: "Send a message: start a run",
         description:

@@ -36,6 +36,7 @@ export function traceRoutes(app: FastifyInstance, deps: HttpDeps) {
         store: services.store,
         providers: services.providers,
         run,
+        tenant: req.tenant,
         redactor: redactorOf(services.config),
         expandRequests: req.query.expand === "requests",
       });

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { answerAction } from "../../conversations/answer-action.js";
 import { isConversationId, openChat } from "../../conversations/open-chat.js";
 import { sendMessage } from "../../conversations/send-message.js";
+import { checkUserContent } from "../../conversations/attachments/check-user-content.js";
 import { AppError } from "../../errors.js";
 import type { RunRow } from "../../store/schema.js";
 import type { Message } from "../../core/messages.js";
@@ -16,6 +17,7 @@ import { createUiChunkEncoder, UI_DONE, uiFrame } from "../ui-chat/ui-chunk-enco
 import { uiMessagesOf } from "../ui-chat/ui-messages-of.js";
 import { answersFor, readUiRequest } from "../ui-chat/read-ui-message.js";
 import { uiChatBody, uiChatParams } from "../ui-chat/ui-chat-schemas.js";
+import { messageBodyLimit } from "../message-body-limit.js";
 import { presentMessage } from "../../conversations/present.js";
 
 const tags = ["chat UIs (AI SDK)"];
@@ -49,10 +51,13 @@ export function uiChatRoutes(app: FastifyInstance, deps: HttpDeps) {
   r.post(
     "/ui/chat",
     {
+      // A user message may carry files (data: URLs), as `POST …/messages` may. (The AI SDK sends the whole chat each time:
+      // an app whose chat holds many files sends only the last message, with the transport's `prepareSendMessagesRequest`.)
+      bodyLimit: messageBodyLimit(services.config),
       schema: {
         summary: "Chat with the AI SDK's protocol (useChat, DefaultChatTransport)",
         description:
-          "What `DefaultChatTransport` sends: the last message is read (loopd keeps the history). A user message starts a run; an assistant message with approval responses or client tools' outputs answers the paused run. " +
+          "What `DefaultChatTransport` sends: the last message is read (loopd keeps the history). A user message starts a run (its text parts, and its file parts as images and documents: `data:` URLs of PNG, JPEG, GIF, WebP, PDF or plain text, or an http(s) image URL); an assistant message with approval responses or client tools' outputs answers the paused run. " +
           "`id` is a conversation id, or an AI SDK chat id naming the conversation with that `chat_id` (created on its first message, with the body's `conversation` settings). " +
           "A regenerate or an edit is refused with an `error` chunk: the history is append-only.",
         operationId: "uiChat",
@@ -68,7 +73,14 @@ export function uiChatRoutes(app: FastifyInstance, deps: HttpDeps) {
         return reply.header("content-type", "text/event-stream; charset=utf-8").headers(UI_HEADERS).send(uiFrame({ type: "error", errorText: request.reason }) + UI_DONE);
       }
       const { tenant } = req;
-      const conversation = await openChat({ services, conversations }, { tenant, chatId: req.body.id, settings: req.body.conversation ?? undefined, create: request.kind === "send" });
+      const conversation = await openChat({ services, conversations }, {
+        tenant,
+        chatId: req.body.id,
+        settings: req.body.conversation ?? undefined,
+        create: request.kind === "send",
+        // A new chat's first message with a bad file makes no conversation (its files are checked again as they are stored).
+        beforeCreate: request.kind === "send" ? () => checkUserContent(request.content, { ...services.config.attachments, fieldOf: request.fieldOf }) : undefined,
+      });
       const release = deps.streams.take();
       try {
         if (request.kind === "send") {
@@ -77,6 +89,7 @@ export function uiChatRoutes(app: FastifyInstance, deps: HttpDeps) {
             tenant,
             conversationId: conversation.id,
             content: request.content,
+            contentField: request.fieldOf,
             maxSteps: max_steps,
             budget,
             finish,
@@ -150,7 +163,7 @@ export function uiChatRoutes(app: FastifyInstance, deps: HttpDeps) {
         if (page.length < HISTORY_PAGE) break;
         afterSeq = page.at(-1)!.seq;
       }
-      return uiMessagesOf(history, conversation.active_run_id) as unknown as Record<string, unknown>[];
+      return uiMessagesOf(history, { conversationId: conversation.id, openRunId: conversation.active_run_id }) as unknown as Record<string, unknown>[];
     },
   );
 

@@ -1,12 +1,13 @@
 import type { PendingToolCall } from "../../core/run-outcome.js";
-import type { TextBlock } from "../../core/messages.js";
+import type { UserInputBlock } from "../../core/attachment-input.js";
 import type { ApprovalAnswer, OutputAnswer } from "../../conversations/check-action-answer.js";
 import { AppError } from "../../errors.js";
 import type { UiChatBody } from "./ui-chat-schemas.js";
+import { blockOfFilePart } from "./ui-file-part.js";
 
 /** What the last message of a chat request asks: a run for a user message, or the answers to a paused run's calls. */
 export type UiRequest =
-  | { kind: "send"; content: TextBlock[] }
+  | { kind: "send"; content: UserInputBlock[]; /** The request's field each block came from (`body.messages[i].parts[j]`). */ fieldOf: (index: number) => string }
   | { kind: "answer"; approvals: ApprovalAnswer[]; toolOutputs: OutputAnswer[] }
   | { kind: "refused"; reason: string };
 
@@ -26,15 +27,30 @@ export function readUiRequest(body: UiChatBody): UiRequest {
   const named = body.messageId === undefined ? undefined : body.messages.find((m) => m.id === body.messageId);
   if (last.role === "user") {
     if (named?.role === "user") return { kind: "refused", reason: APPEND_ONLY };
-    const content = last.parts.flatMap((p) => (p.type === "text" && typeof p.text === "string" && p.text.trim() !== "" ? [{ type: "text" as const, text: p.text }] : []));
-    if (content.length === 0) {
-      throw new AppError("invalid_request", "the last message holds no text: a user message needs at least one non-empty text part", { field: "body.messages" });
-    }
-    return { kind: "send", content };
+    return userContentOf(last.parts, `body.messages[${body.messages.length - 1}]`);
   }
   if (last.role !== "assistant") throw new AppError("invalid_request", "the last message must be the user's, or the assistant's with tool answers", { field: "body.messages" });
   const answered = named?.role === "assistant" ? named : last;
   return { kind: "answer", ...answersIn(answered.parts) };
+}
+
+/** A user message's text parts and file parts (see `blockOfFilePart`) as the blocks of a message to send; other parts are not read. */
+function userContentOf(parts: UiPart[], field: string): Extract<UiRequest, { kind: "send" }> {
+  const content: UserInputBlock[] = [];
+  const fields: string[] = [];
+  for (const [j, part] of parts.entries()) {
+    const block =
+      part.type === "text" ? (typeof part.text === "string" && part.text.trim() !== "" ? { type: "text" as const, text: part.text } : undefined)
+      : part.type === "file" ? blockOfFilePart(part, `${field}.parts[${j}]`)
+      : undefined;
+    if (!block) continue;
+    content.push(block);
+    fields.push(`${field}.parts[${j}]`);
+  }
+  if (content.length === 0) {
+    throw new AppError("invalid_request", "the last message holds no text and no file: a user message needs a non-empty text part or a file part", { field: "body.messages" });
+  }
+  return { kind: "send", content, fieldOf: (index) => fields[index]! };
 }
 
 /** Approval responses (`addToolApprovalResponse`) and client tools' outputs (`addToolOutput`) in an assistant message's tool parts. */

@@ -4,8 +4,8 @@ import { conversationFields, SAFE_MESSAGE, sendMessageBody } from "../request-sc
 
 /**
  * A UI message part as the AI SDK sends it: only the fields loopd reads are
- * checked (a text part's text, a tool part's call id, state, approval and
- * output); the rest of a part passes, as the SDK adds fields over versions.
+ * checked (a text part's text, a file part's media type, url and filename, a
+ * tool part's call id, state, approval and output); the rest of a part passes, as the SDK adds fields over versions.
  */
 const uiPart = z.looseObject({
   type: z.string().max(200),
@@ -15,6 +15,10 @@ const uiPart = z.looseObject({
   approval: z.looseObject({ id: z.string().max(200), approved: z.boolean().optional(), reason: z.string().max(10_000).refine(isPgSafe, SAFE_MESSAGE).optional() }).optional(),
   output: z.unknown().optional(),
   errorText: z.string().max(1_000_000).refine(isPgSafe, SAFE_MESSAGE).optional(),
+  // A file part's: its url a data: URL (as long as the body may be) or an http(s) URL, read by `blockOfFilePart`.
+  mediaType: z.string().max(200).optional(),
+  url: z.string().optional(),
+  filename: z.string().max(10_000).optional(),
 });
 
 const uiMessage = z.looseObject({

@@ -1,8 +1,11 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import { isAttached, type AttachmentData, type NewMessage, type UserBlock } from "../../core/messages.js";
+import { isAttached, type AttachedBlock, type AttachmentData, type NewMessage, type UserBlock } from "../../core/messages.js";
 import { attachmentBase64, notLoaded, textOfBase64 } from "../shared/attachment-data.js";
 
 type ContentBlockParam = Anthropic.ContentBlockParam;
+type TextBlockParam = Anthropic.TextBlockParam;
+type ImageBlockParam = Anthropic.ImageBlockParam;
+type DocumentBlockParam = Anthropic.DocumentBlockParam;
 type AnthropicTurn = { role: "user" | "assistant"; content: ContentBlockParam[] };
 
 /**
@@ -15,7 +18,8 @@ type AnthropicTurn = { role: "user" | "assistant"; content: ContentBlockParam[] 
  *   joins that turn after the results: roles alternate, and the results stay
  *   at the start of the turn that follows the `tool_use`, as the API requires.
  * - Images and documents become image and document blocks, with the bytes
- *   of `attachments` (a URL image is passed as its URL).
+ *   of `attachments` (a URL image is passed as its URL); a tool result's
+ *   images go inside its `tool_result`, after its text.
  * - Empty or whitespace-only text blocks are dropped (the API rejects them); a
  *   message left with no blocks is dropped whole rather than sent empty.
  */
@@ -74,8 +78,12 @@ function toBlocks(message: NewMessage, attachments: AttachmentData | undefined, 
         type: "tool_result",
         tool_use_id: toAnthropicToolId(b.tool_call_id),
         // An empty result is sent without `content` (optional in the API)
-        // rather than as an empty string.
-        ...(b.content === "" ? {} : { content: b.content }),
+        // rather than as an empty string; a result with images as its text, then each image.
+        ...(b.images?.length
+          ? { content: [...(b.content.trim() === "" ? [] : [{ type: "text" as const, text: b.content }]), ...b.images.map((image) => attachedBlock(image, attachments, missing))] }
+          : b.content === ""
+            ? {}
+            : { content: b.content }),
         is_error: b.is_error,
       }));
   }
@@ -84,15 +92,20 @@ function toBlocks(message: NewMessage, attachments: AttachmentData | undefined, 
 function userBlock(b: UserBlock, attachments: AttachmentData | undefined, missing: { any: boolean }): ContentBlockParam[] {
   if (b.type === "text") return b.text.trim() === "" ? [] : [{ type: "text", text: b.text }];
   if (!isAttached(b)) return [{ type: "image", source: { type: "url", url: b.source.url } }];
+  return [attachedBlock(b, attachments, missing)];
+}
+
+/** An attachment as its image or document block, with its bytes; a note when they were not loaded. */
+function attachedBlock(b: AttachedBlock, attachments: AttachmentData | undefined, missing: { any: boolean }): TextBlockParam | ImageBlockParam | DocumentBlockParam {
   const data = attachmentBase64(b, attachments);
   if (data === null) {
     missing.any = true;
-    return [{ type: "text", text: notLoaded(b) }];
+    return { type: "text", text: notLoaded(b) };
   }
-  if (b.type === "image") return [{ type: "image", source: { type: "base64", media_type: b.media_type, data } }];
+  if (b.type === "image") return { type: "image", source: { type: "base64", media_type: b.media_type, data } };
   const title = b.title === undefined ? {} : { title: b.title };
-  if (b.media_type === "application/pdf") return [{ type: "document", source: { type: "base64", media_type: "application/pdf", data }, ...title }];
-  return [{ type: "document", source: { type: "text", media_type: "text/plain", data: textOfBase64(data) }, ...title }];
+  if (b.media_type === "application/pdf") return { type: "document", source: { type: "base64", media_type: "application/pdf", data }, ...title };
+  return { type: "document", source: { type: "text", media_type: "text/plain", data: textOfBase64(data) }, ...title };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { ToolCallBlock, ToolResultBlock } from "../../core/messages.js";
 import { isPlainObject } from "../shared/parse-tool-arguments.js";
+import { toolImagesInWords } from "../shared/attachment-data.js";
 
 /**
  * The mock provider's answer after its tool calls came back: one sentence per
@@ -24,7 +25,7 @@ export function describeToolResults(results: readonly ToolResultBlock[], calls: 
         case "calculate":
           return describeCalculation(result.content, stringInput(call, "expression"));
         default:
-          return `The ${result.name} tool returned: ${result.content}`;
+          return `The ${result.name} tool returned: ${result.content}${toolImagesInWords(result)}`;
       }
     })
     .join(" ");

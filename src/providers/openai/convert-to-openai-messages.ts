@@ -1,6 +1,6 @@
 import type OpenAI from "openai";
 import { isAttached, type AttachmentData, type NewMessage, type ToolResultBlock, type UserBlock } from "../../core/messages.js";
-import { attachmentBase64, notLoaded, textOfBase64 } from "../shared/attachment-data.js";
+import { attachmentBase64, notLoaded, textOfBase64, toolImagesInWords } from "../shared/attachment-data.js";
 
 type OpenAIMessage = OpenAI.ChatCompletionMessageParam;
 type UserPart = OpenAI.ChatCompletionContentPart;
@@ -87,7 +87,8 @@ function convertOne(message: NewMessage, attachments: AttachmentData | undefined
       return [{ role: "assistant", content: text === "" ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) }];
     }
     case "tool":
-      return message.content.map((result) => ({ role: "tool", tool_call_id: result.tool_call_id, content: toolResultContent(result) }));
+      // Chat Completions' tool messages take no images: a tool's images are told in words after its text.
+      return message.content.map((result) => ({ role: "tool", tool_call_id: result.tool_call_id, content: toolResultContent(result) + toolImagesInWords(result) }));
   }
 }
 

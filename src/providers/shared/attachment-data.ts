@@ -1,4 +1,4 @@
-import type { AttachedBlock, AttachmentData } from "../../core/messages.js";
+import type { AttachedBlock, AttachmentData, ImageBlock, ToolResultBlock } from "../../core/messages.js";
 
 /**
  * The base64 of an attached block, from what the caller loaded; null when it
@@ -8,6 +8,17 @@ import type { AttachedBlock, AttachmentData } from "../../core/messages.js";
 export function attachmentBase64(block: AttachedBlock, attachments: AttachmentData | undefined): string | null {
   return attachments?.get(block.attachment_id) ?? null;
 }
+
+/** An image in words ("an image/png of 64×64 pixels"): what the mock says it was shown. */
+export const imageInWords = (image: ImageBlock): string => `an ${image.media_type} of ${image.width}×${image.height} pixels`;
+
+/**
+ * A tool result's images as text, a line each ("[an image/png of 64×64
+ * pixels, attachment att_…]"): what a provider whose tool results take no
+ * images is sent instead; "" when it has none.
+ */
+export const toolImagesInWords = (result: ToolResultBlock): string =>
+  (result.images ?? []).map((image) => `\n[${imageInWords(image)}, attachment ${image.attachment_id}]`).join("");
 
 /** What stands for an attachment whose bytes were not loaded. */
 export const notLoaded = (block: AttachedBlock): string => `[${block.type} ${block.attachment_id} (${block.media_type}) not loaded]`;

@@ -1,4 +1,4 @@
-import type { AssistantBlock, NewMessage } from "../../core/messages.js";
+import type { AssistantBlock, AttachmentData, NewMessage } from "../../core/messages.js";
 import type { ModelProvider, ModelRequestBody, ProviderName } from "../../core/model-provider.js";
 import type { HistoryRow } from "../../store/message-repository.js";
 import { historyOf } from "../history-of.js";
@@ -14,15 +14,26 @@ import type { ModelCallRecord, ModelSetup } from "./run-tracer.js";
 /** A span as the trace route shows it: its number, type and time, then its data (with the messages it points to filled in). */
 export type TraceSpan = { seq: number; type: string; at: string } & Record<string, unknown>;
 
-export interface ReadTraceOptions {
-  store: Pick<Store, "traces" | "messages">;
-  providers: Record<ProviderName, ModelProvider>;
+/** Where a run's spans are read from (see `traceSpans`). */
+export interface TraceSource {
+  store: Pick<Store, "traces">;
   run: Pick<RunRow, "id" | "conversationId" | "firstSeq">;
   redactor: Redactor;
-  /** Put each model call's request in its span whole, as the provider received it. @default false */
-  expandRequests?: boolean;
   /** Spans read from the database at a time. @default 200 */
   pageSize?: number;
+}
+
+/** A run's spans, its history and its attachments in the database (see `storedTraceEntries`). */
+export interface StoredTrace extends TraceSource {
+  store: Pick<Store, "traces" | "messages" | "attachments">;
+  /** The tenant of the run's conversation: its attachments are read in its scope. */
+  tenant: string;
+}
+
+export interface ReadTraceOptions extends StoredTrace {
+  providers: Record<ProviderName, ModelProvider>;
+  /** Put each model call's request in its span whole, as the provider received it. @default false */
+  expandRequests?: boolean;
 }
 
 /**
@@ -31,7 +42,7 @@ export interface ReadTraceOptions {
  * run. A model call's answer and a tool call's output are read from the
  * messages they tell (which hold their spans). Expanded, each request is
  * rebuilt from the stored history (read once, as far as the calls need it)
- * and checked against the sha256 of the body that was sent
+ * and the bytes of its attachments (each read once), and checked against the sha256 of the body that was sent
  * (`request_verified`).
  */
 export async function* readTrace({ expandRequests = false, ...options }: ReadTraceOptions): AsyncGenerator<TraceSpan> {
@@ -57,8 +68,8 @@ export interface TraceEntry {
 }
 
 /** The spans of a run's trace from the database, each model call with its request rebuilt (see `withRequests`). */
-export const storedTraceEntries = (options: Omit<ReadTraceOptions, "expandRequests" | "providers">): AsyncGenerator<TraceEntry> =>
-  withRequests(traceSpans(options), storedHistory(options));
+export const storedTraceEntries = (options: StoredTrace): AsyncGenerator<TraceEntry> =>
+  withRequests(traceSpans(options), storedHistory(options), (history) => options.store.attachments.dataOf(options.tenant, history));
 
 /**
  * The first `upTo` messages of the run's conversation (at least), as each
@@ -66,20 +77,33 @@ export const storedTraceEntries = (options: Omit<ReadTraceOptions, "expandReques
  */
 export type HistoryReader = (upTo: number) => Promise<readonly NewMessage[]>;
 
+/** The bytes of the attachments `messages` refer to (see `AttachmentData`). */
+export type AttachmentReader = (messages: readonly NewMessage[]) => Promise<AttachmentData>;
+
 /**
  * Each model call of a trace (spans as `traceSpans` or the trace route gives
  * them) with the request it was made with, rebuilt from its record, its
- * run's setup and the history: the context builder and the request builders
- * are pure, so this is what the call sent.
+ * run's setup, the history and its attachments: the context builder and the
+ * request builders are pure, so this is what the call sent. The history grows
+ * as the calls need it; each message is looked at for attachments once, so
+ * each attachment's bytes are read once.
  */
-export async function* withRequests(spans: AsyncIterable<TraceSpan>, history: HistoryReader): AsyncGenerator<TraceEntry> {
+export async function* withRequests(spans: AsyncIterable<TraceSpan>, history: HistoryReader, readAttachments: AttachmentReader): AsyncGenerator<TraceEntry> {
   const setups = new Map<string, ModelSetup>();
+  const attachments = new Map<string, string>();
+  let looked = 0;
+  const attachmentsOf = async (messages: readonly NewMessage[]): Promise<AttachmentData> => {
+    if (messages.length > looked) for (const [id, data] of await readAttachments(messages.slice(looked))) attachments.set(id, data);
+    looked = Math.max(looked, messages.length);
+    return attachments;
+  };
   for await (const span of spans) {
     if (span.type === "model.setup") setups.set(span.hash as string, span as unknown as ModelSetup);
     const record = span.request as ModelCallRecord | undefined;
     const setup = record?.setup === undefined ? undefined : setups.get(record.setup);
     if (record && setup && (span.type === "model.call" || span.type === "model.failed")) {
-      yield { span, request: rebuildRequest({ record, setup, history: await history(record.history_length) }), setup };
+      const messages = await history(record.history_length);
+      yield { span, request: rebuildRequest({ record, setup, history: messages, attachments: await attachmentsOf(messages) }), setup };
     } else {
       yield { span };
     }
@@ -87,7 +111,7 @@ export async function* withRequests(spans: AsyncIterable<TraceSpan>, history: Hi
 }
 
 /** The spans of a run's trace, from the database (see `readTrace`). */
-export async function* traceSpans({ store, run, redactor, pageSize = 200 }: Omit<ReadTraceOptions, "expandRequests" | "providers">): AsyncGenerator<TraceSpan> {
+export async function* traceSpans({ store, run, redactor, pageSize = 200 }: TraceSource): AsyncGenerator<TraceSpan> {
   // A call's setup is stored only when it changes; a tool call's input is its call's, in the last answer.
   let lastSetup: string | undefined;
   let lastCalls = new Map<string, unknown>();

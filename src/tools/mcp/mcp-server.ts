@@ -9,7 +9,7 @@ import type { McpServerEntry } from "../tools-file.js";
 import { CONNECTION_LOST_REASON } from "./capped-fetch.js";
 import { ChildProcessTransport } from "./child-process-transport.js";
 import { HANDSHAKE_TIMEOUT_MS, isConnectionFailure, lastLine, messageOf, openMcpConnection, streamProblemOf } from "./mcp-connection.js";
-import { mcpResultText } from "./mcp-result.js";
+import type { McpCallResult } from "./mcp-result.js";
 import { mcpToolsOf, type ListedTool, type McpTool } from "./mcp-tool.js";
 
 /** Pages of `tools/list` followed, and tools kept, at most. */
@@ -200,12 +200,12 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
 
   const unavailable = () => new ToolErrorResult(`the MCP server ${entry.name} is unavailable (${downReason}); try again later or use another tool`);
 
-  async function call(tool: string, input: Record<string, unknown>, signal: AbortSignal): Promise<string> {
+  async function call(tool: string, input: Record<string, unknown>, signal: AbortSignal): Promise<McpCallResult> {
     const c = client;
     if (!c || state !== "ready") throw unavailable();
     try {
       const result = await c.request({ method: "tools/call", params: { name: tool, arguments: input } }, CallToolResultSchema, { signal, timeout: timeoutMs + TIMEOUT_MARGIN_MS });
-      return mcpResultText(result);
+      return result;
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       if (err instanceof ToolErrorResult) throw err;

@@ -3,6 +3,7 @@ import type { Tool as ListedTool } from "@modelcontextprotocol/sdk/types.js";
 import { isObjectSchema } from "../../json-schema.js";
 import { checkToolInput } from "../check-tool-input.js";
 import type { ApprovalMode, Tool } from "../define-tool.js";
+import { mcpResult, type McpCallResult } from "./mcp-result.js";
 import type { McpServerEntry } from "../tools-file.js";
 import { mcpToolName } from "./mcp-tool-name.js";
 
@@ -31,7 +32,7 @@ const MAX_LIST_CHARS = 1024 * 1024;
 export function mcpToolsOf(
   entry: McpServerEntry,
   listed: readonly ListedTool[],
-  { call, available, timeoutMs }: { call: (tool: string, input: Record<string, unknown>, signal: AbortSignal) => Promise<string>; available: () => boolean; timeoutMs: number },
+  { call, available, timeoutMs }: { call: (tool: string, input: Record<string, unknown>, signal: AbortSignal) => Promise<McpCallResult>; available: () => boolean; timeoutMs: number },
 ): McpTool[] {
   const wanted = entry.tools === undefined ? null : new Set(entry.tools);
   const taken = new Set<string>();
@@ -71,7 +72,7 @@ export function mcpToolsOf(
       async execute(input, ctx) {
         // In the worker: compiling a server's schema may take long, and loopd cannot compile every schema (then the server checks).
         await checkToolInput(name, inputSchema, input, { signal: ctx.signal, uncompilable: "skip" });
-        return call(t.name, input, ctx.signal);
+        return mcpResult(await call(t.name, input, ctx.signal), ctx.keepImages);
       },
     });
   }
