@@ -6,8 +6,6 @@ import type { RunMetadata } from "./ui-chunk-encoder.js";
 export type LoopdUIMessage = UIMessage<RunMetadata>;
 type Part = LoopdUIMessage["parts"][number];
 
-const textOf = (message: Message) => message.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
-
 /**
  * The history as the AI SDK's UI messages, to seed `useChat({ messages })`:
  * each user message as it was sent (its attachments as file parts whose url
