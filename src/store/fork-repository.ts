@@ -30,12 +30,24 @@ export function createForkRepository({ db }: { db: Db }) {
       }));
     },
 
-    /** Copies messages 1…`atSeq` of `from` into `to`: new ids, the same seqs, contents and times; of no run. */
+    /**
+     * Copies messages 1…`atSeq` of `from` into `to`: new ids, the same seqs,
+     * contents and times; of no run. The attachments they refer to are
+     * copied with them, under the same ids: the fork keeps its images when
+     * the original is deleted.
+     */
     async copyMessages(from: string, to: string, atSeq: number): Promise<void> {
       await db.execute(sql`
         insert into messages (id, conversation_id, seq, role, content, excluded, kind, summarizes, created_at)
         select 'msg_' || substr(md5(random()::text || clock_timestamp()::text || seq::text), 1, 25), ${to}, seq, role, content, excluded, kind, summarizes, created_at
         from messages where conversation_id = ${from} and seq <= ${atSeq}`);
+      await db.execute(sql`
+        insert into attachments (id, tenant_id, conversation_id, sha256, media_type, bytes, width, height, data, created_at)
+        select a.id, a.tenant_id, ${to}, a.sha256, a.media_type, a.bytes, a.width, a.height, a.data, a.created_at
+        from attachments a
+        where a.conversation_id = ${from} and a.id in (
+          select jsonb_path_query(m.content, 'strict $.**.attachment_id') #>> '{}'
+          from messages m where m.conversation_id = ${to} and m.content::text like '%attachment_id%')`);
     },
   };
 }

@@ -386,7 +386,8 @@ const bytea = customType<{ data: Buffer; driverData: Uint8Array }>({
 export const attachments = pgTable(
   "attachments",
   {
-    id: text("id").primaryKey(),
+    /** Unique within its conversation; a fork's copy keeps the original's id (its messages refer to it). */
+    id: text("id").notNull(),
     tenantId: text("tenant_id").notNull(),
     conversationId: text("conversation_id")
       .notNull()
@@ -401,8 +402,12 @@ export const attachments = pgTable(
     data: bytea("data").notNull(),
     createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
   },
-  // Looked up by id (the primary key) or by conversation and hash (this index, which also keeps one row per bytes).
-  (t) => [uniqueIndex("attachments_conversation_sha256_idx").on(t.conversationId, t.sha256)],
+  // Looked up by conversation and id (the primary key), by the ids a history refers to, or by conversation and hash (which also keeps one row per bytes).
+  (t) => [
+    primaryKey({ name: "attachments_pkey", columns: [t.conversationId, t.id] }),
+    index("attachments_id_idx").on(t.id),
+    uniqueIndex("attachments_conversation_sha256_idx").on(t.conversationId, t.sha256),
+  ],
 );
 
 export type AttachmentRow = typeof attachments.$inferSelect;

@@ -1,5 +1,6 @@
 import { expect, test } from "vitest";
 import { useLoopd } from "../helpers/use-loopd.js";
+import { b64, png } from "../helpers/test-images.js";
 
 const f = useLoopd({ listen: true });
 
@@ -92,4 +93,28 @@ test("a fork of a fork works, and a deleted original breaks neither", async () =
   f.llm.script({ text: "Still here" });
   expect((await json(call("POST", `/conversations/${forkOfFork.id}/messages`, { content: "Hello again" }))).run.status).toBe("completed");
   expect((await json(call("GET", `/conversations/${fork.id}`))).forked_from).toEqual({ conversation_id: conv.id, seq: 6 });
+});
+
+test("a fork keeps the images of the messages it copies: its attachment route serves them, its next call sends their bytes, and both outlive the original", async () => {
+  const image = png(40, 30, 5);
+  const later = png(20, 20, 9);
+  const conv = await json(call("POST", "/conversations", { provider: "anthropic", tools: [] }));
+  f.llm.script({ text: "A small picture." }, { text: "Another." });
+  await call("POST", `/conversations/${conv.id}/messages`, { content: [{ type: "text", text: "What is this?" }, { type: "image", source: { type: "base64", media_type: "image/png", data: b64(image) } }] });
+  await call("POST", `/conversations/${conv.id}/messages`, { content: [{ type: "text", text: "And this?" }, { type: "image", source: { type: "base64", media_type: "image/png", data: b64(later) } }] });
+  const [first] = await history(conv.id);
+  const attachmentId = first.content[1].attachment_id;
+  const fork = await json(call("POST", `/conversations/${conv.id}/fork`, { at_seq: 2 }));
+  // Only what its messages refer to: the second image stays the original's.
+  const laterId = (await history(conv.id))[2].content[1].attachment_id;
+  expect((await call("GET", `/conversations/${fork.id}/attachments/${laterId}`)).status).toBe(404);
+  expect((await call("DELETE", `/conversations/${conv.id}`)).status).toBe(204);
+  const served = await call("GET", `/conversations/${fork.id}/attachments/${attachmentId}`);
+  expect(served.status).toBe(200);
+  expect(Buffer.from(await served.arrayBuffer())).toEqual(image);
+  f.llm.script({ text: "Still a small picture." });
+  const sent = await json(call("POST", `/conversations/${fork.id}/messages`, { content: "Look again." }));
+  expect(sent.run.status).toBe("completed");
+  const blocks = f.llm.requests.at(-1)!.body.messages[0].content;
+  expect(blocks.find((b: any) => b.type === "image").source.data).toBe(b64(image));
 });
