@@ -8,6 +8,7 @@ import type { ModelSetup } from "../runs/trace/run-tracer.js";
 import type { RunRow } from "../store/schema.js";
 import type { Store } from "../store/store.js";
 import type { EvalCase, Expectations, RecordedResult } from "./eval-case.js";
+import { withInlineAttachments } from "./case-attachments.js";
 
 /**
  * An eval case made from a run's trace: the settings its model calls were
@@ -24,16 +25,22 @@ export async function buildEvalCase({
   run,
   conversation,
   redactor,
+  tenant,
 }: {
-  store: Pick<Store, "traces" | "messages">;
+  store: Pick<Store, "traces" | "messages" | "attachments">;
   run: RunRow;
   conversation: ReturnType<typeof presentConversation>;
   redactor: Redactor;
+  /** The run's tenant: its attachments are read in it. */
+  tenant: string;
 }): Promise<EvalCase> {
   if (run.firstSeq === null) throw new AppError("invalid_request", `run ${run.id} has not started: it has no message to make a case of`, { run_id: run.id });
   const before = run.firstSeq - 1;
   const history = before > 0 ? await store.messages.page({ conversationId: run.conversationId, afterSeq: 0, limit: before }) : [];
   const [first] = await store.messages.bySeqs(run.conversationId, [run.firstSeq]);
+  const shown = history.map(presentMessage);
+  const input = first ? presentMessage(first) : null;
+  const data = await store.attachments.dataOf(tenant, input ? [...shown, input] : shown);
 
   let setup: ModelSetup | undefined;
   const toolCalls: string[] = [];
@@ -81,8 +88,8 @@ export async function buildEvalCase({
       client_tools: conversation.client_tools as unknown as Record<string, unknown>[] | null,
     },
     // Secrets the trace hides are hidden here too: a case is a file to keep and share.
-    history: history.map((row) => redactor.value(presentMessage(row))),
-    input: redactor.value(first?.content ?? []) as EvalCase["input"],
+    history: shown.map((m) => redactor.value(withInlineAttachments(m, data))),
+    input: redactor.value(input ? withInlineAttachments(input, data).content : []) as EvalCase["input"],
     recorded,
     expect,
   };

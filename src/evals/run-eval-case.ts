@@ -1,5 +1,7 @@
 import type { FastifyInstance } from "fastify";
-import type { Message, NewMessage } from "../core/messages.js";
+import type { UserInputBlock } from "../core/attachment-input.js";
+import type { Message, NewMessage, UserBlock } from "../core/messages.js";
+import { hasInlineAttachments } from "./case-attachments.js";
 import type { Store } from "../store/store.js";
 import type { EvalCase } from "./eval-case.js";
 import type { EvalUsage } from "./case-result.js";
@@ -44,6 +46,7 @@ export async function runEvalCase({
   lookup,
   maxStepsLimit,
   onConversation,
+  attach,
   now = () => performance.now(),
 }: {
   app: FastifyInstance;
@@ -56,14 +59,21 @@ export async function runEvalCase({
   maxStepsLimit: number;
   /** Told the conversation's id before its run starts (the recorded tools answer by it). */
   onConversation: (id: string) => void;
+  /** Stores a history message's images and documents for the conversation (checked as a message's are); its blocks as saved. */
+  attach: (conversationId: string, blocks: UserInputBlock[]) => Promise<UserBlock[]>;
   now?: () => number;
 }): Promise<CaseRun> {
   const created = await app.inject({ method: "POST", url: "/conversations", payload: settings });
   if (created.statusCode !== 201) return { ran: false, reason: `the case's conversation was refused: ${messageOf(created.json())}` };
   const conversationId = (created.json() as { id: string }).id;
   onConversation(conversationId);
-  const history = evalCase.history.filter((m) => !m.excluded).map((m) => ({ role: m.role, content: m.content, ...(m.kind && { kind: m.kind }) }));
-  await store.messages.append({ conversationId, runId: null, items: history as NewMessage[] });
+  const history: NewMessage[] = [];
+  for (const m of evalCase.history.filter((x) => !x.excluded)) {
+    // Images and documents come in the case as a client sends them: stored for this conversation, as a message's are.
+    const content = m.role === "user" && hasInlineAttachments(m.content) ? await attach(conversationId, m.content as UserInputBlock[]) : m.content;
+    history.push({ role: m.role, content, ...(m.kind && { kind: m.kind }), ...(m.summarizes && { summarizes: m.summarizes }) } as NewMessage);
+  }
+  await store.messages.append({ conversationId, runId: null, items: history });
 
   const startedAt = now();
   let res = await app.inject({ method: "POST", url: `/conversations/${conversationId}/messages`, payload: { content: evalCase.input, ...runLimits(evalCase, maxStepsLimit) } });

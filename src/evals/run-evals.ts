@@ -11,6 +11,8 @@ import { runEvalCase } from "./run-eval-case.js";
 import type { CaseResult, EvalUsage, LoadedCase } from "./case-result.js";
 import { scoreEvalCase, type EvalOutcome } from "./score-eval-case.js";
 import { summaryOf, type EvalSummary } from "./eval-summary.js";
+import { attachUserContent } from "../conversations/attachments/attach-user-content.js";
+import { DEFAULT_TENANT } from "../http/request-tenant.js";
 
 export interface EvalOverrides {
   /** @default each case's own */
@@ -91,6 +93,7 @@ export async function runEvals({
           lookup,
           maxStepsLimit: evalConfig.runs.maxStepsLimit,
           onConversation: (id) => answers.set((conversationId = id), lookup),
+          attach: (id, blocks) => attachUserContent({ store: loopd.services.store, limits: evalConfig.attachments }, { tenant: DEFAULT_TENANT, conversationId: id, blocks, fieldOf: (i) => `history content[${i}]` }),
         });
         return run.ran ? await resultOf({ ...base, model: run.model }, evalCase, run.outcome, run) : notRun(base, run.reason);
       } catch (err) {

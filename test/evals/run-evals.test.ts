@@ -7,6 +7,7 @@ import type { FakeTurn } from "../fake-llm/server.js";
 import { api } from "../helpers/api.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 import { evalTools, holds, lookups, recordCase, respondByCase, toolResultsOf } from "./eval-fixtures.js";
+import { b64, png } from "../helpers/test-images.js";
 
 const f = useLoopd({ tools: evalTools() });
 
@@ -156,4 +157,25 @@ test("a client tool's call is answered from the recording: the paused run gets t
   const { results } = await evals([evalCase]);
   expect(results[0]).toMatchObject({ pass: true, status: "completed", tool_calls: ["create_invoice"] });
   expect(toolResultsOf(f.llm.requests[1]!)).toEqual([{ content: "INV-42 created", is_error: false }]);
+});
+
+test("a case from a run with images holds them as a client sends them, and runs elsewhere with the same bytes sent to the model", async () => {
+  const first = png(24, 24, 3);
+  const second = png(16, 32, 4);
+  const conv = await api(f.loopd.app).createConversation({ provider: "anthropic", tools: [] });
+  f.llm.script({ text: "A square." }, { text: "A tall one." });
+  const send = (text: string, image: Buffer) => f.loopd.app.inject({ method: "POST", url: `/conversations/${conv.id}/messages`, payload: { content: [{ type: "text", text }, { type: "image", source: { type: "base64", media_type: "image/png", data: b64(image) } }] } });
+  await send("What is this?", first);
+  const run = (await send("And this?", second)).json().run;
+  const evalCase = (await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/runs/${run.id}/eval-case` })).json();
+  expect(JSON.stringify(evalCase)).not.toContain("attachment_id");
+  expect(evalCase.history[0].content[1]).toEqual({ type: "image", source: { type: "base64", media_type: "image/png", data: b64(first) } });
+  expect(evalCase.input[1]).toEqual({ type: "image", source: { type: "base64", media_type: "image/png", data: b64(second) } });
+
+  f.llm.requests.length = 0;
+  f.llm.script({ text: "A tall one." });
+  const { results } = await evals([evalCase]);
+  expect(results[0]).toMatchObject({ pass: true, status: "completed" });
+  const sent = f.llm.requests[0]!.body.messages.flatMap((m: any) => m.content).filter((b: any) => b.type === "image");
+  expect(sent.map((b: any) => b.source.data)).toEqual([b64(first), b64(second)]);
 });

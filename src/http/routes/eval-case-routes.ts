@@ -28,7 +28,7 @@ export function evalCaseRoutes(app: FastifyInstance, deps: HttpDeps) {
     async (req) => {
       const run = await conversations.run({ tenant: req.tenant, id: req.params.id, runId: req.params.run_id });
       const conversation = await conversations.get(req.tenant, req.params.id);
-      return buildEvalCase({ store: services.store, run, conversation, redactor: redactorOf(services.config) });
+      return buildEvalCase({ store: services.store, run, conversation, redactor: redactorOf(services.config), tenant: req.tenant });
     },
   );
 }
