@@ -1,6 +1,7 @@
 import type { AgentEvent } from "../core/agent-events.js";
 import type { ModelProvider, ModelRequestBody, ModelResponse } from "../core/model-provider.js";
 import { emptyUsage, totalTokens, type Usage } from "../core/usage.js";
+import { estimateTextTokens } from "./estimate-tokens.js";
 import { startModelCallDeadline } from "./model-call-deadline.js";
 import { planSummary, SUMMARY_SHARE } from "./plan-summary.js";
 import type { CallSettings } from "./prepare-step.js";
@@ -32,6 +33,7 @@ export function createSummarizer({
   idleMs,
   emit,
   now,
+  affordable,
 }: {
   provider: ModelProvider;
   settings: CallSettings;
@@ -41,11 +43,13 @@ export function createSummarizer({
   idleMs: number | undefined;
   emit: (event: AgentEvent) => void;
   now: () => number;
+  /** Whether the run's budgets have room for a call of this many input tokens. */
+  affordable: (inputTokens: number) => boolean;
 }) {
   let failed = false;
 
-  /** Writes the summary the next call needs, if it needs one; "cancelled" when the run was cancelled meanwhile. */
-  return async function summarizeIfNeeded(): Promise<"cancelled" | null> {
+  /** Writes the summary the next call needs, if it needs one: "written" when it did, "cancelled" when the run was cancelled meanwhile. */
+  return async function summarizeIfNeeded(): Promise<"written" | "cancelled" | null> {
     if (failed) return null;
     const plan = planSummary({ history: state.history, settings: settings.context, built: state.context(), tokenRatio: state.tokenRatio });
     if (plan === null) return null;
@@ -54,6 +58,7 @@ export function createSummarizer({
     const model = settings.context.summary_model ?? settings.model;
     const text = summaryRequestText(plan, { maxWords: Math.floor(maxTokens * 0.6), maxChars: Math.floor(limit * TRANSCRIPT_CHARS_PER_TOKEN) });
     const request: ModelRequestBody = { model, system: SUMMARY_SYSTEM, messages: [{ role: "user", content: [{ type: "text", text }] }], tools: [], toolChoice: "none", maxTokens, cacheKey: null };
+    if (!affordable(Math.ceil((estimateTextTokens(SUMMARY_SYSTEM) + estimateTextTokens(text)) * state.tokenRatio))) return null;
     const started = now();
     let body: object | null = null;
     let reported: Usage | null = null;
@@ -86,6 +91,6 @@ export function createSummarizer({
     // The span goes with the save of the summary it tells.
     report({ summary_seq: state.history.length + 1, answer, error: null, usage: response.usage, cost_usd: cost });
     await state.append([{ role: "user", kind: "summary", summarizes, content: [{ type: "text", text: answer }] }]);
-    return null;
+    return "written";
   };
 }
