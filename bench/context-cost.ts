@@ -51,12 +51,7 @@ export async function measureContextCost({ steps = 30, logLevel = "warn" }: { st
     const read = resultsIn(req);
     return read < steps ? { toolCalls: [{ name: "read_file", input: { path: `file_${read}.txt` } }] } : { text: "All files read; here is the summary." };
   };
-  const post = async (route: string, body: unknown) => {
-    const res = await fetch(`${loopd.url}${route}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-    const json = (await res.json()) as any;
-    if (!res.ok) throw new Error(`POST ${route}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
+  const post = poster(loopd.url);
   try {
     const rows: ContextCostRow[] = [];
     for (const { strategy, conversation } of STRATEGIES) {
@@ -74,6 +69,16 @@ export async function measureContextCost({ steps = 30, logLevel = "warn" }: { st
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
+
+/** POSTs JSON to a loopd process; its answer's JSON, or an error saying what it answered. */
+export const poster =
+  (url: string) =>
+  async (route: string, body: unknown): Promise<any> => {
+    const res = await fetch(`${url}${route}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const json = (await res.json()) as any;
+    if (!res.ok) throw new Error(`POST ${route}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
 
 /** What a strategy's requests were billed, from the fake's counts. */
 export function costOf(strategy: string, requests: RecordedRequest[]): ContextCostRow {

@@ -5,7 +5,7 @@ import { SUMMARY_SYSTEM } from "../src/agent/summary-prompt.js";
 import type { RecordedRequest } from "../test/fake-llm/server.js";
 import { startFakeLlm } from "../test/fake-llm/server.js";
 import { toolResults } from "../test/helpers/tool-heavy-conversation.js";
-import { costOf, type ContextCostRow } from "./context-cost.js";
+import { costOf, poster, type ContextCostRow } from "./context-cost.js";
 import { startLoopdProcess } from "./start-loopd-process.js";
 
 /** A row of (h)'s long conversation: its input tokens with the summary calls', and what the summaries cost apart. */
@@ -50,12 +50,7 @@ export async function measureLongConversationCost({ turns = 60, logLevel = "warn
     const answered = Array.isArray(last.content) && last.content.some((b: { type?: string }) => b.type === "tool_result");
     return answered ? { text: `About file_${turn}: ${files[turn]!.content.replace(/\s+/g, " ").slice(0, 600)}` } : { toolCalls: [{ name: "read_file", input: { path: `file_${turn}.txt` } }] };
   };
-  const post = async (route: string, body: unknown) => {
-    const res = await fetch(`${loopd.url}${route}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-    const json = (await res.json()) as any;
-    if (!res.ok) throw new Error(`POST ${route}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
+  const post = poster(loopd.url);
   try {
     const rows: LongConversationRow[] = [];
     for (const { strategy, ...settings } of STRATEGIES) {
