@@ -9,6 +9,7 @@ import { runEvals } from "../../src/evals/run-evals.js";
 import { startLoopd } from "../helpers/start-loopd.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 import { toolResultsIn, userTextsIn } from "../helpers/wire.js";
+import { png } from "../helpers/test-images.js";
 import { ARTIFACTS, useBrowser, useBuiltPlayground } from "./browser.js";
 
 /**
@@ -242,6 +243,30 @@ describe("the playground", () => {
     writeFileSync(notReport, JSON.stringify({ hello: 1 }));
     await page.getByLabel("Open a report").setInputFiles(notReport);
     await page.getByRole("alert").filter({ hasText: "not-a-report.json: this is not a report of npm run eval" }).waitFor();
+  });
+
+  test("a file attached to a message: the model gets its exact bytes, and the page shows the image, also after a reload", async () => {
+    const id = await createConversation({ title: "A picture" });
+    const page = await browser.page();
+    await openConversation(page, id);
+    const image = png(48, 32, 11);
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "loopd-attach-")), "chart.png");
+    writeFileSync(file, image);
+    await page.getByLabel("Attach files").setInputFiles(file);
+    await page.getByText("chart.png").waitFor();
+    f.llm.script({ text: "A small chart." });
+    await send(page, "What is in this picture?");
+    await answer(page).locator(".badge.status-completed").waitFor();
+    const blocks = f.llm.requests.at(-1)!.body.messages.at(-1).content;
+    expect(blocks.find((b: any) => b.type === "image").source).toEqual({ type: "base64", media_type: "image/png", data: image.toString("base64") });
+    const shown = page.getByRole("article", { name: "Your message" }).locator("img.attachment-image");
+    await shown.waitFor();
+    // After a reload the page is seeded from loopd: the image is the stored attachment, read with the page's key.
+    await page.reload();
+    await page.getByRole("region", { name: "Conversation" }).waitFor();
+    await expect.poll(() => shown.evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth)).toBe(48);
+    expect(await shown.getAttribute("src")).toMatch(/^blob:/);
+    await browser.shot(page, "attached-image");
   });
 
   test("a reload while the answer streams: the page picks the run's stream up again and the answer finishes, once", async () => {

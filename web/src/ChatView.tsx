@@ -77,10 +77,10 @@ function ChatSession({ api, apiKey, conversationId, conversation, onBack, onChan
       void (isError ? chat.addToolOutput({ state: "output-error", tool, toolCallId, errorText: output }) : chat.addToolOutput({ tool, toolCallId, output })),
   };
 
-  const send = async (text: string) => {
+  const send = async (text: string, files?: FileList) => {
     const first = chat.messages.length === 0 && !conversation?.title;
-    await chat.sendMessage({ text });
-    if (first) await api.renameConversation(conversationId, text.slice(0, 60)).catch(() => {});
+    await chat.sendMessage(files && files.length > 0 ? { text, files } : { text });
+    if (first) await api.renameConversation(conversationId, (text || files?.[0]?.name || "Files").slice(0, 60)).catch(() => {});
     await onChanged();
   };
   const cancel = async () => {
@@ -136,6 +136,7 @@ function ChatSession({ api, apiKey, conversationId, conversation, onBack, onChan
             onTrace={(runId) => onTrace(runId, version)}
             onFork={busy && i >= chat.messages.length - 2 ? undefined : () => void forkAt(i)}
             traceOpen={traceRunId === (m.metadata?.run_id ?? m.id)}
+            fetchBlob={api.blob}
           />
         ))}
         {chat.status === "submitted" && last?.role === "user" && <p className="muted pad">Waiting for the model…</p>}

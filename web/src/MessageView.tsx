@@ -1,5 +1,6 @@
 import { isToolUIPart } from "ai";
 import type { Answers, ChatMessage } from "./chat-types.ts";
+import { FilePart } from "./FilePart.tsx";
 import { ToolCall } from "./ToolCall.tsx";
 
 const STATUS_LABELS: Record<string, string> = {
@@ -22,6 +23,7 @@ export function MessageView({
   onTrace,
   onFork,
   traceOpen,
+  fetchBlob,
 }: {
   message: ChatMessage;
   /** This message's run is streaming now. */
@@ -31,12 +33,24 @@ export function MessageView({
   /** A new conversation from this point (absent while it is not saved yet). */
   onFork: (() => void) | undefined;
   traceOpen: boolean;
+  /** Reads a file of loopd's with the key (a stored attachment). */
+  fetchBlob: (path: string) => Promise<Blob>;
 }) {
   if (message.role === "user") {
     const text = message.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("");
+    const files = message.parts.filter((p) => p.type === "file");
     return (
       <article className="message user" aria-label="Your message">
-        <div className="bubble">{text}</div>
+        <div className="sent">
+          {files.length > 0 && (
+            <div className="attachments">
+              {files.map((part, i) => (
+                <FilePart key={i} part={part} fetchBlob={fetchBlob} />
+              ))}
+            </div>
+          )}
+          {text && <div className="bubble">{text}</div>}
+        </div>
         {onFork && (
           <button type="button" className="link fork" onClick={onFork} title="A new conversation with everything before this message, to send it another way">
             Fork from here

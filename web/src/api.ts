@@ -178,6 +178,12 @@ export function createApi(key: string) {
     fork: (id: string, atSeq: number) => call<Conversation>("POST", `${conv(id)}/fork`, { at_seq: atSeq }),
     /** The run as an eval case for `npm run eval` (kept as the route answers it: the page only saves it). */
     evalCase: (id: string, runId: string) => call<unknown>("GET", `${conv(id)}/runs/${encodeURIComponent(runId)}/eval-case`),
+    /** A file of loopd's (an attachment), read with the key. */
+    blob: async (path: string) => {
+      const res = await fetch(path, { headers: authHeaders(key) });
+      if (!res.ok) throw errorOf(res.status, await res.text());
+      return res.blob();
+    },
     webhooks: (id: string, runId: string) => call<{ data: WebhookDelivery[] }>("GET", `${conv(id)}/runs/${encodeURIComponent(runId)}/webhooks`).then((r) => r.data),
   };
 }
