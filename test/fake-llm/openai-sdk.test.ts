@@ -171,10 +171,13 @@ describe("errors and retries", () => {
 
   it("lets an AbortSignal end a hanging stream, which the SDK ends without an error", async () => {
     llm.script({ hang: true }, { text: "still alive" });
-    const signal = AbortSignal.timeout(100);
-    // The SDK got its 200 and headers, so create() resolves; the abort then ends iteration quietly.
-    const result = await accumulate(await streamed({}, { signal }));
-    expect(signal.aborted).toBe(true);
+    const controller = new AbortController();
+    // The SDK got its 200 and headers, so create() resolves; an abort then (not on a timer, which a loaded machine may fire before the headers) ends iteration quietly.
+    const stream = await streamed({}, { signal: controller.signal });
+    const reading = accumulate(stream);
+    controller.abort();
+    const result = await reading;
+    expect(controller.signal.aborted).toBe(true);
     expect(result).toMatchObject({ text: "", finishReason: null });
     expect((await client.chat.completions.create({ model, messages: hello })).choices[0]!.message.content).toBe("still alive");
   });
