@@ -1,7 +1,7 @@
 import { DEFAULT_CONTEXT, type ContextSettings } from "../core/context-settings.js";
 import { estimateMessageTokens } from "./estimate-tokens.js";
 import { isLoopdMessage, sendable, type NewMessage, type ToolResultBlock } from "../core/messages.js";
-import { withSummary } from "./summary-in-context.js";
+import { isSummary, withSummary } from "./summary-in-context.js";
 
 /** What one model call is sent of the history, and what was left out of it. */
 export interface BuiltContext {
@@ -58,7 +58,8 @@ export function buildContext({
   fixedTokens?: number;
   tokenRatio?: number;
 }): BuiltContext {
-  const summarized = settings.strategy === "summarize" ? withSummary(history) : history;
+  // A summary stored while the conversation was `summarize` is not sent under another strategy: what it condenses is.
+  const summarized = settings.strategy === "summarize" ? withSummary(history) : history.some(isSummary) ? history.filter((m) => !isSummary(m)) : history;
   const kept = sendable(summarized as NewMessage[]);
   const refused = summarized.length - kept.length;
   if (settings.strategy === "full") {

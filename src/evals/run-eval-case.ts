@@ -68,10 +68,11 @@ export async function runEvalCase({
   const conversationId = (created.json() as { id: string }).id;
   onConversation(conversationId);
   const history: NewMessage[] = [];
-  for (const m of evalCase.history.filter((x) => !x.excluded)) {
+  // Refused turns are written too, marked as they were: a summary's range is in the history's seqs, which they are part of.
+  for (const m of evalCase.history) {
     // Images and documents come in the case as a client sends them: stored for this conversation, as a message's are.
     const content = m.role === "user" && hasInlineAttachments(m.content) ? await attach(conversationId, m.content as UserInputBlock[]) : m.content;
-    history.push({ role: m.role, content, ...(m.kind && { kind: m.kind }), ...(m.summarizes && { summarizes: m.summarizes }) } as NewMessage);
+    history.push({ role: m.role, content, ...(m.kind && { kind: m.kind }), ...(m.summarizes && { summarizes: m.summarizes }), ...(m.excluded && { excluded: m.excluded }) } as NewMessage);
   }
   await store.messages.append({ conversationId, runId: null, items: history });
 

@@ -58,10 +58,16 @@ export function createAttachmentRepository({ db }: { db: Db }) {
     async dataOf(tenant: string, history: readonly NewMessage[]): Promise<AttachmentData> {
       const ids = attachmentIdsOf(history);
       if (ids.size === 0) return new Map();
+      // One row per id: a fork keeps a copy of each attachment under the same id (and a fork made before
+      // 0015 refers to its original's), so the tenant may hold many; each copy's bytes read would be wasted.
+      const one = db
+        .selectDistinctOn([attachments.id], { ctid: sql`ctid` })
+        .from(attachments)
+        .where(and(inArray(attachments.id, [...ids]), eq(attachments.tenantId, tenant)));
       const rows = await db
         .select({ id: attachments.id, data: base64Of })
         .from(attachments)
-        .where(and(inArray(attachments.id, [...ids]), eq(attachments.tenantId, tenant)));
+        .where(sql`${attachments}.ctid in ${one}`);
       return new Map(rows.map((r) => [r.id, r.data]));
     },
   };

@@ -49,6 +49,7 @@ export function createMessageRepository({ db }: { db: Db }) {
             role: m.role,
             ...(m.role === "user" && m.kind && { kind: m.kind }),
             ...(m.role === "user" && m.summarizes && { summarizes: m.summarizes }),
+            ...(m.excluded && { excluded: m.excluded }),
             content: toPgSafe(m.content),
             runId,
             ...(eventSeqOf && { eventSeq: eventSeqOf(i) }),
