@@ -63,10 +63,8 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
   const stop = createStopPolicy({ budget: o.budget, maxTokens: settings.maxTokens, conditions: budgetConditions(o.budget, o.costOf) });
   const checkFinish = o.finish ? createFinishChecker(o.finish, { signal }) : null;
   const tools = { toolBox, state, clock, signal, emit };
-  const spent = () => ({ steps: state.steps, usage: state.usage, costUsd: state.usage.cost_usd ?? null, timeLeftMs: clock.timeLeftMs() });
-  // A summary call is weighed like a step: it is not made when the budgets have no room for it (the exchanges are then left out).
-  const affordable = (inputTokens: number) => stop.beforeStep({ spent: spent(), inputTokens, afterTools: false }).type === "go";
-  const summarizeIfNeeded = createSummarizer({ provider, settings, state, clock, signal, idleMs: o.limits.modelStreamIdleMs, emit, now, affordable });
+  const weigh = (inputTokens: number, afterTools: boolean) => stop.beforeStep({ spent: { steps: state.steps, usage: state.usage, costUsd: state.usage.cost_usd ?? null, timeLeftMs: clock.timeLeftMs() }, inputTokens, afterTools });
+  const summarizeIfNeeded = createSummarizer({ provider, settings, state, clock, signal, idleMs: o.limits.modelStreamIdleMs, emit, now, affordable: (tokens) => weigh(tokens, false).type === "go" });
   const cancelled = () => state.end({ status: "cancelled", stopReason: isSuperseded(signal) ? "superseded" : "cancelled" }, { interrupted: isInterruption(signal) });
   const overBudget = (over: BudgetName) => state.end({ status: "incomplete", stopReason: over === "steps" ? "max_steps" : "budget", budgetExceeded: over });
 
@@ -82,13 +80,12 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
     if (signal?.aborted) return cancelled();
     // A crash or an earlier cancel may have left calls unanswered; answer them first.
     await state.append(repairTail(state.history));
-    let gate = stop.beforeStep({ spent: spent(), inputTokens: state.context().estimatedTokens, afterTools });
+    let gate = weigh(state.context().estimatedTokens, afterTools);
     if (gate.type === "stop") return overBudget(gate.over);
     const summarized = await summarizeIfNeeded();
     if (summarized === "cancelled") return cancelled();
     // The summary's tokens and cost are the run's, and the call is sent less: weighed again.
-    if (summarized === "written") gate = stop.beforeStep({ spent: spent(), inputTokens: state.context().estimatedTokens, afterTools });
-    if (gate.type === "stop") return overBudget(gate.over);
+    if (summarized === "written" && (gate = weigh(state.context().estimatedTokens, afterTools)).type === "stop") return overBudget(gate.over);
     if (gate.type === "grace") await state.appendNotice(graceNotice(gate.over));
     const step = prepareStep({ state, settings, gate, clock });
     const called = await callModel(step, { provider, state, clock, signal, idleMs: o.limits.modelStreamIdleMs, emit, now });

@@ -43,7 +43,7 @@ export function createSummarizer({
   idleMs: number | undefined;
   emit: (event: AgentEvent) => void;
   now: () => number;
-  /** Whether the run's budgets have room for a call of this many input tokens. */
+  /** Whether the run's budgets have room for a call of this many input tokens: a summary call is weighed like a step, and not made without room (the exchanges are then left out). */
   affordable: (inputTokens: number) => boolean;
 }) {
   let failed = false;
