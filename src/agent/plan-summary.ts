@@ -1,5 +1,5 @@
 import type { ContextSettings } from "../core/context-settings.js";
-import type { NewMessage } from "../core/messages.js";
+import { textOf, type NewMessage } from "../core/messages.js";
 import { isUserTurn, stubOf, type BuiltContext } from "./build-context.js";
 import { estimateMessageTokens } from "./estimate-tokens.js";
 import { isSummary, newestSummaryIndex } from "./summary-in-context.js";
@@ -52,7 +52,7 @@ export function planSummary({ history, settings, built, tokenRatio }: { history:
   return {
     from_seq: earlier?.summarizes?.from_seq ?? 1,
     to_seq: end,
-    previous: earlier ? earlier.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n") : null,
+    previous: earlier ? textOf(earlier) : null,
     messages,
   };
 }

@@ -1,4 +1,4 @@
-import type { NewMessage } from "../core/messages.js";
+import { textOf, type NewMessage } from "../core/messages.js";
 
 /**
  * The history as `summarize` sends it: the newest summary first, in place of
@@ -32,7 +32,7 @@ function summaryAsSent(summary: Extract<NewMessage, { role: "user" }>): NewMessa
   if (!sent) {
     const { from_seq, to_seq } = summary.summarizes!;
     const header = `[Summary of messages ${from_seq}–${to_seq} of this conversation, written by loopd to fit the context window; the messages themselves are no longer sent]`;
-    const text = summary.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n");
+    const text = textOf(summary);
     sent = { role: "user", kind: "summary", summarizes: summary.summarizes!, content: [{ type: "text", text: `${header}\n\n${text}` }] };
     SENT.set(summary, sent);
   }

@@ -7,18 +7,22 @@ import { DOCUMENT_MEDIA_TYPES, IMAGE_MEDIA_TYPES, type TextBlock } from "./messa
  * bytes are checked when the message is sent (`checkUserContent`).
  */
 
+/** The longest image URL and document title a client may send (a file part of the AI SDK's too). */
+export const MAX_IMAGE_URL_CHARS = 2_000;
+export const MAX_DOCUMENT_TITLE_CHARS = 500;
+
 const base64Source = <T extends readonly [string, ...string[]]>(mediaTypes: T) =>
   z.strictObject({ type: z.literal("base64"), media_type: z.enum(mediaTypes), data: z.string() });
 
 export const imageInputSchema = z.strictObject({
   type: z.literal("image"),
-  source: z.discriminatedUnion("type", [base64Source(IMAGE_MEDIA_TYPES), z.strictObject({ type: z.literal("url"), url: z.string().max(2_000) })]),
+  source: z.discriminatedUnion("type", [base64Source(IMAGE_MEDIA_TYPES), z.strictObject({ type: z.literal("url"), url: z.string().max(MAX_IMAGE_URL_CHARS) })]),
 });
 
 export const documentInputSchema = z.strictObject({
   type: z.literal("document"),
   source: base64Source(DOCUMENT_MEDIA_TYPES),
-  title: z.string().max(500).optional(),
+  title: z.string().max(MAX_DOCUMENT_TITLE_CHARS).optional(),
 });
 
 export type ImageInput = z.infer<typeof imageInputSchema>;

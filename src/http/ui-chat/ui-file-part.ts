@@ -1,5 +1,5 @@
-import { IMAGE_MEDIA_TYPES, type DocumentBlock } from "../../core/messages.js";
-import type { UserInputBlock } from "../../core/attachment-input.js";
+import { DOCUMENT_MEDIA_TYPES, IMAGE_MEDIA_TYPES, type DocumentBlock } from "../../core/messages.js";
+import { MAX_DOCUMENT_TITLE_CHARS as MAX_TITLE, MAX_IMAGE_URL_CHARS as MAX_URL, type UserInputBlock } from "../../core/attachment-input.js";
 import { AppError } from "../../errors.js";
 
 /** An AI SDK file part as a client sends it (`convertFileListToFileUIParts` makes its url a data URL). */
@@ -9,11 +9,8 @@ export interface UiFilePart {
   filename?: string | undefined;
 }
 
-const DOCUMENT_TYPES: readonly string[] = ["application/pdf", "text/plain"] satisfies DocumentBlock["media_type"][];
+const DOCUMENT_TYPES: readonly string[] = DOCUMENT_MEDIA_TYPES;
 const IMAGE_TYPES: readonly string[] = IMAGE_MEDIA_TYPES;
-/** As `POST …/messages` takes them. */
-const MAX_URL = 2_000;
-const MAX_TITLE = 500;
 
 /**
  * A user message's file part as the block `POST …/messages` would take for
