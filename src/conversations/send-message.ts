@@ -13,6 +13,8 @@ import { settleBudget } from "./settle-budget.js";
 import { FINISH_TOOL, type FinishOptions } from "../core/run-settings.js";
 import { isLockConflict, uniqueViolation } from "../store/unique-violation.js";
 import type { Appended } from "../runs/history-cache.js";
+import { startedEvents } from "../runs/committed-events.js";
+import type { LoggedEvent } from "../store/event-repository.js";
 import type { RunManager } from "../runs/run-manager.js";
 import { toPgSafe } from "../store/pg-safe.js";
 import { startedRunPosition, type RunPosition } from "../runs/run-numbering.js";
@@ -111,7 +113,7 @@ export async function sendMessage(
       const atOnce = attempt === 1 && conversation.activeRunId === null ? await startRunAtOnce(services, toCreate) : null;
       const created = atOnce ?? (await createRunInTransaction(services, toCreate, onBusy));
       await afterCreated({ services, runs }, created);
-      if ("position" in created) runs.start(created.run, { position: created.position, conversation, ...(atOnce && { appended: atOnce.appended }) });
+      if ("position" in created) runs.start(created.run, { position: created.position, conversation, ...(atOnce && { appended: atOnce.appended, committed: atOnce.committed }) });
       return { run: created.run, replayed: false };
     } catch (err) {
       // A DELETE got in between the read above and the insert: the run's conversation is gone.
@@ -137,20 +139,26 @@ export async function sendMessage(
 }
 
 /** The common case in one statement (`loopd_start_run`): a connection held for one round trip, not a transaction of seven; null when it must take the general path. */
-async function startRunAtOnce({ store, config, instanceId }: Services, r: RunToCreate): Promise<{ run: RunRow; position: RunPosition; appended: Appended; superseded: undefined } | null> {
+async function startRunAtOnce(
+  { store, config, instanceId }: Services,
+  r: RunToCreate,
+): Promise<{ run: RunRow; position: RunPosition; appended: Appended; committed: LoggedEvent[]; superseded: undefined } | null> {
+  const messageId = newId("msg");
   const started = await store.runs.start({
     run: { ...newRunFields(r), leaseOwner: instanceId },
     leaseMs: config.runs.leaseMs,
     tenant: r.tenant,
     cap: config.runs.maxActivePerTenant,
-    messageId: newId("msg"),
+    messageId,
     content: r.content,
   });
   if (started && "openRuns" in started) throw tooManyRuns(r.tenant, started.openRuns);
   if (!started) return null;
   // The user message as the database holds it (toPgSafe), so the run need not read it back.
   const appended = { firstSeq: started.run.firstSeq!, messages: [{ role: "user" as const, content: toPgSafe(r.content) }] };
-  return { run: started.run, position: startedRunPosition(started.run.firstSeq!), appended, superseded: undefined };
+  // What it committed for the run's readers: a stream opened now takes it from here.
+  const committed = startedEvents(started.run, { id: messageId, content: r.content });
+  return { run: started.run, position: startedRunPosition(started.run.firstSeq!), appended, committed, superseded: undefined };
 }
 
 /**

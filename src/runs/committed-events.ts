@@ -2,6 +2,7 @@ import { endsRefused } from "../core/run-outcome.js";
 import type { LoggedEvent } from "../store/event-repository.js";
 import { toPgSafe } from "../store/pg-safe.js";
 import type { RunSave } from "../store/save-run-step.js";
+import type { RunRow } from "../store/schema.js";
 
 /**
  * What a save wrote to the run's event log, as `events.after` reads it back:
@@ -39,6 +40,23 @@ export function committedEvents(save: RunSave, savedAt: Date): LoggedEvent[] | n
     return [{ runId: save.runId, seq: m.event_seq, type: "message.created", data: { seq }, createdAt: savedAt, message }];
   });
   return [...events, ...announced].sort((a, b) => a.seq - b.seq);
+}
+
+/**
+ * What a run's creation in one statement (`runs.start`) wrote to its event
+ * log: its `run.created` (event 1) and its user message's `message.created`
+ * (event 2), at the run's creation time (the statement's transaction time).
+ */
+export function startedEvents(run: Pick<RunRow, "id" | "conversationId" | "firstSeq" | "createdAt">, message: { id: string; content: unknown }): LoggedEvent[] {
+  const save = {
+    runId: run.id,
+    owner: "",
+    conversationId: run.conversationId,
+    firstSeq: run.firstSeq!,
+    messages: [{ id: message.id, role: "user" as const, content: message.content, event_seq: 2 }],
+    events: [{ seq: 1, type: "run.created", data: {} }],
+  };
+  return committedEvents(save, run.createdAt)!;
 }
 
 /**

@@ -26,6 +26,8 @@ export interface RunEventLogOptions {
    * @default 10
    */
   deltaFlushMs?: number;
+  /** What the run's creation just committed (`startedEvents`), handed to its readers as a write of this log. */
+  committed?: LoggedEvent[] | undefined;
 }
 
 
@@ -63,6 +65,7 @@ export function createRunEventLog({
   owner,
   position,
   deltaFlushMs = 10,
+  committed: created,
 }: RunEventLogOptions) {
   let at: RunPosition = position;
   let pending: EventInput[] = [];
@@ -71,6 +74,10 @@ export function createRunEventLog({
   /** What this writer last handed to the readers, to forget it (and not a later writer's) when done. */
   let mine: LoggedEvent[] | undefined;
   const release = () => signals.forget(runId, mine);
+  if (created) {
+    mine = created;
+    signals.publish(runId, conversationId, created);
+  }
 
   /** Queues a write after every earlier one; the events waiting go first, in the same call. */
   function commit(parts: CommitParts): Promise<void> {

@@ -3,6 +3,7 @@ import { describeError } from "../errors.js";
 import type { Services } from "../services.js";
 import type { ConversationRow, RunRow } from "../store/schema.js";
 import type { Appended } from "./history-cache.js";
+import type { LoggedEvent } from "../store/event-repository.js";
 import { executeRun } from "./execute-run.js";
 import { keepLeases } from "./keep-leases.js";
 import type { LocalRun } from "./local-run.js";
@@ -119,10 +120,14 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
      * Executes a run just created, or just answered after a pause (then the
      * approved calls run first), its numbers going on from `position`;
      * `conversation` as the request just read it, and what its creation
-     * appended, when the caller has them (reads less).
+     * appended, when the caller has them (reads less); what its creation
+     * committed, for its readers (no read of the database for them).
      */
-    start(run: RunRow, { position, approvedCalls, conversation, appended }: { position: RunPosition; approvedCalls?: string[]; conversation?: ConversationRow; appended?: Appended }): void {
-      launch(run, createRunWriter({ services, run, position }), { approvedCalls, ...(conversation && { conversation }), ...(appended && { appended }) });
+    start(
+      run: RunRow,
+      { position, approvedCalls, conversation, appended, committed }: { position: RunPosition; approvedCalls?: string[]; conversation?: ConversationRow; appended?: Appended; committed?: LoggedEvent[] },
+    ): void {
+      launch(run, createRunWriter({ services, run, position, committed }), { approvedCalls, ...(conversation && { conversation }), ...(appended && { appended }) });
     },
 
     /** Begins renewing leases and sweeping for abandoned runs; the first sweep runs now. */

@@ -7,6 +7,7 @@ import { describeError } from "../errors.js";
 import type { Services } from "../services.js";
 import type { NewRunSpan } from "../store/save-run-step.js";
 import type { RunRow } from "../store/schema.js";
+import type { LoggedEvent } from "../store/event-repository.js";
 import { redactorOf } from "../redact.js";
 import { createRunTracer, runEndSpan } from "./trace/run-tracer.js";
 import { LeaseLost } from "../core/interruptions.js";
@@ -26,11 +27,14 @@ export function createRunWriter({
   services,
   run,
   position,
+  committed,
 }: {
   services: Services;
   run: RunRow;
   /** Where the run's numbers stand: its events and messages are numbered on from there. */
   position: RunPosition;
+  /** What the run's creation committed, for its readers (see `startedEvents`). */
+  committed?: LoggedEvent[] | undefined;
 }) {
   const { store, log } = services;
   const events = createRunEventLog({
@@ -40,6 +44,7 @@ export function createRunWriter({
     conversationId: run.conversationId,
     owner: services.instanceId,
     position,
+    committed,
   });
   let progress: { steps: number; usage: Usage } | null = null;
   let totals = { steps: run.steps, usage: run.usage };
