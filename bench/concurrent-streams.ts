@@ -110,7 +110,8 @@ export async function measureConcurrentStreams({
       try {
         // loopd first: its first request is the floor's to send.
         const names: StreamSubjectName[] = ["loopd", "floor", ...(baselineDir ? ["loopd before" as const] : [])];
-        if (serverUrl) names.push("loopd ×2", ...(baselineDir ? ["loopd before ×2" as const] : []));
+        // BENCH_STREAM_PAIRS=0 leaves the two-instance rows out (to measure one change quickly).
+        if (serverUrl && process.env.BENCH_STREAM_PAIRS !== "0") names.push("loopd ×2", ...(baselineDir ? ["loopd before ×2" as const] : []));
         const tallies: Tally[] = [];
         for (const name of names) tallies.push(emptyTally(await start(name)));
         for (let round = 1; round <= rounds; round++) {

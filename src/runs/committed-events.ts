@@ -68,7 +68,12 @@ function asStored(value: unknown): unknown {
   return jsonbOrder(toPgSafe(value));
 }
 
-const byJsonbKeyOrder = (a: string, b: string) => Buffer.byteLength(a) - Buffer.byteLength(b) || Buffer.compare(Buffer.from(a), Buffer.from(b));
+const ASCII = /^[^\u0080-\uffff]*$/;
+// Keys of ASCII alone (nearly all): their UTF-8 bytes are their characters, compared as they are.
+const byJsonbKeyOrder = (a: string, b: string) =>
+  ASCII.test(a) && ASCII.test(b)
+    ? a.length - b.length || (a < b ? -1 : a > b ? 1 : 0)
+    : Buffer.byteLength(a) - Buffer.byteLength(b) || Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 function jsonbOrder(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(jsonbOrder);

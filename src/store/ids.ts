@@ -9,8 +9,15 @@ const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
  */
 export function newId(prefix: "conv" | "msg" | "run" | "act" | "key" | "att"): string {
   const time = Date.now().toString(36).padStart(9, "0");
-  const bytes = randomBytes(16);
+  if (used + 16 > pool.length) {
+    pool = randomBytes(4096);
+    used = 0;
+  }
   let rand = "";
-  for (let i = 0; i < 16; i++) rand += ALPHABET[bytes[i]! % 36];
+  for (let i = 0; i < 16; i++) rand += ALPHABET[pool[used++]! % 36];
   return `${prefix}_${time}${rand}`;
 }
+
+/** Random bytes drawn 4 KB at a time (one call to the system's generator per 256 ids, not one per id); each byte used once. */
+let pool = Buffer.alloc(0);
+let used = 0;

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, getTableColumns, inArray, sql, type SQL } from "drizzle-orm";
 import type { Db, RawQuery } from "./db.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
-import { toPgSafe } from "./pg-safe.js";
+import { pgSafeJson, toPgSafe } from "./pg-safe.js";
 import { saveRunStep, type RunSave } from "./save-run-step.js";
 import { rowFromJson } from "./row-from-json.js";
 import { ACTIVE_RUN_STATUSES, conversations, OPEN_RUN_STATUSES, runs, type RunRow } from "./schema.js";
@@ -64,7 +64,7 @@ export function createRunRepository({ db, query, notifies }: { db: Db; query: Ra
         // The row's columns by their names, as the function reads them.
         const { id, provider, model, usage, request } = run;
         const json = { id, conversation_id: run.conversationId, provider, model, usage, request, idempotency_key: run.idempotencyKey, request_hash: run.requestHash, lease_owner: run.leaseOwner, webhook: run.webhook ?? null };
-        const [row] = await query({ ...START, values: [JSON.stringify(toPgSafe(json)), leaseMs, tenant, cap, messageId, JSON.stringify(toPgSafe(content))] });
+        const [row] = await query({ ...START, values: [pgSafeJson(json), leaseMs, tenant, cap, messageId, pgSafeJson(content)] });
         const started = row!.started as { run?: Record<string, unknown>; open_runs?: number };
         return started.run ? { run: runFromJson(started.run) } : { openRuns: started.open_runs! };
       } catch (err) {

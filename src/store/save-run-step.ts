@@ -3,7 +3,7 @@ import type { BudgetName, RunResult } from "../core/run-outcome.js";
 import type { Usage } from "../core/usage.js";
 import type { RawQuery } from "./db.js";
 import type { NewRunEvent } from "./event-repository.js";
-import { toPgSafe } from "./pg-safe.js";
+import { pgSafeJson } from "./pg-safe.js";
 import type { PendingCall, RunError, RunStatus } from "./schema.js";
 
 /** What `save` writes for a run in one round trip. */
@@ -81,13 +81,13 @@ export async function saveRunStep({ query, notifies }: { query: RawQuery; notifi
       step.owner,
       step.conversationId,
       step.firstSeq,
-      JSON.stringify(toPgSafe(step.messages)),
-      JSON.stringify(toPgSafe(step.events)),
+      pgSafeJson(step.messages),
+      pgSafeJson(step.events),
       step.progress?.steps ?? null,
       step.progress ? JSON.stringify(step.progress.usage) : null,
-      step.end ? JSON.stringify(toPgSafe(endParameter(step.end))) : null,
+      step.end ? pgSafeJson(endParameter(step.end)) : null,
       notifies,
-      JSON.stringify(toPgSafe(step.spans ?? [])),
+      pgSafeJson(step.spans ?? []),
     ],
   });
   if (rows[0]?.owned !== true) return null;
