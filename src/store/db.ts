@@ -44,6 +44,8 @@ export interface Database {
    * run) in the embedded one; 0 when none waits. What admission control reads.
    */
   longestWaitMs(): number;
+  /** How many statements can run at once: the pool's size on a server, 1 embedded. */
+  connections: number;
   /** The pool's connections right now, when on a server (/metrics); null when embedded, which has no pool. */
   poolUse(): PoolUse | null;
   /** The server's URL when on a real server (LISTEN needs a connection of its own); null when embedded. */
@@ -160,6 +162,7 @@ export async function openDatabase({
       listenEmbedded: null,
       statements: () => statements,
       longestWaitMs: () => pool.longestWaitMs(),
+      connections: poolSize,
       poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, acquired: pool.acquired, waitedMs: pool.waitedMs }),
       query: async ({ name, text, values }) => (await pool.query({ name, text, values })).rows,
       // On the connection that holds the lock: a pool of one (DB_POOL_SIZE=1) has no second to give.
@@ -195,6 +198,7 @@ export async function openDatabase({
     },
     statements: () => counter.count,
     longestWaitMs: () => counter.longestWaitMs(),
+    connections: 1,
     poolUse: () => null,
     // In-process: nothing to save by preparing.
     query: async ({ text, values }) => (await client.query<Record<string, unknown>>(text, values)).rows,

@@ -2,7 +2,7 @@ import { and, asc, desc, eq, getTableColumns, inArray, sql, type SQL } from "dri
 import type { Db, RawQuery } from "./db.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
 import { pgSafeJson, toPgSafe } from "./pg-safe.js";
-import { saveRunStep, type RunSave } from "./save-run-step.js";
+import type { RunSave } from "./save-run-step.js";
 import { rowFromJson } from "./row-from-json.js";
 import { ACTIVE_RUN_STATUSES, conversations, OPEN_RUN_STATUSES, runs, type RunRow } from "./schema.js";
 
@@ -39,10 +39,10 @@ const isActive = inArray(runs.status, [...ACTIVE_RUN_STATUSES]);
 /** Leases are held only by runs executing (a queued run has none until it starts). */
 const isRunning = eq(runs.status, "running");
 
-export function createRunRepository({ db, query, notifies }: { db: Db; query: RawQuery; notifies: boolean }) {
+export function createRunRepository({ db, query, save }: { db: Db; query: RawQuery; save: (step: RunSave) => Promise<Date | null> }) {
   return {
-    /** See `saveRunStep`. */
-    save: (step: RunSave): Promise<Date | null> => saveRunStep({ query, notifies }, step),
+    /** See `saveRunStep` and `createRunSaver`. */
+    save,
 
     async insert({ leaseMs, ...run }: NewRun): Promise<RunRow> {
       const [row] = await db

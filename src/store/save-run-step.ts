@@ -94,3 +94,83 @@ export async function saveRunStep({ query, notifies }: { query: RawQuery; notifi
   const at = rows[0].saved_at;
   return at instanceof Date ? at : new Date(String(at));
 }
+
+const SAVE_MANY = {
+  name: "loopd_save_many",
+  text: "select loopd_save_many($1::jsonb) as results, now()::timestamptz(3) as saved_at",
+};
+
+/** A save that `loopd_save_many` undid alone: the database's error, its SQLSTATE as `code` (as pg's errors have it). */
+export class SaveFailed extends Error {
+  override readonly name = "SaveFailed";
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** One save as an element of `loopd_save_many`'s argument: `loopd_save`'s parameters by name, an absent one null. */
+const saveItem = (step: RunSave, notify: boolean) => ({
+  run_id: step.runId,
+  owner: step.owner,
+  conversation_id: step.conversationId,
+  first_seq: step.firstSeq,
+  messages: step.messages,
+  events: step.events,
+  ...(step.progress && { steps: step.progress.steps, usage: step.progress.usage }),
+  ...(step.end && { end: endParameter(step.end) }),
+  notify,
+  spans: step.spans ?? [],
+});
+
+/** Several runs' saves in one statement and one transaction (`loopd_save_many`): for each, its time, null when not owned, or the error that undid it alone. */
+async function saveRunSteps({ query, notifies }: { query: RawQuery; notifies: boolean }, steps: RunSave[]): Promise<Array<Date | null | SaveFailed>> {
+  const rows = await query({ ...SAVE_MANY, values: [pgSafeJson(steps.map((step) => saveItem(step, notifies)))] });
+  const at = rows[0]!.saved_at;
+  const savedAt = at instanceof Date ? at : new Date(String(at));
+  const results = (typeof rows[0]!.results === "string" ? JSON.parse(rows[0]!.results) : rows[0]!.results) as Array<{ owned: boolean } | { code: string; message: string }>;
+  return results.map((r) => ("code" in r ? new SaveFailed(r.code, r.message) : r.owned ? savedAt : null));
+}
+
+/**
+ * `saveRunStep` for every run of the process, with group commit: at most
+ * `slots` saves go to the database at once (the rest of the pool stays free
+ * for creating runs and reading), and the saves that come while they are
+ * all taken wait, then go together, up to `maxBatch`, in one statement as
+ * soon as one is free. A save that finds a slot free goes at once, alone,
+ * as one `loopd_save`: a batch forms only under load, and costs one round
+ * trip and one commit for all of its saves.
+ */
+export function createRunSaver({ query, notifies, slots, maxBatch = 64 }: { query: RawQuery; notifies: boolean; slots: number; maxBatch?: number }) {
+  const waiting: Array<{ step: RunSave; resolve: (at: Date | null) => void; reject: (err: unknown) => void }> = [];
+  let busy = 0;
+  const write = async (batch: typeof waiting): Promise<void> => {
+    try {
+      if (batch.length === 1) return batch[0]!.resolve(await saveRunStep({ query, notifies }, batch[0]!.step));
+      const results = await saveRunSteps({ query, notifies }, batch.map((w) => w.step));
+      batch.forEach((w, i) => {
+        const result = results[i]!;
+        if (result instanceof SaveFailed) w.reject(result);
+        else w.resolve(result);
+      });
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+    }
+  };
+  const pump = () => {
+    while (busy < slots && waiting.length > 0) {
+      busy++;
+      void write(waiting.splice(0, maxBatch)).then(() => {
+        busy--;
+        pump();
+      });
+    }
+  };
+  return (step: RunSave): Promise<Date | null> =>
+    new Promise((resolve, reject) => {
+      waiting.push({ step, resolve, reject });
+      pump();
+    });
+}

@@ -13,16 +13,17 @@ import { createRunQueueRepository } from "./run-queue-repository.js";
 import { createForkRepository } from "./fork-repository.js";
 import { createTraceRepository } from "./trace-repository.js";
 import { createWebhookRepository } from "./webhook-repository.js";
+import { createRunSaver, type RunSave } from "./save-run-step.js";
 
 /** Channels of the nudges loopd processes send each other through the database (ids only, never payloads). */
 export type NotifyChannel = "loopd_run_events" | "loopd_run_cancel" | "loopd_run_queued" | "loopd_webhooks";
 
 /** Every repository over one connection (or one transaction). */
-function createRepositories(db: Db, { notifies, query }: { notifies: boolean; query: RawQuery }) {
+function createRepositories(db: Db, { notifies, query, save }: { notifies: boolean; query: RawQuery; save: (step: RunSave) => Promise<Date | null> }) {
   return {
     conversations: createConversationRepository({ db, notifies }),
     messages: createMessageRepository({ db }),
-    runs: createRunRepository({ db, query, notifies }),
+    runs: createRunRepository({ db, query, save }),
     queue: createRunQueueRepository({ db }),
     forks: createForkRepository({ db }),
     events: createEventRepository({ db }),
@@ -51,15 +52,18 @@ export type Repositories = ReturnType<typeof createRepositories>;
  * repositories bound to one transaction: callers never see the driver's
  * transaction type.
  */
-export function createStore({ db, kind, query, longestWaitMs }: Pick<Database, "db" | "kind" | "query" | "longestWaitMs">) {
+export function createStore({ db, kind, query, longestWaitMs, connections }: Pick<Database, "db" | "kind" | "query" | "longestWaitMs" | "connections">) {
   // NOTIFY reaches other processes, which only a database server has.
   const notifies = kind === "postgres";
+  // Runs' saves take at most half the pool at once (group commit beyond that): the rest stays free to create runs and read.
+  // (Saves of a transaction's repositories go through it too: they are statements of their own, never the transaction's.)
+  const save = createRunSaver({ query, notifies, slots: Math.max(1, Math.floor(connections / 2)) });
   return {
-    ...createRepositories(db, { notifies, query }),
+    ...createRepositories(db, { notifies, query, save }),
     /** See `Database.longestWaitMs`. */
     longestWaitMs,
     transaction: <T>(fn: (tx: Repositories) => Promise<T>): Promise<T> =>
-      db.transaction((tx) => fn(createRepositories(tx as unknown as Db, { notifies, query }))),
+      db.transaction((tx) => fn(createRepositories(tx as unknown as Db, { notifies, query, save }))),
   };
 }
 

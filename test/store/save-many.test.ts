@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { eq } from "drizzle-orm";
+import { emptyUsage } from "../../src/core/usage.js";
+import type { Database } from "../../src/store/db.js";
+import { createRunSaver, SaveFailed, type RunSave } from "../../src/store/save-run-step.js";
+import { messages, runEvents } from "../../src/store/schema.js";
+import { createStore, type Store } from "../../src/store/store.js";
+import { createTestDatabase, type TestDatabase } from "../helpers/test-database.js";
+
+let testDb: TestDatabase;
+let database: Database;
+let store: Store;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  database = await testDb.open();
+  store = createStore(database);
+});
+afterAll(async () => {
+  await database.close();
+  await testDb.drop();
+});
+
+async function runningRun(i: number): Promise<{ runId: string; conversationId: string }> {
+  const conv = await store.conversations.create({ tenantId: "default", provider: "mock", model: "loopd-mock", tools: [], metadata: {} });
+  const runId = `run_batch_${i}_${conv.id}`;
+  await store.runs.insert({ id: runId, conversationId: conv.id, status: "running", provider: "mock", model: "loopd-mock", usage: emptyUsage(), request: { max_steps: 3, tool_choice: "auto", model: null }, leaseOwner: "me", leaseMs: 60_000 });
+  return { runId, conversationId: conv.id };
+}
+
+const saveOf = ({ runId, conversationId }: { runId: string; conversationId: string }, firstSeq: number, text: string): RunSave => ({
+  runId,
+  owner: "me",
+  conversationId,
+  firstSeq,
+  messages: [{ id: `msg_${runId}`, role: "user", content: [{ type: "text", text }], event_seq: 1 }],
+  events: [{ seq: 2, type: "text.delta", data: { delta: text } }],
+  progress: { steps: 1, usage: emptyUsage() },
+});
+
+test("saves that queue go together in one statement; one that fails is undone alone, the others are kept", async () => {
+  const [a, b, c, d] = await Promise.all([0, 1, 2, 3].map(runningRun));
+  // One slot: the first save takes it; the three that come meanwhile wait, then go together.
+  const save = createRunSaver({ query: database.query, notifies: database.kind === "postgres", slots: 1 });
+  const before = database.statements();
+  const results = await Promise.allSettled([
+    save(saveOf(a!, 1, "alone")),
+    save(saveOf(b!, 1, "batched")),
+    // Its history does not end at seq 6: loopd_save refuses it (40001).
+    save(saveOf(c!, 7, "refused")),
+    save({ ...saveOf(d!, 1, "not owned"), owner: "another process" }),
+  ]);
+  expect(database.statements() - before).toBe(2);
+  expect(results[0]).toMatchObject({ status: "fulfilled", value: expect.any(Date) });
+  expect(results[1]).toMatchObject({ status: "fulfilled", value: expect.any(Date) });
+  expect(results[3]).toEqual({ status: "fulfilled", value: null });
+  expect(results[2].status).toBe("rejected");
+  const failure = (results[2] as PromiseRejectedResult).reason as SaveFailed;
+  expect(failure).toBeInstanceOf(SaveFailed);
+  expect(failure.code).toBe("40001");
+  expect(failure.message).toMatch(/does not end at seq 6/);
+
+  const rowsOf = async (conversationId: string, runId: string) => ({
+    messages: (await database.db.select().from(messages).where(eq(messages.conversationId, conversationId))).map((m) => m.content),
+    events: (await database.db.select().from(runEvents).where(eq(runEvents.runId, runId))).map((e) => e.data),
+  });
+  expect(await rowsOf(b!.conversationId, b!.runId)).toEqual({ messages: [[{ type: "text", text: "batched" }]], events: [{ delta: "batched" }] });
+  expect(await rowsOf(c!.conversationId, c!.runId)).toEqual({ messages: [], events: [] });
+  expect(await rowsOf(d!.conversationId, d!.runId)).toEqual({ messages: [], events: [] });
+  expect((await store.runs.get(b!.runId))!.steps).toBe(1);
+  expect((await store.runs.get(c!.runId))!.steps).toBe(0);
+});
+
+test("a batch's values are mended as a single save's are (NUL, lone surrogates), and all of it is one transaction's time", async () => {
+  const runs = await Promise.all([10, 11, 12].map(runningRun));
+  const save = createRunSaver({ query: database.query, notifies: false, slots: 1 });
+  const times = await Promise.all(runs.map((r, i) => save(saveOf(r, 1, `t${i}\u0000\ud800`))));
+  expect(times[1]!.getTime()).toBe(times[2]!.getTime());
+  const [row] = await database.db.select().from(messages).where(eq(messages.conversationId, runs[2]!.conversationId));
+  expect(row!.content).toEqual([{ type: "text", text: "t2\ufffd\ufffd" }]);
+});
