@@ -54,7 +54,7 @@ export async function sendMessage(
   // At the door, before any statement: a request that would wait in the database's queue is not queued behind it.
   // (A retry with an Idempotency-Key, or a request for an unknown conversation, is told 503 too: nothing changed, it tries again.)
   admit(services);
-  const conversation = await store.conversations.get(input.tenant, input.conversationId);
+  const conversation = await store.conversationForRun({ scope: input.tenant, id: input.conversationId });
   if (!conversation) throw notFound("conversation", input.conversationId);
 
   const toolChoice = input.toolChoice ?? "auto";

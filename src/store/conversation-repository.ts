@@ -97,6 +97,15 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
       return row;
     },
 
+    /**
+     * Conversations by id, of any tenant (the caller checks whose each is),
+     * with the run that holds each: what starting a run needs, without the
+     * totals `get` adds up.
+     */
+    async manyWithActiveRun(ids: string[]): Promise<Array<ConversationRow & { activeRunId: string | null }>> {
+      return db.select({ ...conversationColumns(), activeRunId }).from(conversations).where(inArray(conversations.id, ids));
+    },
+
     /** A tenant's conversation named by an AI SDK chat id. */
     async getByChatId(tenant: string, chatId: string): Promise<ConversationWithActiveRun | undefined> {
       const [row] = await db.select(withActiveRun).from(conversations).where(and(eq(conversations.tenantId, tenant), eq(conversations.chatId, chatId)));

@@ -4,6 +4,7 @@ import type { Usage } from "../core/usage.js";
 import type { RawQuery } from "./db.js";
 import type { NewRunEvent } from "./event-repository.js";
 import { pgSafeJson } from "./pg-safe.js";
+import { grouped } from "./group-commit.js";
 import type { PendingCall, RunError, RunStatus } from "./schema.js";
 
 /** What `save` writes for a run in one round trip. */
@@ -135,42 +136,11 @@ async function saveRunSteps({ query, notifies }: { query: RawQuery; notifies: bo
 }
 
 /**
- * `saveRunStep` for every run of the process, with group commit: at most
- * `slots` saves go to the database at once (the rest of the pool stays free
- * for creating runs and reading), and the saves that come while they are
- * all taken wait, then go together, up to `maxBatch`, in one statement as
- * soon as one is free. A save that finds a slot free goes at once, alone,
- * as one `loopd_save`: a batch forms only under load, and costs one round
- * trip and one commit for all of its saves.
+ * `saveRunStep` for every run of the process, with group commit (`grouped`):
+ * at most `slots` saves at the database at once (the rest of the pool stays
+ * free for creating runs and reading); the saves that queue meanwhile go
+ * together in one `loopd_save_many`.
  */
-export function createRunSaver({ query, notifies, slots, maxBatch = 64 }: { query: RawQuery; notifies: boolean; slots: number; maxBatch?: number }) {
-  const waiting: Array<{ step: RunSave; resolve: (at: Date | null) => void; reject: (err: unknown) => void }> = [];
-  let busy = 0;
-  const write = async (batch: typeof waiting): Promise<void> => {
-    try {
-      if (batch.length === 1) return batch[0]!.resolve(await saveRunStep({ query, notifies }, batch[0]!.step));
-      const results = await saveRunSteps({ query, notifies }, batch.map((w) => w.step));
-      batch.forEach((w, i) => {
-        const result = results[i]!;
-        if (result instanceof SaveFailed) w.reject(result);
-        else w.resolve(result);
-      });
-    } catch (err) {
-      for (const w of batch) w.reject(err);
-    }
-  };
-  const pump = () => {
-    while (busy < slots && waiting.length > 0) {
-      busy++;
-      void write(waiting.splice(0, maxBatch)).then(() => {
-        busy--;
-        pump();
-      });
-    }
-  };
-  return (step: RunSave): Promise<Date | null> =>
-    new Promise((resolve, reject) => {
-      waiting.push({ step, resolve, reject });
-      pump();
-    });
+export function createRunSaver({ query, notifies, slots }: { query: RawQuery; notifies: boolean; slots: number }): (step: RunSave) => Promise<Date | null> {
+  return grouped<RunSave, Date | null>({ slots, one: (step) => saveRunStep({ query, notifies }, step), many: (steps) => saveRunSteps({ query, notifies }, steps) });
 }

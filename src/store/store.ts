@@ -14,6 +14,9 @@ import { createForkRepository } from "./fork-repository.js";
 import { createTraceRepository } from "./trace-repository.js";
 import { createWebhookRepository } from "./webhook-repository.js";
 import { createRunSaver, type RunSave } from "./save-run-step.js";
+import { grouped } from "./group-commit.js";
+import { INTERNAL, type TenantScope } from "./conversation-repository.js";
+import type { ConversationRow } from "./schema.js";
 
 /** Channels of the nudges loopd processes send each other through the database (ids only, never payloads). */
 export type NotifyChannel = "loopd_run_events" | "loopd_run_cancel" | "loopd_run_queued" | "loopd_webhooks";
@@ -47,6 +50,9 @@ function createRepositories(db: Db, { notifies, query, save }: { notifies: boole
 
 export type Repositories = ReturnType<typeof createRepositories>;
 
+type ConversationAsked = { scope: TenantScope; id: string };
+export type ConversationForRun = ConversationRow & { activeRunId: string | null };
+
 /**
  * The repositories, plus `transaction`, which hands its callback the same
  * repositories bound to one transaction: callers never see the driver's
@@ -58,8 +64,27 @@ export function createStore({ db, kind, query, longestWaitMs, connections }: Pic
   // Runs' saves take at most half the pool at once (group commit beyond that): the rest stays free to create runs and read.
   // (Saves of a transaction's repositories go through it too: they are statements of their own, never the transaction's.)
   const save = createRunSaver({ query, notifies, slots: Math.max(1, Math.floor(connections / 2)) });
+  const repositories = createRepositories(db, { notifies, query, save });
+  const manyForRun = async (asked: ConversationAsked[]): Promise<Array<ConversationForRun | undefined>> => {
+    const rows = new Map((await repositories.conversations.manyWithActiveRun([...new Set(asked.map((a) => a.id))])).map((row) => [row.id, row]));
+    return asked.map(({ scope, id }) => {
+      const row = rows.get(id);
+      return row && (scope === INTERNAL || row.tenantId === scope) ? row : undefined;
+    });
+  };
   return {
-    ...createRepositories(db, { notifies, query, save }),
+    ...repositories,
+    /**
+     * A conversation a run is about to start on, with the run that holds it
+     * (undefined when it is not the tenant's): the requests that send
+     * messages at the same moment read theirs together (group commit, a
+     * fifth of the pool at once).
+     */
+    conversationForRun: grouped<ConversationAsked, ConversationForRun | undefined>({
+      slots: Math.max(1, Math.floor(connections / 5)),
+      one: async (asked) => (await manyForRun([asked]))[0],
+      many: manyForRun,
+    }),
     /** See `Database.longestWaitMs`. */
     longestWaitMs,
     transaction: <T>(fn: (tx: Repositories) => Promise<T>): Promise<T> =>

@@ -22,7 +22,7 @@ afterAll(async () => {
 });
 
 async function runningRun(i: number): Promise<{ runId: string; conversationId: string }> {
-  const conv = await store.conversations.create({ tenantId: "default", provider: "mock", model: "loopd-mock", tools: [], metadata: {} });
+  const conv = await store.conversations.create({ tenantId: "default", provider: "mock", model: "loopd-mock", tools: [], metadata: {}, title: null, system: null });
   const runId = `run_batch_${i}_${conv.id}`;
   await store.runs.insert({ id: runId, conversationId: conv.id, status: "running", provider: "mock", model: "loopd-mock", usage: emptyUsage(), request: { max_steps: 3, tool_choice: "auto", model: null }, leaseOwner: "me", leaseMs: 60_000 });
   return { runId, conversationId: conv.id };

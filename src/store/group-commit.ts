@@ -1,0 +1,50 @@
+/**
+ * Group commit: statements of one kind, at most `slots` of them at the
+ * database at once. An item that finds a slot free goes at once, alone
+ * (`one`); those that come while every slot is taken wait, then go
+ * together, up to `maxBatch`, in one statement (`many`) as soon as one is
+ * free. Under load that is one round trip (and one commit) for many items;
+ * at rest, nothing changes. `many` answers each item in order: its result,
+ * or the error that failed it alone; a statement that fails fails them all.
+ */
+export function grouped<I, O>({
+  slots,
+  maxBatch = 64,
+  one,
+  many,
+}: {
+  slots: number;
+  maxBatch?: number;
+  one: (item: I) => Promise<O>;
+  many: (items: I[]) => Promise<Array<O | Error>>;
+}): (item: I) => Promise<O> {
+  const waiting: Array<{ item: I; resolve: (result: O) => void; reject: (err: unknown) => void }> = [];
+  let busy = 0;
+  const send = async (batch: typeof waiting): Promise<void> => {
+    try {
+      if (batch.length === 1) return batch[0]!.resolve(await one(batch[0]!.item));
+      const results = await many(batch.map((w) => w.item));
+      batch.forEach((w, i) => {
+        const result = results[i] as O | Error;
+        if (result instanceof Error) w.reject(result);
+        else w.resolve(result);
+      });
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+    }
+  };
+  const pump = () => {
+    while (busy < slots && waiting.length > 0) {
+      busy++;
+      void send(waiting.splice(0, maxBatch)).then(() => {
+        busy--;
+        pump();
+      });
+    }
+  };
+  return (item) =>
+    new Promise<O>((resolve, reject) => {
+      waiting.push({ item, resolve, reject });
+      pump();
+    });
+}
