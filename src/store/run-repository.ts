@@ -146,14 +146,23 @@ export function createRunRepository({ db, query, save }: { db: Db; query: RawQue
 
     /**
      * Extends the leases this process holds and reports which of its runs a
-     * client asked to cancel (possibly through another process).
+     * client asked to cancel (possibly through another process). The rows
+     * are locked in id order, the order a batch of saves takes them in
+     * (`loopd_save_many`), so the two never wait for each other in a cycle.
      */
     async renewLeases({ owner, runIds, leaseMs }: { owner: string; runIds: string[]; leaseMs: number }): Promise<{ id: string; cancelRequested: boolean; cancelReason: string | null }[]> {
       if (runIds.length === 0) return [];
+      const held = db
+        .select({ id: runs.id })
+        .from(runs)
+        .where(and(inArray(runs.id, runIds), eq(runs.leaseOwner, owner), isRunning))
+        // Byte order, as JavaScript compares the ids of a batch.
+        .orderBy(sql`${runs.id} collate "C"`)
+        .for("update");
       return db
         .update(runs)
         .set({ leaseExpiresAt: leaseUntil(leaseMs) })
-        .where(and(inArray(runs.id, runIds), eq(runs.leaseOwner, owner), isRunning))
+        .where(inArray(runs.id, held))
         .returning({ id: runs.id, cancelRequested: runs.cancelRequested, cancelReason: runs.cancelReason });
     },
 

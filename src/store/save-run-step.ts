@@ -126,13 +126,25 @@ const saveItem = (step: RunSave, notify: boolean) => ({
   spans: step.spans ?? [],
 });
 
-/** Several runs' saves in one statement and one transaction (`loopd_save_many`): for each, its time, null when not owned, or the error that undid it alone. */
+/**
+ * Several runs' saves in one statement and one transaction
+ * (`loopd_save_many`): for each, its time, null when not owned, or the
+ * error that undid it alone. They go in the order of their runs' ids, the
+ * order lease renewals lock runs in: the two never wait for each other in a
+ * cycle.
+ */
 async function saveRunSteps({ query, notifies }: { query: RawQuery; notifies: boolean }, steps: RunSave[]): Promise<Array<Date | null | SaveFailed>> {
-  const rows = await query({ ...SAVE_MANY, values: [pgSafeJson(steps.map((step) => saveItem(step, notifies)))] });
+  const order = steps.map((_, i) => i).sort((a, b) => (steps[a]!.runId < steps[b]!.runId ? -1 : 1));
+  const rows = await query({ ...SAVE_MANY, values: [pgSafeJson(order.map((i) => saveItem(steps[i]!, notifies)))] });
   const at = rows[0]!.saved_at;
   const savedAt = at instanceof Date ? at : new Date(String(at));
   const results = (typeof rows[0]!.results === "string" ? JSON.parse(rows[0]!.results) : rows[0]!.results) as Array<{ owned: boolean } | { code: string; message: string }>;
-  return results.map((r) => ("code" in r ? new SaveFailed(r.code, r.message) : r.owned ? savedAt : null));
+  const answers = new Array<Date | null | SaveFailed>(steps.length);
+  order.forEach((i, k) => {
+    const r = results[k]!;
+    answers[i] = "code" in r ? new SaveFailed(r.code, r.message) : r.owned ? savedAt : null;
+  });
+  return answers;
 }
 
 /**
@@ -142,5 +154,9 @@ async function saveRunSteps({ query, notifies }: { query: RawQuery; notifies: bo
  * together in one `loopd_save_many`.
  */
 export function createRunSaver({ query, notifies, slots }: { query: RawQuery; notifies: boolean; slots: number }): (step: RunSave) => Promise<Date | null> {
-  return grouped<RunSave, Date | null>({ slots, one: (step) => saveRunStep({ query, notifies }, step), many: (steps) => saveRunSteps({ query, notifies }, steps) });
+  const one = (step: RunSave) => saveRunStep({ query, notifies }, step);
+  const save = grouped<RunSave, Date | null>({ slots, one, many: (steps) => saveRunSteps({ query, notifies }, steps) });
+  // Caught in a lock cycle with a statement that locks several rows in another order (a retention sweep's
+  // delete): undone alone, it is written again, alone.
+  return (step) => save(step).catch((err: unknown) => (err instanceof SaveFailed && err.code === "40P01" ? one(step) : Promise.reject(err)));
 }

@@ -5,7 +5,8 @@ import type { Database } from "../../src/store/db.js";
 import { createRunSaver, SaveFailed, type RunSave } from "../../src/store/save-run-step.js";
 import { messages, runEvents } from "../../src/store/schema.js";
 import { createStore, type Store } from "../../src/store/store.js";
-import { createTestDatabase, type TestDatabase } from "../helpers/test-database.js";
+import pg from "pg";
+import { createTestDatabase, testDatabaseKind, type TestDatabase } from "../helpers/test-database.js";
 
 let testDb: TestDatabase;
 let database: Database;
@@ -78,4 +79,41 @@ test("a batch's values are mended as a single save's are (NUL, lone surrogates),
   expect(times[1]!.getTime()).toBe(times[2]!.getTime());
   const [row] = await database.db.select().from(messages).where(eq(messages.conversationId, runs[2]!.conversationId));
   expect(row!.content).toEqual([{ type: "text", text: "t2\ufffd\ufffd" }]);
+});
+
+/** Resolves once `count` statements starting with `text` wait for a lock (Postgres). */
+async function waitingForLock(client: pg.Client, text: string, count = 1): Promise<void> {
+  for (;;) {
+    const { rows } = await client.query("select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like $1", [`${text}%`]);
+    if (rows[0].n >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+test.runIf(testDatabaseKind === "postgres")("a batch of saves and a lease renewal lock runs in one order: neither waits for the other in a cycle", async () => {
+  const [low, mid, high, plug] = (await Promise.all([20, 21, 22, 23].map(runningRun))).sort((a, b) => (a.runId < b.runId ? -1 : 1));
+  const blocker = new pg.Client({ connectionString: testDb.url });
+  const watcher = new pg.Client({ connectionString: testDb.url });
+  await blocker.connect();
+  await watcher.connect();
+  try {
+    await blocker.query("begin");
+    await blocker.query("select 1 from runs where id = $1 for update", [mid!.runId]);
+    // The renewal takes the lowest run's lock, then waits for the middle one's.
+    const renewal = store.runs.renewLeases({ owner: "me", runIds: [high!.runId, mid!.runId, low!.runId], leaseMs: 60_000 });
+    await waitingForLock(watcher, 'update "runs"');
+    // One slot: the plug's save goes alone; the highest and the lowest runs' saves, asked meanwhile, go together after it.
+    const save = createRunSaver({ query: database.query, notifies: false, slots: 1 });
+    const before = database.statements();
+    const saves = [save(saveOf(plug!, 1, "plug")), save(saveOf(high!, 1, "high")), save(saveOf(low!, 1, "low"))];
+    await waitingForLock(watcher, "select loopd_save_many");
+    await blocker.query("commit");
+    expect((await renewal).map((r) => r.id).sort()).toEqual([low!.runId, mid!.runId, high!.runId].sort());
+    expect(await Promise.all(saves)).toEqual([expect.any(Date), expect.any(Date), expect.any(Date)]);
+    // The plug's save and one batch: no save was undone by a deadlock and written again.
+    expect(database.statements() - before).toBe(2);
+  } finally {
+    await blocker.end();
+    await watcher.end();
+  }
 });
