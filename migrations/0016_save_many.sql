@@ -24,3 +24,28 @@ BEGIN
   RETURN results;
 END
 $$;
+--> statement-breakpoint
+-- loopd_start_runs: several runs started in one statement and one
+-- transaction, as loopd_save_many saves: each is loopd_start_run in a block
+-- of its own, undone alone when it fails, and reported (with the constraint
+-- it broke, if any). Results in the order of p_starts: {"started": …} as
+-- loopd_start_run answers, or {"code", "message", "constraint"}.
+CREATE OR REPLACE FUNCTION "loopd_start_runs"(p_starts jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+  s jsonb;
+  started jsonb;
+  broken text;
+  results jsonb := '[]'::jsonb;
+BEGIN
+  FOR s IN SELECT value FROM jsonb_array_elements(p_starts) AS t(value) LOOP
+    BEGIN
+      started := loopd_start_run(s->'run', (s->>'lease_ms')::integer, s->>'tenant', (s->>'cap')::integer, s->>'message_id', s->'content');
+      results := results || jsonb_build_array(jsonb_build_object('started', started));
+    EXCEPTION WHEN OTHERS THEN
+      GET STACKED DIAGNOSTICS broken = CONSTRAINT_NAME;
+      results := results || jsonb_build_array(jsonb_build_object('code', SQLSTATE, 'message', SQLERRM, 'constraint', nullif(broken, '')));
+    END;
+  END LOOP;
+  RETURN results;
+END
+$$;

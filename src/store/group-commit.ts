@@ -48,3 +48,30 @@ export function grouped<I, O>({
       pump();
     });
 }
+
+/** An item a grouped statement undid alone: the database's error, with its SQLSTATE as `code` and the constraint it broke, as pg's errors have them. */
+export class ItemFailed extends Error {
+  override readonly name = "ItemFailed";
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly constraint?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What a function that runs each item in a block of its own answers for one that failed. */
+export interface ItemFailure {
+  code: string;
+  message: string;
+  constraint?: string | null;
+}
+
+export const itemFailed = (f: ItemFailure): ItemFailed => new ItemFailed(f.code, f.message, f.constraint ?? undefined);
+
+/** The items' indexes in the order `key` sorts them (byte order), as a batch takes their locks. */
+export const orderBy = <T>(items: T[], key: (item: T) => string): number[] => items.map((_, i) => i).sort((a, b) => (key(items[a]!) < key(items[b]!) ? -1 : 1));
+
+/** A jsonb column as pg or PGlite gives it: parsed, or its text. */
+export const jsonOf = <T>(value: unknown): T => (typeof value === "string" ? JSON.parse(value) : value) as T;

@@ -3,6 +3,7 @@ import type { Db, RawQuery } from "./db.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
 import { pgSafeJson, toPgSafe } from "./pg-safe.js";
 import type { RunSave } from "./save-run-step.js";
+import { grouped, itemFailed, jsonOf, orderBy, type ItemFailure } from "./group-commit.js";
 import { rowFromJson } from "./row-from-json.js";
 import { ACTIVE_RUN_STATUSES, conversations, OPEN_RUN_STATUSES, runs, type RunRow } from "./schema.js";
 
@@ -29,6 +30,31 @@ const START = {
   name: "loopd_start_run",
   text: "select loopd_start_run($1::jsonb, $2, $3, $4, $5, $6::jsonb) as started",
 };
+const START_MANY = {
+  name: "loopd_start_runs",
+  text: "select loopd_start_runs($1::jsonb) as results",
+};
+
+type Started = { run: RunRow } | { openRuns: number } | null;
+
+/** The run's columns by their names, as `loopd_start_run` reads them. */
+const startRunJson = ({ run }: StartRun) => ({
+  id: run.id,
+  conversation_id: run.conversationId,
+  provider: run.provider,
+  model: run.model,
+  usage: run.usage,
+  request: run.request,
+  idempotency_key: run.idempotencyKey,
+  request_hash: run.requestHash,
+  lease_owner: run.leaseOwner,
+  webhook: run.webhook ?? null,
+});
+
+const startedOf = (value: unknown): Started => {
+  const started = jsonOf<{ run?: Record<string, unknown>; open_runs?: number }>(value);
+  return started.run ? { run: runFromJson(started.run) } : { openRuns: started.open_runs! };
+};
 
 /** A `runs` row as `to_jsonb` gives it, read as drizzle reads the table's columns. */
 const runFromJson = (json: Record<string, unknown>): RunRow => rowFromJson(runs, json);
@@ -39,7 +65,41 @@ const isActive = inArray(runs.status, [...ACTIVE_RUN_STATUSES]);
 /** Leases are held only by runs executing (a queued run has none until it starts). */
 const isRunning = eq(runs.status, "running");
 
-export function createRunRepository({ db, query, save }: { db: Db; query: RawQuery; save: (step: RunSave) => Promise<Date | null> }) {
+export function createRunRepository({ db, query, save, slots }: { db: Db; query: RawQuery; save: (step: RunSave) => Promise<Date | null>; slots: number }) {
+  const one = async (s: StartRun): Promise<Started> => {
+    try {
+      const [row] = await query({ ...START, values: [pgSafeJson(startRunJson(s)), s.leaseMs, s.tenant, s.cap, s.messageId, pgSafeJson(s.content)] });
+      return startedOf(row!.started);
+    } catch (err) {
+      if ((err as { code?: unknown }).code === "LD001") return null;
+      throw err;
+    }
+  };
+  // In conversation order, the order they take the conversations' locks in.
+  const many = async (starts: StartRun[]): Promise<Array<Started | Error>> => {
+    const order = orderBy(starts, (s) => s.run.conversationId);
+    const items = order.map((i) => {
+      const s = starts[i]!;
+      return { run: startRunJson(s), lease_ms: s.leaseMs, tenant: s.tenant, cap: s.cap, message_id: s.messageId, content: s.content };
+    });
+    const [row] = await query({ ...START_MANY, values: [pgSafeJson(items)] });
+    const results = jsonOf<Array<{ started: unknown } | ItemFailure>>(row!.results);
+    const answers = new Array<Started | Error>(starts.length);
+    order.forEach((i, k) => {
+      const r = results[k]!;
+      answers[i] = !("code" in r) ? startedOf(r.started) : r.code === "LD001" ? null : itemFailed(r);
+    });
+    return answers;
+  };
+  /**
+   * A run and its user message in one statement (`loopd_start_run`), for
+   * a conversation with no run waiting and a history that needs no repair:
+   * `null` when it has one or may need one (nothing was written; take the
+   * transaction of the general path), `{ openRuns }` when the tenant's cap
+   * is reached. Runs started at the same moment go together
+   * (`loopd_start_runs`, group commit: see `grouped`).
+   */
+  const start = grouped<StartRun, Started>({ slots, one, many });
   return {
     /** See `saveRunStep` and `createRunSaver`. */
     save,
@@ -59,19 +119,7 @@ export function createRunRepository({ db, query, save }: { db: Db; query: RawQue
      * transaction of the general path), `{ openRuns }` when the tenant's cap
      * is reached.
      */
-    async start({ run, leaseMs, tenant, cap, messageId, content }: StartRun): Promise<{ run: RunRow } | { openRuns: number } | null> {
-      try {
-        // The row's columns by their names, as the function reads them.
-        const { id, provider, model, usage, request } = run;
-        const json = { id, conversation_id: run.conversationId, provider, model, usage, request, idempotency_key: run.idempotencyKey, request_hash: run.requestHash, lease_owner: run.leaseOwner, webhook: run.webhook ?? null };
-        const [row] = await query({ ...START, values: [pgSafeJson(json), leaseMs, tenant, cap, messageId, pgSafeJson(content)] });
-        const started = row!.started as { run?: Record<string, unknown>; open_runs?: number };
-        return started.run ? { run: runFromJson(started.run) } : { openRuns: started.open_runs! };
-      } catch (err) {
-        if ((err as { code?: unknown }).code === "LD001") return null;
-        throw err;
-      }
-    },
+    start,
 
     /** Where the run's messages start. */
     async setFirstSeq(runId: string, firstSeq: number): Promise<RunRow | undefined> {

@@ -4,7 +4,7 @@ import type { Usage } from "../core/usage.js";
 import type { RawQuery } from "./db.js";
 import type { NewRunEvent } from "./event-repository.js";
 import { pgSafeJson } from "./pg-safe.js";
-import { grouped } from "./group-commit.js";
+import { grouped, ItemFailed, itemFailed, jsonOf, orderBy, type ItemFailure } from "./group-commit.js";
 import type { PendingCall, RunError, RunStatus } from "./schema.js";
 
 /** What `save` writes for a run in one round trip. */
@@ -101,17 +101,6 @@ const SAVE_MANY = {
   text: "select loopd_save_many($1::jsonb) as results, now()::timestamptz(3) as saved_at",
 };
 
-/** A save that `loopd_save_many` undid alone: the database's error, its SQLSTATE as `code` (as pg's errors have it). */
-export class SaveFailed extends Error {
-  override readonly name = "SaveFailed";
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 /** One save as an element of `loopd_save_many`'s argument: `loopd_save`'s parameters by name, an absent one null. */
 const saveItem = (step: RunSave, notify: boolean) => ({
   run_id: step.runId,
@@ -133,16 +122,16 @@ const saveItem = (step: RunSave, notify: boolean) => ({
  * order lease renewals lock runs in: the two never wait for each other in a
  * cycle.
  */
-async function saveRunSteps({ query, notifies }: { query: RawQuery; notifies: boolean }, steps: RunSave[]): Promise<Array<Date | null | SaveFailed>> {
-  const order = steps.map((_, i) => i).sort((a, b) => (steps[a]!.runId < steps[b]!.runId ? -1 : 1));
+async function saveRunSteps({ query, notifies }: { query: RawQuery; notifies: boolean }, steps: RunSave[]): Promise<Array<Date | null | ItemFailed>> {
+  const order = orderBy(steps, (step) => step.runId);
   const rows = await query({ ...SAVE_MANY, values: [pgSafeJson(order.map((i) => saveItem(steps[i]!, notifies)))] });
   const at = rows[0]!.saved_at;
   const savedAt = at instanceof Date ? at : new Date(String(at));
-  const results = (typeof rows[0]!.results === "string" ? JSON.parse(rows[0]!.results) : rows[0]!.results) as Array<{ owned: boolean } | { code: string; message: string }>;
-  const answers = new Array<Date | null | SaveFailed>(steps.length);
+  const results = jsonOf<Array<{ owned: boolean } | ItemFailure>>(rows[0]!.results);
+  const answers = new Array<Date | null | ItemFailed>(steps.length);
   order.forEach((i, k) => {
     const r = results[k]!;
-    answers[i] = "code" in r ? new SaveFailed(r.code, r.message) : r.owned ? savedAt : null;
+    answers[i] = "code" in r ? itemFailed(r) : r.owned ? savedAt : null;
   });
   return answers;
 }
@@ -158,5 +147,5 @@ export function createRunSaver({ query, notifies, slots }: { query: RawQuery; no
   const save = grouped<RunSave, Date | null>({ slots, one, many: (steps) => saveRunSteps({ query, notifies }, steps) });
   // Caught in a lock cycle with a statement that locks several rows in another order (a retention sweep's
   // delete): undone alone, it is written again, alone.
-  return (step) => save(step).catch((err: unknown) => (err instanceof SaveFailed && err.code === "40P01" ? one(step) : Promise.reject(err)));
+  return (step) => save(step).catch((err: unknown) => (err instanceof ItemFailed && err.code === "40P01" ? one(step) : Promise.reject(err)));
 }

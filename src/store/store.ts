@@ -22,11 +22,11 @@ import type { ConversationRow } from "./schema.js";
 export type NotifyChannel = "loopd_run_events" | "loopd_run_cancel" | "loopd_run_queued" | "loopd_webhooks";
 
 /** Every repository over one connection (or one transaction). */
-function createRepositories(db: Db, { notifies, query, save }: { notifies: boolean; query: RawQuery; save: (step: RunSave) => Promise<Date | null> }) {
+function createRepositories(db: Db, { notifies, query, save, slots }: { notifies: boolean; query: RawQuery; save: (step: RunSave) => Promise<Date | null>; slots: number }) {
   return {
     conversations: createConversationRepository({ db, notifies }),
     messages: createMessageRepository({ db }),
-    runs: createRunRepository({ db, query, save }),
+    runs: createRunRepository({ db, query, save, slots }),
     queue: createRunQueueRepository({ db }),
     forks: createForkRepository({ db }),
     events: createEventRepository({ db }),
@@ -64,7 +64,9 @@ export function createStore({ db, kind, query, longestWaitMs, connections }: Pic
   // Runs' saves take at most half the pool at once (group commit beyond that): the rest stays free to create runs and read.
   // (Saves of a transaction's repositories go through it too: they are statements of their own, never the transaction's.)
   const save = createRunSaver({ query, notifies, slots: Math.max(1, Math.floor(connections / 2)) });
-  const repositories = createRepositories(db, { notifies, query, save });
+  // Runs started, and conversations read to start them, take a fifth of the pool each at once (group commit beyond that).
+  const slots = Math.max(1, Math.floor(connections / 5));
+  const repositories = createRepositories(db, { notifies, query, save, slots });
   const manyForRun = async (asked: ConversationAsked[]): Promise<Array<ConversationForRun | undefined>> => {
     const rows = new Map((await repositories.conversations.manyWithActiveRun([...new Set(asked.map((a) => a.id))])).map((row) => [row.id, row]));
     return asked.map(({ scope, id }) => {
@@ -81,14 +83,14 @@ export function createStore({ db, kind, query, longestWaitMs, connections }: Pic
      * fifth of the pool at once).
      */
     conversationForRun: grouped<ConversationAsked, ConversationForRun | undefined>({
-      slots: Math.max(1, Math.floor(connections / 5)),
+      slots,
       one: async (asked) => (await manyForRun([asked]))[0],
       many: manyForRun,
     }),
     /** See `Database.longestWaitMs`. */
     longestWaitMs,
     transaction: <T>(fn: (tx: Repositories) => Promise<T>): Promise<T> =>
-      db.transaction((tx) => fn(createRepositories(tx as unknown as Db, { notifies, query, save }))),
+      db.transaction((tx) => fn(createRepositories(tx as unknown as Db, { notifies, query, save, slots }))),
   };
 }
 

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import { eq } from "drizzle-orm";
 import { emptyUsage } from "../../src/core/usage.js";
 import type { Database } from "../../src/store/db.js";
-import { createRunSaver, SaveFailed, type RunSave } from "../../src/store/save-run-step.js";
+import { createRunSaver, type RunSave } from "../../src/store/save-run-step.js";
+import { ItemFailed } from "../../src/store/group-commit.js";
 import { messages, runEvents } from "../../src/store/schema.js";
 import { createStore, type Store } from "../../src/store/store.js";
 import pg from "pg";
@@ -56,8 +57,8 @@ test("saves that queue go together in one statement; one that fails is undone al
   expect(results[1]).toMatchObject({ status: "fulfilled", value: expect.any(Date) });
   expect(results[3]).toEqual({ status: "fulfilled", value: null });
   expect(results[2].status).toBe("rejected");
-  const failure = (results[2] as PromiseRejectedResult).reason as SaveFailed;
-  expect(failure).toBeInstanceOf(SaveFailed);
+  const failure = (results[2] as PromiseRejectedResult).reason as ItemFailed;
+  expect(failure).toBeInstanceOf(ItemFailed);
   expect(failure.code).toBe("40001");
   expect(failure.message).toMatch(/does not end at seq 6/);
 
@@ -116,4 +117,32 @@ test.runIf(testDatabaseKind === "postgres")("a batch of saves and a lease renewa
     await blocker.end();
     await watcher.end();
   }
+});
+
+test("runs started at the same moment go in one statement, each undone alone: one started, one refused by the one-run rule, one sent to the general path", async () => {
+  const conv = async () => (await store.conversations.create({ tenantId: "default", provider: "mock", model: "loopd-mock", tools: [], metadata: {}, title: null, system: null })).id;
+  const [first, busy, queued] = [await conv(), await conv(), await conv()];
+  // A run waits in `queued`'s queue: the one-statement start refuses it (LD001), and the general path takes it.
+  await store.runs.insert({ id: `run_q_${queued}`, conversationId: queued, status: "queued", provider: "mock", model: "loopd-mock", usage: emptyUsage(), request: { max_steps: 3, tool_choice: "auto", model: null }, leaseOwner: null, leaseMs: 0 });
+  const startOn = (conversationId: string, n: number) =>
+    store.runs.start({
+      run: { id: `run_s${n}_${conversationId}`, conversationId, provider: "mock", model: "loopd-mock", usage: emptyUsage(), request: { max_steps: 3, tool_choice: "auto", model: null }, idempotencyKey: null, requestHash: "h", leaseOwner: "me" },
+      leaseMs: 60_000,
+      tenant: "default",
+      cap: 0,
+      messageId: `msg_s${n}_${conversationId}`,
+      content: [{ type: "text", text: `hello ${n}` }],
+    });
+  const before = database.statements();
+  // The store's slots (a fifth of the pool; one on PGlite, or of a pool of 5): the first goes alone, or the first two;
+  // the rest go together.
+  const settled = await Promise.allSettled([startOn(first, 1), startOn(busy, 2), startOn(busy, 3), startOn(queued, 4)]);
+  expect(database.statements() - before).toBeLessThan(4);
+  expect(settled[0]).toMatchObject({ status: "fulfilled", value: { run: { id: `run_s1_${first}`, firstSeq: 1, status: "running" } } });
+  expect(settled[1]).toMatchObject({ status: "fulfilled", value: { run: { id: `run_s2_${busy}` } } });
+  // Two runs at once on one conversation: the second breaks the one-active-run index, and only it is undone.
+  expect(settled[2]).toMatchObject({ status: "rejected", reason: { code: "23505", constraint: "runs_one_active_per_conversation_key" } });
+  expect(settled[3]).toEqual({ status: "fulfilled", value: null });
+  expect((await database.db.select().from(messages).where(eq(messages.conversationId, busy))).map((m) => m.id)).toEqual([`msg_s2_${busy}`]);
+  expect(await database.db.select().from(messages).where(eq(messages.conversationId, queued))).toEqual([]);
 });
