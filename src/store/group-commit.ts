@@ -17,8 +17,8 @@ export function grouped<I, O>({
   maxBatch?: number;
   one: (item: I) => Promise<O>;
   many: (items: I[]) => Promise<Array<O | Error>>;
-}): (item: I) => Promise<O> {
-  const waiting: Array<{ item: I; resolve: (result: O) => void; reject: (err: unknown) => void }> = [];
+}): Grouped<I, O> {
+  const waiting: Array<{ item: I; since: number; resolve: (result: O) => void; reject: (err: unknown) => void }> = [];
   let busy = 0;
   const send = async (batch: typeof waiting): Promise<void> => {
     try {
@@ -42,12 +42,17 @@ export function grouped<I, O>({
       });
     }
   };
-  return (item) =>
+  const send1 = (item: I) =>
     new Promise<O>((resolve, reject) => {
-      waiting.push({ item, resolve, reject });
+      waiting.push({ item, since: performance.now(), resolve, reject });
       pump();
     });
+  // The first waiting has waited longest (they go in the order they came).
+  return Object.assign(send1, { longestWaitMs: () => (waiting.length === 0 ? 0 : performance.now() - waiting[0]!.since) });
 }
+
+/** Sends one item (see `grouped`); `longestWaitMs`: how long the item waiting longest for a slot has waited so far (ms), 0 when none waits. */
+export type Grouped<I, O> = ((item: I) => Promise<O>) & { longestWaitMs(): number };
 
 /** An item a grouped statement undid alone: the database's error, with its SQLSTATE as `code` and the constraint it broke, as pg's errors have them. */
 export class ItemFailed extends Error {

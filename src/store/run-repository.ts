@@ -101,6 +101,8 @@ export function createRunRepository({ db, query, save, slots }: { db: Db; query:
    */
   const start = grouped<StartRun, Started>({ slots, one, many });
   return {
+    /** How long the run start waiting longest for its turn (group commit) has waited so far (ms). */
+    startWaitMs: start.longestWaitMs,
     /** See `saveRunStep` and `createRunSaver`. */
     save,
 

@@ -4,7 +4,7 @@ import type { Usage } from "../core/usage.js";
 import type { RawQuery } from "./db.js";
 import type { NewRunEvent } from "./event-repository.js";
 import { pgSafeJson } from "./pg-safe.js";
-import { grouped, ItemFailed, itemFailed, jsonOf, orderBy, type ItemFailure } from "./group-commit.js";
+import { grouped, ItemFailed, itemFailed, jsonOf, orderBy, type Grouped, type ItemFailure } from "./group-commit.js";
 import type { PendingCall, RunError, RunStatus } from "./schema.js";
 
 /** What `save` writes for a run in one round trip. */
@@ -142,10 +142,11 @@ async function saveRunSteps({ query, notifies }: { query: RawQuery; notifies: bo
  * free for creating runs and reading); the saves that queue meanwhile go
  * together in one `loopd_save_many`.
  */
-export function createRunSaver({ query, notifies, slots }: { query: RawQuery; notifies: boolean; slots: number }): (step: RunSave) => Promise<Date | null> {
+export function createRunSaver({ query, notifies, slots }: { query: RawQuery; notifies: boolean; slots: number }): Grouped<RunSave, Date | null> {
   const one = (step: RunSave) => saveRunStep({ query, notifies }, step);
   const save = grouped<RunSave, Date | null>({ slots, one, many: (steps) => saveRunSteps({ query, notifies }, steps) });
   // Caught in a lock cycle with a statement that locks several rows in another order (a retention sweep's
   // delete): undone alone, it is written again, alone.
-  return (step) => save(step).catch((err: unknown) => (err instanceof ItemFailed && err.code === "40P01" ? one(step) : Promise.reject(err)));
+  const saveOrRetry = (step: RunSave) => save(step).catch((err: unknown) => (err instanceof ItemFailed && err.code === "40P01" ? one(step) : Promise.reject(err)));
+  return Object.assign(saveOrRetry, { longestWaitMs: save.longestWaitMs });
 }

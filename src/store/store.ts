@@ -74,6 +74,7 @@ export function createStore({ db, kind, query, longestWaitMs, connections }: Pic
       return row && (scope === INTERNAL || row.tenantId === scope) ? row : undefined;
     });
   };
+  const conversationForRun = grouped<ConversationAsked, ConversationForRun | undefined>({ slots, one: async (asked) => (await manyForRun([asked]))[0], many: manyForRun });
   return {
     ...repositories,
     /**
@@ -82,13 +83,9 @@ export function createStore({ db, kind, query, longestWaitMs, connections }: Pic
      * messages at the same moment read theirs together (group commit, a
      * fifth of the pool at once).
      */
-    conversationForRun: grouped<ConversationAsked, ConversationForRun | undefined>({
-      slots,
-      one: async (asked) => (await manyForRun([asked]))[0],
-      many: manyForRun,
-    }),
-    /** See `Database.longestWaitMs`. */
-    longestWaitMs,
+    conversationForRun,
+    /** See `Database.longestWaitMs`; statements waiting for their turn in a group (group commit) wait for the database too. */
+    longestWaitMs: () => Math.max(longestWaitMs(), save.longestWaitMs(), repositories.runs.startWaitMs(), conversationForRun.longestWaitMs()),
     transaction: <T>(fn: (tx: Repositories) => Promise<T>): Promise<T> =>
       db.transaction((tx) => fn(createRepositories(tx as unknown as Db, { notifies, query, save, slots }))),
   };

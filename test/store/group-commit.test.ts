@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { emptyUsage } from "../../src/core/usage.js";
 import type { Database } from "../../src/store/db.js";
 import { createRunSaver, type RunSave } from "../../src/store/save-run-step.js";
-import { ItemFailed } from "../../src/store/group-commit.js";
+import { grouped, ItemFailed } from "../../src/store/group-commit.js";
 import { messages, runEvents } from "../../src/store/schema.js";
 import { createStore, type Store } from "../../src/store/store.js";
 import pg from "pg";
@@ -145,4 +145,25 @@ test("runs started at the same moment go in one statement, each undone alone: on
   expect(settled[3]).toEqual({ status: "fulfilled", value: null });
   expect((await database.db.select().from(messages).where(eq(messages.conversationId, busy))).map((m) => m.id)).toEqual([`msg_s2_${busy}`]);
   expect(await database.db.select().from(messages).where(eq(messages.conversationId, queued))).toEqual([]);
+});
+
+test("grouped: what waits for a slot says how long it has waited (admission control reads it); alone, an item goes at once", async () => {
+  const gates: Array<() => void> = [];
+  const batches: number[][] = [];
+  const send = grouped<number, number>({
+    slots: 1,
+    one: (n) => new Promise((resolve) => gates.push(() => resolve(n * 10))),
+    many: async (ns) => (batches.push(ns), ns.map((n) => (n === 3 ? new Error("three") : n * 10))),
+  });
+  expect(send.longestWaitMs()).toBe(0);
+  const first = send(1);
+  expect(send.longestWaitMs()).toBe(0);
+  const rest = [send(2), send(3), send(4)].map((p) => p.catch((err: Error) => err.message));
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(send.longestWaitMs()).toBeGreaterThan(0);
+  gates.shift()!();
+  expect(await first).toBe(10);
+  expect(await Promise.all(rest)).toEqual([20, "three", 40]);
+  expect(batches).toEqual([[2, 3, 4]]);
+  expect(send.longestWaitMs()).toBe(0);
 });
