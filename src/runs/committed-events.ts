@@ -3,6 +3,7 @@ import type { LoggedEvent } from "../store/event-repository.js";
 import { toPgSafe } from "../store/pg-safe.js";
 import type { RunSave } from "../store/save-run-step.js";
 import type { RunRow } from "../store/schema.js";
+import { startedRunWrite } from "./run-numbering.js";
 
 /**
  * What a save wrote to the run's event log, as `events.after` reads it back:
@@ -48,13 +49,14 @@ export function committedEvents(save: RunSave, savedAt: Date): LoggedEvent[] | n
  * (event 2), at the run's creation time (the statement's transaction time).
  */
 export function startedEvents(run: Pick<RunRow, "id" | "conversationId" | "firstSeq" | "createdAt">, message: { id: string; content: unknown }): LoggedEvent[] {
+  const write = startedRunWrite(run.firstSeq!);
   const save = {
     runId: run.id,
     owner: "",
     conversationId: run.conversationId,
     firstSeq: run.firstSeq!,
-    messages: [{ id: message.id, role: "user" as const, content: message.content, event_seq: 2 }],
-    events: [{ seq: 1, type: "run.created", data: {} }],
+    messages: [{ id: message.id, role: "user" as const, content: message.content, event_seq: write.messages[0]!.eventSeq! }],
+    events: write.events,
   };
   return committedEvents(save, run.createdAt)!;
 }

@@ -22,8 +22,11 @@ export const newRunPosition = (lastMessageSeq: number): RunPosition => ({ lastSe
  * A run created in one statement (`runs.start`): its `run.created`, then its
  * user message at `userSeq`, announced. Where its writer takes over.
  */
-export const startedRunPosition = (userSeq: number): RunPosition =>
-  numberWrite(newRunPosition(userSeq - 1), { messageCount: 1, eventsOf: (first) => [{ type: "run.created", data: {} }, ...created(1, first)] }).next;
+export const startedRunPosition = (userSeq: number): RunPosition => startedRunWrite(userSeq).next;
+
+/** What `runs.start` wrote, numbered: its `run.created`, and its user message at `userSeq` with its event id. */
+export const startedRunWrite = (userSeq: number): NumberedWrite =>
+  numberWrite(newRunPosition(userSeq - 1), { messageCount: 1, eventsOf: (first) => [{ type: "run.created", data: {} }, ...created(1, first)] });
 
 type RunKey = Pick<RunRow, "id" | "conversationId">;
 
