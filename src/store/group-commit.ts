@@ -75,8 +75,33 @@ export interface ItemFailure {
 
 export const itemFailed = (f: ItemFailure): ItemFailed => new ItemFailed(f.code, f.message, f.constraint ?? undefined);
 
-/** The items' indexes in the order `key` sorts them (byte order), as a batch takes their locks. */
-export const orderBy = <T>(items: T[], key: (item: T) => string): number[] => items.map((_, i) => i).sort((a, b) => (key(items[a]!) < key(items[b]!) ? -1 : 1));
+/**
+ * A grouped statement's argument: the JSON array of the items that can be
+ * written as JSON, each written on its own, so that one that cannot (a
+ * value nested past JSON.stringify's depth, a BigInt) fails alone and is
+ * left out; `answer` puts the statement's answers, in the order sent, back
+ * at their items' places, beside those failures.
+ */
+export function jsonArgument<I, O>(items: I[], toJson: (item: I) => string): { json: string; answer: (results: Array<O | Error>) => Array<O | Error> } {
+  const parts: string[] = [];
+  const sent: number[] = [];
+  const answers = new Array<O | Error>(items.length);
+  items.forEach((item, i) => {
+    try {
+      parts.push(toJson(item));
+      sent.push(i);
+    } catch (err) {
+      answers[i] = err instanceof Error ? err : new Error(String(err));
+    }
+  });
+  return {
+    json: `[${parts.join(",")}]`,
+    answer: (results) => {
+      sent.forEach((i, k) => (answers[i] = results[k]!));
+      return answers;
+    },
+  };
+}
 
 /** A jsonb column as pg or PGlite gives it: parsed, or its text. */
 export const jsonOf = <T>(value: unknown): T => (typeof value === "string" ? JSON.parse(value) : value) as T;

@@ -4,7 +4,7 @@ import type { Usage } from "../core/usage.js";
 import type { RawQuery } from "./db.js";
 import type { NewRunEvent } from "./event-repository.js";
 import { pgSafeJson } from "./pg-safe.js";
-import { grouped, ItemFailed, itemFailed, jsonOf, orderBy, type Grouped, type ItemFailure } from "./group-commit.js";
+import { grouped, ItemFailed, itemFailed, jsonArgument, jsonOf, type Grouped, type ItemFailure } from "./group-commit.js";
 import type { PendingCall, RunError, RunStatus } from "./schema.js";
 
 /** What `save` writes for a run in one round trip. */
@@ -117,23 +117,16 @@ const saveItem = (step: RunSave, notify: boolean) => ({
 
 /**
  * Several runs' saves in one statement and one transaction
- * (`loopd_save_many`): for each, its time, null when not owned, or the
- * error that undid it alone. They go in the order of their runs' ids, the
- * order lease renewals lock runs in: the two never wait for each other in a
- * cycle.
+ * (`loopd_save_many`, which takes them in the order of their runs' ids, the
+ * order lease renewals lock runs in): for each, its time, null when not
+ * owned, or the error that undid it alone.
  */
-async function saveRunSteps({ query, notifies }: { query: RawQuery; notifies: boolean }, steps: RunSave[]): Promise<Array<Date | null | ItemFailed>> {
-  const order = orderBy(steps, (step) => step.runId);
-  const rows = await query({ ...SAVE_MANY, values: [pgSafeJson(order.map((i) => saveItem(steps[i]!, notifies)))] });
+async function saveRunSteps({ query, notifies }: { query: RawQuery; notifies: boolean }, steps: RunSave[]): Promise<Array<Date | null | Error>> {
+  const argument = jsonArgument<RunSave, Date | null>(steps, (step) => pgSafeJson(saveItem(step, notifies)));
+  const rows = await query({ ...SAVE_MANY, values: [argument.json] });
   const at = rows[0]!.saved_at;
   const savedAt = at instanceof Date ? at : new Date(String(at));
-  const results = jsonOf<Array<{ owned: boolean } | ItemFailure>>(rows[0]!.results);
-  const answers = new Array<Date | null | ItemFailed>(steps.length);
-  order.forEach((i, k) => {
-    const r = results[k]!;
-    answers[i] = "code" in r ? itemFailed(r) : r.owned ? savedAt : null;
-  });
-  return answers;
+  return argument.answer(jsonOf<Array<{ owned: boolean } | ItemFailure>>(rows[0]!.results).map((r) => ("code" in r ? itemFailed(r) : r.owned ? savedAt : null)));
 }
 
 /**

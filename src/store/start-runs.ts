@@ -1,5 +1,5 @@
 import type { RawQuery } from "./db.js";
-import { grouped, itemFailed, jsonOf, orderBy, type Grouped, type ItemFailure } from "./group-commit.js";
+import { grouped, itemFailed, jsonArgument, jsonOf, type Grouped, type ItemFailure } from "./group-commit.js";
 import { pgSafeJson } from "./pg-safe.js";
 import { rowFromJson } from "./row-from-json.js";
 import { runs, type RunRow } from "./schema.js";
@@ -65,21 +65,13 @@ export function createRunStarter({ query, slots }: { query: RawQuery; slots: num
       throw err;
     }
   };
-  // In conversation order, the order they take the conversations' locks in.
+  // `loopd_start_runs` takes them in the order of their tenants, then of their conversations: the order of their locks.
   const many = async (starts: StartRun[]): Promise<Array<Started | Error>> => {
-    const order = orderBy(starts, (s) => s.run.conversationId);
-    const items = order.map((i) => {
-      const s = starts[i]!;
-      return { run: startRunJson(s), lease_ms: s.leaseMs, tenant: s.tenant, cap: s.cap, message_id: s.messageId, content: s.content };
-    });
-    const [row] = await query({ ...START_MANY, values: [pgSafeJson(items)] });
-    const results = jsonOf<Array<{ started: unknown } | ItemFailure>>(row!.results);
-    const answers = new Array<Started | Error>(starts.length);
-    order.forEach((i, k) => {
-      const r = results[k]!;
-      answers[i] = !("code" in r) ? startedOf(r.started) : r.code === "LD001" ? null : itemFailed(r);
-    });
-    return answers;
+    const argument = jsonArgument<StartRun, Started>(starts, (s) =>
+      pgSafeJson({ run: startRunJson(s), lease_ms: s.leaseMs, tenant: s.tenant, cap: s.cap, message_id: s.messageId, content: s.content }),
+    );
+    const [row] = await query({ ...START_MANY, values: [argument.json] });
+    return argument.answer(jsonOf<Array<{ started: unknown } | ItemFailure>>(row!.results).map((r) => (!("code" in r) ? startedOf(r.started) : r.code === "LD001" ? null : itemFailed(r))));
   };
   return grouped<StartRun, Started>({ slots, one, many });
 }
