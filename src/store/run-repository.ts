@@ -1,9 +1,9 @@
 import { and, asc, desc, eq, getTableColumns, inArray, sql, type SQL } from "drizzle-orm";
-import type { Db, RawQuery } from "./db.js";
+import type { Db } from "./db.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
 import { toPgSafe } from "./pg-safe.js";
 import type { RunSave } from "./save-run-step.js";
-import { createRunStarter } from "./start-runs.js";
+import type { RunStarter } from "./start-runs.js";
 import { ACTIVE_RUN_STATUSES, conversations, OPEN_RUN_STATUSES, runs, type RunRow } from "./schema.js";
 
 export type { NewRunFields, StartRun } from "./start-runs.js";
@@ -22,11 +22,8 @@ const isActive = inArray(runs.status, [...ACTIVE_RUN_STATUSES]);
 /** Leases are held only by runs executing (a queued run has none until it starts). */
 const isRunning = eq(runs.status, "running");
 
-export function createRunRepository({ db, query, save, slots }: { db: Db; query: RawQuery; save: (step: RunSave) => Promise<Date | null>; slots: number }) {
-  const start = createRunStarter({ query, slots });
+export function createRunRepository({ db, save, start }: { db: Db; save: (step: RunSave) => Promise<Date | null>; start: RunStarter }) {
   return {
-    /** How long the run start waiting longest for its turn (group commit) has waited so far (ms). */
-    startWaitMs: start.longestWaitMs,
     /** See `saveRunStep` and `createRunSaver`. */
     save,
 

@@ -55,7 +55,9 @@ const startedOf = (value: unknown): Started => {
  * is reached. Runs started at the same moment go together
  * (`loopd_start_runs`, group commit: see `grouped`).
  */
-export function createRunStarter({ query, slots }: { query: RawQuery; slots: number }): Grouped<StartRun, Started> {
+export type RunStarter = Grouped<StartRun, Started>;
+
+export function createRunStarter({ query, slots }: { query: RawQuery; slots: number }): RunStarter {
   const one = async (s: StartRun): Promise<Started> => {
     try {
       const [row] = await query({ ...START, values: [pgSafeJson(startRunJson(s)), s.leaseMs, s.tenant, s.cap, s.messageId, pgSafeJson(s.content)] });

@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { createActionRepository } from "./action-repository.js";
 import { createAttachmentRepository } from "./attachment-repository.js";
 import { createConversationRepository } from "./conversation-repository.js";
-import type { Database, Db, RawQuery } from "./db.js";
+import type { Database, Db } from "./db.js";
 import { createEventRepository } from "./event-repository.js";
 import { createKeyRepository } from "./key-repository.js";
 import { createUsageRepository } from "./usage-repository.js";
@@ -14,6 +14,7 @@ import { createForkRepository } from "./fork-repository.js";
 import { createTraceRepository } from "./trace-repository.js";
 import { createWebhookRepository } from "./webhook-repository.js";
 import { createRunSaver, type RunSave } from "./save-run-step.js";
+import { createRunStarter, type RunStarter } from "./start-runs.js";
 import { grouped } from "./group-commit.js";
 import { INTERNAL, type TenantScope } from "./conversation-repository.js";
 import type { ConversationRow } from "./schema.js";
@@ -22,11 +23,12 @@ import type { ConversationRow } from "./schema.js";
 export type NotifyChannel = "loopd_run_events" | "loopd_run_cancel" | "loopd_run_queued" | "loopd_webhooks";
 
 /** Every repository over one connection (or one transaction). */
-function createRepositories(db: Db, { notifies, query, save, slots }: { notifies: boolean; query: RawQuery; save: (step: RunSave) => Promise<Date | null>; slots: number }) {
+/** `save` and `start` are the process's (group commit), whatever connection or transaction the rest use. */
+function createRepositories(db: Db, { notifies, save, start }: { notifies: boolean; save: (step: RunSave) => Promise<Date | null>; start: RunStarter }) {
   return {
     conversations: createConversationRepository({ db, notifies }),
     messages: createMessageRepository({ db }),
-    runs: createRunRepository({ db, query, save, slots }),
+    runs: createRunRepository({ db, save, start }),
     queue: createRunQueueRepository({ db }),
     forks: createForkRepository({ db }),
     events: createEventRepository({ db }),
@@ -69,7 +71,8 @@ export function createStore({ db, kind, query, longestWaitMs, connections }: Pic
   // own, never the transaction's.)
   const save = createRunSaver({ query, notifies, slots: Math.max(1, Math.floor(connections / 4)) });
   const slots = Math.max(1, Math.floor(connections / 10));
-  const repositories = createRepositories(db, { notifies, query, save, slots });
+  const start = createRunStarter({ query, slots });
+  const repositories = createRepositories(db, { notifies, save, start });
   const manyForRun = async (asked: ConversationAsked[]): Promise<Array<ConversationForRun | undefined>> => {
     const rows = new Map((await repositories.conversations.manyWithActiveRun([...new Set(asked.map((a) => a.id))])).map((row) => [row.id, row]));
     return asked.map(({ scope, id }) => {
@@ -87,9 +90,9 @@ export function createStore({ db, kind, query, longestWaitMs, connections }: Pic
      */
     conversationForRun,
     /** See `Database.longestWaitMs`; statements waiting for their turn in a group (group commit) wait for the database too. */
-    longestWaitMs: () => Math.max(longestWaitMs(), save.longestWaitMs(), repositories.runs.startWaitMs(), conversationForRun.longestWaitMs()),
+    longestWaitMs: () => Math.max(longestWaitMs(), save.longestWaitMs(), start.longestWaitMs(), conversationForRun.longestWaitMs()),
     transaction: <T>(fn: (tx: Repositories) => Promise<T>): Promise<T> =>
-      db.transaction((tx) => fn(createRepositories(tx as unknown as Db, { notifies, query, save, slots }))),
+      db.transaction((tx) => fn(createRepositories(tx as unknown as Db, { notifies, save, start }))),
   };
 }
 
