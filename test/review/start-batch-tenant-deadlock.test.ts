@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { expect, test } from "vitest";
 import pg from "pg";
 import { emptyUsage } from "../../src/core/usage.js";
-import type { Database } from "../../src/store/db.js";
-import { createStore, type Store } from "../../src/store/store.js";
-import { createTestDatabase, testDatabaseKind, type TestDatabase } from "../helpers/test-database.js";
+import { testDatabaseKind } from "../helpers/test-database.js";
+import { useTestStore, waitingForLock } from "../helpers/use-test-store.js";
 
 // Review: loopd_start_runs takes each item's locks in conversation order, but
 // with a tenant cap (MAX_ACTIVE_RUNS_PER_TENANT > 0) each item also takes its
@@ -12,22 +11,10 @@ import { createTestDatabase, testDatabaseKind, type TestDatabase } from "../help
 // in opposite orders: a deadlock (1 s of deadlock_timeout for both batches,
 // then one item undone with 40P01). A single-statement start never held two.
 
-let testDb: TestDatabase;
-let database: Database;
-let store: Store;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  database = await testDb.open();
-  store = createStore(database);
-});
-afterAll(async () => {
-  await database.close();
-  await testDb.drop();
-});
+const f = useTestStore();
 
 const conv = async (tenantId: string) => {
-  const id = (await store.conversations.create({ tenantId, provider: "mock", model: "loopd-mock", tools: [], metadata: {}, title: null, system: null })).id;
+  const id = await f.conversation(tenantId);
   await new Promise((r) => setTimeout(r, 5)); // ids are time-ordered
   return id;
 };
@@ -52,14 +39,6 @@ const item = (conversationId: string, tenant: string, n: number) => ({
   content: [{ type: "text", text: "hi" }],
 });
 
-async function waitingForLock(client: pg.Client, text: string, count: number): Promise<void> {
-  for (;;) {
-    const { rows } = await client.query("select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like $1", [`${text}%`]);
-    if (rows[0].n >= count) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 test.runIf(testDatabaseKind === "postgres")("two batches of starts with a tenant cap never deadlock on the tenants' locks", async () => {
   // Conversation order: x1 < y1 < y2 < x2.
   const x1 = await conv("tenant_x");
@@ -67,7 +46,7 @@ test.runIf(testDatabaseKind === "postgres")("two batches of starts with a tenant
   const y2 = await conv("tenant_y");
   const x2 = await conv("tenant_x");
   expect([x1, y1, y2, x2]).toEqual([x1, y1, y2, x2].slice().sort());
-  const clients = [0, 1, 2, 3].map(() => new pg.Client({ connectionString: testDb.url }));
+  const clients = [0, 1, 2, 3].map(() => new pg.Client({ connectionString: f.testDb.url }));
   const [blocker, a, b, watcher] = clients as [pg.Client, pg.Client, pg.Client, pg.Client];
   await Promise.all(clients.map((c) => c.connect()));
   try {
