@@ -42,13 +42,13 @@ export function grouped<I, O>({
       });
     }
   };
-  const send1 = (item: I) =>
+  const submit = (item: I) =>
     new Promise<O>((resolve, reject) => {
       waiting.push({ item, since: performance.now(), resolve, reject });
       pump();
     });
   // The first waiting has waited longest (they go in the order they came).
-  return Object.assign(send1, { longestWaitMs: () => (waiting.length === 0 ? 0 : performance.now() - waiting[0]!.since) });
+  return Object.assign(submit, { longestWaitMs: () => (waiting.length === 0 ? 0 : performance.now() - waiting[0]!.since) });
 }
 
 /** Sends one item (see `grouped`); `longestWaitMs`: how long the item waiting longest for a slot has waited so far (ms), 0 when none waits. */
