@@ -14,8 +14,6 @@ export type RunPatch = Partial<Pick<RunRow, "status" | "stopReason" | "steps" | 
   ended?: boolean;
 };
 
-
-
 /** Lease times come from the database's clock only, so processes with skewed clocks agree. */
 export const leaseUntil = (ms: number): SQL => sql`now() + ${`${ms} milliseconds`}::interval`;
 const isActive = inArray(runs.status, [...ACTIVE_RUN_STATUSES]);
@@ -35,13 +33,7 @@ export function createRunRepository({ db, save, start }: { db: Db; save: (step: 
       return row!;
     },
 
-    /**
-     * A run and its user message in one statement (`loopd_start_run`), for
-     * a conversation with no run waiting and a history that needs no repair:
-     * `null` when it has one or may need one (nothing was written; take the
-     * transaction of the general path), `{ openRuns }` when the tenant's cap
-     * is reached.
-     */
+    /** See `createRunStarter` (start-runs.ts). */
     start,
 
     /** Where the run's messages start. */
@@ -127,7 +119,7 @@ export function createRunRepository({ db, save, start }: { db: Db; save: (step: 
         .select({ id: runs.id })
         .from(runs)
         .where(and(inArray(runs.id, runIds), eq(runs.leaseOwner, owner), isRunning))
-        // Byte order, as JavaScript compares the ids of a batch.
+        // Byte order, as `loopd_save_many` takes a batch's runs.
         .orderBy(sql`${runs.id} collate "C"`)
         .for("update");
       return db

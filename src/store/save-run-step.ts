@@ -91,8 +91,12 @@ export async function saveRunStep({ query, notifies }: { query: RawQuery; notifi
       pgSafeJson(step.spans ?? []),
     ],
   });
-  if (rows[0]?.owned !== true) return null;
-  const at = rows[0].saved_at;
+  return rows[0]?.owned === true ? savedAtOf(rows[0]) : null;
+}
+
+/** The statement's `saved_at` (its transaction time), as pg (a Date) or PGlite (its text) gives it. */
+function savedAtOf(row: Record<string, unknown>): Date {
+  const at = row.saved_at;
   return at instanceof Date ? at : new Date(String(at));
 }
 
@@ -124,8 +128,7 @@ const saveItem = (step: RunSave, notify: boolean) => ({
 async function saveRunSteps({ query, notifies }: { query: RawQuery; notifies: boolean }, steps: RunSave[]): Promise<Array<Date | null | Error>> {
   const argument = jsonArgument<RunSave, Date | null>(steps, (step) => pgSafeJson(saveItem(step, notifies)));
   const rows = await query({ ...SAVE_MANY, values: [argument.json] });
-  const at = rows[0]!.saved_at;
-  const savedAt = at instanceof Date ? at : new Date(String(at));
+  const savedAt = savedAtOf(rows[0]!);
   return argument.answer(jsonOf<Array<{ owned: boolean } | ItemFailure>>(rows[0]!.results).map((r) => ("code" in r ? itemFailed(r) : r.owned ? savedAt : null)));
 }
 
