@@ -62,11 +62,13 @@ export function createToolRegistry(tools: Tool[], changing?: ChangingTools): Too
     for (const tool of changing.tools()) if (!byName.has(tool.name)) byName.set(tool.name, tool);
     return byName;
   };
-  const specOf = (tool: Tool): ToolSpec => ({
-    name: tool.name,
-    description: tool.description,
-    inputSchema: tool.inputSchema,
-  });
+  // One spec per tool, shared by every run that offers it (a run's trace hashes its setup once per distinct object).
+  const specs = new WeakMap<Tool, ToolSpec>();
+  const specOf = (tool: Tool): ToolSpec => {
+    let spec = specs.get(tool);
+    if (!spec) specs.set(tool, (spec = { name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+    return spec;
+  };
 
   return {
     get: (name) => current().get(name),

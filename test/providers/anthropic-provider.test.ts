@@ -47,6 +47,20 @@ describe("Anthropic provider on the wire", () => {
     );
   });
 
+  it("shares the tools between requests without carrying one request's cache breakpoint into another", async () => {
+    const provider = anthropicAgainst(llm);
+    for (const cacheKey of [undefined, "conv_1", undefined, "conv_1"]) {
+      llm.script({ text: "ok" });
+      await provider.generate(modelRequest([user("hi")], cacheKey ? { cacheKey } : {}));
+    }
+    const lastTools = llm.requests.map((r) => (r.body.tools as Array<Record<string, unknown>>).map((t) => t.cache_control ?? null));
+    const breakpoint = [...tools.map(() => null).slice(1), { type: "ephemeral" }];
+    expect(lastTools).toEqual([tools.map(() => null), breakpoint, tools.map(() => null), breakpoint]);
+    // Built once per tools array: the same objects each time (the trace's hash keeps their text).
+    const built = ["a", "b"].map(() => (provider.buildRequest(modelRequest([user("hi")], { cacheKey: "conv_1" })) as { tools?: unknown }).tools);
+    expect(built[0]).toBe(built[1]);
+  });
+
   it("leaves out system, tools and tool_choice when there are none", async () => {
     llm.script({ text: "ok" });
     await anthropicAgainst(llm).generate(modelRequest([user("hi")], { tools: [], toolChoice: "required" }));

@@ -1,5 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { ModelRequestBody } from "../../core/model-provider.js";
+import { perObject } from "../shared/object-schema.js";
 import { toAnthropicToolParams } from "./map-anthropic-tool-choice.js";
 import { toAnthropicHistory } from "./to-anthropic-history.js";
 
@@ -32,8 +33,7 @@ export function buildAnthropicRequest(request: ModelRequestBody, defaultModel: s
     const previousEnd = messages.findLastIndex((m) => m.role === "assistant") - 1;
     for (const i of new Set([previousEnd, last])) if (i >= 0) messages[i] = withBreakpointAtEnd(messages[i]!);
   }
-  const tools = toolParams.tools;
-  if (caching && tools && tools.length > 0) tools[tools.length - 1] = { ...tools[tools.length - 1]!, cache_control: EPHEMERAL };
+  if (caching && toolParams.tools) toolParams.tools = withBreakpointOnLastTool(toolParams.tools);
   let system: Body["system"] | undefined;
   if (history.system !== null) system = caching ? [{ type: "text", text: history.system, cache_control: EPHEMERAL }] : history.system;
   return {
@@ -54,3 +54,8 @@ function withBreakpointAtEnd(turn: Anthropic.MessageParam): Anthropic.MessagePar
   content[end] = { ...content[end]!, cache_control: EPHEMERAL } as Block;
   return { ...turn, content } as Anthropic.MessageParam;
 }
+
+/** The tools with a breakpoint on the last one: a copy, made once per tools array (the array is shared between requests). */
+const withBreakpointOnLastTool = perObject((tools: Anthropic.Tool[]): Anthropic.Tool[] =>
+  tools.length === 0 ? tools : [...tools.slice(0, -1), { ...tools.at(-1)!, cache_control: EPHEMERAL }],
+);

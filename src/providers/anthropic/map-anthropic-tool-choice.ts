@@ -1,6 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { NewMessage } from "../../core/messages.js";
 import type { ToolChoice, ToolSpec } from "../../core/model-provider.js";
+import { objectSchemaOf, perObject } from "../shared/object-schema.js";
 
 /** loopd's tool choice → Anthropic's (`required` is Anthropic's `any`). */
 export function mapAnthropicToolChoice(toolChoice: ToolChoice): Anthropic.ToolChoice {
@@ -34,11 +35,7 @@ export function toAnthropicToolParams({
 }): { tools?: Anthropic.Tool[]; tool_choice?: Anthropic.ToolChoice } {
   if (tools.length > 0) {
     return {
-      tools: tools.map((t) => ({
-        name: t.name,
-        description: t.description,
-        input_schema: { ...t.inputSchema, type: "object" },
-      })),
+      tools: anthropicToolsOf(tools),
       tool_choice: mapAnthropicToolChoice(toolChoice),
     };
   }
@@ -57,3 +54,7 @@ export function toAnthropicToolParams({
     tool_choice: { type: "none" },
   };
 }
+
+const anthropicToolOf = perObject((t: ToolSpec): Anthropic.Tool => ({ name: t.name, description: t.description, input_schema: objectSchemaOf(t.inputSchema) }));
+/** Shared between requests: never changed (a cache breakpoint goes on a copy). */
+const anthropicToolsOf = perObject((tools: readonly ToolSpec[]): Anthropic.Tool[] => tools.map(anthropicToolOf));

@@ -1,5 +1,6 @@
 import type OpenAI from "openai";
 import type { ToolChoice, ToolSpec } from "../../core/model-provider.js";
+import { objectSchemaOf, perObject } from "../shared/object-schema.js";
 
 /** loopd's tool choice → Chat Completions' (`{name}` names a function). */
 export function mapOpenAIToolChoice(toolChoice: ToolChoice): OpenAI.ChatCompletionToolChoiceOption {
@@ -22,10 +23,15 @@ export function toOpenAIToolParams({
 }): { tools?: OpenAI.ChatCompletionFunctionTool[]; tool_choice?: OpenAI.ChatCompletionToolChoiceOption } {
   if (tools.length === 0) return {};
   return {
-    tools: tools.map((t) => ({
-      type: "function",
-      function: { name: t.name, description: t.description, parameters: { ...t.inputSchema, type: "object" } },
-    })),
+    tools: openAIToolsOf(tools),
     tool_choice: mapOpenAIToolChoice(toolChoice),
   };
 }
+
+const openAIToolOf = perObject(
+  (t: ToolSpec): OpenAI.ChatCompletionFunctionTool => ({
+    type: "function",
+    function: { name: t.name, description: t.description, parameters: objectSchemaOf(t.inputSchema) },
+  }),
+);
+const openAIToolsOf = perObject((tools: readonly ToolSpec[]) => tools.map(openAIToolOf));
