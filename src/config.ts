@@ -3,7 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import { OperatorError } from "./errors.js";
 import { canCall } from "./providers/can-call.js";
-import { DEFAULT_POOL, type DatabasePoolOptions } from "./store/db.js";
+import { databaseSettingsOf, databaseVariables } from "./store/database-config.js";
 import { secretsOf } from "./redact.js";
 import { DEFAULT_GRACE_WINDOW_MS } from "./agent/run-clock.js";
 import { DEFAULT_MODEL_CALL_TIMEOUT_MS, DEFAULT_MODEL_STREAM_IDLE_MS } from "./agent/model-call-deadline.js";
@@ -12,39 +12,14 @@ import { DEFAULT_TOOL_CONCURRENCY, DEFAULT_TOOL_TIMEOUT_MS } from "./tools/execu
 import { createBuiltinTools } from "./tools/builtin/index.js";
 import { commandEnvOf } from "./tools/command/run-command.js";
 import { loadToolsFile, secretsOfToolsFile, ToolsFileError, type ToolsFile } from "./tools/tools-file.js";
-import { blank, booleanFromEnv, intFromEnv } from "./env-values.js";
+import { blank, booleanFromEnv, intFromEnv, optionalString } from "./env-values.js";
 import { webhookSettingsOf, webhookVariables } from "./webhooks/webhook-config.js";
 import { attachmentSettingsOf, attachmentVariables } from "./conversations/attachments/attachment-config.js";
-
-const optionalString = z.preprocess((v) => (v === "" ? undefined : v), z.string().optional());
 
 /** A token a client must present: long enough not to be guessed. */
 const secretToken = z.preprocess((v) => (blank(v) ? undefined : v), z.string().min(16, "must be at least 16 characters (a random one: openssl rand -hex 24)").optional());
 
 const optionalUrl = z.preprocess((v) => (v === "" ? undefined : v), z.url({ protocol: /^https?$/ }).optional());
-
-/**
- * A Postgres URL, or unset. Checked here because the driver takes anything:
- * `localhost:5432` reads as a user-less socket path ("refused the login for
- * user \"\"") and `mysql://…` as a Postgres server. The message never
- * shows the URL, which may hold a password.
- */
-const databaseUrl = optionalString.superRefine((url, ctx) => {
-  if (url === undefined) return;
-  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
-  if (scheme === "postgres" || scheme === "postgresql") {
-    if (!URL.canParse(url)) {
-      ctx.addIssue({ code: "custom", message: "is not a valid URL: percent-encode any @ : / ? # in the user or password (encodeURIComponent), and check the port (1–65535)" });
-    }
-    return;
-  }
-  ctx.addIssue({
-    code: "custom",
-    message: scheme
-      ? `is a ${scheme}:// URL, but loopd needs PostgreSQL: postgres://user:password@host:5432/database (unset it to use the embedded database in DATA_DIR)`
-      : "must start with postgres:// or postgresql:// (e.g. postgres://user:password@localhost:5432/loopd); unset it to use the embedded database in DATA_DIR",
-  });
-});
 
 /** A limit from the environment: unset (or empty) is no limit. */
 const optionalPositive = (n: z.ZodNumber) => z.preprocess((v) => (blank(v) ? undefined : Number(v)), n.positive().optional());
@@ -52,8 +27,7 @@ const optionalPositive = (n: z.ZodNumber) => z.preprocess((v) => (blank(v) ? und
 const variables = {
   PORT: z.preprocess((v) => (blank(v) ? undefined : Number(v)), z.number().int().min(0).max(65535).default(3000)),
   HOST: z.string().min(1).default("127.0.0.1"),
-  DATABASE_URL: databaseUrl,
-  DATA_DIR: z.string().min(1).default("./data"),
+  ...databaseVariables,
   LLM_PROVIDER: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["anthropic", "openai", "mock"]).optional()),
   LLM_MODEL: optionalString,
   ANTHROPIC_API_KEY: optionalString,
@@ -102,12 +76,7 @@ const variables = {
   MODEL_CALL_TIMEOUT_MS: intFromEnv(DEFAULT_MODEL_CALL_TIMEOUT_MS),
   MODEL_STREAM_IDLE_MS: intFromEnv(DEFAULT_MODEL_STREAM_IDLE_MS),
   RUN_GRACE_MS: intFromEnv(DEFAULT_GRACE_WINDOW_MS),
-  DB_POOL_SIZE: intFromEnv(DEFAULT_POOL.poolSize),
-  DB_CONNECT_TIMEOUT_MS: intFromEnv(DEFAULT_POOL.connectTimeoutMs),
-  DB_STATEMENT_TIMEOUT_MS: intFromEnv(DEFAULT_POOL.statementTimeoutMs, { min: 0 }),
-  DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: intFromEnv(DEFAULT_POOL.idleInTransactionTimeoutMs, { min: 0 }),
   MAX_EVENT_LOOP_DELAY_MS: intFromEnv(1_000, { min: 0 }),
-  DB_ADMISSION_WAIT_MS: intFromEnv(1_000, { min: 0 }),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalUrl,
   TRACE: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["on", "off"]).default("on")),
@@ -170,25 +139,7 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
       /** The playground page at `/` (web/, built into dist/web); `PLAYGROUND=off`: not served. */
       playground: e.PLAYGROUND === "on",
     },
-    database: {
-      /** A Postgres server; unset: the embedded database in `dataDir`. */
-      url: e.DATABASE_URL,
-      dataDir: path.resolve(e.DATA_DIR),
-      /** The limits of the pool when on a Postgres server. */
-      pool: {
-        poolSize: e.DB_POOL_SIZE,
-        connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
-        statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
-        idleInTransactionTimeoutMs: e.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
-      } satisfies Required<DatabasePoolOptions>,
-      /**
-       * A new run is refused (503 with Retry-After) while a statement has
-       * waited longer than this for the database: load is shed at the door,
-       * before the runs already accepted wait past DB_CONNECT_TIMEOUT_MS for
-       * their saves. 0 turns it off.
-       */
-      admissionWaitMs: e.DB_ADMISSION_WAIT_MS,
-    },
+    database: databaseSettingsOf(e),
     models: {
       /** Named, or the first with a key or a server (an OpenAI-compatible local server needs no key), or the mock. */
       defaultProvider: e.LLM_PROVIDER ?? (canCall("anthropic", providers.anthropic) ? "anthropic" : canCall("openai", providers.openai) ? "openai" : "mock"),
