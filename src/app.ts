@@ -16,6 +16,7 @@ import { createRetentionSweeper, type RetentionSweeper } from "./runs/retention-
 import { createHistoryCache } from "./runs/history-cache.js";
 import { createRunSignals, type RunSignals } from "./runs/run-signals.js";
 import { createTokenRatios } from "./runs/token-ratios.js";
+import { createIntake } from "./runs/intake.js";
 import type { Services } from "./services.js";
 import { createClientErrorHandler } from "./http/client-error-handler.js";
 import { handleError, replyError } from "./http/error-handler.js";
@@ -155,6 +156,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     prices: deps.prices ?? pricesOf(config.models),
     signals: signalsOf(database),
     histories: createHistoryCache({ maxChars: config.runs.historyCacheMb * 1024 * 1024 }),
+    intake: createIntake({ maxWaitMs: config.runs.intakePriorityMs }),
     tokenRatios: createTokenRatios(),
     broadcast: createBroadcast({ database, onError: (err) => logger.warn({ err }, "LISTEN connection failed; followers fall back to polling") }),
     exclusiveDatabase: database.kind === "pglite",

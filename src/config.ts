@@ -76,6 +76,7 @@ const variables = {
   MODEL_CALL_TIMEOUT_MS: intFromEnv(DEFAULT_MODEL_CALL_TIMEOUT_MS),
   MODEL_STREAM_IDLE_MS: intFromEnv(DEFAULT_MODEL_STREAM_IDLE_MS),
   RUN_GRACE_MS: intFromEnv(DEFAULT_GRACE_WINDOW_MS),
+  INTAKE_PRIORITY_MS: intFromEnv(250, { min: 0, max: 10_000 }),
   MAX_EVENT_LOOP_DELAY_MS: intFromEnv(1_000, { min: 0 }),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalUrl,
@@ -179,6 +180,8 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
       budget: { maxTokens: e.RUN_MAX_TOKENS ?? null, maxSeconds: e.RUN_MAX_SECONDS ?? null, maxCostUsd: e.RUN_MAX_COST_USD ?? null },
       /** The grace call's time when a run's time budget ran out: all a run may pass `max_seconds` by. */
       graceWindowMs: e.RUN_GRACE_MS,
+      /** The most a model call waits while requests that start runs are being taken (`Intake`); 0: it never waits. */
+      intakePriorityMs: e.INTAKE_PRIORITY_MS,
       /** How long a paused run waits for the application's answer before its calls are given up (a conversation may set its own). */
       actionTimeoutS: e.ACTION_TIMEOUT_S,
       /** How long a run's lease lasts before another process may take it over. */

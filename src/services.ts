@@ -2,6 +2,7 @@ import type { ModelProvider, ProviderName } from "./core/model-provider.js";
 import type { PriceTable } from "./core/price-table.js";
 import type { Config } from "./config.js";
 import type { HistoryCache } from "./runs/history-cache.js";
+import type { Intake } from "./runs/intake.js";
 import type { RunSignals } from "./runs/run-signals.js";
 import type { TokenRatios } from "./runs/token-ratios.js";
 import type { Broadcast } from "./store/broadcast.js";
@@ -32,6 +33,8 @@ export interface Services {
   signals: RunSignals;
   /** Histories of conversations whose runs ended here, for their next run. */
   histories: HistoryCache;
+  /** Requests that start runs, taken before the next model call of the runs already going. */
+  intake: Intake;
   /** Per conversation, estimated tokens → its provider's count. */
   tokenRatios: TokenRatios;
   /** Hears the nudges of the other loopd processes on the same database. */

@@ -48,6 +48,7 @@ export async function callModel(
     now?: () => number;
   },
 ): Promise<Called> {
+  await provider.whenReady?.();
   const started = now();
   let streamedChars = 0;
   let reported: Usage | null = null;

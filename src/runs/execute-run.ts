@@ -4,6 +4,7 @@ import type { ProviderName } from "../core/model-provider.js";
 import { runAgentLoop } from "../agent/run-agent-loop.js";
 import { endsRefused, type RunOutcome } from "../core/run-outcome.js";
 import { toolBoxOf } from "./tool-box-of.js";
+import { afterIntake } from "./intake.js";
 import { toolImageKeeper } from "./keep-tool-images.js";
 import { RunInterruption } from "../core/interruptions.js";
 import { describeError } from "../errors.js";
@@ -56,7 +57,7 @@ export async function executeRun({
     const keepImages = toolImageKeeper({ store, limits: config.attachments, tenant: conversation.tenantId, conversationId: conversation.id, attachments });
     const toolBox = toolBoxOf({ services, conversation, finish, runId: run.id, keepImages });
     result = await runAgentLoop({
-      provider: services.providers[run.provider as ProviderName],
+      provider: afterIntake(services.providers[run.provider as ProviderName], services.intake),
       history,
       save: writer.save,
       toolBox,

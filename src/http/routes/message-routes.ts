@@ -11,6 +11,7 @@ import { conversationParams, messagesQuery, sendMessageBody, idempotencyHeaders 
 import { bodyErrorResponses, errorAnswer, errorResponses, runConflict } from "../error-schemas.js";
 import { serializeTrusted } from "../serialize-trusted.js";
 import { answerWithRun, takeStreamIf } from "../answer-with-run.js";
+import { intakeHooks, taken } from "../intake-hooks.js";
 import { messageBodyLimit } from "../message-body-limit.js";
 
 const historyResponse = documented(
@@ -73,6 +74,7 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
   r.post(
     "/conversations/:id/messages",
     {
+      ...intakeHooks(services.intake),
       bodyLimit: messageBodyLimit(services.config),
       schema: {
         summary: "Send a message: start a run",
@@ -108,10 +110,12 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
         idempotencyKey: req.headers["idempotency-key"],
         onBusy: on_busy,
         webhook,
-      }).catch((err: unknown) => {
-        release?.();
-        throw err;
-      });
+      })
+        .catch((err: unknown) => {
+          release?.();
+          throw err;
+        })
+        .finally(() => taken(req));
       // A background run: the run as it stands, at once; it goes on.
       if (!release && wait === false) {
         reply.header("x-loopd-run-id", run.id);

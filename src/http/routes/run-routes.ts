@@ -12,6 +12,7 @@ import { answerActionsBody, conversationParams, eventsQuery, idempotencyHeaders,
 import { bodyErrorResponses, errorAnswer, errorResponses } from "../error-schemas.js";
 import { answerAction } from "../../conversations/answer-action.js";
 import { answerWithRun, takeStreamIf } from "../answer-with-run.js";
+import { intakeHooks, taken } from "../intake-hooks.js";
 import { streamRunEvents } from "../sse.js";
 
 const tags = ["runs"];
@@ -88,6 +89,7 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
   r.post(
     "/conversations/:id/runs/:run_id/actions",
     {
+      ...intakeHooks(services.intake),
       schema: {
         summary: "Answer a paused run: approvals and client tool outputs",
         description:
@@ -122,10 +124,12 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
         toolOutputs: tool_outputs,
         actor,
         idempotencyKey: req.headers["idempotency-key"],
-      }).catch((err: unknown) => {
-        release?.();
-        throw err;
-      });
+      })
+        .catch((err: unknown) => {
+          release?.();
+          throw err;
+        })
+        .finally(() => taken(req));
       return answerWithRun(deps, reply, {
         run: answered.run,
         replayed: answered.replayed,

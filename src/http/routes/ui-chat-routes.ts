@@ -13,6 +13,7 @@ import { bodyErrorResponses, errorResponses, runConflict } from "../error-schema
 import { documented, uiMessageStream } from "../openapi.js";
 import { idempotencyHeaders } from "../request-schemas.js";
 import { streamRunEvents } from "../sse.js";
+import { intakeHooks, taken } from "../intake-hooks.js";
 import { createUiChunkEncoder, UI_DONE, uiFrame } from "../ui-chat/ui-chunk-encoder.js";
 import { uiMessagesOf } from "../ui-chat/ui-messages-of.js";
 import { answersFor, readUiRequest } from "../ui-chat/read-ui-message.js";
@@ -51,6 +52,7 @@ export function uiChatRoutes(app: FastifyInstance, deps: HttpDeps) {
   r.post(
     "/ui/chat",
     {
+      ...intakeHooks(services.intake),
       // A user message may carry files (data: URLs), as `POST …/messages` may. (The AI SDK sends the whole chat each time:
       // an app whose chat holds many files sends only the last message, with the transport's `prepareSendMessagesRequest`.)
       bodyLimit: messageBodyLimit(services.config),
@@ -98,6 +100,7 @@ export function uiChatRoutes(app: FastifyInstance, deps: HttpDeps) {
             idempotencyKey: req.headers["idempotency-key"],
             onBusy: on_busy,
           });
+          taken(req);
           return await streamUi(reply, run, 0, release);
         }
         const waiting = conversation.active_run_id ? await services.store.runs.getOfTenant(tenant, conversation.active_run_id) : undefined;
@@ -111,6 +114,7 @@ export function uiChatRoutes(app: FastifyInstance, deps: HttpDeps) {
           ...answersFor(waiting.requiredAction.tool_calls, request),
           idempotencyKey: req.headers["idempotency-key"],
         });
+        taken(req);
         return await streamUi(reply, answered.run, answered.afterEventSeq, release);
       } catch (err) {
         release();

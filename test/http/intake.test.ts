@@ -1,0 +1,67 @@
+import { connect } from "node:net";
+import { expect, test, vi } from "vitest";
+import { testDatabaseKind } from "../helpers/test-database.js";
+import { useLoopd } from "../helpers/use-loopd.js";
+
+// Long enough that a model call goes only when the intake is quiet: a request counted and never taken would stall the tests.
+const f = useLoopd({ listen: true, env: { INTAKE_PRIORITY_MS: "10000" } });
+const intake = () => f.loopd.services.intake;
+
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${f.loopd.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+const newConversation = async (): Promise<string> => ((await (await post("/conversations", { provider: "openai" })).json()) as { id: string }).id;
+
+test(`a run's model call waits while a request that starts a run is being taken, and goes once it is taken (${testDatabaseKind})`, async () => {
+  f.llm.script({ text: "hello" });
+  const conversation = await newConversation();
+  const taken = intake().begin();
+  const res = await post(`/conversations/${conversation}/messages`, { content: "hi", wait: false });
+  expect(res.status).toBe(202);
+  const { run } = (await res.json()) as { run: { id: string } };
+  await vi.waitFor(() => expect(intake().waiting).toBe(1), { timeout: 10_000, interval: 10 });
+  expect(f.llm.requests).toHaveLength(0);
+
+  taken();
+  const events = await (await fetch(`${f.loopd.url}/conversations/${conversation}/runs/${run.id}/events`)).text();
+  expect(events).toMatch(/event: run\.completed/);
+  expect(f.llm.requests).toHaveLength(1);
+  expect(intake()).toMatchObject({ taking: 0, waiting: 0 });
+});
+
+test(`every request that starts a run is taken whatever its outcome: started, streamed, in the background, malformed, unknown, answered wrongly, refused by the chat protocol, or dropped mid-upload (${testDatabaseKind})`, async () => {
+  f.llm.script({ text: "one" }, { text: "two" }, { text: "three" }, { text: "four" });
+  const conversation = await newConversation();
+  const messages = `/conversations/${conversation}/messages`;
+  const userMessage = { id: "m1", role: "user", parts: [{ type: "text", text: "via the AI SDK" }] };
+  const requests: Array<[string, unknown]> = [
+    [messages, { content: "waited for" }],
+    [messages, { content: "streamed", stream: true }],
+    [messages, { content: "in the background", wait: false }],
+    [messages, { content: "" }],
+    [messages, { nothing: true }],
+    ["/conversations/conv_unknown/messages", { content: "nobody" }],
+    [`/conversations/${conversation}/runs/run_unknown/actions`, { approvals: [] }],
+    ["/ui/chat", { id: "chat_intake", trigger: "regenerate-message", messages: [userMessage] }],
+    ["/ui/chat", { id: "chat_intake", trigger: "submit-message", messages: [userMessage] }],
+  ];
+  const outcomes: Array<{ status: number; body: string }> = [];
+  for (const [path, body] of requests) {
+    const res = await post(path, body);
+    outcomes.push({ status: res.status, body: await res.text() });
+    // The run in the background ends before the next message to its conversation.
+    if (res.status === 202) await (await fetch(`${f.loopd.url}/conversations/${conversation}/runs/${JSON.parse(outcomes.at(-1)!.body).run.id}/events`)).text();
+  }
+  expect(outcomes.map((o) => o.status)).toEqual([200, 200, 202, 400, 400, 404, 404, 200, 200]);
+  expect(outcomes[1]!.body).toMatch(/event: run\.completed/);
+  expect(outcomes[7]!.body).toMatch(/append-only/);
+
+  // A client that hangs up halfway through its body.
+  const { port } = new URL(f.loopd.url);
+  const socket = connect(Number(port), "127.0.0.1");
+  await new Promise<void>((resolve, reject) => socket.once("connect", resolve).once("error", reject));
+  socket.write(`POST ${messages} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"content":"`);
+  await vi.waitFor(() => expect(intake().taking).toBe(1), { timeout: 10_000, interval: 10 });
+  socket.destroy();
+
+  await vi.waitFor(() => expect(intake()).toMatchObject({ taking: 0, waiting: 0 }), { timeout: 10_000, interval: 10 });
+});
