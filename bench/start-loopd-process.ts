@@ -26,7 +26,9 @@ export async function startLoopdProcess({
   const port = await freePort();
   // BENCH_CPU_PROF_DIR: each loopd writes a V8 CPU profile there when it stops (open it in Chrome's DevTools).
   const profile = process.env.BENCH_CPU_PROF_DIR ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF_DIR] : [];
-  const child = spawn(process.execPath, [...profile, "--import", "tsx", "src/main.ts"], {
+  // BENCH_NODE_FLAGS: Node and V8 flags for each loopd (`--heap-growing-percent=50`: how a GC setting moves (f)'s RSS).
+  const flags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...profile, ...flags, "--import", "tsx", "src/main.ts"], {
     cwd: checkout,
     // Hundreds of runs at once on the one tenant: the per-tenant cap would refuse them.
     env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), MAX_ACTIVE_RUNS_PER_TENANT: "0", ...env },

@@ -21,6 +21,8 @@ export interface StreamSubject {
   database: BenchDatabase;
   /** So far; null where the version does not tell (a loopd before the pool counted its waits). */
   poolWait(): Promise<PoolWait | null>;
+  /** loopd's V8 heap now (MB, its processes summed, from /metrics), to read RSS against; absent for the floor. */
+  heap?(): Promise<{ totalMb: number; usedMb: number }>;
   stop(): Promise<void>;
 }
 
@@ -34,16 +36,26 @@ export function rssMbOf(pid: number): number {
   }
 }
 
-/** A loopd's pool counters from its /metrics; null when it has none (on PGlite, or an older loopd). */
-async function loopdPoolWait(url: string): Promise<PoolWait | null> {
+/** A loopd's /metrics, read by name: null where it has none. */
+async function loopdMetrics(url: string): Promise<(name: string) => number | null> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  const read = (name: string) => {
+  return (name) => {
     const value = new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1];
     return value === undefined ? null : Number(value);
   };
+}
+
+/** A loopd's pool counters; null when it has none (on PGlite, or an older loopd). */
+async function loopdPoolWait(url: string): Promise<PoolWait | null> {
+  const read = await loopdMetrics(url);
   const acquired = read("loopd_db_pool_acquisitions_total");
   const waited = read("loopd_db_pool_wait_seconds_total");
   return acquired === null || waited === null ? null : { acquired, waitedMs: waited * 1000 };
+}
+
+async function loopdHeap(url: string): Promise<{ totalMb: number; usedMb: number }> {
+  const read = await loopdMetrics(url);
+  return { totalMb: (read("nodejs_heap_size_total_bytes") ?? Number.NaN) / 2 ** 20, usedMb: (read("nodejs_heap_size_used_bytes") ?? Number.NaN) / 2 ** 20 };
 }
 
 const sumWaits = (waits: Array<PoolWait | null>): PoolWait | null =>
@@ -84,6 +96,10 @@ export async function startLoopdStreamSubject({
     pids: loopds.map((l) => l.pid),
     database,
     poolWait: async () => sumWaits(await Promise.all(loopds.map((l) => loopdPoolWait(l.url)))),
+    async heap() {
+      const heaps = await Promise.all(loopds.map((l) => loopdHeap(l.url)));
+      return { totalMb: heaps.reduce((s, h) => s + h.totalMb, 0), usedMb: heaps.reduce((s, h) => s + h.usedMb, 0) };
+    },
     async stop() {
       await proxy?.close();
       for (const loopd of loopds) await loopd.stop();
