@@ -5,12 +5,13 @@ const takings = new WeakMap<FastifyRequest, () => void>();
 
 /**
  * A route's hooks for requests that start runs: each is being taken
- * (`Intake`) from its arrival, before its body is read, until the handler
- * says `taken` or its answer is sent or the client goes away, whichever
- * comes first.
+ * (`Intake`) from the moment its whole body is in until the handler says
+ * `taken`, its answer is sent or the client goes away, whichever comes
+ * first. Not from its arrival: a client trickling its body in would hold
+ * every run's model calls for as long as it likes.
  */
 export const intakeHooks = (intake: Intake) => ({
-  onRequest: async (req: FastifyRequest) => void takings.set(req, intake.begin()),
+  preValidation: async (req: FastifyRequest) => void takings.set(req, intake.begin()),
   onResponse: async (req: FastifyRequest) => taken(req),
   onRequestAbort: async (req: FastifyRequest) => taken(req),
 });
