@@ -6,10 +6,10 @@ import type { ModelProvider } from "../core/model-provider.js";
  * calls of the runs it started: each accepted run's SDK request and streamed
  * answer take the event loop that the next request's parsing and start
  * need, and the last message of a burst of 200 saw its `run.created`
- * seconds after the first. While any such request is being taken (from its
- * arrival until its run started, or it was refused), a model call waits for
- * it, at most `maxWaitMs`: a steady stream of requests delays a call by no
- * more than that.
+ * seconds after the first. While any such request is being taken (from the
+ * moment its body is in until its run started, or it was refused), a model
+ * call waits for it, at most `maxWaitMs`: a steady stream of requests delays
+ * a call by no more than that.
  */
 export interface Intake {
   /** A request that starts a run has arrived; call what this returns once it is taken (again: no effect). */
