@@ -87,7 +87,7 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
     // The summary's tokens and cost are the run's, and the call is sent less: weighed again.
     if (summarized === "written" && (gate = weigh(state.context().estimatedTokens, afterTools)).type === "stop") return overBudget(gate.over);
     if (gate.type === "grace") await state.appendNotice(graceNotice(gate.over));
-    const step = prepareStep({ state, settings, gate, clock });
+    const step = prepareStep({ state, settings, gate });
     const called = await callModel(step, { provider, state, clock, signal, idleMs: o.limits.modelStreamIdleMs, emit, now });
     if (called.type === "cancelled") return cancelled();
     if (called.type === "out_of_time") return overBudget("seconds");

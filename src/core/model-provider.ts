@@ -84,8 +84,12 @@ export interface ModelProvider {
    * SDK's own retries, and an `AbortError`-like error when `signal` aborts.
    */
   generate(request: ModelRequest): Promise<ModelResponse>;
-  /** Resolves when the next call may be sent (`afterIntake`: once new requests are taken); the call's time counts from then. @default at once */
-  whenReady?(): Promise<void>;
+  /**
+   * Resolves when the next call may be sent (`afterIntake`: once new requests
+   * are taken), at the latest after `atMostMs` or when `signal` aborts; the
+   * call's time counts from then. @default at once
+   */
+  whenReady?(options: { signal?: AbortSignal | undefined; atMostMs: number }): Promise<void>;
   /**
    * The request body exactly as `generate` hands it to the provider's SDK
    * (for `GET /conversations/:id/context`, and to rebuild a call from its

@@ -12,10 +12,10 @@ import type { ModelProvider } from "../core/model-provider.js";
  * a call by no more than that.
  */
 export interface Intake {
-  /** A request that starts a run has arrived; call what this returns once it is taken (again: no effect). */
+  /** A request that starts a run has arrived; call what this returns once it is taken (again: no effect). It counts for `maxWaitMs` at most. */
   begin(): () => void;
-  /** Resolves once no request is being taken, or `maxWaitMs` after it was called. */
-  quiet(): Promise<void>;
+  /** Resolves once no request is being taken, `maxWaitMs` (or `atMostMs`, if less) after it was called, or when `signal` aborts. */
+  quiet(options?: { signal?: AbortSignal | undefined; atMostMs?: number }): Promise<void>;
   /** Requests being taken. */
   readonly taking: number;
   /** Model calls waiting for them. */
@@ -29,23 +29,30 @@ export function createIntake({ maxWaitMs }: { maxWaitMs: number }): Intake {
     begin() {
       taking++;
       let taken = false;
-      return () => {
+      const take = () => {
         if (taken) return;
         taken = true;
+        clearTimeout(slow);
         if (--taking > 0) return;
         for (const wake of waiters) wake();
         waiters.clear();
       };
+      // A request slower than that (a webhook host's DNS, a busy database) is no longer put first: nothing holds the runs longer.
+      const slow = setTimeout(take, maxWaitMs).unref();
+      return take;
     },
-    quiet() {
-      if (taking === 0 || maxWaitMs <= 0) return Promise.resolve();
+    quiet({ signal, atMostMs = Infinity } = {}) {
+      const waitMs = Math.min(maxWaitMs, atMostMs);
+      if (taking === 0 || waitMs <= 0 || signal?.aborted) return Promise.resolve();
       return new Promise<void>((resolve) => {
         const wake = () => {
           clearTimeout(timer);
+          signal?.removeEventListener("abort", wake);
           waiters.delete(wake);
           resolve();
         };
-        const timer = setTimeout(wake, maxWaitMs).unref();
+        const timer = setTimeout(wake, waitMs).unref();
+        signal?.addEventListener("abort", wake, { once: true });
         waiters.add(wake);
       });
     },
@@ -59,4 +66,4 @@ export function createIntake({ maxWaitMs }: { maxWaitMs: number }): Intake {
 }
 
 /** The provider, its calls sent once the intake is quiet. */
-export const afterIntake = (provider: ModelProvider, intake: Intake): ModelProvider => ({ ...provider, whenReady: intake.quiet });
+export const afterIntake = (provider: ModelProvider, intake: Intake): ModelProvider => ({ ...provider, whenReady: (options) => intake.quiet(options) });

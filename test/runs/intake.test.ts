@@ -35,7 +35,7 @@ test("a model call waits until the last request being taken is taken, not the fi
   expect(intake).toMatchObject({ taking: 0, waiting: 0 });
 });
 
-test("a request never taken holds a model call no longer than maxWaitMs", async () => {
+test("a model call waits no longer than maxWaitMs, however long the request it waits for takes", async () => {
   vi.useFakeTimers();
   const intake = createIntake({ maxWaitMs: 250 });
   intake.begin();
@@ -44,5 +44,23 @@ test("a request never taken holds a model call no longer than maxWaitMs", async 
   expect(await settled(call)).toBe(false);
   vi.advanceTimersByTime(1);
   expect(await settled(call)).toBe(true);
-  expect(intake).toMatchObject({ taking: 1, waiting: 0 });
+  expect(intake).toMatchObject({ taking: 0, waiting: 0 });
+});
+
+test("a request not taken within maxWaitMs stops counting: a slow one holds the runs once, not for as long as it takes", async () => {
+  vi.useFakeTimers();
+  const intake = createIntake({ maxWaitMs: 250 });
+  const slow = intake.begin();
+  vi.advanceTimersByTime(100);
+  const call = intake.quiet();
+  vi.advanceTimersByTime(150);
+  expect(intake.taking).toBe(0);
+  expect(await settled(call)).toBe(true);
+  expect(await settled(intake.quiet())).toBe(true);
+  // Taken later: no effect on the others.
+  const other = intake.begin();
+  slow();
+  expect(intake.taking).toBe(1);
+  other();
+  expect(intake.taking).toBe(0);
 });
