@@ -198,6 +198,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     openStreams: () => http.streams.open,
     poolUse: database.poolUse,
     oldestPendingWebhookMs: async () => (await services.store.webhooks.pending()).oldestAgeMs,
+    heldModelCalls: () => services.intake.held,
   });
 
   let stopping = false;

@@ -20,11 +20,14 @@ export interface Intake {
   readonly taking: number;
   /** Model calls waiting for them. */
   readonly waiting: number;
+  /** Model calls that waited so far, and how long in all (ms). */
+  readonly held: { calls: number; ms: number };
 }
 
 export function createIntake({ maxWaitMs }: { maxWaitMs: number }): Intake {
   let taking = 0;
   const waiters = new Set<() => void>();
+  const held = { calls: 0, ms: 0 };
   return {
     begin() {
       taking++;
@@ -44,8 +47,11 @@ export function createIntake({ maxWaitMs }: { maxWaitMs: number }): Intake {
     quiet({ signal, atMostMs = Infinity } = {}) {
       const waitMs = Math.min(maxWaitMs, atMostMs);
       if (taking === 0 || waitMs <= 0 || signal?.aborted) return Promise.resolve();
+      held.calls++;
+      const since = performance.now();
       return new Promise<void>((resolve) => {
         const wake = () => {
+          held.ms += performance.now() - since;
           clearTimeout(timer);
           signal?.removeEventListener("abort", wake);
           waiters.delete(wake);
@@ -62,6 +68,7 @@ export function createIntake({ maxWaitMs }: { maxWaitMs: number }): Intake {
     get waiting() {
       return waiters.size;
     },
+    held,
   };
 }
 

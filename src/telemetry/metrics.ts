@@ -17,6 +17,8 @@ export interface MetricsSources {
   poolUse(): PoolUse | null;
   /** How long the oldest webhook delivery still pending has waited (ms), in the whole database; null: none pending. */
   oldestPendingWebhookMs(): Promise<number | null>;
+  /** Model calls that waited for requests that start runs to be taken (`Intake`), and how long in all (ms). */
+  heldModelCalls(): { calls: number; ms: number };
 }
 
 export interface MetricsOptions {
@@ -204,6 +206,21 @@ function watchState(registry: Registry, sources: MetricsSources): void {
       this.set(sources.openStreams());
     },
   });
+  // Counters kept elsewhere: read at each scrape.
+  const readCounter = (name: string, help: string, read: () => number | null) =>
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        const value = read();
+        if (value === null) return;
+        this.reset();
+        this.inc(value);
+      },
+    });
+  readCounter("loopd_model_calls_held_total", "Model calls that waited while requests that start runs were being taken (INTAKE_PRIORITY_MS)", () => sources.heldModelCalls().calls);
+  readCounter("loopd_model_calls_held_seconds_total", "Time model calls waited while requests that start runs were being taken, summed", () => sources.heldModelCalls().ms / 1000);
   if (sources.poolUse() === null) return;
   new Gauge({
     name: "loopd_db_pool_connections",
@@ -218,18 +235,11 @@ function watchState(registry: Registry, sources: MetricsSources): void {
       this.set({ state: "waiting" }, use.waiting);
     },
   });
-  // Counters kept by the pool itself: read at each scrape.
+  // Counters kept by the pool itself.
   const poolCounter = (name: string, help: string, read: (use: PoolUse) => number) =>
-    new Counter({
-      name,
-      help,
-      registers,
-      collect() {
-        const use = sources.poolUse();
-        if (!use) return;
-        this.reset();
-        this.inc(read(use));
-      },
+    readCounter(name, help, () => {
+      const use = sources.poolUse();
+      return use && read(use);
     });
   poolCounter("loopd_db_pool_acquisitions_total", "Connections the database pool handed out", (use) => use.acquired);
   poolCounter("loopd_db_pool_wait_seconds_total", "Time spent waiting for a connection of the database pool, summed over every acquisition", (use) => use.waitedMs / 1000);

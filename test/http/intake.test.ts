@@ -26,6 +26,10 @@ test(`a run's model call waits while a request that starts a run is being taken,
   expect(events).toMatch(/event: run\.completed/);
   expect(f.llm.requests).toHaveLength(1);
   expect(intake()).toMatchObject({ taking: 0, waiting: 0 });
+  // Operators see it: the call held, and for how long.
+  const metrics = await (await fetch(`${f.loopd.url}/metrics`)).text();
+  expect(metrics).toMatch(/^loopd_model_calls_held_total 1$/m);
+  expect(Number(/^loopd_model_calls_held_seconds_total (\S+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
 });
 
 test(`every request that starts a run is taken whatever its outcome: started, streamed, in the background, malformed, unknown, answered wrongly, or refused by the chat protocol (${testDatabaseKind})`, async () => {
