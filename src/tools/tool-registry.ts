@@ -1,5 +1,6 @@
 import type { ToolSpec } from "../core/model-provider.js";
 import type { Tool, ToolSource } from "./define-tool.js";
+import { perObject } from "../per-object.js";
 import { SERVER_WILDCARD } from "./mcp/mcp-tool-name.js";
 
 export interface ToolRegistry {
@@ -62,13 +63,8 @@ export function createToolRegistry(tools: Tool[], changing?: ChangingTools): Too
     for (const tool of changing.tools()) if (!byName.has(tool.name)) byName.set(tool.name, tool);
     return byName;
   };
-  // One spec per tool, shared by every run that offers it (a run's trace hashes its setup once per distinct object).
-  const specs = new WeakMap<Tool, ToolSpec>();
-  const specOf = (tool: Tool): ToolSpec => {
-    let spec = specs.get(tool);
-    if (!spec) specs.set(tool, (spec = { name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
-    return spec;
-  };
+  // One spec per tool, shared by every run that offers it (the providers make their tool params once per spec).
+  const specOf = perObject((tool: Tool): ToolSpec => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
 
   return {
     get: (name) => current().get(name),

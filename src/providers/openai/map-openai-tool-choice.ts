@@ -1,6 +1,7 @@
 import type OpenAI from "openai";
 import type { ToolChoice, ToolSpec } from "../../core/model-provider.js";
-import { objectSchemaOf, perObject } from "../shared/object-schema.js";
+import { perObject } from "../../per-object.js";
+import { objectSchemaOf } from "../shared/object-schema.js";
 
 /** loopd's tool choice → Chat Completions' (`{name}` names a function). */
 export function mapOpenAIToolChoice(toolChoice: ToolChoice): OpenAI.ChatCompletionToolChoiceOption {
