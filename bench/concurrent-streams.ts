@@ -120,7 +120,7 @@ export async function measureConcurrentStreams({
             await measuredRound(tally, concurrency, { monitor, calls: () => calls });
             // RSS follows the V8 heap's size, which grows with garbage until a major GC: what the heap holds says which.
             const heap = await tally.subject.heap?.();
-            if (heap) progress(`  RSS ${tally.rss.at(-1)!.toFixed(0)} MB, V8 heap ${heap.totalMb.toFixed(0)} MB of which ${heap.usedMb.toFixed(0)} MB in use (live or not yet collected)`);
+            if (heap) progress(`  ${tally.subject.name}: RSS ${tally.rss.at(-1)!.toFixed(0)} MB, V8 heap ${heap.totalMb.toFixed(0)} MB of which ${heap.usedMb.toFixed(0)} MB in use (live or not yet collected)`);
           }
         }
         rows.push(...tallies.map((t) => rowOf(t, concurrency)));
