@@ -48,17 +48,12 @@ export async function callModel(
     now?: () => number;
   },
 ): Promise<Called> {
-  // New runs are taken in first (`afterIntake`), never past the run's time; a cancel ends the wait.
-  await provider.whenReady?.({ signal, atMostMs: clock.timeLeftMs() });
-  // Its limits from the time left after that wait: whether the time budget, not the call timeout, ends the call when its time is up.
-  const call = { grace: step.grace !== null };
-  const [callTimeoutMs, boundByBudget] = [clock.callTimeoutMs(call), clock.boundByBudget(call)];
   const started = now();
   let streamedChars = 0;
   let reported: Usage | null = null;
   let firstPartAt: number | null = null;
   const sent = { request: step.record, body: null as object | null, started_at: started };
-  const deadline = startModelCallDeadline({ signal, callTimeoutMs, idleMs });
+  const deadline = startModelCallDeadline({ signal, callTimeoutMs: step.callTimeoutMs, idleMs });
   let response: ModelResponse;
   try {
     response = await provider.generate({
@@ -83,7 +78,7 @@ export async function callModel(
     if (signal?.aborted) return { type: "cancelled" };
     // A passed deadline aborts the call: the provider then throws an AbortError, but the run was not cancelled.
     const expired = deadline.expired();
-    if (expired && boundByBudget && clock.timeLeftMs() <= 0) return { type: "out_of_time" };
+    if (expired && step.boundByBudget && clock.timeLeftMs() <= 0) return { type: "out_of_time" };
     const err = expired ?? thrown;
     const message = err instanceof Error ? err.message : String(err);
     const status = typeof (err as { status?: unknown }).status === "number" ? (err as { status: number }).status : null;

@@ -3,6 +3,7 @@ import type { ContextSettings } from "../core/context-settings.js";
 import type { AttachmentData } from "../core/messages.js";
 import type { ModelRequestBody, ToolChoice, ToolSpec } from "../core/model-provider.js";
 import type { BudgetName } from "../core/run-outcome.js";
+import type { RunClock } from "./run-clock.js";
 import type { RunState } from "./run-state.js";
 import type { StopGate } from "./stop-policy.js";
 
@@ -35,10 +36,13 @@ export interface PreparedStep {
   record: ModelCallRequest;
   /** The context's estimate, uncalibrated: what the provider's count is compared with. */
   rawTokens: number;
+  callTimeoutMs: number;
+  /** Whether the time budget, not the call timeout, ends the call when its time is up. */
+  boundByBudget: boolean;
 }
 
-/** What the next call is, given what the stop policy allows: its tool choice, whether it is the grace call, and its context (its time limits are set when it is made: `callModel`). */
-export function prepareStep({ state, settings, gate }: { state: RunState; settings: CallSettings; gate: Exclude<StopGate, { type: "stop" }> }): PreparedStep {
+/** What the next call is, given what the stop policy allows: its tool choice, whether it is the grace call, its context and its limits. */
+export function prepareStep({ state, settings, gate, clock }: { state: RunState; settings: CallSettings; gate: Exclude<StopGate, { type: "stop" }>; clock: RunClock }): PreparedStep {
   const grace = gate.type === "grace" ? { over: gate.over } : null;
   const first = state.steps === 0;
   const choice: ToolChoice = grace || settings.tools.length === 0 ? "none" : first || settings.toolChoice === "none" ? settings.toolChoice : "auto";
@@ -63,5 +67,7 @@ export function prepareStep({ state, settings, gate }: { state: RunState; settin
       cache_key: cacheKey,
     },
     rawTokens: built.rawTokens,
+    callTimeoutMs: clock.callTimeoutMs({ grace: grace !== null }),
+    boundByBudget: clock.boundByBudget({ grace: grace !== null }),
   };
 }

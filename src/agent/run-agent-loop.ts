@@ -55,8 +55,7 @@ export interface AgentRunOptions {
  * orphan call.
  */
 export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
-  const { provider, toolBox, signal, now = Date.now } = o;
-  const emit = o.onEvent ?? (() => {});
+  const { provider, toolBox, signal, now = Date.now, onEvent: emit = () => {} } = o;
   const settings: CallSettings = { ...o.call, tools: toolBox.specs, fixedTokens: estimateFixedTokens({ system: o.call.system, tools: toolBox.specs }) };
   const state = createRunState({ ...o, ...o.resume, context: settings.context, fixedTokens: settings.fixedTokens });
   const clock = createRunClock({ startedAt: o.resume?.clockStartedAt ?? now(), maxSeconds: o.budget.max_seconds, ...o.limits, now });
@@ -69,14 +68,15 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
   const overBudget = (over: BudgetName) => state.end({ status: "incomplete", stopReason: over === "steps" ? "max_steps" : "budget", budgetExceeded: over });
 
   // A paused run answered: the calls the application approved run first, announced durably before they do.
-  const approved = new Set(o.resume?.approvedCalls ?? []);
-  const approvedCalls = state.lastCalls().filter((call) => approved.has(call.id));
+  const approvedCalls = state.lastCalls().filter((call) => o.resume?.approvedCalls.includes(call.id));
   for (const call of approvedCalls) emit({ type: "tool_call.started", tool_call_id: call.id, name: call.name, input: call.input });
   if (approvedCalls.length > 0) await o.flushEvents?.();
   await runTools(approvedCalls, { ...tools, announced: true });
   let afterTools = approvedCalls.length > 0;
 
   for (;;) {
+    // New runs are taken in first (`afterIntake`): the wait is part of the step, weighed with it; a cancel ends it.
+    await provider.whenReady?.({ signal, atMostMs: clock.timeLeftMs() });
     if (signal?.aborted) return cancelled();
     // A crash or an earlier cancel may have left calls unanswered; answer them first.
     await state.append(repairTail(state.history));
@@ -87,7 +87,7 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
     // The summary's tokens and cost are the run's, and the call is sent less: weighed again.
     if (summarized === "written" && (gate = weigh(state.context().estimatedTokens, afterTools)).type === "stop") return overBudget(gate.over);
     if (gate.type === "grace") await state.appendNotice(graceNotice(gate.over));
-    const step = prepareStep({ state, settings, gate });
+    const step = prepareStep({ state, settings, gate, clock });
     const called = await callModel(step, { provider, state, clock, signal, idleMs: o.limits.modelStreamIdleMs, emit, now });
     if (called.type === "cancelled") return cancelled();
     if (called.type === "out_of_time") return overBudget("seconds");

@@ -59,7 +59,6 @@ export function createSummarizer({
     const text = summaryRequestText(plan, { maxWords: Math.floor(maxTokens * 0.6), maxChars: Math.floor(limit * TRANSCRIPT_CHARS_PER_TOKEN) });
     const request: ModelRequestBody = { model, system: SUMMARY_SYSTEM, messages: [{ role: "user", content: [{ type: "text", text }] }], tools: [], toolChoice: "none", maxTokens, cacheKey: null };
     if (!affordable(Math.ceil((estimateTextTokens(SUMMARY_SYSTEM) + estimateTextTokens(text)) * state.tokenRatio))) return null;
-    await provider.whenReady?.({ signal, atMostMs: clock.timeLeftMs() });
     const started = now();
     let body: object | null = null;
     let reported: Usage | null = null;
