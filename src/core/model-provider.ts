@@ -85,9 +85,9 @@ export interface ModelProvider {
    */
   generate(request: ModelRequest): Promise<ModelResponse>;
   /**
-   * Resolves when the next call may be sent (`afterIntake`: once new requests
-   * are taken), at the latest after `atMostMs` or when `signal` aborts; the
-   * call's time counts from then. @default at once
+   * Resolves when the run's next step may go on (`afterIntake`: once new
+   * requests are taken), at the latest after `atMostMs` or when `signal`
+   * aborts; the loop weighs the step after it. @default at once
    */
   whenReady?(options: { signal?: AbortSignal | undefined; atMostMs: number }): Promise<void>;
   /**

@@ -1,15 +1,15 @@
 import type { ModelProvider } from "../core/model-provider.js";
 
 /**
- * Requests that start runs go before the next model call of the runs
- * already going. Without this, a burst of messages waits behind the model
+ * Requests that start runs go before the next step of the runs already
+ * going. Without this, a burst of messages waits behind the model
  * calls of the runs it started: each accepted run's SDK request and streamed
  * answer take the event loop that the next request's parsing and start
  * need, and the last message of a burst of 200 saw its `run.created`
  * seconds after the first. While any such request is being taken (from the
- * moment its body is in until its run started, or it was refused), a model
- * call waits for it, at most `maxWaitMs`: a steady stream of requests delays
- * a call by no more than that.
+ * moment its body is in until its run started, or it was refused), a run's
+ * next step (its model call) waits for it, at most `maxWaitMs`: a steady
+ * stream of requests delays a step by no more than that.
  */
 export interface Intake {
   /** A request that starts a run has arrived; call what this returns once it is taken (again: no effect). It counts for `maxWaitMs` at most. */
@@ -30,6 +30,8 @@ export function createIntake({ maxWaitMs }: { maxWaitMs: number }): Intake {
   const held = { calls: 0, ms: 0 };
   return {
     begin() {
+      // Off: nothing ever waits, so nothing is counted.
+      if (maxWaitMs <= 0) return () => {};
       taking++;
       let taken = false;
       const take = () => {
@@ -72,5 +74,5 @@ export function createIntake({ maxWaitMs }: { maxWaitMs: number }): Intake {
   };
 }
 
-/** The provider, its calls sent once the intake is quiet. */
+/** The provider, the run's steps going on once the intake is quiet. */
 export const afterIntake = (provider: ModelProvider, intake: Intake): ModelProvider => ({ ...provider, whenReady: (options) => intake.quiet(options) });
