@@ -117,7 +117,9 @@ export async function measureConcurrentStreams({
         for (let round = 1; round <= rounds; round++) {
           for (const tally of tallies) {
             progress(`${kind}: ${tally.subject.name}, ${concurrency} streaming runs at once (round ${round}/${rounds})`);
-            await measuredRound(tally, concurrency, { monitor, calls: () => calls });
+            const ttfe = await measuredRound(tally, concurrency, { monitor, calls: () => calls });
+            // Round 1 opens most of its connections anew (the warm-up opened 20), and Node takes one new connection per turn of its event loop: its tail is there.
+            progress(`  ${tally.subject.name}: first event p50 · p99 ${percentile(ttfe, 0.5).toFixed(0)} · ${percentile(ttfe, 0.99).toFixed(0)} ms in this round`);
             // RSS follows the V8 heap's size, which grows with garbage until a major GC: what the heap holds says which.
             const heap = await tally.subject.heap?.();
             if (heap) progress(`  ${tally.subject.name}: RSS ${tally.rss.at(-1)!.toFixed(0)} MB, V8 heap ${heap.totalMb.toFixed(0)} MB of which ${heap.usedMb.toFixed(0)} MB in use (live or not yet collected)`);
@@ -156,7 +158,8 @@ function floorRequestOf(body: Record<string, unknown>): FloorRequest {
   return { params, system: messages.filter((m) => m.role === "system") as FloorRequest["system"] };
 }
 
-async function measuredRound(tally: Tally, concurrency: number, { monitor, calls }: { monitor: ServerMonitor | null; calls: () => number }): Promise<void> {
+/** One round of `concurrency` runs, added to the tally; its times to the first event, sorted. */
+async function measuredRound(tally: Tally, concurrency: number, { monitor, calls }: { monitor: ServerMonitor | null; calls: () => number }): Promise<number[]> {
   const { subject } = tally;
   const conversations = await createConversations(subject.url, concurrency);
   const cpuBefore = subject.pids.map((pid) => cpuMsOf(pid) ?? 0);
@@ -181,6 +184,7 @@ async function measuredRound(tally: Tally, concurrency: number, { monitor, calls
   tally.runs += concurrency;
   tally.wallMs += result.wallMs;
   tally.rss.push(subject.pids.reduce((sum, pid) => sum + rssMbOf(pid), 0));
+  return [...result.ttfe].sort((a, b) => a - b);
 }
 
 function rowOf(t: Tally, concurrency: number): StreamsRow {

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
@@ -12,8 +12,12 @@ export interface LoopdProcess {
 const repoRoot = fileURLToPath(new URL("..", import.meta.url));
 
 /**
- * loopd as its own process (`src/main.ts` through tsx), so its CPU and event
- * loop are its own, as in production. Resolves once /healthz answers.
+ * loopd as its own process, so its CPU and event loop are its own, and as
+ * production runs it: `node dist/main.js` (the Dockerfile's command and
+ * `npm start`), its build brought up to date first. Through tsx, the figures
+ * would carry tsx's transpiled sources and source maps: about 90 MB more RSS
+ * in (f). `BENCH_LOOPD_FROM=source` runs `src/main.ts` through tsx all the
+ * same. Resolves once /healthz answers.
  */
 export async function startLoopdProcess({
   env,
@@ -28,7 +32,10 @@ export async function startLoopdProcess({
   const profile = process.env.BENCH_CPU_PROF_DIR ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF_DIR] : [];
   // BENCH_NODE_FLAGS: Node and V8 flags for each loopd (`--heap-growing-percent=50`: how a GC setting moves (f)'s RSS).
   const flags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...profile, ...flags, "--import", "tsx", "src/main.ts"], {
+  const fromSource = process.env.BENCH_LOOPD_FROM === "source";
+  if (!fromSource) buildOnce(checkout);
+  const entry = fromSource ? ["--import", "tsx", "src/main.ts"] : ["dist/main.js"];
+  const child = spawn(process.execPath, [...profile, ...flags, ...entry], {
     cwd: checkout,
     // Hundreds of runs at once on the one tenant: the per-tenant cap would refuse them.
     env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), MAX_ACTIVE_RUNS_PER_TENANT: "0", ...env },
@@ -48,6 +55,15 @@ export async function startLoopdProcess({
       await exited;
     },
   };
+}
+
+const built = new Set<string>();
+
+/** The checkout's server built if its sources changed since its last build (`npm start` does the same), once per bench run. */
+function buildOnce(checkout: string): void {
+  if (built.has(checkout)) return;
+  execFileSync(process.execPath, ["scripts/build-if-stale.mjs", "--only=server"], { cwd: checkout, stdio: ["ignore", "ignore", "inherit"] });
+  built.add(checkout);
 }
 
 /** Resolves once `url`/healthz answers 200; throws when the child exits first or after 60 s. */
