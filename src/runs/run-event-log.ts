@@ -130,10 +130,8 @@ export function createRunEventLog({
         throw err;
       }
       // Readers take the end from here for a while, then from the database; a pause is not handed out at all.
-      if (parts.end && committed) {
-        const end = committed;
-        setTimeout(() => signals.forget(runId, end), FORGET_AFTER_END_MS).unref();
-      } else if (parts.end) release();
+      if (parts.end && committed) forgetLater(signals, runId, committed);
+      else if (parts.end) release();
       at = write.next;
     });
     chain = result.then(
@@ -162,6 +160,16 @@ export function createRunEventLog({
     /** The run stopped here without recording its end (lease lost, shutdown, a failed write): what it handed out is forgotten. */
     release,
   };
+}
+
+/**
+ * Forgets the run's end after `FORGET_AFTER_END_MS`. Its own function, so
+ * that the timer holds the end alone: a closure made inside `commit` would
+ * keep the scopes around it, the last write and the run's whole log (its
+ * messages, spans, trace), for those 10 s after every run.
+ */
+function forgetLater(signals: RunSignals, runId: string, end: LoggedEvent[]): void {
+  setTimeout(() => signals.forget(runId, end), FORGET_AFTER_END_MS).unref();
 }
 
 /**

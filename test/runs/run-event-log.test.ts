@@ -1,0 +1,36 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { describe, expect, it } from "vitest";
+import { createRunEventLog, type CommitParts } from "../../src/runs/run-event-log.js";
+import { createRunSignals } from "../../src/runs/run-signals.js";
+import { useTestStore } from "../helpers/use-test-store.js";
+
+// A full collection on demand, to see what a finished run still holds.
+setFlagsFromString("--expose-gc");
+const collectGarbage = runInNewContext("gc") as () => void;
+
+const s = useTestStore();
+
+describe("a run's event log after the run's end", () => {
+  it("hands the end to the run's readers for a while, and holds nothing else of the last write", async () => {
+    const { runId, conversationId } = await s.runningRun("ended");
+    const signals = createRunSignals();
+    const log = createRunEventLog({ store: s.store, signals, runId, conversationId, owner: "me", position: { lastSeq: 0, nextMessageSeq: 1 } });
+    let last: CommitParts | null = {
+      messages: [{ role: "assistant", content: [{ type: "text", text: "the answer" }] }],
+      end: { status: "completed", stopReason: "end_turn", error: null },
+      events: (seq) => [{ type: "message.created", data: { seq } }],
+    };
+    const lastWrite = new WeakRef(last);
+    await log.commit(last);
+    last = null;
+
+    // Readers still take the end from memory (for 10 s): the run's events from the first on.
+    expect(signals.publishedAfter(runId, 0)?.map((e) => e.type)).toEqual(["message.created"]);
+    // A macrotask later (a WeakRef keeps its target for the rest of the job that made it), a full collection finds the write unreachable.
+    // Held by the timer that forgets the end, it stayed, with the run's whole log around it, for those 10 s after every run.
+    await new Promise((resolve) => setImmediate(resolve));
+    collectGarbage();
+    expect(lastWrite.deref()).toBeUndefined();
+  });
+});
