@@ -16,14 +16,16 @@ describe("a run's event log after the run's end", () => {
     const { runId, conversationId } = await s.runningRun("ended");
     const signals = createRunSignals();
     const log = createRunEventLog({ store: s.store, signals, runId, conversationId, owner: "me", position: { lastSeq: 0, nextMessageSeq: 1 } });
-    let last: CommitParts | null = {
-      messages: [{ role: "assistant", content: [{ type: "text", text: "the answer" }] }],
-      end: { status: "completed", stopReason: "end_turn", error: null },
-      events: (seq) => [{ type: "message.created", data: { seq } }],
-    };
-    const lastWrite = new WeakRef(last);
-    await log.commit(last);
-    last = null;
+    // The last write, made in a function of its own: nothing here holds it once it is committed.
+    const lastWrite = await (async () => {
+      const last: CommitParts = {
+        messages: [{ role: "assistant", content: [{ type: "text", text: "the answer" }] }],
+        end: { status: "completed", stopReason: "end_turn", error: null },
+        events: (seq) => [{ type: "message.created", data: { seq } }],
+      };
+      await log.commit(last);
+      return new WeakRef(last);
+    })();
 
     // Readers still take the end from memory (for 10 s): the run's events from the first on.
     expect(signals.publishedAfter(runId, 0)?.map((e) => e.type)).toEqual(["message.created"]);
