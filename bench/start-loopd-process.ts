@@ -1,6 +1,8 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { existsSync } from "node:fs";
 import { createServer } from "node:net";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 export interface LoopdProcess {
@@ -27,13 +29,14 @@ export async function startLoopdProcess({
   /** The loopd checkout to start (its own node_modules); another one measures an older version in the same run. @default this one */
   checkout?: string;
 }): Promise<LoopdProcess> {
+  const fromSource = process.env.BENCH_LOOPD_FROM === "source";
+  if (!fromSource) buildOnce(checkout);
+  // After the build, which can take minutes: the port is free when loopd takes it.
   const port = await freePort();
   // BENCH_CPU_PROF_DIR: each loopd writes a V8 CPU profile there when it stops (open it in Chrome's DevTools).
   const profile = process.env.BENCH_CPU_PROF_DIR ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF_DIR] : [];
   // BENCH_NODE_FLAGS: Node and V8 flags for each loopd (`--heap-growing-percent=50`: how a GC setting moves (f)'s RSS).
   const flags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
-  const fromSource = process.env.BENCH_LOOPD_FROM === "source";
-  if (!fromSource) buildOnce(checkout);
   const entry = fromSource ? ["--import", "tsx", "src/main.ts"] : ["dist/main.js"];
   const child = spawn(process.execPath, [...profile, ...flags, ...entry], {
     cwd: checkout,
@@ -62,7 +65,11 @@ const built = new Set<string>();
 /** The checkout's server built if its sources changed since its last build (`npm start` does the same), once per bench run. */
 function buildOnce(checkout: string): void {
   if (built.has(checkout)) return;
-  execFileSync(process.execPath, ["scripts/build-if-stale.mjs", "--only=server"], { cwd: checkout, stdio: ["ignore", "ignore", "inherit"] });
+  // An older checkout without the script is built whole. Its output (tsc writes its errors there) on the bench's stderr, leaving stdout to the report.
+  const build = existsSync(path.join(checkout, "scripts/build-if-stale.mjs"))
+    ? ["scripts/build-if-stale.mjs", "--only=server"]
+    : ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"];
+  execFileSync(process.execPath, build, { cwd: checkout, stdio: ["ignore", process.stderr, "inherit"] });
   built.add(checkout);
 }
 
