@@ -1,6 +1,6 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createRunEventLog, type CommitParts } from "../../src/runs/run-event-log.js";
 import { createRunSignals } from "../../src/runs/run-signals.js";
 import { useTestStore } from "../helpers/use-test-store.js";
@@ -34,5 +34,26 @@ describe("a run's event log after the run's end", () => {
     await new Promise((resolve) => setImmediate(resolve));
     collectGarbage();
     expect(lastWrite.deref()).toBeUndefined();
+  });
+
+  it("forgets the end it handed to the readers 10 s after it, and not before", async () => {
+    const { runId, conversationId } = await s.runningRun("forgotten");
+    const signals = createRunSignals();
+    const log = createRunEventLog({ store: s.store, signals, runId, conversationId, owner: "me", position: { lastSeq: 0, nextMessageSeq: 1 } });
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      await log.commit({
+        messages: [{ role: "assistant", content: [{ type: "text", text: "the answer" }] }],
+        end: { status: "completed", stopReason: "end_turn", error: null },
+        events: (seq) => [{ type: "message.created", data: { seq } }],
+      });
+      vi.advanceTimersByTime(9_999);
+      expect(signals.publishedAfter(runId, 0)).not.toBeNull();
+      vi.advanceTimersByTime(1);
+      // From now on its readers take the end from the database.
+      expect(signals.publishedAfter(runId, 0)).toBeNull();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
