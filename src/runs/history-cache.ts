@@ -1,4 +1,4 @@
-import type { NewMessage } from "../core/messages.js";
+import { attachmentIdsOf, type NewMessage } from "../core/messages.js";
 import type { Store } from "../store/store.js";
 import { historyOf } from "./history-of.js";
 
@@ -41,10 +41,11 @@ export function createHistoryCache({ maxChars }: { maxChars: number }) {
     },
 
     /** Keeps a history that is whole and saved (seq i + 1 at index i), at the history version it was read at, for the conversation's next run. */
-    keep(conversationId: string, messages: NewMessage[], version: number): void {
+    keep(conversationId: string, history: NewMessage[], version: number): void {
       take(conversationId);
-      const chars = messages.reduce((sum, m) => sum + charsOf(m), 0);
+      const chars = history.reduce((sum, m) => sum + charsOf(m), 0);
       if (chars > maxChars) return;
+      const messages = history.map(withoutConversion);
       kept.set(conversationId, { messages, chars, version });
       total += chars;
       for (const [id, entry] of kept) {
@@ -65,6 +66,16 @@ export function createHistoryCache({ maxChars }: { maxChars: number }) {
 }
 
 export type HistoryCache = ReturnType<typeof createHistoryCache>;
+
+/**
+ * A message that refers to attachments, as a copy. The providers keep each
+ * message's conversion for as long as the message lives, and that of an
+ * image or a PDF holds its whole base64: kept here as it is, every history
+ * in the cache would hold its attachments' bytes, which its `chars` (the
+ * content's JSON: attachment ids) do not count. The next run converts the copy
+ * once, as it would a history read from the database.
+ */
+const withoutConversion = (message: NewMessage): NewMessage => (attachmentIdsOf([message]).size > 0 ? { ...message } : message);
 
 const CHARS = new WeakMap<NewMessage, number>();
 function charsOf(message: NewMessage): number {
