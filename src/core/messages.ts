@@ -83,14 +83,20 @@ export type AttachmentData = ReadonlyMap<string, string>;
 /** The ids of the attachments `history` refers to (a user's, and the images of tool results), each once. */
 export function attachmentIdsOf(history: readonly NewMessage[]): Set<string> {
   const ids = new Set<string>();
-  for (const message of history) {
-    if (message.role === "user") {
-      for (const block of message.content) if (isAttached(block)) ids.add(block.attachment_id);
-    } else if (message.role === "tool") {
-      for (const image of message.content[0].images ?? []) ids.add(image.attachment_id);
-    }
-  }
+  for (const message of history) for (const id of attachmentsIn(message)) ids.add(id);
   return ids;
+}
+
+/** Whether the message refers to attachments. */
+export const refersToAttachments = (message: NewMessage): boolean => !attachmentsIn(message).next().done;
+
+/** The ids of the attachments one message refers to. */
+function* attachmentsIn(message: NewMessage): Generator<string> {
+  if (message.role === "user") {
+    for (const block of message.content) if (isAttached(block)) yield block.attachment_id;
+  } else if (message.role === "tool") {
+    for (const image of message.content[0].images ?? []) yield image.attachment_id;
+  }
 }
 
 /** The block that refers to a stored attachment (its row's fields); a document may have a title. */

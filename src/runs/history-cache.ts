@@ -1,4 +1,4 @@
-import { attachmentIdsOf, type NewMessage } from "../core/messages.js";
+import { refersToAttachments, type NewMessage } from "../core/messages.js";
 import type { Store } from "../store/store.js";
 import { historyOf } from "./history-of.js";
 
@@ -75,7 +75,7 @@ export type HistoryCache = ReturnType<typeof createHistoryCache>;
  * content's JSON: attachment ids) do not count. The next run converts the copy
  * once, as it would a history read from the database.
  */
-const withoutConversion = (message: NewMessage): NewMessage => (attachmentIdsOf([message]).size > 0 ? { ...message } : message);
+const withoutConversion = (message: NewMessage): NewMessage => (refersToAttachments(message) ? { ...message } : message);
 
 const CHARS = new WeakMap<NewMessage, number>();
 function charsOf(message: NewMessage): number {
