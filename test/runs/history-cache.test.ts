@@ -1,14 +1,9 @@
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import type { NewMessage } from "../../src/core/messages.js";
 import { convertToAnthropicMessages } from "../../src/providers/anthropic/convert-to-anthropic-messages.js";
 import { convertToOpenAIMessages } from "../../src/providers/openai/convert-to-openai-messages.js";
 import { createHistoryCache } from "../../src/runs/history-cache.js";
-
-// A full collection on demand, to see what the cache holds beyond what it counts.
-setFlagsFromString("--expose-gc");
-const collectGarbage = runInNewContext("gc") as () => void;
+import { collected } from "../helpers/collect-garbage.js";
 
 const BASE64 = "A".repeat(1 << 20);
 const attachments = new Map([["att_1", BASE64]]);
@@ -36,10 +31,7 @@ describe("the history cache", () => {
       histories.keep("conv_1", history, 1);
       return new WeakRef(request);
     })();
-    // A macrotask later (a WeakRef keeps its target for the rest of the job that made it), a full collection.
-    await new Promise((resolve) => setImmediate(resolve));
-    collectGarbage();
-    expect(sent.deref()).toBeUndefined();
+    expect(await collected(sent)).toBe(true);
 
     // The next run still gets the history whole from the cache, without a read.
     const next = await histories.load({ messages: { history: () => Promise.reject(new Error("read")) } } as never, "conv_1", 1, { firstSeq: 5, messages: [] });

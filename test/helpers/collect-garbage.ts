@@ -1,0 +1,16 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+
+// A full collection on demand, to see what is still held.
+setFlagsFromString("--expose-gc");
+const collectGarbage = runInNewContext("gc") as () => void;
+
+/**
+ * Whether `ref`'s target is gone after a full collection, a macrotask from
+ * now: a WeakRef keeps its target for the rest of the job that made it.
+ */
+export async function collected(ref: WeakRef<object>): Promise<boolean> {
+  await new Promise((resolve) => setImmediate(resolve));
+  collectGarbage();
+  return ref.deref() === undefined;
+}
