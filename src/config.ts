@@ -78,6 +78,7 @@ const variables = {
   RUN_GRACE_MS: intFromEnv(DEFAULT_GRACE_WINDOW_MS),
   INTAKE_PRIORITY_MS: intFromEnv(250, { min: 0, max: 10_000 }),
   MAX_EVENT_LOOP_DELAY_MS: intFromEnv(1_000, { min: 0 }),
+  IDLE_GC_MB: intFromEnv(16, { min: 0 }),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalUrl,
   TRACE: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["on", "off"]).default("on")),
@@ -134,6 +135,8 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
       maxStreams: e.MAX_STREAMS,
       /** Mean event-loop lag above which requests are refused with 503 until it falls; 0 turns the check off. */
       maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
+      /** Heap growth (MB) since the last full collection after which an idle moment is used for one, so the next burst reuses the space instead of growing the heap; 0 leaves it to V8. */
+      idleGcMb: e.IDLE_GC_MB,
       shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
       /** Origins browsers may call loopd from (CORS); none: CORS is off. */
       corsOrigins: e.CORS_ORIGINS,

@@ -1,4 +1,5 @@
 import { buildApp, createLogger } from "./app.js";
+import { collectGarbageWhenIdle } from "./collect-garbage-when-idle.js";
 import { pricesOf } from "./prices-file.js";
 import { loadConfig, type Config } from "./config.js";
 import { describeError, OperatorError } from "./errors.js";
@@ -76,10 +77,19 @@ export async function serve({ env = process.env, tools }: ServeOptions = {}): Pr
     "loopd is ready",
   );
 
+  const collector =
+    config.server.idleGcMb > 0
+      ? collectGarbageWhenIdle({
+          growthMb: config.server.idleGcMb,
+          onCollected: ({ usedBefore, usedAfter, ms }) => logger.debug({ heapUsedMbBefore: mb(usedBefore), heapUsedMbAfter: mb(usedAfter), ms: Math.round(ms) }, "collected garbage while idle"),
+        })
+      : null;
+
   let stopping: Promise<void> | null = null;
   const stop = (signal: string) =>
     (stopping ??= (async () => {
       logger.info({ signal }, "shutting down");
+      collector?.stop();
       const force = setTimeout(() => process.exit(1), config.server.shutdownTimeoutMs + 5_000);
       force.unref();
       await loopd.close();
@@ -99,6 +109,8 @@ export async function serve({ env = process.env, tools }: ServeOptions = {}): Pr
     },
   };
 }
+
+const mb = (bytes: number) => Math.round(bytes / 1_048_576);
 
 const KEY_OF = { anthropic: "ANTHROPIC_API_KEY", openai: "OPENAI_API_KEY" } as const;
 

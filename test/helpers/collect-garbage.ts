@@ -1,9 +1,7 @@
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
+import { fullCollection } from "../../src/collect-garbage-when-idle.js";
 
 // A full collection on demand, to see what is still held.
-setFlagsFromString("--expose-gc");
-const collectGarbage = runInNewContext("gc") as () => void;
+const collectGarbage = fullCollection();
 
 /**
  * Whether `ref`'s target is gone after a full collection, a macrotask from

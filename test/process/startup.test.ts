@@ -88,3 +88,21 @@ test("npm start reads .env from its folder (the environment wins over it); the m
   expect(lines.filter((l) => l.level >= 40)).toEqual([]);
   expect(lines.filter((l) => /API_KEY/.test(l.msg))).toHaveLength(1);
 });
+
+test("a server gone idle collects the garbage its heap grew by (IDLE_GC_MB), and says so at debug", async () => {
+  // Its start (tsx compiling the sources, the embedded database opening) leaves far more than 1 MB of garbage.
+  const loopd = await spawnLoopd({ env: { DATA_DIR: path.join(scratch, "data-gc"), LOG_LEVEL: "debug", IDLE_GC_MB: "1" } });
+  const said = () => loopd.output().split("\n").find((l) => l.includes('"collected garbage while idle"'));
+  const line = await new Promise<string>((resolve) => {
+    const check = () => {
+      const found = said();
+      if (found) resolve(found);
+    };
+    loopd.child.stdout!.on("data", check);
+    check();
+  });
+  const { heapUsedMbBefore, heapUsedMbAfter } = JSON.parse(line) as { heapUsedMbBefore: number; heapUsedMbAfter: number };
+  expect(heapUsedMbAfter).toBeLessThan(heapUsedMbBefore);
+  loopd.child.kill("SIGTERM");
+  expect(await loopd.exited).toEqual({ code: 0, signal: null });
+});

@@ -1,0 +1,111 @@
+import { getHeapStatistics } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { afterEach, expect, test, vi } from "vitest";
+import { collectGarbageWhenIdle } from "../src/collect-garbage-when-idle.js";
+
+const MB = 1_048_576;
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** A collector on fake timers with every reading in the test's hands. */
+function scripted({ growthMb = 16 }: { growthMb?: number } = {}) {
+  vi.useFakeTimers();
+  const state = { utilization: 0, used: 100 * MB, collections: 0 };
+  const collector = collectGarbageWhenIdle({
+    growthMb,
+    utilization: () => state.utilization,
+    heapUsed: () => state.used,
+    collect: () => {
+      state.collections++;
+      state.used = 60 * MB;
+    },
+  });
+  return { state, collector, ticks: (n: number) => vi.advanceTimersByTime(250 * n) };
+}
+
+test("a heap that grew is collected once the event loop has been idle for two ticks, not while it is busy", () => {
+  const { state, collector, ticks } = scripted();
+  state.used += 40 * MB;
+  state.utilization = 0.5;
+  ticks(20);
+  expect(state.collections).toBe(0);
+  // One idle tick is a pause, not idleness.
+  state.utilization = 0.01;
+  ticks(1);
+  expect(state.collections).toBe(0);
+  ticks(1);
+  expect(state.collections).toBe(1);
+  collector.stop();
+});
+
+test("busy ticks in between start the count of idle ones again", () => {
+  const { state, collector, ticks } = scripted();
+  state.used += 40 * MB;
+  for (let i = 0; i < 10; i++) {
+    state.utilization = 0.01;
+    ticks(1);
+    state.utilization = 0.2;
+    ticks(1);
+  }
+  expect(state.collections).toBe(0);
+  collector.stop();
+});
+
+test("an idle heap is collected again only after it has grown by growthMb since the last collection", () => {
+  const { state, collector, ticks } = scripted({ growthMb: 16 });
+  state.used += 15 * MB;
+  ticks(20);
+  expect(state.collections).toBe(0);
+  state.used += 2 * MB;
+  ticks(2);
+  expect(state.collections).toBe(1);
+  // After it the heap holds 60 MB: idle for long, nothing grows, nothing is collected.
+  ticks(40);
+  expect(state.collections).toBe(1);
+  state.used = 75 * MB;
+  ticks(10);
+  expect(state.collections).toBe(1);
+  state.used = 77 * MB;
+  ticks(2);
+  expect(state.collections).toBe(2);
+  collector.stop();
+});
+
+test("after stop() nothing more is collected", () => {
+  const { state, collector, ticks } = scripted();
+  collector.stop();
+  state.used += 400 * MB;
+  ticks(40);
+  expect(state.collections).toBe(0);
+});
+
+test("with V8's own readings, garbage that outlived young collections is collected when the process goes idle", async () => {
+  const collected = new Promise<{ usedBefore: number; usedAfter: number }>((resolve) => {
+    const collector = collectGarbageWhenIdle({
+      growthMb: 8,
+      tickMs: 20,
+      onCollected: (collection) => {
+        collector.stop();
+        resolve(collection);
+      },
+    });
+  });
+  const held = makeOldGarbage();
+  const { usedBefore, usedAfter } = await collected;
+  expect(usedBefore).toBeGreaterThan(held - 4 * MB);
+  expect(usedBefore - usedAfter).toBeGreaterThan(16 * MB);
+});
+
+/** Objects kept across many allocations are promoted to the old space, where only a full collection frees them; garbage on return. The heap's used size while they were held. */
+function makeOldGarbage(): number {
+  const kept: Array<{ id: number; text: string }> = [];
+  for (let i = 0; i < 300_000; i++) kept.push({ id: i, text: `garbage ${i}` });
+  return getHeapStatistics().used_heap_size;
+}
+
+test("contexts made after the collector is set up do not get gc: only loopd can collect", () => {
+  collectGarbageWhenIdle({ growthMb: 16 }).stop();
+  expect(runInNewContext("typeof gc")).toBe("undefined");
+});
