@@ -81,7 +81,7 @@ export async function serve({ env = process.env, tools }: ServeOptions = {}): Pr
     config.server.idleGcMb > 0
       ? collectGarbageWhenIdle({
           growthMb: config.server.idleGcMb,
-          onCollected: ({ usedBefore, usedAfter, ms }) => logger.debug({ heapUsedMbBefore: mb(usedBefore), heapUsedMbAfter: mb(usedAfter), ms: Math.round(ms) }, "collected garbage while idle"),
+          onCollected: ({ usedBefore, usedAfter, ms }) => logger.debug({ oldSpaceUsedMbBefore: mb(usedBefore), oldSpaceUsedMbAfter: mb(usedAfter), ms: Math.round(ms) }, "collected garbage while idle"),
         })
       : null;
 

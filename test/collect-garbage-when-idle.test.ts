@@ -1,4 +1,3 @@
-import { getHeapStatistics } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterEach, expect, test, vi } from "vitest";
 import { collectGarbageWhenIdle } from "../src/collect-garbage-when-idle.js";
@@ -15,8 +14,10 @@ function scripted({ growthMb = 16 }: { growthMb?: number } = {}) {
   const state = { utilization: 0, used: 100 * MB, collections: 0 };
   const collector = collectGarbageWhenIdle({
     growthMb,
+    tickMs: 250,
+    idleTicks: 2,
     utilization: () => state.utilization,
-    heapUsed: () => state.used,
+    oldUsed: () => state.used,
     collect: () => {
       state.collections++;
       state.used = 60 * MB;
@@ -92,17 +93,16 @@ test("with V8's own readings, garbage that outlived young collections is collect
       },
     });
   });
-  const held = makeOldGarbage();
+  makeOldGarbage();
   const { usedBefore, usedAfter } = await collected;
-  expect(usedBefore).toBeGreaterThan(held - 4 * MB);
   expect(usedBefore - usedAfter).toBeGreaterThan(16 * MB);
 });
 
-/** Objects kept across many allocations are promoted to the old space, where only a full collection frees them; garbage on return. The heap's used size while they were held. */
-function makeOldGarbage(): number {
+/** Objects kept across many allocations are promoted to the old space, where only a full collection frees them: garbage on return. */
+function makeOldGarbage(): void {
   const kept: Array<{ id: number; text: string }> = [];
   for (let i = 0; i < 300_000; i++) kept.push({ id: i, text: `garbage ${i}` });
-  return getHeapStatistics().used_heap_size;
+  if (kept.length !== 300_000) throw new Error("unreachable");
 }
 
 test("contexts made after the collector is set up do not get gc: only loopd can collect", () => {

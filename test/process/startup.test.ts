@@ -101,8 +101,8 @@ test("a server gone idle collects the garbage its heap grew by (IDLE_GC_MB), and
     loopd.child.stdout!.on("data", check);
     check();
   });
-  const { heapUsedMbBefore, heapUsedMbAfter } = JSON.parse(line) as { heapUsedMbBefore: number; heapUsedMbAfter: number };
-  expect(heapUsedMbAfter).toBeLessThan(heapUsedMbBefore);
+  const { oldSpaceUsedMbBefore, oldSpaceUsedMbAfter } = JSON.parse(line) as { oldSpaceUsedMbBefore: number; oldSpaceUsedMbAfter: number };
+  expect(oldSpaceUsedMbAfter).toBeLessThan(oldSpaceUsedMbBefore);
   loopd.child.kill("SIGTERM");
   expect(await loopd.exited).toEqual({ code: 0, signal: null });
 });
