@@ -78,7 +78,7 @@ const variables = {
   RUN_GRACE_MS: intFromEnv(DEFAULT_GRACE_WINDOW_MS),
   INTAKE_PRIORITY_MS: intFromEnv(250, { min: 0, max: 10_000 }),
   MAX_EVENT_LOOP_DELAY_MS: intFromEnv(1_000, { min: 0 }),
-  IDLE_GC_MB: intFromEnv(16, { min: 0 }),
+  IDLE_GC_MB: intFromEnv(32, { min: 0 }),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalUrl,
   TRACE: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["on", "off"]).default("on")),

@@ -13,6 +13,17 @@ describe("TOOL_CONCURRENCY", () => {
   });
 });
 
+describe("IDLE_GC_MB", () => {
+  it("defaults to 32; 0 turns the idle collection off", () => {
+    expect(loadConfig({}).server.idleGcMb).toBe(32);
+    expect(loadConfig({ IDLE_GC_MB: "0" }).server.idleGcMb).toBe(0);
+  });
+
+  it.each(["-1", "2.5", "lots"])("refuses %s", (value) => {
+    expect(() => loadConfig({ IDLE_GC_MB: value })).toThrow(/IDLE_GC_MB/);
+  });
+});
+
 describe("the configuration's sections", () => {
   it("group the settings by owner, each default the owner's own", async () => {
     const { DEFAULT_TOOL_TIMEOUT_MS } = await import("../src/tools/execute-tool-calls.js");
