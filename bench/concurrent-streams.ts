@@ -34,9 +34,8 @@ export interface StreamsRow {
   backendsMsPerRun: number;
   /** Mean wait for a pooled connection (ms); NaN where not told. */
   poolWaitMs: number;
-  /** Resident memory of its processes after the first and after the last round (MB). */
-  rssFirstMb: number;
-  rssLastMb: number;
+  /** Resident memory of its processes after each round (MB). */
+  rssMb: number[];
   /** 1-minute load average after its last round. */
   load1: number;
 }
@@ -208,8 +207,7 @@ function rowOf(t: Tally, concurrency: number): StreamsRow {
     cpuMsPerRun: t.cpuMs / completed,
     backendsMsPerRun: t.backendsMs / completed,
     poolWaitMs: t.waits && t.waits.acquired > 0 ? t.waits.waitedMs / t.waits.acquired : Number.NaN,
-    rssFirstMb: t.rss[0] ?? Number.NaN,
-    rssLastMb: t.rss.at(-1) ?? Number.NaN,
+    rssMb: t.rss,
     load1: os.loadavg()[0] ?? Number.NaN,
   };
 }

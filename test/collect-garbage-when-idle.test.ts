@@ -1,4 +1,6 @@
+import { once } from "node:events";
 import { runInNewContext } from "node:vm";
+import { Worker } from "node:worker_threads";
 import { afterEach, expect, test, vi } from "vitest";
 import { collectGarbageWhenIdle } from "../src/collect-garbage-when-idle.js";
 
@@ -105,7 +107,11 @@ function makeOldGarbage(): void {
   if (kept.length !== 300_000) throw new Error("unreachable");
 }
 
-test("contexts made after the collector is set up do not get gc: only loopd can collect", () => {
+test("contexts and workers made after the collector is set up do not get gc: only loopd can collect", async () => {
   collectGarbageWhenIdle({ growthMb: 16 }).stop();
   expect(runInNewContext("typeof gc")).toBe("undefined");
+  const worker = new Worker("require('node:worker_threads').parentPort.postMessage(typeof gc)", { eval: true });
+  const [seen] = (await once(worker, "message")) as [string];
+  await worker.terminate();
+  expect(seen).toBe("undefined");
 });
