@@ -7,7 +7,7 @@ const fixed = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(dig
 export function streamsTable(rows: Array<StreamsRow & { kind: string }>): string {
   const floorOf = (r: StreamsRow & { kind: string }) => rows.find((f) => f.kind === r.kind && f.concurrency === r.concurrency && f.subject === "floor");
   return markdownTable(
-    ["db", "N", "subject", "runs", "failed", "runs/s", "÷ floor", "steps/s", "first event p50 · p99 ms", "last event p50 · p99 ms", "CPU ms/run (server + backends)", "pool wait ms", "RSS MB after each round (highest later ÷ first)", "load"],
+    ["db", "N", "subject", "runs", "failed", "runs/s", "÷ floor", "steps/s", "first event p50 · p99 ms", "last event p50 · p99 ms", "CPU ms/run (server + backends)", "pool wait ms", "RSS MB after each round (rise of the highest later one)", "load"],
     rows.map((r) => {
       const floor = floorOf(r);
       const failed = r.failures === 0 ? "0" : `${r.failures} (${Object.entries(r.failureReasons).map(([why, n]) => `${why} ×${n}`).join(", ")}${r.retryAfter > 0 ? `; ${r.retryAfter} with Retry-After` : ""})`;
@@ -38,5 +38,6 @@ function rssByRound(mb: number[]): string {
   const rounds = mb.map((m) => fixed(m, 0)).join(" → ");
   if (later.length === 0) return rounds;
   const rise = Math.max(...later) / first - 1;
+  if (!Number.isFinite(rise)) return rounds;
   return `${rounds} (${rise >= 0 ? "+" : "−"}${fixed(Math.abs(rise) * 100, 0)}%)`;
 }

@@ -3,7 +3,7 @@ import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
 export interface IdleCollectorOptions {
-  /** How much V8's old generation must have grown since the last full collection (MB) before an idle moment is used for one. */
+  /** How much V8's old generation must have grown (MB) since the last collection made here, or its lowest since, before an idle moment is used for one. */
   growthMb: number;
   /** How often the event loop's use is read (ms). @default 100 */
   tickMs?: number;
@@ -13,11 +13,16 @@ export interface IdleCollectorOptions {
   idleBelow?: number;
   /** Told of each collection: the old generation's used size before and after (bytes) and how long it took (ms). */
   onCollected?: (collection: { usedBefore: number; usedAfter: number; ms: number }) => void;
-  /** Test seams. @default the event loop's utilization since the last read, V8's old generation in use, a full collection */
+  /** Test seam: the share of the time since its previous call that the event loop was busy. @default read from Node */
   utilization?: () => number;
+  /** Test seam: what V8's old generation holds (bytes). @default read from V8 */
   oldUsed?: () => number;
+  /** Test seam: a full collection. @default V8's */
   collect?: () => void;
 }
+
+/** Growth that a collection mostly did not free was live: the threshold doubles, up to this many times the configured one. */
+const MAX_BACKOFF = 16;
 
 /**
  * Keeps repeated bursts from growing the heap. V8 lets garbage build up far
@@ -25,11 +30,13 @@ export interface IdleCollectorOptions {
  * without this, each burst of runs leaves RSS higher than the one before
  * until V8's limit (live size times up to 4) is reached. V8's own memory
  * reducer starts only 8 s after a major collection. When the event loop has
- * been idle for a moment (nothing to answer, no run stepping) and the heap
- * has grown by `growthMb` since the last full collection (its old generation:
- * the young one is emptied by cheap scavenges as it fills), this runs one
- * (tens of ms, while nothing waits): the next burst fills the space it freed
- * instead of growing the heap. Under steady load there is no idle moment and
+ * been idle for a moment (no request being handled, no run stepping; runs
+ * waiting on a model or a tool count as idle) and the old generation has
+ * grown by `growthMb` (the young one is emptied by cheap scavenges as it
+ * fills), this runs a full collection, tens of ms: the next burst fills the
+ * space it freed instead of growing the heap. Growth that turns out live
+ * (a history cache filling up) doubles the threshold, so live data is not
+ * collected again and again. Under steady load there is no idle moment and
  * V8's own policy holds.
  */
 export function collectGarbageWhenIdle({
@@ -43,19 +50,24 @@ export function collectGarbageWhenIdle({
   collect = fullCollection(),
 }: IdleCollectorOptions): { stop(): void } {
   const growth = growthMb * 1024 * 1024;
-  let usedAfterLast = oldUsed();
+  let threshold = growth;
+  let baseline = oldUsed();
   let idle = 0;
   const timer = setInterval(() => {
     idle = utilization() < idleBelow ? idle + 1 : 0;
-    if (idle < idleTicks) return;
+    // V8's own collections lower it too: growth is counted from the lowest.
     const usedBefore = oldUsed();
-    if (usedBefore - usedAfterLast < growth) return;
+    baseline = Math.min(baseline, usedBefore);
+    if (idle < idleTicks || usedBefore - baseline < threshold) return;
     const started = performance.now();
     collect();
-    // What stays is live: the next collection waits for as much growth again.
-    usedAfterLast = oldUsed();
+    const usedAfter = oldUsed();
+    const ms = performance.now() - started;
+    threshold = usedBefore - usedAfter < (usedBefore - baseline) / 2 ? Math.min(threshold * 2, growth * MAX_BACKOFF) : growth;
+    baseline = usedAfter;
+    // The next collection waits for an idle moment of its own.
     idle = 0;
-    onCollected?.({ usedBefore, usedAfter: usedAfterLast, ms: performance.now() - started });
+    onCollected?.({ usedBefore, usedAfter, ms });
   }, tickMs);
   timer.unref();
   return { stop: () => clearInterval(timer) };
@@ -71,7 +83,7 @@ function oldGenerationUsed(): number {
 const YOUNG = new Set(["new_space", "new_large_object_space"]);
 
 /** The share of the time since the previous call that the event loop was busy. */
-function eventLoopUtilization(): () => number {
+export function eventLoopUtilization(): () => number {
   let last = performance.eventLoopUtilization();
   return () => {
     const now = performance.eventLoopUtilization();
@@ -84,14 +96,17 @@ function eventLoopUtilization(): () => number {
 /**
  * V8's full collection, which Node exposes only behind `--expose-gc`: the
  * flag is set just long enough to read `gc` from a new context, so contexts
- * and workers made later do not get it.
+ * and workers made later do not get it. Throws when it is exposed under
+ * another name (`--expose-gc-as`).
  */
 export function fullCollection(): () => void {
-  const exposed = (globalThis as { gc?: () => void }).gc;
-  if (exposed) return exposed;
+  const exposed = (globalThis as { gc?: unknown }).gc;
+  if (typeof exposed === "function") return exposed as () => void;
   setFlagsFromString("--expose-gc");
   try {
-    return runInNewContext("gc") as () => void;
+    const gc: unknown = runInNewContext("typeof gc === 'function' ? gc : undefined");
+    if (typeof gc !== "function") throw new Error("V8's gc is exposed under another name (--expose-gc-as)");
+    return gc as () => void;
   } finally {
     setFlagsFromString("--no-expose-gc");
   }

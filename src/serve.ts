@@ -77,13 +77,7 @@ export async function serve({ env = process.env, tools }: ServeOptions = {}): Pr
     "loopd is ready",
   );
 
-  const collector =
-    config.server.idleGcMb > 0
-      ? collectGarbageWhenIdle({
-          growthMb: config.server.idleGcMb,
-          onCollected: ({ usedBefore, usedAfter, ms }) => logger.debug({ oldSpaceUsedMbBefore: mb(usedBefore), oldSpaceUsedMbAfter: mb(usedAfter), ms: Math.round(ms) }, "collected garbage while idle"),
-        })
-      : null;
+  const collector = config.server.idleGcMb > 0 ? startIdleCollector(config.server.idleGcMb, logger) : null;
 
   let stopping: Promise<void> | null = null;
   const stop = (signal: string) =>
@@ -110,7 +104,21 @@ export async function serve({ env = process.env, tools }: ServeOptions = {}): Pr
   };
 }
 
-const mb = (bytes: number) => Math.round(bytes / 1_048_576);
+/** The idle collection (`IDLE_GC_MB`); when V8's collection cannot be had, loopd runs without it and says so. */
+function startIdleCollector(growthMb: number, logger: ReturnType<typeof createLogger>): { stop(): void } | null {
+  try {
+    return collectGarbageWhenIdle({
+      growthMb,
+      onCollected: ({ usedBefore, usedAfter, ms }) => logger.debug({ oldSpaceUsedMbBefore: mb(usedBefore), oldSpaceUsedMbAfter: mb(usedAfter), ms: Math.round(ms) }, "collected garbage while idle"),
+    });
+  } catch (err) {
+    logger.warn({ err: describeError(err) }, "IDLE_GC_MB is set but this process cannot collect on demand: memory is left to V8");
+    return null;
+  }
+}
+
+/** MB with one decimal: a collection that frees a few hundred KB still shows it. */
+const mb = (bytes: number) => Math.round(bytes / 104_857.6) / 10;
 
 const KEY_OF = { anthropic: "ANTHROPIC_API_KEY", openai: "OPENAI_API_KEY" } as const;
 

@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { runInNewContext } from "node:vm";
 import { Worker } from "node:worker_threads";
 import { afterEach, expect, test, vi } from "vitest";
-import { collectGarbageWhenIdle } from "../src/collect-garbage-when-idle.js";
+import { collectGarbageWhenIdle, eventLoopUtilization } from "../src/collect-garbage-when-idle.js";
 
 const MB = 1_048_576;
 
@@ -10,10 +10,10 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-/** A collector on fake timers with every reading in the test's hands. */
+/** A collector on fake timers with every reading in the test's hands; a collection leaves `left(used)`, 60 MB unless told. */
 function scripted({ growthMb = 16 }: { growthMb?: number } = {}) {
   vi.useFakeTimers();
-  const state = { utilization: 0, used: 100 * MB, collections: 0 };
+  const state = { utilization: 0, used: 100 * MB, collections: 0, left: (_used: number) => 60 * MB };
   const collector = collectGarbageWhenIdle({
     growthMb,
     tickMs: 250,
@@ -22,7 +22,7 @@ function scripted({ growthMb = 16 }: { growthMb?: number } = {}) {
     oldUsed: () => state.used,
     collect: () => {
       state.collections++;
-      state.used = 60 * MB;
+      state.used = state.left(state.used);
     },
   });
   return { state, collector, ticks: (n: number) => vi.advanceTimersByTime(250 * n) };
@@ -76,6 +76,59 @@ test("an idle heap is collected again only after it has grown by growthMb since 
   collector.stop();
 });
 
+test("after a collection the next waits for idle ticks of its own, however much the heap grows", () => {
+  const { state, collector, ticks } = scripted();
+  state.used += 40 * MB;
+  ticks(2);
+  expect(state.collections).toBe(1);
+  state.used += 400 * MB;
+  ticks(1);
+  expect(state.collections).toBe(1);
+  ticks(1);
+  expect(state.collections).toBe(2);
+  collector.stop();
+});
+
+test("growth a collection did not free doubles the threshold (live data is not collected again and again); one that frees resets it", () => {
+  const { state, collector, ticks } = scripted({ growthMb: 16 });
+  state.left = (used) => used - 1 * MB;
+  state.used = 117 * MB;
+  ticks(2);
+  expect(state.collections).toBe(1);
+  // 116 MB are live: the next needs 32 MB more.
+  state.used = 147 * MB;
+  ticks(10);
+  expect(state.collections).toBe(1);
+  state.used = 149 * MB;
+  ticks(2);
+  expect(state.collections).toBe(2);
+  // 148 live: 64 more.
+  state.used = 211 * MB;
+  ticks(10);
+  expect(state.collections).toBe(2);
+  state.left = () => 60 * MB;
+  state.used = 213 * MB;
+  ticks(2);
+  expect(state.collections).toBe(3);
+  // Mostly garbage after all: back to 16.
+  state.used = 77 * MB;
+  ticks(2);
+  expect(state.collections).toBe(4);
+  collector.stop();
+});
+
+test("growth is counted from the lowest the old generation fell to, V8's own collections included", () => {
+  const { state, collector, ticks } = scripted({ growthMb: 16 });
+  state.utilization = 0.5;
+  state.used = 50 * MB;
+  ticks(1);
+  state.used = 67 * MB;
+  state.utilization = 0;
+  ticks(2);
+  expect(state.collections).toBe(1);
+  collector.stop();
+});
+
 test("after stop() nothing more is collected", () => {
   const { state, collector, ticks } = scripted();
   collector.stop();
@@ -114,4 +167,13 @@ test("contexts and workers made after the collector is set up do not get gc: onl
   const [seen] = (await once(worker, "message")) as [string];
   await worker.terminate();
   expect(seen).toBe("undefined");
+});
+
+test("the event loop's utilization is read since the previous read: busy, then idle", async () => {
+  const read = eventLoopUtilization();
+  const until = performance.now() + 60;
+  while (performance.now() < until);
+  expect(read()).toBeGreaterThan(0.5);
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  expect(read()).toBeLessThan(0.5);
 });
