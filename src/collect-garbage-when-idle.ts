@@ -15,8 +15,8 @@ export interface IdleCollectorOptions {
   onCollected?: (collection: { usedBefore: number; usedAfter: number; ms: number }) => void;
   /** Test seam: the share of the time since its previous call that the event loop was busy. @default read from Node */
   utilization?: () => number;
-  /** Test seam: what V8's old generation holds (bytes). @default read from V8 */
-  oldUsed?: () => number;
+  /** Test seam: what V8's old and young generations hold (bytes). @default read from V8 */
+  heapUsed?: () => HeapUsed;
   /** Test seam: a full collection. @default V8's */
   collect?: () => void;
 }
@@ -36,7 +36,8 @@ const MAX_BACKOFF = 16;
  * fills), this runs a full collection, tens of ms: the next burst fills the
  * space it freed instead of growing the heap. Growth that turns out live
  * (a history cache filling up) doubles the threshold, so live data is not
- * collected again and again. Under steady load there is no idle moment and
+ * collected again and again, until V8's own collections bring the old
+ * generation below what the last one here left. Under steady load there is no idle moment and
  * V8's own policy holds.
  */
 export function collectGarbageWhenIdle({
@@ -46,37 +47,48 @@ export function collectGarbageWhenIdle({
   idleBelow = 0.05,
   onCollected,
   utilization = eventLoopUtilization(),
-  oldUsed = oldGenerationUsed,
+  heapUsed = heapUsedNow,
   collect = fullCollection(),
 }: IdleCollectorOptions): { stop(): void } {
   const growth = growthMb * 1024 * 1024;
   let threshold = growth;
-  let baseline = oldUsed();
+  let baseline = heapUsed().old;
   let idle = 0;
   const timer = setInterval(() => {
     idle = utilization() < idleBelow ? idle + 1 : 0;
-    // V8's own collections lower it too: growth is counted from the lowest.
-    const usedBefore = oldUsed();
-    baseline = Math.min(baseline, usedBefore);
-    if (idle < idleTicks || usedBefore - baseline < threshold) return;
+    const before = heapUsed();
+    if (before.old < baseline) {
+      // V8 collected below what the last collection here left: growth counts from the lowest, and what was backed off for is gone.
+      baseline = before.old;
+      threshold = growth;
+    }
+    if (idle < idleTicks || before.old - baseline < threshold) return;
     const started = performance.now();
     collect();
-    const usedAfter = oldUsed();
+    const after = heapUsed();
     const ms = performance.now() - started;
-    threshold = usedBefore - usedAfter < (usedBefore - baseline) / 2 ? Math.min(threshold * 2, growth * MAX_BACKOFF) : growth;
-    baseline = usedAfter;
+    // A full collection promotes what is live in the young generation: freed is judged on both.
+    const freed = before.old + before.young - (after.old + after.young);
+    threshold = freed < (before.old - baseline) / 2 ? Math.min(threshold * 2, growth * MAX_BACKOFF) : growth;
+    baseline = after.old;
     // The next collection waits for an idle moment of its own.
     idle = 0;
-    onCollected?.({ usedBefore, usedAfter, ms });
+    onCollected?.({ usedBefore: before.old, usedAfter: after.old, ms });
   }, tickMs);
   timer.unref();
   return { stop: () => clearInterval(timer) };
 }
 
-/** What V8's old generation holds (bytes): what survived young collections, live or not, and large objects. */
-function oldGenerationUsed(): number {
-  let used = 0;
-  for (const space of getHeapSpaceStatistics()) if (!YOUNG.has(space.space_name)) used += space.space_used_size;
+interface HeapUsed {
+  /** The old generation: what survived young collections, live or not, and large objects. */
+  old: number;
+  /** The young generation, emptied by scavenges as it fills. */
+  young: number;
+}
+
+function heapUsedNow(): HeapUsed {
+  const used = { old: 0, young: 0 };
+  for (const space of getHeapSpaceStatistics()) used[YOUNG.has(space.space_name) ? "young" : "old"] += space.space_used_size;
   return used;
 }
 

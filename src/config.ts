@@ -135,7 +135,7 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
       maxStreams: e.MAX_STREAMS,
       /** Mean event-loop lag above which requests are refused with 503 until it falls; 0 turns the check off. */
       maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
-      /** Heap growth (MB) since the last full collection after which an idle moment is used for one, so the next burst reuses the space instead of growing the heap; 0 leaves it to V8. */
+      /** Growth of V8's old generation (MB), from the lowest it fell to since loopd last collected, after which an idle moment is used for a full collection, so the next burst reuses the space instead of growing the heap; 0 leaves it to V8. */
       idleGcMb: e.IDLE_GC_MB,
       shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
       /** Origins browsers may call loopd from (CORS); none: CORS is off. */

@@ -112,7 +112,7 @@ function startIdleCollector(growthMb: number, logger: ReturnType<typeof createLo
       onCollected: ({ usedBefore, usedAfter, ms }) => logger.debug({ oldSpaceUsedMbBefore: mb(usedBefore), oldSpaceUsedMbAfter: mb(usedAfter), ms: Math.round(ms) }, "collected garbage while idle"),
     });
   } catch (err) {
-    logger.warn({ err: describeError(err) }, "IDLE_GC_MB is set but this process cannot collect on demand: memory is left to V8");
+    logger.warn({ err: describeError(err) }, "idle collection (IDLE_GC_MB) is off: this process cannot collect on demand, so memory is left to V8");
     return null;
   }
 }

@@ -1,10 +1,15 @@
+import { execFile } from "node:child_process";
 import { once } from "node:events";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
 import { runInNewContext } from "node:vm";
 import { Worker } from "node:worker_threads";
 import { afterEach, expect, test, vi } from "vitest";
 import { collectGarbageWhenIdle, eventLoopUtilization } from "../src/collect-garbage-when-idle.js";
 
 const MB = 1_048_576;
+const run = promisify(execFile);
 
 afterEach(() => {
   vi.useRealTimers();
@@ -13,13 +18,13 @@ afterEach(() => {
 /** A collector on fake timers with every reading in the test's hands; a collection leaves `left(used)`, 60 MB unless told. */
 function scripted({ growthMb = 16 }: { growthMb?: number } = {}) {
   vi.useFakeTimers();
-  const state = { utilization: 0, used: 100 * MB, collections: 0, left: (_used: number) => 60 * MB };
+  const state = { utilization: 0, used: 100 * MB, young: 0, collections: 0, left: (_used: number) => 60 * MB };
   const collector = collectGarbageWhenIdle({
     growthMb,
     tickMs: 250,
     idleTicks: 2,
     utilization: () => state.utilization,
-    oldUsed: () => state.used,
+    heapUsed: () => ({ old: state.used, young: state.young }),
     collect: () => {
       state.collections++;
       state.used = state.left(state.used);
@@ -117,6 +122,66 @@ test("growth a collection did not free doubles the threshold (live data is not c
   collector.stop();
 });
 
+test("the back-off stops at 16 times growthMb", () => {
+  const { state, collector, ticks } = scripted({ growthMb: 16 });
+  state.left = (used) => used - 1 * MB;
+  for (let i = 0; i < 6; i++) {
+    state.used += 16 * MB * 2 ** Math.min(i, 4);
+    ticks(2);
+    expect(state.collections).toBe(i + 1);
+  }
+  // Capped at 256 MB, not 512.
+  state.used += 256 * MB;
+  ticks(2);
+  expect(state.collections).toBe(7);
+  collector.stop();
+});
+
+test("freed is weighed against the growth since the lowest, young generation included", () => {
+  const { state, collector, ticks } = scripted({ growthMb: 16 });
+  // 40 MB grown, 19 MB freed: less than half of the growth (though more than half of growthMb), so it backs off to 32.
+  state.left = (used) => used - 19 * MB;
+  state.used = 140 * MB;
+  ticks(2);
+  expect(state.collections).toBe(1);
+  state.used += 31 * MB;
+  ticks(2);
+  expect(state.collections).toBe(1);
+  // 33 grown, 19 freed: more than half, back to 16.
+  state.used += 2 * MB;
+  ticks(2);
+  expect(state.collections).toBe(2);
+  // 16 MB grown, 4 MB of the old generation freed, and 6 MB of young garbage gone with it: 10 MB, more than half.
+  state.young = 6 * MB;
+  state.left = (used) => {
+    state.young = 0;
+    return used - 4 * MB;
+  };
+  state.used += 16 * MB;
+  ticks(2);
+  expect(state.collections).toBe(3);
+  state.used += 16 * MB;
+  ticks(2);
+  expect(state.collections).toBe(4);
+  collector.stop();
+});
+
+test("a back-off ends when V8's own collections bring the old generation below what the last one here left", () => {
+  const { state, collector, ticks } = scripted({ growthMb: 16 });
+  state.left = (used) => used - 1 * MB;
+  state.used = 117 * MB;
+  ticks(2);
+  expect(state.collections).toBe(1);
+  // Backed off to 32 MB above 116; V8 then frees what was live in flight.
+  state.used = 60 * MB;
+  ticks(1);
+  state.left = () => 60 * MB;
+  state.used = 77 * MB;
+  ticks(2);
+  expect(state.collections).toBe(2);
+  collector.stop();
+});
+
 test("growth is counted from the lowest the old generation fell to, V8's own collections included", () => {
   const { state, collector, ticks } = scripted({ growthMb: 16 });
   state.utilization = 0.5;
@@ -176,4 +241,10 @@ test("the event loop's utilization is read since the previous read: busy, then i
   expect(read()).toBeGreaterThan(0.5);
   await new Promise((resolve) => setTimeout(resolve, 60));
   expect(read()).toBeLessThan(0.5);
+});
+
+test("where gc is exposed under another name (--expose-gc-as), asking for it throws instead of handing back nothing", async () => {
+  const script = `import("${pathToFileURL(path.resolve("src/collect-garbage-when-idle.ts")).href}").then(({ fullCollection }) => { try { fullCollection(); console.log("got it"); } catch (err) { console.log(err.message); } })`;
+  const { stdout } = await run(process.execPath, ["--expose-gc-as=collect", "--import", "tsx", "--input-type=module", "-e", script]);
+  expect(stdout.trim()).toBe("V8's gc is exposed under another name (--expose-gc-as)");
 });
