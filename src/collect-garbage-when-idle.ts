@@ -37,8 +37,8 @@ const MAX_BACKOFF = 16;
  * space it freed instead of growing the heap. Growth that turns out live
  * (a history cache filling up) doubles the threshold, so live data is not
  * collected again and again, until V8's own collections bring the old
- * generation below what the last one here left. Under steady load there is no idle moment and
- * V8's own policy holds.
+ * generation below what the last one here left. Load that keeps the event
+ * loop busy leaves no idle moment, and V8's own policy holds.
  */
 export function collectGarbageWhenIdle({
   growthMb,
