@@ -44,6 +44,7 @@ import { measureIdleFollowers, type IdleFollowersRow } from "./idle-followers.js
 import { measureQueuedStart, type QueuedStartRow } from "./queued-start.js";
 import { measurePauseAnswer, type PauseAnswerRow } from "./pause-answer.js";
 import { measureAuthOverhead } from "./auth-overhead.js";
+import { measureRequestChecks } from "./request-checks.js";
 import { measureToolSourceOverhead, PARALLEL_CALL_MS, PARALLEL_CALLS } from "./tool-source-overhead.js";
 import { measureImageStepCost } from "./image-step-cost.js";
 import { measureBudgetOverhead, type BudgetOverheadRow } from "./budget-overhead.js";
@@ -77,7 +78,7 @@ const streamRounds = positiveInt(process.env.BENCH_STREAM_ROUNDS, 3);
 const baselineDir = process.env.BENCH_BASELINE_DIR || undefined;
 const quiet = { othersShare: positiveInt(process.env.BENCH_QUIET_PERCENT, 10) / 100, tries: positiveInt(process.env.BENCH_ROW_TRIES, 3) };
 
-const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "context", "trace", "httptool", "auth", "queue", "webhooks", "images"] as const;
+const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "context", "trace", "httptool", "auth", "queue", "webhooks", "images", "checks"] as const;
 type Section = (typeof SECTIONS)[number];
 const only = selectedSections(process.env.BENCH_ONLY);
 
@@ -184,6 +185,7 @@ async function main() {
   const traceTables: string[] = [];
   const httpToolRows: string[][] = [];
   const imageRows: string[][] = [];
+  const checksRows: string[][] = [];
   const parallelRows: string[][] = [];
   const authRows: string[][] = [];
   const webhookRows: string[][] = [];
@@ -250,6 +252,16 @@ async function main() {
       const { steps, stepOff, stepOn, readOff, readOn } = await measureAuthOverhead({ serverUrl, runs: budgetRuns, steps: 20, logLevel });
       const pct = (on: number, off: number) => `${(((on - off) / off) * 100).toFixed(1)}%`;
       authRows.push([kind, String(steps), ms(stepOff.p50), ms(stepOn.p50), pct(stepOn.p50, stepOff.p50), ms(readOff.p50), ms(readOn.p50), pct(readOn.p50, readOff.p50)]);
+    }
+    if (only.has("checks") && !baselineDir) progress("(o) left out: it measures this checkout against BENCH_BASELINE_DIR, which is not set");
+    if (only.has("checks") && baselineDir) {
+      progress(`${kind}: plain requests against the checkout in BENCH_BASELINE_DIR`);
+      const rows = await measureRequestChecks({ serverUrl, baselineDir, rounds: positiveInt(process.env.BENCH_CHECK_ROUNDS, 300), logLevel });
+      const [now, before] = rows;
+      for (const row of rows) {
+        const vs = (a: number, b: number) => (row === now ? `${(((a - b) / b) * 100).toFixed(1)}%` : "");
+        checksRows.push([kind, row.subject, ms(row.read.p50), vs(row.read.p50, before!.read.p50), ms(row.message.p50), vs(row.message.p50, before!.message.p50), row.cpuPerRequest.toFixed(3), vs(row.cpuPerRequest, before!.cpuPerRequest)]);
+      }
     }
     if (only.has("images")) {
       progress(`${kind}: a conversation holding 10 images against one holding none`);
@@ -418,6 +430,13 @@ async function main() {
       "Two loopd processes on databases of their own: keys off (tenant default), and keys on (the key looked up on every request, every query scoped by its tenant, the rate limit counting). ms per tool step of the run, and ms of one GET /conversations/:id (the mean of 10 after each run), p50.",
       "",
       markdownTable(["db", "tool steps", "keys off p50", "keys on p50", "per step", "read off p50", "read on p50", "per read"], authRows),
+    ]),
+    ...section("checks", [
+      "## (o) The checks of a plain request: this checkout against BENCH_BASELINE_DIR, the same requests interleaved",
+      "",
+      "Two loopd processes on databases of their own (keys off), each sent the same GET /conversations/:id and one-call POST …/messages in turn. ms p50 of each, and loopd's own CPU ms per request (the process, from /proc, over the row), with the difference against the older checkout.",
+      "",
+      markdownTable(["db", "subject", "read p50", "vs before", "message p50", "vs before", "CPU ms/request", "vs before"], checksRows),
     ]),
     ...section("images", [
       `## (n) Images already in a conversation: the same ${20}-tool-step run on a conversation whose first message held 10 images (about 300 KB each) against one holding none (${budgetRuns} runs of each, interleaved)`,
