@@ -27,6 +27,7 @@ import { useOpenApi } from "./http/openapi.js";
 import { useOverloadGuard } from "./http/overload-guard.js";
 import { useRequestTenant } from "./http/request-tenant.js";
 import { useApiKeys } from "./http/api-keys.js";
+import { useHostCheck } from "./http/host-check.js";
 import { createKeyCheck, makeFirstKey } from "./http/key-check.js";
 import { requestIdOf } from "./http/request-id.js";
 import { configuredTools, mcpMessageBytes, withResultCaps } from "./tools/configured-tools.js";
@@ -224,6 +225,8 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   useRequestTenant(app);
   // Set first, so streams (their headers written by hand) carry it too.
   app.addHook("onRequest", async (req, reply) => void reply.header("x-request-id", req.id));
+  // Before CORS and the keys: a request to another name, or a foreign page's, reaches neither.
+  useHostCheck(app, { keysRequired: config.auth.required, allowedHosts: config.hosts.allowed, corsOrigins: config.server.corsOrigins });
   if (config.server.corsOrigins.length > 0) await app.register(cors, { origin: config.server.corsOrigins, exposedHeaders: ["x-request-id", "retry-after", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"] });
   useNotFoundHandler(app);
   await useOverloadGuard(app, { maxEventLoopDelayMs: config.server.maxEventLoopDelayMs, sampleIntervalMs: deps.pressureSampleMs });

@@ -15,6 +15,8 @@ import { loadToolsFile, secretsOfToolsFile, ToolsFileError, type ToolsFile } fro
 import { blank, booleanFromEnv, intFromEnv, optionalString } from "./env-values.js";
 import { webhookSettingsOf, webhookVariables } from "./webhooks/webhook-config.js";
 import { attachmentSettingsOf, attachmentVariables } from "./conversations/attachments/attachment-config.js";
+import { hostSettingsOf, hostVariables } from "./http/host-config.js";
+import { readSecretFiles, secretFileVariables } from "./secret-files.js";
 
 /** A token a client must present: long enough not to be guessed. */
 const secretToken = z.preprocess((v) => (blank(v) ? undefined : v), z.string().min(16, "must be at least 16 characters (a random one: openssl rand -hex 24)").optional());
@@ -103,6 +105,8 @@ const variables = {
   PLAYGROUND: z.preprocess((v) => (blank(v) ? undefined : v), z.enum(["on", "off"]).default("on")),
   ...webhookVariables,
   ...attachmentVariables,
+  ...hostVariables,
+  ...secretFileVariables,
 };
 
 /** Every variable loopd reads (`.env.example` and the README's table list each one). */
@@ -114,7 +118,7 @@ export const CONFIG_VARIABLES = Object.keys(variables);
  * TOOLS_FILE, run_command's environment) reads `raw`, not the parsed values
  * (`PORT` is a number there).
  */
-const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).transform((e, ctx) => {
+const configSchemaOf = (raw: Record<string, unknown>, fromFiles: Record<string, string> = {}) => z.object(variables).transform((e, ctx) => {
   if (e.MAX_STEPS > e.MAX_STEPS_LIMIT) {
     ctx.addIssue({ code: "custom", path: ["MAX_STEPS"], message: `must be at most MAX_STEPS_LIMIT (${e.MAX_STEPS_LIMIT}); it is ${e.MAX_STEPS}` });
     return z.NEVER;
@@ -217,8 +221,9 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
     },
     webhooks: webhookSettingsOf(e),
     attachments: attachmentSettingsOf(e),
+    hosts: hostSettingsOf(e),
     /** Values that never appear in a trace, a log or a recorded error (API keys and the like, from the environment). */
-    secrets: [...secretsOf(raw as NodeJS.ProcessEnv), ...secretsOfToolsFile(toolsFile)],
+    secrets: [...secretsOf({ ...(raw as NodeJS.ProcessEnv), ...fromFiles }), ...secretsOfToolsFile(toolsFile)],
   };
 });
 
@@ -231,16 +236,19 @@ export class ConfigError extends OperatorError {
 
 /** Reads the environment once into a typed Config; a bad value stops start-up with a clear message. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const schema = configSchemaOf(env);
+  // `*_FILE` secrets are loopd's own: parsed and redacted, never in `raw` (what tools and children may see).
+  const fromFiles = readSecretFiles(env);
+  const schema = configSchemaOf(env, fromFiles);
   let parsed: ReturnType<typeof schema.safeParse>;
   try {
-    parsed = schema.safeParse(env);
+    parsed = schema.safeParse({ ...env, ...fromFiles });
   } catch (err) {
     if (err instanceof ToolsFileError) throw new ConfigError(err.message);
     throw err;
   }
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    const fromFile = (name: PropertyKey | undefined) => (typeof name === "string" && name in fromFiles ? ` (read from ${name}_FILE)` : "");
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}${fromFile(i.path[0])}`).join("; ");
     throw new ConfigError(`invalid configuration: ${problems}`);
   }
   return parsed.data;

@@ -19,6 +19,8 @@ export const ERROR_CODES = [
   "too_many_runs",
   "queue_full",
   "headers_too_large",
+  "misdirected_request",
+  "forbidden_origin",
   "unavailable",
   "internal",
 ] as const;
@@ -51,6 +53,8 @@ export function statusOf(code: ErrorCode): number {
       return 400;
     case "unauthorized":
       return 401;
+    case "forbidden_origin":
+      return 403;
     case "not_found":
       return 404;
     case "method_not_allowed":
@@ -69,6 +73,8 @@ export function statusOf(code: ErrorCode): number {
     case "too_many_runs":
     case "queue_full":
       return 429;
+    case "misdirected_request":
+      return 421;
     case "headers_too_large":
       return 431;
     case "unavailable":

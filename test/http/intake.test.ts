@@ -67,7 +67,7 @@ test(`a client trickling its body in holds no run's model call (${testDatabaseKi
   const conversation = await newConversation();
   const slow = connect(Number(port), "127.0.0.1");
   await new Promise<void>((resolve, reject) => slow.once("connect", resolve).once("error", reject));
-  slow.write(`POST /conversations/${conversation}/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"content":"`);
+  slow.write(`POST /conversations/${conversation}/messages HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"content":"`);
   try {
     // What the intake held when the model was called: a slow upload counted would have held the call 10 s, and still count.
     const seen: number[] = [];

@@ -26,7 +26,7 @@ const until = async (check: () => boolean, ms = 5_000) => {
 test("a client hanging up mid-upload is the client's doing: logged below warn, never as a database outage", async () => {
   logs.lines.length = 0;
   const socket = await rawSocket();
-  socket.write("POST /conversations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"title\":\"");
+  socket.write("POST /conversations HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"title\":\"");
   await new Promise((r) => setTimeout(r, 100));
   socket.destroy();
   await until(() => logs.lines.some((l) => /client closed the connection/.test(l.msg)));
@@ -36,7 +36,7 @@ test("a client hanging up mid-upload is the client's doing: logged below warn, n
 });
 
 describe("requests refused before routing get the contract's error body", () => {
-  const get = (target: string, extra = "") => rawRequest(f.loopd.url, `GET ${target} HTTP/1.1\r\nHost: x\r\n${extra}\r\n`);
+  const get = (target: string, extra = "") => rawRequest(f.loopd.url, `GET ${target} HTTP/1.1\r\nHost: localhost\r\n${extra}\r\n`);
 
   test("headers over Node's limit are a 431 headers_too_large naming the limit", async () => {
     const res = await get("/healthz", `X-Big: ${"a".repeat(20_000)}\r\n`);
@@ -50,9 +50,9 @@ describe("requests refused before routing get the contract's error body", () => 
 
   test.each([
     ["a request line that is not HTTP", "GARBAGE\r\n\r\n"],
-    ["a control character in the URL", "GET /conversations/\x01 HTTP/1.1\r\nHost: x\r\n\r\n"],
-    ["a header name with a space", "GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n"],
-    ["a negative Content-Length", "POST /conversations HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n"],
+    ["a control character in the URL", "GET /conversations/\x01 HTTP/1.1\r\nHost: localhost\r\n\r\n"],
+    ["a header name with a space", "GET /healthz HTTP/1.1\r\nHost: localhost\r\nBad Header: 1\r\n\r\n"],
+    ["a negative Content-Length", "POST /conversations HTTP/1.1\r\nHost: localhost\r\nContent-Length: -1\r\n\r\n"],
   ])("%s is a 400 invalid_request", async (_what, request) => {
     expectError(await rawRequest(f.loopd.url, request), 400, "invalid_request");
   });
@@ -83,10 +83,10 @@ test("a request that arrives while the server stops is a 503 unavailable with Re
   socket.on("data", (chunk) => (received += chunk));
   const ended = new Promise((resolve) => socket.once("close", resolve));
   const body = JSON.stringify({ content: "take your time" });
-  socket.write(`POST /conversations/${conv.id}/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  socket.write(`POST /conversations/${conv.id}/messages HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
   await until(() => f.llm.requests.length > 0);
   const stopped = f.loopd.close();
-  socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  socket.write("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n");
   await ended;
   await stopped;
   const [first, second] = received.split(/(?=HTTP\/1\.1 \d{3} )/);

@@ -47,7 +47,7 @@ test(`a chat request refused after its client went away is still taken (${testDa
   const client = connect(Number(port), "127.0.0.1");
   await once(client, "connect");
   await accepted;
-  client.write(`POST /ui/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  client.write(`POST /ui/chat HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
   // Its body is in: the request is being taken, and its handler waits for the conversation.
   while (intake().taking === 0) await new Promise((r) => setImmediate(r));
   // The user closes the tab.

@@ -40,8 +40,8 @@ test(`a refused request queued behind a long response on its connection holds no
   await once(socket, "connect");
   try {
     socket.write(
-      `GET /conversations/${own}/runs/${started.run.id}/events HTTP/1.1\r\nHost: x\r\n\r\n` +
-        `POST /conversations/${own}/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
+      `GET /conversations/${own}/runs/${started.run.id}/events HTTP/1.1\r\nHost: localhost\r\n\r\n` +
+        `POST /conversations/${own}/messages HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
     );
     // The malformed message's body is in: begun, and refused (400) in the same turn of the event loop.
     await vi.waitFor(() => expect(begun).toBe(1), { timeout: 10_000, interval: 5 });

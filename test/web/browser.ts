@@ -21,14 +21,14 @@ export function useBuiltPlayground(): void {
   }, 120_000);
 }
 
-/** One headless Chromium for the file; each test opens its own page (a fresh context: its own storage). */
-export function useBrowser() {
+/** One headless Chromium for the file; each test opens its own page (a fresh context: its own storage). `args`: Chromium's own switches besides `--no-sandbox`. */
+export function useBrowser({ args = [] }: { args?: string[] } = {}) {
   let browser: Browser;
   /** What went wrong in the pages of the test: script errors, console errors (a CSP violation is one). */
   let problems: string[] = [];
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", ...args] });
   });
   afterEach(() => {
     const seen = problems;
