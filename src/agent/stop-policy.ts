@@ -185,8 +185,8 @@ export function graceTurnOf(history: readonly NewMessage[]): GraceTurn | null {
 
 const NOTICES = new Map((["steps", "tokens", "seconds", "cost"] as const).map((name) => [graceNotice(name), name]));
 
-/** What the grace notice adds to the grace call's input. */
-const NOTICE_TOKENS = Math.max(...(["steps", "tokens", "seconds", "cost"] as const).map((name) => estimateMessageTokens({ role: "user", kind: "notice", content: [{ type: "text", text: graceNotice(name) }] })));
+/** What the grace notice adds to the grace call's input (estimated). */
+export const NOTICE_TOKENS = Math.max(...(["steps", "tokens", "seconds", "cost"] as const).map((name) => estimateMessageTokens({ role: "user", kind: "notice", content: [{ type: "text", text: graceNotice(name) }] })));
 
 /** The result of a call stopped because the run's time ran out. */
 export const TIME_BUDGET_RESULT = "tool call was stopped: the run's time budget ran out before it finished; its result is unknown";
