@@ -87,7 +87,7 @@ export async function callModel(
   } finally {
     deadline.dispose();
   }
-  state.countStep();
+  state.countStep({ rawTokens: step.rawTokens, outputTokens: response.usage.output_tokens });
   const cost = state.spend(response.usage);
   const { input_tokens, cache_read_tokens, cache_write_tokens } = response.usage;
   state.learnTokens({ counted: input_tokens + cache_read_tokens + cache_write_tokens, estimated: step.rawTokens });

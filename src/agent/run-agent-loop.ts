@@ -16,7 +16,7 @@ import { createRunClock } from "./run-clock.js";
 import { createRunState, type SaveMessages } from "./run-state.js";
 import { runTools } from "./run-tools.js";
 import { createSummarizer } from "./summarize-context.js";
-import { budgetConditions, createStopPolicy, graceNotice } from "./stop-policy.js";
+import { budgetConditions, createStopPolicy, graceNotice, graceTurnOf } from "./stop-policy.js";
 
 export interface AgentRunOptions {
   provider: ModelProvider;
@@ -62,7 +62,15 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
   const stop = createStopPolicy({ budget: o.budget, maxTokens: settings.maxTokens, conditions: budgetConditions(o.budget, o.costOf) });
   const checkFinish = o.finish ? createFinishChecker(o.finish, { signal }) : null;
   const tools = { toolBox, state, clock, signal, emit };
-  const weigh = (inputTokens: number, afterTools: boolean) => stop.beforeStep({ spent: { steps: state.steps, usage: state.usage, costUsd: state.usage.cost_usd ?? null, timeLeftMs: clock.timeLeftMs() }, inputTokens, afterTools });
+  const weigh = (inputTokens: number, afterTools: boolean) =>
+    stop.beforeStep({
+      spent: { steps: state.steps, usage: state.usage, costUsd: state.usage.cost_usd ?? null, timeLeftMs: clock.timeLeftMs() },
+      inputTokens,
+      afterTools,
+      shown: state.shown(),
+      // A grace turn the history holds (a run taken up after a crash) stays one.
+      graceTurn: graceTurnOf(state.history),
+    });
   const summarizeIfNeeded = createSummarizer({ provider, settings, state, clock, signal, idleMs: o.limits.modelStreamIdleMs, emit, now, affordable: (tokens) => weigh(tokens, false).type === "go" });
   const cancelled = () => state.end({ status: "cancelled", stopReason: isSuperseded(signal) ? "superseded" : "cancelled" }, { interrupted: isInterruption(signal) });
   const overBudget = (over: BudgetName) => state.end({ status: "incomplete", stopReason: over === "steps" ? "max_steps" : "budget", budgetExceeded: over });
@@ -72,7 +80,8 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
   for (const call of approvedCalls) emit({ type: "tool_call.started", tool_call_id: call.id, name: call.name, input: call.input });
   if (approvedCalls.length > 0) await o.flushEvents?.();
   await runTools(approvedCalls, { ...tools, announced: true });
-  let afterTools = approvedCalls.length > 0;
+  // After tools (the approved ones, or those a crash cut off and recovery answered), the model still wanted tools.
+  let afterTools = state.history.at(-1)?.role === "tool";
 
   for (;;) {
     // New runs are taken in first (`afterIntake`): the wait is part of the step, weighed with it; a cancel ends it.

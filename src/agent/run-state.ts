@@ -4,6 +4,7 @@ import type { PendingToolCall, RunEnding, RunOutcome, ToolCallCompletion } from 
 import { addUsage, emptyUsage, roundUsd, type RunUsage, type Usage } from "../core/usage.js";
 import { buildContext, type BuiltContext } from "./build-context.js";
 import { calibrateTokens } from "./estimate-tokens.js";
+import type { StepsShown } from "./stop-policy.js";
 import { CANCELLED_RESULT, INTERRUPTED_RESULT, repairTail, SUPERSEDED_CALL_RESULT } from "./repair-history.js";
 
 /** Commits messages at the end of the history; resolves once they are durable. `completed` announces the tool calls whose results they hold, in the same write. */
@@ -44,6 +45,10 @@ export function createRunState({
   let usage: RunUsage = { ...usageSoFar, cost_usd: usageSoFar.cost_usd !== undefined ? usageSoFar.cost_usd : costOf(usageSoFar) };
   let tokenRatio = ratio;
   let built: { length: number; ratio: number; context: BuiltContext } | null = null;
+  // What the steps showed: the last call's input (uncalibrated), the largest growth from one call's input to the next's, the longest answer.
+  let lastRaw: number | null = null;
+  let largestGrowth = 0;
+  let largestOutput = 0;
 
   // The end of the history not saved yet: nothing acts on it, so it goes with the next write (the run's end, most often).
   let held: NewMessage[] = [];
@@ -93,9 +98,24 @@ export function createRunState({
       return built.context;
     },
 
-    /** A model call was made: it counts as a step. */
-    countStep(): number {
+    /** A model call was made: it counts as a step; what it was sent (`rawTokens`, the context's uncalibrated estimate) and answered teaches `shown`. */
+    countStep({ rawTokens, outputTokens }: { rawTokens: number; outputTokens: number }): number {
+      if (lastRaw !== null) largestGrowth = Math.max(largestGrowth, rawTokens - lastRaw);
+      lastRaw = rawTokens;
+      largestOutput = Math.max(largestOutput, outputTokens);
       return ++steps;
+    },
+
+    /**
+     * What this run's steps have shown (since it was taken up, when it was):
+     * the most a step added to the next call's input, the step that just
+     * ended included, in calibrated tokens; and the longest answer. Null
+     * before the first.
+     */
+    shown(): StepsShown | null {
+      if (lastRaw === null) return null;
+      const growth = Math.max(largestGrowth, this.context().rawTokens - lastRaw);
+      return { growth: Math.ceil(growth * tokenRatio), output: largestOutput };
     },
 
     /** Adds a call's usage, and its cost, to the run's; returns the call's cost. `model`: the call's, when not the run's. */

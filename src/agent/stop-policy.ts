@@ -1,6 +1,8 @@
+import type { NewMessage } from "../core/messages.js";
 import type { BudgetName } from "../core/run-outcome.js";
 import type { RunBudget } from "../core/run-settings.js";
 import { totalTokens, type Usage } from "../core/usage.js";
+import { estimateMessageTokens } from "./estimate-tokens.js";
 
 /** What a run has used so far. */
 export interface BudgetSpent {
@@ -16,10 +18,16 @@ export interface BudgetSpent {
 export interface NextCall {
   /** Its input, estimated (calibrated by what the provider counted for earlier calls). */
   inputTokens: number;
-  /** Room kept, in this budget, for one more call after it (the grace call): its input and its least output. Null: none kept. */
-  reserve: { inputTokens: number; outputTokens: number } | null;
+  /** Room kept, in this budget, for one more call after it (the grace call): its input. Null: none kept. */
+  reserve: { inputTokens: number } | null;
   /** The grace call: it has the grace window, however little time is left. */
   grace: boolean;
+}
+
+/** What the run's steps have shown, in tokens: the most a step added to the next call's input (its answer, its tools' results), and the longest answer. */
+export interface StepsShown {
+  growth: number;
+  output: number;
 }
 
 /**
@@ -51,7 +59,7 @@ export function costBudget(maxCostUsd: number | null, price: { input: number; ou
     name: "cost",
     room(spent, { inputTokens, reserve }) {
       if (maxCostUsd === null || price === null || spent.costUsd === null) return Infinity;
-      const left = maxCostUsd - spent.costUsd - inputTokens * price.input - (reserve ? reserve.inputTokens * price.input + reserve.outputTokens * price.output : 0);
+      const left = maxCostUsd - spent.costUsd - (inputTokens + (reserve?.inputTokens ?? 0)) * price.input;
       if (price.output === 0) return left >= 0 ? Infinity : -1;
       return Math.floor(left / price.output);
     },
@@ -62,52 +70,82 @@ export function timeBudget(): StopCondition {
   return { name: "seconds", room: (spent, call) => (call.grace || spent.timeLeftMs > 0 ? Infinity : -1) };
 }
 
-/**
- * What the grace call after this one is expected to send: this call's input
- * and what the step adds to it (its answer, the tools' results), taken as
- * half as much again: that also covers the estimate's own error before the
- * provider's counts have calibrated it. A step that adds more than that
- * leaves no room for the grace call: the run then ends without it, within
- * its budget.
- */
-const graceInput = (inputTokens: number) => Math.ceil(inputTokens * 1.5) + 64;
+/** Before the run's first step has shown anything, a step is taken to add a tenth of its input and to answer with as much: a modest share. */
+const FIRST_STEP_SHARE = 0.1;
 
-const reserved = (call: NextCall) => (call.reserve ? call.reserve.inputTokens + call.reserve.outputTokens : 0);
+/**
+ * What the step about to be made is expected to cost beyond its input, from
+ * what the run's steps have shown (the largest seen, so a step like the
+ * worst one so far still leaves its grace call room): its answer, and how
+ * much bigger it makes the grace call's input than its own (the answer, the
+ * tools' results, the notice).
+ */
+function expectedOf(inputTokens: number, shown: StepsShown | null): StepsShown {
+  const share = Math.ceil(inputTokens * FIRST_STEP_SHARE);
+  const { growth, output } = shown ?? { growth: share, output: share };
+  return { growth: growth + NOTICE_TOKENS, output };
+}
+
+const reserved = (call: NextCall) => call.reserve?.inputTokens ?? 0;
 
 /**
  * A run's stop policy: before each model call it weighs what the call will
  * cost against what is left of every budget (its input is known, its output
  * is capped by `maxTokens` of the request), so a budget is never passed by
  * more than the error of an input estimate. While the run may still want a
- * grace call, a normal call leaves room for one. When a normal call does not
- * fit (or only one step is left and the model still wants tools), the next
- * call is the grace call if that fits, else the run stops.
+ * grace call, a normal call is made only if it and the grace call after it
+ * fit as the run's steps have shown them (the step's answer, the grace call's
+ * input grown as a step grows it, the least useful answer), and its output is
+ * capped to leave the grace call its input: so a budget that affords a tool
+ * step and the grace call gets both, and a step that grows the context more
+ * than shown ends the run within its budget, without the grace call. When a
+ * normal call does not fit (or only one step is left and the model still
+ * wants tools), the next call is the grace call if that fits, else the run
+ * stops. A run whose history holds its grace turn (`graceTurn`, a run taken
+ * up again after a crash) makes that grace call, or ends if it was made.
  */
 export function createStopPolicy({ budget, maxTokens, conditions }: { budget: RunBudget; maxTokens: number; conditions: StopCondition[] }) {
   const least = Math.min(MIN_OUTPUT_TOKENS, maxTokens);
-  const roomOf = (spent: BudgetSpent, call: NextCall) => {
+  const roomOf = (spent: BudgetSpent, call: NextCall, needed: number) => {
     let room = maxTokens;
     for (const c of conditions) {
       const r = c.room(spent, call);
-      if (r < least) return { room: r, over: c.name };
+      if (r < needed) return { room: r, over: c.name };
       room = Math.min(room, r);
     }
     return { room, over: null };
   };
   return {
-    beforeStep({ spent, inputTokens, afterTools }: { spent: BudgetSpent; inputTokens: number; afterTools: boolean }): StopGate {
+    beforeStep({
+      spent,
+      inputTokens,
+      afterTools,
+      shown = null,
+      graceTurn = null,
+    }: {
+      spent: BudgetSpent;
+      inputTokens: number;
+      afterTools: boolean;
+      /** What the run's steps have shown; null before its first (or the first since it was taken up again). */
+      shown?: StepsShown | null;
+      /** The grace turn the history holds (see `graceTurnOf`). */
+      graceTurn?: GraceTurn | null;
+    }): StopGate {
+      // The grace call was made: it was the run's last, whatever the budgets say now.
+      if (graceTurn?.answered) return { type: "stop", over: graceTurn.over };
       const stepsLeft = budget.max_steps - spent.steps;
       if (stepsLeft <= 0) return { type: "stop", over: "steps" };
-      let over: BudgetName = "steps";
-      // The grace call is the last of max_steps: one step left after tools is its.
-      if (!(budget.grace_turn && stepsLeft === 1 && afterTools)) {
-        const reserve = budget.grace_turn && stepsLeft > 1 ? { inputTokens: graceInput(inputTokens), outputTokens: least } : null;
-        const normal = roomOf(spent, { inputTokens, reserve, grace: false });
+      let over: BudgetName = graceTurn?.over ?? "steps";
+      // The grace call is the last of max_steps: one step left after tools is its. A grace turn begun is carried on.
+      if (!graceTurn && !(budget.grace_turn && stepsLeft === 1 && afterTools)) {
+        const expected = expectedOf(inputTokens, shown);
+        const reserve = budget.grace_turn && stepsLeft > 1 ? { inputTokens: inputTokens + expected.growth } : null;
+        const normal = roomOf(spent, { inputTokens, reserve, grace: false }, reserve ? expected.output + least : least);
         if (normal.over === null) return { type: "go", maxTokens: normal.room };
         over = normal.over;
       }
       if (!budget.grace_turn) return { type: "stop", over };
-      const grace = roomOf(spent, { inputTokens, reserve: null, grace: true });
+      const grace = roomOf(spent, { inputTokens, reserve: null, grace: true }, least);
       return grace.over === null ? { type: "grace", over, maxTokens: grace.room } : { type: "stop", over };
     },
   };
@@ -120,6 +158,35 @@ const WHAT: Record<BudgetName, string> = { steps: "step", tokens: "token", secon
 /** The notice of a grace turn: which budget, and what the model should do now. */
 export const graceNotice = (name: BudgetName) =>
   `Stopping: ${WHAT[name]} budget reached. Answer with what you have: do not call tools; summarize what was done and what is left.`;
+
+/** A grace turn in a history: its notice is the last user-role message; `answered` once the grace call's answer follows it. */
+export interface GraceTurn {
+  over: BudgetName;
+  answered: boolean;
+}
+
+/**
+ * The grace turn the history ends in, if any: after a crash, what tells the
+ * run taken up again that its next call is the grace call (or that it was
+ * made, and the run is over), whatever moment the process stopped at.
+ */
+export function graceTurnOf(history: readonly NewMessage[]): GraceTurn | null {
+  let answered = false;
+  for (let i = history.length - 1; i >= 0; i--) {
+    const m = history[i]!;
+    if (m.role === "assistant") answered = true;
+    if (m.role !== "user") continue;
+    if (m.kind !== "notice") return null;
+    const over = NOTICES.get(m.content.map((b) => (b.type === "text" ? b.text : "")).join(""));
+    return over ? { over, answered } : null;
+  }
+  return null;
+}
+
+const NOTICES = new Map((["steps", "tokens", "seconds", "cost"] as const).map((name) => [graceNotice(name), name]));
+
+/** What the grace notice adds to the grace call's input (estimated). */
+export const NOTICE_TOKENS = Math.max(...(["steps", "tokens", "seconds", "cost"] as const).map((name) => estimateMessageTokens({ role: "user", kind: "notice", content: [{ type: "text", text: graceNotice(name) }] })));
 
 /** The result of a call stopped because the run's time ran out. */
 export const TIME_BUDGET_RESULT = "tool call was stopped: the run's time budget ran out before it finished; its result is unknown";

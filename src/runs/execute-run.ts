@@ -73,7 +73,7 @@ export async function executeRun({
       budget: run.request.budget ?? { max_steps: run.request.max_steps, max_tokens: null, max_seconds: null, max_cost_usd: null, grace_turn: true },
       finish,
       costOf: (usage, model = run.model) => services.prices.costOf(model, usage),
-      // Time spent paused for the application does not count against the run's time.
+      // Time spent paused for the application, or queued before it started, does not count against the run's time.
       resume: { stepsDone: run.steps, usageSoFar: run.usage, clockStartedAt: run.createdAt.getTime() + run.pausedMs, approvedCalls },
       tokenRatio: services.tokenRatios.get(conversation.id),
       onTokenRatio: (ratio) => services.tokenRatios.set(conversation.id, ratio),

@@ -80,7 +80,14 @@ export function createRunQueueRepository({ db }: { db: Db }) {
     async start(runId: string, { owner, leaseMs }: { owner: string; leaseMs: number }): Promise<RunRow> {
       const [row] = await db
         .update(runs)
-        .set({ status: "running", queuedContent: null, leaseOwner: owner, leaseExpiresAt: leaseUntil(leaseMs) })
+        .set({
+          status: "running",
+          queuedContent: null,
+          leaseOwner: owner,
+          leaseExpiresAt: leaseUntil(leaseMs),
+          // A run's clock starts when it starts: the time it waited in the queue does not count against `max_seconds`.
+          pausedMs: sql`${runs.pausedMs} + greatest(0, round(extract(epoch from now() - ${runs.createdAt}) * 1000)::integer)`,
+        })
         .where(and(eq(runs.id, runId), isQueued))
         .returning();
       return row!;

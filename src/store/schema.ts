@@ -181,7 +181,7 @@ export const runs = pgTable(
     actionExpiresAt: timestamp("action_expires_at", { withTimezone: true, precision: 3 }),
     /** While `requires_action`: since when. */
     pausedAt: timestamp("paused_at", { withTimezone: true, precision: 3 }),
-    /** Time spent paused, which the run's time budget does not count. */
+    /** Time spent paused, and queued before it started, which the run's time budget does not count. */
     pausedMs: integer("paused_ms").notNull().default(0),
     /** Which budget ended the run, when one did. */
     budgetExceeded: text("budget_exceeded").$type<"steps" | "tokens" | "seconds" | "cost">(),

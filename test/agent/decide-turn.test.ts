@@ -1,10 +1,10 @@
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
-import { decideTurn } from "../../src/agent/decide-turn.js";
+import { decideTurn, NOT_OFFERED_RESULT } from "../../src/agent/decide-turn.js";
 import { createFinishChecker, finishToolSpec } from "../../src/agent/finish-tool.js";
 import type { PreparedStep } from "../../src/agent/prepare-step.js";
 import type { AssistantBlock } from "../../src/core/messages.js";
-import type { ModelResponse, ModelStopReason } from "../../src/core/model-provider.js";
+import type { ModelResponse, ModelStopReason, ToolChoice } from "../../src/core/model-provider.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { createToolBox } from "../../src/tools/tool-box.js";
 import { createToolRegistry } from "../../src/tools/tool-registry.js";
@@ -24,7 +24,7 @@ const toolBox = createToolBox({
   workspaceDir: "/nowhere",
 });
 const checkFinish = createFinishChecker(finish);
-const step = (grace: PreparedStep["grace"] = null) => ({ grace }) as PreparedStep;
+const step = (grace: PreparedStep["grace"] = null, toolChoice: ToolChoice = "auto") => ({ grace, request: { toolChoice } }) as PreparedStep;
 const answer = (content: AssistantBlock[], stopReason: ModelStopReason = content.some((b) => b.type === "tool_call") ? "tool_use" : "end_turn"): ModelResponse => ({
   content,
   stopReason,
@@ -33,8 +33,8 @@ const answer = (content: AssistantBlock[], stopReason: ModelStopReason = content
   model: "m",
 });
 const call = (id: string, name: string, input: Record<string, unknown> = {}) => ({ type: "tool_call" as const, id, name, input });
-const decide = (response: ModelResponse, { grace = null as PreparedStep["grace"], finishing = true, nudged = false } = {}) =>
-  decideTurn(response, { step: step(grace), toolBox, checkFinish: finishing ? checkFinish : null, nudged: () => nudged });
+const decide = (response: ModelResponse, { grace = null as PreparedStep["grace"], finishing = true, nudged = false, toolChoice = "auto" as ToolChoice } = {}) =>
+  decideTurn(response, { step: step(grace, toolChoice), toolBox, checkFinish: finishing ? checkFinish : null, nudged: () => nudged });
 
 describe("decideTurn: an answer becomes one Turn", () => {
   test("every call through the tool box's decision, whatever else the step holds: an invalid finish does not let the others skip it", async () => {
@@ -82,5 +82,29 @@ describe("decideTurn: an answer becomes one Turn", () => {
   test("pause_turn: go on with the calls it has, or call the model again", async () => {
     expect(await decide(answer([{ type: "text", text: "…" }], "pause_turn"))).toEqual({ type: "call_again" });
     expect(await decide(answer([call("1", "look")], "pause_turn"))).toMatchObject({ type: "run_tools", run: [{ id: "1" }] });
+  });
+
+  test("tool_choice none: no call runs, waits for the application or finishes the run; each is answered that tools were not offered", async () => {
+    const turn = await decide(answer([call("1", "look"), call("2", "drop"), call("3", "invoice"), call("4", "finish", { summary: "Done.", result: { n: 3 } })]), { toolChoice: "none" });
+    expect(turn).toEqual({
+      type: "run_tools",
+      run: [],
+      refused: ["1", "2", "3", "4"].map((id) => ({ call: expect.objectContaining({ id }), message: NOT_OFFERED_RESULT })),
+      waiting: [],
+    });
+    expect(NOT_OFFERED_RESULT).toBe("tool call was not executed: tools were not offered on this turn");
+  });
+
+  test("a named tool choice: that tool's calls go through the tool box, any other is not offered", async () => {
+    const turn = await decide(answer([call("1", "look"), call("2", "drop"), call("3", "pay", { amount: 5 })]), { toolChoice: { name: "pay" } });
+    expect(turn).toMatchObject({
+      type: "run_tools",
+      run: [{ id: "3" }],
+      refused: [
+        { call: { id: "1" }, message: `${NOT_OFFERED_RESULT} (only pay was)` },
+        { call: { id: "2" }, message: `${NOT_OFFERED_RESULT} (only pay was)` },
+      ],
+      waiting: [],
+    });
   });
 });

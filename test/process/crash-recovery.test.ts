@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, test, vi } from "vitest";
-import { startFakeLlm, type FakeLlm } from "../fake-llm/server.js";
+import { startFakeLlm, type FakeLlm, type FakeTurn } from "../fake-llm/server.js";
 import { testDatabaseKind } from "../helpers/test-database.js";
 import { createProcessDatabase } from "./process-database.js";
 import { toolCallIdsIn, toolResultsIn, userTextsIn } from "../helpers/wire.js";
@@ -154,6 +154,42 @@ describe(`loopd as a process on ${testDatabaseKind}`, () => {
       llm.script({ text: "Nothing more to say." });
       const next = await client.send(conv.id, "What happened?");
       expect(next.run).toMatchObject({ status: "completed", error: null });
+    });
+
+    describe("killed in a steps-budget grace turn (SIGKILL): the run taken up again makes the grace call and ends incomplete / max_steps", () => {
+      /** A run of max_steps 2: a tool step, then the grace call, which the test holds open; `killAt` waits for the moment to kill. */
+      async function killedInGraceTurn(killAt: (stream: Awaited<ReturnType<typeof client.sendStreaming>>) => Promise<unknown>, graceCall: FakeTurn) {
+        const conv = await client.createConversation({ provider });
+        llm.script({ toolCalls: [{ name: "calculate", input: { expression: "6*7" } }] }, graceCall, { text: "42, and that is all I had time for." });
+        const stream = await client.sendStreaming(conv.id, "What is 6*7?", { budget: { max_steps: 2 } });
+        const runId = (await stream.until((e) => e.event === "run.created", 10_000)).data.run.id;
+        await killAt(stream);
+        expect(await killProcess(loopd)).toEqual({ code: null, signal: "SIGKILL" });
+        stream.close();
+
+        await startLoopd();
+        const run = await client.waitForRunEnd(conv.id, runId, 20_000);
+        expect(run).toMatchObject({ status: "incomplete", stop_reason: "max_steps", budget_exceeded: "steps", steps: 2, error: null });
+        expect(llm.requests).toHaveLength(3);
+        // The call made again is the grace call: tools disabled, the notice (once) as the newest user text.
+        const again = llm.requests[2]!;
+        expect(provider === "anthropic" ? again.body.tool_choice?.type : again.body.tool_choice).toBe("none");
+        expect(userTextsIn(again).at(-1)).toMatch(/step budget reached/);
+        const history = await client.messages(conv.id);
+        expect(history.map((m) => m.role)).toEqual(["user", "assistant", "tool", "user", "assistant"]);
+        expect(history.filter((m) => m.kind === "notice")).toHaveLength(1);
+        expect(history.at(-1).content).toEqual([{ type: "text", text: "42, and that is all I had time for." }]);
+        expect(expectCompleteEventLog(await client.allEvents(conv.id, runId))).toMatchObject({ data: { run: { status: "incomplete", stop_reason: "max_steps" } } });
+      }
+
+      test("while the grace call streams", async () => {
+        // The grace answer stops mid-stream and holds the connection: the kill comes after its first words.
+        await killedInGraceTurn((stream) => stream.until((e) => e.event === "text.delta", 10_000), { text: LONG_ANSWER, stallAfterChunks: 4 });
+      });
+
+      test("right after its notice was saved, before any of its answer", async () => {
+        await killedInGraceTurn(() => until(() => llm.requests.length === 2, 10_000), { hang: true });
+      });
     });
   });
 
