@@ -30,7 +30,7 @@ export const presentKey = (k: ApiKeyInfo) => ({
 });
 
 /** The admin routes, for `ADMIN_TOKEN` only (a tenant's key is refused): API keys made, listed and revoked over HTTP. */
-export function adminRoutes(app: FastifyInstance, { services: { store } }: HttpDeps, { adminToken }: { adminToken: string }) {
+export function adminRoutes(app: FastifyInstance, { services: { store } }: HttpDeps, { adminToken, onRevoked }: { adminToken: string; /** A key was revoked: this instance refuses it from now on. */ onRevoked: () => void }) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ["admin"];
   const onlyAdmin = async (req: Parameters<typeof presentsToken>[0], reply: Parameters<typeof replyError>[0]) => {
@@ -85,7 +85,7 @@ export function adminRoutes(app: FastifyInstance, { services: { store } }: HttpD
       onRequest: onlyAdmin,
       schema: {
         summary: "Revoke an API key",
-        description: "From now on (within a second on every instance) the key is refused with 401.",
+        description: "From now on the key is refused with 401: at once on this instance, within a second on every other.",
         operationId: "revokeApiKey",
         tags,
         params: z.object({ key_id: z.string().min(1).max(100) }),
@@ -94,6 +94,7 @@ export function adminRoutes(app: FastifyInstance, { services: { store } }: HttpD
     },
     async (req, reply) => {
       if (!(await store.keys.revoke(req.params.key_id))) throw notFound("key", req.params.key_id);
+      onRevoked();
       return reply.code(204).send(null);
     },
   );
