@@ -29,7 +29,7 @@ type Server = { name: string; status: string; restarts: number; exit_code: numbe
 const vaultOf = async (key: string, url = "/tools/servers"): Promise<Server> => (await call(key, "GET", url)).json().data.find((s: Server) => s.name === "vault");
 
 /** Has the model call `vault__save` with `input` for the key's tenant; the tool's result. */
-async function save(key: string, input: object): Promise<{ is_error: boolean; content: string }> {
+async function save(key: string, input: Record<string, unknown>): Promise<{ is_error: boolean; content: string }> {
   const conv = (await call(key, "POST", "/conversations", { provider: "openai", tools: ["vault__*"] })).json();
   f.llm.script({ toolCalls: [{ name: "vault__save", input }] }, { text: "Done." });
   expect((await call(key, "POST", `/conversations/${conv.id}/messages`, { content: "Save it." })).statusCode).toBe(200);
