@@ -95,7 +95,7 @@ describe("without a live key", () => {
     ["a revoked key", "REVOKED", {}],
     ["a key in x-api-key that is wrong", null, { "x-api-key": "lpd_wrong" }],
   ] as const)("%s: every route answers 401", async (_what, key, headers) => {
-    for (const [method, url, body] of [...routes(), ["GET", "/conversations"], ["POST", "/conversations", {}], ["GET", "/tools"]] as [Method, string, object?][]) {
+    for (const [method, url, body] of [...routes(), ["GET", "/conversations"], ["POST", "/conversations", {}], ["GET", "/tools"], ["GET", "/tools/servers"], ["GET", "/webhooks/secret"], ["POST", "/webhooks/secret/rotate"]] as [Method, string, object?][]) {
       const res = await call(key === "REVOKED" ? revoked : key, method, url, body, headers);
       expect({ url, status: res.statusCode, code: res.json().error?.code }).toEqual({ url, status: 401, code: "unauthorized" });
     }
