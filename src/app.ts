@@ -244,7 +244,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   healthRoutes(app, http);
   metricsRoutes(app, metrics.registry);
   resourceRoutes(app, http);
-  if (config.auth.adminToken) adminRoutes(app, http, { adminToken: config.auth.adminToken });
+  if (config.auth.adminToken) adminRoutes(app, http, { adminToken: config.auth.adminToken, onRevoked: () => keyCheck.forget() });
   await docsRoutes(app);
   await usePlayground(app, { enabled: config.server.playground });
   await app.ready();

@@ -12,6 +12,8 @@ export interface KeyOwner {
 export interface KeyCheck {
   /** The live key's owner; null for a key that is unknown or revoked. */
   ownerOf(key: string): Promise<KeyOwner | null>;
+  /** Forgets every answer remembered: a key was just revoked on this instance, and is refused from the next request on. */
+  forget(): void;
   /** Writes the last uses not written yet. */
   close(): Promise<void>;
 }
@@ -19,8 +21,8 @@ export interface KeyCheck {
 /**
  * Looks a presented key up by its SHA-256 (an index lookup: nothing about
  * the key leaks through timing but its hash's), remembering the answer for
- * `ttlMs` (so a revoke takes effect within that on every instance) and
- * asking the database once for a key many requests present at once. Keys
+ * `ttlMs` (so a revoke takes effect within that on every instance; at once
+ * on the instance that revoked it, which calls `forget`) and asking the database once for a key many requests present at once. Keys
  * seen are marked used in one statement every `touchEveryMs`, not one write
  * per request.
  */
@@ -54,6 +56,9 @@ export function createKeyCheck(store: Pick<Store, "keys">, { log, ttlMs = 1_000,
       if (owner) used.add(owner.keyId);
       return owner;
     },
+    // Everything, not only the revoked key's entry: a lookup of it still in flight may have begun before the revoke.
+    // Revokes are rare, and each entry dropped costs one indexed query to fill again.
+    forget: () => cache.clear(),
     async close() {
       clearInterval(timer);
       await touch();

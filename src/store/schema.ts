@@ -372,6 +372,22 @@ export const webhookDeliveries = pgTable(
 
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
 
+/**
+ * Each tenant's webhook secret generations: generation 0 needs no row; a
+ * rotate adds the next. Nothing secret is kept: a generation's secret is
+ * derived from `WEBHOOK_SECRET` (src/webhooks/tenant-webhook-secret.ts);
+ * `created_at` says until when the one it replaced still signs (24 h on).
+ */
+export const webhookSecrets = pgTable(
+  "webhook_secrets",
+  {
+    tenantId: text("tenant_id").notNull(),
+    generation: integer("generation").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ name: "webhook_secrets_pkey", columns: [t.tenantId, t.generation] })],
+);
+
 /** Bytes as Postgres keeps them: `pg` reads a Buffer, PGlite a Uint8Array; both come out a Buffer. */
 const bytea = customType<{ data: Buffer; driverData: Uint8Array }>({
   dataType: () => "bytea",
@@ -412,4 +428,4 @@ export const attachments = pgTable(
 
 export type AttachmentRow = typeof attachments.$inferSelect;
 
-export const schema = { conversations, messages, runs, runEvents, runActions, runSpans, apiKeys, webhookDeliveries, attachments };
+export const schema = { conversations, messages, runs, runEvents, runActions, runSpans, apiKeys, webhookDeliveries, attachments, webhookSecrets };

@@ -13,6 +13,7 @@ import { createRunQueueRepository } from "./run-queue-repository.js";
 import { createForkRepository } from "./fork-repository.js";
 import { createTraceRepository } from "./trace-repository.js";
 import { createWebhookRepository } from "./webhook-repository.js";
+import { createWebhookSecretRepository } from "./webhook-secret-repository.js";
 import { createRunSaver, type RunSave } from "./save-run-step.js";
 import { createRunStarter, type RunStarter } from "./start-runs.js";
 import { grouped } from "./group-commit.js";
@@ -38,6 +39,7 @@ function createRepositories(db: Db, { notifies, save, start }: { notifies: boole
     usage: createUsageRepository({ db }),
     retention: createRetentionRepository({ db }),
     webhooks: createWebhookRepository({ db }),
+    webhookSecrets: createWebhookSecretRepository({ db }),
     attachments: createAttachmentRepository({ db }),
     /**
      * Nudges every loopd process listening on `channel` (Postgres NOTIFY): in

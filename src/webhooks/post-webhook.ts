@@ -56,7 +56,8 @@ export async function postWebhook({
   /** The `webhook-id`. */
   id: string;
   body: string;
-  signer: Webhook;
+  /** One secret's `Webhook`, or one that signs with several (a tenant's, around a rotate). */
+  signer: Pick<Webhook, "sign">;
   allowPrivate: boolean;
   timeoutMs: number;
   agents: WebhookAgents;

@@ -4,7 +4,7 @@ import { webhookSecret } from "../tools/tools-file.js";
 
 /** The variables of run webhooks (composed into config.ts's). */
 export const webhookVariables = {
-  /** `whsec_…`: what every webhook is signed with; unset, webhooks are refused (400) and none is sent. */
+  /** `whsec_…`: the master each tenant's webhook secret is derived from (never given out); unset, webhooks are refused (400) and none is sent. */
   WEBHOOK_SECRET: z.preprocess((v) => (blank(v) ? undefined : v), webhookSecret.optional()),
   WEBHOOK_MAX_ATTEMPTS: intFromEnv(8, { max: 50 }),
   /** true: webhook URLs may reach loopback, private and link-local addresses (a receiver on this machine or network). */

@@ -1,9 +1,9 @@
-import { Webhook } from "standardwebhooks";
 import type { Log } from "../services.js";
 import type { Store } from "../store/store.js";
 import type { AttemptOutcome } from "../store/webhook-repository.js";
 import type { WebhookDeliveryRow } from "../store/schema.js";
 import { createWebhookAgents, postWebhook, type PostOutcome } from "./post-webhook.js";
+import { tenantSigner } from "./tenant-webhook-secret.js";
 import { webhookBody } from "./webhook-body.js";
 import type { WebhookSettings } from "./webhook-config.js";
 
@@ -46,14 +46,14 @@ export const retryDelayMs = (attempt: number, { baseMs, random = Math.random }: 
   Math.round(Math.min(baseMs * 2 ** (attempt - 1), MAX_RETRY_DELAY_MS) * (0.8 + 0.4 * random()));
 
 /**
- * Delivers the outbox (`webhook_deliveries`), on every instance at once:
+ * Delivers the outbox (`webhook_deliveries`), each signed with its tenant's
+ * secrets (never the master `WEBHOOK_SECRET` itself), on every instance at once:
  * each claims due rows under a lease (SKIP LOCKED, so instances share them),
  * POSTs each once, records the try, and schedules the next with exponential
  * backoff (±20 % jitter) until `maxAttempts`, then gives up (`failed`). A
  * process that dies mid-try leaves its claims to run out: at least once.
  */
 export function createWebhookWorker({ store, settings, log, onAttempt = () => {}, onSettled = () => {}, concurrency = 8, idleMs = 5_000, random = Math.random }: WebhookWorkerOptions): WebhookWorker {
-  const signer = new Webhook(settings.secret);
   const agents = createWebhookAgents({ maxSockets: concurrency });
   // Longer than any try (its lookup and its request each bounded by the timeout), so a live claim is not taken over.
   const leaseMs = 2 * settings.timeoutMs + 5_000;
@@ -116,6 +116,11 @@ export function createWebhookWorker({ store, settings, log, onAttempt = () => {}
   }
 
   async function attempt(delivery: WebhookDeliveryRow, signal: AbortSignal): Promise<void> {
+    // Signed as it is sent, with the tenant's secrets of now: a delivery queued before a rotate verifies with the new one too.
+    const signing = await store.webhookSecrets.signingForDelivery(delivery.id);
+    // Gone with its conversation meanwhile: nothing to send, nothing to record.
+    if (!signing) return;
+    const signer = tenantSigner(settings.secret, signing);
     const at = new Date();
     const result = await postWebhook({ url: delivery.url, id: delivery.id, body: webhookBody(delivery), signer, allowPrivate: settings.allowPrivate, timeoutMs: settings.timeoutMs, agents, signal });
     const tries = delivery.attempts.length + 1;

@@ -18,6 +18,8 @@ export type Answer = { status: number; headers?: Record<string, string> } | "han
 
 export interface WebhookReceiver {
   url: string;
+  /** What it verifies with; set it to the tenant's (`GET /webhooks/secret`) once loopd is up. */
+  secret: string;
   received: ReceivedWebhook[];
   /** How it answers the next requests (a function of the request's number, from 1); default: 200. */
   answer: (n: number) => Answer;
@@ -28,11 +30,11 @@ export interface WebhookReceiver {
 
 /** A real HTTP receiver on 127.0.0.1 that verifies every request with `Webhook.verify`. */
 export async function startWebhookReceiver(secret: string): Promise<WebhookReceiver> {
-  const verifier = new Webhook(secret);
   const waiting: { count: number; resolve: () => void }[] = [];
   const hung: ServerResponse[] = [];
   const receiver: WebhookReceiver = {
     url: "",
+    secret,
     received: [],
     answer: () => ({ status: 200 }),
     async waitFor(count, timeoutMs = 20_000) {
@@ -54,12 +56,7 @@ export async function startWebhookReceiver(secret: string): Promise<WebhookRecei
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString("utf8");
-    let verified: ReceivedWebhook["verified"];
-    try {
-      verified = verifier.verify(body, req.headers as Record<string, string>) as ReceivedWebhook["verified"];
-    } catch {
-      verified = null;
-    }
+    const verified = verifyWebhook(receiver.secret, { body, headers: req.headers }) as ReceivedWebhook["verified"];
     receiver.received.push({ id: String(req.headers["webhook-id"]), at: Date.now(), headers: req.headers, body, verified });
     const answer = receiver.answer(receiver.received.length);
     for (const w of waiting.filter((w) => receiver.received.length >= w.count)) {
@@ -80,3 +77,12 @@ export async function startWebhookReceiver(secret: string): Promise<WebhookRecei
 
 /** A fresh Standard Webhooks secret. */
 export const newWebhookSecret = () => `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("base64")}`;
+
+/** What `Webhook.verify` with `secret` says of a webhook received: its parsed body, or null when no signature in it matches. */
+export function verifyWebhook(secret: string, { body, headers }: Pick<ReceivedWebhook, "body" | "headers">): unknown {
+  try {
+    return new Webhook(secret).verify(body, headers as Record<string, string>);
+  } catch {
+    return null;
+  }
+}

@@ -84,7 +84,7 @@ describe("servers start in the background and their tools are listed", () => {
   test("GET /tools/servers: each server's transport, status, tool count and restarts; one that cannot start is failed and says why, one that never answers is still starting", async () => {
     const servers = (await get("/tools/servers")).data;
     expect(servers.map((s: { name: string }) => s.name)).toEqual(["t", "h", "limited", "noisy", "mute", "broken", "old"]);
-    expect(servers[0]).toEqual({ name: "t", transport: "stdio", status: "ready", tools: 16, restarts: 0, last_error: null });
+    expect(servers[0]).toEqual({ name: "t", transport: "stdio", status: "ready", tools: 16, restarts: 0, exit_code: null, last_error: null });
     expect(servers[1]).toMatchObject({ name: "h", transport: "http", status: "ready", tools: 16 });
     expect(servers[2]).toMatchObject({ status: "ready", tools: 2 });
     // A line that is not JSON-RPC on its stdout does not stop a server.

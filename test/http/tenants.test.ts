@@ -95,7 +95,7 @@ describe("without a live key", () => {
     ["a revoked key", "REVOKED", {}],
     ["a key in x-api-key that is wrong", null, { "x-api-key": "lpd_wrong" }],
   ] as const)("%s: every route answers 401", async (_what, key, headers) => {
-    for (const [method, url, body] of [...routes(), ["GET", "/conversations"], ["POST", "/conversations", {}], ["GET", "/tools"]] as [Method, string, object?][]) {
+    for (const [method, url, body] of [...routes(), ["GET", "/conversations"], ["POST", "/conversations", {}], ["GET", "/tools"], ["GET", "/tools/servers"], ["GET", "/webhooks/secret"], ["POST", "/webhooks/secret/rotate"]] as [Method, string, object?][]) {
       const res = await call(key === "REVOKED" ? revoked : key, method, url, body, headers);
       expect({ url, status: res.statusCode, code: res.json().error?.code }).toEqual({ url, status: 401, code: "unauthorized" });
     }
@@ -114,7 +114,7 @@ describe("without a live key", () => {
 
 describe("the admin routes", () => {
   const admin = { authorization: "Bearer admin-token-0123456789abcdef" };
-  test("make a key shown once, list keys without it, revoke: the key is refused within a second", async () => {
+  test("make a key shown once, list keys without it, revoke: the key is refused at once on this instance", async () => {
     const made = await f.loopd.app.inject({ method: "POST", url: "/admin/keys", payload: { tenant: "gamma", name: "ci" }, headers: admin });
     expect(made.statusCode).toBe(201);
     const { id, key } = made.json();
@@ -124,8 +124,19 @@ describe("the admin routes", () => {
     expect(listed).toEqual([expect.objectContaining({ id, tenant: "gamma", name: "ci", revoked_at: null })]);
     expect(JSON.stringify(listed)).not.toContain(key);
     expect((await f.loopd.app.inject({ method: "DELETE", url: `/admin/keys/${id}`, headers: admin })).statusCode).toBe(204);
-    // A lookup is remembered for a second at most.
+    // Used a moment before (so its lookup is remembered), and 10 ms after: the instance that revoked it does not wait out its cache.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect((await call(key, "GET", "/conversations")).statusCode).toBe(401);
+  });
+
+  test("a key revoked elsewhere (another instance, npm run keys) is refused within a second", async () => {
+    const { key, row } = await f.loopd.services.store.keys.create({ tenant: "gamma", name: "elsewhere" });
+    expect((await call(key, "GET", "/conversations")).statusCode).toBe(200);
+    // Straight in the database, as another process does: this instance only learns when its remembered answer runs out.
+    await f.loopd.services.store.keys.revoke(row.id);
+    const revokedAt = Date.now();
     await vi.waitFor(async () => expect((await call(key, "GET", "/conversations")).statusCode).toBe(401), { timeout: 1_500, interval: 50 });
+    expect(Date.now() - revokedAt).toBeLessThan(1_500);
   });
 
   test("a tenant's key, or none, gets 401 from them", async () => {

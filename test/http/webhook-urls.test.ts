@@ -86,7 +86,7 @@ describe("WEBHOOK_ALLOW_PRIVATE off", () => {
   });
 });
 
-test("without WEBHOOK_SECRET a webhook is a 400 (nothing is ever sent unsigned), and nothing is saved", async () => {
+test("without WEBHOOK_SECRET a webhook is a 400 (nothing is ever sent unsigned), and nothing is saved; there is no tenant secret (404)", async () => {
   const unsigned = await startLoopd({ database: f.database, llm: f.llm, env: { WEBHOOK_ALLOW_PRIVATE: "true" } });
   try {
     const before = await rowCounts(f.database);
@@ -95,6 +95,12 @@ test("without WEBHOOK_SECRET a webhook is a 400 (nothing is ever sent unsigned),
     expect(res.json().error).toMatchObject({ code: "invalid_request", details: { field: "body.webhook.url" } });
     expect(res.json().error.message).toMatch(/WEBHOOK_SECRET/);
     expect(await rowCounts(f.database)).toEqual(before);
+    // No secret to read or rotate either: the contract's 404, saying why.
+    for (const [method, url] of [["GET", "/webhooks/secret"], ["POST", "/webhooks/secret/rotate"]] as const) {
+      const asked = await unsigned.app.inject({ method, url });
+      expect({ url, status: asked.statusCode }).toEqual({ url, status: 404 });
+      expect(asked.json().error).toMatchObject({ code: "not_found", message: expect.stringMatching(/sends no webhooks.*WEBHOOK_SECRET/) });
+    }
   } finally {
     await unsigned.close();
   }

@@ -25,7 +25,8 @@ const f = useLoopd({
 
 const receivers: WebhookReceiver[] = [];
 async function receiver(): Promise<WebhookReceiver> {
-  const r = await startWebhookReceiver(SECRET);
+  // Webhooks are signed with the tenant's own secret, never the master.
+  const r = await startWebhookReceiver((await f.loopd.app.inject({ method: "GET", url: "/webhooks/secret" })).json().secret);
   receivers.push(r);
   return r;
 }

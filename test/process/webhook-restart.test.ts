@@ -54,6 +54,8 @@ const start = async () =>
 test(`on ${testDatabaseKind}: a webhook pending when loopd is killed is delivered by the next loopd, under the same id`, async () => {
   receiver.answer = () => ({ status: 500 });
   await start();
+  // Signed with the tenant's own secret, derived from the master: the same from every loopd.
+  receiver.secret = ((await fetch(`${loopd.url}/webhooks/secret`).then((r) => r.json())) as { secret: string }).secret;
   const conv = await client.createConversation({ webhook: { url: receiver.url } });
   const { run } = await client.send(conv.id, "Hello");
   expect(run.status).toBe("completed");

@@ -7,6 +7,7 @@ import { presentsToken } from "../api-keys.js";
 import { replyError } from "../error-handler.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
+import { serverSchema } from "./tool-routes.js";
 import { bodyErrorResponses, errorAnswer, errorResponses, requestErrorResponses } from "../error-schemas.js";
 
 const keySchema = z.object({
@@ -30,7 +31,7 @@ export const presentKey = (k: ApiKeyInfo) => ({
 });
 
 /** The admin routes, for `ADMIN_TOKEN` only (a tenant's key is refused): API keys made, listed and revoked over HTTP. */
-export function adminRoutes(app: FastifyInstance, { services: { store } }: HttpDeps, { adminToken }: { adminToken: string }) {
+export function adminRoutes(app: FastifyInstance, { services: { store, toolServers } }: HttpDeps, { adminToken, onRevoked }: { adminToken: string; /** A key was revoked: this instance refuses it from now on. */ onRevoked: () => void }) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ["admin"];
   const onlyAdmin = async (req: Parameters<typeof presentsToken>[0], reply: Parameters<typeof replyError>[0]) => {
@@ -85,7 +86,7 @@ export function adminRoutes(app: FastifyInstance, { services: { store } }: HttpD
       onRequest: onlyAdmin,
       schema: {
         summary: "Revoke an API key",
-        description: "From now on (within a second on every instance) the key is refused with 401.",
+        description: "From now on the key is refused with 401: at once on this instance, within a second on every other.",
         operationId: "revokeApiKey",
         tags,
         params: z.object({ key_id: z.string().min(1).max(100) }),
@@ -94,7 +95,31 @@ export function adminRoutes(app: FastifyInstance, { services: { store } }: HttpD
     },
     async (req, reply) => {
       if (!(await store.keys.revoke(req.params.key_id))) throw notFound("key", req.params.key_id);
+      onRevoked();
       return reply.code(204).send(null);
     },
+  );
+  r.get(
+    "/admin/tools/servers",
+    {
+      onRequest: onlyAdmin,
+      schema: {
+        summary: "List MCP servers, with their stderr",
+        description:
+          "`GET /tools/servers` with, for each server, the last line it wrote to stderr before it went (secrets redacted). " +
+          "Only for `ADMIN_TOKEN`: what a server writes may hold any tenant's tool arguments, so tenants see its status and exit code only. " +
+          "A route of its own rather than the admin token on `/tools/servers`: that route answers for a tenant's key, and one route answering two kinds of credential could be asked with the wrong one.",
+        operationId: "listToolServersForAdmin",
+        tags,
+        response: {
+          200: documented(z.object({ data: z.array(serverSchema.extend({ stderr: z.string().nullable().describe("The last line it wrote to stderr before it went; null when it is up or wrote nothing") })) }), "The servers", {
+            data: [{ name: "fs", transport: "stdio", status: "restarting", tools: 14, restarts: 1, exit_code: 1, last_error: "exited with code 1", stderr: "Error: ENOENT: no such file or directory, open '/srv/docs/x'" }],
+          }),
+          ...requestErrorResponses,
+          ...unauthorized,
+        },
+      },
+    },
+    async () => ({ data: toolServers.statuses() }),
   );
 }

@@ -16,13 +16,14 @@ const toolSchema = z.object({
   status: z.enum(["ready", "unavailable"]),
 });
 
-const serverSchema = z.object({
+export const serverSchema = z.object({
   name: z.string(),
   transport: z.enum(["stdio", "http"]),
   status: z.enum(["starting", "ready", "restarting", "failed"]),
   tools: z.number().int(),
   restarts: z.number().int(),
-  last_error: z.string().nullable(),
+  exit_code: z.number().int().nullable().describe("The code it last exited with, while it is down; null when it is up, did not exit, or a signal ended it"),
+  last_error: z.string().nullable().describe("What went wrong last, in loopd's words (`exited with code 1`); never what the server wrote to stderr"),
 });
 
 export function toolRoutes(app: FastifyInstance, { services: { registry, toolServers } }: HttpDeps) {
@@ -61,15 +62,16 @@ export function toolRoutes(app: FastifyInstance, { services: { registry, toolSer
     {
       schema: {
         summary: "List MCP servers",
-        description: "The MCP servers of `TOOLS_FILE` and how they are doing: `starting` (its first connection), `ready`, `restarting` (it exited or dropped: started again with backoff, 1 s doubling to 30 s), `failed` (it has not started yet: tried again the same way). `restarts` counts the attempts after the first; `last_error` says what went wrong last.",
+        description: "The MCP servers of `TOOLS_FILE` and how they are doing: `starting` (its first connection), `ready`, `restarting` (it exited or dropped: started again with backoff, 1 s doubling to 30 s), `failed` (it has not started yet: tried again the same way). `restarts` counts the attempts after the first; `last_error` says what went wrong last, without the server's stderr (which may hold any tenant's tool arguments: it goes to the log, and to `GET /admin/tools/servers`).",
         operationId: "listToolServers",
         tags: ["tools"],
         response: {
-          200: documented(z.object({ data: z.array(serverSchema) }), "The servers", { data: [{ name: "fs", transport: "stdio", status: "ready", tools: 14, restarts: 0, last_error: null }] }),
+          200: documented(z.object({ data: z.array(serverSchema) }), "The servers", { data: [{ name: "fs", transport: "stdio", status: "ready", tools: 14, restarts: 0, exit_code: null, last_error: null }] }),
           ...requestErrorResponses,
         },
       },
     },
-    async () => ({ data: toolServers.statuses() }),
+    // Every tenant shares the servers: what one tenant's call made a server write never reaches another.
+    async () => ({ data: toolServers.statuses().map(({ stderr: _admins, ...shown }) => shown) }),
   );
 }

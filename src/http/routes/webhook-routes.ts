@@ -6,7 +6,9 @@ import { WEBHOOK_EVENTS } from "../../store/schema.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
 import { runParams } from "../request-schemas.js";
-import { errorResponses } from "../error-schemas.js";
+import { errorAnswer, errorResponses, requestErrorResponses } from "../error-schemas.js";
+import { AppError } from "../../errors.js";
+import { tenantWebhookSecret } from "../../webhooks/tenant-webhook-secret.js";
 
 const webhookDelivery = z.object({
   id: z.string().describe("The `webhook-id` it is sent with, the same on every try: `<run_id>.<type>` (a run's later pauses: `<run_id>.run.requires_action.2`, `.3`, …)"),
@@ -48,8 +50,63 @@ const presentDelivery = (row: WebhookDeliveryRow): z.output<typeof webhookDelive
   attempts: row.attempts,
 });
 
+const secretAnswer = z.object({ secret: z.string().describe("`whsec_…`: verify this tenant's webhooks with it, with any Standard Webhooks library") });
+const SECRET_EXAMPLE = { secret: "whsec_9xG0cQk3yq1m0bJ6N0yq8sQh1nq9Lh2b1a0Xw5Jc3Vw=" };
+const NO_WEBHOOKS = "this server sends no webhooks, as it has no WEBHOOK_SECRET to sign them with; its operator can set one";
+const secretResponses = {
+  ...requestErrorResponses,
+  404: errorAnswer("`not_found`: this server sends no webhooks (no `WEBHOOK_SECRET`), so there is no secret", "not_found", NO_WEBHOOKS),
+};
+
 export function webhookRoutes(app: FastifyInstance, { services, conversations }: HttpDeps) {
-  app.withTypeProvider<ZodTypeProvider>().get(
+  const { webhookSecrets } = services.store;
+  /** The master, or the contract's 404 when webhooks are off (a secret that signs nothing would only mislead). */
+  const masterSecret = (): string => {
+    const master = services.config.webhooks.secret;
+    if (!master) throw new AppError("not_found", NO_WEBHOOKS);
+    return master;
+  };
+  const typed = app.withTypeProvider<ZodTypeProvider>();
+  typed.get(
+    "/webhooks/secret",
+    {
+      schema: {
+        summary: "Get the tenant's webhook secret",
+        description:
+          "The secret the caller's tenant verifies its webhooks with: each tenant has its own, derived from `WEBHOOK_SECRET` (which is never given out), so no tenant can sign, or verify, another's. " +
+          "After a rotate, the secret it replaced keeps signing for 24 h more: each webhook carries a signature for each, and a receiver verifies with either.",
+        operationId: "getWebhookSecret",
+        tags: ["webhooks"],
+        response: { 200: documented(secretAnswer, "The caller's current webhook secret", SECRET_EXAMPLE), ...secretResponses },
+      },
+    },
+    async (req) => {
+      const master = masterSecret();
+      const [generation] = await webhookSecrets.signing(req.tenant);
+      return { secret: tenantWebhookSecret(master, { tenant: req.tenant, generation: generation! }) };
+    },
+  );
+  typed.post(
+    "/webhooks/secret/rotate",
+    {
+      schema: {
+        summary: "Rotate the tenant's webhook secret",
+        description:
+          "Makes a new secret the caller's tenant's and answers it. Webhooks sent from now on (retries of older ones too) are signed with the new one and, for 24 h more, also with the one it replaced, so a receiver can switch without losing any. " +
+          "Rotating again within the day keeps the earlier ones signing too, up to the last three replaced.",
+        operationId: "rotateWebhookSecret",
+        tags: ["webhooks"],
+        response: { 200: documented(secretAnswer, "The caller's new webhook secret", SECRET_EXAMPLE), ...secretResponses },
+      },
+    },
+    async (req) => {
+      const master = masterSecret();
+      const generation = await webhookSecrets.rotate(req.tenant);
+      req.log.info({ tenant: req.tenant, generation }, "webhook secret rotated");
+      return { secret: tenantWebhookSecret(master, { tenant: req.tenant, generation }) };
+    },
+  );
+  typed.get(
     "/conversations/:id/runs/:run_id/webhooks",
     {
       schema: {

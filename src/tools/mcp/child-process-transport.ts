@@ -38,6 +38,8 @@ export class ChildProcessTransport implements Transport {
 
   /** Set once the child has ended (or could not start). */
   exitReason: string | null = null;
+  /** The child's exit code; null while it runs, or when a signal ended it. */
+  exitCode: number | null = null;
   private child: ChildProcessByStdio<Writable, Readable, Readable> | null = null;
   private chunks: Buffer[] = [];
   private length = 0;
@@ -70,6 +72,7 @@ export class ChildProcessTransport implements Transport {
       child.once("exit", () => killGroup(child.pid!, "SIGKILL"));
       child.once("close", (code, signal) => {
         this.exitReason ??= signal ? `was killed by ${signal}` : `exited with code ${code}`;
+        this.exitCode = code;
         this.child = null;
         this.onclose?.();
       });

@@ -20,7 +20,7 @@ export const HANDSHAKE_TIMEOUT_MS = 30_000;
  * that answered but not as Streamable HTTP. Every transport's answers are
  * capped at `maxBytes`. `opening` is told each transport before its
  * handshake (to close it if the server is closed meanwhile); a child that
- * could not start or exited says so, with the last line of its stderr.
+ * could not start or exited throws `McpServerExited`.
  */
 export async function openMcpConnection(
   entry: McpServerEntry,
@@ -45,7 +45,7 @@ export async function openMcpConnection(
       first ??= err;
       await c.close().catch(() => {});
       if (transport instanceof ChildProcessTransport && transport.exitReason) {
-        throw new Error(`${transport.exitReason}${transport.stderr ? `: ${lastLine(transport.stderr)}` : ""}`, { cause: err });
+        throw new McpServerExited({ reason: transport.exitReason, exitCode: transport.exitCode, said: transport.stderr }, { cause: err });
       }
       // Only a server that answered, but not as Streamable HTTP, is tried over SSE.
       if (!(err instanceof StreamableHTTPError)) break;
@@ -54,6 +54,23 @@ export async function openMcpConnection(
     }
   }
   throw first;
+}
+
+/**
+ * A stdio server that ended before its handshake: how (loopd's own words, shown to every tenant) apart from what it
+ * last wrote to stderr (which may hold another tenant's tool arguments: for the log and `ADMIN_TOKEN` holders only).
+ */
+export class McpServerExited extends Error {
+  override readonly name = "McpServerExited";
+  readonly reason: string;
+  readonly exitCode: number | null;
+  readonly said: string;
+  constructor({ reason, exitCode, said }: { reason: string; exitCode: number | null; said: string }, options?: ErrorOptions) {
+    super(`${reason}${said ? `: ${lastLine(said)}` : ""}`, options);
+    this.reason = reason;
+    this.exitCode = exitCode;
+    this.said = said;
+  }
 }
 
 function childEnv(entry: McpServerEntry, parent: Record<string, unknown>): Record<string, string> {

@@ -8,7 +8,7 @@ import { ToolErrorResult } from "../define-tool.js";
 import type { McpServerEntry } from "../tools-file.js";
 import { CONNECTION_LOST_REASON } from "./capped-fetch.js";
 import { ChildProcessTransport } from "./child-process-transport.js";
-import { HANDSHAKE_TIMEOUT_MS, isConnectionFailure, lastLine, messageOf, openMcpConnection, streamProblemOf } from "./mcp-connection.js";
+import { HANDSHAKE_TIMEOUT_MS, isConnectionFailure, lastLine, McpServerExited, messageOf, openMcpConnection, streamProblemOf } from "./mcp-connection.js";
 import type { McpCallResult } from "./mcp-result.js";
 import { mcpToolsOf, type ListedTool, type McpTool } from "./mcp-tool.js";
 
@@ -24,14 +24,19 @@ const TIMEOUT_MARGIN_MS = 1_000;
 
 export type McpServerState = "starting" | "ready" | "restarting" | "failed";
 
-/** `GET /tools/servers`'s row. */
+/** `GET /tools/servers`'s row, and what only `ADMIN_TOKEN` holders see besides. */
 export interface McpServerStatus {
   name: string;
   transport: "stdio" | "http";
   status: McpServerState;
   tools: number;
   restarts: number;
+  /** The code it last exited with (while it is down); null when it is up, did not exit, or a signal ended it. */
+  exit_code: number | null;
+  /** What went wrong last, in loopd's words ("exited with code 1"): never what the server wrote. */
   last_error: string | null;
+  /** The last line it wrote to stderr before it went (redacted): it may hold any tenant's tool arguments, so it is for the log and admins only. */
+  stderr: string | null;
 }
 
 export interface McpServer {
@@ -52,7 +57,7 @@ export interface McpServerOptions {
   /** Values of loopd's environment (`PATH`, `HOME`, `LANG` are passed on). */
   env: Record<string, unknown>;
   log: Logger;
-  /** Takes secrets out of what a server said (its `last_error` is shown to API clients). */
+  /** Takes secrets out of what a server said (its `last_error` is shown to API clients, its stderr to admins). */
   redact: (text: string) => string;
   /** Its tools or its status changed. */
   onChange(): void;
@@ -83,9 +88,12 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
   let readySince: number | null = null;
   let everReady = false;
   let timer: NodeJS.Timeout | null = null;
-  /** Why it is down, short ("exited with code 1"), and with what it said last (for `last_error`). */
+  /** Why it is down, short ("exited with code 1"): `last_error`, and what its tools answer meanwhile. */
   let downReason = "starting";
   let lastError: string | null = null;
+  /** How it last ended and what it wrote last, kept apart from `lastError`: stderr is never shown to tenants. */
+  let exitCode: number | null = null;
+  let lastSaid: string | null = null;
   let listing: Promise<void> | null = null;
   let listAgain = false;
   /** The transport of a connection being made: closed with the server, even mid-handshake. */
@@ -110,7 +118,8 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
       c.onclose = () => {
         if (client !== c) return;
         const exit = transport instanceof ChildProcessTransport ? transport.exitReason : null;
-        dropped(exit ?? "its connection closed", transport instanceof ChildProcessTransport ? transport.stderr : "");
+        const child = transport instanceof ChildProcessTransport ? transport : null;
+        dropped(exit ?? "its connection closed", { said: child?.stderr, exitCode: child?.exitCode });
       };
       c.onerror = (err) => {
         log.debug({ err: describeError(err), server: entry.name }, "MCP server error");
@@ -125,29 +134,36 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
       await relist(c);
       everReady = true;
       readySince = Date.now();
-      lastError = null;
+      lastError = exitCode = lastSaid = null;
       changed("ready");
       log.info({ server: entry.name, tools: listed.length }, "MCP server ready");
     } catch (err) {
       if (closed) return;
       client = null;
       await opened?.client.close().catch(() => {});
-      downReason = options.redact(messageOf(err));
-      lastError = downReason;
-      log.warn({ server: entry.name, error: lastError }, "MCP server could not be started; trying again");
+      const exited = err instanceof McpServerExited ? err : null;
+      // A child that exited: its reason alone (its stderr is kept apart); other failures are loopd's or the SDK's words.
+      went({ reason: exited?.reason ?? messageOf(err), said: exited?.said, exitCode: exited?.exitCode });
+      log.warn({ server: entry.name, error: lastError, stderr: lastSaid }, "MCP server could not be started; trying again");
       changed(everReady ? "restarting" : "failed");
       schedule();
     }
   }
 
-  function dropped(reason: string, said = "") {
+  /** Why it is down (shown to tenants and in its tools' answers), and, apart, what it wrote last (the log and admins only). */
+  function went({ reason, said, exitCode: code }: { reason: string; said?: string | undefined; exitCode?: number | null | undefined }) {
+    downReason = lastError = options.redact(reason);
+    lastSaid = said ? options.redact(lastLine(said)) : null;
+    exitCode = code ?? null;
+  }
+
+  function dropped(reason: string, exit: { said?: string | undefined; exitCode?: number | null | undefined } = {}) {
     if (closed || client === null) return;
     const gone = client;
     client = null;
     void gone.close().catch(() => {});
-    downReason = options.redact(reason);
-    lastError = options.redact(said ? `${reason}: ${lastLine(said)}` : reason);
-    log.warn({ server: entry.name, error: lastError }, "MCP server went away; starting it again");
+    went({ reason, ...exit });
+    log.warn({ server: entry.name, error: lastError, stderr: lastSaid }, "MCP server went away; starting it again");
     changed("restarting");
     schedule();
   }
@@ -222,7 +238,7 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
   return {
     name: entry.name,
     start: () => void connect(),
-    status: () => ({ name: entry.name, transport: entry.command ? "stdio" : "http", status: state, tools: listed.length, restarts, last_error: lastError }),
+    status: () => ({ name: entry.name, transport: entry.command ? "stdio" : "http", status: state, tools: listed.length, restarts, exit_code: exitCode, last_error: lastError, stderr: lastSaid }),
     tools: () => listed,
     async close() {
       closed = true;
