@@ -191,7 +191,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     shutdown: shutdown.signal,
     ssePingMs: deps.ssePingMs,
     ping: database.ping,
-    streams: createStreamGate({ max: config.server.maxStreams }),
+    streams: createStreamGate({ max: config.server.maxStreams, maxPerTenant: config.fairShares.maxStreamsPerTenant }),
   };
   metrics.watch({
     activeRuns: () => runs.activeCount,

@@ -17,6 +17,7 @@ import { webhookSettingsOf, webhookVariables } from "./webhooks/webhook-config.j
 import { attachmentSettingsOf, attachmentVariables } from "./conversations/attachments/attachment-config.js";
 import { hostSettingsOf, hostVariables } from "./http/host-config.js";
 import { readSecretFiles, secretFileVariables } from "./secret-files.js";
+import { fairShareVariables, fairSharesOf } from "./fair-share-config.js";
 
 /** A token a client must present: long enough not to be guessed. */
 const secretToken = z.preprocess((v) => (blank(v) ? undefined : v), z.string().min(16, "must be at least 16 characters (a random one: openssl rand -hex 24)").optional());
@@ -107,6 +108,7 @@ const variables = {
   ...attachmentVariables,
   ...hostVariables,
   ...secretFileVariables,
+  ...fairShareVariables,
 };
 
 /** Every variable loopd reads (`.env.example` and the README's table list each one). */
@@ -222,6 +224,7 @@ const configSchemaOf = (raw: Record<string, unknown>, fromFiles: Record<string, 
     webhooks: webhookSettingsOf(e),
     attachments: attachmentSettingsOf(e),
     hosts: hostSettingsOf(e),
+    fairShares: fairSharesOf(e),
     /** Values that never appear in a trace, a log or a recorded error (API keys and the like, from the environment). */
     secrets: [...secretsOf({ ...(raw as NodeJS.ProcessEnv), ...fromFiles }), ...secretsOfToolsFile(toolsFile)],
   };

@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   "unsupported_media_type",
   "rate_limited",
   "too_many_runs",
+  "too_many_streams",
   "queue_full",
   "headers_too_large",
   "misdirected_request",
@@ -71,6 +72,7 @@ export function statusOf(code: ErrorCode): number {
       return 415;
     case "rate_limited":
     case "too_many_runs":
+    case "too_many_streams":
     case "queue_full":
       return 429;
     case "misdirected_request":

@@ -68,7 +68,7 @@ export function createConversationService(services: Services) {
       const provider = input.provider ?? config.models.defaultProvider;
       // run_command is offered only to a conversation that names it.
       const tools = checkTools(input.tools ?? registry.defaults());
-      if (input.webhook) await checkWebhookUrl(input.webhook.url, { config, field: "body.webhook.url" });
+      if (input.webhook) await checkWebhookUrl(input.webhook.url, { config, field: "body.webhook.url", tenant });
       const row = await store.conversations.create({
         tenantId: tenant,
         title: input.title ?? null,
@@ -104,7 +104,7 @@ export function createConversationService(services: Services) {
         approvalRequired: input.approval_required ?? current.approvalRequired,
         clientTools: input.client_tools ?? current.clientTools,
       });
-      if (input.webhook) await checkWebhookUrl(input.webhook.url, { config, field: "body.webhook.url" });
+      if (input.webhook) await checkWebhookUrl(input.webhook.url, { config, field: "body.webhook.url", tenant });
       const row = await store.conversations.update(tenant, id, {
         ...settings,
         ...(input.webhook !== undefined && { webhook: input.webhook }),

@@ -77,7 +77,7 @@ export async function sendMessage(
   });
   const request: RunRequest = { max_steps: budget.max_steps, tool_choice: toolChoice, model: input.model ?? null, budget, finish };
   const onBusy = input.onBusy ?? "reject";
-  if (input.webhook) await checkWebhookUrl(input.webhook.url, { config, field: "body.webhook.url" });
+  if (input.webhook) await checkWebhookUrl(input.webhook.url, { config, field: "body.webhook.url", tenant: input.tenant });
   const webhook = input.webhook !== undefined ? input.webhook : conversation.webhook;
   // Last of the checks: attachments are stored once they all passed, and every other check before them.
   const content: UserBlock[] =

@@ -37,6 +37,6 @@ export async function answerWithRun(
 }
 
 /** Takes a stream's place first when the client asked for a stream, so a server at its bound starts nothing. */
-export function takeStreamIf(deps: HttpDeps, { stream, accept }: { stream: boolean | undefined; accept: string | undefined }): (() => void) | undefined {
-  return (stream ?? (accept ?? "").includes("text/event-stream")) ? deps.streams.take() : undefined;
+export function takeStreamIf(deps: HttpDeps, { stream, accept, tenant }: { stream: boolean | undefined; accept: string | undefined; tenant: string }): (() => void) | undefined {
+  return (stream ?? (accept ?? "").includes("text/event-stream")) ? deps.streams.take(tenant) : undefined;
 }

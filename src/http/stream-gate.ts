@@ -1,30 +1,47 @@
 import { AppError } from "../errors.js";
 
 /**
- * Bounds the SSE streams one process holds open. Each costs a socket, a
- * follower and its share of the database pool; past the bound a client gets
- * a 503 with Retry-After (and can try another instance) instead of a server
- * that slows down for everyone.
+ * Bounds the SSE streams one process holds open, in all and per tenant.
+ * Each costs a socket, a follower and its share of the database pool; past
+ * the bound a client gets a 503 with Retry-After (and can try another
+ * instance) instead of a server that slows down for everyone. Past its own
+ * share (`maxPerTenant`) a tenant gets `429 too_many_streams`, so that one
+ * tenant holding many streams leaves room for the others. Both are counted
+ * in this process, from the stream's opening to its end.
  */
-export function createStreamGate({ max }: { max: number }) {
+export function createStreamGate({ max, maxPerTenant }: { max: number; maxPerTenant: number }) {
   let open = 0;
+  const ofTenant = new Map<string, number>();
   return {
     get open() {
       return open;
     },
-    /** Takes a place for a stream (release it when the stream ends), or throws 503 unavailable at the bound. */
-    take(): () => void {
+    /** The streams `tenant` holds open here. */
+    openOf: (tenant: string) => ofTenant.get(tenant) ?? 0,
+    /** Takes a place for a stream of `tenant` (release it when the stream ends), or throws 429 at its share, 503 unavailable at the bound. */
+    take(tenant: string): () => void {
+      const held = ofTenant.get(tenant) ?? 0;
+      if (held >= maxPerTenant) {
+        throw new AppError("too_many_streams", `this tenant already holds its share of ${maxPerTenant} open streams on this server; close one or try again shortly`, {
+          max_streams_per_tenant: maxPerTenant,
+        });
+      }
       if (open >= max) {
         throw new AppError("unavailable", `this server already holds its maximum of ${max} open streams; try again shortly`, {
           max_streams: max,
         });
       }
       open++;
+      ofTenant.set(tenant, held + 1);
       let released = false;
       return () => {
         if (released) return;
         released = true;
         open--;
+        const left = (ofTenant.get(tenant) ?? 1) - 1;
+        // A tenant with none open takes no room in the map.
+        if (left === 0) ofTenant.delete(tenant);
+        else ofTenant.set(tenant, left);
       };
     },
   };

@@ -1,6 +1,10 @@
 import { and, asc, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import type { Db } from "./db.js";
+import { fairDueIds, type ClaimShares } from "./fair-webhook-claim.js";
 import { conversations, runs, webhookDeliveries, type WebhookAttempt, type WebhookDeliveryRow } from "./schema.js";
+
+/** A claimed delivery, with the tenant whose run it is. */
+export type ClaimedDelivery = WebhookDeliveryRow & { tenant: string };
 
 /** What became of one try: delivered, tried again in `retryInMs`, or given up. */
 export type AttemptOutcome = { status: "delivered" } | { status: "pending"; retryInMs: number } | { status: "failed" };
@@ -13,20 +17,18 @@ export function createWebhookRepository({ db }: { db: Db }) {
      * (their next try moves past the claim, so no other instance takes them
      * meanwhile, and a process that dies holding them only delays them).
      * Rows another worker is claiming right now are skipped, not waited for.
+     * Taken in the fair order of `fairDueIds` (round-robin across tenants,
+     * within each receiver host's free places), each with its tenant.
      */
-    async claim({ limit, leaseMs }: { limit: number; leaseMs: number }): Promise<WebhookDeliveryRow[]> {
-      const due = db
-        .select({ id: webhookDeliveries.id })
-        .from(webhookDeliveries)
-        .where(and(eq(webhookDeliveries.status, "pending"), sql`${webhookDeliveries.nextAttemptAt} <= now()`))
-        .orderBy(asc(webhookDeliveries.nextAttemptAt))
-        .limit(limit)
-        .for("update", { skipLocked: true });
+    async claim({ limit, leaseMs, shares }: { limit: number; leaseMs: number; shares: ClaimShares }): Promise<ClaimedDelivery[]> {
       return db
         .update(webhookDeliveries)
         .set({ nextAttemptAt: sql`now() + ${`${leaseMs} milliseconds`}::interval` })
-        .where(inArray(webhookDeliveries.id, due))
-        .returning();
+        .where(inArray(webhookDeliveries.id, fairDueIds({ limit, shares })))
+        .returning({
+          ...getTableColumns(webhookDeliveries),
+          tenant: sql<string>`(select c.tenant_id from runs r join conversations c on c.id = r.conversation_id where r.id = ${webhookDeliveries.runId})`,
+        });
     },
 
     /** Appends a try to the delivery's attempts, and what follows from it. */

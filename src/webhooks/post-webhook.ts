@@ -5,6 +5,7 @@ import type { LookupFunction } from "node:net";
 import type { Webhook } from "standardwebhooks";
 import { causeCode } from "../tools/cause-code.js";
 import { hostOf, resolveWebhookHost, WebhookAddressError } from "./webhook-address.js";
+import type { HostLookup } from "./webhook-lookups.js";
 
 /** How much of a receiver's answer is read (then dropped): enough to keep a small answer's connection for the next try. */
 const ANSWER_BYTES = 4_096;
@@ -49,6 +50,7 @@ export async function postWebhook({
   allowPrivate,
   timeoutMs,
   agents,
+  lookupHost,
   signal,
   now = () => new Date(),
 }: {
@@ -61,6 +63,8 @@ export async function postWebhook({
   allowPrivate: boolean;
   timeoutMs: number;
   agents: WebhookAgents;
+  /** How the host's name is resolved (the delivery pool, within the tenant's share). */
+  lookupHost: HostLookup;
   signal: AbortSignal;
   now?: () => Date;
 }): Promise<PostResult> {
@@ -68,7 +72,7 @@ export async function postWebhook({
   const deadline = AbortSignal.timeout(timeoutMs);
   let addresses: LookupAddress[];
   try {
-    addresses = await resolveWebhookHost(hostOf(target), { allowPrivate, timeoutMs });
+    addresses = await resolveWebhookHost(hostOf(target), { allowPrivate, timeoutMs, lookupHost });
   } catch (err) {
     if (!(err instanceof WebhookAddressError)) throw err;
     return { outcome: "refused", statusCode: null, error: `not sent: ${err.message}` };

@@ -1,6 +1,7 @@
 import type { Services } from "../services.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { createWebhookWorker, type WebhookWorker } from "./webhook-worker.js";
+import { webhookLookupsFor } from "./webhook-lookups.js";
 
 /**
  * This instance's delivery worker (the app wakes it on the outbox trigger's NOTIFY).
@@ -25,6 +26,8 @@ export function startWebhooks(services: Services, { metrics }: { metrics: Pick<M
     log,
     onAttempt: (outcome) => metrics.webhookAttempted(outcome),
     onSettled: (status) => metrics.webhookSettled(status),
+    maxInflightPerHost: config.fairShares.webhookMaxInflightPerHost,
+    lookups: webhookLookupsFor(config.fairShares.webhookDnsServers),
   });
   worker.start();
   return worker;

@@ -1,5 +1,5 @@
-import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
+import type { HostLookup } from "./webhook-lookups.js";
 
 /**
  * Where a webhook may not be sent unless `WEBHOOK_ALLOW_PRIVATE=true`: this
@@ -89,29 +89,17 @@ export const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, "");
 export const DNS_TIMEOUT_MS = 5_000;
 
 /**
- * Host lookups in flight at once, here and in the threads of libuv's pool
- * they run on (4 by default, shared with file reads, crypto and zlib). A
- * lookup cannot be cancelled: one that outlives its bound keeps its place
- * until the resolver gives up, so names whose DNS never answers hold up
- * webhook lookups alone, never the rest of the process.
- */
-export const MAX_LOOKUPS_IN_FLIGHT = 2;
-
-export type HostLookup = (host: string) => Promise<{ address: string; family: number }[]>;
-const systemLookup: HostLookup = (host) => lookup(host, { all: true, verbatim: true });
-
-/**
  * The addresses `host` resolves to, every one of them checked: a name with
  * any private address among them is refused whole (a receiver is not reached
  * through the one public address of a name that also points inside). An IP
- * literal is checked as it is. Resolution is bounded in time and in lookups
- * at once. A name that does not resolve and one that resolves inside get
+ * literal is checked as it is. Resolution is bounded in time (`lookupHost`
+ * is told to give up then). A name that does not resolve and one that resolves inside get
  * the same answer: the message tells no tenant what a name inside is. With
  * `allowPrivate`, nothing is refused.
  */
 export async function resolveWebhookHost(
   host: string,
-  { allowPrivate, timeoutMs = DNS_TIMEOUT_MS, lookupHost = systemLookup }: { allowPrivate: boolean; timeoutMs?: number; lookupHost?: HostLookup },
+  { allowPrivate, timeoutMs = DNS_TIMEOUT_MS, lookupHost }: { allowPrivate: boolean; timeoutMs?: number; lookupHost: HostLookup },
 ): Promise<{ address: string; family: 4 | 6 }[]> {
   const literal = isIP(host);
   if (literal) {
@@ -132,48 +120,18 @@ const INTERNAL = "a loopback, private, link-local or otherwise internal address 
 /** A name the resolver did not answer for with addresses (not found, or not in time). */
 class NotResolved extends WebhookAddressError {}
 
-let inFlight = 0;
-/** Each takes a place and says true, or says false (its asker gave up). */
-const waiting: (() => boolean)[] = [];
-
 async function lookupWithin(host: string, timeoutMs: number, lookupHost: HostLookup): Promise<{ address: string; family: 4 | 6 }[]> {
-  let timer: NodeJS.Timeout | undefined;
-  let gave = false;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => ((gave = true), reject(new NotResolved(`${host} could not be resolved within ${timeoutMs} ms`))), timeoutMs);
-  });
+  const deadline = AbortSignal.timeout(timeoutMs);
+  // Bounded here too, whether or not the lookup heeds its signal.
+  const late = new Promise<never>((_, reject) =>
+    deadline.addEventListener("abort", () => reject(new NotResolved(`${host} could not be resolved within ${timeoutMs} ms`)), { once: true }),
+  );
   try {
-    await Promise.race([turn(() => gave), late]);
-    // Its place is given back when the lookup ends, not when this stops waiting for it.
-    const pending = lookupHost(host).finally(release);
-    const found = await Promise.race([pending, late]);
+    const found = await Promise.race([lookupHost(host, { signal: deadline }), late]);
     return found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
   } catch (err) {
     if (err instanceof WebhookAddressError) throw err;
+    if (deadline.aborted) throw new NotResolved(`${host} could not be resolved within ${timeoutMs} ms`);
     throw new NotResolved(`${host} could not be resolved (${(err as { code?: string }).code ?? (err as Error).message})`);
-  } finally {
-    clearTimeout(timer);
   }
-}
-
-/** A place among the lookups in flight (at once, or when one ends); an asker that gave up meanwhile takes none. */
-function turn(gaveUp: () => boolean): Promise<void> {
-  return new Promise((resolve) => {
-    waiting.push(() => {
-      if (gaveUp()) return false;
-      inFlight++;
-      resolve();
-      return true;
-    });
-    handOn();
-  });
-}
-
-function release(): void {
-  inFlight--;
-  handOn();
-}
-
-function handOn(): void {
-  while (inFlight < MAX_LOOKUPS_IN_FLIGHT && waiting.length > 0) waiting.shift()!();
 }

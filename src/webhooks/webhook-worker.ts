@@ -4,6 +4,9 @@ import type { AttemptOutcome } from "../store/webhook-repository.js";
 import type { WebhookDeliveryRow } from "../store/schema.js";
 import { createWebhookAgents, postWebhook, type PostOutcome } from "./post-webhook.js";
 import { tenantSigner } from "./tenant-webhook-secret.js";
+import type { ClaimedDelivery } from "../store/webhook-repository.js";
+import { createDeliveryShares } from "./delivery-shares.js";
+import { webhookLookupsFor, type WebhookLookups } from "./webhook-lookups.js";
 import { webhookBody } from "./webhook-body.js";
 import type { WebhookSettings } from "./webhook-config.js";
 
@@ -30,6 +33,12 @@ export interface WebhookWorkerOptions {
   idleMs?: number;
   /** @default Math.random */
   random?: () => number;
+  /** Tries in flight at once to one receiver host (`WEBHOOK_MAX_INFLIGHT_PER_HOST`). @default 2 */
+  maxInflightPerHost?: number;
+  /** How long a host that keeps timing out is paused. @default 30000 */
+  hostPauseMs?: number;
+  /** Where names are resolved: the delivery pool, each tenant within its share. @default the system's DNS servers */
+  lookups?: WebhookLookups;
 }
 
 /** The longest wait between two tries: past it, more tries keep coming hourly instead of months apart (or past what an interval holds). */
@@ -53,8 +62,9 @@ export const retryDelayMs = (attempt: number, { baseMs, random = Math.random }: 
  * backoff (±20 % jitter) until `maxAttempts`, then gives up (`failed`). A
  * process that dies mid-try leaves its claims to run out: at least once.
  */
-export function createWebhookWorker({ store, settings, log, onAttempt = () => {}, onSettled = () => {}, concurrency = 8, idleMs = 5_000, random = Math.random }: WebhookWorkerOptions): WebhookWorker {
+export function createWebhookWorker({ store, settings, log, onAttempt = () => {}, onSettled = () => {}, concurrency = 8, idleMs = 5_000, random = Math.random, maxInflightPerHost = 2, hostPauseMs, lookups = webhookLookupsFor([]) }: WebhookWorkerOptions): WebhookWorker {
   const agents = createWebhookAgents({ maxSockets: concurrency });
+  const shares = createDeliveryShares({ perHost: maxInflightPerHost, pauseMs: hostPauseMs });
   // Longer than any try (its lookup and its request each bounded by the timeout), so a live claim is not taken over.
   const leaseMs = 2 * settings.timeoutMs + 5_000;
   const inFlight = new Map<string, { abort: AbortController; done: Promise<void> }>();
@@ -74,18 +84,24 @@ export function createWebhookWorker({ store, settings, log, onAttempt = () => {}
     }
     pumping = true;
     let wait = idleMs;
+    // Due deliveries were left: slots full, hosts at their share or paused (a try's end or a reopening wakes it), or another instance's.
+    let short = false;
     try {
       do {
         again = false;
         const free = concurrency - inFlight.size;
-        if (free <= 0) break;
-        const claimed = await store.webhooks.claim({ limit: free, leaseMs });
+        short = free <= 0;
+        if (short) break;
+        const claimed = await store.webhooks.claim({ limit: free, leaseMs, shares: shares.forClaim() });
+        short = claimed.length < free;
         for (const delivery of claimed) if (!closed) launch(delivery);
         // A full batch: there may be more due.
         if (claimed.length === free) again = true;
       } while (again && !closed);
       const { nextDueInMs } = await store.webhooks.pending();
-      if (nextDueInMs !== null) wait = Math.min(idleMs, nextDueInMs);
+      if (nextDueInMs !== null && !(nextDueInMs === 0 && short)) wait = Math.min(idleMs, nextDueInMs);
+      const reopens = shares.reopensInMs();
+      if (reopens !== null) wait = Math.min(wait, reopens);
     } catch (err) {
       log.warn({ err }, "could not read the webhook outbox; trying again shortly");
     } finally {
@@ -101,28 +117,32 @@ export function createWebhookWorker({ store, settings, log, onAttempt = () => {}
     timer.unref();
   }
 
-  function launch(delivery: WebhookDeliveryRow) {
+  function launch(delivery: ClaimedDelivery) {
     const abort = new AbortController();
-    const done = attempt(delivery, abort.signal)
+    const end = shares.take(delivery);
+    const done = attempt(delivery, abort.signal, end)
       .catch((err: unknown) => {
         if (abort.signal.aborted) given.push(delivery.id);
         else log.warn({ err, webhook_id: delivery.id }, "could not record a webhook attempt; it is tried again when its claim runs out");
       })
       .finally(() => {
+        end(null);
         inFlight.delete(delivery.id);
         void pump();
       });
     inFlight.set(delivery.id, { abort, done });
   }
 
-  async function attempt(delivery: WebhookDeliveryRow, signal: AbortSignal): Promise<void> {
+  async function attempt(delivery: ClaimedDelivery, signal: AbortSignal, ended: (outcome: PostOutcome) => void): Promise<void> {
     // Signed as it is sent, with the tenant's secrets of now: a delivery queued before a rotate verifies with the new one too.
     const signing = await store.webhookSecrets.signingForDelivery(delivery.id);
     // Gone with its conversation meanwhile: nothing to send, nothing to record.
     if (!signing) return;
     const signer = tenantSigner(settings.secret, signing);
     const at = new Date();
-    const result = await postWebhook({ url: delivery.url, id: delivery.id, body: webhookBody(delivery), signer, allowPrivate: settings.allowPrivate, timeoutMs: settings.timeoutMs, agents, signal });
+    const lookupHost = lookups.deliveries.of(delivery.tenant);
+    const result = await postWebhook({ url: delivery.url, id: delivery.id, body: webhookBody(delivery), signer, allowPrivate: settings.allowPrivate, timeoutMs: settings.timeoutMs, agents, lookupHost, signal });
+    ended(result.outcome);
     const tries = delivery.attempts.length + 1;
     const outcome: AttemptOutcome =
       result.outcome === "delivered" ? { status: "delivered" } : tries >= settings.maxAttempts ? { status: "failed" } : { status: "pending", retryInMs: retryDelayMs(tries, { baseMs: settings.retryBaseMs, random }) };

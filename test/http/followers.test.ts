@@ -3,7 +3,7 @@ import { collectEvents, isEvent, readSse, type SseEvent } from "../helpers/sse-c
 import { useLoopd } from "../helpers/use-loopd.js";
 
 const MAX_STREAMS = 210;
-const f = useLoopd({ listen: true, env: { MAX_STREAMS: String(MAX_STREAMS) } });
+const f = useLoopd({ listen: true, env: { MAX_STREAMS: String(MAX_STREAMS), MAX_STREAMS_PER_TENANT: String(MAX_STREAMS) } });
 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${f.loopd.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });

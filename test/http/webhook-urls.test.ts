@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Webhook } from "standardwebhooks";
 import { createWebhookAgents, postWebhook } from "../../src/webhooks/post-webhook.js";
+import { webhookLookupsFor } from "../../src/webhooks/webhook-lookups.js";
 import { rowCounts } from "../helpers/row-counts.js";
 import { startLoopd, type TestLoopd } from "../helpers/start-loopd.js";
 import { useLoopd } from "../helpers/use-loopd.js";
@@ -110,7 +111,7 @@ describe("at delivery", () => {
   const agents = createWebhookAgents({ maxSockets: 2 });
   afterAll(() => agents.destroy());
   const post = (url: string, allowPrivate: boolean) =>
-    postWebhook({ url, id: "run_x.run.completed", body: "{}", signer: new Webhook(SECRET), allowPrivate, timeoutMs: 2_000, agents, signal: new AbortController().signal });
+    postWebhook({ url, id: "run_x.run.completed", body: "{}", signer: new Webhook(SECRET), allowPrivate, timeoutMs: 2_000, agents, lookupHost: webhookLookupsFor([]).deliveries.of("default"), signal: new AbortController().signal });
 
   test("the addresses are checked again: a name that resolves to loopback is not connected to", async () => {
     const before = receiver.received.length;

@@ -1,5 +1,6 @@
 import { expect, test } from "vitest";
-import { MAX_LOOKUPS_IN_FLIGHT, resolveWebhookHost, WebhookAddressError, type HostLookup } from "../../src/webhooks/webhook-address.js";
+import { resolveWebhookHost, WebhookAddressError } from "../../src/webhooks/webhook-address.js";
+import { createLookupPool, type HostLookup } from "../../src/webhooks/webhook-lookups.js";
 
 /** Lookups answered by the test (no query leaves this machine). */
 const answering =
@@ -27,24 +28,29 @@ test("a name that is not found and one that resolves inside get the same answer,
   expect(await resolveWebhookHost("public.example", { allowPrivate: false, lookupHost: answering({ "public.example": [{ address: "93.184.215.14", family: 4 }] }) })).toEqual([{ address: "93.184.215.14", family: 4 }]);
 });
 
-test(`lookups whose DNS never answers hold at most ${MAX_LOOKUPS_IN_FLIGHT} places, kept until they end; others wait their turn and are bounded in time (review: they filled libuv's thread pool)`, async () => {
-  let started = 0;
-  const hung: (() => void)[] = [];
-  const lookupHost: HostLookup = (host) => {
-    started++;
-    if (host.startsWith("hang")) return new Promise((resolve) => hung.push(() => resolve([{ address: "93.184.215.14", family: 4 }])));
-    return Promise.resolve([{ address: "93.184.215.14", family: 4 }]);
-  };
-  const hanging = Array.from({ length: 4 }, (_, i) => resolveWebhookHost(`hang${i}.example`, { allowPrivate: false, timeoutMs: 100, lookupHost }).catch((e: Error) => e.message));
-  // Only two reached the resolver; all four gave up at their bound.
-  expect(await Promise.all(hanging)).toEqual(Array.from({ length: 4 }, (_, i) => `hang${i}.example does not resolve to public addresses only: it is not found, or is a loopback, private, link-local or otherwise internal address (set WEBHOOK_ALLOW_PRIVATE=true to allow them)`));
-  expect(started).toBe(MAX_LOOKUPS_IN_FLIGHT);
-  // The hung lookups still hold their places: the next waits, then gives up too.
-  await expect(resolveWebhookHost("quick.example", { allowPrivate: false, timeoutMs: 100, lookupHost })).rejects.toThrow(WebhookAddressError);
-  expect(started).toBe(MAX_LOOKUPS_IN_FLIGHT);
-  // Once they end, the places are free again (those that gave up while waiting took none).
-  hung.forEach((end) => end());
-  expect(await resolveWebhookHost("quick.example", { allowPrivate: false, timeoutMs: 1_000, lookupHost })).toEqual([{ address: "93.184.215.14", family: 4 }]);
-  expect(await resolveWebhookHost("quick2.example", { allowPrivate: false, timeoutMs: 1_000, lookupHost })).toEqual([{ address: "93.184.215.14", family: 4 }]);
-  expect(started).toBe(MAX_LOOKUPS_IN_FLIGHT + 2);
+test("a tenant's lookups whose DNS never answers hold only its share of places, each freed at its deadline; another tenant's lookup goes at once", async () => {
+  const asked: string[] = [];
+  // A resolver that heeds its signal, as c-ares's cancel does: a hanging name ends when its deadline aborts it.
+  const pool = createLookupPool({
+    servers: [],
+    total: 3,
+    perTenant: 2,
+    resolve: (host, { signal }) => {
+      asked.push(host);
+      if (!host.startsWith("hang")) return Promise.resolve([{ address: "93.184.215.14", family: 4 }]);
+      return new Promise((_, reject) => signal.addEventListener("abort", () => reject(Object.assign(new Error("cancelled"), { code: "ECANCELLED" })), { once: true }));
+    },
+  });
+  const resolve = (tenant: string, host: string, timeoutMs: number) => resolveWebhookHost(host, { allowPrivate: false, timeoutMs, lookupHost: pool.of(tenant) });
+  const hanging = [0, 1, 2].map((i) => resolve("a", `hang${i}.example`, 300).catch((e: Error) => e.message));
+  // Tenant a's third waits for its share; tenant b's goes at once, and so does c's (the pool's last place).
+  const started = Date.now();
+  expect(await resolve("b", "quick.example", 300)).toEqual([{ address: "93.184.215.14", family: 4 }]);
+  expect(await resolve("c", "quick2.example", 300)).toEqual([{ address: "93.184.215.14", family: 4 }]);
+  expect(Date.now() - started).toBeLessThan(250);
+  expect(asked).toEqual(["hang0.example", "hang1.example", "quick.example", "quick2.example"]);
+  // All three of a's gave up at their bound.
+  expect(await Promise.all(hanging)).toEqual([0, 1, 2].map((i) => `hang${i}.example does not resolve to public addresses only: it is not found, or is a loopback, private, link-local or otherwise internal address (set WEBHOOK_ALLOW_PRIVATE=true to allow them)`));
+  // Cancelled at their deadline, the hung lookups hold nothing: a's next goes at once.
+  expect(await resolve("a", "quick.example", 300)).toEqual([{ address: "93.184.215.14", family: 4 }]);
 });

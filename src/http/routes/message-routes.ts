@@ -97,7 +97,7 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
     },
     async (req, reply) => {
       const { content, max_steps, budget, finish, tool_choice, model, stream, on_busy, wait, webhook } = req.body;
-      const release = takeStreamIf(deps, { stream, accept: req.headers.accept });
+      const release = takeStreamIf(deps, { stream, accept: req.headers.accept, tenant: req.tenant });
       const { run, replayed } = await sendMessage({ services, runs }, {
         tenant: req.tenant,
         conversationId: req.params.id,

@@ -115,7 +115,7 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
     },
     async (req, reply) => {
       const { approvals, tool_outputs, actor, stream } = req.body;
-      const release = takeStreamIf(deps, { stream, accept: req.headers.accept });
+      const release = takeStreamIf(deps, { stream, accept: req.headers.accept, tenant: req.tenant });
       const answered = await answerAction({ services, runs }, {
         tenant: req.tenant,
         conversationId: req.params.id,
@@ -163,7 +163,7 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
         throw new AppError("invalid_request", "Last-Event-ID must be an event id (a non-negative integer)", { field: "headers.last-event-id" });
       }
       const after = header !== undefined ? Number(header.trim()) : (req.query.after ?? 0);
-      const release = deps.streams.take();
+      const release = deps.streams.take(req.tenant);
       return streamRunEvents(services, reply, { run, after, release, shutdown: deps.shutdown, pingMs: deps.ssePingMs });
     },
   );

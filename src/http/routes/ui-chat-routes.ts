@@ -83,7 +83,7 @@ export function uiChatRoutes(app: FastifyInstance, deps: HttpDeps) {
         // A new chat's first message with a bad file makes no conversation (its files are checked again as they are stored).
         beforeCreate: request.kind === "send" ? () => checkUserContent(request.content, { ...services.config.attachments, fieldOf: request.fieldOf }) : undefined,
       });
-      const release = deps.streams.take();
+      const release = deps.streams.take(req.tenant);
       try {
         if (request.kind === "send") {
           const { max_steps, budget, finish, tool_choice, model, on_busy } = req.body;
@@ -140,7 +140,7 @@ export function uiChatRoutes(app: FastifyInstance, deps: HttpDeps) {
       const runId = conversation?.active_run_id;
       const run = runId ? await services.store.runs.getOfTenant(req.tenant, runId) : undefined;
       if (!run) return reply.code(204).send(null);
-      return streamUi(reply, run, 0, deps.streams.take());
+      return streamUi(reply, run, 0, deps.streams.take(req.tenant));
     },
   );
 
