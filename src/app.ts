@@ -226,7 +226,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   // Set first, so streams (their headers written by hand) carry it too.
   app.addHook("onRequest", async (req, reply) => void reply.header("x-request-id", req.id));
   // Before CORS and the keys: a request to another name, or a foreign page's, reaches neither.
-  useHostCheck(app, { keysRequired: config.auth.required, allowedHosts: config.hosts.allowed, corsOrigins: config.server.corsOrigins });
+  useHostCheck(app, { keysRequired: config.auth.required, allowedHosts: config.server.allowedHosts, corsOrigins: config.server.corsOrigins });
   if (config.server.corsOrigins.length > 0) await app.register(cors, { origin: config.server.corsOrigins, exposedHeaders: ["x-request-id", "retry-after", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"] });
   useNotFoundHandler(app);
   await useOverloadGuard(app, { maxEventLoopDelayMs: config.server.maxEventLoopDelayMs, sampleIntervalMs: deps.pressureSampleMs });

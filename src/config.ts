@@ -15,7 +15,7 @@ import { loadToolsFile, secretsOfToolsFile, ToolsFileError, type ToolsFile } fro
 import { blank, booleanFromEnv, intFromEnv, optionalString } from "./env-values.js";
 import { webhookSettingsOf, webhookVariables } from "./webhooks/webhook-config.js";
 import { attachmentSettingsOf, attachmentVariables } from "./conversations/attachments/attachment-config.js";
-import { hostSettingsOf, hostVariables } from "./http/host-config.js";
+import { hostVariables } from "./http/host-config.js";
 import { readSecretFiles, secretFileVariables } from "./secret-files.js";
 import { fairShareVariables, fairSharesOf } from "./fair-share-config.js";
 
@@ -146,6 +146,8 @@ const configSchemaOf = (raw: Record<string, unknown>, fromFiles: Record<string, 
       shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
       /** Origins browsers may call loopd from (CORS); none: CORS is off. */
       corsOrigins: e.CORS_ORIGINS,
+      /** Names (`*.example.com`: every name under it) a request's `Host` may carry besides the loopback ones (src/http/host-check.ts). */
+      allowedHosts: e.ALLOWED_HOSTS,
       /** The playground page at `/` (web/, built into dist/web); `PLAYGROUND=off`: not served. */
       playground: e.PLAYGROUND === "on",
     },
@@ -223,7 +225,6 @@ const configSchemaOf = (raw: Record<string, unknown>, fromFiles: Record<string, 
     },
     webhooks: webhookSettingsOf(e),
     attachments: attachmentSettingsOf(e),
-    hosts: hostSettingsOf(e),
     fairShares: fairSharesOf(e),
     /** Values that never appear in a trace, a log or a recorded error (API keys and the like, from the environment). */
     secrets: [...secretsOf({ ...(raw as NodeJS.ProcessEnv), ...fromFiles }), ...secretsOfToolsFile(toolsFile)],

@@ -24,12 +24,3 @@ export const hostVariables = {
       }),
   ),
 };
-
-type HostVariables = z.output<z.ZodObject<typeof hostVariables>>;
-
-export function hostSettingsOf(e: HostVariables) {
-  return {
-    /** Names (`*.example.com`: every name under it) a request's `Host` may carry besides the loopback ones; see src/http/host-check.ts. */
-    allowed: e.ALLOWED_HOSTS,
-  };
-}

@@ -100,7 +100,7 @@ test("with keys on, ALLOWED_HOSTS applies too; the Origin is left to CORS (a key
 });
 
 test("ALLOWED_HOSTS takes names without a port, and says so", () => {
-  expect(loadConfig({ ALLOWED_HOSTS: " Loopd.Example.com ,*.internal.example,," }).hosts.allowed).toEqual(["loopd.example.com", "*.internal.example"]);
+  expect(loadConfig({ ALLOWED_HOSTS: " Loopd.Example.com ,*.internal.example,," }).server.allowedHosts).toEqual(["loopd.example.com", "*.internal.example"]);
   for (const bad of ["loopd.example.com:3000", "https://loopd.example.com", "fd00::1", "*"]) {
     expect(() => loadConfig({ ALLOWED_HOSTS: `localhost,${bad}` }), bad).toThrow(`ALLOWED_HOSTS: ${JSON.stringify(bad)} is not a host name: names go without a port (any port is accepted)`);
   }

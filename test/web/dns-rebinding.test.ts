@@ -41,7 +41,7 @@ test("a name rebound to loopd's address: the page loads as 421 and cannot read t
   // Same-origin now, for the browser: it would read whatever loopd answered.
   const read = await page.evaluate(async () => {
     const res = await fetch("/conversations");
-    return { status: res.status, body: await res.json() };
+    return { status: res.status, body: (await res.json()) as { error: { code: string } } };
   });
   expect(read.status).toBe(421);
   expect(read.body.error.code).toBe("misdirected_request");
