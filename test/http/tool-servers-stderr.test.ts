@@ -43,6 +43,8 @@ beforeAll(async () => {
   acme = (await f.loopd.services.store.keys.create({ tenant: "acme", name: null })).key;
   beta = (await f.loopd.services.store.keys.create({ tenant: "beta", name: null })).key;
   await vi.waitFor(async () => expect((await vaultOf(acme)).status).toBe("ready"), { timeout: 20_000, interval: 50 });
+  // A call the schema refuses (the server is not reached): the schema checker is started before the call that counts.
+  expect(await save(acme, {})).toMatchObject({ is_error: true, content: expect.stringMatching(/^invalid arguments for vault__save/) });
   // acme's call makes the server write acme's arguments to stderr and exit; each restart fails saying them again.
   expect(await save(acme, { text: ACME_SECRET })).toMatchObject({ is_error: true, content: "the MCP server vault is unavailable (exited with code 1); try again later or use another tool" });
   // Its first restart (after 1 s) has come and failed (code 3): the stderr now on record is the restart's.
