@@ -177,6 +177,8 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
       mcp: toolsFile.mcp,
       /** `run_command`, when enabled: the environment its commands get. */
       runCommand: e.ENABLE_RUN_COMMAND === "true" ? { env: commandEnvOf(raw, e.RUN_COMMAND_ENV) } : null,
+      /** Where `run_command` and stdio MCP servers run, and who is offered `run_command`. */
+      sandbox: sandboxSettingsOf(e, raw),
     },
     runs: {
       maxSteps: e.MAX_STEPS,
@@ -219,8 +221,6 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
     },
     webhooks: webhookSettingsOf(e),
     attachments: attachmentSettingsOf(e),
-    /** Where `run_command` and stdio MCP servers run, and who is offered `run_command`. */
-    sandbox: sandboxSettingsOf(e, raw),
     /** Values that never appear in a trace, a log or a recorded error (API keys and the like, from the environment). */
     secrets: [...secretsOf(raw as NodeJS.ProcessEnv), ...secretsOfToolsFile(toolsFile)],
   };

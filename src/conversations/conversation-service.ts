@@ -50,7 +50,7 @@ export function createConversationService(services: Services) {
   };
 
   const checkTools = (tenant: string, tools: string[]) => {
-    const registry = toolsOfTenant(services.registry, { tenant, commandTenants: config.sandbox.runCommandTenants });
+    const registry = toolsOfTenant(services.registry, { tenant, commandTenants: config.tools.sandbox.runCommandTenants });
     const unknown = tools.filter((name) => !registry.accepts(name));
     if (unknown.length > 0) {
       throw new AppError("invalid_request", `unknown tool ${unknown.map((n) => JSON.stringify(n)).join(", ")}; available: ${registry.names().join(", ")}`, {

@@ -45,7 +45,7 @@ export function toolRoutes(app: FastifyInstance, { services: { registry, toolSer
       },
     },
     async (request) => ({
-      data: toolsOfTenant(registry, { tenant: request.tenant, commandTenants: config.sandbox.runCommandTenants }).all().map((tool) => ({
+      data: toolsOfTenant(registry, { tenant: request.tenant, commandTenants: config.tools.sandbox.runCommandTenants }).all().map((tool) => ({
         name: tool.name,
         description: tool.description,
         input_schema: tool.inputSchema,

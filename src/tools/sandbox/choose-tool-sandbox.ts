@@ -84,9 +84,9 @@ function idsOfUser(user: string): { uid: number; gid: number } | null {
 }
 
 /** `chooseToolSandbox` for this configuration; no probe when nothing would run in it. */
-export function toolSandboxOf(config: Pick<Config, "sandbox" | "tools">, { warn = () => {} }: { warn?: (message: string) => void } = {}): ToolSandbox {
+export function toolSandboxOf(config: Pick<Config, "tools">, { warn = () => {} }: { warn?: (message: string) => void } = {}): ToolSandbox {
   const runCommand = config.tools.runCommand !== null;
   const stdioServers = config.tools.mcp.some((entry) => entry.command !== undefined);
   if (!runCommand && !stdioServers) return NO_SANDBOX;
-  return chooseToolSandbox({ settings: config.sandbox, runCommand, stdioServers, warn });
+  return chooseToolSandbox({ settings: config.tools.sandbox, runCommand, stdioServers, warn });
 }
