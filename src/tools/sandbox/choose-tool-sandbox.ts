@@ -83,10 +83,10 @@ function idsOfUser(user: string): { uid: number; gid: number } | null {
   }
 }
 
-/** `chooseToolSandbox` for this configuration; no probe when nothing would run in it. */
+/** `chooseToolSandbox` for this configuration; no probe when nothing would run in it, unless `TOOL_SANDBOX` names one (the operator hears at once that it cannot work). */
 export function toolSandboxOf(config: Pick<Config, "tools">, { warn = () => {} }: { warn?: (message: string) => void } = {}): ToolSandbox {
   const runCommand = config.tools.runCommand !== null;
   const stdioServers = config.tools.mcp.some((entry) => entry.command !== undefined);
-  if (!runCommand && !stdioServers) return NO_SANDBOX;
+  if (!runCommand && !stdioServers && config.tools.sandbox.mode === null) return NO_SANDBOX;
   return chooseToolSandbox({ settings: config.tools.sandbox, runCommand, stdioServers, warn });
 }
