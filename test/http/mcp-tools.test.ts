@@ -34,7 +34,7 @@ afterAll(async () => {
 });
 
 function toolsFile(): string {
-  const stdio = (name: string, extra: Record<string, unknown> = {}) => ({ name, command: process.execPath, args: [STDIO_SERVER], env: { RECORD_FILE, LOG_LEVEL: "warn" }, ...extra });
+  const stdio = (name: string, extra: Record<string, unknown> = {}) => ({ name, command: process.execPath, args: [STDIO_SERVER], env: { RECORD_FILE, LOG_LEVEL: "warn" }, cwd: dir, ...extra });
   const file = path.join(dir, "tools.json");
   writeFileSync(
     file,
