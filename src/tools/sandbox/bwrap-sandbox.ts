@@ -24,6 +24,8 @@ export interface BwrapOptions {
  * killing bwrap end the whole tree; `--new-session` keeps it off loopd's
  * terminal. The network stays loopd's: tools call APIs, and a network
  * namespace would cut them off (loopd listens on loopback: see the README).
+ * `env -u PWD`: bwrap sets PWD; the program gets exactly the environment
+ * it is given, as it does unconfined.
  */
 export function createBwrapSandbox({ hidden, home, bwrap = "bwrap" }: BwrapOptions): ToolSandbox {
   return {
@@ -41,7 +43,7 @@ export function createBwrapSandbox({ hidden, home, bwrap = "bwrap" }: BwrapOptio
       }
       return {
         command: bwrap,
-        args: [...NAMESPACES, "--uid", NOBODY, "--gid", NOBODY, "--die-with-parent", "--new-session", ...mounts, "--chdir", cwd, "--", command, ...args],
+        args: [...NAMESPACES, "--uid", NOBODY, "--gid", NOBODY, "--die-with-parent", "--new-session", ...mounts, "--chdir", cwd, "--", "env", "-u", "PWD", command, ...args],
         cwd,
       };
     },
