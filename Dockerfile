@@ -30,6 +30,9 @@ ENV NODE_ENV=production \
     DATA_DIR=/app/data \
     WORKSPACE_DIR=/app/workspace
 WORKDIR /app
+# run_command and stdio MCP servers run under bubblewrap (TOOL_SANDBOX): it needs user namespaces, which Docker's default
+# seccomp profile refuses; run with --security-opt seccomp=unconfined (or a profile allowing them), or set TOOL_SANDBOX=none.
+RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap && rm -rf /var/lib/apt/lists/*
 COPY --from=prod-deps --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
 # dist/store/db.js reads ../../migrations, i.e. /app/migrations, and applies them at start.

@@ -47,6 +47,8 @@ import { adminRoutes } from "./http/routes/admin-routes.js";
 import { usePlayground } from "./http/playground.js";
 import { createToolRegistry } from "./tools/tool-registry.js";
 import { createMcpServers } from "./tools/mcp/mcp-servers.js";
+import { toolSandboxOf } from "./tools/sandbox/choose-tool-sandbox.js";
+import type { ToolSandbox } from "./tools/sandbox/tool-sandbox.js";
 import type { PriceTable } from "./core/price-table.js";
 import { pricesOf } from "./prices-file.js";
 import { createMetrics } from "./telemetry/metrics.js";
@@ -63,6 +65,8 @@ export interface AppDeps {
   providers?: Record<ProviderName, ModelProvider>;
   /** @default the built-in tools */
   tools?: Tool[];
+  /** Where `run_command` and stdio MCP servers run. @default chosen from the configuration (`TOOL_SANDBOX`) */
+  sandbox?: ToolSandbox;
   /** @default the built-in prices, with `PRICES_FILE` over them */
   prices?: PriceTable;
   logger?: Logger;
@@ -129,7 +133,9 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const { config, database } = deps;
   const logger = deps.logger ?? createLogger(config.server.logLevel, { secrets: config.secrets });
   const metrics = createMetrics({ describeTool: (name) => services.registry.describe(name) });
+  const sandbox = deps.sandbox ?? toolSandboxOf(config, { warn: (message) => logger.warn(message) });
   const toolServers = createMcpServers(config.tools.mcp, {
+    sandbox,
     defaultTimeoutMs: config.tools.timeoutMs,
     maxMessageBytes: mcpMessageBytes(config),
     env: process.env,
@@ -149,7 +155,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     config,
     store: createStore(database),
     providers: deps.providers ?? providersOf(config.models.providers),
-    registry: createToolRegistry(withResultCaps(deps.tools ?? configuredTools(config), config.tools.resultMaxCharsByTool), {
+    registry: createToolRegistry(withResultCaps(deps.tools ?? configuredTools(config, { sandbox }), config.tools.resultMaxCharsByTool), {
       ...toolServers,
       tools: () => withResultCaps(toolServers.tools(), config.tools.resultMaxCharsByTool),
     }),

@@ -18,6 +18,7 @@ import { attachmentSettingsOf, attachmentVariables } from "./conversations/attac
 import { hostVariables } from "./http/host-config.js";
 import { readSecretFiles, secretFileVariables } from "./secret-files.js";
 import { fairShareVariables, fairSharesOf } from "./fair-share-config.js";
+import { sandboxSettingsOf, sandboxVariables } from "./tools/sandbox/sandbox-config.js";
 
 /** A token a client must present: long enough not to be guessed. */
 const secretToken = z.preprocess((v) => (blank(v) ? undefined : v), z.string().min(16, "must be at least 16 characters (a random one: openssl rand -hex 24)").optional());
@@ -109,6 +110,7 @@ const variables = {
   ...hostVariables,
   ...secretFileVariables,
   ...fairShareVariables,
+  ...sandboxVariables,
 };
 
 /** Every variable loopd reads (`.env.example` and the README's table list each one). */
@@ -183,6 +185,8 @@ const configSchemaOf = (raw: Record<string, unknown>, fromFiles: Record<string, 
       mcp: toolsFile.mcp,
       /** `run_command`, when enabled: the environment its commands get. */
       runCommand: e.ENABLE_RUN_COMMAND === "true" ? { env: commandEnvOf(raw, e.RUN_COMMAND_ENV) } : null,
+      /** Where `run_command` and stdio MCP servers run, and who is offered `run_command`. */
+      sandbox: sandboxSettingsOf(e, raw),
     },
     runs: {
       maxSteps: e.MAX_STEPS,

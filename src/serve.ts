@@ -9,6 +9,7 @@ import { canCall } from "./providers/index.js";
 import { openDatabase } from "./store/db.js";
 import { explainDatabaseError } from "./store/explain-database-error.js";
 import type { Tool } from "./tools/define-tool.js";
+import { toolSandboxOf } from "./tools/sandbox/choose-tool-sandbox.js";
 
 export interface ServeOptions {
   /** @default process.env */
@@ -36,6 +37,8 @@ export async function serve({ env = process.env, tools }: ServeOptions = {}): Pr
   checkProviderKey(config);
   const prices = pricesOf(config.models);
   makeDirectory(config.tools.workspaceDir, "WORKSPACE_DIR");
+  // Before the database: a start that cannot confine run_command is refused at once.
+  const sandbox = toolSandboxOf(config, { warn: (message) => logger.warn(message) });
   await checkListenAddress(config.server);
   const database = await openDatabase({
     databaseUrl: config.database.url,
@@ -57,7 +60,7 @@ export async function serve({ env = process.env, tools }: ServeOptions = {}): Pr
     await database.migrate().catch((err: unknown) => {
       throw new OperatorError(explainDatabaseError(err, config.database), { cause: err });
     });
-    loopd = await buildApp({ config, database, logger, prices, ...(tools && { tools }) });
+    loopd = await buildApp({ config, database, logger, prices, sandbox, ...(tools && { tools }) });
     url = await loopd.app.listen({ host: config.server.host, port: config.server.port }).catch((err: unknown) => {
       throw explainListenError(err, config.server);
     });

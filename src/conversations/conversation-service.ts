@@ -7,6 +7,7 @@ import { sendable } from "../core/messages.js";
 import { repairTail } from "../agent/repair-history.js";
 import { AppError, notFound } from "../errors.js";
 import { toolBoxOf } from "../runs/tool-box-of.js";
+import { toolsOfTenant } from "../tools/tools-of-tenant.js";
 import { historyOf } from "../runs/history-of.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { Services } from "../services.js";
@@ -48,7 +49,8 @@ export function createConversationService(services: Services) {
     return row;
   };
 
-  const checkTools = (tools: string[]) => {
+  const checkTools = (tenant: string, tools: string[]) => {
+    const registry = toolsOfTenant(services.registry, { tenant, commandTenants: config.tools.sandbox.runCommandTenants });
     const unknown = tools.filter((name) => !registry.accepts(name));
     if (unknown.length > 0) {
       throw new AppError("invalid_request", `unknown tool ${unknown.map((n) => JSON.stringify(n)).join(", ")}; available: ${registry.names().join(", ")}`, {
@@ -67,7 +69,7 @@ export function createConversationService(services: Services) {
     async create(tenant: string, input: CreateConversationInput, { chatId = null }: { chatId?: string | null } = {}) {
       const provider = input.provider ?? config.models.defaultProvider;
       // run_command is offered only to a conversation that names it.
-      const tools = checkTools(input.tools ?? registry.defaults());
+      const tools = checkTools(tenant, input.tools ?? registry.defaults());
       if (input.webhook) await checkWebhookUrl(input.webhook.url, { config, field: "body.webhook.url", tenant });
       const row = await store.conversations.create({
         tenantId: tenant,
@@ -97,7 +99,7 @@ export function createConversationService(services: Services) {
     async update(tenant: string, id: string, input: CreateConversationInput) {
       const current = await load(tenant, id);
       const switching = input.provider !== undefined && input.provider !== current.provider;
-      const tools = input.tools !== undefined ? checkTools(input.tools) : current.tools;
+      const tools = input.tools !== undefined ? checkTools(tenant, input.tools) : current.tools;
       // Checked together as they will stand: a new tool list must still hold every tool that needs approval.
       const settings = checkToolSettings({
         tools,

@@ -3,6 +3,7 @@ import type { FinishOptions } from "../core/run-settings.js";
 import type { Services } from "../services.js";
 import type { ConversationRow } from "../store/schema.js";
 import { createToolBox, type ToolBox } from "../tools/tool-box.js";
+import { toolsOfTenant } from "../tools/tools-of-tenant.js";
 import type { ImageKeeper } from "../tools/define-tool.js";
 
 /** A conversation's tools for one run (or for what its next call would be sent): its own, its client's, and `finish` when the run ends with one. */
@@ -14,7 +15,7 @@ export function toolBoxOf({
   keepImages,
 }: {
   services: Pick<Services, "registry" | "config">;
-  conversation: Pick<ConversationRow, "id" | "tools" | "clientTools" | "approvalRequired">;
+  conversation: Pick<ConversationRow, "id" | "tenantId" | "tools" | "clientTools" | "approvalRequired">;
   finish: FinishOptions | null;
   /** The run whose calls these are (tools that call out say so). @default none */
   runId?: string | null;
@@ -22,7 +23,8 @@ export function toolBoxOf({
   keepImages?: ImageKeeper | undefined;
 }): ToolBox {
   return createToolBox({
-    registry,
+    // The tenant's view: a tool it may not use (run_command outside RUN_COMMAND_TENANTS) is unknown to its runs, whatever the conversation saved.
+    registry: toolsOfTenant(registry, { tenant: conversation.tenantId, commandTenants: config.tools.sandbox.runCommandTenants }),
     allowedTools: conversation.tools,
     clientTools: conversation.clientTools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.input_schema })),
     approvalRequired: conversation.approvalRequired,

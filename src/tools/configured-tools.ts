@@ -3,10 +3,13 @@ import { createBuiltinTools } from "./builtin/index.js";
 import { createRunCommandTool } from "./command/run-command.js";
 import type { Tool } from "./define-tool.js";
 import { createHttpTool } from "./http/http-tool.js";
+import type { ToolSandbox } from "./sandbox/tool-sandbox.js";
+import { toolSandboxOf } from "./sandbox/choose-tool-sandbox.js";
 
-/** The built-ins (`run_command` last among them, when enabled), then the HTTP tools of `TOOLS_FILE`. */
-export function configuredTools({ tools }: Config): Tool[] {
-  const command = tools.runCommand ? [createRunCommandTool({ timeoutMs: tools.timeoutMs, env: tools.runCommand.env })] : [];
+/** The built-ins (`run_command` last among them, when enabled, confined by `sandbox`), then the HTTP tools of `TOOLS_FILE`. */
+export function configuredTools(config: Config, { sandbox = toolSandboxOf(config) }: { sandbox?: ToolSandbox } = {}): Tool[] {
+  const { tools } = config;
+  const command = tools.runCommand ? [createRunCommandTool({ timeoutMs: tools.timeoutMs, env: tools.runCommand.env, sandbox })] : [];
   return [...createBuiltinTools(), ...command, ...tools.http.map(createHttpTool)];
 }
 

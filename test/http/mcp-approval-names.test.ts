@@ -20,7 +20,7 @@ const TOOLS = [
 function toolsFile() {
   const file = path.join(dir, "tools.json");
   writeFileSync(file, JSON.stringify({ mcp: [
-    { name: "r", command: process.execPath, args: [SERVER], env: { PID_FILE: RECORD, TOOLS_JSON: JSON.stringify(TOOLS) } },
+    { name: "r", command: process.execPath, args: [SERVER], env: { PID_FILE: RECORD, TOOLS_JSON: JSON.stringify(TOOLS) }, cwd: dir },
     { name: "leaky", command: process.execPath, args: [SERVER], env: { LEAK_STDERR: "1", SERVICE_TOKEN: "${LEAKY_TOKEN}" } },
   ] }));
   return file;

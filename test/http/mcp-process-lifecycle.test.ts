@@ -3,30 +3,25 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, expect, test, vi } from "vitest";
+import { processesWith } from "../helpers/processes-with.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 
 const SERVER = path.resolve(import.meta.dirname, "../mcp/hostile-stdio.mjs");
 const dir = mkdtempSync(path.join(tmpdir(), "loopd-review-"));
 const PIDS = path.join(dir, "pids.jsonl");
 const pids = () => (existsSync(PIDS) ? readFileSync(PIDS, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string; pid: number; server: string }) : []);
-/** Running: a zombie (killed, not yet reaped by an init that may never reap it) is not. */
-const alive = (pid: number) => {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]![0] !== "Z";
-  } catch {
-    return false;
-  }
-};
+/** The servers' processes and their workers, as this machine numbers them (a sandbox's own pids mean nothing here): those whose environment names PIDS. */
+const running = () => processesWith(PIDS, { in: "environ" });
 
 function toolsFile() {
   const file = path.join(dir, "tools.json");
-  const stdio = (name: string, env: Record<string, string>) => ({ name, command: "sh", args: ["-c", `SERVER_NAME=${name} exec "${process.execPath}" "${SERVER}"`], env: { PID_FILE: PIDS, ...env } });
+  const stdio = (name: string, env: Record<string, string>) => ({ name, command: "sh", args: ["-c", `SERVER_NAME=${name} exec "${process.execPath}" "${SERVER}"`], env: { PID_FILE: PIDS, ...env }, cwd: dir });
   writeFileSync(file, JSON.stringify({ mcp: [stdio("workers", { ORPHAN: "1" }), stdio("mute", { HANG_START: "1" })] }));
   return file;
 }
 const f = useLoopd(() => ({ env: { TOOLS_FILE: toolsFile() } }));
 afterAll(() => {
-  for (const { pid } of pids()) if (alive(pid)) process.kill(pid, "SIGKILL");
+  for (const pid of running()) process.kill(pid, "SIGKILL");
 });
 
 test("after loopd closes, no process of an MCP server's group is left: not a worker it started, not a server still in its handshake", async () => {
@@ -37,6 +32,5 @@ test("after loopd closes, no process of an MCP server's group is left: not a wor
   }, { timeout: 15_000, interval: 50 });
   await f.loopd.close();
   await new Promise((r) => setTimeout(r, 500));
-  const left = pids().filter((p) => alive(p.pid));
-  expect(left, JSON.stringify(left)).toEqual([]);
+  expect(running()).toEqual([]);
 });

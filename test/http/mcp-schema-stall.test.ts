@@ -23,7 +23,7 @@ function toolsFile() {
   const list = path.join(dir, "list.json");
   writeFileSync(list, JSON.stringify(tools));
   const file = path.join(dir, "tools.json");
-  writeFileSync(file, JSON.stringify({ mcp: [{ name: "big", command: process.execPath, args: [SERVER], env: { TOOLS_PATH: list } }] }));
+  writeFileSync(file, JSON.stringify({ mcp: [{ name: "big", command: process.execPath, args: [SERVER], env: { TOOLS_PATH: list }, cwd: dir }] }));
   return file;
 }
 const f = useLoopd(() => ({ env: { TOOLS_FILE: toolsFile() } }));

@@ -2,11 +2,13 @@
  * run_command: off unless ENABLE_RUN_COMMAND, every call approved by a
  * person, its process group killed whole, its environment without secrets.
  */
+import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, test, vi } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { api } from "../helpers/api.js";
+import { processesWith } from "../helpers/processes-with.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 
 const f = useLoopd({
@@ -35,6 +37,7 @@ async function runCommand(input: Record<string, unknown>, { approve = true } = {
     url: `/conversations/${conv.id}/runs/${paused.id}/actions`,
     payload: { approvals: [{ tool_call_id: paused.required_action.tool_calls[0].tool_call_id, approve }] },
   });
+  const approvedAt = Date.now();
   expect(answered.statusCode, answered.body).toBe(200);
   const run = await vi.waitFor(
     async () => {
@@ -45,7 +48,7 @@ async function runCommand(input: Record<string, unknown>, { approve = true } = {
     { timeout: 30_000, interval: 50 },
   );
   const result = (await client().history(conv.id)).filter((m) => m.role === "tool").map((m) => m.content[0])[0];
-  return { run, result, output: result.is_error ? null : JSON.parse(result.content) };
+  return { run, result, output: result.is_error ? null : JSON.parse(result.content), tookMs: Date.now() - approvedAt };
 }
 
 describe("run_command", () => {
@@ -72,11 +75,19 @@ describe("run_command", () => {
   });
 
   test("at its timeout the whole process group is killed, what it left in the background too", async () => {
-    const pidFile = path.join(f.loopd.config.tools.workspaceDir, "background.pid");
-    const { output } = await runCommand({ command: `sleep 60 & echo $! > ${pidFile}; echo started; sleep 60`, timeout_s: 1 });
+    const token = `bg-${randomUUID()}`;
+    const { output } = await runCommand({ command: `sh -c 'sleep 60; : ${token}' & echo started; sleep 60`, timeout_s: 1 });
     expect(output).toMatchObject({ timed_out: true, stdout: "started\n" });
-    const pid = Number(readFileSync(pidFile, "utf8"));
-    await vi.waitFor(() => expect(() => process.kill(pid, 0)).toThrow(/ESRCH/), { timeout: 5_000, interval: 50 });
+    await vi.waitFor(() => expect(processesWith(token)).toEqual([]), { timeout: 5_000, interval: 50 });
+  });
+
+  test("a setsid'ed child neither outlives the timeout nor holds the result past it: it comes at the deadline with the output so far", async () => {
+    const token = `setsid-${randomUUID()}`;
+    const { output, tookMs } = await runCommand({ command: `setsid sh -c 'sleep 301; : ${token}' & echo started; echo said >&2; sleep 60`, timeout_s: 3 });
+    expect(output).toEqual({ exit_code: null, stdout: "started\n", stderr: "said\n", timed_out: true });
+    // 3 s, a moment to gather, and the run's next model call: far from the tool's own limit (TOOL_TIMEOUT_MS, 20 s here).
+    expect(tookMs).toBeLessThan(8_000);
+    await vi.waitFor(() => expect(processesWith(token)).toEqual([]), { timeout: 5_000, interval: 50 });
   });
 
   test("a long output keeps its head and tail and says how many bytes it left out", async () => {

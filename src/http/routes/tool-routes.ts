@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
 import { requestErrorResponses } from "../error-schemas.js";
+import { toolsOfTenant } from "../../tools/tools-of-tenant.js";
 
 const toolSchema = z.object({
   name: z.string(),
@@ -26,7 +27,7 @@ export const serverSchema = z.object({
   last_error: z.string().nullable().describe("What went wrong last, in loopd's words (`exited with code 1`); never what the server wrote to stderr"),
 });
 
-export function toolRoutes(app: FastifyInstance, { services: { registry, toolServers } }: HttpDeps) {
+export function toolRoutes(app: FastifyInstance, { services: { registry, toolServers, config } }: HttpDeps) {
   const typed = app.withTypeProvider<ZodTypeProvider>();
   typed.get(
     "/tools",
@@ -44,8 +45,8 @@ export function toolRoutes(app: FastifyInstance, { services: { registry, toolSer
         },
       },
     },
-    async () => ({
-      data: registry.all().map((tool) => ({
+    async (request) => ({
+      data: toolsOfTenant(registry, { tenant: request.tenant, commandTenants: config.tools.sandbox.runCommandTenants }).all().map((tool) => ({
         name: tool.name,
         description: tool.description,
         input_schema: tool.inputSchema,

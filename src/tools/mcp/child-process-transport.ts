@@ -1,8 +1,10 @@
 import { spawn, type ChildProcessByStdio } from "node:child_process";
+import path from "node:path";
 import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { NO_SANDBOX, type ToolSandbox } from "../sandbox/tool-sandbox.js";
 
 /** What a too-long message keeps of its start and its end, to find its id. */
 const EDGE_BYTES = 256;
@@ -17,13 +19,16 @@ export interface ChildProcessTransportOptions {
   /** The child's whole environment. */
   env: Record<string, string>;
   cwd?: string | undefined;
+  /** Where it runs: confined, with its `cwd` (if it has one) the only folder it may write. @default none */
+  sandbox?: ToolSandbox | undefined;
   /** The longest message read from the server; a longer one is skipped, and the request it answers gets an error. */
   maxMessageBytes: number;
 }
 
 /**
  * MCP over stdio, with the bounds the SDK's own stdio transport lacks: the
- * child runs in a process group of its own (an `npx` launcher and the
+ * child runs confined by the sandbox (it cannot read loopd's environment or
+ * files), in a process group of its own (an `npx` launcher and the
  * server under it are killed together), with exactly the environment given
  * (the SDK's adds the parent's USER, SHELL and others), and a message longer
  * than `maxMessageBytes` is never held whole: it is skipped as it streams by
@@ -55,9 +60,12 @@ export class ChildProcessTransport implements Transport {
   }
 
   start(): Promise<void> {
-    const { command, args, env, cwd } = this.options;
+    const { command, args, env, cwd, sandbox = NO_SANDBOX } = this.options;
+    // Its own folder, when the entry names one, is the only one it may write; else it runs, read-only, in loopd's.
+    const folder = cwd === undefined ? null : path.resolve(cwd);
+    const spawnAs = sandbox.confine({ command, args, cwd: folder ?? process.cwd(), writable: folder });
     return new Promise((resolve, reject) => {
-      const child = spawn(command, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"], detached: true, windowsHide: true });
+      const child = spawn(spawnAs.command, spawnAs.args, { env, cwd: spawnAs.cwd, stdio: ["pipe", "pipe", "pipe"], detached: true, windowsHide: true });
       this.child = child;
       child.once("spawn", () => resolve());
       child.once("error", (err: NodeJS.ErrnoException) => {

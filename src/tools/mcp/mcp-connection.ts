@@ -5,6 +5,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { causeCode } from "../cause-code.js";
 import type { McpServerEntry } from "../tools-file.js";
+import type { ToolSandbox } from "../sandbox/tool-sandbox.js";
 import { cappedFetch, CONNECTION_LOST, CONNECTION_LOST_REASON, TOO_LONG } from "./capped-fetch.js";
 import { ChildProcessTransport } from "./child-process-transport.js";
 
@@ -24,10 +25,10 @@ export const HANDSHAKE_TIMEOUT_MS = 30_000;
  */
 export async function openMcpConnection(
   entry: McpServerEntry,
-  { env, maxMessageBytes, closed, opening }: { env: Record<string, unknown>; maxMessageBytes: number; closed: () => boolean; opening: (transport: Transport | null) => void },
+  { env, maxMessageBytes, closed, opening, sandbox }: { env: Record<string, unknown>; maxMessageBytes: number; closed: () => boolean; opening: (transport: Transport | null) => void; sandbox?: ToolSandbox | undefined },
 ): Promise<{ client: Client; transport: Transport }> {
   const transports: (() => Transport)[] = entry.command
-    ? [() => new ChildProcessTransport({ command: entry.command!, args: entry.args, env: childEnv(entry, env), cwd: entry.cwd, maxMessageBytes })]
+    ? [() => new ChildProcessTransport({ command: entry.command!, args: entry.args, env: childEnv(entry, env), cwd: entry.cwd, sandbox, maxMessageBytes })]
     : [
         () => new StreamableHTTPClientTransport(new URL(entry.url!), { requestInit: { headers: entry.headers }, fetch: cappedFetch(maxMessageBytes) }),
         () => new SSEClientTransport(new URL(entry.url!), { requestInit: { headers: entry.headers }, fetch: cappedFetch(maxMessageBytes) }),

@@ -6,6 +6,7 @@ import { describeError } from "../../errors.js";
 import { causeCode } from "../cause-code.js";
 import { ToolErrorResult } from "../define-tool.js";
 import type { McpServerEntry } from "../tools-file.js";
+import type { ToolSandbox } from "../sandbox/tool-sandbox.js";
 import { CONNECTION_LOST_REASON } from "./capped-fetch.js";
 import { ChildProcessTransport } from "./child-process-transport.js";
 import { HANDSHAKE_TIMEOUT_MS, isConnectionFailure, lastLine, McpServerExited, messageOf, openMcpConnection, streamProblemOf } from "./mcp-connection.js";
@@ -57,6 +58,8 @@ export interface McpServerOptions {
   /** Values of loopd's environment (`PATH`, `HOME`, `LANG` are passed on). */
   env: Record<string, unknown>;
   log: Logger;
+  /** Where a stdio server runs (see `chooseToolSandbox`). @default none */
+  sandbox?: ToolSandbox | undefined;
   /** Takes secrets out of what a server said (its `last_error` is shown to API clients, its stderr to admins). */
   redact: (text: string) => string;
   /** Its tools or its status changed. */
@@ -110,6 +113,7 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
       opened = await openMcpConnection(entry, {
         env: options.env,
         maxMessageBytes: options.maxMessageBytes,
+        sandbox: options.sandbox,
         closed: () => closed,
         opening: (transport) => (opening = transport),
       });

@@ -1,0 +1,92 @@
+import { execFileSync } from "node:child_process";
+import type { Config } from "../../config.js";
+import { OperatorError } from "../../errors.js";
+import { createBwrapSandbox } from "./bwrap-sandbox.js";
+import type { SandboxSettings } from "./sandbox-config.js";
+import { NO_SANDBOX, type ToolSandbox } from "./tool-sandbox.js";
+import { createUserSandbox } from "./user-sandbox.js";
+
+/** The most a probe may take: a trivial program in a fresh sandbox starts in milliseconds. */
+const PROBE_MS = 10_000;
+
+export interface ChooseSandboxOptions {
+  settings: SandboxSettings;
+  /** Whether `run_command` is on: then no confinement at all refuses the start, unless `TOOL_SANDBOX=none` says so. */
+  runCommand: boolean;
+  /** Whether any stdio MCP server is configured (else there is nothing to warn about). */
+  stdioServers: boolean;
+  warn: (message: string) => void;
+  /** Seams: whether this sandbox runs a trivial program here, and whether loopd is root. @default really try it; `process.getuid() === 0` */
+  works?: (sandbox: ToolSandbox) => boolean;
+  isRoot?: boolean;
+  /** @default `id -u`/`id -g` of the user */
+  idsOf?: (user: string) => { uid: number; gid: number } | null;
+}
+
+/**
+ * The sandbox of `run_command` and stdio MCP servers, probed once at start
+ * (user namespaces may be off in this kernel or container). An explicit
+ * `TOOL_SANDBOX` that cannot work here stops the start; unset, bwrap is
+ * used when it works, else `user` when loopd is root. With neither, a
+ * start with `run_command` on is refused (a command could read every
+ * tenant's data through loopd's environment); stdio MCP servers alone only
+ * get a warning: they are programs the operator chose and ran unconfined
+ * until now, and refusing would stop a working deployment where the kernel
+ * allows no sandbox.
+ */
+export function chooseToolSandbox({ settings, runCommand, stdioServers, warn, works = probe, isRoot = process.getuid?.() === 0, idsOf = idsOfUser }: ChooseSandboxOptions): ToolSandbox {
+  const { mode, runAsUser, hidden, home } = settings;
+  if (mode === "none") return NO_SANDBOX;
+  const bwrap = createBwrapSandbox({ hidden, home });
+  const user = () => {
+    const ids = isRoot ? idsOf(runAsUser) : null;
+    return ids ? createUserSandbox(ids) : null;
+  };
+  if (mode === "bwrap") {
+    if (works(bwrap)) return bwrap;
+    throw new OperatorError("TOOL_SANDBOX=bwrap, but bubblewrap cannot run here (is `bwrap` installed, and are user namespaces allowed?); install it, or set TOOL_SANDBOX=user (loopd as root) or TOOL_SANDBOX=none");
+  }
+  if (mode === "user") {
+    if (!isRoot) throw new OperatorError("TOOL_SANDBOX=user needs loopd to run as root (to start tools as TOOL_RUN_AS_USER); use TOOL_SANDBOX=bwrap or none");
+    const sandbox = user();
+    if (sandbox && works(sandbox)) return sandbox;
+    throw new OperatorError(`TOOL_SANDBOX=user, but tools cannot be started as TOOL_RUN_AS_USER=${runAsUser} here (is it a user of this system, and are util-linux's unshare and setpriv installed?)`);
+  }
+  if (works(bwrap)) return bwrap;
+  const fallback = user();
+  if (fallback && works(fallback)) return fallback;
+  if (runCommand) {
+    throw new OperatorError(
+      "ENABLE_RUN_COMMAND=true, but commands cannot be confined here: bubblewrap (bwrap) is missing or cannot create user namespaces, and loopd is not root (for TOOL_RUN_AS_USER); install bubblewrap, or set TOOL_SANDBOX=none to run commands as loopd's own user (they can then read loopd's secrets)",
+    );
+  }
+  if (stdioServers) warn("stdio MCP servers run unconfined, as loopd's own user: bubblewrap (bwrap) is missing or cannot create user namespaces here, and loopd is not root; install bubblewrap, or set TOOL_SANDBOX=none to silence this");
+  return NO_SANDBOX;
+}
+
+function probe(sandbox: ToolSandbox): boolean {
+  const { command, args, cwd } = sandbox.confine({ command: "true", args: [], cwd: "/", writable: null });
+  try {
+    execFileSync(command, args, { cwd, stdio: "ignore", timeout: PROBE_MS, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function idsOfUser(user: string): { uid: number; gid: number } | null {
+  try {
+    const id = (flag: string) => Number(execFileSync("id", [flag, user], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim());
+    return { uid: id("-u"), gid: id("-g") };
+  } catch {
+    return null;
+  }
+}
+
+/** `chooseToolSandbox` for this configuration; no probe when nothing would run in it, unless `TOOL_SANDBOX` names one (the operator hears at once that it cannot work). */
+export function toolSandboxOf(config: Pick<Config, "tools">, { warn = () => {} }: { warn?: (message: string) => void } = {}): ToolSandbox {
+  const runCommand = config.tools.runCommand !== null;
+  const stdioServers = config.tools.mcp.some((entry) => entry.command !== undefined);
+  if (!runCommand && !stdioServers && config.tools.sandbox.mode === null) return NO_SANDBOX;
+  return chooseToolSandbox({ settings: config.tools.sandbox, runCommand, stdioServers, warn });
+}

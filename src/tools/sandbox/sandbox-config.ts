@@ -1,0 +1,44 @@
+import path from "node:path";
+import { z } from "zod";
+import { blank } from "../../env-values.js";
+
+/** The variables of the tool sandbox and of who may run commands (composed into config.ts's). */
+export const sandboxVariables = {
+  /** `bwrap`, `user` or `none`; unset: bwrap when it works here, else `user` when loopd runs as root. */
+  TOOL_SANDBOX: z.preprocess((v) => (blank(v) ? undefined : v), z.enum(["bwrap", "user", "none"]).optional()),
+  /** The user `run_command` and stdio MCP servers run as under `TOOL_SANDBOX=user`. */
+  TOOL_RUN_AS_USER: z.preprocess((v) => (blank(v) ? undefined : v), z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, "must be a user name or id").default("nobody")),
+  /** `acme,globex`: the tenants offered `run_command`; unset: every tenant. */
+  RUN_COMMAND_TENANTS: z.preprocess(
+    (v) => (blank(v) ? undefined : v),
+    z
+      .string()
+      .transform((s) => s.split(",").map((t) => t.trim()).filter(Boolean))
+      .optional(),
+  ),
+};
+
+type SandboxVariables = z.output<z.ZodObject<typeof sandboxVariables>> & { DATA_DIR: string; TOOLS_FILE?: string | undefined; PRICES_FILE?: string | undefined };
+
+/**
+ * `hidden`: what of loopd's a confined tool must not read, besides its
+ * environment and `/proc`: the embedded database's folder, the `.env` loopd
+ * read, the files its settings name (`TOOLS_FILE` may hold tokens; any
+ * `*_FILE` variable, as Docker and Kubernetes secrets are passed), and
+ * `/run/secrets`.
+ */
+export function sandboxSettingsOf(e: SandboxVariables, raw: Record<string, unknown>, { cwd = process.cwd() }: { cwd?: string } = {}) {
+  const files = Object.entries(raw).flatMap(([name, value]) => (name.endsWith("_FILE") && typeof value === "string" && value.trim() !== "" ? [value] : []));
+  const hidden = [e.DATA_DIR, path.join(cwd, ".env"), ...files, e.TOOLS_FILE, e.PRICES_FILE, "/run/secrets"].flatMap((p) => (p ? [path.resolve(cwd, p)] : []));
+  return {
+    /** Null: chosen at start (see `chooseToolSandbox`). */
+    mode: e.TOOL_SANDBOX ?? null,
+    runAsUser: e.TOOL_RUN_AS_USER,
+    hidden: [...new Set(hidden)],
+    home: typeof raw.HOME === "string" && raw.HOME !== "" ? path.resolve(raw.HOME) : undefined,
+    /** Null: every tenant is offered `run_command` (when it is enabled). */
+    runCommandTenants: e.RUN_COMMAND_TENANTS ?? null,
+  };
+}
+
+export type SandboxSettings = ReturnType<typeof sandboxSettingsOf>;
