@@ -40,8 +40,8 @@ export async function startLoopdProcess({
   const entry = fromSource ? ["--import", "tsx", "src/main.ts"] : ["dist/main.js"];
   const child = spawn(process.execPath, [...profile, ...flags, ...entry], {
     cwd: checkout,
-    // Hundreds of runs at once on the one tenant: the per-tenant cap would refuse them.
-    env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), MAX_ACTIVE_RUNS_PER_TENANT: "0", ...env },
+    // Hundreds of runs (and streams) at once on the one tenant: the per-tenant caps would refuse them (MAX_STREAMS_PER_TENANT: MAX_STREAMS's default).
+    env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), MAX_ACTIVE_RUNS_PER_TENANT: "0", MAX_STREAMS_PER_TENANT: "1000", ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";

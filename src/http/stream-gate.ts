@@ -20,15 +20,16 @@ export function createStreamGate({ max, maxPerTenant }: { max: number; maxPerTen
     openOf: (tenant: string) => ofTenant.get(tenant) ?? 0,
     /** Takes a place for a stream of `tenant` (release it when the stream ends), or throws 429 at its share, 503 unavailable at the bound. */
     take(tenant: string): () => void {
+      // A full server first: its 503 tells the client another instance may take the stream.
+      if (open >= max) {
+        throw new AppError("unavailable", `this server already holds its maximum of ${max} open streams; try again shortly`, {
+          max_streams: max,
+        });
+      }
       const held = ofTenant.get(tenant) ?? 0;
       if (held >= maxPerTenant) {
         throw new AppError("too_many_streams", `this tenant already holds its share of ${maxPerTenant} open streams on this server; close one or try again shortly`, {
           max_streams_per_tenant: maxPerTenant,
-        });
-      }
-      if (open >= max) {
-        throw new AppError("unavailable", `this server already holds its maximum of ${max} open streams; try again shortly`, {
-          max_streams: max,
         });
       }
       open++;

@@ -1,10 +1,8 @@
 import type { Log } from "../services.js";
 import type { Store } from "../store/store.js";
-import type { AttemptOutcome } from "../store/webhook-repository.js";
-import type { WebhookDeliveryRow } from "../store/schema.js";
+import type { AttemptOutcome, ClaimedDelivery } from "../store/webhook-repository.js";
 import { createWebhookAgents, postWebhook, type PostOutcome } from "./post-webhook.js";
 import { tenantSigner } from "./tenant-webhook-secret.js";
-import type { ClaimedDelivery } from "../store/webhook-repository.js";
 import { createDeliveryShares } from "./delivery-shares.js";
 import { webhookLookupsFor, type WebhookLookups } from "./webhook-lookups.js";
 import { webhookBody } from "./webhook-body.js";
@@ -85,7 +83,7 @@ export function createWebhookWorker({ store, settings, log, onAttempt = () => {}
     pumping = true;
     let wait = idleMs;
     // Due deliveries were left: slots full, hosts at their share or paused (a try's end or a reopening wakes it), or another instance's.
-    let short = false;
+    let short: boolean;
     try {
       do {
         again = false;
@@ -93,10 +91,10 @@ export function createWebhookWorker({ store, settings, log, onAttempt = () => {}
         short = free <= 0;
         if (short) break;
         const claimed = await store.webhooks.claim({ limit: free, leaseMs, shares: shares.forClaim() });
-        short = claimed.length < free;
         for (const delivery of claimed) if (!closed) launch(delivery);
         // A full batch: there may be more due.
-        if (claimed.length === free) again = true;
+        short = claimed.length < free;
+        again = !short;
       } while (again && !closed);
       const { nextDueInMs } = await store.webhooks.pending();
       if (nextDueInMs !== null && !(nextDueInMs === 0 && short)) wait = Math.min(idleMs, nextDueInMs);
