@@ -62,15 +62,7 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
   const stop = createStopPolicy({ budget: o.budget, maxTokens: settings.maxTokens, conditions: budgetConditions(o.budget, o.costOf) });
   const checkFinish = o.finish ? createFinishChecker(o.finish, { signal }) : null;
   const tools = { toolBox, state, clock, signal, emit };
-  const weigh = (inputTokens: number, afterTools: boolean) =>
-    stop.beforeStep({
-      spent: { steps: state.steps, usage: state.usage, costUsd: state.usage.cost_usd ?? null, timeLeftMs: clock.timeLeftMs() },
-      inputTokens,
-      afterTools,
-      shown: state.shown(),
-      // A grace turn the history holds (a run taken up after a crash) stays one.
-      graceTurn: graceTurnOf(state.history),
-    });
+  const weigh = (inputTokens: number, afterTools: boolean) => stop.beforeStep({ spent: { steps: state.steps, usage: state.usage, costUsd: state.usage.cost_usd ?? null, timeLeftMs: clock.timeLeftMs() }, inputTokens, afterTools, shown: state.shown(), graceTurn: graceTurnOf(state.history) });
   const summarizeIfNeeded = createSummarizer({ provider, settings, state, clock, signal, idleMs: o.limits.modelStreamIdleMs, emit, now, affordable: (tokens) => weigh(tokens, false).type === "go" });
   const cancelled = () => state.end({ status: "cancelled", stopReason: isSuperseded(signal) ? "superseded" : "cancelled" }, { interrupted: isInterruption(signal) });
   const overBudget = (over: BudgetName) => state.end({ status: "incomplete", stopReason: over === "steps" ? "max_steps" : "budget", budgetExceeded: over });
@@ -80,8 +72,7 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
   for (const call of approvedCalls) emit({ type: "tool_call.started", tool_call_id: call.id, name: call.name, input: call.input });
   if (approvedCalls.length > 0) await o.flushEvents?.();
   await runTools(approvedCalls, { ...tools, announced: true });
-  // After tools (the approved ones, or those a crash cut off and recovery answered), the model still wanted tools.
-  let afterTools = state.history.at(-1)?.role === "tool";
+  let afterTools = state.history.at(-1)?.role === "tool"; // the approved calls', or those a crash cut off (recovery answered them)
 
   for (;;) {
     // New runs are taken in first (`afterIntake`): the wait is part of the step, weighed with it; a cancel ends it.

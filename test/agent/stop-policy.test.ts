@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { costBudget, createStopPolicy, graceNotice, graceTurnOf, MIN_OUTPUT_TOKENS, NOTICE_TOKENS, timeBudget, tokenBudget, type BudgetSpent } from "../../src/agent/stop-policy.js";
+import { graceNotice, graceTurnOf, NOTICE_TOKENS } from "../../src/agent/grace-turn.js";
+import { costBudget, createStopPolicy, MIN_OUTPUT_TOKENS, timeBudget, tokenBudget, type BudgetSpent } from "../../src/agent/stop-policy.js";
 import type { NewMessage } from "../../src/core/messages.js";
 import type { RunBudget } from "../../src/core/run-settings.js";
 import { emptyUsage } from "../../src/core/usage.js";
