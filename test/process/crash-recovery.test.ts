@@ -236,7 +236,7 @@ describe(`loopd as a process on ${testDatabaseKind}`, () => {
       { text: "Here is what I have.", usage },
     );
     const input = ((await (await fetch(`${loopd.url}/conversations/${conv.id}/context`)).json()) as { estimated_input_tokens: number }).estimated_input_tokens;
-    // Two normal calls fit (each keeps room for a grace call half as big again after it), a third does not; its grace call does.
+    // Two normal calls fit (each with a grace call after it, grown as the steps have shown), a third does not; its grace call does.
     const stream = await client.sendStreaming(conv.id, "Work.", { budget: { max_tokens: Math.round(5.6 * input) } });
     const runId = (await stream.until((e) => e.event === "run.created", 10_000)).data.run.id;
     await stream.until((e) => e.event === "tool_call.started" && e.data.name === "block_until_stopped", 10_000);
