@@ -1,6 +1,5 @@
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { AppError } from "../errors.js";
-import type { Log } from "../services.js";
 import { createLoadJudge, type LoadState } from "./load-judge.js";
 
 /** What a new run is answered while the process is overloaded (503 with Retry-After). */
@@ -24,7 +23,7 @@ export interface OverloadMonitorOptions {
   /** How often the lag is sampled. @default 1000 */
   sampleMs?: number;
   /** Where a change of state is said, with the sample that made it. */
-  log: Pick<Log, "info" | "warn">;
+  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 }
 
 /** The histogram's timer: each of its ticks is late by the lag it records. */
