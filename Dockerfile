@@ -41,7 +41,8 @@ COPY --chown=node:node package.json ./
 RUN mkdir -p /app/data /app/workspace && chown node:node /app/data /app/workspace
 USER node
 EXPOSE 3000
-# The slim image has no curl: ask /healthz with Node's own fetch.
+# Liveness: /healthz asks no database and is never shed under load (readiness is /readyz).
+# The slim image has no curl: ask it with Node's own fetch.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # Node directly (not npm start, whose prestart would rebuild): signals reach loopd, which shuts down gracefully.

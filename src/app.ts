@@ -17,6 +17,7 @@ import { createHistoryCache } from "./runs/history-cache.js";
 import { createRunSignals, type RunSignals } from "./runs/run-signals.js";
 import { createTokenRatios } from "./runs/token-ratios.js";
 import { createIntake } from "./runs/intake.js";
+import { createOverloadMonitor } from "./runs/overload-monitor.js";
 import type { Services } from "./services.js";
 import { createClientErrorHandler } from "./http/client-error-handler.js";
 import { handleError, replyError } from "./http/error-handler.js";
@@ -24,7 +25,6 @@ import type { HttpDeps } from "./http/http-deps.js";
 import { useJsonBodies } from "./http/json-body-parser.js";
 import { useNotFoundHandler } from "./http/not-found-handler.js";
 import { useOpenApi } from "./http/openapi.js";
-import { useOverloadGuard } from "./http/overload-guard.js";
 import { useRequestTenant } from "./http/request-tenant.js";
 import { useApiKeys } from "./http/api-keys.js";
 import { useHostCheck } from "./http/host-check.js";
@@ -35,7 +35,7 @@ import { useRateLimit } from "./http/rate-limit.js";
 import { createStreamGate } from "./http/stream-gate.js";
 import { docsRoutes } from "./http/routes/docs-routes.js";
 import { resourceRoutes } from "./http/routes/resource-routes.js";
-import { healthRoutes } from "./http/routes/health-routes.js";
+import { healthRoutes, isProbe } from "./http/routes/health-routes.js";
 import { metricsRoutes } from "./http/routes/metrics-routes.js";
 import { BODY_MAX_DEPTH } from "./http/request-schemas.js";
 import { providersOf } from "./providers/index.js";
@@ -74,7 +74,7 @@ export interface AppDeps {
   instanceId?: string;
   /** @default 15000 */
   ssePingMs?: number;
-  /** How often event-loop lag is measured for the overload guard. @default 1000 */
+  /** How often event-loop lag is sampled for the overload guard. @default 1000 */
   pressureSampleMs?: number;
 }
 
@@ -170,6 +170,11 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     instanceId: deps.instanceId ?? randomUUID(),
     log: logger,
     telemetry: combineTelemetry(tracing ? [metrics.telemetry, tracing] : [metrics.telemetry]),
+    overload: createOverloadMonitor({
+      maxDelayMs: config.server.maxEventLoopDelayMs,
+      sampleMs: deps.pressureSampleMs,
+      log: logger,
+    }),
   };
   const runs = createRunManager(services, { exclusive: services.exclusiveDatabase });
   // A run of this process signals its readers itself when it commits: its echo through LISTEN would wake them twice.
@@ -198,6 +203,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     ssePingMs: deps.ssePingMs,
     ping: database.ping,
     streams: createStreamGate({ max: config.server.maxStreams, maxPerTenant: config.fairShares.maxStreamsPerTenant }),
+    phase: () => (stopping ? "stopping" : started ? "serving" : "starting"),
   };
   metrics.watch({
     activeRuns: () => runs.activeCount,
@@ -209,6 +215,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   });
 
   let stopping = false;
+  let started = false;
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: config.server.bodyLimitBytes,
@@ -235,11 +242,11 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   useHostCheck(app, { keysRequired: config.auth.required, allowedHosts: config.server.allowedHosts, corsOrigins: config.server.corsOrigins });
   if (config.server.corsOrigins.length > 0) await app.register(cors, { origin: config.server.corsOrigins, exposedHeaders: ["x-request-id", "retry-after", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"] });
   useNotFoundHandler(app);
-  await useOverloadGuard(app, { maxEventLoopDelayMs: config.server.maxEventLoopDelayMs, sampleIntervalMs: deps.pressureSampleMs });
   app.addHook("onRequest", async (req, reply) => {
     // What a request carried, for debugging; REDACT keeps its credentials out.
     if (req.log.level === "debug" || req.log.level === "trace") req.log.debug({ headers: req.headers }, "request headers");
-    if (!stopping) return;
+    // The probes answer for themselves while stopping: alive, and not ready.
+    if (!stopping || isProbe(req.routeOptions.url)) return;
     reply.header("connection", "close");
     return replyError(reply, "unavailable", "the server is shutting down; try again shortly");
   });
@@ -256,6 +263,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   await app.ready();
   await runs.open();
   if (config.auth.required) await makeFirstKey(services.store, logger);
+  started = true;
   const retention =
     config.runs.retentionDays === null
       ? null
@@ -291,6 +299,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
           await keyCheck.close();
           // After the runs stopped: their last spans go out too.
           await services.telemetry.close();
+          services.overload.close();
         }
       })()),
   };

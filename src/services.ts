@@ -3,6 +3,7 @@ import type { PriceTable } from "./core/price-table.js";
 import type { Config } from "./config.js";
 import type { HistoryCache } from "./runs/history-cache.js";
 import type { Intake } from "./runs/intake.js";
+import type { OverloadMonitor } from "./runs/overload-monitor.js";
 import type { RunSignals } from "./runs/run-signals.js";
 import type { TokenRatios } from "./runs/token-ratios.js";
 import type { Broadcast } from "./store/broadcast.js";
@@ -49,4 +50,6 @@ export interface Services {
   log: Log;
   /** Metrics and traces: told what runs do, never asked. */
   telemetry: Telemetry;
+  /** Whether the event loop is overloaded, sustained: new runs are refused then (MAX_EVENT_LOOP_DELAY_MS). */
+  overload: OverloadMonitor;
 }

@@ -16,6 +16,7 @@ import type { Appended } from "../runs/history-cache.js";
 import { startedEvents } from "../runs/committed-events.js";
 import type { LoggedEvent } from "../store/event-repository.js";
 import type { RunManager } from "../runs/run-manager.js";
+import { Overloaded } from "../runs/overload-monitor.js";
 import { toPgSafe } from "../store/pg-safe.js";
 import { startedRunPosition, type RunPosition } from "../runs/run-numbering.js";
 import type { Services } from "../services.js";
@@ -183,11 +184,13 @@ async function afterCreated({ services, runs }: { services: Services; runs: RunM
 }
 
 /**
- * Admission control: while the database keeps statements waiting longer than
+ * Admission control: while the process is overloaded (MAX_EVENT_LOOP_DELAY_MS,
+ * sustained), or the database keeps statements waiting longer than
  * DB_ADMISSION_WAIT_MS, a new run is refused at once, so the runs already
- * accepted get the connections they need to finish.
+ * accepted get the time and the connections they need to finish.
  */
-function admit({ store, config }: Services): void {
+function admit({ store, config, overload }: Services): void {
+  if (overload.overloaded) throw new Overloaded();
   const limit = config.database.admissionWaitMs;
   const waited = store.longestWaitMs();
   if (limit === 0 || waited <= limit) return;

@@ -4,7 +4,7 @@ import { replyError } from "./error-handler.js";
 import type { KeyCheck } from "./key-check.js";
 
 /** Routes anyone may call: health, the API's description and its reference page, the playground's page and assets (the page asks for a key). */
-const OPEN = [/^\/healthz$/, /^\/openapi\.json$/, /^\/docs(\/.*)?$/, /^\/$/, /^\/assets\/[^/]+$/];
+const OPEN = [/^\/(healthz|readyz)$/, /^\/openapi\.json$/, /^\/docs(\/.*)?$/, /^\/$/, /^\/assets\/[^/]+$/];
 
 /** The key a request presents: `Authorization: Bearer <key>`, or `x-api-key: <key>`. */
 export function presentedKey(req: FastifyRequest): string | null {

@@ -16,4 +16,6 @@ export interface HttpDeps {
   ping(): Promise<DatabaseHealth>;
   /** Bounds the open SSE streams. */
   streams: StreamGate;
+  /** Where the process is in its life: `/readyz` says `starting` and `shutting_down`. */
+  phase(): "starting" | "serving" | "stopping";
 }

@@ -224,14 +224,29 @@ function isAlive({ holder, mtimeMs }: SeenLock, file: string): boolean {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "EPERM") return false;
   }
+  // A zombie answers kill(0) until its parent reaps it, which a parent that
+  // never waits (a shell's `&`, some supervisors) may never do: it has exited all the same.
+  if (hasExited(holder.pid)) return false;
   const started = processStartTime(holder.pid);
   return !(holder.pid_started && started && started !== holder.pid_started);
 }
 
+/** The fields of /proc/<pid>/stat after the command's name (field 3, the state, first); null off Linux or when the process is gone. */
+function statFields(pid: number): string[] | null {
+  const stat = readProc(`/proc/${pid}/stat`);
+  // The name (field 2) is in parentheses and may hold spaces or parentheses itself: the fields start after the last ")".
+  return stat === null ? null : stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
+/** State Z (a zombie: exited, not yet reaped) or X (dead). */
+function hasExited(pid: number): boolean {
+  const state = statFields(pid)?.[0];
+  return state === "Z" || state === "X";
+}
+
 /** Field 22 of /proc/<pid>/stat: when the process started, in clock ticks since boot; null off Linux. */
 function processStartTime(pid: number): string | null {
-  const stat = readProc(`/proc/${pid}/stat`);
-  return stat === null ? null : (stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null);
+  return statFields(pid)?.[19] ?? null;
 }
 
 function readProc(file: string): string | null {

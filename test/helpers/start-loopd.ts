@@ -43,10 +43,6 @@ export async function startLoopd({
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
     WORKSPACE_DIR: mkdtempSync(path.join(tmpdir(), "loopd-ws-")),
     SHUTDOWN_TIMEOUT_MS: "2000",
-    // The overload guard takes any long synchronous stretch (a bulk insert
-    // into the embedded database on a busy machine) for overload and refuses
-    // the next requests; test/http/overload.test.ts turns it on.
-    MAX_EVENT_LOOP_DELAY_MS: "0",
     // Test files leave runs paused across many conversations of the one tenant; the cap has its own tests.
     MAX_ACTIVE_RUNS_PER_TENANT: "0",
     // Likewise a long transaction of a busy machine would shed new runs; test/http/admission.test.ts turns it on.

@@ -216,10 +216,13 @@ describe("history in a provider's own format", () => {
 });
 
 describe("operations", () => {
-  test("healthz answers when the database does", async () => {
+  test("healthz answers while the process is up; readyz when the database answers and new runs are taken", async () => {
     const res = await inject({ method: "GET", url: "/healthz" });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ status: "ok" });
+    const ready = await inject({ method: "GET", url: "/readyz" });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toEqual({ status: "ready" });
   });
 
   test("openapi.json describes the contract's routes", async () => {

@@ -3,15 +3,16 @@ import { useLoopd } from "../helpers/use-loopd.js";
 
 const f = useLoopd();
 
-test("with the database gone, healthz and the API answer 503 unavailable without internals", async () => {
+test("with the database gone, /readyz and the API answer 503 unavailable without internals; /healthz, which asks no database, 200", async () => {
   const conv = (await f.loopd.app.inject({ method: "POST", url: "/conversations" })).json();
-  expect((await f.loopd.app.inject({ method: "GET", url: "/healthz" })).statusCode).toBe(200);
+  expect((await f.loopd.app.inject({ method: "GET", url: "/readyz" })).json()).toEqual({ status: "ready" });
 
   await f.database.close();
 
-  const health = await f.loopd.app.inject({ method: "GET", url: "/healthz" });
-  expect(health.statusCode).toBe(503);
-  expect(health.json().error.code).toBe("unavailable");
+  expect((await f.loopd.app.inject({ method: "GET", url: "/healthz" })).json()).toEqual({ status: "ok" });
+  const ready = await f.loopd.app.inject({ method: "GET", url: "/readyz" });
+  expect(ready.statusCode).toBe(503);
+  expect(ready.json().error).toMatchObject({ code: "unavailable", details: { reason: "database" } });
   for (const res of [
     await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}` }),
     await f.loopd.app.inject({ method: "POST", url: `/conversations/${conv.id}/messages`, payload: { content: "hi" } }),

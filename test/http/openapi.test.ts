@@ -88,6 +88,7 @@ describe("/openapi.json", () => {
     expect(served).toEqual(
       expect.arrayContaining([
         "GET /healthz",
+        "GET /readyz",
         "POST /conversations",
         "GET /conversations",
         "GET /conversations/{id}",
@@ -162,6 +163,7 @@ describe("/openapi.json", () => {
     expect(doc.components.securitySchemes).toMatchObject({ apiKey: { type: "http", scheme: "bearer" }, apiKeyHeader: { type: "apiKey", in: "header", name: "x-api-key" } });
     expect(doc.security).toEqual([{ apiKey: [] }, { apiKeyHeader: [] }]);
     expect(doc.paths["/healthz"].get.security).toEqual([]);
+    expect(doc.paths["/readyz"].get.security).toEqual([]);
     expect(doc.paths["/metrics"].get.security).toEqual([]);
     expect(doc.paths["/conversations"].get.security).toBeUndefined();
     expect(Object.keys(doc.paths["/conversations/{id}"].get.responses)).toEqual(expect.arrayContaining(["401", "429"]));

@@ -40,7 +40,6 @@ beforeAll(async () => {
     WEATHER_TOOL_TOKEN: TOOL_TOKEN,
     LOG_LEVEL: "debug",
     WORKSPACE_DIR: mkdtempSync(path.join(tmpdir(), "loopd-ws-")),
-    MAX_EVENT_LOOP_DELAY_MS: "0",
   });
   const sink = new Writable({
     write(chunk, _enc, done) {

@@ -103,6 +103,7 @@ describe("without a live key", () => {
 
   test("health, the API's description and its reference page are open", async () => {
     expect((await call(null, "GET", "/healthz")).statusCode).toBe(200);
+    expect((await call(null, "GET", "/readyz")).statusCode).toBe(200);
     expect((await call(null, "GET", "/openapi.json")).statusCode).toBe(200);
     expect((await call(null, "GET", "/docs")).statusCode).toBeLessThan(400);
   });

@@ -8,6 +8,7 @@ import { createProcessDatabase } from "./process-database.js";
 import { toolCallIdsIn, toolResultsIn, userTextsIn } from "../helpers/wire.js";
 import { expectCompleteEventLog, isTerminalEvent, loopdClient, unansweredToolCalls } from "./loopd-client.js";
 import { killAllLoopd, killProcess, sleep, spawnLoopd, type LoopdProcess } from "./loopd-process.js";
+import { processState } from "../helpers/non-reaping-parent.js";
 
 // Real processes, each compiling the sources at start: slow on a busy machine, so bounds, not measures, are generous.
 vi.setConfig({ testTimeout: 150_000, hookTimeout: 150_000 });
@@ -73,7 +74,7 @@ afterAll(async () => {
 
 beforeEach(async () => {
   llm.reset();
-  if (loopd.child.exitCode !== null || loopd.child.signalCode !== null) await startLoopd();
+  if (loopd.ended()) await startLoopd();
 });
 
 describe(`loopd as a process on ${testDatabaseKind}`, () => {
@@ -191,6 +192,29 @@ describe(`loopd as a process on ${testDatabaseKind}`, () => {
         await killedInGraceTurn(() => until(() => llm.requests.length === 2, 10_000), { hang: true });
       });
     });
+  });
+
+  test("killed (SIGKILL) under a parent that does not reap it: the zombie holds nothing, the next process starts at once and resumes the run", async () => {
+    await killProcess(loopd);
+    loopd = await spawnLoopd({ env, entry: "test/process/main-with-test-tools.ts", unreaped: true });
+    const conv = await client.createConversation({ provider: "openai" });
+    llm.script({ text: LONG_ANSWER, chunkDelayMs: SLOW }, { text: "Finished after the restart." });
+    const stream = await client.sendStreaming(conv.id, "Tell me a long story.");
+    const runId = (await stream.until((e) => e.event === "run.created", 10_000)).data.run.id;
+    await stream.until((e) => e.event === "text.delta", 10_000);
+    const zombie = loopd;
+    try {
+      expect(await killProcess(zombie)).toEqual({ code: null, signal: "SIGKILL" });
+      stream.close();
+      expect(processState(zombie.pid)).toBe("Z");
+
+      // On the embedded database, its folder's lock names the zombie's pid, which kill(pid, 0) still finds.
+      await startLoopd();
+      expect(await client.waitForRunEnd(conv.id, runId, 20_000)).toMatchObject({ status: "completed", stop_reason: "end_turn", error: null });
+      expect(expectCompleteEventLog(await client.allEvents(conv.id, runId))).toMatchObject({ event: "run.completed" });
+    } finally {
+      zombie.child.kill("SIGKILL");
+    }
   });
 
   test("a paused run survives SIGKILL: it holds no process, and the next process takes the answer and goes on", async () => {

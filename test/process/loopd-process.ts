@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
+import { spawnUnreaped } from "../helpers/non-reaping-parent.js";
 import { createServer } from "node:net";
 import path from "node:path";
 import { emptyFolder, repoRoot, TSX } from "./run-program.js";
@@ -11,15 +12,21 @@ export interface Exit {
 /** loopd running as a real child process (`node --import tsx src/main.ts`, or another entry). */
 export interface LoopdProcess {
   url: string;
+  /** loopd's own pid. */
   pid: number;
+  /** The test's child: loopd itself, or (`unreaped`) the parent that never waits for it. */
   child: ChildProcess;
   /** Settles when the process has exited, however it ended. */
   exited: Promise<Exit>;
   /** What it wrote to stdout and stderr so far (the tail), for failure messages. */
   output(): string;
+  /** Whether it has exited (a zombie counts). */
+  ended(): boolean;
 }
 
 const started = new Set<LoopdProcess>();
+/** The parents that never reap: ended last, which lets their zombies go. */
+const unreapedParents = new Set<ChildProcess>();
 
 /**
  * Starts loopd with exactly `env` (plus PATH, HOME and TMPDIR, so nothing
@@ -28,7 +35,6 @@ const started = new Set<LoopdProcess>();
  * output if it exits or is not ready within `readyTimeoutMs`. The port is
  * free when picked, but another test file may take it before loopd binds
  * it: loopd then says so and exits, and is started again on another.
- * The overload guard is off, as in start-loopd.ts.
  */
 export async function spawnLoopd({
   env,
@@ -36,6 +42,7 @@ export async function spawnLoopd({
   // A generous bound, not a measure: tsx compiles the sources at start, slowly on a busy machine.
   readyTimeoutMs = 90_000,
   cwd = emptyFolder,
+  unreaped = false,
 }: {
   env: Record<string, string>;
   /** The script to run, relative to the repository. @default "src/main.ts" */
@@ -43,10 +50,12 @@ export async function spawnLoopd({
   readyTimeoutMs?: number;
   /** Its working folder (where it reads `.env`). @default an empty folder */
   cwd?: string;
+  /** Under a parent that never reaps it (see non-reaping-parent.ts): killed, it stays a zombie. @default false */
+  unreaped?: boolean;
 }): Promise<LoopdProcess> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOn(await freePort(), { env, entry, readyTimeoutMs, cwd });
+      return await startOn(await freePort(), { env, entry, readyTimeoutMs, cwd, unreaped });
     } catch (err) {
       if (!(err instanceof PortTaken) || attempt >= 3) throw err;
     }
@@ -55,32 +64,35 @@ export async function spawnLoopd({
 
 class PortTaken extends Error {}
 
-async function startOn(port: number, { env, entry, readyTimeoutMs, cwd }: { env: Record<string, string>; entry: string; readyTimeoutMs: number; cwd: string }): Promise<LoopdProcess> {
-  const child = spawn(process.execPath, ["--import", TSX, path.join(repoRoot, entry)], {
+async function startOn(
+  port: number,
+  { env, entry, readyTimeoutMs, cwd, unreaped }: { env: Record<string, string>; entry: string; readyTimeoutMs: number; cwd: string; unreaped: boolean },
+): Promise<LoopdProcess> {
+  const args = ["--import", TSX, path.join(repoRoot, entry)];
+  const options = {
     cwd,
     env: {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",
       TMPDIR: process.env.TMPDIR ?? "/tmp",
-      // A process just started on a busy machine (tsx compiling, the embedded database
-      // opening) lags past the overload guard's second, and its first requests got 503.
-      MAX_EVENT_LOOP_DELAY_MS: "0",
       MAX_ACTIVE_RUNS_PER_TENANT: "0",
       DB_ADMISSION_WAIT_MS: "0",
       ...env,
       HOST: "127.0.0.1",
       PORT: String(port),
     },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  };
+  const { child, pid, exited } = unreaped ? await spawnUnreaped(process.execPath, args, options).then(({ parent, ...rest }) => ({ child: parent, ...rest })) : spawnChild(args, options);
+  if (unreaped) unreapedParents.add(child);
   let out = "";
   const keep = (chunk: Buffer) => {
     out = (out + chunk.toString("utf8")).slice(-20_000);
   };
   child.stdout!.on("data", keep);
   child.stderr!.on("data", keep);
-  const exited = new Promise<Exit>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
-  const loopd: LoopdProcess = { url: `http://127.0.0.1:${port}`, pid: child.pid!, child, exited, output: () => out };
+  let ended = false;
+  void exited.then(() => (ended = true));
+  const loopd: LoopdProcess = { url: `http://127.0.0.1:${port}`, pid, child, exited, output: () => out, ended: () => ended };
   started.add(loopd);
   void exited.then(() => started.delete(loopd));
 
@@ -106,13 +118,19 @@ async function startOn(port: number, { env, entry, readyTimeoutMs, cwd }: { env:
 
 /** SIGKILL (unless it already exited) and wait for the exit. */
 export async function killProcess(loopd: LoopdProcess, signal: NodeJS.Signals = "SIGKILL"): Promise<Exit> {
-  if (loopd.child.exitCode === null && loopd.child.signalCode === null) loopd.child.kill(signal);
+  if (!loopd.ended()) process.kill(loopd.pid, signal);
   return loopd.exited;
+}
+
+function spawnChild(args: string[], options: SpawnOptions): { child: ChildProcess; pid: number; exited: Promise<Exit> } {
+  const child = spawn(process.execPath, args, { ...options, stdio: ["ignore", "pipe", "pipe"] });
+  return { child, pid: child.pid!, exited: new Promise<Exit>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal }))) };
 }
 
 /** Every loopd this module started that is still running: for afterAll, whatever happened. */
 export async function killAllLoopd(): Promise<void> {
   await Promise.all([...started].map((loopd) => killProcess(loopd)));
+  for (const loopd of unreapedParents) loopd.kill("SIGKILL");
 }
 
 async function freePort(): Promise<number> {

@@ -8,6 +8,7 @@ import { OperatorError } from "../../src/errors.js";
 import { DataDirBusyError, holderOf, LOCK_FILE, lockDataDir } from "../../src/store/data-dir-lock.js";
 import { openDatabase } from "../../src/store/db.js";
 import { killAllHolders, startHolder } from "../helpers/data-dir-holder.js";
+import { processState, spawnUnreaped } from "../helpers/non-reaping-parent.js";
 import { repoRoot, TSX } from "../process/run-program.js";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "loopd-lock-"));
@@ -74,6 +75,28 @@ describe("one process per embedded database folder", () => {
     expect(lockOf(dir)).toMatchObject({ pid: process.pid, program: "the taker" });
     await database.close();
   });
+
+  test("a lock left by a killed process its parent has not reaped (a zombie) is taken over at once", async () => {
+    const dir = folder();
+    const holder = await spawnUnreaped(process.execPath, ["--import", TSX, "test/store/hold-data-dir.ts", "hold", dir], { cwd: repoRoot });
+    try {
+      const lines = createInterface({ input: holder.parent.stdout! })[Symbol.asyncIterator]();
+      expect((await lines.next()).value).toBe("ready");
+      expect((await lines.next()).value).toBe("held");
+      expect(lockOf(dir)).toMatchObject({ pid: holder.pid });
+      process.kill(holder.pid, "SIGKILL");
+      expect(await holder.exited).toEqual({ code: null, signal: "SIGKILL" });
+      // Exited, and still in the process table: kill(pid, 0) succeeds on it.
+      expect(processState(holder.pid)).toBe("Z");
+      expect(holderOf(dir)).toBeNull();
+
+      const database = await openDatabase({ dataDir: dir, program: "the taker" });
+      expect(lockOf(dir)).toMatchObject({ pid: process.pid, program: "the taker" });
+      await database.close();
+    } finally {
+      holder.parent.kill("SIGKILL");
+    }
+  }, 60_000);
 
   test("stale locks are told from live ones: a reused pid, this process's own pid, another host's lock kept fresh or not, an unreadable file", async () => {
     const dir = folder();

@@ -39,8 +39,9 @@ test.skipIf(testDatabaseKind === "postgres")(
     expect(onFault).toHaveBeenCalledTimes(1);
     expect(onFault.mock.calls[0]![0]).toMatchObject({ name: "RuntimeError" });
 
-    const health = await loopd.app.inject({ method: "GET", url: "/healthz" });
-    expect(health.statusCode).toBe(503);
+    const ready = await loopd.app.inject({ method: "GET", url: "/readyz" });
+    expect(ready.statusCode).toBe(503);
+    expect(ready.json().error.details).toEqual({ reason: "database" });
     const list = await loopd.app.inject({ method: "GET", url: "/conversations" });
     expect(list.statusCode).toBe(503);
     expect(list.json()).toEqual({ error: { code: "unavailable", message: expect.any(String), details: {} } });
