@@ -15,6 +15,7 @@ import { loadToolsFile, secretsOfToolsFile, ToolsFileError, type ToolsFile } fro
 import { blank, booleanFromEnv, intFromEnv, optionalString } from "./env-values.js";
 import { webhookSettingsOf, webhookVariables } from "./webhooks/webhook-config.js";
 import { attachmentSettingsOf, attachmentVariables } from "./conversations/attachments/attachment-config.js";
+import { bodySettingsOf, bodyVariables } from "./http/body-config.js";
 
 /** A token a client must present: long enough not to be guessed. */
 const secretToken = z.preprocess((v) => (blank(v) ? undefined : v), z.string().min(16, "must be at least 16 characters (a random one: openssl rand -hex 24)").optional());
@@ -103,6 +104,7 @@ const variables = {
   PLAYGROUND: z.preprocess((v) => (blank(v) ? undefined : v), z.enum(["on", "off"]).default("on")),
   ...webhookVariables,
   ...attachmentVariables,
+  ...bodyVariables,
 };
 
 /** Every variable loopd reads (`.env.example` and the README's table list each one). */
@@ -217,6 +219,7 @@ const configSchemaOf = (raw: Record<string, unknown>) => z.object(variables).tra
     },
     webhooks: webhookSettingsOf(e),
     attachments: attachmentSettingsOf(e),
+    bodies: bodySettingsOf(e),
     /** Values that never appear in a trace, a log or a recorded error (API keys and the like, from the environment). */
     secrets: [...secretsOf(raw as NodeJS.ProcessEnv), ...secretsOfToolsFile(toolsFile)],
   };
