@@ -90,7 +90,7 @@ describe("unknown body fields", () => {
     ["POST", "/conversations", { titel: "typo" }, ["body.titel"]],
     ["POST", "/conversations", { title: "ok", metdata: {}, extra: 1 }, ["body.metdata", "body.extra"]],
     ["POST", "messages", { content: "hi", max_step: 3 }, ["body.max_step"]],
-    ["POST", "messages", { content: [{ type: "text", text: "hi", cache: true }] }, ["body.content.0.cache"]],
+    ["POST", "messages", { content: [{ type: "text", text: "hi", cache: true }] }, ["body.content[0].cache"]],
     ["POST", "messages", { content: "hi", tool_choice: { name: "calculate", strict: true } }, ["body.tool_choice.strict"]],
     ["PATCH", "conversation", { modle: "gpt-4o" }, ["body.modle"]],
   ])("%s %s with %j is a 400 naming %j, and changes nothing", async (method, target, payload, unknown) => {

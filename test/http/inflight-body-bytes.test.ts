@@ -35,7 +35,7 @@ beforeAll(async () => {
     keys[name] = created.key;
     keyIds[name] = created.row.id;
     const res = await fetch(`${f.loopd.url}/conversations`, { method: "POST", headers: headersOf(name), body: JSON.stringify({ provider: "mock" }) });
-    conversations[name] = (await res.json()).id;
+    conversations[name] = ((await res.json()) as { id: string }).id;
   }
 });
 
