@@ -112,7 +112,7 @@ describe("sending a message", () => {
     [{ content: "" }, "body.content"],
     [{ content: "   " }, "body.content"],
     [{ content: [] }, "body.content"],
-    [{ content: [{ type: "image", url: "x" }] }, "body.content"],
+    [{ content: [{ type: "image", url: "x" }] }, "body.content[0].source"],
     [{ content: "hi", max_steps: 0 }, "body.max_steps"],
     [{ content: "hi", max_steps: 1.5 }, "body.max_steps"],
     [{ content: "hi", tool_choice: "sometimes" }, "body.tool_choice"],
