@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { AppError } from "../errors.js";
 import { fieldNestedDeeperThan } from "./json-nesting.js";
-import { jsonCharsBeside } from "./json-bytes-beside.js";
+import { jsonCharsBeside } from "./json-chars-beside.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
