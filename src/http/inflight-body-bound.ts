@@ -24,6 +24,8 @@ export function useInflightBodyBound(app: FastifyInstance, { total, perKey }: { 
   const bodies = createInflightBodyBytes({ total, perKey });
   app.decorate("inflightBodies", bodies);
   app.addHook("preParsing", async (req, reply, payload) => {
+    // Neither header: Node reads no body at all.
+    if (req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined) return payload;
     const key = req.keyId ?? req.tenant;
     const declared = Number(req.headers["content-length"]);
     // Past the route's limit, Fastify answers 413 without reading it: nothing to hold.
