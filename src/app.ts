@@ -26,6 +26,8 @@ import { useJsonBodies } from "./http/json-body-parser.js";
 import { useNotFoundHandler } from "./http/not-found-handler.js";
 import { useOpenApi } from "./http/openapi.js";
 import { useRequestTenant } from "./http/request-tenant.js";
+import { requestTimeoutOptions } from "./http/request-timeout.js";
+import { useInflightBodyBound } from "./http/inflight-body-bound.js";
 import { useApiKeys } from "./http/api-keys.js";
 import { useHostCheck } from "./http/host-check.js";
 import { createKeyCheck, makeFirstKey } from "./http/key-check.js";
@@ -219,6 +221,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: config.server.bodyLimitBytes,
+    ...requestTimeoutOptions(config.bodies.requestTimeoutMs),
     // The client's own request id when it sent a sensible one, else a new one; on every answer and every log line of the request.
     genReqId: (req) => requestIdOf(req.headers["x-request-id"]),
     requestIdHeader: false,
@@ -253,6 +256,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const keyCheck = createKeyCheck(services.store, { log: logger });
   useApiKeys(app, { required: config.auth.required, keys: keyCheck, metricsToken: config.auth.metricsToken });
   if (config.auth.required && config.auth.ratePerMin > 0) await useRateLimit(app, { perMinute: config.auth.ratePerMin });
+  useInflightBodyBound(app, { total: config.bodies.inflightBytes, perKey: config.bodies.inflightBytesPerKey });
   await useOpenApi(app);
   healthRoutes(app, http);
   metricsRoutes(app, metrics.registry);

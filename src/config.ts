@@ -19,6 +19,7 @@ import { hostVariables } from "./http/host-config.js";
 import { readSecretFiles, secretFileVariables } from "./secret-files.js";
 import { fairShareVariables, fairSharesOf } from "./fair-share-config.js";
 import { sandboxSettingsOf, sandboxVariables } from "./tools/sandbox/sandbox-config.js";
+import { bodySettingsOf, bodyVariables } from "./http/body-config.js";
 
 /** A token a client must present: long enough not to be guessed. */
 const secretToken = z.preprocess((v) => (blank(v) ? undefined : v), z.string().min(16, "must be at least 16 characters (a random one: openssl rand -hex 24)").optional());
@@ -111,6 +112,7 @@ const variables = {
   ...secretFileVariables,
   ...fairShareVariables,
   ...sandboxVariables,
+  ...bodyVariables,
 };
 
 /** Every variable loopd reads (`.env.example` and the README's table list each one). */
@@ -230,6 +232,7 @@ const configSchemaOf = (raw: Record<string, unknown>, fromFiles: Record<string, 
     webhooks: webhookSettingsOf(e),
     attachments: attachmentSettingsOf(e),
     fairShares: fairSharesOf(e),
+    bodies: bodySettingsOf(e),
     /** Values that never appear in a trace, a log or a recorded error (API keys and the like, from the environment). */
     secrets: [...secretsOf({ ...(raw as NodeJS.ProcessEnv), ...fromFiles }), ...secretsOfToolsFile(toolsFile)],
   };

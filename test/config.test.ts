@@ -31,13 +31,20 @@ describe("the configuration's sections", () => {
     const { DEFAULT_GRACE_WINDOW_MS } = await import("../src/agent/run-clock.js");
     const { DEFAULT_POOL } = await import("../src/store/db.js");
     const config = loadConfig({});
-    expect(Object.keys(config).sort()).toEqual(["attachments", "auth", "database", "fairShares", "models", "runs", "secrets", "server", "tools", "trace", "webhooks"]);
+    expect(Object.keys(config).sort()).toEqual(["attachments", "auth", "bodies", "database", "fairShares", "models", "runs", "secrets", "server", "tools", "trace", "webhooks"]);
     expect(config.fairShares).toEqual({ maxStreamsPerTenant: 100, webhookMaxInflightPerHost: 2, webhookDnsServers: [] });
     expect(config.tools.timeoutMs).toBe(DEFAULT_TOOL_TIMEOUT_MS);
     expect(config.models.callTimeoutMs).toBe(DEFAULT_MODEL_CALL_TIMEOUT_MS);
     expect(config.runs.graceWindowMs).toBe(DEFAULT_GRACE_WINDOW_MS);
     expect(config.database.pool).toEqual(DEFAULT_POOL);
     expect(config.attachments).toEqual({ maxBytes: 5 * 1024 * 1024, maxCount: 10 });
+    expect(config.bodies).toEqual({ requestTimeoutMs: 30_000, inflightBytes: 256 * 1024 * 1024, inflightBytesPerKey: 64 * 1024 * 1024, messageTextBytes: 1024 * 1024 });
+  });
+
+  it("a key's share of the bodies in flight is a quarter of all unless set, and never more than all", () => {
+    expect(loadConfig({ MAX_INFLIGHT_BODY_BYTES: "4000000" }).bodies.inflightBytesPerKey).toBe(1_000_000);
+    expect(loadConfig({ MAX_INFLIGHT_BODY_BYTES: "4000000", MAX_INFLIGHT_BODY_BYTES_PER_KEY: "3000000" }).bodies.inflightBytesPerKey).toBe(3_000_000);
+    expect(loadConfig({ MAX_INFLIGHT_BODY_BYTES: "4000000", MAX_INFLIGHT_BODY_BYTES_PER_KEY: "9000000" }).bodies.inflightBytesPerKey).toBe(4_000_000);
   });
 
   it("refuses MAX_STEPS over MAX_STEPS_LIMIT, naming both", () => {

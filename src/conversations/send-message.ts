@@ -1,6 +1,7 @@
 import type { UserBlock } from "../core/messages.js";
 import type { UserInputBlock } from "../core/attachment-input.js";
 import { attachUserContent } from "./attachments/attach-user-content.js";
+import { checkMessageText } from "./check-message-text.js";
 import type { ToolChoice } from "../core/model-provider.js";
 import { AppError, findInCauseChain, notFound } from "../errors.js";
 import { checkSameRequest, hashOfRequest } from "./request-hash.js";
@@ -29,6 +30,8 @@ export interface SendMessageInput {
   content: string | UserInputBlock[];
   /** The request's field a block of `content` is named by in a 400. @default `body.content[i]` */
   contentField?: ((index: number) => string) | undefined;
+  /** The request's field that holds the message's text, named when it is too long. @default `body.content` */
+  textField?: string | undefined;
   maxSteps?: number | undefined;
   budget?: BudgetInput | undefined;
   /** The run ends with a `finish` call; null turns off the conversation's. */
@@ -52,6 +55,7 @@ export async function sendMessage(
   input: SendMessageInput,
 ): Promise<{ run: RunRow; replayed: boolean }> {
   const { store, config } = services;
+  checkMessageText(input.content, { maxBytes: config.bodies.messageTextBytes, field: input.textField ?? "body.content" });
   // At the door, before any statement: a request that would wait in the database's queue is not queued behind it.
   // (A retry with an Idempotency-Key, or a request for an unknown conversation, is told 503 too: nothing changed, it tries again.)
   admit(services);

@@ -15,6 +15,10 @@ export interface CheckedMedia {
   height: number | null;
 }
 
+/** The largest image the providers take: 8000 px on a side, 50 megapixels (Anthropic's bounds; OpenAI's are lower and it scales down itself). */
+export const MAX_IMAGE_SIDE_PX = 8_000;
+export const MAX_IMAGE_PIXELS = 50_000_000;
+
 /** What is wrong with the bytes, in words that follow their name ("is empty (0 bytes)"); `limit` when a limit was passed. */
 export interface MediaFault {
   fault: string;
@@ -25,7 +29,8 @@ export interface MediaFault {
  * Whether base64 `data` is a file loopd keeps as `mediaType`: strict base64
  * of at most `maxBytes` bytes that are what the type says (by their magic
  * number; a whole image whose size can be read; a PDF that starts with
- * `%PDF-`; text that is UTF-8 without NUL). The same checks for what a user
+ * `%PDF-`; text that is UTF-8 without NUL; an image a provider can take, at
+ * most 8000 px on a side and 50 megapixels). The same checks for what a user
  * attaches and for an image a tool returns.
  */
 export async function checkMediaBytes({
@@ -58,6 +63,10 @@ export async function checkMediaBytes({
     const size = sizeOf(data);
     if (!size) return { fault: `is not a ${mediaType} whose size can be read` };
     ({ width, height } = size);
+    // Told from the header alone: a few bytes may claim a size no provider takes (and no decoder should try).
+    if (width > MAX_IMAGE_SIDE_PX || height > MAX_IMAGE_SIDE_PX || width * height > MAX_IMAGE_PIXELS) {
+      return { fault: `is ${width}×${height} pixels: an image may have at most ${MAX_IMAGE_SIDE_PX} px on a side and ${MAX_IMAGE_PIXELS / 1_000_000} megapixels`, limit: MAX_IMAGE_PIXELS };
+    }
   } else if (mediaType === "application/pdf") {
     if (data.toString("latin1", 0, 5) !== "%PDF-") return { fault: "is not a PDF: it does not start with %PDF-" };
   } else if (!isUtf8Text(data)) {

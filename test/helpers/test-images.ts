@@ -84,3 +84,18 @@ export function exe(): Buffer {
 export const svg = (): Buffer => Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(1)</script></svg>');
 
 export const b64 = (bytes: Buffer): string => bytes.toString("base64");
+
+/**
+ * A PNG whose header gives `width`×`height` and whose image data is one
+ * black row: a few dozen bytes that claim any size, as a hostile file would.
+ * (A PNG of grey 1-bit pixels, so the row is width / 8 bytes.)
+ */
+export function pngClaiming(width: number, height: number): Buffer {
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([1, 0, 0, 0, 0], 8); // 1-bit greyscale, no interlace
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  const row = Buffer.alloc(1 + Math.ceil(width / 8));
+  return Buffer.concat([signature, pngChunk("IHDR", header), pngChunk("IDAT", deflateSync(row)), pngChunk("IEND", Buffer.alloc(0))]);
+}

@@ -112,7 +112,7 @@ describe("sending a message", () => {
     [{ content: "" }, "body.content"],
     [{ content: "   " }, "body.content"],
     [{ content: [] }, "body.content"],
-    [{ content: [{ type: "image", url: "x" }] }, "body.content"],
+    [{ content: [{ type: "image", url: "x" }] }, "body.content[0].source"],
     [{ content: "hi", max_steps: 0 }, "body.max_steps"],
     [{ content: "hi", max_steps: 1.5 }, "body.max_steps"],
     [{ content: "hi", tool_choice: "sometimes" }, "body.tool_choice"],
@@ -265,7 +265,7 @@ describe("operations", () => {
 describe("input Postgres cannot store or count", () => {
   test.each([
     ["a NUL in the content", { content: "a\u0000b" }, "body.content"],
-    ["a lone surrogate in a text block", { content: [{ type: "text", text: "x\ud800y" }] }, "body.content.0.text"],
+    ["a lone surrogate in a text block", { content: [{ type: "text", text: "x\ud800y" }] }, "body.content[0].text"],
   ])("%s is a 400 and changes nothing", async (_what, body, field) => {
     const conv = await client().createConversation();
     const error = expectError(await client().send(conv.id, body), 400, "invalid_request");

@@ -90,7 +90,7 @@ describe("unknown body fields", () => {
     ["POST", "/conversations", { titel: "typo" }, ["body.titel"]],
     ["POST", "/conversations", { title: "ok", metdata: {}, extra: 1 }, ["body.metdata", "body.extra"]],
     ["POST", "messages", { content: "hi", max_step: 3 }, ["body.max_step"]],
-    ["POST", "messages", { content: [{ type: "text", text: "hi", cache: true }] }, ["body.content.0.cache"]],
+    ["POST", "messages", { content: [{ type: "text", text: "hi", cache: true }] }, ["body.content[0].cache"]],
     ["POST", "messages", { content: "hi", tool_choice: { name: "calculate", strict: true } }, ["body.tool_choice.strict"]],
     ["PATCH", "conversation", { modle: "gpt-4o" }, ["body.modle"]],
   ])("%s %s with %j is a 400 naming %j, and changes nothing", async (method, target, payload, unknown) => {
@@ -107,7 +107,8 @@ describe("unknown body fields", () => {
 describe("messages say what is expected", () => {
   test.each([
     [{ content: 5 }, "body.content", /^body\.content: must be a non-empty string or an array of blocks/],
-    [{ content: [{ type: "image", url: "x" }] }, "body.content", /must be a non-empty string or an array of blocks/],
+    // An array of blocks with a bad one: the block is named.
+    [{ content: [{ type: "image", url: "x" }] }, "body.content[0].source", /^body\.content\[0\]\.source: Invalid input: expected object, received undefined/],
     [{}, "body.content", /^body\.content: is required: a non-empty string or an array of blocks/],
     [{ content: "hi", tool_choice: "sometimes" }, "body.tool_choice", /must be "auto", "none", "required" or \{"name": "<tool>"\}/],
     [{ content: "hi", max_steps: "3" }, "body.max_steps", /expected number, received string/],

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { api } from "../helpers/api.js";
-import { b64, jpeg, png, svg } from "../helpers/test-images.js";
+import { b64, jpeg, png, pngClaiming, svg } from "../helpers/test-images.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 import { rowCounts } from "../helpers/row-counts.js";
 import { startHttpMcpServer, type HttpMcpServer } from "../mcp/http-mcp-server.js";
@@ -109,6 +109,22 @@ describe("images that cannot be kept are told in the result's text; the run goes
       expect.stringMatching(/: it could not be kept: a result may hold at most 10 images \(MAX_ATTACHMENTS_PER_MESSAGE\)\]$/),
     ]);
     expect((await rowCounts(f.database)).attachments).toBe(before.attachments + 10);
+  });
+
+  test("an image larger than a provider takes (20000×20000 px) is described, not passed on", async () => {
+    const before = await rowCounts(f.database);
+    const huge = pngClaiming(20_000, 20_000);
+    const { result } = await runWith("anthropic", picture([{ data: b64(huge), mimeType: "image/png" }]));
+    expect(result.images).toBeUndefined();
+    expect(result.content.split("\n")).toEqual([
+      "A chart.",
+      `[image image/png, ${huge.length} bytes: it could not be kept: it is 20000×20000 pixels: an image may have at most 8000 px on a side and 50 megapixels]`,
+    ]);
+    // What the provider was sent for it: the words, no image.
+    const sent = toolResultOf(f.llm.requests[1]!.body, "anthropic");
+    expect(JSON.stringify(sent)).not.toContain(b64(huge));
+    expect(JSON.stringify(sent)).toContain("20000×20000 pixels");
+    expect((await rowCounts(f.database)).attachments).toBe(before.attachments);
   });
 
   test("the mock says what the tool showed it", async () => {

@@ -76,6 +76,8 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
     {
       ...intakeHooks(services.intake),
       bodyLimit: messageBodyLimit(services.config),
+      // Only images and documents use the larger allowance: the rest is held to the general limit, before it is parsed.
+      config: { textBodyLimit: services.config.server.bodyLimitBytes },
       schema: {
         summary: "Send a message: start a run",
         description:

@@ -5,6 +5,7 @@ import { answerAction } from "../../conversations/answer-action.js";
 import { isConversationId, openChat } from "../../conversations/open-chat.js";
 import { sendMessage } from "../../conversations/send-message.js";
 import { checkUserContent } from "../../conversations/attachments/check-user-content.js";
+import { checkMessageText } from "../../conversations/check-message-text.js";
 import { AppError } from "../../errors.js";
 import type { RunRow } from "../../store/schema.js";
 import type { Message } from "../../core/messages.js";
@@ -81,7 +82,13 @@ export function uiChatRoutes(app: FastifyInstance, deps: HttpDeps) {
         settings: req.body.conversation ?? undefined,
         create: request.kind === "send",
         // A new chat's first message with a bad file makes no conversation (its files are checked again as they are stored).
-        beforeCreate: request.kind === "send" ? () => checkUserContent(request.content, { ...services.config.attachments, fieldOf: request.fieldOf }) : undefined,
+        beforeCreate:
+          request.kind === "send"
+            ? () => {
+                checkMessageText(request.content, { maxBytes: services.config.bodies.messageTextBytes, field: request.partsField });
+                return checkUserContent(request.content, { ...services.config.attachments, fieldOf: request.fieldOf });
+              }
+            : undefined,
       });
       const release = deps.streams.take(req.tenant);
       try {
@@ -92,6 +99,7 @@ export function uiChatRoutes(app: FastifyInstance, deps: HttpDeps) {
             conversationId: conversation.id,
             content: request.content,
             contentField: request.fieldOf,
+            textField: request.partsField,
             maxSteps: max_steps,
             budget,
             finish,

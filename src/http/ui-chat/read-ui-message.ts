@@ -7,7 +7,14 @@ import { blockOfFilePart } from "./ui-file-part.js";
 
 /** What the last message of a chat request asks: a run for a user message, or the answers to a paused run's calls. */
 export type UiRequest =
-  | { kind: "send"; content: UserInputBlock[]; /** The request's field each block came from (`body.messages[i].parts[j]`). */ fieldOf: (index: number) => string }
+  | {
+      kind: "send";
+      content: UserInputBlock[];
+      /** The request's field each block came from (`body.messages[i].parts[j]`). */
+      fieldOf: (index: number) => string;
+      /** The request's field of the message's parts (`body.messages[i].parts`). */
+      partsField: string;
+    }
   | { kind: "answer"; approvals: ApprovalAnswer[]; toolOutputs: OutputAnswer[] }
   | { kind: "refused"; reason: string };
 
@@ -50,7 +57,7 @@ function userContentOf(parts: UiPart[], field: string): Extract<UiRequest, { kin
   if (content.length === 0) {
     throw new AppError("invalid_request", "the last message holds no text and no file: a user message needs a non-empty text part or a file part", { field: "body.messages" });
   }
-  return { kind: "send", content, fieldOf: (index) => fields[index]! };
+  return { kind: "send", content, fieldOf: (index) => fields[index]!, partsField: `${field}.parts` };
 }
 
 /** Approval responses (`addToolApprovalResponse`) and client tools' outputs (`addToolOutput`) in an assistant message's tool parts. */
