@@ -33,7 +33,7 @@ export function createSummarizer({
   idleMs,
   emit,
   now,
-  affordable,
+  roomFor,
 }: {
   provider: ModelProvider;
   settings: CallSettings;
@@ -43,8 +43,8 @@ export function createSummarizer({
   idleMs: number | undefined;
   emit: (event: AgentEvent) => void;
   now: () => number;
-  /** Whether the run's budgets have room for a call of this many input tokens: a summary call is weighed like a step, and not made without room (the exchanges are then left out). */
-  affordable: (inputTokens: number) => boolean;
+  /** The most output the run's budgets leave a call of this many input tokens to `model`, or null when it does not fit: a summary call is weighed like a step, its answer capped by what is left, and not made without room (the exchanges are then left out). */
+  roomFor: (inputTokens: number, model: string) => number | null;
 }) {
   let failed = false;
 
@@ -54,11 +54,15 @@ export function createSummarizer({
     const plan = planSummary({ history: state.history, settings: settings.context, built: state.context(), tokenRatio: state.tokenRatio });
     if (plan === null) return null;
     const limit = settings.context.max_input_tokens!;
-    const maxTokens = Math.min(settings.maxTokens, Math.max(MIN_SUMMARY_TOKENS, Math.floor(limit * SUMMARY_SHARE)));
+    const wanted = Math.min(settings.maxTokens, Math.max(MIN_SUMMARY_TOKENS, Math.floor(limit * SUMMARY_SHARE)));
     const model = settings.context.summary_model ?? settings.model;
-    const text = summaryRequestText(plan, { maxWords: Math.floor(maxTokens * 0.6), maxChars: Math.floor(limit * TRANSCRIPT_CHARS_PER_TOKEN) });
+    const textFor = (maxTokens: number) => summaryRequestText(plan, { maxWords: Math.floor(maxTokens * 0.6), maxChars: Math.floor(limit * TRANSCRIPT_CHARS_PER_TOKEN) });
+    const room = roomFor(Math.ceil((estimateTextTokens(SUMMARY_SYSTEM) + estimateTextTokens(textFor(wanted))) * state.tokenRatio), model);
+    if (room === null) return null;
+    // Within what the budgets leave (asking for fewer words only shortens the request).
+    const maxTokens = Math.min(wanted, room);
+    const text = textFor(maxTokens);
     const request: ModelRequestBody = { model, system: SUMMARY_SYSTEM, messages: [{ role: "user", content: [{ type: "text", text }] }], tools: [], toolChoice: "none", maxTokens, cacheKey: null };
-    if (!affordable(Math.ceil((estimateTextTokens(SUMMARY_SYSTEM) + estimateTextTokens(text)) * state.tokenRatio))) return null;
     const started = now();
     let body: object | null = null;
     let reported: Usage | null = null;
