@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   "rate_limited",
   "too_many_runs",
   "queue_full",
+  "tenant_budget_exhausted",
   "headers_too_large",
   "unavailable",
   "internal",
@@ -68,6 +69,7 @@ export function statusOf(code: ErrorCode): number {
     case "rate_limited":
     case "too_many_runs":
     case "queue_full":
+    case "tenant_budget_exhausted":
       return 429;
     case "headers_too_large":
       return 431;

@@ -8,6 +8,7 @@ import type { TokenRatios } from "./runs/token-ratios.js";
 import type { Broadcast } from "./store/broadcast.js";
 import type { Store } from "./store/store.js";
 import type { Telemetry } from "./telemetry/telemetry.js";
+import type { TenantDailyCost } from "./conversations/tenant-daily-cost.js";
 import type { McpServers } from "./tools/mcp/mcp-servers.js";
 import type { ToolRegistry } from "./tools/tool-registry.js";
 
@@ -49,4 +50,6 @@ export interface Services {
   log: Log;
   /** Metrics and traces: told what runs do, never asked. */
   telemetry: Telemetry;
+  /** `TENANT_DAILY_COST_USD`: what each tenant's runs cost today, kept briefly, and the refusal past it. */
+  tenantCost: TenantDailyCost;
 }

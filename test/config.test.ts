@@ -31,7 +31,7 @@ describe("the configuration's sections", () => {
     const { DEFAULT_GRACE_WINDOW_MS } = await import("../src/agent/run-clock.js");
     const { DEFAULT_POOL } = await import("../src/store/db.js");
     const config = loadConfig({});
-    expect(Object.keys(config).sort()).toEqual(["attachments", "auth", "database", "models", "runs", "secrets", "server", "tools", "trace", "webhooks"]);
+    expect(Object.keys(config).sort()).toEqual(["attachments", "auth", "ceilings", "database", "models", "runs", "secrets", "server", "tools", "trace", "webhooks"]);
     expect(config.tools.timeoutMs).toBe(DEFAULT_TOOL_TIMEOUT_MS);
     expect(config.models.callTimeoutMs).toBe(DEFAULT_MODEL_CALL_TIMEOUT_MS);
     expect(config.runs.graceWindowMs).toBe(DEFAULT_GRACE_WINDOW_MS);
