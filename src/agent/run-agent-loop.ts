@@ -62,15 +62,8 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
   const stop = createStopPolicy({ budget: o.budget, maxTokens: settings.maxTokens, conditions: budgetConditions(o.budget, o.costOf) });
   const checkFinish = o.finish ? createFinishChecker(o.finish, { signal }) : null;
   const tools = { toolBox, state, clock, signal, emit };
-  const spent = () => ({ steps: state.steps, usage: state.usage, costUsd: state.usage.cost_usd ?? null, timeLeftMs: clock.timeLeftMs() });
-  const weigh = (inputTokens: number, afterTools: boolean) => stop.beforeStep({ spent: spent(), inputTokens, afterTools });
-  // A summary call is weighed like a step, at its own model's price (the grace call it leaves room for, at the run's).
-  const summaryRoom = (inputTokens: number, model: string) => {
-    const conditions = budgetConditions(o.budget, (u) => o.costOf(u, model), { reserveCostOf: o.costOf });
-    const gate = createStopPolicy({ budget: o.budget, maxTokens: settings.maxTokens, conditions }).beforeStep({ spent: spent(), inputTokens, afterTools: false });
-    return gate.type === "go" ? gate.maxTokens : null;
-  };
-  const summarizeIfNeeded = createSummarizer({ provider, settings, state, clock, signal, idleMs: o.limits.modelStreamIdleMs, emit, now, roomFor: summaryRoom });
+  const weigh = (inputTokens: number, afterTools: boolean) => stop.beforeStep({ spent: { steps: state.steps, usage: state.usage, costUsd: state.usage.cost_usd ?? null, timeLeftMs: clock.timeLeftMs() }, inputTokens, afterTools });
+  const summarizeIfNeeded = createSummarizer({ provider, settings, state, clock, signal, idleMs: o.limits.modelStreamIdleMs, emit, now, budget: o.budget, costOf: o.costOf });
   const cancelled = () => state.end({ status: "cancelled", stopReason: isSuperseded(signal) ? "superseded" : "cancelled" }, { interrupted: isInterruption(signal) });
   const overBudget = (over: BudgetName) => state.end({ status: "incomplete", stopReason: over === "steps" ? "max_steps" : "budget", budgetExceeded: over });
 

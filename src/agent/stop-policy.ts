@@ -128,6 +128,12 @@ export function createStopPolicy({ budget, maxTokens, conditions }: { budget: Ru
 
 export type StopPolicy = ReturnType<typeof createStopPolicy>;
 
+/** The most output a call that is not a step (a summary's) may have within the run's budgets, as a step would be weighed; null when it does not fit. */
+export function roomForCall({ budget, maxTokens, conditions, spent, inputTokens }: { budget: RunBudget; maxTokens: number; conditions: StopCondition[]; spent: BudgetSpent; inputTokens: number }): number | null {
+  const gate = createStopPolicy({ budget, maxTokens, conditions }).beforeStep({ spent, inputTokens, afterTools: false });
+  return gate.type === "go" ? gate.maxTokens : null;
+}
+
 const WHAT: Record<BudgetName, string> = { steps: "step", tokens: "token", seconds: "time", cost: "cost" };
 
 /** The notice of a grace turn: which budget, and what the model should do now. */

@@ -8,6 +8,8 @@ import type { CallSettings } from "./prepare-step.js";
 import type { RunClock } from "./run-clock.js";
 import type { RunState } from "./run-state.js";
 import { SUMMARY_SYSTEM, summaryRequestText } from "./summary-prompt.js";
+import type { RunBudget } from "../core/run-settings.js";
+import { budgetConditions, roomForCall } from "./stop-policy.js";
 
 /** The fewest output tokens a summary call is given. */
 const MIN_SUMMARY_TOKENS = 256;
@@ -33,7 +35,8 @@ export function createSummarizer({
   idleMs,
   emit,
   now,
-  roomFor,
+  budget,
+  costOf,
 }: {
   provider: ModelProvider;
   settings: CallSettings;
@@ -43,8 +46,10 @@ export function createSummarizer({
   idleMs: number | undefined;
   emit: (event: AgentEvent) => void;
   now: () => number;
-  /** The most output the run's budgets leave a call of this many input tokens to `model`, or null when it does not fit: a summary call is weighed like a step, its answer capped by what is left, and not made without room (the exchanges are then left out). */
-  roomFor: (inputTokens: number, model: string) => number | null;
+  /** The run's budgets: a summary call is weighed like a step, at its own model's price, its answer capped by what is left, and not made without room (the exchanges are then left out). */
+  budget: RunBudget;
+  /** What a call's usage costs, by the run's model unless another is named. */
+  costOf: (usage: Usage, model?: string) => number | null;
 }) {
   let failed = false;
 
@@ -57,7 +62,14 @@ export function createSummarizer({
     const wanted = Math.min(settings.maxTokens, Math.max(MIN_SUMMARY_TOKENS, Math.floor(limit * SUMMARY_SHARE)));
     const model = settings.context.summary_model ?? settings.model;
     const textFor = (maxTokens: number) => summaryRequestText(plan, { maxWords: Math.floor(maxTokens * 0.6), maxChars: Math.floor(limit * TRANSCRIPT_CHARS_PER_TOKEN) });
-    const room = roomFor(Math.ceil((estimateTextTokens(SUMMARY_SYSTEM) + estimateTextTokens(textFor(wanted))) * state.tokenRatio), model);
+    const room = roomForCall({
+      budget,
+      maxTokens: settings.maxTokens,
+      // The grace call it leaves room for is the run's model's.
+      conditions: budgetConditions(budget, (u) => costOf(u, model), { reserveCostOf: (u) => costOf(u) }),
+      spent: { steps: state.steps, usage: state.usage, costUsd: state.usage.cost_usd ?? null, timeLeftMs: clock.timeLeftMs() },
+      inputTokens: Math.ceil((estimateTextTokens(SUMMARY_SYSTEM) + estimateTextTokens(textFor(wanted))) * state.tokenRatio),
+    });
     if (room === null) return null;
     // Within what the budgets leave (asking for fewer words only shortens the request).
     const maxTokens = Math.min(wanted, room);
