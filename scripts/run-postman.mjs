@@ -65,6 +65,8 @@ async function startLoopd(dir) {
       WORKSPACE_DIR: path.join(dir, "workspace"),
       DATABASE_URL: "",
       LLM_PROVIDER: "mock",
+      // Keys are on below: the mock is offered only when said so.
+      MOCK_PROVIDER: "true",
       LLM_MODEL: "",
       ANTHROPIC_API_KEY: "",
       OPENAI_API_KEY: "",

@@ -58,6 +58,8 @@ import { combineTelemetry } from "./telemetry/telemetry.js";
 import { createRedactor } from "./redact.js";
 import { startWebhooks } from "./webhooks/start-webhooks.js";
 import type { WebhookWorker } from "./webhooks/webhook-worker.js";
+import { createTenantDailyCost } from "./conversations/tenant-daily-cost.js";
+import { checkDefaultModel } from "./conversations/check-model.js";
 
 export interface AppDeps {
   config: Config;
@@ -177,7 +179,9 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
       sampleMs: deps.pressureSampleMs,
       log: logger,
     }),
+    tenantCost: createTenantDailyCost({ limitUsd: config.ceilings.tenantDailyCostUsd, costSince: (tenant, since) => services.store.usage.costSince(tenant, since) }),
   };
+  checkDefaultModel(config, services.providers);
   const runs = createRunManager(services, { exclusive: services.exclusiveDatabase });
   // A run of this process signals its readers itself when it commits: its echo through LISTEN would wake them twice.
   services.broadcast.on("loopd_run_events", (key) => runs.isLocal(key) || services.signals.notify(key));

@@ -20,6 +20,7 @@ import { readSecretFiles, secretFileVariables } from "./secret-files.js";
 import { fairShareVariables, fairSharesOf } from "./fair-share-config.js";
 import { sandboxSettingsOf, sandboxVariables } from "./tools/sandbox/sandbox-config.js";
 import { bodySettingsOf, bodyVariables } from "./http/body-config.js";
+import { ceilingSettingsOf, ceilingVariables } from "./conversations/ceiling-config.js";
 
 /** A token a client must present: long enough not to be guessed. */
 const secretToken = z.preprocess((v) => (blank(v) ? undefined : v), z.string().min(16, "must be at least 16 characters (a random one: openssl rand -hex 24)").optional());
@@ -113,6 +114,7 @@ const variables = {
   ...fairShareVariables,
   ...sandboxVariables,
   ...bodyVariables,
+  ...ceilingVariables,
 };
 
 /** Every variable loopd reads (`.env.example` and the README's table list each one). */
@@ -135,6 +137,13 @@ const configSchemaOf = (raw: Record<string, unknown>, fromFiles: Record<string, 
     anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },
     openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
   };
+  const keysRequired = e.API_KEYS_REQUIRED === undefined ? !isLoopback(e.HOST) : e.API_KEYS_REQUIRED === "true";
+  // A stand-in that costs nothing is for trying loopd out, not for every tenant of a shared server.
+  const mockOffered = !keysRequired || e.MOCK_PROVIDER === "true";
+  if (e.LLM_PROVIDER === "mock" && !mockOffered) {
+    ctx.addIssue({ code: "custom", path: ["LLM_PROVIDER"], message: "is mock, which is offered with API keys on only when MOCK_PROVIDER=true; set that, or a real provider" });
+    return z.NEVER;
+  }
   return {
     server: {
       port: e.PORT,
@@ -157,8 +166,10 @@ const configSchemaOf = (raw: Record<string, unknown>, fromFiles: Record<string, 
     },
     database: databaseSettingsOf(e),
     models: {
-      /** Named, or the first with a key or a server (an OpenAI-compatible local server needs no key), or the mock. */
-      defaultProvider: e.LLM_PROVIDER ?? (canCall("anthropic", providers.anthropic) ? "anthropic" : canCall("openai", providers.openai) ? "openai" : "mock"),
+      /** Named, or the first with a key or a server (an OpenAI-compatible local server needs no key), or the mock where it is offered; null: none (a conversation must name one). */
+      defaultProvider: e.LLM_PROVIDER ?? (canCall("anthropic", providers.anthropic) ? "anthropic" : canCall("openai", providers.openai) ? "openai" : mockOffered ? "mock" : null),
+      /** Whether conversations may use the offline mock provider: with API keys off, or `MOCK_PROVIDER=true`. */
+      mockOffered,
       defaultModel: e.LLM_MODEL,
       /** The keys and servers of the model APIs. */
       providers,
@@ -215,7 +226,7 @@ const configSchemaOf = (raw: Record<string, unknown>, fromFiles: Record<string, 
     },
     auth: {
       /** Requests need an API key (and act as its tenant); off, every request is the tenant `default`. */
-      required: e.API_KEYS_REQUIRED === undefined ? !isLoopback(e.HOST) : e.API_KEYS_REQUIRED === "true",
+      required: keysRequired,
       /** The token of the admin routes (`/admin/keys`); unset, they do not exist. */
       adminToken: e.ADMIN_TOKEN ?? null,
       /** The token `/metrics` asks for; unset, it is open. */
@@ -233,6 +244,8 @@ const configSchemaOf = (raw: Record<string, unknown>, fromFiles: Record<string, 
     attachments: attachmentSettingsOf(e),
     fairShares: fairSharesOf(e),
     bodies: bodySettingsOf(e),
+    /** The operator's ceilings: budgets no run passes, the models allowed, a tenant's daily cost. */
+    ceilings: ceilingSettingsOf(e),
     /** Values that never appear in a trace, a log or a recorded error (API keys and the like, from the environment). */
     secrets: [...secretsOf({ ...(raw as NodeJS.ProcessEnv), ...fromFiles }), ...secretsOfToolsFile(toolsFile)],
   };

@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   "too_many_runs",
   "too_many_streams",
   "queue_full",
+  "tenant_budget_exhausted",
   "headers_too_large",
   "misdirected_request",
   "forbidden_origin",
@@ -74,6 +75,7 @@ export function statusOf(code: ErrorCode): number {
     case "too_many_runs":
     case "too_many_streams":
     case "queue_full":
+    case "tenant_budget_exhausted":
       return 429;
     case "misdirected_request":
       return 421;

@@ -128,7 +128,8 @@ const KEY_OF = { anthropic: "ANTHROPIC_API_KEY", openai: "OPENAI_API_KEY" } as c
 /** The default provider must be usable: say so now, not on every run. */
 function checkProviderKey(config: Config): void {
   const provider = config.models.defaultProvider;
-  if (provider === "mock" || canCall(provider, config.models.providers[provider])) return;
+  // None (keys on, no model key, no MOCK_PROVIDER): each conversation must name one, and is told so.
+  if (provider === null || provider === "mock" || canCall(provider, config.models.providers[provider])) return;
   const hint = provider === "openai" ? " (or OPENAI_BASE_URL, for an OpenAI-compatible local server such as Ollama, vLLM or llama.cpp, which needs no key)" : "";
   throw new OperatorError(`LLM_PROVIDER is ${provider} but ${KEY_OF[provider]} is not set${hint}; set it, or unset LLM_PROVIDER to use the offline mock provider`);
 }

@@ -9,6 +9,7 @@ import type { TokenRatios } from "./runs/token-ratios.js";
 import type { Broadcast } from "./store/broadcast.js";
 import type { Store } from "./store/store.js";
 import type { Telemetry } from "./telemetry/telemetry.js";
+import type { TenantDailyCost } from "./conversations/tenant-daily-cost.js";
 import type { McpServers } from "./tools/mcp/mcp-servers.js";
 import type { ToolRegistry } from "./tools/tool-registry.js";
 
@@ -52,4 +53,6 @@ export interface Services {
   telemetry: Telemetry;
   /** Whether the event loop is overloaded, sustained: new runs are refused then (MAX_EVENT_LOOP_DELAY_MS). */
   overload: OverloadMonitor;
+  /** `TENANT_DAILY_COST_USD`: what each tenant's runs cost today, kept briefly, and the refusal past it. */
+  tenantCost: TenantDailyCost;
 }

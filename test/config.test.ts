@@ -31,7 +31,7 @@ describe("the configuration's sections", () => {
     const { DEFAULT_GRACE_WINDOW_MS } = await import("../src/agent/run-clock.js");
     const { DEFAULT_POOL } = await import("../src/store/db.js");
     const config = loadConfig({});
-    expect(Object.keys(config).sort()).toEqual(["attachments", "auth", "bodies", "database", "fairShares", "models", "runs", "secrets", "server", "tools", "trace", "webhooks"]);
+    expect(Object.keys(config).sort()).toEqual(["attachments", "auth", "bodies", "ceilings", "database", "fairShares", "models", "runs", "secrets", "server", "tools", "trace", "webhooks"]);
     expect(config.fairShares).toEqual({ maxStreamsPerTenant: 100, webhookMaxInflightPerHost: 2, webhookDnsServers: [] });
     expect(config.tools.timeoutMs).toBe(DEFAULT_TOOL_TIMEOUT_MS);
     expect(config.models.callTimeoutMs).toBe(DEFAULT_MODEL_CALL_TIMEOUT_MS);

@@ -63,7 +63,7 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
   const checkFinish = o.finish ? createFinishChecker(o.finish, { signal }) : null;
   const tools = { toolBox, state, clock, signal, emit };
   const weigh = (inputTokens: number, afterTools: boolean) => stop.beforeStep({ spent: { steps: state.steps, usage: state.usage, costUsd: state.usage.cost_usd ?? null, timeLeftMs: clock.timeLeftMs() }, inputTokens, afterTools, shown: state.shown(), graceTurn: graceTurnOf(state.history) });
-  const summarizeIfNeeded = createSummarizer({ provider, settings, state, clock, signal, idleMs: o.limits.modelStreamIdleMs, emit, now, affordable: (tokens) => weigh(tokens, false).type === "go" });
+  const summarizeIfNeeded = createSummarizer({ provider, settings, state, clock, signal, idleMs: o.limits.modelStreamIdleMs, emit, now, budget: o.budget, costOf: o.costOf });
   const cancelled = () => state.end({ status: "cancelled", stopReason: isSuperseded(signal) ? "superseded" : "cancelled" }, { interrupted: isInterruption(signal) });
   const overBudget = (over: BudgetName) => state.end({ status: "incomplete", stopReason: over === "steps" ? "max_steps" : "budget", budgetExceeded: over });
 

@@ -54,13 +54,26 @@ export function tokenBudget(maxTokens: number | null): StopCondition {
   };
 }
 
-/** `price`: USD per input and per output token (an estimate's input at the uncached price); null for a model without one, which cannot keep a cost budget. */
-export function costBudget(maxCostUsd: number | null, price: { input: number; output: number } | null): StopCondition {
+/**
+ * `price`: USD per input and per output token (an estimate's input at the
+ * uncached price); null for a model without one. An unknown cost never turns
+ * the budget off: a call that cannot be priced, or a run whose spend is no
+ * longer known (a call of an unpriced model), has no room, and the run stops
+ * (requests are refused before it comes to that; this holds when a price
+ * went away meanwhile).
+ */
+export function costBudget(
+  maxCostUsd: number | null,
+  price: { input: number; output: number } | null,
+  /** The price of the call the reserve is kept for (the run's model, when this call is a summary's). @default price */
+  reservePrice: { input: number; output: number } | null = price,
+): StopCondition {
   return {
     name: "cost",
     room(spent, { inputTokens, reserve }) {
-      if (maxCostUsd === null || price === null || spent.costUsd === null) return Infinity;
-      const left = maxCostUsd - spent.costUsd - (inputTokens + (reserve?.inputTokens ?? 0)) * price.input;
+      if (maxCostUsd === null) return Infinity;
+      if (price === null || spent.costUsd === null || (reserve && reservePrice === null)) return -1;
+      const left = maxCostUsd - spent.costUsd - inputTokens * price.input - (reserve ? reserve.inputTokens * reservePrice!.input : 0);
       if (price.output === 0) return left >= 0 ? Infinity : -1;
       return Math.floor(left / price.output);
     },
@@ -154,12 +167,18 @@ export function createStopPolicy({ budget, maxTokens, conditions }: { budget: Ru
 
 export type StopPolicy = ReturnType<typeof createStopPolicy>;
 
+/** The most output a call that is not a step (a summary's) may have within the run's budgets, as a step would be weighed; null when it does not fit. */
+export function roomForCall({ budget, maxTokens, conditions, spent, inputTokens, shown = null }: { budget: RunBudget; maxTokens: number; conditions: StopCondition[]; spent: BudgetSpent; inputTokens: number; shown?: StepsShown | null }): number | null {
+  const gate = createStopPolicy({ budget, maxTokens, conditions }).beforeStep({ spent, inputTokens, afterTools: false, shown });
+  return gate.type === "go" ? gate.maxTokens : null;
+}
+
 /** The result of a call stopped because the run's time ran out. */
 export const TIME_BUDGET_RESULT = "tool call was stopped: the run's time budget ran out before it finished; its result is unknown";
 
-/** The run's budgets as conditions: its tokens, its cost (priced by `costOf`), its time. */
-export function budgetConditions(budget: RunBudget, costOf: (usage: Usage) => number | null): StopCondition[] {
-  return [tokenBudget(budget.max_tokens), costBudget(budget.max_cost_usd, pricePerToken(costOf)), timeBudget()];
+/** The run's budgets as conditions: its tokens, its cost (priced by `costOf`; the reserve for the grace call by `reserveCostOf`, the run's model when the call is a summary's), its time. */
+export function budgetConditions(budget: RunBudget, costOf: (usage: Usage) => number | null, { reserveCostOf = costOf }: { reserveCostOf?: (usage: Usage) => number | null } = {}): StopCondition[] {
+  return [tokenBudget(budget.max_tokens), costBudget(budget.max_cost_usd, pricePerToken(costOf), pricePerToken(reserveCostOf)), timeBudget()];
 }
 
 /** USD per input and per output token, worked out from `costOf` (it is linear); null for a model without a price. */

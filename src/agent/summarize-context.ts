@@ -8,6 +8,8 @@ import type { CallSettings } from "./prepare-step.js";
 import type { RunClock } from "./run-clock.js";
 import type { RunState } from "./run-state.js";
 import { SUMMARY_SYSTEM, summaryRequestText } from "./summary-prompt.js";
+import type { RunBudget } from "../core/run-settings.js";
+import { budgetConditions, roomForCall } from "./stop-policy.js";
 
 /** The fewest output tokens a summary call is given. */
 const MIN_SUMMARY_TOKENS = 256;
@@ -33,7 +35,8 @@ export function createSummarizer({
   idleMs,
   emit,
   now,
-  affordable,
+  budget,
+  costOf,
 }: {
   provider: ModelProvider;
   settings: CallSettings;
@@ -43,8 +46,10 @@ export function createSummarizer({
   idleMs: number | undefined;
   emit: (event: AgentEvent) => void;
   now: () => number;
-  /** Whether the run's budgets have room for a call of this many input tokens: a summary call is weighed like a step, and not made without room (the exchanges are then left out). */
-  affordable: (inputTokens: number) => boolean;
+  /** The run's budgets: a summary call is weighed like a step, at its own model's price, its answer capped by what is left, and not made without room (the exchanges are then left out). */
+  budget: RunBudget;
+  /** What a call's usage costs, by the run's model unless another is named. */
+  costOf: (usage: Usage, model?: string) => number | null;
 }) {
   let failed = false;
 
@@ -54,11 +59,23 @@ export function createSummarizer({
     const plan = planSummary({ history: state.history, settings: settings.context, built: state.context(), tokenRatio: state.tokenRatio });
     if (plan === null) return null;
     const limit = settings.context.max_input_tokens!;
-    const maxTokens = Math.min(settings.maxTokens, Math.max(MIN_SUMMARY_TOKENS, Math.floor(limit * SUMMARY_SHARE)));
+    const wanted = Math.min(settings.maxTokens, Math.max(MIN_SUMMARY_TOKENS, Math.floor(limit * SUMMARY_SHARE)));
     const model = settings.context.summary_model ?? settings.model;
-    const text = summaryRequestText(plan, { maxWords: Math.floor(maxTokens * 0.6), maxChars: Math.floor(limit * TRANSCRIPT_CHARS_PER_TOKEN) });
+    const textFor = (maxTokens: number) => summaryRequestText(plan, { maxWords: Math.floor(maxTokens * 0.6), maxChars: Math.floor(limit * TRANSCRIPT_CHARS_PER_TOKEN) });
+    const room = roomForCall({
+      budget,
+      maxTokens: settings.maxTokens,
+      // The grace call it leaves room for is the run's model's.
+      conditions: budgetConditions(budget, (u) => costOf(u, model), { reserveCostOf: (u) => costOf(u) }),
+      spent: { steps: state.steps, usage: state.usage, costUsd: state.usage.cost_usd ?? null, timeLeftMs: clock.timeLeftMs() },
+      inputTokens: Math.ceil((estimateTextTokens(SUMMARY_SYSTEM) + estimateTextTokens(textFor(wanted))) * state.tokenRatio),
+      shown: state.shown(),
+    });
+    if (room === null) return null;
+    // Within what the budgets leave (asking for fewer words only shortens the request).
+    const maxTokens = Math.min(wanted, room);
+    const text = textFor(maxTokens);
     const request: ModelRequestBody = { model, system: SUMMARY_SYSTEM, messages: [{ role: "user", content: [{ type: "text", text }] }], tools: [], toolChoice: "none", maxTokens, cacheKey: null };
-    if (!affordable(Math.ceil((estimateTextTokens(SUMMARY_SYSTEM) + estimateTextTokens(text)) * state.tokenRatio))) return null;
     const started = now();
     let body: object | null = null;
     let reported: Usage | null = null;

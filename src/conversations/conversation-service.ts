@@ -14,6 +14,9 @@ import type { Services } from "../services.js";
 import type { BudgetInput, ClientTool, RunRow, WebhookSetting } from "../store/schema.js";
 import { checkWebhookUrl } from "../webhooks/check-webhook-url.js";
 import { checkToolSettings } from "./check-tool-settings.js";
+import { defaultProviderOf } from "./check-model.js";
+import { checkConversationModels } from "./check-conversation-models.js";
+import { capBudget } from "./settle-budget.js";
 import type { FinishOptions } from "../core/run-settings.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { presentConversation, presentMessage, presentRun } from "./present.js";
@@ -67,7 +70,10 @@ export function createConversationService(services: Services) {
   return {
     /** `chatId`: the AI SDK chat id that names it on `/ui/chat`. */
     async create(tenant: string, input: CreateConversationInput, { chatId = null }: { chatId?: string | null } = {}) {
-      const provider = input.provider ?? config.models.defaultProvider;
+      const provider = input.provider ?? defaultProviderOf(config);
+      const model = input.model ?? defaultModelOf(provider);
+      const budget = input.budget ? capBudget(input.budget, config.ceilings) : null;
+      checkConversationModels(services, { provider, model, context: input.context, budget, fields: BODY_FIELDS });
       // run_command is offered only to a conversation that names it.
       const tools = checkTools(tenant, input.tools ?? registry.defaults());
       if (input.webhook) await checkWebhookUrl(input.webhook.url, { config, field: "body.webhook.url", tenant });
@@ -76,12 +82,12 @@ export function createConversationService(services: Services) {
         title: input.title ?? null,
         system: input.system ?? null,
         provider,
-        model: input.model ?? defaultModelOf(provider),
+        model,
         tools,
         metadata: input.metadata ?? {},
         ...checkToolSettings({ tools, approvalRequired: input.approval_required ?? [], clientTools: input.client_tools ?? [] }),
         actionTimeoutS: input.action_timeout_s ?? null,
-        budget: input.budget ?? null,
+        budget,
         finish: input.finish ?? null,
         context: input.context ?? null,
         caching: input.caching ?? true,
@@ -99,6 +105,24 @@ export function createConversationService(services: Services) {
     async update(tenant: string, id: string, input: CreateConversationInput) {
       const current = await load(tenant, id);
       const switching = input.provider !== undefined && input.provider !== current.provider;
+      const model = input.model ?? (switching ? defaultModelOf(input.provider!) : current.model);
+      const budget = input.budget ? capBudget(input.budget, config.ceilings) : input.budget;
+      // Checked as they will stand, when the change touches them (a title's change does not refuse a conversation made under other settings).
+      if ([input.provider, input.model, input.context, input.budget].some((v) => v !== undefined)) {
+        const given = (field: keyof typeof BODY_FIELDS, set: boolean) => (set ? BODY_FIELDS[field] : CONVERSATION_FIELDS[field]);
+        checkConversationModels(services, {
+          provider: input.provider ?? current.provider,
+          model,
+          context: input.context !== undefined ? input.context : current.context,
+          budget: budget !== undefined ? budget : current.budget,
+          fields: {
+            provider: given("provider", input.provider !== undefined),
+            model: given("model", input.model !== undefined),
+            summaryModel: given("summaryModel", input.context !== undefined),
+            conversationCost: given("conversationCost", input.budget !== undefined),
+          },
+        });
+      }
       const tools = input.tools !== undefined ? checkTools(tenant, input.tools) : current.tools;
       // Checked together as they will stand: a new tool list must still hold every tool that needs approval.
       const settings = checkToolSettings({
@@ -111,14 +135,14 @@ export function createConversationService(services: Services) {
         ...settings,
         ...(input.webhook !== undefined && { webhook: input.webhook }),
         ...(input.action_timeout_s !== undefined && { actionTimeoutS: input.action_timeout_s }),
-        ...(input.budget !== undefined && { budget: input.budget }),
+        ...(budget !== undefined && { budget }),
         ...(input.finish !== undefined && { finish: input.finish }),
         ...(input.context !== undefined && { context: input.context }),
         ...(input.caching !== undefined && { caching: input.caching }),
         ...(input.title !== undefined && { title: input.title }),
         ...(input.system !== undefined && { system: input.system }),
         ...(input.provider !== undefined && { provider: input.provider }),
-        ...(input.model !== undefined ? { model: input.model } : switching && { model: defaultModelOf(input.provider!) }),
+        ...((input.model !== undefined || switching) && { model }),
         ...(input.tools !== undefined && { tools }),
         ...(input.metadata !== undefined && { metadata: input.metadata }),
       });
@@ -228,6 +252,10 @@ export function createConversationService(services: Services) {
     },
   };
 }
+
+/** The fields a 400 about a conversation's models names: the body's, or the conversation's as it stands. */
+const BODY_FIELDS = { provider: "body.provider", model: "body.model", summaryModel: "body.context.summary_model", conversationCost: "body.budget.max_cost_usd" };
+const CONVERSATION_FIELDS = { provider: "conversation.provider", model: "conversation.model", summaryModel: "conversation.context.summary_model", conversationCost: "conversation.budget.max_cost_usd" };
 
 /** `{data, next_cursor}` as the list routes answer. */
 function pageResponse<R extends { createdAt: Date; id: string }, V>(page: { rows: R[]; hasMore: boolean }, present: (row: R) => V) {

@@ -11,6 +11,8 @@ import { checkWebhookUrl } from "../webhooks/check-webhook-url.js";
 import { Superseded } from "../core/interruptions.js";
 import { createRunInTransaction, newRunFields, newRunId, tooManyRuns, type CreatedRun, type OnBusy, type RunToCreate } from "./create-run.js";
 import { settleBudget } from "./settle-budget.js";
+import { checkModel } from "./check-model.js";
+import { summaryModelOf } from "./check-conversation-models.js";
 import { FINISH_TOOL, type FinishOptions } from "../core/run-settings.js";
 import { isLockConflict, uniqueViolation } from "../store/unique-violation.js";
 import type { Appended } from "../runs/history-cache.js";
@@ -72,13 +74,20 @@ export async function sendMessage(
     });
   }
   const model = input.model ?? conversation.model;
+  // Checked again at each run: the server's settings may have changed since the conversation was saved.
+  const modelField = input.model !== undefined ? "body.model" : "conversation.model";
+  checkModel(config, { provider: conversation.provider, model, field: { provider: "conversation.provider", model: modelField } });
+  const summaryModel = summaryModelOf(conversation.context);
+  if (summaryModel !== null) checkModel(config, { provider: conversation.provider, model: summaryModel, field: { provider: "conversation.provider", model: "conversation.context.summary_model" } });
   const budget = settleBudget({
     request: input.budget,
     maxSteps: input.maxSteps,
     conversation: conversation.budget,
     config,
     model,
-    priced: services.prices.priceOf(model) !== null,
+    summaryModel,
+    priced: (m) => services.prices.priceOf(m) !== null,
+    fields: { model: modelField, summaryModel: "conversation.context.summary_model", conversationCost: "conversation.budget.max_cost_usd" },
   });
   const request: RunRequest = { max_steps: budget.max_steps, tool_choice: toolChoice, model: input.model ?? null, budget, finish };
   const onBusy = input.onBusy ?? "reject";
@@ -110,6 +119,8 @@ export async function sendMessage(
     const earlier = await store.runs.byIdempotencyKey(conversation.id, input.idempotencyKey);
     if (earlier) return replay(earlier, requestHash);
   }
+  // After the replay: a retry of a run already accepted gets that run, not a refusal.
+  await services.tenantCost.check(input.tenant);
 
   const toCreate: RunToCreate = { runId: newRunId(), tenant: input.tenant, conversation, content, request, requestHash, idempotencyKey: input.idempotencyKey, webhook };
   for (let attempt = 1; ; attempt++) {

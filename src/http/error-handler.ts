@@ -12,6 +12,8 @@ export const RETRY_AFTER_S = 5;
 export function replyError(reply: FastifyReply, code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
   const status = statusOf(code);
   if (status === 503) reply.header("retry-after", String(RETRY_AFTER_S));
+  // A refusal that knows when it ends (a tenant's daily budget: at 00:00 UTC) says so.
+  if (code === "tenant_budget_exhausted" && typeof details.retry_after_s === "number") reply.header("retry-after", String(details.retry_after_s));
   return reply.code(status).send(errorBody(code, message, details));
 }
 

@@ -168,7 +168,7 @@ export async function useOpenApi(app: FastifyInstance): Promise<void> {
         version: "0.1.0",
         description:
           "Runs LLM tool-calling agents server-side and never loses a conversation. Send a message to a conversation; loopd calls the model, runs the tools it asks for and saves every step. " +
-          "Every non-2xx answer has the body `{error: {code, message, details}}`. With no API key the `mock` provider answers offline.",
+          "Every non-2xx answer has the body `{error: {code, message, details}}`. With no model key the `mock` provider answers offline (with API keys on, only when `MOCK_PROVIDER=true`).",
         license: { name: "MIT", url: "https://opensource.org/licenses/MIT" },
       },
       servers: [

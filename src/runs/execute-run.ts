@@ -45,9 +45,11 @@ export async function executeRun({
   let result: RunOutcome;
   let actionTimeoutS = config.runs.actionTimeoutS;
   let historyVersion = 0;
+  let tenant: string | null = null;
   try {
     const conversation = known ?? (await store.conversations.get(INTERNAL, run.conversationId));
     if (!conversation) return observer.end(null); // deleted meanwhile: its runs went with it
+    tenant = conversation.tenantId;
     actionTimeoutS = conversation.actionTimeoutS ?? config.runs.actionTimeoutS;
     historyVersion = conversation.historyVersion;
     const finish = run.request.finish ?? null;
@@ -105,6 +107,8 @@ export async function executeRun({
     return observer.end(null);
   }
   await writer.finish(result, { actionTimeoutS });
+  // What it cost is in the tenant's day now: the next new run of the tenant here reads it.
+  if (tenant !== null) services.tenantCost.forget(tenant);
   observer.end(result);
   // The next run of this conversation here reads only what comes after it.
   // A refused turn is marked in the database as the run ends, not in this copy: the next run reads it again.

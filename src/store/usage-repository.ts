@@ -19,6 +19,21 @@ export interface UsageRow {
 /** What a tenant's runs used, from the usage and cost each run recorded. */
 export function createUsageRepository({ db }: { db: Db }) {
   return {
+    /**
+     * What a tenant's runs started since `since` have cost so far (runs
+     * without a price count nothing). Its conversations by their tenant
+     * index, then each one's runs since then by theirs: the work grows
+     * with the tenant's conversations, so callers cache it.
+     */
+    async costSince(tenant: string, since: Date): Promise<number> {
+      const result = await db.execute(
+        sql`select coalesce(sum((r.usage->>'cost_usd')::numeric), 0) as cost_usd
+          from runs r join conversations c on c.id = r.conversation_id
+          where c.tenant_id = ${tenant} and r.created_at >= ${since.toISOString()}::timestamptz`,
+      );
+      return Number((result as unknown as { rows: Array<{ cost_usd: unknown }> }).rows[0]?.cost_usd ?? 0);
+    },
+
     /** By UTC day (of the run's start), provider and model, from `from` to `to` (days, both included), in that order. */
     async byDay(tenant: string, { from, to }: { from: string; to: string }): Promise<UsageRow[]> {
       const result = await db.execute(

@@ -29,8 +29,17 @@ describe("each budget is a predicate: the most output a call may produce within 
     expect(costBudget(1, sonnet).room(spent({ costUsd: 0.8 }), call(100_000))).toBeLessThan(0);
     // The reserve at the input price: $0.70 − $0.33 buys 24,666.
     expect(costBudget(1, sonnet).room(spent({ costUsd: 0 }), call(100_000, { inputTokens: 110_000 }))).toBe(24_666);
-    expect(costBudget(1, null).room(spent({ costUsd: 5 }), call(100_000))).toBe(Infinity);
     expect(costBudget(1, { input: 1e-6, output: 0 }).room(spent({ costUsd: 0.5 }), call(100_000))).toBe(Infinity);
+  });
+
+  test("cost: an unknown cost never turns the budget off: a call without a price, or a run whose spend is unknown, has no room", () => {
+    const sonnet = { input: 3e-6, output: 15e-6 };
+    expect(costBudget(1, null).room(spent({ costUsd: 0 }), call(10))).toBeLessThan(MIN_OUTPUT_TOKENS);
+    expect(costBudget(1, sonnet).room(spent({ costUsd: null }), call(10))).toBeLessThan(MIN_OUTPUT_TOKENS);
+    // Without a cost budget, neither matters.
+    expect(costBudget(null, null).room(spent({ costUsd: null }), call(10))).toBe(Infinity);
+    const policy = createStopPolicy({ budget: budget({ max_cost_usd: 1 }), maxTokens: 4096, conditions: [costBudget(1, sonnet)] });
+    expect(policy.beforeStep({ spent: spent({ costUsd: null }), inputTokens: 10, afterTools: false })).toEqual({ type: "stop", over: "cost" });
   });
 
   test("seconds: none left is no room, except for the grace call, which has its window", () => {

@@ -38,17 +38,19 @@ function scriptedModel({ summaryInput }: { summaryInput: number }) {
   return { provider, requests };
 }
 
-const run = (provider: ModelProvider, budget: Partial<RunBudget>) => {
+const SONNET_LIKE = (u: Usage) => (u.input_tokens * 3 + u.output_tokens * 15) / 1e6;
+
+const run = (provider: ModelProvider, budget: Partial<RunBudget>, { summaryModel, costOf = SONNET_LIKE }: { summaryModel?: string; costOf?: (u: Usage, model?: string) => number | null } = {}) => {
   const events: AgentEvent[] = [];
   const outcome = runAgentLoop({
     provider,
     history: [...HISTORY, { role: "user", content: [{ type: "text", text: "And now?" }] }],
     save: async () => {},
     toolBox: createToolBox({ registry: createToolRegistry([]), allowedTools: [], approvalRequired: [], loopTools: [], workspaceDir: "/nowhere" }),
-    call: { model: "m", system: null, toolChoice: "auto", context: { strategy: "summarize", keep_tool_results: 4, max_input_tokens: 1000 }, cacheKey: null, maxTokens: 1024 },
+    call: { model: "m", system: null, toolChoice: "auto", context: { strategy: "summarize", keep_tool_results: 4, max_input_tokens: 1000, ...(summaryModel && { summary_model: summaryModel }) }, cacheKey: null, maxTokens: 1024 },
     budget: { max_steps: 5, max_tokens: null, max_seconds: null, max_cost_usd: null, grace_turn: false, ...budget },
     finish: null,
-    costOf: (u) => (u.input_tokens * 3 + u.output_tokens * 15) / 1e6,
+    costOf,
     limits: { modelCallTimeoutMs: 60_000, modelStreamIdleMs: 60_000, graceWindowMs: 30_000 },
     onEvent: (e) => events.push(e),
   });
@@ -88,5 +90,23 @@ describe("summarize under a budget", () => {
     expect(requests[0]!.toolChoice).toBe("none");
     expect(ended).toMatchObject({ status: "incomplete", stopReason: "budget", steps: 1 });
     expect(JSON.stringify(requests[0]!.messages[0])).toMatch(/earlier messages of this conversation left out to fit the context window/);
+  });
+
+  test("a summary model dearer than the run's is weighed at its own price: a summary the cost budget cannot pay for is not made", async () => {
+    const { provider, requests } = scriptedModel({ summaryInput: 3000 });
+    // The summary model costs 100× the run's: its 3,000 input tokens alone are $0.90, far over $0.05.
+    const costOf = (u: Usage, model?: string) => SONNET_LIKE(u) * (model === "dear" ? 100 : 1);
+    const ended = await run(provider, { max_cost_usd: 0.05 }, { summaryModel: "dear", costOf }).outcome;
+    expect(requests.map((r) => r.model)).toEqual(["m"]);
+    expect(ended.status).toBe("completed");
+    expect(ended.usage.cost_usd).toBeLessThanOrEqual(0.05);
+  });
+
+  test("a summary whose model has no price is not made under a cost budget, and its unknown cost never lets the run go on unmetered", async () => {
+    const { provider, requests } = scriptedModel({ summaryInput: 3000 });
+    const costOf = (u: Usage, model?: string) => (model === "unpriced" ? null : SONNET_LIKE(u));
+    const ended = await run(provider, { max_cost_usd: 0.05 }, { summaryModel: "unpriced", costOf }).outcome;
+    expect(requests.map((r) => r.model)).toEqual(["m"]);
+    expect(ended.usage.cost_usd).toBeLessThanOrEqual(0.05);
   });
 });

@@ -17,7 +17,7 @@ import { useLoopd } from "../helpers/use-loopd.js";
  */
 
 // With API keys on, as on a network: requests carry this file's key, and fuzzed credentials at times.
-const f = useLoopd({ listen: true, env: { API_KEYS_REQUIRED: "true", ADMIN_TOKEN: "fuzz-admin-token-0123456789", RATE_LIMIT_PER_MIN: "0" } });
+const f = useLoopd({ listen: true, env: { API_KEYS_REQUIRED: "true", MOCK_PROVIDER: "true", ADMIN_TOKEN: "fuzz-admin-token-0123456789", RATE_LIMIT_PER_MIN: "0" } });
 let apiKey = "";
 const auth = () => ({ authorization: `Bearer ${apiKey}` });
 const seed = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;

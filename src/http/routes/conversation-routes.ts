@@ -20,7 +20,7 @@ export function conversationRoutes(app: FastifyInstance, { conversations, runs, 
     {
       schema: {
         summary: "Create a conversation",
-        description: "Every field is optional; `tools` defaults to every built-in tool, `provider` to the server's default (`mock` without an API key).",
+        description: "Every field is optional; `tools` defaults to every built-in tool, `provider` to the server's default (`mock` without a model key, where it is offered: API keys off, or `MOCK_PROVIDER=true`).",
         operationId: "createConversation",
         tags,
         body: createConversationBody,
