@@ -5,8 +5,8 @@ import { maxHeaderSize } from "node:http";
 import cors from "@fastify/cors";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
-import pino, { type Logger } from "pino";
-import pinoPretty from "pino-pretty";
+import type { Logger } from "pino";
+import { createLogger } from "./create-logger.js";
 import type { ModelProvider, ProviderName } from "./core/model-provider.js";
 import type { Config } from "./config.js";
 import { describeError } from "./errors.js";
@@ -56,6 +56,8 @@ import { pricesOf } from "./prices-file.js";
 import { createMetrics } from "./telemetry/metrics.js";
 import { combineTelemetry } from "./telemetry/telemetry.js";
 import { createRedactor } from "./redact.js";
+
+export { createLogger, REDACT, type LoggerOptions } from "./create-logger.js";
 import { startWebhooks } from "./webhooks/start-webhooks.js";
 import type { WebhookWorker } from "./webhooks/webhook-worker.js";
 import { createTenantDailyCost } from "./conversations/tenant-daily-cost.js";
@@ -90,35 +92,6 @@ export interface Loopd {
   retention: RetentionSweeper | null;
   /** Graceful stop: refuse new requests, let running steps save, end streams, release leases. */
   close(): Promise<void>;
-}
-
-/** Secrets never reach the logs, whatever a request or an error carries. */
-export const REDACT = [
-  "req.headers.authorization",
-  'req.headers["x-api-key"]',
-  "req.headers.cookie",
-  "headers.authorization",
-  'headers["x-api-key"]',
-  "headers.cookie",
-  "*.apiKey",
-  "*.api_key",
-];
-
-export interface LoggerOptions {
-  /** Coloured, readable lines for a person at a terminal; JSON lines for anything that collects logs. @default whether stdout is a terminal */
-  pretty?: boolean;
-  /** @default stdout */
-  destination?: NodeJS.WritableStream;
-  /** Values that never reach the logs, wherever they appear in a line (config `secrets`). @default none */
-  secrets?: readonly string[];
-}
-
-export function createLogger(level: string, { pretty = process.stdout.isTTY === true, destination, secrets = [] }: LoggerOptions = {}): Logger {
-  const redactor = createRedactor(secrets);
-  // Paths catch the known places of credentials; the line's text catches them anywhere else (an SDK's error message).
-  const options = { level, redact: { paths: REDACT, censor: "[redacted]" }, hooks: { streamWrite: redactor.text } };
-  if (pretty) return pino(options, pinoPretty({ ...(destination && { destination }), translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" }));
-  return destination ? pino(options, destination) : pino(options);
 }
 
 /**
