@@ -90,7 +90,7 @@ describe("servers start in the background and their tools are listed", () => {
     // A line that is not JSON-RPC on its stdout does not stop a server.
     expect(servers[3]).toMatchObject({ status: "ready", tools: 1 });
     expect(servers[4]).toMatchObject({ name: "mute", status: "starting", tools: 0 });
-    expect(servers[5]).toMatchObject({ name: "broken", status: "failed", tools: 0, last_error: expect.stringMatching(/^could not be started \(ENOENT\)$|No such file or directory/) });
+    expect(servers[5]).toMatchObject({ name: "broken", status: "failed", tools: 0, last_error: expect.stringMatching(/^could not be started \(ENOENT\)$|^exited with code 127 \(command not found\)$/) });
     expect(http.requests.map((r) => r.authorization)).toContain(`Bearer ${TOKEN}`);
   });
 

@@ -79,7 +79,8 @@ export class ChildProcessTransport implements Transport {
       // Whatever the server left running in its group (a worker, the server under an `npx`) goes with it.
       child.once("exit", () => killGroup(child.pid!, "SIGKILL"));
       child.once("close", (code, signal) => {
-        this.exitReason ??= signal ? `was killed by ${signal}` : `exited with code ${code}`;
+        // 126 and 127 are what a sandbox's launcher (and a shell) answer for a command it could not run: said in loopd's words, since the stderr that says more is not shown to tenants.
+        this.exitReason ??= signal ? `was killed by ${signal}` : `exited with code ${code}${code === 127 ? " (command not found)" : code === 126 ? " (command not executable)" : ""}`;
         this.exitCode = code;
         this.child = null;
         this.onclose?.();
