@@ -7,7 +7,7 @@
  * services' configuration. The README says the command runs "as an
  * unprivileged user ... reading what the host lets any user read".
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
@@ -23,7 +23,10 @@ describe("a command under the sandbox loopd chooses, and files only loopd's user
     const e = { DATA_DIR: mkdtempSync("/var/tmp/loopd-data-"), TOOLS_FILE: undefined, PRICES_FILE: undefined, TOOL_SANDBOX: undefined, TOOL_RUN_AS_USER: "nobody", RUN_COMMAND_TENANTS: undefined };
     const sandbox = chooseToolSandbox({ settings: sandboxSettingsOf(e, {}), runCommand: true, stdioServers: false, warn: () => {} });
     const tool = createRunCommandTool({ timeoutMs: 10_000, env: { PATH: "/usr/bin:/bin", HOME: "/" }, sandbox });
-    const ctx = { signal: new AbortController().signal, workspaceDir: mkdtempSync(path.join(tmpdir(), "loopd-ws-")), maxResultChars: 20_000, toolCallId: "call_1", conversationId: null, runId: null };
+    // A workspace the tools' user may write, as loopd makes it when it runs as root (it hands WORKSPACE_DIR to TOOL_RUN_AS_USER).
+    const workspaceDir = mkdtempSync(path.join(tmpdir(), "loopd-ws-"));
+    chmodSync(workspaceDir, 0o777);
+    const ctx = { signal: new AbortController().signal, workspaceDir, maxResultChars: 20_000, toolCallId: "call_1", conversationId: null, runId: null };
     const result = (await tool.execute(tool.input.parse({ command: `id -un; cat ${privateFile}; head -c 5 /etc/shadow` }), ctx)) as { stdout: string };
     expect(result.stdout).toMatch(/^nobody$/m);
     // Today: the key is printed (and, loopd being root, /etc/shadow's first line).

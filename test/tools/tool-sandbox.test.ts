@@ -2,7 +2,7 @@
  * The tool sandbox: which one loopd chooses (and when it refuses to start),
  * and what a command sees and may write in it, bwrap against none.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
@@ -45,10 +45,14 @@ describe("choosing the sandbox", () => {
     expect(warnings).toEqual([expect.stringMatching(/^stdio MCP servers run unconfined/)]);
   });
 
-  test("covers loopd's data, its .env, the files its settings name and /run/secrets", () => {
+  test("covers loopd's data, its .env, the files its settings name, /run/secrets and the database's socket folders", () => {
     const e = { DATA_DIR: "./data", TOOLS_FILE: "tools.json", PRICES_FILE: undefined, TOOL_SANDBOX: undefined, TOOL_RUN_AS_USER: "nobody", RUN_COMMAND_TENANTS: undefined };
-    const { hidden } = sandboxSettingsOf(e, { DB_PASSWORD_FILE: "/run/keys/db", HOME: "/home/loopd" }, { cwd: "/srv/loopd" });
-    expect(hidden.sort()).toEqual(["/run/keys/db", "/run/secrets", "/srv/loopd/.env", "/srv/loopd/data", "/srv/loopd/tools.json"]);
+    const { hidden } = sandboxSettingsOf(e, { DB_PASSWORD_FILE: "/run/keys/db", HOME: "/home/loopd", DATABASE_URL: "postgres://loopd@/loopd?host=/srv/pg-socket" }, { cwd: "/srv/loopd" });
+    expect(hidden).toEqual(expect.arrayContaining(["/run/keys/db", "/run/postgresql", "/run/secrets", "/srv/loopd/.env", "/srv/loopd/data", "/srv/loopd/tools.json", "/srv/pg-socket"]));
+    // Where /var/run is /run, one folder is covered once, by its real name.
+    expect(hidden.filter((p) => p.endsWith("/postgresql")).length).toBe(existsSync("/run/postgresql") && realpathSync("/var/run/postgresql") === "/run/postgresql" ? 1 : 2);
+    const inHost = sandboxSettingsOf(e, { DATABASE_URL: "postgres://loopd@%2Fsrv%2Fsock/loopd" }, { cwd: "/srv/loopd" }).hidden;
+    expect(inHost).toContain("/srv/sock");
   });
 });
 

@@ -1,4 +1,4 @@
-import { statSync } from "node:fs";
+import { kindOfPlace, reachableBy, type RunAs } from "./reachable-by.js";
 import type { ToolSandbox } from "./tool-sandbox.js";
 
 /** nobody: the sandbox's user and group inside (outside it stays loopd's, the only one an unprivileged user namespace maps). */
@@ -11,7 +11,18 @@ export interface BwrapOptions {
   home: string | undefined;
   /** @default "bwrap" */
   bwrap?: string;
+  /**
+   * Loopd being root: the user bwrap itself is started as (`setpriv`), so
+   * the program is that user to the kernel too. Inside its user namespace
+   * it is nobody either way, but outside it would stay root: writing the
+   * host's `/proc/sys`, reading root's files, connecting to sockets as root.
+   * @default null (loopd's own user, who is not root)
+   */
+  runAs?: RunAs | null;
 }
+
+/** The most a sandbox's `/tmp` and home may hold: they are memory (tmpfs). */
+const TMPFS_BYTES = String(64 * 1024 * 1024);
 
 /**
  * bubblewrap: the program gets its own user, PID, IPC and UTS namespaces
@@ -27,36 +38,28 @@ export interface BwrapOptions {
  * `env -u PWD`: bwrap sets PWD; the program gets exactly the environment
  * it is given, as it does unconfined.
  */
-export function createBwrapSandbox({ hidden, home, bwrap = "bwrap" }: BwrapOptions): ToolSandbox {
+export function createBwrapSandbox({ hidden, home, bwrap = "bwrap", runAs = null }: BwrapOptions): ToolSandbox {
   return {
     kind: "bwrap",
+    runAs,
     confine({ command, args, cwd, writable }) {
-      const mounts = ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"];
-      if (home && home !== "/" && kindOf(home) === "dir") mounts.push("--tmpfs", home);
+      const mounts = ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--size", TMPFS_BYTES, "--tmpfs", "/tmp"];
+      if (home && home !== "/" && kindOfPlace(home) === "dir" && (!runAs || reachableBy(home, runAs))) mounts.push("--size", TMPFS_BYTES, "--tmpfs", home);
       // Its folder and its working folder come back even if under the home; loopd's secrets are covered after, even if under them.
       if (writable) mounts.push("--bind", writable, writable);
-      if (cwd !== writable && kindOf(cwd) === "dir") mounts.push("--ro-bind", cwd, cwd);
+      if (cwd !== writable && kindOfPlace(cwd) === "dir") mounts.push("--ro-bind", cwd, cwd);
       for (const place of hidden) {
-        const kind = kindOf(place);
+        // What the tools' user cannot reach is hidden already (and bwrap, as that user, could not cover it).
+        if (runAs && !reachableBy(place, runAs)) continue;
+        const kind = kindOfPlace(place);
         if (kind === "dir") mounts.push("--tmpfs", place);
         else if (kind === "file") mounts.push("--ro-bind", "/dev/null", place);
       }
-      return {
-        command: bwrap,
-        args: [...NAMESPACES, "--uid", NOBODY, "--gid", NOBODY, "--die-with-parent", "--new-session", ...mounts, "--chdir", cwd, "--", "env", "-u", "PWD", command, ...args],
-        cwd,
-      };
+      const sandboxed = [...NAMESPACES, "--uid", NOBODY, "--gid", NOBODY, "--die-with-parent", "--new-session", ...mounts, "--chdir", cwd, "--", "env", "-u", "PWD", command, ...args];
+      if (!runAs) return { command: bwrap, args: sandboxed, cwd };
+      return { command: "setpriv", args: [`--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, "--clear-groups", "--", bwrap, ...sandboxed], cwd };
     },
   };
 }
 
 const NAMESPACES = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"];
-
-function kindOf(place: string): "dir" | "file" | null {
-  try {
-    const stat = statSync(place);
-    return stat.isDirectory() ? "dir" : "file";
-  } catch {
-    return null;
-  }
-}

@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { chownSync, statSync } from "node:fs";
 import type { Config } from "../../config.js";
 import { OperatorError } from "../../errors.js";
 import { createBwrapSandbox } from "./bwrap-sandbox.js";
@@ -37,13 +38,12 @@ export interface ChooseSandboxOptions {
 export function chooseToolSandbox({ settings, runCommand, stdioServers, warn, works = probe, isRoot = process.getuid?.() === 0, idsOf = idsOfUser }: ChooseSandboxOptions): ToolSandbox {
   const { mode, runAsUser, hidden, home } = settings;
   if (mode === "none") return NO_SANDBOX;
-  const bwrap = createBwrapSandbox({ hidden, home });
-  const user = () => {
-    const ids = isRoot ? idsOf(runAsUser) : null;
-    return ids ? createUserSandbox(ids) : null;
-  };
+  // As root, tools never run as root: bwrap too is started as TOOL_RUN_AS_USER (root outside its user namespace could write the host's /proc/sys, read root's files, reach sockets as root).
+  const runAs = isRoot ? idsOf(runAsUser) : null;
+  const bwrap = isRoot && !runAs ? null : createBwrapSandbox({ hidden, home, runAs });
+  const user = () => (runAs ? createUserSandbox({ ...runAs, hidden }) : null);
   if (mode === "bwrap") {
-    if (works(bwrap)) return bwrap;
+    if (bwrap && works(bwrap)) return bwrap;
     throw new OperatorError("TOOL_SANDBOX=bwrap, but bubblewrap cannot run here (is `bwrap` installed, and are user namespaces allowed?); install it, or set TOOL_SANDBOX=user (loopd as root) or TOOL_SANDBOX=none");
   }
   if (mode === "user") {
@@ -52,7 +52,7 @@ export function chooseToolSandbox({ settings, runCommand, stdioServers, warn, wo
     if (sandbox && works(sandbox)) return sandbox;
     throw new OperatorError(`TOOL_SANDBOX=user, but tools cannot be started as TOOL_RUN_AS_USER=${runAsUser} here (is it a user of this system, and are util-linux's unshare and setpriv installed?)`);
   }
-  if (works(bwrap)) return bwrap;
+  if (bwrap && works(bwrap)) return bwrap;
   const fallback = user();
   if (fallback && works(fallback)) return fallback;
   if (runCommand) {
@@ -88,5 +88,24 @@ export function toolSandboxOf(config: Pick<Config, "tools">, { warn = () => {} }
   const runCommand = config.tools.runCommand !== null;
   const stdioServers = config.tools.mcp.some((entry) => entry.command !== undefined);
   if (!runCommand && !stdioServers && config.tools.sandbox.mode === null) return NO_SANDBOX;
-  return chooseToolSandbox({ settings: config.tools.sandbox, runCommand, stdioServers, warn });
+  const sandbox = chooseToolSandbox({ settings: config.tools.sandbox, runCommand, stdioServers, warn });
+  if (runCommand && sandbox.runAs) handWorkspaceTo(config.tools.workspaceDir, sandbox.runAs, { warn });
+  return sandbox;
+}
+
+/**
+ * Loopd being root, commands run as TOOL_RUN_AS_USER, and the workspace is
+ * the one folder they may write: a workspace that user does not own is
+ * handed to it (loopd, root, still reads and writes it), and the start says so.
+ */
+function handWorkspaceTo(dir: string, { uid, gid }: { uid: number; gid: number }, { warn }: { warn: (message: string) => void }): void {
+  let owner: number;
+  try {
+    owner = statSync(dir).uid;
+  } catch {
+    return; // made later, by the caller that makes it (serve makes it first)
+  }
+  if (owner === uid) return;
+  chownSync(dir, uid, gid);
+  warn(`WORKSPACE_DIR ${dir} now belongs to TOOL_RUN_AS_USER (uid ${uid}): loopd runs as root, and run_command's commands run as that user, never as root`);
 }

@@ -1,3 +1,4 @@
+import { realpathSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { blank } from "../../env-values.js";
@@ -29,7 +30,16 @@ type SandboxVariables = z.output<z.ZodObject<typeof sandboxVariables>> & { DATA_
  */
 export function sandboxSettingsOf(e: SandboxVariables, raw: Record<string, unknown>, { cwd = process.cwd() }: { cwd?: string } = {}) {
   const files = Object.entries(raw).flatMap(([name, value]) => (name.endsWith("_FILE") && typeof value === "string" && value.trim() !== "" ? [value] : []));
-  const hidden = [e.DATA_DIR, path.join(cwd, ".env"), ...files, e.TOOLS_FILE, e.PRICES_FILE, "/run/secrets"].flatMap((p) => (p ? [path.resolve(cwd, p)] : []));
+  const hidden = [e.DATA_DIR, path.join(cwd, ".env"), ...files, e.TOOLS_FILE, e.PRICES_FILE, "/run/secrets", ...DATABASE_SOCKET_DIRS, socketDirOf(raw.DATABASE_URL)]
+    .flatMap((p) => (p ? [path.resolve(cwd, p)] : []))
+    // One place under two names (/var/run is /run) is covered once, by its real name.
+    .map((p) => {
+      try {
+        return realpathSync(p);
+      } catch {
+        return p;
+      }
+    });
   return {
     /** Null: chosen at start (see `chooseToolSandbox`). */
     mode: e.TOOL_SANDBOX ?? null,
@@ -39,6 +49,29 @@ export function sandboxSettingsOf(e: SandboxVariables, raw: Record<string, unkno
     /** Null: every tenant is offered `run_command` (when it is enabled). */
     runCommandTenants: e.RUN_COMMAND_TENANTS ?? null,
   };
+}
+
+/**
+ * Where Postgres puts its unix socket (Debian's, and the socket's other
+ * common home): a tool that reached it would be loopd's database user under
+ * `peer` or `trust` authentication, `DATABASE_URL` or not.
+ */
+const DATABASE_SOCKET_DIRS = ["/run/postgresql", "/var/run/postgresql"];
+
+/** The socket folder a `DATABASE_URL` names (`?host=/path`, or a host that is a path), if any. */
+function socketDirOf(url: unknown): string | undefined {
+  if (typeof url !== "string") return undefined;
+  // Not through URL: `postgres://user@/db?host=/path` (libpq's own form) has no host URL can parse.
+  const param = /[?&]host=([^&#]+)/.exec(url)?.[1];
+  const host = param ?? /^[a-z]+:\/\/(?:[^@/?#]*@)?([^/?#:]*)/i.exec(url)?.[1];
+  if (!host) return undefined;
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(host);
+  } catch {
+    return undefined;
+  }
+  return decoded.startsWith("/") ? decoded : undefined;
 }
 
 export type SandboxSettings = ReturnType<typeof sandboxSettingsOf>;

@@ -20,6 +20,8 @@ export interface ConfinedSpawn {
 
 export interface ToolSandbox {
   readonly kind: SandboxKind;
+  /** The user the program runs as, when not loopd's own (loopd being root: tools never run as root). */
+  readonly runAs?: { uid: number; gid: number } | null;
   /**
    * The spawn that runs `program` confined. Killing the spawned process ends
    * everything the program started, `setsid` or not (for `bwrap` and `user`:
