@@ -1,5 +1,5 @@
 /** MCP tools and approval: wildcards in approval_required, names that never change meaning, secrets kept out of last_error; against a real stdio server (test/mcp/hostile-stdio.mjs). Each was found by an independent review. */
-import { mkdtempSync, readFileSync, existsSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, existsSync, writeFileSync, chmodSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { beforeAll, expect, test, vi } from "vitest";
@@ -8,6 +8,8 @@ import { useLoopd } from "../helpers/use-loopd.js";
 
 const SERVER = path.resolve(import.meta.dirname, "../mcp/hostile-stdio.mjs");
 const dir = mkdtempSync(path.join(tmpdir(), "loopd-review-"));
+// The servers' folder: they run as TOOL_RUN_AS_USER when the tests run as root, and write their records here.
+chmodSync(dir, 0o777);
 const RECORD = path.join(dir, "r.jsonl");
 const records = () => (existsSync(RECORD) ? readFileSync(RECORD, "utf8").trim().split("\n").map((l) => JSON.parse(l)) : []);
 const TOOLS = [

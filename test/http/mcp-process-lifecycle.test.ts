@@ -1,5 +1,5 @@
 /** Closing loopd leaves no MCP process behind: not a worker a server started, not a server still in its handshake. Real stdio servers (test/mcp/hostile-stdio.mjs). */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, expect, test, vi } from "vitest";
@@ -8,6 +8,8 @@ import { useLoopd } from "../helpers/use-loopd.js";
 
 const SERVER = path.resolve(import.meta.dirname, "../mcp/hostile-stdio.mjs");
 const dir = mkdtempSync(path.join(tmpdir(), "loopd-review-"));
+// The servers' folder: they run as TOOL_RUN_AS_USER when the tests run as root, and write their records here.
+chmodSync(dir, 0o777);
 const PIDS = path.join(dir, "pids.jsonl");
 const pids = () => (existsSync(PIDS) ? readFileSync(PIDS, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string; pid: number; server: string }) : []);
 /** The servers' processes and their workers, as this machine numbers them (a sandbox's own pids mean nothing here): those whose environment names PIDS. */

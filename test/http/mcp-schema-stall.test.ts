@@ -4,7 +4,7 @@
  * thread; ten 60 KB schemas (well under the 64 KB and 1,000-tool limits)
  * are listed again on every notifications/tools/list_changed.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync, chmodSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -14,6 +14,8 @@ import { useLoopd } from "../helpers/use-loopd.js";
 
 const SERVER = path.resolve(import.meta.dirname, "../mcp/hostile-stdio.mjs");
 const dir = mkdtempSync(path.join(tmpdir(), "loopd-review-"));
+// The servers' folder: they run as TOOL_RUN_AS_USER when the tests run as root, and write their records here.
+chmodSync(dir, 0o777);
 const props: Record<string, unknown> = {};
 for (let i = 0; i < 1200; i++) props[`p${i}`] = { type: "string", pattern: `^(a|b)*c{${i % 1000}}$` };
 const big = (n: number) => ({ name: `big${n}`, inputSchema: { type: "object", properties: props, description: String(n) }, annotations: { readOnlyHint: true } });

@@ -3,7 +3,7 @@
  * with the official SDK in test/mcp: one over stdio (a child process), one
  * over Streamable HTTP on 127.0.0.1, and a few that misbehave.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
@@ -13,6 +13,8 @@ import { startHttpMcpServer, startSseMcpServer, type HttpMcpServer } from "../mc
 
 const STDIO_SERVER = path.resolve(import.meta.dirname, "../mcp/stdio-server.mjs");
 const dir = mkdtempSync(path.join(tmpdir(), "loopd-mcp-"));
+// The servers' folder: they run as TOOL_RUN_AS_USER when the tests run as root, and write their records here.
+chmodSync(dir, 0o777);
 const RECORD_FILE = path.join(dir, "stdio.jsonl");
 const TOKEN = "mcp-test-token-0123456789";
 /** A secret of loopd's own environment: no MCP child may see it. */

@@ -9,7 +9,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, test } from "vitest";
 import { useLoopd } from "../helpers/use-loopd.js";
 
-const f = useLoopd({ env: { API_KEYS_REQUIRED: "true", ENABLE_RUN_COMMAND: "true", RUN_COMMAND_TENANTS: "acme, globex" } });
+const f = useLoopd({ env: { API_KEYS_REQUIRED: "true", MOCK_PROVIDER: "true", ENABLE_RUN_COMMAND: "true", RUN_COMMAND_TENANTS: "acme, globex" } });
 type Method = "GET" | "POST";
 const call = (key: string, method: Method, url: string, payload?: object) => f.loopd.app.inject({ method, url, ...(payload && { payload }), headers: { authorization: `Bearer ${key}` } });
 

@@ -5,7 +5,7 @@
  * `GET /tools/servers` nor in what its own calls answer while the server is
  * down); `ADMIN_TOKEN` holders see it on `GET /admin/tools/servers`.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { beforeAll, expect, test, vi } from "vitest";
@@ -18,8 +18,10 @@ const ACME_SECRET = "acme-private-order-4711";
 
 function toolsFile(): string {
   const dir = mkdtempSync(path.join(tmpdir(), "loopd-stderr-"));
+  // Its folder (cwd): the one it may write in the sandbox, as TOOL_RUN_AS_USER when the tests run as root; it keeps its state here.
+  chmodSync(dir, 0o777);
   const file = path.join(dir, "tools.json");
-  writeFileSync(file, JSON.stringify({ mcp: [{ name: "vault", command: process.execPath, args: [SERVER], env: { STATE_FILE: path.join(dir, "state") }, approval: "never" }] }));
+  writeFileSync(file, JSON.stringify({ mcp: [{ name: "vault", command: process.execPath, args: [SERVER], env: { STATE_FILE: path.join(dir, "state") }, cwd: dir, approval: "never" }] }));
   return file;
 }
 

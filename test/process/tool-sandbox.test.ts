@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, test, vi } from "vitest";
@@ -35,6 +35,8 @@ beforeAll(async () => {
   database = await createProcessDatabase("loopd-sandbox-db-");
   workspaceDir = mkdtempSync(path.join(tmpdir(), "loopd-sandbox-ws-"));
   serverDir = mkdtempSync(path.join(tmpdir(), "loopd-sandbox-mcp-"));
+  // The server runs as TOOL_RUN_AS_USER when the tests run as root, and writes its sweep here.
+  chmodSync(serverDir, 0o777);
   const toolsFile = path.join(serverDir, "tools.json");
   const server = { name: "sweep", command: process.execPath, args: [path.join(repoRoot, "test/mcp/proc-sweep-server.mjs")], cwd: serverDir, env: { SWEEP_FILE: "sweep.txt", SWEEP_MARK: "visible" } };
   writeFileSync(toolsFile, JSON.stringify({ mcp: [server] }));

@@ -47,8 +47,10 @@ describe("choosing the sandbox", () => {
 
   test("covers loopd's data, its .env, the files its settings name, /run/secrets and the database's socket folders", () => {
     const e = { DATA_DIR: "./data", TOOLS_FILE: "tools.json", PRICES_FILE: undefined, TOOL_SANDBOX: undefined, TOOL_RUN_AS_USER: "nobody", RUN_COMMAND_TENANTS: undefined };
-    const { hidden } = sandboxSettingsOf(e, { DB_PASSWORD_FILE: "/run/keys/db", HOME: "/home/loopd", DATABASE_URL: "postgres://loopd@/loopd?host=/srv/pg-socket" }, { cwd: "/srv/loopd" });
-    expect(hidden).toEqual(expect.arrayContaining(["/run/keys/db", "/run/postgresql", "/run/secrets", "/srv/loopd/.env", "/srv/loopd/data", "/srv/loopd/tools.json", "/srv/pg-socket"]));
+    const { hidden } = sandboxSettingsOf(e, { DB_PASSWORD_FILE: "/run/keys/db", ADMIN_TOKEN_FILE: "/run/keys/admin", SSL_CERT_FILE: "/etc/ssl/certs/ca-certificates.crt", HOME: "/home/loopd", DATABASE_URL: "postgres://loopd@/loopd?host=/srv/pg-socket" }, { cwd: "/srv/loopd" });
+    // The CA bundle is not a secret: tools need it to reach HTTPS.
+    expect(hidden).not.toContain("/etc/ssl/certs/ca-certificates.crt");
+    expect(hidden).toEqual(expect.arrayContaining(["/run/keys/db", "/run/keys/admin", "/run/postgresql", "/run/secrets", "/srv/loopd/.env", "/srv/loopd/data", "/srv/loopd/tools.json", "/srv/pg-socket"]));
     // Where /var/run is /run, one folder is covered once, by its real name.
     expect(hidden.filter((p) => p.endsWith("/postgresql")).length).toBe(existsSync("/run/postgresql") && realpathSync("/var/run/postgresql") === "/run/postgresql" ? 1 : 2);
     const inHost = sandboxSettingsOf(e, { DATABASE_URL: "postgres://loopd@%2Fsrv%2Fsock/loopd" }, { cwd: "/srv/loopd" }).hidden;

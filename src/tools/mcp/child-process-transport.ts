@@ -43,6 +43,9 @@ export class ChildProcessTransport implements Transport {
 
   /** Set once the child has ended (or could not start). */
   exitReason: string | null = null;
+  /** loopd asked it to stop (its stdin closed), and signalled it when it did not: an exit then is loopd's doing, unless it failed by itself. */
+  private stopping = false;
+  private signalled = false;
   /** The child's exit code; null while it runs, or when a signal ended it. */
   exitCode: number | null = null;
   private child: ChildProcessByStdio<Writable, Readable, Readable> | null = null;
@@ -77,10 +80,12 @@ export class ChildProcessTransport implements Transport {
         this.onerror?.(err);
       });
       // Whatever the server left running in its group (a worker, the server under an `npx`) goes with it.
-      child.once("exit", () => killGroup(child.pid!, "SIGKILL"));
+      child.once("exit", (code, signal) => {
+        this.exitReason ??= this.reasonOf(code, signal);
+        killGroup(child.pid!, "SIGKILL");
+      });
       child.once("close", (code, signal) => {
-        // 126 and 127 are what a sandbox's launcher (and a shell) answer for a command it could not run: said in loopd's words, since the stderr that says more is not shown to tenants.
-        this.exitReason ??= signal ? `was killed by ${signal}` : `exited with code ${code}${code === 127 ? " (command not found)" : code === 126 ? " (command not executable)" : ""}`;
+        this.exitReason ??= this.reasonOf(code, signal);
         this.exitCode = code;
         this.child = null;
         this.onclose?.();
@@ -101,14 +106,21 @@ export class ChildProcessTransport implements Transport {
     });
   }
 
+  /** Why it ended: loopd's stop (its stdin closed, then signals), or what the process itself did. */
+  private reasonOf(code: number | null, signal: NodeJS.Signals | null): string {
+    return this.stopping && (this.signalled || code === 0) ? "was stopped by loopd" : exitReasonOf(code, signal);
+  }
+
   async close(): Promise<void> {
     const child = this.child;
     if (!child) return;
-    this.exitReason ??= "was stopped by loopd";
     const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
     const within = (ms: number) => Promise.race([closed.then(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, ms, false).unref())]);
+    // Named when it exits (see reasonOf): a server ending by itself meanwhile (a command that could not run, as a failed handshake closes it) says its own reason.
+    this.stopping = true;
     child.stdin.end();
     if (await within(EXIT_GRACE_MS)) return;
+    this.signalled = true;
     killGroup(child.pid!, "SIGTERM");
     if (await within(EXIT_GRACE_MS)) return;
     killGroup(child.pid!, "SIGKILL");
@@ -178,4 +190,10 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
   } catch {
     // Gone already.
   }
+}
+
+/** How a server's process ended, in loopd's words. 126 and 127 are what a sandbox's launcher (and a shell) answer for a command it could not run: said so, since the stderr that says more is not shown to tenants. */
+function exitReasonOf(code: number | null, signal: NodeJS.Signals | null): string {
+  if (signal) return `was killed by ${signal}`;
+  return `exited with code ${code}${code === 127 ? " (command not found)" : code === 126 ? " (command not executable)" : ""}`;
 }

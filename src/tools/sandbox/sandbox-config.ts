@@ -2,6 +2,8 @@ import { realpathSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { blank } from "../../env-values.js";
+import { SECRET_NAME } from "../../redact.js";
+import { SECRET_FILE_NAMES } from "../../secret-files.js";
 
 /** The variables of the tool sandbox and of who may run commands (composed into config.ts's). */
 export const sandboxVariables = {
@@ -29,7 +31,9 @@ type SandboxVariables = z.output<z.ZodObject<typeof sandboxVariables>> & { DATA_
  * `/run/secrets`.
  */
 export function sandboxSettingsOf(e: SandboxVariables, raw: Record<string, unknown>, { cwd = process.cwd() }: { cwd?: string } = {}) {
-  const files = Object.entries(raw).flatMap(([name, value]) => (name.endsWith("_FILE") && typeof value === "string" && value.trim() !== "" ? [value] : []));
+  // A secret's file: loopd's own (`ADMIN_TOKEN_FILE`…) or any `*_FILE` named like a secret (`DB_PASSWORD_FILE`); not every `*_FILE` (`SSL_CERT_FILE` is the CA bundle tools need).
+  const isSecretFile = (name: string) => name.endsWith("_FILE") && ((SECRET_FILE_NAMES as readonly string[]).includes(name.slice(0, -5)) || SECRET_NAME.test(name.slice(0, -5)));
+  const files = Object.entries(raw).flatMap(([name, value]) => (isSecretFile(name) && typeof value === "string" && value.trim() !== "" ? [value] : []));
   const hidden = [e.DATA_DIR, path.join(cwd, ".env"), ...files, e.TOOLS_FILE, e.PRICES_FILE, "/run/secrets", ...DATABASE_SOCKET_DIRS, socketDirOf(raw.DATABASE_URL)]
     .flatMap((p) => (p ? [path.resolve(cwd, p)] : []))
     // One place under two names (/var/run is /run) is covered once, by its real name.
