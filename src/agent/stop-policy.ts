@@ -96,7 +96,8 @@ const FIRST_STEP_SHARE = 0.1;
  */
 function expectedOf(inputTokens: number, shown: StepsShown | null): StepsShown {
   const share = Math.ceil(inputTokens * FIRST_STEP_SHARE);
-  const { growth, output } = shown ?? { growth: share, output: share };
+  // Before any step: its answer a share, and its tools' results as much again.
+  const { growth, output } = shown ?? { growth: 2 * share, output: share };
   return { growth: growth + NOTICE_TOKENS, output };
 }
 
@@ -120,14 +121,15 @@ const reserved = (call: NextCall) => call.reserve?.inputTokens ?? 0;
  */
 export function createStopPolicy({ budget, maxTokens, conditions }: { budget: RunBudget; maxTokens: number; conditions: StopCondition[] }) {
   const least = Math.min(MIN_OUTPUT_TOKENS, maxTokens);
+  /** The room of the tightest budget (`budgeted`: Infinity when none limits it), and the call's output limit under it. */
   const roomOf = (spent: BudgetSpent, call: NextCall, needed: number) => {
-    let room = maxTokens;
+    let budgeted = Infinity;
     for (const c of conditions) {
       const r = c.room(spent, call);
-      if (r < needed) return { room: r, over: c.name };
-      room = Math.min(room, r);
+      if (r < needed) return { room: r, budgeted: r, over: c.name };
+      budgeted = Math.min(budgeted, r);
     }
-    return { room, over: null };
+    return { room: Math.min(maxTokens, budgeted), budgeted, over: null };
   };
   return {
     beforeStep({
@@ -155,7 +157,8 @@ export function createStopPolicy({ budget, maxTokens, conditions }: { budget: Ru
         const expected = expectedOf(inputTokens, shown);
         const reserve = budget.grace_turn && stepsLeft > 1 ? { inputTokens: inputTokens + expected.growth } : null;
         const normal = roomOf(spent, { inputTokens, reserve, grace: false }, reserve ? expected.output + least : least);
-        if (normal.over === null) return { type: "go", maxTokens: normal.room };
+        // The answer is part of the grace call's input too: whatever it writes beyond the expected answer counts twice, so it may write half of what is left beyond that.
+        if (normal.over === null) return { type: "go", maxTokens: reserve ? Math.min(normal.room, Math.floor((normal.budgeted + expected.output - least) / 2)) : normal.room };
         over = normal.over;
       }
       if (!budget.grace_turn) return { type: "stop", over };

@@ -67,12 +67,13 @@ describe("beforeStep: go, grace or stop", () => {
 
   test("tokens: a normal call is made when it and the grace call after it fit as the steps have shown them; else the grace call; when even that does not fit, stop", () => {
     const p = policy({ max_tokens: 10_000 });
-    // Before any step: 1,000 in, a tenth of it out; the grace call 1,000 + a tenth + the notice in, 256 out: fits, capped at 4,096.
-    expect(p.beforeStep({ spent: spent(), inputTokens: 1000, afterTools: false })).toEqual({ type: "go", maxTokens: 4096 });
-    // Steps showed 50 out and 200 added: 10,000 − 6,000 − 1,000 − (1,000 + 200 + the notice) left for this call's answer,
-    // which leaves the grace call its input (the answer and the grace call's 256 share that room).
+    // Before any step: 1,000 in, a tenth of it out and as much again of tools' results; the grace call 1,000 + 200 + the notice in,
+    // 256 out: fits. The answer is the grace call's input too, so it gets half of what is left beyond the expected 100: (7,765 + 100 − 256) / 2.
+    expect(p.beforeStep({ spent: spent(), inputTokens: 1000, afterTools: false })).toEqual({ type: "go", maxTokens: Math.floor((10_000 - 1000 - (1000 + 200 + NOTICE_TOKENS) + 100 - MIN_OUTPUT_TOKENS) / 2) });
+    // Steps showed 50 out and 200 added: 10,000 − 6,000 − 1,000 − (1,000 + 200 + the notice) left; an answer longer than the
+    // 50 shown also grows the grace call's input, so it gets half of what is left beyond them and the grace call's 256.
     const shown = { growth: 200, output: 50 };
-    expect(p.beforeStep({ spent: spent({ tokens: 6000 }), inputTokens: 1000, afterTools: false, shown })).toEqual({ type: "go", maxTokens: 1800 - NOTICE_TOKENS });
+    expect(p.beforeStep({ spent: spent({ tokens: 6000 }), inputTokens: 1000, afterTools: false, shown })).toEqual({ type: "go", maxTokens: Math.floor((1800 - NOTICE_TOKENS + 50 - MIN_OUTPUT_TOKENS) / 2) });
     // The step and its grace call need 1,000 + 50 + 1,235 + 256 = 2,541: with 2,540 left, the call is the grace call, its output capped at what is left.
     const edge = 10_000 - (2 * 1000 + 200 + NOTICE_TOKENS + 50 + MIN_OUTPUT_TOKENS);
     expect(p.beforeStep({ spent: spent({ tokens: edge }), inputTokens: 1000, afterTools: true, shown })).toMatchObject({ type: "go" });

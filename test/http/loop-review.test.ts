@@ -68,10 +68,11 @@ describe.each(["anthropic", "openai"] as const)("the finish nudge and the grace 
     expect(userTextsIn(f.llm.requests[1]!).at(-1)).toMatch(/call `finish`/);
   });
 
-  test("a run whose own tool_choice is none, over its time budget when it goes on, ends budget/seconds after at most the grace call", async () => {
+  test("a run whose own tool_choice names a tool, over its time budget when it goes on, ends budget/seconds after at most the grace call", async () => {
     const conv = await client().createConversation({ provider, approval_required: ["delete_note"] });
     f.llm.script({ toolCalls: [{ name: "delete_note", input: { title: "t" } }] });
-    const paused = (await client().send(conv.id, { content: "Go.", tool_choice: "none", budget: { max_seconds: 30 } })).json();
+    // (With "none", loopd itself refuses the call: tools were not offered on that turn.)
+    const paused = (await client().send(conv.id, { content: "Go.", tool_choice: { name: "delete_note" }, budget: { max_seconds: 30 } })).json();
     expect(paused.run.status).toBe("requires_action");
     // The run's clock ran out while it was... not paused: pretend it started long ago.
     await f.database.query({ name: "review_backdate", text: "update runs set created_at = now() - interval '1 hour' where id = $1", values: [paused.run.id] });
