@@ -17,6 +17,7 @@ const f = useLoopd({
   listen: true,
   env: {
     API_KEYS_REQUIRED: "true",
+    MOCK_PROVIDER: "true",
     RATE_LIMIT_PER_MIN: "0",
     BODY_LIMIT_BYTES: "65536",
     MAX_ATTACHMENT_BYTES: "1048576",

@@ -86,7 +86,8 @@ test("a request that arrives while the server stops is a 503 unavailable with Re
   socket.write(`POST /conversations/${conv.id}/messages HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
   await until(() => f.llm.requests.length > 0);
   const stopped = f.loopd.close();
-  socket.write("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n");
+  // Not a probe: /healthz and /readyz answer for themselves while the server stops.
+  socket.write(`GET /conversations/${conv.id} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
   await ended;
   await stopped;
   const [first, second] = received.split(/(?=HTTP\/1\.1 \d{3} )/);

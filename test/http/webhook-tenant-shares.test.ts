@@ -41,6 +41,8 @@ const triesOf = async (tenant: string) =>
 test("another tenant's webhook arrives at once while one tenant's 40 runs wait on a receiver that hangs, which gets 2 tries at a time and is paused after it keeps timing out", async () => {
   const a = (await f.loopd.services.store.keys.create({ tenant: "flood", name: null })).key;
   const b = (await f.loopd.services.store.keys.create({ tenant: "quiet", name: null })).key;
+  // Each tenant's webhooks are signed with its own secret.
+  quiet.secret = (await f.loopd.app.inject({ method: "GET", url: "/webhooks/secret", headers: { authorization: `Bearer ${b}` } })).json().secret;
   await endRuns(a, hanging.url, RUNS);
   await hanging.waitFor(2);
   const ended = Date.now();
