@@ -120,9 +120,11 @@ export async function sendMessage(
     if (earlier) return replay(earlier, requestHash);
   }
   // After the replay: a retry of a run already accepted gets that run, not a refusal.
-  await services.tenantCost.check(input.tenant);
+  const leftToday = await services.tenantCost.check(input.tenant);
+  // A run spends no more than what is left of its tenant's day (runs in flight at once may together pass it, by at most what each was left).
+  const admitted = leftToday === null || (budget.max_cost_usd !== null && budget.max_cost_usd <= leftToday) ? request : { ...request, budget: { ...budget, max_cost_usd: leftToday } };
 
-  const toCreate: RunToCreate = { runId: newRunId(), tenant: input.tenant, conversation, content, request, requestHash, idempotencyKey: input.idempotencyKey, webhook };
+  const toCreate: RunToCreate = { runId: newRunId(), tenant: input.tenant, conversation, content, request: admitted, requestHash, idempotencyKey: input.idempotencyKey, webhook };
   for (let attempt = 1; ; attempt++) {
     try {
       // Only a conversation seen with an open run (or queued ones) needs the general path (a retry takes it).

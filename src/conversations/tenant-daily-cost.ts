@@ -41,12 +41,12 @@ export function createTenantDailyCost({
   }
 
   return {
-    /** Throws `tenant_budget_exhausted` when the tenant is past its daily limit. */
-    async check(tenant: string): Promise<void> {
-      if (limitUsd === null) return;
+    /** Throws `tenant_budget_exhausted` when the tenant is past its daily limit; else what is left of its day (USD), null without a limit: a run admitted gets no more than that as its cost budget. */
+    async check(tenant: string): Promise<number | null> {
+      if (limitUsd === null) return null;
       const at = now();
       const spent = await spentToday(tenant, at);
-      if (spent <= limitUsd) return;
+      if (spent <= limitUsd) return limitUsd - spent;
       const retryAfterS = Math.ceil((DAY_MS - (at % DAY_MS)) / 1000);
       throw new AppError(
         "tenant_budget_exhausted",

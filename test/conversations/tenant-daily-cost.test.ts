@@ -12,14 +12,15 @@ function fakeCosts(initial: number) {
   return { state, costSince };
 }
 
-const refusal = (p: Promise<void>) => p.then(() => null, (err: unknown) => (err instanceof AppError ? err : Promise.reject(err)));
+const refusal = (p: Promise<unknown>) => p.then(() => null, (err: unknown) => (err instanceof AppError ? err : Promise.reject(err)));
 
 describe("TENANT_DAILY_COST_USD: the check before a new run", () => {
   test("reads the day's total from 00:00 UTC, then keeps it for the TTL: one read per tenant per TTL, not one per request", async () => {
     const { state, costSince } = fakeCosts(0.2);
     let now = Date.parse("2026-12-06T10:00:00Z");
     const cost = createTenantDailyCost({ limitUsd: 1, costSince, now: () => now, ttlMs: 5000 });
-    for (let i = 0; i < 10; i++) await cost.check("acme");
+    // What is left of the day comes back: a run admitted gets no more than that to spend.
+    for (let i = 0; i < 10; i++) expect(await cost.check("acme")).toBeCloseTo(0.8);
     expect(state.reads).toEqual([{ tenant: "acme", since: "2026-12-06T00:00:00.000Z" }]);
     state.spent = 1.5;
     now += 4999;

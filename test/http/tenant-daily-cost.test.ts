@@ -13,12 +13,14 @@ const f = useLoopd({ env: { TENANT_DAILY_COST_USD: "0.01", RUN_MAX_COST_USD_LIMI
 const client = () => api(f.loopd.app);
 
 describe("a tenant's daily cost", () => {
-  test("a run asking for a larger cost budget, or for none, gets the ceiling", async () => {
+  test("a run asking for a larger cost budget, or for none, gets the ceiling, and no more than what is left of its tenant's day", async () => {
     const conv = await client().createConversation({ provider: "anthropic", model: "claude-haiku-4-5" });
     f.llm.script({ text: "Hi.", usage: { input: 10, output: 2 } }, { text: "Hi.", usage: { input: 10, output: 2 } }, { text: "Hi.", usage: { input: 10, output: 2 } });
-    expect((await client().send(conv.id, { content: "Hello" })).json().run.budget.max_cost_usd).toBe(0.5);
-    expect((await client().send(conv.id, { content: "Hello", budget: { max_cost_usd: 5 } })).json().run.budget.max_cost_usd).toBe(0.5);
-    expect((await client().send(conv.id, { content: "Hello", budget: { max_cost_usd: 0.2 } })).json().run.budget.max_cost_usd).toBe(0.2);
+    // $0.01 a day, nothing spent yet: the day is the tighter limit (the $0.5 ceiling is the run's otherwise).
+    expect((await client().send(conv.id, { content: "Hello" })).json().run.budget.max_cost_usd).toBe(0.01);
+    // Each run above cost 10 × $1/M + 2 × $5/M = $0.00002: what the next may spend is what is left.
+    expect((await client().send(conv.id, { content: "Hello", budget: { max_cost_usd: 5 } })).json().run.budget.max_cost_usd).toBeCloseTo(0.01 - 0.00002, 8);
+    expect((await client().send(conv.id, { content: "Hello", budget: { max_cost_usd: 0.001 } })).json().run.budget.max_cost_usd).toBe(0.001);
   });
 
   test("counts as a cost budget: a model without a price is refused", async () => {
