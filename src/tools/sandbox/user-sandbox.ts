@@ -8,7 +8,7 @@ import type { ToolSandbox } from "./tool-sandbox.js";
  * mount that fails stops it (exit 126): the program never runs with a
  * secret in view.
  */
-const COVER = 'while [ "$1" != "--" ]; do case "$1" in d:*) mount -t tmpfs -o size=64m,mode=1777 none "${1#d:}" || exit 126;; f:*) mount --bind /dev/null "${1#f:}" || exit 126;; esac; shift; done; shift; exec "$@"';
+const COVER = 'while [ "$1" != "--" ]; do case "$1" in d:*) mount -t tmpfs -o size=1m,mode=755 none "${1#d:}" || exit 126;; f:*) mount --bind /dev/null "${1#f:}" || exit 126;; esac; shift; done; shift; exec "$@"';
 
 /**
  * When loopd runs as root without bubblewrap: the program runs as another
@@ -26,11 +26,11 @@ export function createUserSandbox({ uid, gid, hidden = [] }: RunAs & { hidden?: 
     kind: "user",
     runAs: { uid, gid },
     confine: ({ command, args, cwd }) => {
-      // A /tmp of its own too: the host's may hold sockets (Postgres's, on some systems) and other users' files.
-      const covers = ["d:/tmp", ...hidden.flatMap((place) => {
+      // Not /tmp: the workspace may be there, and this sandbox has no way to bring it back over a fresh one (bwrap's does).
+      const covers = hidden.flatMap((place) => {
         const kind = kindOfPlace(place);
         return kind === "dir" ? [`d:${place}`] : kind === "file" ? [`f:${place}`] : [];
-      })];
+      });
       return {
         command: "unshare",
         args: ["--pid", "--fork", "--kill-child", "--mount-proc", "sh", "-c", COVER, "sh", ...covers, "--", "setpriv", `--reuid=${uid}`, `--regid=${gid}`, "--clear-groups", "--no-new-privs", "--", command, ...args],
