@@ -1,13 +1,9 @@
-import { randomUUID } from "node:crypto";
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
-import { startFakeLlm, type FakeLlm } from "../fake-llm/server.js";
 import { testDatabaseKind } from "../helpers/test-database.js";
-import { loopdClient } from "./loopd-client.js";
-import { killAllLoopd, spawnLoopd, type LoopdProcess } from "./loopd-process.js";
-import { createProcessDatabase } from "./process-database.js";
+import { startLoopdHoldingSecrets, SWEEP_COMMAND, type LoopdHoldingSecrets } from "./loopd-holding-secrets.js";
 
 // A real process, compiling the sources at start: slow on a busy machine, so bounds, not measures, are generous.
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 150_000 });
@@ -20,46 +16,26 @@ vi.setConfig({ testTimeout: 120_000, hookTimeout: 150_000 });
  * processes. (CI runs as root, as the session does.)
  */
 
-const secrets = { OPENAI_API_KEY: `sk-test-${randomUUID()}`, ADMIN_TOKEN: `admin-${randomUUID()}`, LOOPD_TEST_SECRET: `secret-${randomUUID()}` };
-let llm: FakeLlm;
-let database: Awaited<ReturnType<typeof createProcessDatabase>>;
 let workspaceDir: string;
-let loopd: LoopdProcess;
-const client = loopdClient(() => loopd.url);
+let held: LoopdHoldingSecrets;
 
 beforeAll(async () => {
-  llm = await startFakeLlm();
-  database = await createProcessDatabase("loopd-user-sandbox-db-");
   workspaceDir = mkdtempSync(path.join(tmpdir(), "loopd-user-sandbox-ws-"));
   // The workspace must be writable by the user tools run as (the README says so).
   chmodSync(workspaceDir, 0o777);
-  loopd = await spawnLoopd({
-    env: {
-      ...database.env,
-      ...secrets,
-      OPENAI_BASE_URL: `${llm.url}/v1`,
-      LLM_PROVIDER: "openai",
-      ENABLE_RUN_COMMAND: "true",
-      TOOL_SANDBOX: "user",
-      TOOL_RUN_AS_USER: "nobody",
-      WORKSPACE_DIR: workspaceDir,
-      LOG_LEVEL: "warn",
-    },
-  });
+  held = await startLoopdHoldingSecrets({ prefix: "loopd-user-sandbox-db-", env: { ENABLE_RUN_COMMAND: "true", TOOL_SANDBOX: "user", TOOL_RUN_AS_USER: "nobody", WORKSPACE_DIR: workspaceDir } });
 });
 
 afterAll(async () => {
-  await killAllLoopd();
-  await llm?.close();
-  await database?.drop();
+  await held?.close();
   if (workspaceDir) rmSync(workspaceDir, { recursive: true, force: true });
 });
 
 describe.runIf(process.getuid?.() === 0)(`TOOL_SANDBOX=user: a command cannot read loopd's secrets through /proc (${testDatabaseKind})`, () => {
   test("an approved run_command runs as nobody, sees only its own processes, and finds none of loopd's secrets in any /proc/*/environ or cmdline", async () => {
+    const { client, llm } = held;
     const conv = await client.createConversation({ tools: ["run_command"] });
-    const command = "id -u > who.txt; ls -d /proc/[0-9]* | wc -l > count.txt; for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do echo \"== $f\"; tr '\\0' '\\n' < \"$f\"; done > sweep.txt 2>/dev/null; echo swept";
-    llm.script({ toolCalls: [{ name: "run_command", input: { command } }] }, { text: "Done." });
+    llm.script({ toolCalls: [{ name: "run_command", input: { command: `id -u > who.txt; ls -d /proc/[0-9]* | wc -l > count.txt; ${SWEEP_COMMAND}` } }] }, { text: "Done." });
     const paused = (await client.send(conv.id, "Look around.")).run;
     expect(paused).toMatchObject({ status: "requires_action" });
     const ended = await client.answer(conv.id, paused.id, { approvals: [{ tool_call_id: paused.required_action.tool_calls[0].tool_call_id, approve: true }] });
@@ -69,6 +45,6 @@ describe.runIf(process.getuid?.() === 0)(`TOOL_SANDBOX=user: a command cannot re
     expect(Number(readFileSync(path.join(workspaceDir, "count.txt"), "utf8").trim())).toBeLessThan(10);
     const swept = readFileSync(path.join(workspaceDir, "sweep.txt"), "utf8");
     expect(swept).toMatch(/^PATH=/m);
-    for (const secret of [...Object.values(secrets), ...(database.env.DATABASE_URL ? [database.env.DATABASE_URL] : [])]) expect(swept).not.toContain(secret);
+    for (const secret of held.secrets()) expect(swept).not.toContain(secret);
   });
 });
