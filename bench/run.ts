@@ -45,6 +45,7 @@ import { measureQueuedStart, type QueuedStartRow } from "./queued-start.js";
 import { measurePauseAnswer, type PauseAnswerRow } from "./pause-answer.js";
 import { measureAuthOverhead } from "./auth-overhead.js";
 import { measureRequestChecks } from "./request-checks.js";
+import { measureSandboxStepCost } from "./sandbox-step-cost.js";
 import { measureToolSourceOverhead, PARALLEL_CALL_MS, PARALLEL_CALLS } from "./tool-source-overhead.js";
 import { measureImageStepCost } from "./image-step-cost.js";
 import { measureBudgetOverhead, type BudgetOverheadRow } from "./budget-overhead.js";
@@ -71,6 +72,8 @@ const APPEND_CHECKPOINTS = [10, 100, 1000, 10_000];
 const pauseSamples = positiveInt(process.env.BENCH_PAUSES, 100);
 const budgetRuns = positiveInt(process.env.BENCH_BUDGET_RUNS, 30);
 const webhookRuns = positiveInt(process.env.BENCH_WEBHOOKS, 100);
+const sandboxRuns = positiveInt(process.env.BENCH_SANDBOX_RUNS, 20);
+const sandboxSteps = positiveInt(process.env.BENCH_SANDBOX_STEPS, 10);
 const LONG_RUN_STEPS = (process.env.BENCH_STEPS ?? "10,100,1000").split(",").map((n) => positiveInt(n, 10));
 const TRACE_STEPS = (process.env.BENCH_TRACE_STEPS ?? "10,100,1000").split(",").map((n) => positiveInt(n, 10));
 const streams = (process.env.BENCH_STREAMS ?? "50,200,500").split(",").map((n) => positiveInt(n, 200));
@@ -78,7 +81,7 @@ const streamRounds = positiveInt(process.env.BENCH_STREAM_ROUNDS, 3);
 const baselineDir = process.env.BENCH_BASELINE_DIR || undefined;
 const quiet = { othersShare: positiveInt(process.env.BENCH_QUIET_PERCENT, 10) / 100, tries: positiveInt(process.env.BENCH_ROW_TRIES, 3) };
 
-const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "context", "trace", "httptool", "auth", "queue", "webhooks", "images", "checks"] as const;
+const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "context", "trace", "httptool", "auth", "queue", "webhooks", "images", "checks", "sandbox", "guard", "flood"] as const;
 type Section = (typeof SECTIONS)[number];
 const only = selectedSections(process.env.BENCH_ONLY);
 
@@ -189,6 +192,7 @@ async function main() {
   const parallelRows: string[][] = [];
   const authRows: string[][] = [];
   const webhookRows: string[][] = [];
+  const sandboxRows: string[][] = [];
   for (const serverUrl of backends) {
     const kind = serverUrl ? "postgres" : "pglite";
     if (WHOLE_PROCESS_SECTIONS.some((section) => only.has(section))) {
@@ -261,6 +265,15 @@ async function main() {
       for (const row of rows) {
         const vs = (a: number, b: number) => (row === now ? `${(((a - b) / b) * 100).toFixed(1)}%` : "");
         checksRows.push([kind, row.subject, ms(row.read.p50), vs(row.read.p50, before!.read.p50), ms(row.message.p50), vs(row.message.p50, before!.message.p50), row.cpuPerRequest.toFixed(3), vs(row.cpuPerRequest, before!.cpuPerRequest)]);
+      }
+    }
+    if (only.has("sandbox")) {
+      progress(`${kind}: run_command and an MCP stdio call under bwrap against unconfined`);
+      const rows = await measureSandboxStepCost({ serverUrl, runs: sandboxRuns, steps: sandboxSteps, logLevel });
+      for (const tool of ["run_command", "mcp stdio"] as const) {
+        const none = rows.find((r) => r.tool === tool && r.sandbox === "none")!;
+        const bwrap = rows.find((r) => r.tool === tool && r.sandbox === "bwrap")!;
+        sandboxRows.push([kind, tool, ms(none.step.p50), ms(bwrap.step.p50), ms(bwrap.step.p50 - none.step.p50), ms(none.call.p50), ms(bwrap.call.p50), ms(bwrap.call.p50 - none.call.p50)]);
       }
     }
     if (only.has("images")) {
@@ -437,6 +450,13 @@ async function main() {
       "Two loopd processes on databases of their own (keys off), each sent the same GET /conversations/:id and one-call POST …/messages in turn. ms p50 of each, and loopd's own CPU ms per request (the process, from /proc, over the row), with the difference against the older checkout.",
       "",
       markdownTable(["db", "subject", "read p50", "vs before", "message p50", "vs before", "CPU ms/request", "vs before"], checksRows),
+    ]),
+    ...section("sandbox", [
+      `## (p) The tool sandbox per step: the same ${sandboxSteps}-tool-step runs under TOOL_SANDBOX=bwrap and =none (${sandboxRuns} runs of each, interleaved, ms)`,
+      "",
+      "Two loopd processes on databases of their own. run_command runs `true`, every call approved by the client (the step includes the pause, the answer's POST and the run resumed); the MCP tool is the echo tool of the test server over stdio, started once per process (inside bwrap, or not), `approval: \"never\"`. Per step: the run's wall time over its steps, p50 of the runs; call: the tool call's own `duration_ms` (its `tool_call.completed` event), p50 of all calls.",
+      "",
+      markdownTable(["db", "tool", "none p50/step", "bwrap p50/step", "bwrap − none", "call none p50", "call bwrap p50", "call bwrap − none"], sandboxRows),
     ]),
     ...section("images", [
       `## (n) Images already in a conversation: the same ${20}-tool-step run on a conversation whose first message held 10 images (about 300 KB each) against one holding none (${budgetRuns} runs of each, interleaved)`,
