@@ -46,6 +46,7 @@ import { measurePauseAnswer, type PauseAnswerRow } from "./pause-answer.js";
 import { measureAuthOverhead } from "./auth-overhead.js";
 import { measureRequestChecks } from "./request-checks.js";
 import { measureSandboxStepCost } from "./sandbox-step-cost.js";
+import { measureGuardFalsePositives } from "./overload-false-positives.js";
 import { measureToolSourceOverhead, PARALLEL_CALL_MS, PARALLEL_CALLS } from "./tool-source-overhead.js";
 import { measureImageStepCost } from "./image-step-cost.js";
 import { measureBudgetOverhead, type BudgetOverheadRow } from "./budget-overhead.js";
@@ -74,6 +75,11 @@ const budgetRuns = positiveInt(process.env.BENCH_BUDGET_RUNS, 30);
 const webhookRuns = positiveInt(process.env.BENCH_WEBHOOKS, 100);
 const sandboxRuns = positiveInt(process.env.BENCH_SANDBOX_RUNS, 20);
 const sandboxSteps = positiveInt(process.env.BENCH_SANDBOX_STEPS, 10);
+const guardLoads = (process.env.BENCH_GUARD_LOADS ?? "2,4").split(",").map((n) => positiveInt(n, 2));
+const guardSeconds = positiveInt(process.env.BENCH_GUARD_SECONDS, 25);
+const guardRate = positiveInt(process.env.BENCH_GUARD_RATE, 5);
+/** A guard refusal answered within this many ms came from a responsive process: half of MAX_EVENT_LOOP_DELAY_MS's default, the new guard's own "healthy". */
+const GUARD_HEALTHY_MS = 500;
 const LONG_RUN_STEPS = (process.env.BENCH_STEPS ?? "10,100,1000").split(",").map((n) => positiveInt(n, 10));
 const TRACE_STEPS = (process.env.BENCH_TRACE_STEPS ?? "10,100,1000").split(",").map((n) => positiveInt(n, 10));
 const streams = (process.env.BENCH_STREAMS ?? "50,200,500").split(",").map((n) => positiveInt(n, 200));
@@ -84,6 +90,8 @@ const quiet = { othersShare: positiveInt(process.env.BENCH_QUIET_PERCENT, 10) / 
 const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "context", "trace", "httptool", "auth", "queue", "webhooks", "images", "checks", "sandbox", "guard", "flood"] as const;
 type Section = (typeof SECTIONS)[number];
 const only = selectedSections(process.env.BENCH_ONLY);
+
+const GUARD_COLUMNS = ["db", "busy processes", "subject", "requests", "refused health", "refused reads", "refused new runs", "refused in all", `of them answered < ${GUARD_HEALTHY_MS} ms`, "false-positive rate", "answered p50 · p99 ms", "other answers"];
 
 function positiveInt(value: string | undefined, fallback: number): number {
   const n = Number(value);
@@ -193,6 +201,7 @@ async function main() {
   const authRows: string[][] = [];
   const webhookRows: string[][] = [];
   const sandboxRows: string[][] = [];
+  const guardRows: string[][] = [];
   for (const serverUrl of backends) {
     const kind = serverUrl ? "postgres" : "pglite";
     if (WHOLE_PROCESS_SECTIONS.some((section) => only.has(section))) {
@@ -275,6 +284,17 @@ async function main() {
         const bwrap = rows.find((r) => r.tool === tool && r.sandbox === "bwrap")!;
         sandboxRows.push([kind, tool, ms(none.step.p50), ms(bwrap.step.p50), ms(bwrap.step.p50 - none.step.p50), ms(none.call.p50), ms(bwrap.call.p50), ms(bwrap.call.p50 - none.call.p50)]);
       }
+    }
+    if (only.has("guard") && !baselineDir) progress("(q) left out: it measures this checkout against BENCH_BASELINE_DIR, which is not set");
+    if (only.has("guard") && baselineDir) {
+      const busyCounts = guardLoads.map((m) => m * os.cpus().length);
+      const rows = await measureGuardFalsePositives({ serverUrl, baselineDir, busyCounts, seconds: guardSeconds, perSecond: guardRate, healthyMs: GUARD_HEALTHY_MS, logLevel, progress });
+      for (const r of rows) {
+        const refusals = r.refused.health + r.refused.read + r.refused.run;
+        const others = Object.entries(r.other).map(([k, n]) => `${k}: ${n}`).join(", ") || "–";
+        guardRows.push([kind, String(r.busy), r.subject, String(r.requests), String(r.refused.health), String(r.refused.read), String(r.refused.run), String(refusals), String(r.falsePositives), `${((100 * r.falsePositives) / Math.max(1, r.requests)).toFixed(1)}%`, `${ms(r.latencyP50)} · ${ms(r.latencyP99)}`, others]);
+      }
+      progress(`${kind}: the overload guard on a busy machine\n${markdownTable(GUARD_COLUMNS, guardRows)}`);
     }
     if (only.has("images")) {
       progress(`${kind}: a conversation holding 10 images against one holding none`);
@@ -457,6 +477,13 @@ async function main() {
       "Two loopd processes on databases of their own. run_command runs `true`, every call approved by the client (the step includes the pause, the answer's POST and the run resumed); the MCP tool is the echo tool of the test server over stdio, started once per process (inside bwrap, or not), `approval: \"never\"`. Per step: the run's wall time over its steps, p50 of the runs; call: the tool call's own `duration_ms` (its `tool_call.completed` event), p50 of all calls.",
       "",
       markdownTable(["db", "tool", "none p50/step", "bwrap p50/step", "bwrap − none", "call none p50", "call bwrap p50", "call bwrap − none"], sandboxRows),
+    ]),
+    ...section("guard", [
+      `## (q) The overload guard on a busy machine: this checkout against BENCH_BASELINE_DIR (${guardSeconds} s of requests, ${guardRate} of each kind per second to each)`,
+      "",
+      `K processes spinning (\`node -e "for(;;){}"\`, K = ${guardLoads.map((m) => `${m}×`).join(" and ")} the cores), then both loopds started on that busy machine (a cold start), each sent the same stream without waiting for answers: GET /healthz, GET /conversations/:id, a one-call POST …/messages (non-streaming; on a conversation not busy with another). A refusal is a 503 of the guard (\`details.reason\` \`overloaded\`, or the old guard's \`event_loop_delay\`); it is a false positive when it was answered within ${GUARD_HEALTHY_MS} ms of being sent (half of MAX_EVENT_LOOP_DELAY_MS's default: a process whose loop answers that fast was not lagging a second). Rate: false positives over all requests. Requests start once each loopd's /healthz first answers 200.`,
+      "",
+      markdownTable(GUARD_COLUMNS, guardRows),
     ]),
     ...section("images", [
       `## (n) Images already in a conversation: the same ${20}-tool-step run on a conversation whose first message held 10 images (about 300 KB each) against one holding none (${budgetRuns} runs of each, interleaved)`,

@@ -63,7 +63,7 @@ export async function startLoopdProcess({
 const built = new Set<string>();
 
 /** The checkout's server built if its sources changed since its last build (`npm start` does the same), once per bench run. */
-function buildOnce(checkout: string): void {
+export function buildOnce(checkout: string): void {
   if (built.has(checkout)) return;
   // An older checkout without the script is built whole. Its output (tsc writes its errors there) on the bench's stderr, leaving stdout to the report.
   const build = existsSync(path.join(checkout, "scripts/build-if-stale.mjs"))
