@@ -47,6 +47,7 @@ import { measureAuthOverhead } from "./auth-overhead.js";
 import { measureRequestChecks } from "./request-checks.js";
 import { measureSandboxStepCost } from "./sandbox-step-cost.js";
 import { measureGuardFalsePositives } from "./overload-false-positives.js";
+import { measureTenantFlood } from "./tenant-flood.js";
 import { measureToolSourceOverhead, PARALLEL_CALL_MS, PARALLEL_CALLS } from "./tool-source-overhead.js";
 import { measureImageStepCost } from "./image-step-cost.js";
 import { measureBudgetOverhead, type BudgetOverheadRow } from "./budget-overhead.js";
@@ -78,6 +79,10 @@ const sandboxSteps = positiveInt(process.env.BENCH_SANDBOX_STEPS, 10);
 const guardLoads = (process.env.BENCH_GUARD_LOADS ?? "2,4").split(",").map((n) => positiveInt(n, 2));
 const guardSeconds = positiveInt(process.env.BENCH_GUARD_SECONDS, 25);
 const guardRate = positiveInt(process.env.BENCH_GUARD_RATE, 5);
+const floods = (process.env.BENCH_FLOOD ?? "200,500").split(",").map((n) => positiveInt(n, 200));
+const floodQuiet = positiveInt(process.env.BENCH_FLOOD_QUIET, 20);
+const floodCap = positiveInt(process.env.BENCH_FLOOD_CAP, 100);
+const floodRounds = positiveInt(process.env.BENCH_FLOOD_ROUNDS, 3);
 /** A guard refusal answered within this many ms came from a responsive process: half of MAX_EVENT_LOOP_DELAY_MS's default, the new guard's own "healthy". */
 const GUARD_HEALTHY_MS = 500;
 const LONG_RUN_STEPS = (process.env.BENCH_STEPS ?? "10,100,1000").split(",").map((n) => positiveInt(n, 10));
@@ -92,6 +97,8 @@ type Section = (typeof SECTIONS)[number];
 const only = selectedSections(process.env.BENCH_ONLY);
 
 const GUARD_COLUMNS = ["db", "busy processes", "subject", "requests", "refused health", "refused reads", "refused new runs", "refused in all", `of them answered < ${GUARD_HEALTHY_MS} ms`, "false-positive rate", "answered p50 · p99 ms", "other answers"];
+
+const FLOOD_COLUMNS = ["db", "A starts at once", "A completed", "A refused", "A runs/s", "B runs/s with · without", "B first event p50 with · without", "B first event p99 with · without", "B p99 with ÷ without", "B failed with · without"];
 
 function positiveInt(value: string | undefined, fallback: number): number {
   const n = Number(value);
@@ -202,6 +209,7 @@ async function main() {
   const webhookRows: string[][] = [];
   const sandboxRows: string[][] = [];
   const guardRows: string[][] = [];
+  const floodRows: string[][] = [];
   for (const serverUrl of backends) {
     const kind = serverUrl ? "postgres" : "pglite";
     if (WHOLE_PROCESS_SECTIONS.some((section) => only.has(section))) {
@@ -295,6 +303,15 @@ async function main() {
         guardRows.push([kind, String(r.busy), r.subject, String(r.requests), String(r.refused.health), String(r.refused.read), String(r.refused.run), String(refusals), String(r.falsePositives), `${((100 * r.falsePositives) / Math.max(1, r.requests)).toFixed(1)}%`, `${ms(r.latencyP50)} · ${ms(r.latencyP99)}`, others]);
       }
       progress(`${kind}: the overload guard on a busy machine\n${markdownTable(GUARD_COLUMNS, guardRows)}`);
+    }
+    if (only.has("flood")) {
+      const rows = await measureTenantFlood({ serverUrl, floods, quiet: floodQuiet, cap: floodCap, rounds: floodRounds, logLevel, progress: (line) => progress(`${kind}: ${line}`) });
+      const counted = (counts: Record<string, number>) => Object.entries(counts).map(([why, n]) => `${why} ×${n}`).join(", ") || "0";
+      for (const { flood, floodCompleted, floodRefused, floodRunsPerSecond, withFlood: w, alone } of rows) {
+        const failed = (t: typeof w) => Object.values(t.failures).reduce((sum, n) => sum + n, 0);
+        floodRows.push([kind, String(flood), String(floodCompleted), counted(floodRefused), floodRunsPerSecond.toFixed(1), `${w.runsPerSecond.toFixed(1)} · ${alone.runsPerSecond.toFixed(1)}`, `${ms(w.ttfeP50)} · ${ms(alone.ttfeP50)}`, `${ms(w.ttfeP99)} · ${ms(alone.ttfeP99)}`, `${(w.ttfeP99 / alone.ttfeP99).toFixed(2)}×`, `${failed(w)} · ${failed(alone)}`]);
+      }
+      progress(`${kind}: a flooding tenant and a quiet one\n${markdownTable(FLOOD_COLUMNS, floodRows)}`);
     }
     if (only.has("images")) {
       progress(`${kind}: a conversation holding 10 images against one holding none`);
@@ -484,6 +501,13 @@ async function main() {
       `K processes spinning (\`node -e "for(;;){}"\`, K = ${guardLoads.map((m) => `${m}×`).join(" and ")} the cores), then both loopds started on that busy machine (a cold start), each sent the same stream without waiting for answers: GET /healthz, GET /conversations/:id, a one-call POST …/messages (non-streaming; on a conversation not busy with another). A refusal is a 503 of the guard (\`details.reason\` \`overloaded\`, or the old guard's \`event_loop_delay\`); it is a false positive when it was answered within ${GUARD_HEALTHY_MS} ms of being sent (half of MAX_EVENT_LOOP_DELAY_MS's default: a process whose loop answers that fast was not lagging a second). Rate: false positives over all requests. Requests start once each loopd's /healthz first answers 200.`,
       "",
       markdownTable(GUARD_COLUMNS, guardRows),
+    ]),
+    ...section("flood", [
+      `## (r) A flooding tenant and a quiet one: N streaming runs of tenant A at once, tenant B keeping ${floodQuiet} going (${floodRounds} rounds each, ms)`,
+      "",
+      `One loopd, API keys on, two tenants: MAX_ACTIVE_RUNS_PER_TENANT=${floodCap}, MAX_STREAMS_PER_TENANT=100 (its default), RATE_LIMIT_PER_MIN out of the way. Each run a streaming tool round trip, as in (f). A round: A starts N at once (conversations created beforehand) while B keeps ${floodQuiet} in flight (each on a conversation created just before, untimed) until A's last answer; then B alone for as long. A's refusals by status and code; B's runs/s and time to its first SSE event with the flood and without it.`,
+      "",
+      markdownTable(FLOOD_COLUMNS, floodRows),
     ]),
     ...section("images", [
       `## (n) Images already in a conversation: the same ${20}-tool-step run on a conversation whose first message held 10 images (about 300 KB each) against one holding none (${budgetRuns} runs of each, interleaved)`,
