@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startFakeLlm } from "../test/fake-llm/server.js";
 import { createBenchDatabase, type BenchDatabase } from "./bench-database.js";
@@ -14,8 +17,10 @@ export interface GuardRow {
   requests: number;
   /** 503s of the overload guard (`details.reason` `overloaded`, or the old guard's `event_loop_delay`), by route class. */
   refused: Record<RouteClass, number>;
-  /** Of those, the ones answered within `healthyMs` of being sent: the process was responsive, so the refusal was a false positive. */
+  /** Of those, the ones made while the event loop was healthy (the probe's ticks, over the second before the answer, all under `healthyMs` late): false positives. */
   falsePositives: number;
+  /** Of those, the ones answered within `healthyMs` of being sent. */
+  answeredQuickly: number;
   /** Any other answer than a 2xx or a guard refusal (a 409, a timeout, a connection error), counted. */
   other: Record<string, number>;
   /** ms from sending to the answer, p50 and p99, of all requests answered. */
@@ -24,6 +29,10 @@ export interface GuardRow {
 }
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url));
+const LAG_PROBE = fileURLToPath(new URL("./loop-lag-probe.mjs", import.meta.url));
+/** The loop's health is judged over this long before a refusal's answer (the guards sample every second), and a little after it (a loop blocked at the answer shows in the next tick). */
+const JUDGED_BEFORE_MS = 1_000;
+const JUDGED_AFTER_MS = 500;
 const GUARD_REASONS = new Set(["overloaded", "event_loop_delay"]);
 /** A request that gets no answer in this long counts as timed out. */
 const REQUEST_TIMEOUT_MS = 15_000;
@@ -36,9 +45,11 @@ const NOT_SENT = "not sent (conversations busy)";
  * `baselineDir` started together on that busy machine (a cold start), each
  * sent the same steady stream for `seconds`: per tick, a `GET /healthz`, a
  * `GET /conversations/:id` and a one-call `POST …/messages` (non-streaming)
- * to each, without waiting for the answers. A guard refusal answered within
- * `healthyMs` of being sent is a false positive: a process that answers
- * that fast had an event loop turning, whatever the guard made of its lag.
+ * to each, without waiting for the answers. Each loopd has a probe
+ * preloaded (`loop-lag-probe.mjs`: how late a 50 ms timer fires); a guard
+ * refusal is a false positive when every tick of the probe from a second
+ * before its answer to half a second after was less than `healthyMs` late:
+ * the event loop was turning, whatever the guard made of its lag.
  */
 export async function measureGuardFalsePositives({
   serverUrl,
@@ -82,6 +93,8 @@ export async function measureGuardFalsePositives({
 
 interface Outcome {
   route: RouteClass;
+  /** When the answer came (epoch ms, as the probe's ticks). */
+  answeredAt: number;
   /** ms to the answer; null when none came. */
   latency: number | null;
   /** "2xx", "guard", or what else it was ("409", "timeout", "ECONNRESET"). */
@@ -107,14 +120,17 @@ async function measureUnderLoad({
 }): Promise<GuardRow[]> {
   const databases: BenchDatabase[] = [await createBenchDatabase(serverUrl), await createBenchDatabase(serverUrl)];
   const spinners: ChildProcess[] = [];
+  const lagDir = mkdtempSync(path.join(os.tmpdir(), "loopd-bench-lag-"));
+  const lagFiles = ["loopd", "before"].map((name) => path.join(lagDir, `${name}.lag`));
+  const probed = (s: number) => ({ NODE_OPTIONS: `--import=${LAG_PROBE}`, BENCH_LAG_FILE: lagFiles[s]! });
   const subjects: LoopdProcess[] = [];
   try {
     // Each spinner ends by itself after the window and a margin, should this process die before killing it.
     const boundMs = (seconds + 180) * 1000;
     for (let i = 0; i < busy; i++) spinners.push(spawn(process.execPath, ["-e", `const end = Date.now() + ${boundMs}; while (Date.now() < end) {}`], { stdio: "ignore" }));
     const started = await Promise.allSettled([
-      startLoopdProcess({ env: { ...databases[0]!.env, ...env } }),
-      startLoopdProcess({ env: { ...databases[1]!.env, ...env }, checkout: baselineDir }),
+      startLoopdProcess({ env: { ...databases[0]!.env, ...env, ...probed(0) } }),
+      startLoopdProcess({ env: { ...databases[1]!.env, ...env, ...probed(1) }, checkout: baselineDir }),
     ]);
     for (const s of started) if (s.status === "fulfilled") subjects.push(s.value);
     for (const s of started) if (s.status === "rejected") throw s.reason;
@@ -135,7 +151,7 @@ async function measureUnderLoad({
         inFlight.push(timed(p.url, `/conversations/${pool[Math.floor(Math.random() * pool.length)]}`, "read").then(record));
         const conv = free[s]!.shift();
         if (conv === undefined) {
-          record({ route: "run", latency: null, kind: NOT_SENT });
+          record({ route: "run", answeredAt: epochNow(), latency: null, kind: NOT_SENT });
           continue;
         }
         inFlight.push(
@@ -147,26 +163,56 @@ async function measureUnderLoad({
       }
     }
     await Promise.all(inFlight);
-    return subjects.map((_, s) => rowOf({ subject: names[s]!, busy, outcomes: outcomes[s]!, healthyMs }));
+    return subjects.map((_, s) => {
+      const ticks = ticksOf(lagFiles[s]!);
+      // No tick at all would make every refusal look like one on a stalled loop.
+      if (ticks.length === 0) throw new Error(`the lag probe wrote nothing for ${names[s]} (${lagFiles[s]})`);
+      return rowOf({ subject: names[s]!, busy, outcomes: outcomes[s]!, healthyMs, ticks });
+    });
   } finally {
     for (const spinner of spinners) spinner.kill("SIGKILL");
     await Promise.all(subjects.map((p) => p.stop()));
     await Promise.all(databases.map((d) => d.drop()));
+    rmSync(lagDir, { recursive: true, force: true });
   }
 }
 
-function rowOf({ subject, busy, outcomes, healthyMs }: { subject: GuardRow["subject"]; busy: number; outcomes: Outcome[]; healthyMs: number }): GuardRow {
+const epochNow = () => performance.timeOrigin + performance.now();
+
+/** The probe's ticks: when (epoch ms) and how late (ms), in order. */
+function ticksOf(file: string): Array<{ at: number; late: number }> {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return [];
+  }
+  return text.split("\n").filter(Boolean).map((line) => {
+    const [at, late] = line.split(" ").map(Number);
+    return { at: at!, late: late! };
+  });
+}
+
+/** Whether the loop turned within `healthyMs` at every tick around `at`; no tick there at all is a loop that did not turn. */
+function healthyAround(ticks: Array<{ at: number; late: number }>, at: number, healthyMs: number): boolean {
+  const near = ticks.filter((t) => t.at >= at - JUDGED_BEFORE_MS && t.at <= at + JUDGED_AFTER_MS);
+  return near.length > 0 && near.every((t) => t.late < healthyMs);
+}
+
+function rowOf({ subject, busy, outcomes, healthyMs, ticks }: { subject: GuardRow["subject"]; busy: number; outcomes: Outcome[]; healthyMs: number; ticks: Array<{ at: number; late: number }> }): GuardRow {
   const refused: Record<RouteClass, number> = { health: 0, read: 0, run: 0 };
   const other: Record<string, number> = {};
   let falsePositives = 0;
+  let answeredQuickly = 0;
   for (const o of outcomes) {
     if (o.kind === "guard") {
       refused[o.route]++;
-      if (o.latency !== null && o.latency < healthyMs) falsePositives++;
+      if (healthyAround(ticks, o.answeredAt, healthyMs)) falsePositives++;
+      if (o.latency !== null && o.latency < healthyMs) answeredQuickly++;
     } else if (o.kind !== "2xx") other[o.kind] = (other[o.kind] ?? 0) + 1;
   }
   const latencies = outcomes.flatMap((o) => (o.latency === null ? [] : [o.latency])).sort((a, b) => a - b);
-  return { subject, busy, requests: outcomes.filter((o) => o.kind !== NOT_SENT).length, refused, falsePositives, other, latencyP50: percentile(latencies, 0.5), latencyP99: percentile(latencies, 0.99) };
+  return { subject, busy, requests: outcomes.filter((o) => o.kind !== NOT_SENT).length, refused, falsePositives, answeredQuickly, other, latencyP50: percentile(latencies, 0.5), latencyP99: percentile(latencies, 0.99) };
 }
 
 /** One request, timed from its sending to its whole answer, classified. */
@@ -181,11 +227,12 @@ async function timed(url: string, at: string, route: RouteClass, body?: unknown)
     });
     const text = await res.text();
     const latency = performance.now() - t0;
-    if (res.ok) return { route, latency, kind: "2xx" };
-    return { route, latency, kind: res.status === 503 && GUARD_REASONS.has(reasonOf(text)) ? "guard" : String(res.status) };
+    const answeredAt = epochNow();
+    if (res.ok) return { route, answeredAt, latency, kind: "2xx" };
+    return { route, answeredAt, latency, kind: res.status === 503 && GUARD_REASONS.has(reasonOf(text)) ? "guard" : String(res.status) };
   } catch (error) {
     const cause = (error as { cause?: { code?: unknown }; name?: string }).cause;
-    return { route, latency: null, kind: (error as Error).name === "TimeoutError" ? "timeout" : typeof cause?.code === "string" ? cause.code : String(error) };
+    return { route, answeredAt: epochNow(), latency: null, kind: (error as Error).name === "TimeoutError" ? "timeout" : typeof cause?.code === "string" ? cause.code : String(error) };
   }
 }
 
