@@ -20,7 +20,10 @@
  *       tool-heavy conversation, full without caching, full with caching,
  *       trim with caching (Anthropic's caching arithmetic, in the fake);
  *   (i) the trace: the long runs of (e) with TRACE=on against TRACE=off;
- *   (m) webhook latency: a run's end to its webhook's arrival, p50/p99.
+ *   (m) webhook latency: a run's end to its webhook's arrival, p50/p99;
+ *   (p) the tool sandbox: run_command and an MCP stdio call per step, bwrap against none;
+ *   (q) the overload guard on a busy machine: refusals while the loop was healthy, against BENCH_BASELINE_DIR;
+ *   (r) a tenant flooding N streaming runs: the quiet tenant's first-event p99 with and without it.
  *
  * On PGlite always; also on Postgres when BENCH_DATABASE_URL is set (a fresh
  * database is created on that server and dropped afterwards; BENCH_DATABASES=postgres
