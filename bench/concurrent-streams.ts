@@ -234,7 +234,7 @@ interface RoundResult {
 
 async function streamRun(url: string, conversations: string[]): Promise<RoundResult> {
   const started = performance.now();
-  const outcomes = await Promise.all(conversations.map((id) => streamOne(url, id)));
+  const outcomes = await Promise.all(conversations.map((conversationId) => streamOne({ url, conversationId })));
   const wallMs = performance.now() - started;
   return {
     ttfe: outcomes.flatMap((o) => (o.ttfe === null ? [] : [o.ttfe])),
@@ -248,21 +248,22 @@ async function streamRun(url: string, conversations: string[]): Promise<RoundRes
 /**
  * One streaming run, read to its end: when its first and last events came,
  * and why it failed if it did not complete (its status, its last event, or
- * the connection's error code).
+ * the connection's error code); `headers` carry a key where keys are on.
  */
-async function streamOne(url: string, conversationId: string): Promise<{ ttfe: number | null; ttle: number | null; failure: string | null; retryAfter: boolean }> {
+export async function streamOne({ url, conversationId, headers = {} }: { url: string; conversationId: string; headers?: Record<string, string> }): Promise<{ ttfe: number | null; ttle: number | null; failure: string | null; retryAfter: boolean }> {
   const started = performance.now();
   let ttfe: number | null = null;
   let ttle: number | null = null;
   try {
     const res = await fetch(`${url}/conversations/${conversationId}/messages`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { ...headers, "content-type": "application/json" },
       body: JSON.stringify({ content: SCENARIOS.tool.prompt, stream: true }),
     });
     if (res.status !== 200) {
-      await res.body?.cancel();
-      return { ttfe, ttle, failure: String(res.status), retryAfter: res.headers.has("retry-after") };
+      // The status and the error's code: a 429 says which cap (too_many_runs, too_many_streams).
+      const code = ((await res.json().catch(() => null)) as { error?: { code?: string } } | null)?.error?.code;
+      return { ttfe, ttle, failure: code ? `${res.status} ${code}` : String(res.status), retryAfter: res.headers.has("retry-after") };
     }
     let last = "none";
     for await (const item of readSse(res)) {

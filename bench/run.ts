@@ -20,7 +20,10 @@
  *       tool-heavy conversation, full without caching, full with caching,
  *       trim with caching (Anthropic's caching arithmetic, in the fake);
  *   (i) the trace: the long runs of (e) with TRACE=on against TRACE=off;
- *   (m) webhook latency: a run's end to its webhook's arrival, p50/p99.
+ *   (m) webhook latency: a run's end to its webhook's arrival, p50/p99;
+ *   (p) the tool sandbox: run_command and an MCP stdio call per step, bwrap against none;
+ *   (q) the overload guard on a busy machine: refusals while the loop was healthy, against BENCH_BASELINE_DIR;
+ *   (r) a tenant flooding N streaming runs: the quiet tenant's first-event p99 with and without it.
  *
  * On PGlite always; also on Postgres when BENCH_DATABASE_URL is set (a fresh
  * database is created on that server and dropped afterwards; BENCH_DATABASES=postgres
@@ -45,6 +48,9 @@ import { measureQueuedStart, type QueuedStartRow } from "./queued-start.js";
 import { measurePauseAnswer, type PauseAnswerRow } from "./pause-answer.js";
 import { measureAuthOverhead } from "./auth-overhead.js";
 import { measureRequestChecks } from "./request-checks.js";
+import { measureSandboxStepCost } from "./sandbox-step-cost.js";
+import { measureGuardFalsePositives } from "./overload-false-positives.js";
+import { measureTenantFlood } from "./tenant-flood.js";
 import { measureToolSourceOverhead, PARALLEL_CALL_MS, PARALLEL_CALLS } from "./tool-source-overhead.js";
 import { measureImageStepCost } from "./image-step-cost.js";
 import { measureBudgetOverhead, type BudgetOverheadRow } from "./budget-overhead.js";
@@ -71,6 +77,17 @@ const APPEND_CHECKPOINTS = [10, 100, 1000, 10_000];
 const pauseSamples = positiveInt(process.env.BENCH_PAUSES, 100);
 const budgetRuns = positiveInt(process.env.BENCH_BUDGET_RUNS, 30);
 const webhookRuns = positiveInt(process.env.BENCH_WEBHOOKS, 100);
+const sandboxRuns = positiveInt(process.env.BENCH_SANDBOX_RUNS, 20);
+const sandboxSteps = positiveInt(process.env.BENCH_SANDBOX_STEPS, 10);
+const guardLoads = (process.env.BENCH_GUARD_LOADS ?? "2,4").split(",").map((n) => positiveInt(n, 2));
+const guardSeconds = positiveInt(process.env.BENCH_GUARD_SECONDS, 25);
+const guardRate = positiveInt(process.env.BENCH_GUARD_RATE, 5);
+const floods = (process.env.BENCH_FLOOD ?? "200,500").split(",").map((n) => positiveInt(n, 200));
+const floodQuiet = positiveInt(process.env.BENCH_FLOOD_QUIET, 20);
+const floodCap = positiveInt(process.env.BENCH_FLOOD_CAP, 100);
+const floodRounds = positiveInt(process.env.BENCH_FLOOD_ROUNDS, 3);
+/** A loop whose timer fires less than this late is healthy: half of MAX_EVENT_LOOP_DELAY_MS's default, the new guard's own "healthy". */
+const GUARD_HEALTHY_MS = 500;
 const LONG_RUN_STEPS = (process.env.BENCH_STEPS ?? "10,100,1000").split(",").map((n) => positiveInt(n, 10));
 const TRACE_STEPS = (process.env.BENCH_TRACE_STEPS ?? "10,100,1000").split(",").map((n) => positiveInt(n, 10));
 const streams = (process.env.BENCH_STREAMS ?? "50,200,500").split(",").map((n) => positiveInt(n, 200));
@@ -78,9 +95,13 @@ const streamRounds = positiveInt(process.env.BENCH_STREAM_ROUNDS, 3);
 const baselineDir = process.env.BENCH_BASELINE_DIR || undefined;
 const quiet = { othersShare: positiveInt(process.env.BENCH_QUIET_PERCENT, 10) / 100, tries: positiveInt(process.env.BENCH_ROW_TRIES, 3) };
 
-const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "context", "trace", "httptool", "auth", "queue", "webhooks", "images", "checks"] as const;
+const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "context", "trace", "httptool", "auth", "queue", "webhooks", "images", "checks", "sandbox", "guard", "flood"] as const;
 type Section = (typeof SECTIONS)[number];
 const only = selectedSections(process.env.BENCH_ONLY);
+
+const GUARD_COLUMNS = ["db", "busy processes", "subject", "requests", "refused health", "refused reads", "refused new runs", "refused in all", "of them with the loop healthy", `of them answered < ${GUARD_HEALTHY_MS} ms`, "false-positive rate", "answered p50 · p99 ms", "other answers"];
+
+const FLOOD_COLUMNS = ["db", "A starts at once", "A completed", "A refused", "A runs/s", "B runs/s with · without", "B first event p50 with · without", "B first event p99 with · without", "B p99 with ÷ without", "B failed with · without"];
 
 function positiveInt(value: string | undefined, fallback: number): number {
   const n = Number(value);
@@ -189,6 +210,9 @@ async function main() {
   const parallelRows: string[][] = [];
   const authRows: string[][] = [];
   const webhookRows: string[][] = [];
+  const sandboxRows: string[][] = [];
+  const guardRows: string[][] = [];
+  const floodRows: string[][] = [];
   for (const serverUrl of backends) {
     const kind = serverUrl ? "postgres" : "pglite";
     if (WHOLE_PROCESS_SECTIONS.some((section) => only.has(section))) {
@@ -262,6 +286,35 @@ async function main() {
         const vs = (a: number, b: number) => (row === now ? `${(((a - b) / b) * 100).toFixed(1)}%` : "");
         checksRows.push([kind, row.subject, ms(row.read.p50), vs(row.read.p50, before!.read.p50), ms(row.message.p50), vs(row.message.p50, before!.message.p50), row.cpuPerRequest.toFixed(3), vs(row.cpuPerRequest, before!.cpuPerRequest)]);
       }
+    }
+    if (only.has("sandbox")) {
+      progress(`${kind}: run_command and an MCP stdio call under bwrap against unconfined`);
+      const rows = await measureSandboxStepCost({ serverUrl, runs: sandboxRuns, steps: sandboxSteps, logLevel });
+      for (const tool of ["run_command", "mcp stdio"] as const) {
+        const none = rows.find((r) => r.tool === tool && r.sandbox === "none")!;
+        const bwrap = rows.find((r) => r.tool === tool && r.sandbox === "bwrap")!;
+        sandboxRows.push([kind, tool, ms(none.step.p50), ms(bwrap.step.p50), ms(bwrap.step.p50 - none.step.p50), ms(none.call.p50), ms(bwrap.call.p50), ms(bwrap.call.p50 - none.call.p50)]);
+      }
+    }
+    if (only.has("guard") && !baselineDir) progress("(q) left out: it measures this checkout against BENCH_BASELINE_DIR, which is not set");
+    if (only.has("guard") && baselineDir) {
+      const busyCounts = guardLoads.map((m) => m * os.cpus().length);
+      const rows = await measureGuardFalsePositives({ serverUrl, baselineDir, busyCounts, seconds: guardSeconds, perSecond: guardRate, healthyMs: GUARD_HEALTHY_MS, logLevel, progress });
+      for (const r of rows) {
+        const refusals = r.refused.health + r.refused.read + r.refused.run;
+        const others = Object.entries(r.other).map(([k, n]) => `${k}: ${n}`).join(", ") || "–";
+        guardRows.push([kind, String(r.busy), r.subject, String(r.requests), String(r.refused.health), String(r.refused.read), String(r.refused.run), String(refusals), String(r.falsePositives), String(r.answeredQuickly), `${((100 * r.falsePositives) / Math.max(1, r.requests)).toFixed(1)}%`, `${ms(r.latencyP50)} · ${ms(r.latencyP99)}`, others]);
+      }
+      progress(`${kind}: the overload guard on a busy machine\n${markdownTable(GUARD_COLUMNS, guardRows)}`);
+    }
+    if (only.has("flood")) {
+      const rows = await measureTenantFlood({ serverUrl, floods, quiet: floodQuiet, cap: floodCap, rounds: floodRounds, logLevel, progress: (line) => progress(`${kind}: ${line}`) });
+      const counted = (counts: Record<string, number>) => Object.entries(counts).map(([why, n]) => `${why} ×${n}`).join(", ") || "0";
+      for (const { flood, floodCompleted, floodRefused, floodRunsPerSecond, withFlood: w, alone } of rows) {
+        const failed = (t: typeof w) => Object.values(t.failures).reduce((sum, n) => sum + n, 0);
+        floodRows.push([kind, String(flood), String(floodCompleted), counted(floodRefused), floodRunsPerSecond.toFixed(1), `${w.runsPerSecond.toFixed(1)} · ${alone.runsPerSecond.toFixed(1)}`, `${ms(w.ttfeP50)} · ${ms(alone.ttfeP50)}`, `${ms(w.ttfeP99)} · ${ms(alone.ttfeP99)}`, `${(w.ttfeP99 / alone.ttfeP99).toFixed(2)}×`, `${failed(w)} · ${failed(alone)}`]);
+      }
+      progress(`${kind}: a flooding tenant and a quiet one\n${markdownTable(FLOOD_COLUMNS, floodRows)}`);
     }
     if (only.has("images")) {
       progress(`${kind}: a conversation holding 10 images against one holding none`);
@@ -437,6 +490,27 @@ async function main() {
       "Two loopd processes on databases of their own (keys off), each sent the same GET /conversations/:id and one-call POST …/messages in turn. ms p50 of each, and loopd's own CPU ms per request (the process, from /proc, over the row), with the difference against the older checkout.",
       "",
       markdownTable(["db", "subject", "read p50", "vs before", "message p50", "vs before", "CPU ms/request", "vs before"], checksRows),
+    ]),
+    ...section("sandbox", [
+      `## (p) The tool sandbox per step: the same ${sandboxSteps}-tool-step runs under TOOL_SANDBOX=bwrap and =none (${sandboxRuns} runs of each, interleaved, ms)`,
+      "",
+      "Two loopd processes on databases of their own. run_command runs `true`, every call approved by the client (the step includes the pause, the answer's POST and the run resumed); the MCP tool is the echo tool of the test server over stdio, started once per process (inside bwrap, or not), `approval: \"never\"`. Per step: the run's wall time over its steps, p50 of the runs; call: the tool call's own `duration_ms` (its `tool_call.completed` event), p50 of all calls.",
+      "",
+      markdownTable(["db", "tool", "none p50/step", "bwrap p50/step", "bwrap − none", "call none p50", "call bwrap p50", "call bwrap − none"], sandboxRows),
+    ]),
+    ...section("guard", [
+      `## (q) The overload guard on a busy machine: this checkout against BENCH_BASELINE_DIR (${guardSeconds} s of requests, ${guardRate} of each kind per second to each)`,
+      "",
+      `K processes spinning (\`node -e "for(;;){}"\`, K = ${guardLoads.map((m) => `${m}×`).join(" and ")} the cores), then both loopds started on that busy machine (a cold start), each sent the same stream without waiting for answers: GET /healthz, GET /conversations/:id, a one-call POST …/messages (non-streaming; on a conversation not busy with another). A refusal is a 503 of the guard (\`details.reason\` \`overloaded\`, or the old guard's \`event_loop_delay\`). The loop's health comes from a probe preloaded into each loopd (\`bench/loop-lag-probe.mjs\`, how late a 50 ms timer fires, independent of either guard): a refusal is a false positive when every tick from 1 s before its answer to 0.5 s after was under ${GUARD_HEALTHY_MS} ms late (half of MAX_EVENT_LOOP_DELAY_MS's default, the new guard's own "healthy"). Also shown: the refusals answered within ${GUARD_HEALTHY_MS} ms of being sent. Rate: false positives over all requests. Requests start once each loopd's /healthz first answers 200.`,
+      "",
+      markdownTable(GUARD_COLUMNS, guardRows),
+    ]),
+    ...section("flood", [
+      `## (r) A flooding tenant and a quiet one: N streaming runs of tenant A at once, tenant B keeping ${floodQuiet} going (${floodRounds} rounds each, ms)`,
+      "",
+      `One loopd, API keys on, two tenants: MAX_ACTIVE_RUNS_PER_TENANT=${floodCap}, MAX_STREAMS_PER_TENANT=100 (its default), RATE_LIMIT_PER_MIN out of the way. Each run a streaming tool round trip, as in (f). A round: A starts N at once (conversations created beforehand) while B keeps ${floodQuiet} in flight (each on a conversation created just before, untimed) until A's last answer; then B alone for as long. A's refusals by status and code; B's runs/s and time to its first SSE event with the flood and without it.`,
+      "",
+      markdownTable(FLOOD_COLUMNS, floodRows),
     ]),
     ...section("images", [
       `## (n) Images already in a conversation: the same ${20}-tool-step run on a conversation whose first message held 10 images (about 300 KB each) against one holding none (${budgetRuns} runs of each, interleaved)`,

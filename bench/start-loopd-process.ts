@@ -24,10 +24,13 @@ const repoRoot = fileURLToPath(new URL("..", import.meta.url));
 export async function startLoopdProcess({
   env,
   checkout = repoRoot,
+  healthWithinMs = 60_000,
 }: {
   env: Record<string, string>;
   /** The loopd checkout to start (its own node_modules); another one measures an older version in the same run. @default this one */
   checkout?: string;
+  /** How long its /healthz has to answer 200 (a start on a machine kept busy on purpose takes longer). @default 60 s */
+  healthWithinMs?: number;
 }): Promise<LoopdProcess> {
   const fromSource = process.env.BENCH_LOOPD_FROM === "source";
   if (!fromSource) buildOnce(checkout);
@@ -47,7 +50,7 @@ export async function startLoopdProcess({
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const url = `http://127.0.0.1:${port}`;
-  await waitForHealth(url, child, () => stderr, "loopd");
+  await waitForHealth(url, child, () => stderr, "loopd", healthWithinMs);
   return {
     url,
     pid: child.pid ?? -1,
@@ -63,7 +66,7 @@ export async function startLoopdProcess({
 const built = new Set<string>();
 
 /** The checkout's server built if its sources changed since its last build (`npm start` does the same), once per bench run. */
-function buildOnce(checkout: string): void {
+export function buildOnce(checkout: string): void {
   if (built.has(checkout)) return;
   // An older checkout without the script is built whole. Its output (tsc writes its errors there) on the bench's stderr, leaving stdout to the report.
   const build = existsSync(path.join(checkout, "scripts/build-if-stale.mjs"))
@@ -73,9 +76,9 @@ function buildOnce(checkout: string): void {
   built.add(checkout);
 }
 
-/** Resolves once `url`/healthz answers 200; throws when the child exits first or after 60 s. */
-export async function waitForHealth(url: string, child: ChildProcess, stderr: () => string, what: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
+/** Resolves once `url`/healthz answers 200; throws when the child exits first or after `withinMs`. */
+export async function waitForHealth(url: string, child: ChildProcess, stderr: () => string, what: string, withinMs = 60_000): Promise<void> {
+  const deadline = Date.now() + withinMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${what} exited with ${child.exitCode ?? child.signalCode}: ${stderr()}`);
     try {
@@ -87,7 +90,7 @@ export async function waitForHealth(url: string, child: ChildProcess, stderr: ()
     await new Promise((r) => setTimeout(r, 100));
   }
   child.kill("SIGKILL");
-  throw new Error(`${what} did not answer /healthz within 60 s: ${stderr()}`);
+  throw new Error(`${what} did not answer /healthz within ${withinMs / 1000} s: ${stderr()}`);
 }
 
 /** A port free on 127.0.0.1 right now. */
