@@ -112,7 +112,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const metrics = createMetrics({ describeTool: (name) => services.registry.describe(name) });
   const sandbox = deps.sandbox ?? toolSandboxOf(config, { warn: (message) => logger.warn(message) });
   const toolServers = createMcpServers(config.tools.mcp, {
-    sandbox,
+    sandbox: sandbox.forServers ?? sandbox,
     defaultTimeoutMs: config.tools.timeoutMs,
     maxMessageBytes: mcpMessageBytes(config),
     env: process.env,

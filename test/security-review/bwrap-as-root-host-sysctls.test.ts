@@ -8,6 +8,7 @@
  * Proven harmlessly: the current value of kernel.printk_ratelimit_burst (a
  * host-wide setting) is written back unchanged.
  */
+import { spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -27,5 +28,10 @@ describe.runIf(process.getuid?.() === 0)("loopd as root: the sandbox it chooses 
     const result = (await tool.execute(tool.input.parse({ command }), ctx)) as { stdout: string; stderr: string };
     // Today, under bwrap: "host-sysctl-written" (as it would be for kernel.core_pattern).
     expect(result.stdout).not.toContain("host-sysctl-written");
+    // The operator's stdio MCP servers run under bwrap as loopd (root here): the host's /proc/sys is read-only to them too.
+    const servers = sandbox.forServers ?? sandbox;
+    const spawned = servers.confine({ command: "sh", args: ["-c", command], cwd: "/", writable: null });
+    const { stdout } = spawnSync(spawned.command, spawned.args, { cwd: spawned.cwd, encoding: "utf8", env: { PATH: "/usr/bin:/bin" } });
+    expect(stdout).not.toContain("host-sysctl-written");
   });
 });

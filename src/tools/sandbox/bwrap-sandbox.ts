@@ -42,8 +42,10 @@ export function createBwrapSandbox({ hidden, home, bwrap = "bwrap", runAs = null
   return {
     kind: "bwrap",
     runAs,
+    ...(runAs && { forServers: createBwrapSandbox({ hidden, home, bwrap }) }),
     confine({ command, args, cwd, writable }) {
-      const mounts = ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--size", TMPFS_BYTES, "--tmpfs", "/tmp"];
+      // The host's kernel settings stay read-only, whoever the program is outside (loopd's servers run as loopd, root or not).
+      const mounts = ["--ro-bind", "/", "/", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev", "--size", TMPFS_BYTES, "--tmpfs", "/tmp"];
       if (home && home !== "/" && kindOfPlace(home) === "dir" && (!runAs || reachableBy(home, runAs))) mounts.push("--size", TMPFS_BYTES, "--tmpfs", home);
       // Its folder and its working folder come back even if under the home; loopd's secrets are covered after, even if under them.
       if (writable) mounts.push("--bind", writable, writable);

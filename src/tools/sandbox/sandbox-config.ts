@@ -9,7 +9,7 @@ import { SECRET_FILE_NAMES } from "../../secret-files.js";
 export const sandboxVariables = {
   /** `bwrap`, `user` or `none`; unset: bwrap when it works here, else `user` when loopd runs as root. */
   TOOL_SANDBOX: z.preprocess((v) => (blank(v) ? undefined : v), z.enum(["bwrap", "user", "none"]).optional()),
-  /** The user `run_command` and stdio MCP servers run as when loopd runs as root (bwrap is started as that user too): never root. */
+  /** When loopd runs as root: the user `run_command` runs as (bwrap is started as that user too: never root), and stdio MCP servers under `TOOL_SANDBOX=user`. */
   TOOL_RUN_AS_USER: z.preprocess((v) => (blank(v) ? undefined : v), z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, "must be a user name or id").default("nobody")),
   /** `acme,globex`: the tenants offered `run_command`; unset: every tenant. */
   RUN_COMMAND_TENANTS: z.preprocess(

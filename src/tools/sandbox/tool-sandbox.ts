@@ -20,8 +20,16 @@ export interface ConfinedSpawn {
 
 export interface ToolSandbox {
   readonly kind: SandboxKind;
-  /** The user the program runs as, when not loopd's own (loopd being root: tools never run as root). */
+  /** The user the program runs as, when not loopd's own (loopd being root: commands never run as root). */
   readonly runAs?: { uid: number; gid: number } | null;
+  /**
+   * Where the operator's stdio MCP servers run, when not here: bwrap as
+   * loopd's own user (the programs the operator chose, with their files
+   * where the operator put them, which TOOL_RUN_AS_USER may not reach), still
+   * without loopd's environment, `/proc`, secrets or a writable `/proc/sys`.
+   * @default this sandbox
+   */
+  readonly forServers?: ToolSandbox;
   /**
    * The spawn that runs `program` confined. Killing the spawned process ends
    * everything the program started, `setsid` or not (for `bwrap` and `user`:
