@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { closeSubjects } from "./close-subjects.js";
 import { startFakeLlm } from "../test/fake-llm/server.js";
 import { createBenchDatabase } from "./bench-database.js";
 import { summarize, type Stats } from "./measure.js";
@@ -60,11 +61,7 @@ export async function measureRequestChecks({ serverUrl, baselineDir, rounds, log
       return { subject, read: summarize(sample.read, 1), message: summarize(sample.message, 1), cpuPerRequest: sample.cpu / sample.requests };
     });
   } finally {
-    llm.respond = null;
-    await Promise.all(subjects.map(({ process: p }) => p.stop()));
-    await llm.close();
-    await Promise.all(databases.map((d) => d.drop()));
-    rmSync(dir, { recursive: true, force: true });
+    await closeSubjects({ llm, processes: subjects.map((s) => s.process), databases, dir });
   }
 }
 

@@ -1,6 +1,7 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { closeSubjects } from "./close-subjects.js";
 import { startFakeLlm } from "../test/fake-llm/server.js";
 import { isEvent, readSse } from "../test/helpers/sse-client.js";
 import { createBenchDatabase, type BenchDatabase } from "./bench-database.js";
@@ -79,11 +80,7 @@ export async function measureSandboxStepCost({ serverUrl, runs, steps, logLevel 
     }
     return samples.map((s) => ({ tool: s.tool, sandbox: s.sandbox, step: summarize(s.step, 1), call: summarize(s.call, 1) }));
   } finally {
-    llm.respond = null;
-    await Promise.all(subjects.map(({ process: p }) => p.stop()));
-    await llm.close();
-    await Promise.all(databases.map((d) => d.drop()));
-    rmSync(dir, { recursive: true, force: true });
+    await closeSubjects({ llm, processes: subjects.map((s) => s.process), databases, dir });
   }
 }
 
