@@ -30,7 +30,7 @@ describe.runIf(process.getuid?.() === 0)("the user sandbox and loopd's secret fi
     const ctx = { signal: new AbortController().signal, workspaceDir: mkdtempSync(path.join(tmpdir(), "loopd-ws-")), maxResultChars: 20_000, toolCallId: "call_1", conversationId: null, runId: null };
     const result = (await tool.execute(tool.input.parse({ command: `id -un; cat ${home}/.env ${keyFile}` }), ctx)) as { stdout: string };
     expect(result.stdout).toMatch(/^nobody$/m);
-    // Today both secrets are printed.
+    // Before the fix, both secrets were printed.
     expect(result.stdout).not.toMatch(/sk-env-not-for-tools|sk-file-not-for-tools/);
   });
 });

@@ -20,7 +20,7 @@ describe("a tenant's daily cost within one run", () => {
     const res = await client().send(conv.id, { content: "Check the time five times." });
     expect(res.statusCode, res.body).toBe(200);
     const run = res.json().run;
-    // Today: budget.max_cost_usd is null and the run spends $0.15 with a $0.01 daily limit.
+    // Before the fix: budget.max_cost_usd is null and the run spends $0.15 with a $0.01 daily limit.
     expect(run.usage.cost_usd).toBeLessThan(0.05);
     expect(run.budget.max_cost_usd).not.toBeNull();
   });

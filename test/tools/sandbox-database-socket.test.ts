@@ -1,5 +1,5 @@
 /**
- * A command under bwrap runs, outside its user namespace, as loopd's own
+ * The threat: a command under bwrap ran, outside its user namespace, as loopd's own
  * uid: a unix socket it can reach sees loopd as its peer (SO_PEERCRED). The
  * database's socket is such a socket: with peer authentication (Debian's
  * default for local connections) or trust, a sandboxed command is the
@@ -48,7 +48,7 @@ describe("the database's unix socket from inside the sandbox", () => {
     await new Promise<void>((resolve) => server.stdout!.once("data", () => resolve()));
     const client = `node -e 'const s=require("net").connect(${JSON.stringify(socket)});s.on("data",d=>process.stdout.write(d));s.on("error",e=>console.log("refused",e.code))'`;
     const result = await run(client, { DATABASE_URL: `postgres://loopd@/loopd?host=${socketDir}` });
-    // Today: "peer-uid=<loopd's uid>": peer authentication would let the command in as loopd's database user.
+    // Before the fix: "peer-uid=<loopd's uid>": peer authentication would let the command in as loopd's database user.
     expect(result.stdout).not.toContain(`peer-uid=${process.getuid!()}`);
     expect(result.stdout).toMatch(/refused/);
   });

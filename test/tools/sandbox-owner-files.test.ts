@@ -29,7 +29,7 @@ describe("a command under the sandbox loopd chooses, and files only loopd's user
     const ctx = { signal: new AbortController().signal, workspaceDir, maxResultChars: 20_000, toolCallId: "call_1", conversationId: null, runId: null };
     const result = (await tool.execute(tool.input.parse({ command: `id -un; cat ${privateFile}; head -c 5 /etc/shadow` }), ctx)) as { stdout: string };
     expect(result.stdout).toMatch(/^nobody$/m);
-    // Today: the key is printed (and, loopd being root, /etc/shadow's first line).
+    // Before the fix: the key is printed (and, loopd being root, /etc/shadow's first line).
     expect(result.stdout).not.toContain("PRIVATE-KEY-not-for-tools");
   });
 });

@@ -26,7 +26,7 @@ describe.runIf(process.getuid?.() === 0)("loopd as root: the sandbox it chooses 
     const sysctl = "/proc/sys/kernel/printk_ratelimit_burst";
     const command = `v=$(cat ${sysctl}) && echo "$v" > ${sysctl} && echo host-sysctl-written`;
     const result = (await tool.execute(tool.input.parse({ command }), ctx)) as { stdout: string; stderr: string };
-    // Today, under bwrap: "host-sysctl-written" (as it would be for kernel.core_pattern).
+    // Before the fix, under bwrap: "host-sysctl-written" (as it would be for kernel.core_pattern).
     expect(result.stdout).not.toContain("host-sysctl-written");
     // The operator's stdio MCP servers run under bwrap as loopd (root here): the host's /proc/sys is read-only to them too.
     const servers = sandbox.forServers ?? sandbox;
