@@ -1,6 +1,6 @@
 import { desc, eq, sql } from "drizzle-orm";
 import type { Db } from "./db.js";
-import { conversations, runs, webhookDeliveries, webhookSecrets } from "./schema.js";
+import { webhookSecrets } from "./schema.js";
 
 /** How long a secret still signs after a rotate replaced it: a receiver has a day to take the new one. */
 export const REPLACED_SECRET_SIGNS_HOURS = 24;
@@ -31,17 +31,6 @@ export function createWebhookSecretRepository({ db }: { db: Db }) {
   return {
     /** The tenant's generations that sign now, newest (the current one) first. */
     signing,
-
-    /** The generations that sign for the tenant whose run a delivery is of; null for a delivery that is gone. */
-    async signingForDelivery(deliveryId: string): Promise<{ tenant: string; generations: number[] } | null> {
-      const [row] = await db
-        .select({ tenant: conversations.tenantId })
-        .from(webhookDeliveries)
-        .innerJoin(runs, eq(runs.id, webhookDeliveries.runId))
-        .innerJoin(conversations, eq(conversations.id, runs.conversationId))
-        .where(eq(webhookDeliveries.id, deliveryId));
-      return row ? { tenant: row.tenant, generations: await signing(row.tenant) } : null;
-    },
 
     /** Makes the tenant's next generation current (the one it replaces signs a day more); its number. */
     async rotate(tenant: string): Promise<number> {

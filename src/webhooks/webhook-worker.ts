@@ -133,10 +133,8 @@ export function createWebhookWorker({ store, settings, log, onAttempt = () => {}
 
   async function attempt(delivery: ClaimedDelivery, signal: AbortSignal, ended: (outcome: PostOutcome) => void): Promise<void> {
     // Signed as it is sent, with the tenant's secrets of now: a delivery queued before a rotate verifies with the new one too.
-    const signing = await store.webhookSecrets.signingForDelivery(delivery.id);
-    // Gone with its conversation meanwhile: nothing to send, nothing to record.
-    if (!signing) return;
-    const signer = tenantSigner(settings.secret, signing);
+    // The claim named the delivery's tenant: only its generations are read here.
+    const signer = tenantSigner(settings.secret, { tenant: delivery.tenant, generations: await store.webhookSecrets.signing(delivery.tenant) });
     const at = new Date();
     const lookupHost = lookups.deliveries.of(delivery.tenant);
     const result = await postWebhook({ url: delivery.url, id: delivery.id, body: webhookBody(delivery), signer, allowPrivate: settings.allowPrivate, timeoutMs: settings.timeoutMs, agents, lookupHost, signal });
