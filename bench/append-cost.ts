@@ -31,7 +31,14 @@ export async function measureAppendCost({
     await database.migrate();
     const store = createStore(database);
     const newConversation = () =>
-      store.conversations.create({ title: "bench", system: null, provider: "mock", model: "loopd-mock", tools: [], metadata: {} });
+      store.conversations.create({
+        title: "bench",
+        system: null,
+        provider: "mock",
+        model: "loopd-mock",
+        tools: [],
+        metadata: {},
+      });
     const appendTo = (conversationId: string, items: NewMessage[]) =>
       store.transaction((tx) => tx.messages.append({ conversationId, runId: null, items }));
 
@@ -71,5 +78,7 @@ export async function measureAppendCost({
 
 function message(i: number): NewMessage {
   const text = `Message ${i}: a sentence or two of ordinary length, about as long as a short chat turn is, give or take.`;
-  return i % 2 === 0 ? { role: "user", content: [{ type: "text", text }] } : { role: "assistant", content: [{ type: "text", text }] };
+  return i % 2 === 0
+    ? { role: "user", content: [{ type: "text", text }] }
+    : { role: "assistant", content: [{ type: "text", text }] };
 }

@@ -23,24 +23,53 @@ export interface AuthOverhead {
  * limit counting), each doing the same 20-tool-step run and the same reads,
  * interleaved. The figures are per tool step and per request.
  */
-export async function measureAuthOverhead({ serverUrl, runs, steps, logLevel }: { serverUrl: string | undefined; runs: number; steps: number; logLevel: string }): Promise<AuthOverhead> {
+export async function measureAuthOverhead({
+  serverUrl,
+  runs,
+  steps,
+  logLevel,
+}: {
+  serverUrl: string | undefined;
+  runs: number;
+  steps: number;
+  logLevel: string;
+}): Promise<AuthOverhead> {
   const llm = await startFakeLlm();
   llm.respond = (req) => {
     const results = (req.body.messages as { role: string }[]).filter((m) => m.role === "tool").length;
-    return results < steps ? { toolCalls: [{ name: "calculate", input: { expression: `${results}+1` } }] } : { text: "Done." };
+    return results < steps
+      ? { toolCalls: [{ name: "calculate", input: { expression: `${results}+1` } }] }
+      : { text: "Done." };
   };
   const dir = mkdtempSync(path.join(os.tmpdir(), "loopd-bench-auth-"));
   const adminToken = "bench-admin-token-0123456789";
   const [dbOff, dbOn] = [await createBenchDatabase(serverUrl), await createBenchDatabase(serverUrl)];
-  const common = { LLM_PROVIDER: "openai", OPENAI_API_KEY: "bench", OPENAI_BASE_URL: `${llm.url}/v1`, LOG_LEVEL: logLevel, WORKSPACE_DIR: dir, RATE_LIMIT_PER_MIN: "100000" };
+  const common = {
+    LLM_PROVIDER: "openai",
+    OPENAI_API_KEY: "bench",
+    OPENAI_BASE_URL: `${llm.url}/v1`,
+    LOG_LEVEL: logLevel,
+    WORKSPACE_DIR: dir,
+    RATE_LIMIT_PER_MIN: "100000",
+  };
   const off = await startLoopdProcess({ env: { ...dbOff.env, ...common, API_KEYS_REQUIRED: "false" } });
-  const on = await startLoopdProcess({ env: { ...dbOn.env, ...common, API_KEYS_REQUIRED: "true", ADMIN_TOKEN: adminToken } });
+  const on = await startLoopdProcess({
+    env: { ...dbOn.env, ...common, API_KEYS_REQUIRED: "true", ADMIN_TOKEN: adminToken },
+  });
   try {
-    const made = await fetch(`${on.url}/admin/keys`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${adminToken}` }, body: JSON.stringify({ tenant: "bench" }) });
+    const made = await fetch(`${on.url}/admin/keys`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${adminToken}` },
+      body: JSON.stringify({ tenant: "bench" }),
+    });
     const key = ((await made.json()) as { key: string }).key;
     const client = (url: string, headers: Record<string, string>) => ({
       async post(at: string, body: unknown) {
-        const res = await fetch(`${url}${at}`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) });
+        const res = await fetch(`${url}${at}`, {
+          method: "POST",
+          headers: { ...headers, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
         const json = (await res.json()) as any;
         if (!res.ok) throw new Error(`POST ${at}: ${res.status} ${JSON.stringify(json)}`);
         return json;
@@ -64,7 +93,12 @@ export async function measureAuthOverhead({ serverUrl, runs, steps, logLevel }: 
       for (let i = 0; i < 10; i++) read += await c.read(`/conversations/${conv}`);
       return { ms, read: read / 10 };
     };
-    const samples = { stepOff: [] as number[], stepOn: [] as number[], readOff: [] as number[], readOn: [] as number[] };
+    const samples = {
+      stepOff: [] as number[],
+      stepOn: [] as number[],
+      readOff: [] as number[],
+      readOn: [] as number[],
+    };
     const warmup = 3;
     for (let i = 0; i < runs + warmup; i++) {
       const a = await timeRun(clients.off);
@@ -75,7 +109,13 @@ export async function measureAuthOverhead({ serverUrl, runs, steps, logLevel }: 
       samples.stepOn.push(b.ms);
       samples.readOn.push(b.read);
     }
-    return { steps, stepOff: summarize(samples.stepOff, 1), stepOn: summarize(samples.stepOn, 1), readOff: summarize(samples.readOff, 1), readOn: summarize(samples.readOn, 1) };
+    return {
+      steps,
+      stepOff: summarize(samples.stepOff, 1),
+      stepOn: summarize(samples.stepOn, 1),
+      readOff: summarize(samples.readOff, 1),
+      readOn: summarize(samples.readOn, 1),
+    };
   } finally {
     llm.respond = null;
     await off.stop();

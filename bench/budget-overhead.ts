@@ -14,13 +14,29 @@ export interface BudgetOverheadRow {
  * steps, then an answer), with and without tokens, seconds and cost limits
  * set high enough never to be reached, interleaved pair by pair.
  */
-export async function measureBudgetOverhead({ llm, loopdUrl, runs, steps }: { llm: FakeLlm; loopdUrl: string; runs: number; steps: number }): Promise<BudgetOverheadRow> {
+export async function measureBudgetOverhead({
+  llm,
+  loopdUrl,
+  runs,
+  steps,
+}: {
+  llm: FakeLlm;
+  loopdUrl: string;
+  runs: number;
+  steps: number;
+}): Promise<BudgetOverheadRow> {
   llm.respond = (req) => {
     const results = (req.body.messages as { role: string }[]).filter((m) => m.role === "tool").length;
-    return results < steps ? { toolCalls: [{ name: "calculate", input: { expression: `${results}+1` } }] } : { text: "Done." };
+    return results < steps
+      ? { toolCalls: [{ name: "calculate", input: { expression: `${results}+1` } }] }
+      : { text: "Done." };
   };
   const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${loopdUrl}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const res = await fetch(`${loopdUrl}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     const json = (await res.json()) as any;
     if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(json)}`);
     return json;
@@ -28,8 +44,12 @@ export async function measureBudgetOverhead({ llm, loopdUrl, runs, steps }: { ll
   const timeRun = async (budget: Record<string, unknown>) => {
     const conv = (await post("/conversations", {})).id as string;
     const t0 = performance.now();
-    const { run } = await post(`/conversations/${conv}/messages`, { content: "Count.", budget: { max_steps: steps + 2, ...budget } });
-    if (run.status !== "completed" || run.steps !== steps + 1) throw new Error(`run ended ${run.status} after ${run.steps} steps`);
+    const { run } = await post(`/conversations/${conv}/messages`, {
+      content: "Count.",
+      budget: { max_steps: steps + 2, ...budget },
+    });
+    if (run.status !== "completed" || run.steps !== steps + 1)
+      throw new Error(`run ended ${run.status} after ${run.steps} steps`);
     return (performance.now() - t0) / run.steps;
   };
   const plain: number[] = [];

@@ -4,7 +4,17 @@ import type { BenchDatabase } from "./bench-database.js";
 import type { LoopdProcess } from "./start-loopd-process.js";
 
 /** The end of a section that measured loopd processes side by side: each stopped, the fake LLM closed, their databases dropped, the scratch folder removed. */
-export async function closeSubjects({ llm, processes, databases, dir }: { llm: FakeLlm; processes: LoopdProcess[]; databases: BenchDatabase[]; dir: string }): Promise<void> {
+export async function closeSubjects({
+  llm,
+  processes,
+  databases,
+  dir,
+}: {
+  llm: FakeLlm;
+  processes: LoopdProcess[];
+  databases: BenchDatabase[];
+  dir: string;
+}): Promise<void> {
   llm.respond = null;
   await Promise.all(processes.map((p) => p.stop()));
   await llm.close();

@@ -8,7 +8,13 @@ import { watchBackendsCpu, type BackendsCpu } from "./postgres-backends-cpu.js";
 import { cpuMsOf } from "./proc-cpu.js";
 import { SCENARIOS } from "./scenarios.js";
 import { openServerMonitor, type ServerMonitor } from "./server-monitor.js";
-import { rssMbOf, startFloorStreamSubject, startLoopdStreamSubject, type StreamSubject, type StreamSubjectName } from "./stream-subjects.js";
+import {
+  rssMbOf,
+  startFloorStreamSubject,
+  startLoopdStreamSubject,
+  type StreamSubject,
+  type StreamSubjectName,
+} from "./stream-subjects.js";
 
 export interface StreamsRow {
   subject: StreamSubjectName;
@@ -90,7 +96,12 @@ export async function measureConcurrentStreams({
     llm.requests.length = 0;
     return respond(req);
   };
-  const env = { LLM_PROVIDER: "openai", OPENAI_API_KEY: "bench", OPENAI_BASE_URL: `${llm.url}/v1`, LOG_LEVEL: logLevel };
+  const env = {
+    LLM_PROVIDER: "openai",
+    OPENAI_API_KEY: "bench",
+    OPENAI_BASE_URL: `${llm.url}/v1`,
+    LOG_LEVEL: logLevel,
+  };
   const monitor: ServerMonitor | null = serverUrl ? await openServerMonitor(serverUrl) : null;
   const kind = serverUrl ? "postgres" : "pglite";
   const rows: StreamsRow[] = [];
@@ -100,7 +111,10 @@ export async function measureConcurrentStreams({
       const start: Start = async (name) => {
         const checkout = name.startsWith("loopd before") ? baselineDir : undefined;
         const instances = name.endsWith("×2") ? 2 : 1;
-        const subject = name === "floor" ? await startFloorStreamSubject({ serverUrl, llmUrl: llm.url, request: recorded! }) : await startLoopdStreamSubject({ name, serverUrl, env, checkout, instances });
+        const subject =
+          name === "floor"
+            ? await startFloorStreamSubject({ serverUrl, llmUrl: llm.url, request: recorded! })
+            : await startLoopdStreamSubject({ name, serverUrl, env, checkout, instances });
         subjects.push(subject);
         // Warm-up: every pooled connection opened, the code paths compiled.
         await streamRound(subject.url, 20);
@@ -110,18 +124,26 @@ export async function measureConcurrentStreams({
         // loopd first: its first request is the floor's to send.
         const names: StreamSubjectName[] = ["loopd", "floor", ...(baselineDir ? ["loopd before" as const] : [])];
         // BENCH_STREAM_PAIRS=0 leaves the two-instance rows out (to measure one change quickly).
-        if (serverUrl && process.env.BENCH_STREAM_PAIRS !== "0") names.push("loopd ×2", ...(baselineDir ? ["loopd before ×2" as const] : []));
+        if (serverUrl && process.env.BENCH_STREAM_PAIRS !== "0")
+          names.push("loopd ×2", ...(baselineDir ? ["loopd before ×2" as const] : []));
         const tallies: Tally[] = [];
         for (const name of names) tallies.push(emptyTally(await start(name)));
         for (let round = 1; round <= rounds; round++) {
           for (const tally of tallies) {
-            progress(`${kind}: ${tally.subject.name}, ${concurrency} streaming runs at once (round ${round}/${rounds})`);
+            progress(
+              `${kind}: ${tally.subject.name}, ${concurrency} streaming runs at once (round ${round}/${rounds})`,
+            );
             const ttfe = await measuredRound(tally, concurrency, { monitor, calls: () => calls });
             // Round 1 opens most of its connections anew (the warm-up opened 20), and Node takes one new connection per turn of its event loop: its tail is there.
-            progress(`  ${tally.subject.name}: first event p50 · p99 ${percentile(ttfe, 0.5).toFixed(0)} · ${percentile(ttfe, 0.99).toFixed(0)} ms in this round`);
+            progress(
+              `  ${tally.subject.name}: first event p50 · p99 ${percentile(ttfe, 0.5).toFixed(0)} · ${percentile(ttfe, 0.99).toFixed(0)} ms in this round`,
+            );
             // RSS follows the V8 heap's size, which grows with garbage until a major GC: what the heap holds says which.
             const heap = await tally.subject.heap?.();
-            if (heap) progress(`  ${tally.subject.name}: RSS ${tally.rss.at(-1)!.toFixed(0)} MB, V8 heap ${heap.totalMb.toFixed(0)} MB of which ${heap.usedMb.toFixed(0)} MB in use (live or not yet collected)`);
+            if (heap)
+              progress(
+                `  ${tally.subject.name}: RSS ${tally.rss.at(-1)!.toFixed(0)} MB, V8 heap ${heap.totalMb.toFixed(0)} MB of which ${heap.usedMb.toFixed(0)} MB in use (live or not yet collected)`,
+              );
           }
         }
         rows.push(...tallies.map((t) => rowOf(t, concurrency)));
@@ -158,14 +180,23 @@ function floorRequestOf(body: Record<string, unknown>): FloorRequest {
 }
 
 /** One round of `concurrency` runs, added to the tally; its times to the first event, sorted. */
-async function measuredRound(tally: Tally, concurrency: number, { monitor, calls }: { monitor: ServerMonitor | null; calls: () => number }): Promise<number[]> {
+async function measuredRound(
+  tally: Tally,
+  concurrency: number,
+  { monitor, calls }: { monitor: ServerMonitor | null; calls: () => number },
+): Promise<number[]> {
   const { subject } = tally;
   const conversations = await createConversations(subject.url, concurrency);
   const cpuBefore = subject.pids.map((pid) => cpuMsOf(pid) ?? 0);
   const waitsBefore = await subject.poolWait();
-  const backends = monitor?.postmasterPid && subject.database.name
-    ? watchBackendsCpu({ postmasterPid: monitor.postmasterPid, databaseName: subject.database.name, ignorePids: [monitor.backendPid] })
-    : null;
+  const backends =
+    monitor?.postmasterPid && subject.database.name
+      ? watchBackendsCpu({
+          postmasterPid: monitor.postmasterPid,
+          databaseName: subject.database.name,
+          ignorePids: [monitor.backendPid],
+        })
+      : null;
   const callsBefore = calls();
   const result = await streamRun(subject.url, conversations);
   const used: BackendsCpu | null = backends?.stop() ?? null;
@@ -173,9 +204,13 @@ async function measuredRound(tally: Tally, concurrency: number, { monitor, calls
   tally.cpuMs += subject.pids.reduce((sum, pid, i) => sum + (cpuMsOf(pid) ?? 0) - cpuBefore[i]!, 0);
   tally.backendsMs += used?.ownMs ?? Number.NaN;
   const waitsAfter = await subject.poolWait();
-  tally.waits = tally.waits && waitsBefore && waitsAfter
-    ? { acquired: tally.waits.acquired + waitsAfter.acquired - waitsBefore.acquired, waitedMs: tally.waits.waitedMs + waitsAfter.waitedMs - waitsBefore.waitedMs }
-    : null;
+  tally.waits =
+    tally.waits && waitsBefore && waitsAfter
+      ? {
+          acquired: tally.waits.acquired + waitsAfter.acquired - waitsBefore.acquired,
+          waitedMs: tally.waits.waitedMs + waitsAfter.waitedMs - waitsBefore.waitedMs,
+        }
+      : null;
   tally.ttfe.push(...result.ttfe);
   tally.ttle.push(...result.ttle);
   for (const reason of result.failures) tally.failureReasons[reason] = (tally.failureReasons[reason] ?? 0) + 1;
@@ -250,7 +285,15 @@ async function streamRun(url: string, conversations: string[]): Promise<RoundRes
  * and why it failed if it did not complete (its status, its last event, or
  * the connection's error code); `headers` carry a key where keys are on.
  */
-export async function streamOne({ url, conversationId, headers = {} }: { url: string; conversationId: string; headers?: Record<string, string> }): Promise<{ ttfe: number | null; ttle: number | null; failure: string | null; retryAfter: boolean }> {
+export async function streamOne({
+  url,
+  conversationId,
+  headers = {},
+}: {
+  url: string;
+  conversationId: string;
+  headers?: Record<string, string>;
+}): Promise<{ ttfe: number | null; ttle: number | null; failure: string | null; retryAfter: boolean }> {
   const started = performance.now();
   let ttfe: number | null = null;
   let ttle: number | null = null;
@@ -263,7 +306,12 @@ export async function streamOne({ url, conversationId, headers = {} }: { url: st
     if (res.status !== 200) {
       // The status and the error's code: a 429 says which cap (too_many_runs, too_many_streams).
       const code = ((await res.json().catch(() => null)) as { error?: { code?: string } } | null)?.error?.code;
-      return { ttfe, ttle, failure: code ? `${res.status} ${code}` : String(res.status), retryAfter: res.headers.has("retry-after") };
+      return {
+        ttfe,
+        ttle,
+        failure: code ? `${res.status} ${code}` : String(res.status),
+        retryAfter: res.headers.has("retry-after"),
+      };
     }
     let last = "none";
     for await (const item of readSse(res)) {
@@ -282,4 +330,3 @@ function errorCode(error: unknown): string {
   const cause = (error as { cause?: { code?: unknown } }).cause;
   return typeof cause?.code === "string" ? cause.code : String(error);
 }
-

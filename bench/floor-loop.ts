@@ -70,7 +70,9 @@ export async function accumulate(
     }
   }
   const assistant: OpenAI.ChatCompletionAssistantMessageParam =
-    calls.length > 0 ? { role: "assistant", content: text || null, tool_calls: calls } : { role: "assistant", content: text };
+    calls.length > 0
+      ? { role: "assistant", content: text || null, tool_calls: calls }
+      : { role: "assistant", content: text };
   return { assistant, toolCalls: calls };
 }
 

@@ -22,11 +22,20 @@ function insertText(rows: number): string {
 }
 
 function insertValues({ conversationId, firstSeq, messages }: Parameters<FloorStore["append"]>[0]): unknown[] {
-  return [conversationId, ...messages.flatMap((m, i) => [firstSeq + i, (m as { role: string }).role, JSON.stringify(m)])];
+  return [
+    conversationId,
+    ...messages.flatMap((m, i) => [firstSeq + i, (m as { role: string }).role, JSON.stringify(m)]),
+  ];
 }
 
 /** On a server: one connection, the insert prepared once per row count. Embedded: PGlite in this process, as loopd uses it. */
-export async function openFloorStore({ databaseUrl, dataDir }: { databaseUrl?: string; dataDir?: string }): Promise<FloorStore> {
+export async function openFloorStore({
+  databaseUrl,
+  dataDir,
+}: {
+  databaseUrl?: string;
+  dataDir?: string;
+}): Promise<FloorStore> {
   if (databaseUrl) {
     const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();

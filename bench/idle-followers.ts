@@ -37,7 +37,11 @@ export async function measureIdleFollowers({
   const conv = (await (await post(`${loopdUrl}/conversations`, { provider: "openai" })).json()) as { id: string };
   llm.script({ hang: true });
   const hold = new AbortController();
-  const run = await post(`${loopdUrl}/conversations/${conv.id}/messages`, { content: "Take your time", stream: true }, hold.signal);
+  const run = await post(
+    `${loopdUrl}/conversations/${conv.id}/messages`,
+    { content: "Take your time", stream: true },
+    hold.signal,
+  );
   const runId = run.headers.get("x-loopd-run-id");
   const rssBeforeMiB = rssMiB(loopdPid);
 
@@ -48,7 +52,9 @@ export async function measureIdleFollowers({
   const before = databaseUrl ? await transactions(databaseUrl) : 0;
   const started = Date.now();
   await sleep(windowMs);
-  const statementsPerSecond = databaseUrl ? ((await transactions(databaseUrl)) - before) / ((Date.now() - started) / 1000) : null;
+  const statementsPerSecond = databaseUrl
+    ? ((await transactions(databaseUrl)) - before) / ((Date.now() - started) / 1000)
+    : null;
   const rssWithFollowersMiB = rssMiB(loopdPid);
 
   await post(`${loopdUrl}/conversations/${conv.id}/runs/${runId}/cancel`, {});
@@ -57,14 +63,19 @@ export async function measureIdleFollowers({
 }
 
 const post = (url: string, body: unknown, signal?: AbortSignal) =>
-  fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), ...(signal && { signal }) });
+  fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+    ...(signal && { signal }),
+  });
 
 /** Opens a follower and resolves once it has the run's first two events; it stays open until `signal` aborts. */
 async function follow(url: string, signal: AbortSignal): Promise<void> {
   const res = await fetch(url, { signal });
   if (res.status !== 200) throw new Error(`follower: ${res.status} ${await res.text()}`);
   const events = readSse(res);
-  for (let seen = 0; seen < 2; ) {
+  for (let seen = 0; seen < 2;) {
     const { value, done } = await events.next();
     if (done) throw new Error("the stream ended early");
     if ("event" in value) seen++;
@@ -89,7 +100,9 @@ async function transactions(databaseUrl: string): Promise<number> {
 }
 
 function rssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"));
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("VmRSS:"));
   return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
 }
 

@@ -26,18 +26,44 @@ export interface ImageStepRow {
  * writing those bytes out (the attachments are read and encoded once per
  * run, each message converted once).
  */
-export async function measureImageStepCost({ databaseEnv, runs, steps, logLevel }: { databaseEnv: Record<string, string>; runs: number; steps: number; logLevel: string }): Promise<ImageStepRow[]> {
+export async function measureImageStepCost({
+  databaseEnv,
+  runs,
+  steps,
+  logLevel,
+}: {
+  databaseEnv: Record<string, string>;
+  runs: number;
+  steps: number;
+  logLevel: string;
+}): Promise<ImageStepRow[]> {
   const llm = await startFakeLlm();
-  const loopd = await startLoopdProcess({ env: { ...databaseEnv, LLM_PROVIDER: "anthropic", ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: llm.url, LOG_LEVEL: logLevel } });
+  const loopd = await startLoopdProcess({
+    env: {
+      ...databaseEnv,
+      LLM_PROVIDER: "anthropic",
+      ANTHROPIC_API_KEY: "bench",
+      ANTHROPIC_BASE_URL: llm.url,
+      LOG_LEVEL: logLevel,
+    },
+  });
   const images = Array.from({ length: 10 }, () => noisePng(320, 320).toString("base64"));
   llm.respond = (req) => {
     // The first exchange (where the images come): an answer.
     if ((req.body.messages as unknown[]).length === 1) return { text: "I see them." };
-    const results = (req.body.messages as { content: unknown }[]).flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b: { type?: string }) => b.type === "tool_result").length;
-    return results < steps ? { toolCalls: [{ name: "calculate", input: { expression: `${results}+1` } }] } : { text: "Done." };
+    const results = (req.body.messages as { content: unknown }[])
+      .flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+      .filter((b: { type?: string }) => b.type === "tool_result").length;
+    return results < steps
+      ? { toolCalls: [{ name: "calculate", input: { expression: `${results}+1` } }] }
+      : { text: "Done." };
   };
   const post = async (at: string, body: unknown) => {
-    const res = await fetch(`${loopd.url}${at}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const res = await fetch(`${loopd.url}${at}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     const json = (await res.json()) as any;
     if (!res.ok) throw new Error(`POST ${at}: ${res.status} ${JSON.stringify(json).slice(0, 500)}`);
     return json;
@@ -45,14 +71,20 @@ export async function measureImageStepCost({ databaseEnv, runs, steps, logLevel 
   /** A conversation with a first exchange (holding `count` images), then a timed run of tool steps on it. */
   const timeRun = async (count: number) => {
     const conv = (await post("/conversations", { tools: ["calculate"], context: { strategy: "full" } })).id as string;
-    const content = [{ type: "text", text: "Look at these." }, ...images.slice(0, count).map((data) => ({ type: "image", source: { type: "base64", media_type: "image/png", data } }))];
+    const content = [
+      { type: "text", text: "Look at these." },
+      ...images
+        .slice(0, count)
+        .map((data) => ({ type: "image", source: { type: "base64", media_type: "image/png", data } })),
+    ];
     await post(`/conversations/${conv}/messages`, { content });
     const cpu0 = cpuMsOf(loopd.pid)!;
     const t0 = performance.now();
     const { run } = await post(`/conversations/${conv}/messages`, { content: "Count.", max_steps: steps + 2 });
     const wall = performance.now() - t0;
     const cpu = cpuMsOf(loopd.pid)! - cpu0;
-    if (run.status !== "completed" || run.steps !== steps + 1) throw new Error(`run ended ${run.status} after ${run.steps} steps: ${JSON.stringify(run.error)}`);
+    if (run.status !== "completed" || run.steps !== steps + 1)
+      throw new Error(`run ended ${run.status} after ${run.steps} steps: ${JSON.stringify(run.error)}`);
     return { step: wall / steps, cpu: cpu / steps, lastRequestBytes: JSON.stringify(llm.requests.at(-1)!.body).length };
   };
   try {

@@ -19,7 +19,15 @@ export interface LongRunBench {
 }
 
 /** What (e) and (i) share: the fake LLM, a workspace with the file every step reads, the server's monitor, loopd's environment. */
-export async function openLongRunBench({ serverUrl, stepCounts, logLevel }: { serverUrl: string | undefined; stepCounts: number[]; logLevel: string }): Promise<LongRunBench> {
+export async function openLongRunBench({
+  serverUrl,
+  stepCounts,
+  logLevel,
+}: {
+  serverUrl: string | undefined;
+  stepCounts: number[];
+  logLevel: string;
+}): Promise<LongRunBench> {
   const llm = await startFakeLlm();
   const workspaceDir = mkdtempSync(path.join(os.tmpdir(), "loopd-bench-ws-"));
   writeLongRunFile(workspaceDir);

@@ -7,7 +7,8 @@ export const LONG_RUN_FILE = "one-kb.txt";
 export const LONG_RUN_PROMPT = `Read ${LONG_RUN_FILE}, again and again.`;
 
 export function writeLongRunFile(workspaceDir: string): void {
-  const line = (i: number) => `line ${String(i + 1).padStart(2, "0")}: ${"the quick brown fox jumps over the lazy dog ".repeat(2)}`.slice(0, 63);
+  const line = (i: number) =>
+    `line ${String(i + 1).padStart(2, "0")}: ${"the quick brown fox jumps over the lazy dog ".repeat(2)}`.slice(0, 63);
   writeFileSync(path.join(workspaceDir, LONG_RUN_FILE), Array.from({ length: 16 }, (_, i) => `${line(i)}\n`).join(""));
 }
 
@@ -23,6 +24,8 @@ export function toolStepsThenAnswer(steps: number): (req: RecordedRequest) => Fa
     for (let i = messages.length - 1; i >= 0 && messages[i]!.role !== "user"; i--) {
       if (messages[i]!.role === "tool") toolResults++;
     }
-    return toolResults < steps ? { toolCalls: [{ name: "read_file", input: { path: LONG_RUN_FILE } }] } : { text: "Done." };
+    return toolResults < steps
+      ? { toolCalls: [{ name: "read_file", input: { path: LONG_RUN_FILE } }] }
+      : { text: "Done." };
   };
 }

@@ -27,7 +27,9 @@ export interface LongRunSubject {
 }
 
 /** A fresh database for one subject, and on Postgres the counting relay in front of it. */
-async function databaseFor(serverUrl: string | undefined): Promise<{ database: BenchDatabase; wire: PgWireCounter | null; url: string | undefined }> {
+async function databaseFor(
+  serverUrl: string | undefined,
+): Promise<{ database: BenchDatabase; wire: PgWireCounter | null; url: string | undefined }> {
   const database = await createBenchDatabase(serverUrl);
   const wire = database.open.databaseUrl ? await startPgWireCounter(database.open.databaseUrl) : null;
   return { database, wire, url: wire?.url };
@@ -65,7 +67,8 @@ export async function startLoopdSubject({
       for (let i = 0; i < runs; i++) conversations.push(await client.createConversation());
       return async () => {
         let calls = 0;
-        for (const id of conversations) calls += (await client.send(id, LONG_RUN_PROMPT, { maxSteps: steps + 2 })).run.steps as number;
+        for (const id of conversations)
+          calls += (await client.send(id, LONG_RUN_PROMPT, { maxSteps: steps + 2 })).run.steps as number;
         return calls;
       };
     },

@@ -1,9 +1,11 @@
 import type { LongRunRow } from "./long-runs.js";
 import { markdownTable } from "./markdown-table.js";
 
-const fixed = (n: number | null | undefined, digits: number) => (n === null || n === undefined || !Number.isFinite(n) ? "–" : n.toFixed(digits));
+const fixed = (n: number | null | undefined, digits: number) =>
+  n === null || n === undefined || !Number.isFinite(n) ? "–" : n.toFixed(digits);
 const percent = (share: number) => (Number.isFinite(share) ? `${Math.max(0, share * 100).toFixed(0)}%` : "–");
-const ratio = (a: number | null, b: number | null) => (a === null || b === null || b === 0 ? "–" : `${(a / b).toFixed(2)}×`);
+const ratio = (a: number | null, b: number | null) =>
+  a === null || b === null || b === 0 ? "–" : `${(a / b).toFixed(2)}×`;
 
 /** Per tool step: a row's totals over all its runs' steps (the runs' fixed costs, and the final answer, included). */
 function perStep(row: LongRunRow) {
@@ -28,7 +30,23 @@ function floorOf(rows: LongRunRow[], row: LongRunRow) {
 /** (e) on Postgres: every figure per step, and loopd's over the floor's. */
 export function postgresLongRunTable(rows: LongRunRow[]): string {
   return markdownTable(
-    ["steps", "subject", "ms/step", "CPU ms/step", "of it backends", "WAL B/step", "statements/step", "round trips/step", "commits/step", "ms ÷ floor", "CPU ÷ floor", "WAL ÷ floor", "last request KB", "others' CPU", "load"],
+    [
+      "steps",
+      "subject",
+      "ms/step",
+      "CPU ms/step",
+      "of it backends",
+      "WAL B/step",
+      "statements/step",
+      "round trips/step",
+      "commits/step",
+      "ms ÷ floor",
+      "CPU ÷ floor",
+      "WAL ÷ floor",
+      "last request KB",
+      "others' CPU",
+      "load",
+    ],
     rows.map((row) => {
       const s = perStep(row);
       const floor = row.subject === "floor" ? null : floorOf(rows, row);
@@ -56,7 +74,17 @@ export function postgresLongRunTable(rows: LongRunRow[]): string {
 /** (e) on PGlite: the database is inside the process, so its CPU is the process's. */
 export function pgliteLongRunTable(rows: LongRunRow[]): string {
   return markdownTable(
-    ["steps", "subject", "ms/step", "CPU ms/step", "ms ÷ floor", "CPU ÷ floor", "last request KB", "others' CPU", "load"],
+    [
+      "steps",
+      "subject",
+      "ms/step",
+      "CPU ms/step",
+      "ms ÷ floor",
+      "CPU ÷ floor",
+      "last request KB",
+      "others' CPU",
+      "load",
+    ],
     rows.map((row) => {
       const s = perStep(row);
       const floor = row.subject === "floor" ? null : floorOf(rows, row);

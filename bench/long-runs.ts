@@ -55,7 +55,8 @@ export async function measureLongRuns({
   try {
     const loopd = await startLoopdSubject({ name: "loopd", serverUrl, env });
     subjects.push(loopd);
-    if (baselineDir) subjects.push(await startLoopdSubject({ name: "loopd before", checkout: baselineDir, serverUrl, env }));
+    if (baselineDir)
+      subjects.push(await startLoopdSubject({ name: "loopd before", checkout: baselineDir, serverUrl, env }));
     const request = await recordLoopdRequest(llm, loopd);
     subjects.unshift(await startFloorSubject({ serverUrl, llmUrl: llm.url, workspaceDir, request }));
 
@@ -67,7 +68,17 @@ export async function measureLongRuns({
       const runs = Math.ceil(MIN_STEPS_PER_ROW / steps);
       const lastRequest = answerLongRuns(llm, steps);
       for (const subject of subjects) {
-        const quietest = await measureQuietest({ subject, monitor, runs, steps, quiet, progress: (attempt) => progress(`${serverUrl ? "postgres" : "pglite"}: ${subject.name}, ${runs} run(s) of ${steps} tool steps (attempt ${attempt})`) });
+        const quietest = await measureQuietest({
+          subject,
+          monitor,
+          runs,
+          steps,
+          quiet,
+          progress: (attempt) =>
+            progress(
+              `${serverUrl ? "postgres" : "pglite"}: ${subject.name}, ${runs} run(s) of ${steps} tool steps (attempt ${attempt})`,
+            ),
+        });
         rows.push({ subject: subject.name, steps, runs, lastRequestBytes: lastRequest.bytes, ...quietest });
       }
     }
@@ -94,7 +105,11 @@ export async function measureQuietest({
   progress: (attempt: number) => void;
 }): Promise<WindowFigures> {
   let quietest: WindowFigures | null = null;
-  for (let attempt = 1; attempt <= quiet.tries && !(quietest && quietest.othersCpuShare <= quiet.othersShare); attempt++) {
+  for (
+    let attempt = 1;
+    attempt <= quiet.tries && !(quietest && quietest.othersCpuShare <= quiet.othersShare);
+    attempt++
+  ) {
     progress(attempt);
     const figures = await measureRow({ subject, monitor, runs, steps });
     if (!quietest || figures.othersCpuShare < quietest.othersCpuShare) quietest = figures;
@@ -114,8 +129,15 @@ async function measureRow({
   steps: number;
 }): Promise<WindowFigures> {
   const work = await subject.prepare({ runs, steps });
-  const { figures, result: calls } = await measureWindow({ pid: subject.pid, monitor, databaseName: subject.database.name, wire: subject.wire, work });
-  if (calls !== runs * (steps + 1)) throw new Error(`${subject.name} made ${calls} model calls, not ${runs * (steps + 1)}`);
+  const { figures, result: calls } = await measureWindow({
+    pid: subject.pid,
+    monitor,
+    databaseName: subject.database.name,
+    wire: subject.wire,
+    work,
+  });
+  if (calls !== runs * (steps + 1))
+    throw new Error(`${subject.name} made ${calls} model calls, not ${runs * (steps + 1)}`);
   return figures;
 }
 
@@ -123,8 +145,12 @@ async function measureRow({
 async function recordLoopdRequest(llm: FakeLlm, loopd: LongRunSubject): Promise<FloorRequest> {
   llm.requests.length = 0;
   llm.respond = toolStepsThenAnswer(1);
-  await (await loopd.prepare({ runs: 1, steps: 1 }))();
-  const { messages, ...params } = llm.requests[0]!.body as FloorRequest["params"] & { messages: Array<{ role: string }> };
+  await (
+    await loopd.prepare({ runs: 1, steps: 1 })
+  )();
+  const { messages, ...params } = llm.requests[0]!.body as FloorRequest["params"] & {
+    messages: Array<{ role: string }>;
+  };
   llm.requests.length = 0;
   return { params, system: messages.filter((m) => m.role === "system") as FloorRequest["system"] };
 }

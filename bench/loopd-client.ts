@@ -16,8 +16,12 @@ export function loopdClient(baseUrl: string) {
     },
     /** One non-streaming run; throws unless it completed. */
     async send(conversationId: string, content: string, { maxSteps }: { maxSteps?: number } = {}): Promise<any> {
-      const body = await json("POST", `/conversations/${conversationId}/messages`, { content, ...(maxSteps && { max_steps: maxSteps }) });
-      if (body.run.status !== "completed") throw new Error(`run ${body.run.id} ended ${body.run.status}: ${JSON.stringify(body.run.error)}`);
+      const body = await json("POST", `/conversations/${conversationId}/messages`, {
+        content,
+        ...(maxSteps && { max_steps: maxSteps }),
+      });
+      if (body.run.status !== "completed")
+        throw new Error(`run ${body.run.id} ended ${body.run.status}: ${JSON.stringify(body.run.error)}`);
       return body;
     },
     async messageCount(conversationId: string): Promise<number> {

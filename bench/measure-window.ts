@@ -70,7 +70,8 @@ export async function measureWindow<T>({
       wallMs,
       processCpuMs,
       backendsCpuMs: backendsCpu?.ownMs ?? null,
-      othersCpuShare: (machineCpuMs - processCpuMs - (backendsCpu?.ownMs ?? 0) - benchCpuMs) / (wallMs * os.cpus().length),
+      othersCpuShare:
+        (machineCpuMs - processCpuMs - (backendsCpu?.ownMs ?? 0) - benchCpuMs) / (wallMs * os.cpus().length),
       walBytes,
       wire: wireBefore && wireAfter ? difference(wireAfter, wireBefore) : null,
       load1: os.loadavg()[0] ?? Number.NaN,

@@ -84,7 +84,22 @@ export async function measureGuardFalsePositives({
   try {
     for (const busy of busyCounts) {
       progress(`${busy} busy processes; both loopds started on the busy machine, ${seconds} s of requests`);
-      rows.push(...(await measureUnderLoad({ serverUrl, baselineDir, busy, seconds, perSecond, healthyMs, env: { LLM_PROVIDER: "openai", OPENAI_API_KEY: "bench", OPENAI_BASE_URL: `${llm.url}/v1`, LOG_LEVEL: logLevel } })));
+      rows.push(
+        ...(await measureUnderLoad({
+          serverUrl,
+          baselineDir,
+          busy,
+          seconds,
+          perSecond,
+          healthyMs,
+          env: {
+            LLM_PROVIDER: "openai",
+            OPENAI_API_KEY: "bench",
+            OPENAI_BASE_URL: `${llm.url}/v1`,
+            LOG_LEVEL: logLevel,
+          },
+        })),
+      );
     }
     return rows;
   } finally {
@@ -129,16 +144,27 @@ async function measureUnderLoad({
   try {
     // Each spinner ends by itself after the window and a margin, should this process die before killing it.
     const boundMs = (seconds + START_WITHIN_MS / 1000 + 120) * 1000;
-    for (let i = 0; i < busy; i++) spinners.push(spawn(process.execPath, ["-e", `const end = Date.now() + ${boundMs}; while (Date.now() < end) {}`], { stdio: "ignore" }));
+    for (let i = 0; i < busy; i++)
+      spinners.push(
+        spawn(process.execPath, ["-e", `const end = Date.now() + ${boundMs}; while (Date.now() < end) {}`], {
+          stdio: "ignore",
+        }),
+      );
     const started = await Promise.allSettled([
       startLoopdProcess({ env: { ...databases[0]!.env, ...env, ...probed(0) }, healthWithinMs: START_WITHIN_MS }),
-      startLoopdProcess({ env: { ...databases[1]!.env, ...env, ...probed(1) }, checkout: baselineDir, healthWithinMs: START_WITHIN_MS }),
+      startLoopdProcess({
+        env: { ...databases[1]!.env, ...env, ...probed(1) },
+        checkout: baselineDir,
+        healthWithinMs: START_WITHIN_MS,
+      }),
     ]);
     for (const s of started) if (s.status === "fulfilled") subjects.push(s.value);
     for (const s of started) if (s.status === "rejected") throw s.reason;
     const names: GuardRow["subject"][] = ["loopd", "before"];
     // A few conversations each, created (retried past refusals) as the stream starts; a run goes to one not busy with another.
-    const pools = await Promise.all(subjects.map((p) => Promise.all(Array.from({ length: 10 }, () => createConversation(p.url)))));
+    const pools = await Promise.all(
+      subjects.map((p) => Promise.all(Array.from({ length: 10 }, () => createConversation(p.url)))),
+    );
     const outcomes: Outcome[][] = subjects.map(() => []);
     const inFlight: Promise<void>[] = [];
     const free = pools.map((pool) => [...pool]);
@@ -150,7 +176,9 @@ async function measureUnderLoad({
         const record = (o: Outcome) => void outcomes[s]!.push(o);
         inFlight.push(timed(p.url, "/healthz", "health").then(record));
         const pool = pools[s]!;
-        inFlight.push(timed(p.url, `/conversations/${pool[Math.floor(Math.random() * pool.length)]}`, "read").then(record));
+        inFlight.push(
+          timed(p.url, `/conversations/${pool[Math.floor(Math.random() * pool.length)]}`, "read").then(record),
+        );
         const conv = free[s]!.shift();
         if (conv === undefined) {
           record({ route: "run", answeredAt: epochNow(), latency: null, kind: NOT_SENT });
@@ -189,10 +217,13 @@ function ticksOf(file: string): Array<{ at: number; late: number }> {
   } catch {
     return [];
   }
-  return text.split("\n").filter(Boolean).map((line) => {
-    const [at, late] = line.split(" ").map(Number);
-    return { at: at!, late: late! };
-  });
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => {
+      const [at, late] = line.split(" ").map(Number);
+      return { at: at!, late: late! };
+    });
 }
 
 /** Whether the loop turned within `healthyMs` at every tick around `at`; no tick there at all is a loop that did not turn. */
@@ -201,7 +232,19 @@ function healthyAround(ticks: Array<{ at: number; late: number }>, at: number, h
   return near.length > 0 && near.every((t) => t.late < healthyMs);
 }
 
-function rowOf({ subject, busy, outcomes, healthyMs, ticks }: { subject: GuardRow["subject"]; busy: number; outcomes: Outcome[]; healthyMs: number; ticks: Array<{ at: number; late: number }> }): GuardRow {
+function rowOf({
+  subject,
+  busy,
+  outcomes,
+  healthyMs,
+  ticks,
+}: {
+  subject: GuardRow["subject"];
+  busy: number;
+  outcomes: Outcome[];
+  healthyMs: number;
+  ticks: Array<{ at: number; late: number }>;
+}): GuardRow {
   const refused: Record<RouteClass, number> = { health: 0, read: 0, run: 0 };
   const other: Record<string, number> = {};
   let falsePositives = 0;
@@ -214,7 +257,17 @@ function rowOf({ subject, busy, outcomes, healthyMs, ticks }: { subject: GuardRo
     } else if (o.kind !== "2xx") other[o.kind] = (other[o.kind] ?? 0) + 1;
   }
   const latencies = outcomes.flatMap((o) => (o.latency === null ? [] : [o.latency])).sort((a, b) => a - b);
-  return { subject, busy, requests: outcomes.filter((o) => o.kind !== NOT_SENT).length, refused, falsePositives, answeredQuickly, other, latencyP50: percentile(latencies, 0.5), latencyP99: percentile(latencies, 0.99) };
+  return {
+    subject,
+    busy,
+    requests: outcomes.filter((o) => o.kind !== NOT_SENT).length,
+    refused,
+    falsePositives,
+    answeredQuickly,
+    other,
+    latencyP50: percentile(latencies, 0.5),
+    latencyP99: percentile(latencies, 0.99),
+  };
 }
 
 /** One request, timed from its sending to its whole answer, classified. */
@@ -231,10 +284,25 @@ async function timed(url: string, at: string, route: RouteClass, body?: unknown)
     const latency = performance.now() - t0;
     const answeredAt = epochNow();
     if (res.ok) return { route, answeredAt, latency, kind: "2xx" };
-    return { route, answeredAt, latency, kind: res.status === 503 && GUARD_REASONS.has(reasonOf(text)) ? "guard" : String(res.status) };
+    return {
+      route,
+      answeredAt,
+      latency,
+      kind: res.status === 503 && GUARD_REASONS.has(reasonOf(text)) ? "guard" : String(res.status),
+    };
   } catch (error) {
     const cause = (error as { cause?: { code?: unknown }; name?: string }).cause;
-    return { route, answeredAt: epochNow(), latency: null, kind: (error as Error).name === "TimeoutError" ? "timeout" : typeof cause?.code === "string" ? cause.code : String(error) };
+    return {
+      route,
+      answeredAt: epochNow(),
+      latency: null,
+      kind:
+        (error as Error).name === "TimeoutError"
+          ? "timeout"
+          : typeof cause?.code === "string"
+            ? cause.code
+            : String(error),
+    };
   }
 }
 
@@ -249,7 +317,11 @@ function reasonOf(text: string): string {
 /** A conversation, asked for again while the guard refuses (a process starting on a busy machine may). */
 async function createConversation(url: string): Promise<string> {
   for (;;) {
-    const res = await fetch(`${url}/conversations`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    const res = await fetch(`${url}/conversations`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
     const json = (await res.json()) as { id?: string };
     if (res.ok && json.id) return json.id;
     if (res.status !== 503) throw new Error(`POST /conversations: ${res.status} ${JSON.stringify(json)}`);

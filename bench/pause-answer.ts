@@ -14,15 +14,29 @@ export interface PauseAnswerRow {
  * paused for approval and approved. Times are taken where the fake model
  * sees each request arrive, so both exclude the run's start and end.
  */
-export async function measurePauseAnswer({ llm, loopdUrl, samples }: { llm: FakeLlm; loopdUrl: string; samples: number }): Promise<PauseAnswerRow> {
+export async function measurePauseAnswer({
+  llm,
+  loopdUrl,
+  samples,
+}: {
+  llm: FakeLlm;
+  loopdUrl: string;
+  samples: number;
+}): Promise<PauseAnswerRow> {
   let arrivals: number[] = [];
   llm.respond = (req) => {
     arrivals.push(performance.now());
     const last = (req.body.messages as { role: string }[]).at(-1);
-    return last?.role === "tool" ? { text: "42." } : { toolCalls: [{ name: "calculate", input: { expression: "6*7" } }] };
+    return last?.role === "tool"
+      ? { text: "42." }
+      : { toolCalls: [{ name: "calculate", input: { expression: "6*7" } }] };
   };
   const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${loopdUrl}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const res = await fetch(`${loopdUrl}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     const json = (await res.json()) as any;
     if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(json)}`);
     return json;
@@ -37,7 +51,8 @@ export async function measurePauseAnswer({ llm, loopdUrl, samples }: { llm: Fake
     arrivals = [];
     const free = await newConversation({});
     const plain = await post(`/conversations/${free}/messages`, { content: "6*7?" });
-    if (plain.run.status !== "completed" || arrivals.length !== 2) throw new Error(`tool round trip ended ${plain.run.status}`);
+    if (plain.run.status !== "completed" || arrivals.length !== 2)
+      throw new Error(`tool round trip ended ${plain.run.status}`);
     if (i >= warmup) straight.push(arrivals[1]! - arrivals[0]!);
 
     arrivals = [];
@@ -46,8 +61,11 @@ export async function measurePauseAnswer({ llm, loopdUrl, samples }: { llm: Fake
     if (paused.run.status !== "requires_action") throw new Error(`expected a pause, got ${paused.run.status}`);
     const [call] = paused.run.required_action.tool_calls;
     const sent = performance.now();
-    const done = await post(`/conversations/${careful}/runs/${paused.run.id}/actions`, { approvals: [{ tool_call_id: call.tool_call_id, approve: true }] });
-    if (done.run.status !== "completed" || arrivals.length !== 2) throw new Error(`answered run ended ${done.run.status}`);
+    const done = await post(`/conversations/${careful}/runs/${paused.run.id}/actions`, {
+      approvals: [{ tool_call_id: call.tool_call_id, approve: true }],
+    });
+    if (done.run.status !== "completed" || arrivals.length !== 2)
+      throw new Error(`answered run ended ${done.run.status}`);
     if (i >= warmup) answered.push(arrivals[1]! - sent);
   }
   llm.respond = null;

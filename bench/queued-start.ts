@@ -19,14 +19,26 @@ const AHEAD_MS = 50;
  * ends), once sent by the client as soon as the first's answer arrives.
  * Timed where the fake sees the two model requests arrive; interleaved.
  */
-export async function measureQueuedStart({ llm, loopdUrl, samples }: { llm: FakeLlm; loopdUrl: string; samples: number }): Promise<QueuedStartRow> {
+export async function measureQueuedStart({
+  llm,
+  loopdUrl,
+  samples,
+}: {
+  llm: FakeLlm;
+  loopdUrl: string;
+  samples: number;
+}): Promise<QueuedStartRow> {
   let arrivals: number[] = [];
   llm.respond = () => {
     arrivals.push(performance.now());
     return arrivals.length === 1 ? { text: "first", chunkDelayMs: AHEAD_MS } : { text: "second" };
   };
   const post = async (path: string, body: unknown, status = 200) => {
-    const res = await fetch(`${loopdUrl}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const res = await fetch(`${loopdUrl}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     const json = (await res.json()) as any;
     if (res.status !== status) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(json)}`);
     return json;

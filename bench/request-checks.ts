@@ -25,18 +25,39 @@ export interface RequestChecksRow {
  * (`BENCH_BASELINE_DIR`), each its own process on a database of its own,
  * doing the same plain requests interleaved, a read and a one-call message.
  */
-export async function measureRequestChecks({ serverUrl, baselineDir, rounds, logLevel }: { serverUrl: string | undefined; baselineDir: string; rounds: number; logLevel: string }): Promise<RequestChecksRow[]> {
+export async function measureRequestChecks({
+  serverUrl,
+  baselineDir,
+  rounds,
+  logLevel,
+}: {
+  serverUrl: string | undefined;
+  baselineDir: string;
+  rounds: number;
+  logLevel: string;
+}): Promise<RequestChecksRow[]> {
   const llm = await startFakeLlm();
   llm.respond = () => ({ text: "Hello." });
   const dir = mkdtempSync(path.join(os.tmpdir(), "loopd-bench-checks-"));
   const databases = [await createBenchDatabase(serverUrl), await createBenchDatabase(serverUrl)];
-  const env = { LLM_PROVIDER: "openai", OPENAI_API_KEY: "bench", OPENAI_BASE_URL: `${llm.url}/v1`, LOG_LEVEL: logLevel, WORKSPACE_DIR: dir };
+  const env = {
+    LLM_PROVIDER: "openai",
+    OPENAI_API_KEY: "bench",
+    OPENAI_BASE_URL: `${llm.url}/v1`,
+    LOG_LEVEL: logLevel,
+    WORKSPACE_DIR: dir,
+  };
   const subjects: Array<{ subject: RequestChecksRow["subject"]; process: LoopdProcess }> = [];
   try {
     subjects.push({ subject: "loopd", process: await startLoopdProcess({ env: { ...databases[0]!.env, ...env } }) });
-    subjects.push({ subject: "before", process: await startLoopdProcess({ env: { ...databases[1]!.env, ...env }, checkout: baselineDir }) });
+    subjects.push({
+      subject: "before",
+      process: await startLoopdProcess({ env: { ...databases[1]!.env, ...env }, checkout: baselineDir }),
+    });
     const samples = subjects.map(() => ({ read: [] as number[], message: [] as number[], cpu: 0, requests: 0 }));
-    const conversations = await Promise.all(subjects.map(({ process: p }) => post(p.url, "/conversations", { tools: [] }).then((c) => c.id as string)));
+    const conversations = await Promise.all(
+      subjects.map(({ process: p }) => post(p.url, "/conversations", { tools: [] }).then((c) => c.id as string)),
+    );
     const warmup = 20;
     for (let i = 0; i < rounds + warmup; i++) {
       // Interleaved, so a busier moment of the machine falls on both alike.
@@ -58,7 +79,12 @@ export async function measureRequestChecks({ serverUrl, baselineDir, rounds, log
     }
     return subjects.map(({ subject }, s) => {
       const sample = samples[s]!;
-      return { subject, read: summarize(sample.read, 1), message: summarize(sample.message, 1), cpuPerRequest: sample.cpu / sample.requests };
+      return {
+        subject,
+        read: summarize(sample.read, 1),
+        message: summarize(sample.message, 1),
+        cpuPerRequest: sample.cpu / sample.requests,
+      };
     });
   } finally {
     await closeSubjects({ llm, processes: subjects.map((s) => s.process), databases, dir });
@@ -66,7 +92,11 @@ export async function measureRequestChecks({ serverUrl, baselineDir, rounds, log
 }
 
 async function post(url: string, at: string, body: unknown) {
-  const res = await fetch(`${url}${at}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const res = await fetch(`${url}${at}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   const json = (await res.json()) as Record<string, unknown>;
   if (!res.ok) throw new Error(`POST ${at}: ${res.status} ${JSON.stringify(json)}`);
   return json;

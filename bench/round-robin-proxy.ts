@@ -1,5 +1,11 @@
 import { once } from "node:events";
-import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http";
+import {
+  Agent,
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type OutgoingHttpHeaders,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 
 export interface RoundRobinProxy {
@@ -8,11 +14,24 @@ export interface RoundRobinProxy {
 }
 
 /** Headers about one connection, not the message: never forwarded (RFC 9110 §7.6.1). */
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade"]);
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "te",
+  "trailer",
+  "upgrade",
+]);
 
 function endToEnd(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
   // The ones the Connection header names are hop-by-hop too.
-  const named = new Set(String(headers.connection ?? "").toLowerCase().split(",").map((name) => name.trim()));
+  const named = new Set(
+    String(headers.connection ?? "")
+      .toLowerCase()
+      .split(",")
+      .map((name) => name.trim()),
+  );
   const kept: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value !== undefined && !HOP_BY_HOP.has(name) && !named.has(name)) kept[name] = value;

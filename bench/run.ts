@@ -55,7 +55,11 @@ import { measureToolSourceOverhead, PARALLEL_CALL_MS, PARALLEL_CALLS } from "./t
 import { measureImageStepCost } from "./image-step-cost.js";
 import { measureBudgetOverhead, type BudgetOverheadRow } from "./budget-overhead.js";
 import { measureContextCost, type ContextCostRow } from "./context-cost.js";
-import { LONG_CONVERSATION_LIMIT, measureLongConversationCost, type LongConversationRow } from "./long-conversation-cost.js";
+import {
+  LONG_CONVERSATION_LIMIT,
+  measureLongConversationCost,
+  type LongConversationRow,
+} from "./long-conversation-cost.js";
 import { measureTraceOverhead, traceOverheadTable } from "./trace-overhead.js";
 import { pgliteLongRunTable, postgresLongRunTable } from "./long-run-tables.js";
 import { measureLongRuns, type LongRunRow } from "./long-runs.js";
@@ -93,15 +97,62 @@ const TRACE_STEPS = (process.env.BENCH_TRACE_STEPS ?? "10,100,1000").split(",").
 const streams = (process.env.BENCH_STREAMS ?? "50,200,500").split(",").map((n) => positiveInt(n, 200));
 const streamRounds = positiveInt(process.env.BENCH_STREAM_ROUNDS, 3);
 const baselineDir = process.env.BENCH_BASELINE_DIR || undefined;
-const quiet = { othersShare: positiveInt(process.env.BENCH_QUIET_PERCENT, 10) / 100, tries: positiveInt(process.env.BENCH_ROW_TRIES, 3) };
+const quiet = {
+  othersShare: positiveInt(process.env.BENCH_QUIET_PERCENT, 10) / 100,
+  tries: positiveInt(process.env.BENCH_ROW_TRIES, 3),
+};
 
-const SECTIONS = ["overhead", "growth", "pause", "budget", "idle", "floor", "streams", "context", "trace", "httptool", "auth", "queue", "webhooks", "images", "checks", "sandbox", "guard", "flood"] as const;
+const SECTIONS = [
+  "overhead",
+  "growth",
+  "pause",
+  "budget",
+  "idle",
+  "floor",
+  "streams",
+  "context",
+  "trace",
+  "httptool",
+  "auth",
+  "queue",
+  "webhooks",
+  "images",
+  "checks",
+  "sandbox",
+  "guard",
+  "flood",
+] as const;
 type Section = (typeof SECTIONS)[number];
 const only = selectedSections(process.env.BENCH_ONLY);
 
-const GUARD_COLUMNS = ["db", "busy processes", "subject", "requests", "refused health", "refused reads", "refused new runs", "refused in all", "of them with the loop healthy", `of them answered < ${GUARD_HEALTHY_MS} ms`, "false-positive rate", "answered p50 · p99 ms", "other answers"];
+const GUARD_COLUMNS = [
+  "db",
+  "busy processes",
+  "subject",
+  "requests",
+  "refused health",
+  "refused reads",
+  "refused new runs",
+  "refused in all",
+  "of them with the loop healthy",
+  `of them answered < ${GUARD_HEALTHY_MS} ms`,
+  "false-positive rate",
+  "answered p50 · p99 ms",
+  "other answers",
+];
 
-const FLOOD_COLUMNS = ["db", "A starts at once", "A completed", "A refused", "A runs/s", "B runs/s with · without", "B first event p50 with · without", "B first event p99 with · without", "B p99 with ÷ without", "B failed with · without"];
+const FLOOD_COLUMNS = [
+  "db",
+  "A starts at once",
+  "A completed",
+  "A refused",
+  "A runs/s",
+  "B runs/s with · without",
+  "B first event p50 with · without",
+  "B first event p99 with · without",
+  "B p99 with ÷ without",
+  "B failed with · without",
+];
 
 function positiveInt(value: string | undefined, fallback: number): number {
   const n = Number(value);
@@ -112,7 +163,8 @@ function selectedSections(value: string | undefined): Set<Section> {
   if (!value) return new Set(SECTIONS);
   const names = value.split(",").map((s) => s.trim());
   const unknown = names.filter((n) => !(SECTIONS as readonly string[]).includes(n));
-  if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown section(s) ${unknown.join(", ")}; pick from ${SECTIONS.join(", ")}`);
+  if (unknown.length > 0)
+    throw new Error(`BENCH_ONLY: unknown section(s) ${unknown.join(", ")}; pick from ${SECTIONS.join(", ")}`);
   return new Set(names as Section[]);
 }
 
@@ -135,7 +187,9 @@ async function benchOn(database: BenchDatabase) {
     const overhead: OverheadRow[] = [];
     for (const scenario of only.has("overhead") ? (["text", "tool"] as const) : []) {
       progress(`${database.kind}: ${SCENARIOS[scenario].label}`);
-      overhead.push(...(await measureRunOverhead({ llm, loopd: client, sdk, scenario, runs, concurrencies: [1, concurrency] })));
+      overhead.push(
+        ...(await measureRunOverhead({ llm, loopd: client, sdk, scenario, runs, concurrencies: [1, concurrency] })),
+      );
     }
     let growth: GrowthRow[] = [];
     if (only.has("growth")) {
@@ -160,7 +214,13 @@ async function benchOn(database: BenchDatabase) {
     let idle: IdleFollowersRow | null = null;
     if (only.has("idle")) {
       progress(`${database.kind}: ${followers} idle followers of one run`);
-      idle = await measureIdleFollowers({ llm, loopdUrl: loopd.url, loopdPid: loopd.pid, databaseUrl: database.open.databaseUrl, followers });
+      idle = await measureIdleFollowers({
+        llm,
+        loopdUrl: loopd.url,
+        loopdPid: loopd.pid,
+        databaseUrl: database.open.databaseUrl,
+        followers,
+      });
     }
     await loopd.stop();
     let appends: AppendRow[] = [];
@@ -178,7 +238,13 @@ async function benchOn(database: BenchDatabase) {
 
 function idleRow(kind: string, row: IdleFollowersRow): string[] {
   const { followers: n, statementsPerSecond, rssBeforeMiB, rssWithFollowersMiB } = row;
-  return [kind, String(n), statementsPerSecond === null ? "—" : statementsPerSecond.toFixed(1), rssBeforeMiB.toFixed(0), rssWithFollowersMiB.toFixed(0)];
+  return [
+    kind,
+    String(n),
+    statementsPerSecond === null ? "—" : statementsPerSecond.toFixed(1),
+    rssBeforeMiB.toFixed(0),
+    rssWithFollowersMiB.toFixed(0),
+  ];
 }
 
 function progress(line: string) {
@@ -221,16 +287,40 @@ async function main() {
         const { overhead, growth, appends, idle, pause, budget, queue } = await benchOn(database);
         if (queue) {
           const { queued: q, chained: c } = queue;
-          queueRows.push([database.kind, ms(c.p50), ms(c.p95), ms(q.p50), ms(q.p95), ms(q.p50 - c.p50), `${(q.p50 / c.p50).toFixed(2)}×`]);
+          queueRows.push([
+            database.kind,
+            ms(c.p50),
+            ms(c.p95),
+            ms(q.p50),
+            ms(q.p95),
+            ms(q.p50 - c.p50),
+            `${(q.p50 / c.p50).toFixed(2)}×`,
+          ]);
         }
         if (budget) {
           const { steps, plain: p, budgeted: b } = budget;
-          budgetRows.push([database.kind, String(steps), ms(p.p50), ms(b.p50), ms(p.mean), ms(b.mean), `${(b.mean / p.mean).toFixed(3)}×`]);
+          budgetRows.push([
+            database.kind,
+            String(steps),
+            ms(p.p50),
+            ms(b.p50),
+            ms(p.mean),
+            ms(b.mean),
+            `${(b.mean / p.mean).toFixed(3)}×`,
+          ]);
         }
         if (idle) idleRows.push(idleRow(database.kind, idle));
         if (pause) {
           const { toolRoundTrip: t, answerToRequest: a } = pause;
-          pauseRows.push([database.kind, ms(t.p50), ms(t.p95), ms(a.p50), ms(a.p95), ms(a.p50 - t.p50), `${(a.p50 / t.p50).toFixed(2)}×`]);
+          pauseRows.push([
+            database.kind,
+            ms(t.p50),
+            ms(t.p95),
+            ms(a.p50),
+            ms(a.p95),
+            ms(a.p50 - t.p50),
+            `${(a.p50 / t.p50).toFixed(2)}×`,
+          ]);
         }
         for (const { scenario, concurrency: c, direct, loopd } of overhead) {
           overheadRows.push([
@@ -261,30 +351,76 @@ async function main() {
       progress(`${kind}: HTTP and MCP tools against the built-in calculate`);
       const database = await createBenchDatabase(serverUrl);
       try {
-        const { rows, parallel, sequential } = await measureToolSourceOverhead({ databaseEnv: database.env, runs: budgetRuns, steps: 20, logLevel });
+        const { rows, parallel, sequential } = await measureToolSourceOverhead({
+          databaseEnv: database.env,
+          runs: budgetRuns,
+          steps: 20,
+          logLevel,
+        });
         const builtin = rows[0]!.step.p50;
         for (const { source, step, direct } of rows) {
-          httpToolRows.push([kind, source, ms(step.p50), source === "builtin" ? "" : ms(step.p50 - builtin), direct ? ms(direct.p50) : "", direct ? ms(step.p50 - builtin - direct.p50) : ""]);
+          httpToolRows.push([
+            kind,
+            source,
+            ms(step.p50),
+            source === "builtin" ? "" : ms(step.p50 - builtin),
+            direct ? ms(direct.p50) : "",
+            direct ? ms(step.p50 - builtin - direct.p50) : "",
+          ]);
         }
-        parallelRows.push([kind, ms(parallel.p50), ms(sequential.p50), `${(sequential.p50 / parallel.p50).toFixed(1)}×`]);
+        parallelRows.push([
+          kind,
+          ms(parallel.p50),
+          ms(sequential.p50),
+          `${(sequential.p50 / parallel.p50).toFixed(1)}×`,
+        ]);
       } finally {
         await database.drop();
       }
     }
     if (only.has("auth")) {
       progress(`${kind}: API keys on against off`);
-      const { steps, stepOff, stepOn, readOff, readOn } = await measureAuthOverhead({ serverUrl, runs: budgetRuns, steps: 20, logLevel });
+      const { steps, stepOff, stepOn, readOff, readOn } = await measureAuthOverhead({
+        serverUrl,
+        runs: budgetRuns,
+        steps: 20,
+        logLevel,
+      });
       const pct = (on: number, off: number) => `${(((on - off) / off) * 100).toFixed(1)}%`;
-      authRows.push([kind, String(steps), ms(stepOff.p50), ms(stepOn.p50), pct(stepOn.p50, stepOff.p50), ms(readOff.p50), ms(readOn.p50), pct(readOn.p50, readOff.p50)]);
+      authRows.push([
+        kind,
+        String(steps),
+        ms(stepOff.p50),
+        ms(stepOn.p50),
+        pct(stepOn.p50, stepOff.p50),
+        ms(readOff.p50),
+        ms(readOn.p50),
+        pct(readOn.p50, readOff.p50),
+      ]);
     }
-    if (only.has("checks") && !baselineDir) progress("(o) left out: it measures this checkout against BENCH_BASELINE_DIR, which is not set");
+    if (only.has("checks") && !baselineDir)
+      progress("(o) left out: it measures this checkout against BENCH_BASELINE_DIR, which is not set");
     if (only.has("checks") && baselineDir) {
       progress(`${kind}: plain requests against the checkout in BENCH_BASELINE_DIR`);
-      const rows = await measureRequestChecks({ serverUrl, baselineDir, rounds: positiveInt(process.env.BENCH_CHECK_ROUNDS, 300), logLevel });
+      const rows = await measureRequestChecks({
+        serverUrl,
+        baselineDir,
+        rounds: positiveInt(process.env.BENCH_CHECK_ROUNDS, 300),
+        logLevel,
+      });
       const [now, before] = rows;
       for (const row of rows) {
         const vs = (a: number, b: number) => (row === now ? `${(((a - b) / b) * 100).toFixed(1)}%` : "");
-        checksRows.push([kind, row.subject, ms(row.read.p50), vs(row.read.p50, before!.read.p50), ms(row.message.p50), vs(row.message.p50, before!.message.p50), row.cpuPerRequest.toFixed(3), vs(row.cpuPerRequest, before!.cpuPerRequest)]);
+        checksRows.push([
+          kind,
+          row.subject,
+          ms(row.read.p50),
+          vs(row.read.p50, before!.read.p50),
+          ms(row.message.p50),
+          vs(row.message.p50, before!.message.p50),
+          row.cpuPerRequest.toFixed(3),
+          vs(row.cpuPerRequest, before!.cpuPerRequest),
+        ]);
       }
     }
     if (only.has("sandbox")) {
@@ -293,26 +429,84 @@ async function main() {
       for (const tool of ["run_command", "mcp stdio"] as const) {
         const none = rows.find((r) => r.tool === tool && r.sandbox === "none")!;
         const bwrap = rows.find((r) => r.tool === tool && r.sandbox === "bwrap")!;
-        sandboxRows.push([kind, tool, ms(none.step.p50), ms(bwrap.step.p50), ms(bwrap.step.p50 - none.step.p50), ms(none.call.p50), ms(bwrap.call.p50), ms(bwrap.call.p50 - none.call.p50)]);
+        sandboxRows.push([
+          kind,
+          tool,
+          ms(none.step.p50),
+          ms(bwrap.step.p50),
+          ms(bwrap.step.p50 - none.step.p50),
+          ms(none.call.p50),
+          ms(bwrap.call.p50),
+          ms(bwrap.call.p50 - none.call.p50),
+        ]);
       }
     }
-    if (only.has("guard") && !baselineDir) progress("(q) left out: it measures this checkout against BENCH_BASELINE_DIR, which is not set");
+    if (only.has("guard") && !baselineDir)
+      progress("(q) left out: it measures this checkout against BENCH_BASELINE_DIR, which is not set");
     if (only.has("guard") && baselineDir) {
       const busyCounts = guardLoads.map((m) => m * os.cpus().length);
-      const rows = await measureGuardFalsePositives({ serverUrl, baselineDir, busyCounts, seconds: guardSeconds, perSecond: guardRate, healthyMs: GUARD_HEALTHY_MS, logLevel, progress });
+      const rows = await measureGuardFalsePositives({
+        serverUrl,
+        baselineDir,
+        busyCounts,
+        seconds: guardSeconds,
+        perSecond: guardRate,
+        healthyMs: GUARD_HEALTHY_MS,
+        logLevel,
+        progress,
+      });
       for (const r of rows) {
         const refusals = r.refused.health + r.refused.read + r.refused.run;
-        const others = Object.entries(r.other).map(([k, n]) => `${k}: ${n}`).join(", ") || "–";
-        guardRows.push([kind, String(r.busy), r.subject, String(r.requests), String(r.refused.health), String(r.refused.read), String(r.refused.run), String(refusals), String(r.falsePositives), String(r.answeredQuickly), `${((100 * r.falsePositives) / Math.max(1, r.requests)).toFixed(1)}%`, `${ms(r.latencyP50)} · ${ms(r.latencyP99)}`, others]);
+        const others =
+          Object.entries(r.other)
+            .map(([k, n]) => `${k}: ${n}`)
+            .join(", ") || "–";
+        guardRows.push([
+          kind,
+          String(r.busy),
+          r.subject,
+          String(r.requests),
+          String(r.refused.health),
+          String(r.refused.read),
+          String(r.refused.run),
+          String(refusals),
+          String(r.falsePositives),
+          String(r.answeredQuickly),
+          `${((100 * r.falsePositives) / Math.max(1, r.requests)).toFixed(1)}%`,
+          `${ms(r.latencyP50)} · ${ms(r.latencyP99)}`,
+          others,
+        ]);
       }
       progress(`${kind}: the overload guard on a busy machine\n${markdownTable(GUARD_COLUMNS, guardRows)}`);
     }
     if (only.has("flood")) {
-      const rows = await measureTenantFlood({ serverUrl, floods, quiet: floodQuiet, cap: floodCap, rounds: floodRounds, logLevel, progress: (line) => progress(`${kind}: ${line}`) });
-      const counted = (counts: Record<string, number>) => Object.entries(counts).map(([why, n]) => `${why} ×${n}`).join(", ") || "0";
+      const rows = await measureTenantFlood({
+        serverUrl,
+        floods,
+        quiet: floodQuiet,
+        cap: floodCap,
+        rounds: floodRounds,
+        logLevel,
+        progress: (line) => progress(`${kind}: ${line}`),
+      });
+      const counted = (counts: Record<string, number>) =>
+        Object.entries(counts)
+          .map(([why, n]) => `${why} ×${n}`)
+          .join(", ") || "0";
       for (const { flood, floodCompleted, floodRefused, floodRunsPerSecond, withFlood: w, alone } of rows) {
         const failed = (t: typeof w) => Object.values(t.failures).reduce((sum, n) => sum + n, 0);
-        floodRows.push([kind, String(flood), String(floodCompleted), counted(floodRefused), floodRunsPerSecond.toFixed(1), `${w.runsPerSecond.toFixed(1)} · ${alone.runsPerSecond.toFixed(1)}`, `${ms(w.ttfeP50)} · ${ms(alone.ttfeP50)}`, `${ms(w.ttfeP99)} · ${ms(alone.ttfeP99)}`, `${(w.ttfeP99 / alone.ttfeP99).toFixed(2)}×`, `${failed(w)} · ${failed(alone)}`]);
+        floodRows.push([
+          kind,
+          String(flood),
+          String(floodCompleted),
+          counted(floodRefused),
+          floodRunsPerSecond.toFixed(1),
+          `${w.runsPerSecond.toFixed(1)} · ${alone.runsPerSecond.toFixed(1)}`,
+          `${ms(w.ttfeP50)} · ${ms(alone.ttfeP50)}`,
+          `${ms(w.ttfeP99)} · ${ms(alone.ttfeP99)}`,
+          `${(w.ttfeP99 / alone.ttfeP99).toFixed(2)}×`,
+          `${failed(w)} · ${failed(alone)}`,
+        ]);
       }
       progress(`${kind}: a flooding tenant and a quiet one\n${markdownTable(FLOOD_COLUMNS, floodRows)}`);
     }
@@ -320,9 +514,23 @@ async function main() {
       progress(`${kind}: a conversation holding 10 images against one holding none`);
       const database = await createBenchDatabase(serverUrl);
       try {
-        const [none, ten] = await measureImageStepCost({ databaseEnv: database.env, runs: budgetRuns, steps: 20, logLevel });
+        const [none, ten] = await measureImageStepCost({
+          databaseEnv: database.env,
+          runs: budgetRuns,
+          steps: 20,
+          logLevel,
+        });
         for (const row of [none!, ten!]) {
-          imageRows.push([kind, String(row.images), ms(row.step.p50), ms(row.cpuPerStep), `${(row.lastRequestBytes / 1024).toFixed(0)} KB`, row === ten ? `${(ten.step.p50 / none!.step.p50).toFixed(2)}× · ${(ten.cpuPerStep / none!.cpuPerStep).toFixed(2)}×` : ""]);
+          imageRows.push([
+            kind,
+            String(row.images),
+            ms(row.step.p50),
+            ms(row.cpuPerStep),
+            `${(row.lastRequestBytes / 1024).toFixed(0)} KB`,
+            row === ten
+              ? `${(ten.step.p50 / none!.step.p50).toFixed(2)}× · ${(ten.cpuPerStep / none!.cpuPerStep).toFixed(2)}×`
+              : "",
+          ]);
         }
       } finally {
         await database.drop();
@@ -334,9 +542,18 @@ async function main() {
       webhookRows.push([kind, String(webhookRuns), ms(p50), ms(p99), ms(max)]);
     }
     if (only.has("floor")) {
-      longRuns[kind] = await measureLongRuns({ serverUrl, stepCounts: LONG_RUN_STEPS, baselineDir, logLevel, quiet, progress });
+      longRuns[kind] = await measureLongRuns({
+        serverUrl,
+        stepCounts: LONG_RUN_STEPS,
+        baselineDir,
+        logLevel,
+        quiet,
+        progress,
+      });
       // Shown as soon as measured: a later section that fails must not take these figures with it.
-      progress(`${kind}: long runs against the floor\n${(kind === "postgres" ? postgresLongRunTable : pgliteLongRunTable)(longRuns[kind])}`);
+      progress(
+        `${kind}: long runs against the floor\n${(kind === "postgres" ? postgresLongRunTable : pgliteLongRunTable)(longRuns[kind])}`,
+      );
     }
     if (only.has("trace")) {
       const rows = await measureTraceOverhead({ serverUrl, stepCounts: TRACE_STEPS, logLevel, quiet, progress });
@@ -344,7 +561,14 @@ async function main() {
       progress(`${kind}: the trace against TRACE=off\n${traceTables.at(-1)}`);
     }
     if (only.has("streams")) {
-      const rows = await measureConcurrentStreams({ serverUrl, baselineDir, logLevel, concurrencies: streams, rounds: streamRounds, progress });
+      const rows = await measureConcurrentStreams({
+        serverUrl,
+        baselineDir,
+        logLevel,
+        concurrencies: streams,
+        rounds: streamRounds,
+        progress,
+      });
       streamRows.push(...rows.map((row) => ({ kind, ...row })));
       progress(`${kind}: streaming runs at once\n${streamsTable(rows.map((row) => ({ kind, ...row })))}`);
     }
@@ -376,7 +600,19 @@ async function main() {
       "Times in ms per run (mean unless marked); throughput in runs per second.",
       "",
       markdownTable(
-        ["db", "scenario", "mode", "SDK direct", "loopd", "loopd p50", "loopd p95", "overhead", "ratio", "direct/s", "loopd/s"],
+        [
+          "db",
+          "scenario",
+          "mode",
+          "SDK direct",
+          "loopd",
+          "loopd p50",
+          "loopd p95",
+          "overhead",
+          "ratio",
+          "direct/s",
+          "loopd/s",
+        ],
         overheadRows,
       ),
     ]),
@@ -396,7 +632,10 @@ async function main() {
       "",
       "Tool round trip: the model's request → its next request (answer, save, `calculate`, save). Answered pause: the answer POST sent → the model's next request (the answer saved and the run resumed, `calculate`, save).",
       "",
-      markdownTable(["db", "tool round trip p50", "p95", "answer → next request p50", "p95", "added p50", "ratio p50"], pauseRows),
+      markdownTable(
+        ["db", "tool round trip p50", "p95", "answer → next request p50", "p95", "added p50", "ratio p50"],
+        pauseRows,
+      ),
     ]),
     ...section("queue", [
       `## (l) An enqueued run, against the client chaining the same two messages (${pauseSamples} of each, interleaved, ms)`,
@@ -410,7 +649,10 @@ async function main() {
       "",
       "Budgeted: tokens, seconds and cost all set, none reached (so every check runs and none stops the run).",
       "",
-      markdownTable(["db", "tool steps", "plain p50", "budgeted p50", "plain mean", "budgeted mean", "ratio (mean)"], budgetRows),
+      markdownTable(
+        ["db", "tool steps", "plain p50", "budgeted p50", "plain mean", "budgeted mean", "ratio (mean)"],
+        budgetRows,
+      ),
     ]),
     ...section("idle", [
       `## (c) ${followers} idle SSE followers of one run waiting on its model`,
@@ -435,14 +677,47 @@ async function main() {
       "Tokens counted by the fake LLM with o200k over the requests exactly as loopd sent them; cache reads and writes by Anthropic's rules (a prefix up to a breakpoint, identical to one an earlier request cached, 1,024 tokens or more). Billed-equivalent: input + 0.1 × cache reads + 1.25 × cache writes.",
       "",
       markdownTable(
-        ["strategy", "requests", "input tokens", "cache read", "cache write", "billed-equivalent", "of naive", "largest request", "of naive largest"],
-        contextRows.map((r) => [r.strategy, String(r.requests), kTokens(r.inputTokens), kTokens(r.cacheRead), kTokens(r.cacheWrite), kTokens(r.billedEquivalent), pct(r.billedEquivalent, naive?.billedEquivalent), kTokens(r.largest), pct(r.largest, naive?.largest)]),
+        [
+          "strategy",
+          "requests",
+          "input tokens",
+          "cache read",
+          "cache write",
+          "billed-equivalent",
+          "of naive",
+          "largest request",
+          "of naive largest",
+        ],
+        contextRows.map((r) => [
+          r.strategy,
+          String(r.requests),
+          kTokens(r.inputTokens),
+          kTokens(r.cacheRead),
+          kTokens(r.cacheWrite),
+          kTokens(r.billedEquivalent),
+          pct(r.billedEquivalent, naive?.billedEquivalent),
+          kTokens(r.largest),
+          pct(r.largest, naive?.largest),
+        ]),
       ),
       "",
       `A 60-turn conversation (each turn a question, one read_file of 1–4 KB, an answer of a few sentences), Anthropic; trim and summarize with max_input_tokens ${LONG_CONVERSATION_LIMIT}. The summary calls are requests like the others (in every column); their input and the runs' output are also shown apart.`,
       "",
       markdownTable(
-        ["strategy", "requests", "input tokens", "cache read", "cache write", "billed-equivalent", "of naive", "largest request", "of naive largest", "summary calls", "summary input", "output (all runs)"],
+        [
+          "strategy",
+          "requests",
+          "input tokens",
+          "cache read",
+          "cache write",
+          "billed-equivalent",
+          "of naive",
+          "largest request",
+          "of naive largest",
+          "summary calls",
+          "summary input",
+          "output (all runs)",
+        ],
         longConversationRows.map((r) => [
           r.strategy,
           String(r.requests),
@@ -482,21 +757,39 @@ async function main() {
       "",
       "Two loopd processes on databases of their own: keys off (tenant default), and keys on (the key looked up on every request, every query scoped by its tenant, the rate limit counting). ms per tool step of the run, and ms of one GET /conversations/:id (the mean of 10 after each run), p50.",
       "",
-      markdownTable(["db", "tool steps", "keys off p50", "keys on p50", "per step", "read off p50", "read on p50", "per read"], authRows),
+      markdownTable(
+        ["db", "tool steps", "keys off p50", "keys on p50", "per step", "read off p50", "read on p50", "per read"],
+        authRows,
+      ),
     ]),
     ...section("checks", [
       "## (o) The checks of a plain request: this checkout against BENCH_BASELINE_DIR, the same requests interleaved",
       "",
       "Two loopd processes on databases of their own (keys off), each sent the same GET /conversations/:id and one-call POST …/messages in turn. ms p50 of each, and loopd's own CPU ms per request (the process, from /proc, over the row), with the difference against the older checkout.",
       "",
-      markdownTable(["db", "subject", "read p50", "vs before", "message p50", "vs before", "CPU ms/request", "vs before"], checksRows),
+      markdownTable(
+        ["db", "subject", "read p50", "vs before", "message p50", "vs before", "CPU ms/request", "vs before"],
+        checksRows,
+      ),
     ]),
     ...section("sandbox", [
       `## (p) The tool sandbox per step: the same ${sandboxSteps}-tool-step runs under TOOL_SANDBOX=bwrap and =none (${sandboxRuns} runs of each, interleaved, ms)`,
       "",
       "Two loopd processes on databases of their own. run_command runs `true`, every call approved by the client (the step includes the pause, the answer's POST and the run resumed); the MCP tool is the echo tool of the test server over stdio, started once per process (inside bwrap, or not), `approval: \"never\"`. Per step: the run's wall time over its steps, p50 of the runs; call: the tool call's own `duration_ms` (its `tool_call.completed` event), p50 of all calls.",
       "",
-      markdownTable(["db", "tool", "none p50/step", "bwrap p50/step", "bwrap − none", "call none p50", "call bwrap p50", "call bwrap − none"], sandboxRows),
+      markdownTable(
+        [
+          "db",
+          "tool",
+          "none p50/step",
+          "bwrap p50/step",
+          "bwrap − none",
+          "call none p50",
+          "call bwrap p50",
+          "call bwrap − none",
+        ],
+        sandboxRows,
+      ),
     ]),
     ...section("guard", [
       `## (q) The overload guard on a busy machine: this checkout against BENCH_BASELINE_DIR (${guardSeconds} s of requests, ${guardRate} of each kind per second to each)`,
@@ -517,7 +810,10 @@ async function main() {
       "",
       "Anthropic's wire format (the fake LLM, which decodes every image it is sent). ms per tool step (p50), loopd's own CPU ms per tool step (the process, from /proc, mean), the size of the last request, and the ratios with images over without.",
       "",
-      markdownTable(["db", "images", "ms/step p50", "loopd CPU ms/step", "last request", "with ÷ without (ms · CPU)"], imageRows),
+      markdownTable(
+        ["db", "images", "ms/step p50", "loopd CPU ms/step", "last request", "with ÷ without (ms · CPU)"],
+        imageRows,
+      ),
     ]),
     ...section("webhooks", [
       `## (m) Webhook latency: a run's end to its webhook at the receiver (${webhookRuns} runs, one after another, ms)`,

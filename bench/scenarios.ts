@@ -2,7 +2,10 @@ import type { FakeTurn, RecordedRequest } from "../test/fake-llm/server.js";
 
 export type Scenario = "text" | "tool";
 
-export const SCENARIOS: Record<Scenario, { label: string; prompt: string; respond: (req: RecordedRequest) => FakeTurn }> = {
+export const SCENARIOS: Record<
+  Scenario,
+  { label: string; prompt: string; respond: (req: RecordedRequest) => FakeTurn }
+> = {
   text: {
     label: "text answer (1 model call)",
     prompt: "Say ok.",

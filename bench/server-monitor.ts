@@ -29,7 +29,10 @@ export async function openServerMonitor(serverUrl: string): Promise<ServerMonito
       return (await client.query<{ lsn: string }>("select pg_current_wal_insert_lsn() as lsn")).rows[0]!.lsn;
     },
     async walBytesSince(lsn) {
-      const { rows: diff } = await client.query<{ bytes: string }>("select pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1) as bytes", [lsn]);
+      const { rows: diff } = await client.query<{ bytes: string }>(
+        "select pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1) as bytes",
+        [lsn],
+      );
       return Number(diff[0]!.bytes);
     },
     async checkpoint() {

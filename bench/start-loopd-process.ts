@@ -37,14 +37,23 @@ export async function startLoopdProcess({
   // After the build, which can take minutes: the port is free when loopd takes it.
   const port = await freePort();
   // BENCH_CPU_PROF_DIR: each loopd writes a V8 CPU profile there when it stops (open it in Chrome's DevTools).
-  const profile = process.env.BENCH_CPU_PROF_DIR ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF_DIR] : [];
+  const profile = process.env.BENCH_CPU_PROF_DIR
+    ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF_DIR]
+    : [];
   // BENCH_NODE_FLAGS: Node and V8 flags for each loopd (`--heap-growing-percent=50`: how a GC setting moves (f)'s RSS).
   const flags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
   const entry = fromSource ? ["--import", "tsx", "src/main.ts"] : ["dist/main.js"];
   const child = spawn(process.execPath, [...profile, ...flags, ...entry], {
     cwd: checkout,
     // Hundreds of runs (and streams) at once on the one tenant: the per-tenant caps would refuse them (MAX_STREAMS_PER_TENANT: MAX_STREAMS's default).
-    env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), MAX_ACTIVE_RUNS_PER_TENANT: "0", MAX_STREAMS_PER_TENANT: "1000", ...env },
+    env: {
+      ...process.env,
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      MAX_ACTIVE_RUNS_PER_TENANT: "0",
+      MAX_STREAMS_PER_TENANT: "1000",
+      ...env,
+    },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";
@@ -77,10 +86,17 @@ export function buildOnce(checkout: string): void {
 }
 
 /** Resolves once `url`/healthz answers 200; throws when the child exits first or after `withinMs`. */
-export async function waitForHealth(url: string, child: ChildProcess, stderr: () => string, what: string, withinMs = 60_000): Promise<void> {
+export async function waitForHealth(
+  url: string,
+  child: ChildProcess,
+  stderr: () => string,
+  what: string,
+  withinMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + withinMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${what} exited with ${child.exitCode ?? child.signalCode}: ${stderr()}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${what} exited with ${child.exitCode ?? child.signalCode}: ${stderr()}`);
     try {
       const res = await fetch(`${url}/healthz`);
       if (res.ok) return;

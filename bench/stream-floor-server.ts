@@ -40,11 +40,16 @@ function insertText(rows: number): string {
   return `insert into floor_messages (conversation_id, seq, role, content) values ${values.join(", ")}`;
 }
 
-const insertValues = (conversationId: string, firstSeq: number, messages: readonly Message[]): unknown[] =>
-  [conversationId, ...messages.flatMap((m, i) => [firstSeq + i, m.role, JSON.stringify(m)])];
+const insertValues = (conversationId: string, firstSeq: number, messages: readonly Message[]): unknown[] => [
+  conversationId,
+  ...messages.flatMap((m, i) => [firstSeq + i, m.role, JSON.stringify(m)]),
+];
 
 /** `append`: the step's messages in one statement, so one transaction. */
-type Store = { append(conversationId: string, firstSeq: number, messages: readonly Message[]): Promise<void>; close(): Promise<void> };
+type Store = {
+  append(conversationId: string, firstSeq: number, messages: readonly Message[]): Promise<void>;
+  close(): Promise<void>;
+};
 
 /** Time from asking for a connection to holding it, one sample per append. */
 const poolWaits: number[] = [];
@@ -55,7 +60,12 @@ async function openStore(): Promise<Store> {
   if (databaseUrl) {
     // loopd's pool settings (src/store/db.ts), idle timeout left at pg's default as there.
     const max = Number(env("FLOOR_POOL_SIZE") ?? 10);
-    const pool = new pg.Pool({ connectionString: databaseUrl, max, connectionTimeoutMillis: 5_000, statement_timeout: 30_000 });
+    const pool = new pg.Pool({
+      connectionString: databaseUrl,
+      max,
+      connectionTimeoutMillis: 5_000,
+      statement_timeout: 30_000,
+    });
     pool.on("error", () => {}); // an idle client's error: the next query reports it
     // Two floors starting at once on one database race `if not exists` ("type already exists"): a lock serializes them.
     await pool.query(`select pg_advisory_xact_lock(hashtext('floor_messages')); ${CREATE_TABLE}`);
@@ -67,7 +77,11 @@ async function openStore(): Promise<Store> {
         try {
           // Named: prepared once per connection and row count, as floor-store.ts does.
           const rows = messages.length;
-          await client.query({ name: `floor_append_${rows}`, text: insertText(rows), values: insertValues(conversationId, firstSeq, messages) });
+          await client.query({
+            name: `floor_append_${rows}`,
+            text: insertText(rows),
+            values: insertValues(conversationId, firstSeq, messages),
+          });
         } finally {
           client.release();
         }
@@ -125,7 +139,9 @@ function evaluate(expression: string): number {
     if (token === "+") return unary();
     const value = token === "(" ? sum() : Number(token);
     if (token === "(") return take() === ")" ? value : fail("expected )");
-    return token !== undefined && /^[\d.]/.test(token) && !Number.isNaN(value) ? value : fail(`unexpected ${token ?? "end"}`);
+    return token !== undefined && /^[\d.]/.test(token) && !Number.isNaN(value)
+      ? value
+      : fail(`unexpected ${token ?? "end"}`);
   };
   const value = sum();
   if (at < tokens.length) fail(`unexpected ${tokens[at]}`);
@@ -150,7 +166,10 @@ function calculateTool(call: ToolCall): OpenAI.ChatCompletionToolMessageParam {
 
 /** A refused request: answered with its status, not counted as a failure. */
 class HttpError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -158,7 +177,8 @@ class HttpError extends Error {
 const MAX_BODY = 1024 * 1024;
 /** The body, refused past 1 MB. Read by events, not for-await: leaving that loop early would destroy the socket before the 413. */
 function readBody(req: IncomingMessage): Promise<string> {
-  if (Number(req.headers["content-length"] ?? 0) > MAX_BODY) return Promise.reject(new HttpError(413, "body over 1 MB"));
+  if (Number(req.headers["content-length"] ?? 0) > MAX_BODY)
+    return Promise.reject(new HttpError(413, "body over 1 MB"));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -201,18 +221,23 @@ async function streamRun(conversationId: string, req: IncomingMessage, res: Serv
   const user: Message = { role: "user", content: body.content };
   await store.append(conversationId, 1, [user]);
   const runId = randomUUID();
-  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" });
+  res.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache, no-transform",
+    "x-accel-buffering": "no",
+  });
   let eventId = 0;
   // The run belongs to the server, as loopd's: a client gone stops the writes, not the run.
   const send = async (event: string, data: unknown) => {
     if (res.destroyed) return;
-    if (!res.write(`id: ${++eventId}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`)) await once(res, "drain").catch(() => {});
+    if (!res.write(`id: ${++eventId}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`))
+      await once(res, "drain").catch(() => {});
   };
   await send("run.created", { run: { id: runId, status: "running", steps: 0 } });
   let step = 0;
   try {
     const history: Message[] = [...request!.system, user];
-    for (let seq = 2; ; ) {
+    for (let seq = 2; ;) {
       step++;
       steps++;
       const stream = await sdk.chat.completions.create({ ...request!.params, messages: history, stream: true });

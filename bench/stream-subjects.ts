@@ -55,11 +55,16 @@ async function loopdPoolWait(url: string): Promise<PoolWait | null> {
 
 async function loopdHeap(url: string): Promise<{ totalMb: number; usedMb: number }> {
   const read = await loopdMetrics(url);
-  return { totalMb: (read("nodejs_heap_size_total_bytes") ?? Number.NaN) / 2 ** 20, usedMb: (read("nodejs_heap_size_used_bytes") ?? Number.NaN) / 2 ** 20 };
+  return {
+    totalMb: (read("nodejs_heap_size_total_bytes") ?? Number.NaN) / 2 ** 20,
+    usedMb: (read("nodejs_heap_size_used_bytes") ?? Number.NaN) / 2 ** 20,
+  };
 }
 
 const sumWaits = (waits: Array<PoolWait | null>): PoolWait | null =>
-  waits.some((w) => w === null) ? null : { acquired: waits.reduce((s, w) => s + w!.acquired, 0), waitedMs: waits.reduce((s, w) => s + w!.waitedMs, 0) };
+  waits.some((w) => w === null)
+    ? null
+    : { acquired: waits.reduce((s, w) => s + w!.acquired, 0), waitedMs: waits.reduce((s, w) => s + w!.waitedMs, 0) };
 
 /**
  * One loopd, or `instances` of them on one database behind a round-robin
@@ -83,7 +88,8 @@ export async function startLoopdStreamSubject({
   const loopds: LoopdProcess[] = [];
   try {
     // One after the other: the first migrates the database.
-    for (let i = 0; i < instances; i++) loopds.push(await startLoopdProcess({ env: { ...env, ...database.env }, ...(checkout && { checkout }) }));
+    for (let i = 0; i < instances; i++)
+      loopds.push(await startLoopdProcess({ env: { ...env, ...database.env }, ...(checkout && { checkout }) }));
   } catch (err) {
     for (const loopd of loopds) await loopd.stop();
     await database.drop();
@@ -109,7 +115,15 @@ export async function startLoopdStreamSubject({
 }
 
 /** The concurrent floor (stream-floor-server.ts) on a database of its own, sending loopd's very request. */
-export async function startFloorStreamSubject({ serverUrl, llmUrl, request }: { serverUrl: string | undefined; llmUrl: string; request: FloorRequest }): Promise<StreamSubject> {
+export async function startFloorStreamSubject({
+  serverUrl,
+  llmUrl,
+  request,
+}: {
+  serverUrl: string | undefined;
+  llmUrl: string;
+  request: FloorRequest;
+}): Promise<StreamSubject> {
   const database = await createBenchDatabase(serverUrl);
   const floor = await startStreamFloor({ llmUrl, database: database.open, request });
   return {

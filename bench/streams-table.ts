@@ -5,12 +5,33 @@ const fixed = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(dig
 
 /** (f) many streaming runs at once: each row next to the floor's of the same N and database. */
 export function streamsTable(rows: Array<StreamsRow & { kind: string }>): string {
-  const floorOf = (r: StreamsRow & { kind: string }) => rows.find((f) => f.kind === r.kind && f.concurrency === r.concurrency && f.subject === "floor");
+  const floorOf = (r: StreamsRow & { kind: string }) =>
+    rows.find((f) => f.kind === r.kind && f.concurrency === r.concurrency && f.subject === "floor");
   return markdownTable(
-    ["db", "N", "subject", "runs", "failed", "runs/s", "÷ floor", "steps/s", "first event p50 · p99 ms", "last event p50 · p99 ms", "CPU ms/run (server + backends)", "pool wait ms", "RSS MB after each round (rise of the highest later one)", "load"],
+    [
+      "db",
+      "N",
+      "subject",
+      "runs",
+      "failed",
+      "runs/s",
+      "÷ floor",
+      "steps/s",
+      "first event p50 · p99 ms",
+      "last event p50 · p99 ms",
+      "CPU ms/run (server + backends)",
+      "pool wait ms",
+      "RSS MB after each round (rise of the highest later one)",
+      "load",
+    ],
     rows.map((r) => {
       const floor = floorOf(r);
-      const failed = r.failures === 0 ? "0" : `${r.failures} (${Object.entries(r.failureReasons).map(([why, n]) => `${why} ×${n}`).join(", ")}${r.retryAfter > 0 ? `; ${r.retryAfter} with Retry-After` : ""})`;
+      const failed =
+        r.failures === 0
+          ? "0"
+          : `${r.failures} (${Object.entries(r.failureReasons)
+              .map(([why, n]) => `${why} ×${n}`)
+              .join(", ")}${r.retryAfter > 0 ? `; ${r.retryAfter} with Retry-After` : ""})`;
       return [
         r.kind,
         String(r.concurrency),
@@ -22,7 +43,9 @@ export function streamsTable(rows: Array<StreamsRow & { kind: string }>): string
         fixed(r.stepsPerSecond, 1),
         `${fixed(r.ttfeP50, 0)} · ${fixed(r.ttfeP99, 0)}`,
         `${fixed(r.ttleP50, 0)} · ${fixed(r.ttleP99, 0)}`,
-        Number.isFinite(r.backendsMsPerRun) ? `${fixed(r.cpuMsPerRun + r.backendsMsPerRun, 1)} (${fixed(r.cpuMsPerRun, 1)} + ${fixed(r.backendsMsPerRun, 1)})` : fixed(r.cpuMsPerRun, 1),
+        Number.isFinite(r.backendsMsPerRun)
+          ? `${fixed(r.cpuMsPerRun + r.backendsMsPerRun, 1)} (${fixed(r.cpuMsPerRun, 1)} + ${fixed(r.backendsMsPerRun, 1)})`
+          : fixed(r.cpuMsPerRun, 1),
         fixed(r.poolWaitMs, 2),
         rssByRound(r.rssMb),
         fixed(r.load1, 2),

@@ -82,14 +82,19 @@ export async function measureTenantFlood({
   });
   try {
     const keyOf = async (tenant: string) => {
-      const res = await fetch(`${loopd.url}/admin/keys`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${adminToken}` }, body: JSON.stringify({ tenant }) });
+      const res = await fetch(`${loopd.url}/admin/keys`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${adminToken}` },
+        body: JSON.stringify({ tenant }),
+      });
       if (!res.ok) throw new Error(`POST /admin/keys: ${res.status} ${await res.text()}`);
       return { authorization: `Bearer ${((await res.json()) as { key: string }).key}` };
     };
     const a = await keyOf("flooder");
     const b = await keyOf("quiet");
     const conversation = (headers: Record<string, string>) => createConversation(loopd.url, headers);
-    const run = async (headers: Record<string, string>, conversationId?: string) => streamOne({ url: loopd.url, conversationId: conversationId ?? (await conversation(headers)), headers });
+    const run = async (headers: Record<string, string>, conversationId?: string) =>
+      streamOne({ url: loopd.url, conversationId: conversationId ?? (await conversation(headers)), headers });
     // Warm-up: connections opened, code paths compiled, for both tenants.
     await Promise.all(Array.from({ length: quiet }, () => Promise.all([run(a), run(b)])));
 
@@ -113,9 +118,15 @@ export async function measureTenantFlood({
     };
     const rows: FloodRow[] = [];
     for (const n of floods) {
-      const tally = { flood: { completed: 0, refused: {} as Record<string, number>, wallMs: 0 }, with: emptyQuiet(), alone: emptyQuiet() };
+      const tally = {
+        flood: { completed: 0, refused: {} as Record<string, number>, wallMs: 0 },
+        with: emptyQuiet(),
+        alone: emptyQuiet(),
+      };
       for (let round = 1; round <= rounds; round++) {
-        progress(`tenant A floods ${n} streaming runs at once, tenant B keeps ${quiet} going (round ${round}/${rounds})`);
+        progress(
+          `tenant A floods ${n} streaming runs at once, tenant B keeps ${quiet} going (round ${round}/${rounds})`,
+        );
         const floodConversations = await Promise.all(Array.from({ length: n }, () => conversation(a)));
         let floodOver = false;
         const t0 = performance.now();
@@ -132,7 +143,9 @@ export async function measureTenantFlood({
         addQuiet(tally.with, withFlood);
         const aloneUntil = performance.now() + floodMs;
         addQuiet(tally.alone, await quietTenant(() => performance.now() >= aloneUntil));
-        progress(`  A: ${outcomes.filter((o) => o.failure === null).length} completed in ${floodMs.toFixed(0)} ms; B first event p99 with · without: ${percentile(sorted(withFlood.ttfe), 0.99).toFixed(0)} · ${percentile(sorted(tally.alone.ttfe.slice(-tally.alone.lastCount)), 0.99).toFixed(0)} ms`);
+        progress(
+          `  A: ${outcomes.filter((o) => o.failure === null).length} completed in ${floodMs.toFixed(0)} ms; B first event p99 with · without: ${percentile(sorted(withFlood.ttfe), 0.99).toFixed(0)} · ${percentile(sorted(tally.alone.ttfe.slice(-tally.alone.lastCount)), 0.99).toFixed(0)} ms`,
+        );
       }
       rows.push({
         flood: n,
@@ -165,7 +178,10 @@ interface QuietTally {
 const emptyQuiet = (): QuietTally => ({ ttfe: [], failures: {}, completed: 0, wallMs: 0, lastCount: 0 });
 const sorted = (xs: number[]) => [...xs].sort((x, y) => x - y);
 
-function addQuiet(tally: QuietTally, window: { ttfe: number[]; failures: Record<string, number>; completed: number; wallMs: number }): void {
+function addQuiet(
+  tally: QuietTally,
+  window: { ttfe: number[]; failures: Record<string, number>; completed: number; wallMs: number },
+): void {
   tally.ttfe.push(...window.ttfe);
   tally.lastCount = window.ttfe.length;
   for (const [why, n] of Object.entries(window.failures)) tally.failures[why] = (tally.failures[why] ?? 0) + n;
@@ -175,11 +191,21 @@ function addQuiet(tally: QuietTally, window: { ttfe: number[]; failures: Record<
 
 function quietOf(t: QuietTally): QuietTenant {
   const ttfe = sorted(t.ttfe);
-  return { runs: t.completed + Object.values(t.failures).reduce((s, n) => s + n, 0), failures: t.failures, runsPerSecond: (t.completed / t.wallMs) * 1000, ttfeP50: percentile(ttfe, 0.5), ttfeP99: percentile(ttfe, 0.99) };
+  return {
+    runs: t.completed + Object.values(t.failures).reduce((s, n) => s + n, 0),
+    failures: t.failures,
+    runsPerSecond: (t.completed / t.wallMs) * 1000,
+    ttfeP50: percentile(ttfe, 0.5),
+    ttfeP99: percentile(ttfe, 0.99),
+  };
 }
 
 async function createConversation(url: string, headers: Record<string, string>): Promise<string> {
-  const res = await fetch(`${url}/conversations`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: "{}" });
+  const res = await fetch(`${url}/conversations`, {
+    method: "POST",
+    headers: { ...headers, "content-type": "application/json" },
+    body: "{}",
+  });
   const json = (await res.json()) as { id?: string };
   if (!res.ok || !json.id) throw new Error(`POST /conversations: ${res.status} ${JSON.stringify(json)}`);
   return json.id;

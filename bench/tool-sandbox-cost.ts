@@ -14,7 +14,14 @@ import { NO_SANDBOX, type ToolSandbox } from "../src/tools/sandbox/tool-sandbox.
 
 const calls = Number(process.argv[2] ?? 15);
 const workspaceDir = mkdtempSync(path.join(tmpdir(), "loopd-bench-ws-"));
-const ctx = { signal: new AbortController().signal, workspaceDir, maxResultChars: 20_000, toolCallId: "call_bench", conversationId: null, runId: null };
+const ctx = {
+  signal: new AbortController().signal,
+  workspaceDir,
+  maxResultChars: 20_000,
+  toolCallId: "call_bench",
+  conversationId: null,
+  runId: null,
+};
 const sandboxes: [string, ToolSandbox][] = [
   ["none", NO_SANDBOX],
   ["bwrap", createBwrapSandbox({ hidden: [], home: process.env.HOME })],
@@ -27,7 +34,11 @@ const at = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, M
 
 for (const [label, command] of commands) {
   for (const [name, sandbox] of sandboxes) {
-    const tool = createRunCommandTool({ timeoutMs: 30_000, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, sandbox });
+    const tool = createRunCommandTool({
+      timeoutMs: 30_000,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      sandbox,
+    });
     const times: number[] = [];
     for (let i = 0; i < calls; i++) {
       const started = performance.now();
@@ -35,6 +46,8 @@ for (const [label, command] of commands) {
       times.push(performance.now() - started);
     }
     times.sort((a, b) => a - b);
-    console.log(`${label.padEnd(10)} ${name.padEnd(6)} median ${at(times, 0.5).toFixed(1)} ms  p90 ${at(times, 0.9).toFixed(1)} ms`);
+    console.log(
+      `${label.padEnd(10)} ${name.padEnd(6)} median ${at(times, 0.5).toFixed(1)} ms  p90 ${at(times, 0.9).toFixed(1)} ms`,
+    );
   }
 }

@@ -44,12 +44,24 @@ export interface ToolSourceOverhead {
  * 8 calls of 20 ms each to an MCP tool that is read-only (run together)
  * against one that is not (run one after another).
  */
-export async function measureToolSourceOverhead({ databaseEnv, runs, steps, logLevel }: { databaseEnv: Record<string, string>; runs: number; steps: number; logLevel: string }): Promise<ToolSourceOverhead> {
+export async function measureToolSourceOverhead({
+  databaseEnv,
+  runs,
+  steps,
+  logLevel,
+}: {
+  databaseEnv: Record<string, string>;
+  runs: number;
+  steps: number;
+  logLevel: string;
+}): Promise<ToolSourceOverhead> {
   const receiver = createServer(async (req, res) => {
     let body = "";
     for await (const chunk of req) body += chunk;
     const { input } = JSON.parse(body) as { input: { expression: string } };
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ output: String(Number(input.expression.split("+")[0]) + 1) }));
+    res
+      .writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ output: String(Number(input.expression.split("+")[0]) + 1) }));
   });
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/add`;
@@ -60,7 +72,16 @@ export async function measureToolSourceOverhead({ databaseEnv, runs, steps, logL
   writeFileSync(
     toolsFile,
     JSON.stringify({
-      http: [{ name: "add_http", description: "Adds one.", input_schema: { type: "object", properties: { expression: { type: "string" } }, required: ["expression"] }, url, secret, read_only: true }],
+      http: [
+        {
+          name: "add_http",
+          description: "Adds one.",
+          input_schema: { type: "object", properties: { expression: { type: "string" } }, required: ["expression"] },
+          url,
+          secret,
+          read_only: true,
+        },
+      ],
       mcp: [
         { name: "s", command: process.execPath, args: [STDIO_SERVER], tools: ["echo", "slow_read", "safe_write"] },
         { name: "h", url: mcpHttp.url, tools: ["echo"] },
@@ -69,9 +90,20 @@ export async function measureToolSourceOverhead({ databaseEnv, runs, steps, logL
   );
   const llm = await startFakeLlm();
   const loopd = await startLoopdProcess({
-    env: { ...databaseEnv, LLM_PROVIDER: "openai", OPENAI_API_KEY: "bench", OPENAI_BASE_URL: `${llm.url}/v1`, LOG_LEVEL: logLevel, WORKSPACE_DIR: dir, TOOLS_FILE: toolsFile },
+    env: {
+      ...databaseEnv,
+      LLM_PROVIDER: "openai",
+      OPENAI_API_KEY: "bench",
+      OPENAI_BASE_URL: `${llm.url}/v1`,
+      LOG_LEVEL: logLevel,
+      WORKSPACE_DIR: dir,
+      TOOLS_FILE: toolsFile,
+    },
   });
-  const direct = { stdio: new Client({ name: "bench", version: "1" }), http: new Client({ name: "bench", version: "1" }) };
+  const direct = {
+    stdio: new Client({ name: "bench", version: "1" }),
+    http: new Client({ name: "bench", version: "1" }),
+  };
   await direct.stdio.connect(new StdioClientTransport({ command: process.execPath, args: [STDIO_SERVER] }));
   await direct.http.connect(new StreamableHTTPClientTransport(new URL(mcpHttp.url)));
 
@@ -82,41 +114,80 @@ export async function measureToolSourceOverhead({ databaseEnv, runs, steps, logL
     return next.length > 0 ? { toolCalls: next } : { text: "Done." };
   };
   const post = async (at: string, body: unknown) => {
-    const res = await fetch(`${loopd.url}${at}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const res = await fetch(`${loopd.url}${at}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     const json = (await res.json()) as any;
     if (!res.ok) throw new Error(`POST ${at}: ${res.status} ${JSON.stringify(json)}`);
     return json;
   };
   /** ms per tool step of a run whose steps each call `perStep` tools. */
-  const timeRun = async (tools: string[], stepCount: number, perStep: (i: number) => { name: string; input: Record<string, unknown> }[]) => {
+  const timeRun = async (
+    tools: string[],
+    stepCount: number,
+    perStep: (i: number) => { name: string; input: Record<string, unknown> }[],
+  ) => {
     calls = (results) => (results < stepCount * perStep(0).length ? perStep(results) : []);
     const conv = (await post("/conversations", { tools })).id as string;
     const t0 = performance.now();
     const { run } = await post(`/conversations/${conv}/messages`, { content: "Count.", max_steps: stepCount + 2 });
-    if (run.status !== "completed" || run.steps !== stepCount + 1) throw new Error(`run ended ${run.status} after ${run.steps} steps: ${JSON.stringify(run.error)}`);
+    if (run.status !== "completed" || run.steps !== stepCount + 1)
+      throw new Error(`run ended ${run.status} after ${run.steps} steps: ${JSON.stringify(run.error)}`);
     return (performance.now() - t0) / stepCount;
   };
-  const one = (name: string, input: (i: number) => Record<string, unknown>) => (i: number) => [{ name, input: input(i) }];
-  const subjects: { source: ToolSourceRow["source"]; tool: string; input: (i: number) => Record<string, unknown>; direct: (() => Promise<unknown>) | null }[] = [
+  const one = (name: string, input: (i: number) => Record<string, unknown>) => (i: number) => [
+    { name, input: input(i) },
+  ];
+  const subjects: {
+    source: ToolSourceRow["source"];
+    tool: string;
+    input: (i: number) => Record<string, unknown>;
+    direct: (() => Promise<unknown>) | null;
+  }[] = [
     { source: "builtin", tool: "calculate", input: (i) => ({ expression: `${i}+1` }), direct: null },
     {
       source: "http",
       tool: "add_http",
       input: (i) => ({ expression: `${i}+1` }),
       direct: async () => {
-        const body = JSON.stringify({ tool_call_id: "call_bench", name: "add_http", input: { expression: "1+1" }, conversation_id: "conv_bench", run_id: "run_bench" });
-        await (await fetch(url, { method: "POST", headers: { "content-type": "application/json", "idempotency-key": "call_bench" }, body })).text();
+        const body = JSON.stringify({
+          tool_call_id: "call_bench",
+          name: "add_http",
+          input: { expression: "1+1" },
+          conversation_id: "conv_bench",
+          run_id: "run_bench",
+        });
+        await (
+          await fetch(url, {
+            method: "POST",
+            headers: { "content-type": "application/json", "idempotency-key": "call_bench" },
+            body,
+          })
+        ).text();
       },
     },
-    { source: "mcp stdio", tool: "s__echo", input: (i) => ({ text: `${i}+1` }), direct: () => direct.stdio.callTool({ name: "echo", arguments: { text: "1+1" } }) },
-    { source: "mcp http", tool: "h__echo", input: (i) => ({ text: `${i}+1` }), direct: () => direct.http.callTool({ name: "echo", arguments: { text: "1+1" } }) },
+    {
+      source: "mcp stdio",
+      tool: "s__echo",
+      input: (i) => ({ text: `${i}+1` }),
+      direct: () => direct.stdio.callTool({ name: "echo", arguments: { text: "1+1" } }),
+    },
+    {
+      source: "mcp http",
+      tool: "h__echo",
+      input: (i) => ({ text: `${i}+1` }),
+      direct: () => direct.http.callTool({ name: "echo", arguments: { text: "1+1" } }),
+    },
   ];
   const timed = async (work: () => Promise<unknown>) => {
     const t0 = performance.now();
     await work();
     return performance.now() - t0;
   };
-  const eight = (name: string, input: Record<string, unknown>) => () => Array.from({ length: PARALLEL_CALLS }, () => ({ name, input }));
+  const eight = (name: string, input: Record<string, unknown>) => () =>
+    Array.from({ length: PARALLEL_CALLS }, () => ({ name, input }));
   try {
     const samples = subjects.map(() => ({ step: [] as number[], direct: [] as number[] }));
     const parallel: number[] = [];
@@ -140,7 +211,11 @@ export async function measureToolSourceOverhead({ databaseEnv, runs, steps, logL
     }
     return {
       steps,
-      rows: subjects.map((s, k) => ({ source: s.source, step: summarize(samples[k]!.step, 1), direct: s.direct ? summarize(samples[k]!.direct, 1) : null })),
+      rows: subjects.map((s, k) => ({
+        source: s.source,
+        step: summarize(samples[k]!.step, 1),
+        direct: s.direct ? summarize(samples[k]!.direct, 1) : null,
+      })),
       parallel: summarize(parallel, 1),
       sequential: summarize(sequential, 1),
     };

@@ -51,12 +51,31 @@ export async function measureTraceOverhead({
       const runs = Math.ceil(MIN_STEPS_PER_ROW / steps);
       answerLongRuns(llm, steps);
       const measure = (subject: LongRunSubject) =>
-        measureQuietest({ subject, monitor, runs, steps, quiet, progress: (attempt) => progress(`${serverUrl ? "postgres" : "pglite"}: ${subject.name}, ${runs} run(s) of ${steps} tool steps (attempt ${attempt})`) });
+        measureQuietest({
+          subject,
+          monitor,
+          runs,
+          steps,
+          quiet,
+          progress: (attempt) =>
+            progress(
+              `${serverUrl ? "postgres" : "pglite"}: ${subject.name}, ${runs} run(s) of ${steps} tool steps (attempt ${attempt})`,
+            ),
+        });
       const offFigures = await measure(off);
       const onFigures = await measure(on);
       const last = await lastTrace(on.url!);
-      const stored = on.database.open.databaseUrl ? await storedSpanBytes(on.database.open.databaseUrl, last.runId) : null;
-      rows.push({ steps, runs, off: offFigures, on: onFigures, traceBytesPerStep: last.bytes / steps, storedBytesPerStep: stored === null ? null : stored / steps });
+      const stored = on.database.open.databaseUrl
+        ? await storedSpanBytes(on.database.open.databaseUrl, last.runId)
+        : null;
+      rows.push({
+        steps,
+        runs,
+        off: offFigures,
+        on: onFigures,
+        traceBytesPerStep: last.bytes / steps,
+        storedBytesPerStep: stored === null ? null : stored / steps,
+      });
     }
     return rows;
   } finally {
@@ -72,8 +91,13 @@ async function lastTrace(url: string): Promise<{ runId: string; bytes: number }>
     return res;
   };
   const conv = ((await (await get("/conversations?limit=1")).json()) as { data: { id: string }[] }).data[0]!.id;
-  const run = ((await (await get(`/conversations/${conv}/runs?limit=1`)).json()) as { data: { id: string }[] }).data[0]!.id;
-  return { runId: run, bytes: (await (await get(`/conversations/${conv}/runs/${run}/trace`, "application/x-ndjson")).arrayBuffer()).byteLength };
+  const run = ((await (await get(`/conversations/${conv}/runs?limit=1`)).json()) as { data: { id: string }[] }).data[0]!
+    .id;
+  return {
+    runId: run,
+    bytes: (await (await get(`/conversations/${conv}/runs/${run}/trace`, "application/x-ndjson")).arrayBuffer())
+      .byteLength,
+  };
 }
 
 async function storedSpanBytes(databaseUrl: string, runId: string): Promise<number> {
@@ -92,16 +116,36 @@ async function storedSpanBytes(databaseUrl: string, runId: string): Promise<numb
 }
 
 const fixed = (n: number | null, digits: number) => (n === null || !Number.isFinite(n) ? "–" : n.toFixed(digits));
-const ratio = (a: number | null, b: number | null) => (a === null || b === null || b === 0 ? "–" : `${(a / b).toFixed(2)}×`);
+const ratio = (a: number | null, b: number | null) =>
+  a === null || b === null || b === 0 ? "–" : `${(a / b).toFixed(2)}×`;
 
 /** (h): per tool step, TRACE=off against on. */
 export function traceOverheadTable(kind: string, rows: TraceOverheadRow[]): string {
   return markdownTable(
-    ["db", "steps", "ms/step off", "ms/step on", "ms ratio", "CPU ms/step off", "CPU on", "CPU ratio", "WAL B/step off", "WAL on", "WAL ratio", "stored B/step", "export B/step", "others' CPU (off, on)"],
+    [
+      "db",
+      "steps",
+      "ms/step off",
+      "ms/step on",
+      "ms ratio",
+      "CPU ms/step off",
+      "CPU on",
+      "CPU ratio",
+      "WAL B/step off",
+      "WAL on",
+      "WAL ratio",
+      "stored B/step",
+      "export B/step",
+      "others' CPU (off, on)",
+    ],
     rows.map(({ steps, runs, on, off, traceBytesPerStep, storedBytesPerStep }) => {
       const per = (f: WindowFigures) => {
         const n = runs * steps;
-        return { ms: f.wallMs / n, cpu: (f.processCpuMs + (f.backendsCpuMs ?? 0)) / n, wal: f.walBytes === null ? null : f.walBytes / n };
+        return {
+          ms: f.wallMs / n,
+          cpu: (f.processCpuMs + (f.backendsCpuMs ?? 0)) / n,
+          wal: f.walBytes === null ? null : f.walBytes / n,
+        };
       };
       const a = per(off);
       const b = per(on);

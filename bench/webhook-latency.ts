@@ -21,27 +21,48 @@ export interface WebhookLatency {
  * timed from its end in the database to the receiver reading its webhook
  * (the outbox row written with the end, the NOTIFY, the claim, the signed POST).
  */
-export async function measureWebhookLatency({ serverUrl, runs, logLevel }: { serverUrl: string | undefined; runs: number; logLevel: string }): Promise<WebhookLatency> {
+export async function measureWebhookLatency({
+  serverUrl,
+  runs,
+  logLevel,
+}: {
+  serverUrl: string | undefined;
+  runs: number;
+  logLevel: string;
+}): Promise<WebhookLatency> {
   const secret = newWebhookSecret();
   const receiver = await startWebhookReceiver(secret);
   const database = await createBenchDatabase(serverUrl);
   const workspace = mkdtempSync(path.join(os.tmpdir(), "loopd-bench-webhooks-"));
   const loopd = await startLoopdProcess({
-    env: { ...database.env, LLM_PROVIDER: "mock", LOG_LEVEL: logLevel, WORKSPACE_DIR: workspace, WEBHOOK_SECRET: secret, WEBHOOK_ALLOW_PRIVATE: "true" },
+    env: {
+      ...database.env,
+      LLM_PROVIDER: "mock",
+      LOG_LEVEL: logLevel,
+      WORKSPACE_DIR: workspace,
+      WEBHOOK_SECRET: secret,
+      WEBHOOK_ALLOW_PRIVATE: "true",
+    },
   });
   const post = async (at: string, body: unknown) => {
-    const res = await fetch(`${loopd.url}${at}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const res = await fetch(`${loopd.url}${at}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     if (!res.ok) throw new Error(`POST ${at}: ${res.status} ${await res.text()}`);
     return (await res.json()) as any;
   };
   try {
-    const conv = (await post("/conversations", { webhook: { url: receiver.url, events: ["run.completed"] } })).id as string;
+    const conv = (await post("/conversations", { webhook: { url: receiver.url, events: ["run.completed"] } }))
+      .id as string;
     const samples: number[] = [];
     const warmup = 5;
     for (let i = 0; i < runs + warmup; i++) {
       const { run } = await post(`/conversations/${conv}/messages`, { content: `Hello ${i}` });
       const got = (await receiver.waitFor(i + 1)).at(-1)!;
-      if (got.id !== `${run.id}.run.completed` || !got.verified) throw new Error(`unexpected webhook ${got.id} (verified: ${got.verified !== null})`);
+      if (got.id !== `${run.id}.run.completed` || !got.verified)
+        throw new Error(`unexpected webhook ${got.id} (verified: ${got.verified !== null})`);
       if (i >= warmup) samples.push(got.at - Date.parse(run.completed_at));
     }
     const sorted = samples.sort((a, b) => a - b);

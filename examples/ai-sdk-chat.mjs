@@ -23,6 +23,7 @@ let answer;
 for await (const message of readUIMessageStream({ stream })) answer = message;
 for (const part of answer.parts) {
   if (part.type === "text") console.log(`text: ${part.text}`);
-  else if (part.type.startsWith("tool-")) console.log(`${part.type}: ${JSON.stringify(part.input)} → ${part.output ?? part.errorText ?? part.state}`);
+  else if (part.type.startsWith("tool-"))
+    console.log(`${part.type}: ${JSON.stringify(part.input)} → ${part.output ?? part.errorText ?? part.state}`);
 }
 console.log(`run: ${answer.metadata.run_id} ${answer.metadata.status}`);

@@ -43,4 +43,7 @@ const refundOrder = defineTool({
 });
 
 // As src/main.ts starts: .env read, and a failure one line that says what to fix.
-await runCli("loopd cannot start:", async () => void (await serve({ tools: [...createBuiltinTools(), lookupOrder, refundOrder] })));
+await runCli(
+  "loopd cannot start:",
+  async () => void (await serve({ tools: [...createBuiltinTools(), lookupOrder, refundOrder] })),
+);

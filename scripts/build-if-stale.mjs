@@ -30,7 +30,16 @@ const builds = [
     name: "web",
     stamp: at("dist", "web", "index.html"),
     inputs: ["web", "package.json"],
-    command: [at("node_modules", "vite", "bin", "vite.js"), "build", "--config", at("web", "vite.config.ts"), "--outDir", at("dist", "web-next"), "--logLevel", "warn"],
+    command: [
+      at("node_modules", "vite", "bin", "vite.js"),
+      "build",
+      "--config",
+      at("web", "vite.config.ts"),
+      "--outDir",
+      at("dist", "web-next"),
+      "--logLevel",
+      "warn",
+    ],
     // What users get, whoever runs this: vitest sets NODE_ENV=test, which Vite would build as React's development bundle (StrictMode's double effects and all).
     env: { NODE_ENV: "production" },
     // Built aside, then put in place with renames: a loopd starting meanwhile (a test) reads the old build or the new one, never half of one.
@@ -43,7 +52,9 @@ for (const build of builds) {
   if (only && only !== build.name) continue;
   const built = existsSync(build.stamp) ? statSync(build.stamp).mtimeMs : 0;
   if (!build.inputs.some((p) => existsSync(at(p)) && newest(at(p)) > built)) continue;
-  process.stdout.write(`building ${build.name === "web" ? "the playground" : "the server"} (sources changed since the last build)…\n`);
+  process.stdout.write(
+    `building ${build.name === "web" ? "the playground" : "the server"} (sources changed since the last build)…\n`,
+  );
   const t0 = performance.now();
   execFileSync(process.execPath, build.command, { stdio: "inherit", cwd: root, env: { ...process.env, ...build.env } });
   if (build.swap) {

@@ -25,7 +25,9 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 // "trace" waits for GET …/runs/:run_id/trace; add it here when that route lands.
 const DEFAULT_FOLDERS = ["walkthrough", "approvals", "trace", "errors"];
 
-const { values: args } = parseArgs({ options: { url: { type: "string" }, folder: { type: "string", multiple: true } } });
+const { values: args } = parseArgs({
+  options: { url: { type: "string" }, folder: { type: "string", multiple: true } },
+});
 const folders = args.folder ?? DEFAULT_FOLDERS;
 
 /** A port nobody listens on now. */
@@ -42,7 +44,10 @@ async function waitForHealth(url, server, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (server.exitCode !== null) throw new Error(`loopd exited with status ${server.exitCode} before it was ready`);
-    const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -136,7 +141,9 @@ try {
   const failures = summary.run.failures.length;
   failed = failures > 0 || Boolean(summary.run.error);
   if (failed && loopd) console.error(`loopd's log:\n${loopd.log()}`);
-  console.log(`postman: ${failed ? `FAILED (${failures} failures)` : "passed"}, folders ${folders.join(", ")}, in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `postman: ${failed ? `FAILED (${failures} failures)` : "passed"}, folders ${folders.join(", ")}, in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
 } catch (err) {
   console.error(`postman: ${err instanceof Error ? err.message : err}`);
 } finally {

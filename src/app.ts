@@ -124,7 +124,8 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const tracing = config.trace.otlpTracesUrl
     ? (await import("./telemetry/tracing.js")).createTracing({
         url: config.trace.otlpTracesUrl,
-        onError: (err) => logger.warn({ err: describeError(err) }, "could not send spans to the OTLP endpoint; they are dropped"),
+        onError: (err) =>
+          logger.warn({ err: describeError(err) }, "could not send spans to the OTLP endpoint; they are dropped"),
         describeTool: (name) => services.registry.describe(name),
       })
     : null;
@@ -132,17 +133,23 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     config,
     store: createStore(database),
     providers: deps.providers ?? providersOf(config.models.providers),
-    registry: createToolRegistry(withResultCaps(deps.tools ?? configuredTools(config, { sandbox }), config.tools.resultMaxCharsByTool), {
-      ...toolServers,
-      tools: () => withResultCaps(toolServers.tools(), config.tools.resultMaxCharsByTool),
-    }),
+    registry: createToolRegistry(
+      withResultCaps(deps.tools ?? configuredTools(config, { sandbox }), config.tools.resultMaxCharsByTool),
+      {
+        ...toolServers,
+        tools: () => withResultCaps(toolServers.tools(), config.tools.resultMaxCharsByTool),
+      },
+    ),
     toolServers,
     prices: deps.prices ?? pricesOf(config.models),
     signals: signalsOf(database),
     histories: createHistoryCache({ maxChars: config.runs.historyCacheMb * 1024 * 1024 }),
     intake: createIntake({ maxWaitMs: config.runs.intakePriorityMs }),
     tokenRatios: createTokenRatios(),
-    broadcast: createBroadcast({ database, onError: (err) => logger.warn({ err }, "LISTEN connection failed; followers fall back to polling") }),
+    broadcast: createBroadcast({
+      database,
+      onError: (err) => logger.warn({ err }, "LISTEN connection failed; followers fall back to polling"),
+    }),
     exclusiveDatabase: database.kind === "pglite",
     instanceId: deps.instanceId ?? randomUUID(),
     log: logger,
@@ -152,7 +159,10 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
       sampleMs: deps.pressureSampleMs,
       log: logger,
     }),
-    tenantCost: createTenantDailyCost({ limitUsd: config.ceilings.tenantDailyCostUsd, costSince: (tenant, since) => services.store.usage.costSince(tenant, since) }),
+    tenantCost: createTenantDailyCost({
+      limitUsd: config.ceilings.tenantDailyCostUsd,
+      costSince: (tenant, since) => services.store.usage.costSince(tenant, since),
+    }),
   };
   checkDefaultModel(config, services.providers);
   const runs = createRunManager(services, { exclusive: services.exclusiveDatabase });
@@ -219,12 +229,27 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   // Set first, so streams (their headers written by hand) carry it too.
   app.addHook("onRequest", async (req, reply) => void reply.header("x-request-id", req.id));
   // Before CORS and the keys: a request to another name, or a foreign page's, reaches neither.
-  useHostCheck(app, { keysRequired: config.auth.required, allowedHosts: config.server.allowedHosts, corsOrigins: config.server.corsOrigins });
-  if (config.server.corsOrigins.length > 0) await app.register(cors, { origin: config.server.corsOrigins, exposedHeaders: ["x-request-id", "retry-after", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"] });
+  useHostCheck(app, {
+    keysRequired: config.auth.required,
+    allowedHosts: config.server.allowedHosts,
+    corsOrigins: config.server.corsOrigins,
+  });
+  if (config.server.corsOrigins.length > 0)
+    await app.register(cors, {
+      origin: config.server.corsOrigins,
+      exposedHeaders: [
+        "x-request-id",
+        "retry-after",
+        "x-ratelimit-limit",
+        "x-ratelimit-remaining",
+        "x-ratelimit-reset",
+      ],
+    });
   useNotFoundHandler(app);
   app.addHook("onRequest", async (req, reply) => {
     // What a request carried, for debugging; REDACT keeps its credentials out.
-    if (req.log.level === "debug" || req.log.level === "trace") req.log.debug({ headers: req.headers }, "request headers");
+    if (req.log.level === "debug" || req.log.level === "trace")
+      req.log.debug({ headers: req.headers }, "request headers");
     // The probes answer for themselves while stopping: alive, and not ready.
     if (!stopping || isProbe(req.routeOptions.url)) return;
     reply.header("connection", "close");
@@ -232,13 +257,15 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   });
   const keyCheck = createKeyCheck(services.store, { log: logger });
   useApiKeys(app, { required: config.auth.required, keys: keyCheck, metricsToken: config.auth.metricsToken });
-  if (config.auth.required && config.auth.ratePerMin > 0) await useRateLimit(app, { perMinute: config.auth.ratePerMin });
+  if (config.auth.required && config.auth.ratePerMin > 0)
+    await useRateLimit(app, { perMinute: config.auth.ratePerMin });
   useInflightBodyBound(app, { total: config.bodies.inflightBytes, perKey: config.bodies.inflightBytesPerKey });
   await useOpenApi(app);
   healthRoutes(app, http);
   metricsRoutes(app, metrics.registry);
   resourceRoutes(app, http);
-  if (config.auth.adminToken) adminRoutes(app, http, { adminToken: config.auth.adminToken, onRevoked: () => keyCheck.forget() });
+  if (config.auth.adminToken)
+    adminRoutes(app, http, { adminToken: config.auth.adminToken, onRevoked: () => keyCheck.forget() });
   await docsRoutes(app);
   await usePlayground(app, { enabled: config.server.playground });
   await app.ready();
@@ -248,7 +275,11 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const retention =
     config.runs.retentionDays === null
       ? null
-      : createRetentionSweeper(services, { days: config.runs.retentionDays, everyS: config.runs.retentionSweepS, onDeleted: (n) => metrics.retentionDeleted(n) });
+      : createRetentionSweeper(services, {
+          days: config.runs.retentionDays,
+          everyS: config.runs.retentionSweepS,
+          onDeleted: (n) => metrics.retentionDeleted(n),
+        });
   // In the background: loopd answers while a server starts, or fails to.
   toolServers.start();
   webhooks = startWebhooks(services, { metrics });

@@ -20,8 +20,12 @@ const { workerData } = require("node:worker_threads");
   await import(workerData.file);
 })();
 `;
-const WORKER_FILE = new URL(`./user-schema-worker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url).href;
-const TSX = typeof import.meta.resolve === "function" && WORKER_FILE.endsWith(".ts") ? import.meta.resolve("tsx/esm/api") : "tsx/esm/api";
+const WORKER_FILE = new URL(`./user-schema-worker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url)
+  .href;
+const TSX =
+  typeof import.meta.resolve === "function" && WORKER_FILE.endsWith(".ts")
+    ? import.meta.resolve("tsx/esm/api")
+    : "tsx/esm/api";
 
 /** Checks at once at most (one per core here); more wait their turn. Each holds a worker of its own. */
 const MAX_WORKERS = 2;
@@ -55,7 +59,12 @@ async function acquire(signal: AbortSignal | undefined): Promise<Worker> {
     kept.ref();
     return kept;
   }
-  const worker = new Worker(LOADER, { eval: true, execArgv: [], workerData: { file: WORKER_FILE, tsx: TSX }, resourceLimits: RESOURCE_LIMITS });
+  const worker = new Worker(LOADER, {
+    eval: true,
+    execArgv: [],
+    workerData: { file: WORKER_FILE, tsx: TSX },
+    resourceLimits: RESOURCE_LIMITS,
+  });
   // While idle nobody listens: an error then must not be an uncaught one, and a worker gone is not kept.
   worker.on("error", () => {});
   worker.on("exit", () => idle.includes(worker) && idle.splice(idle.indexOf(worker), 1));
@@ -90,18 +99,37 @@ function release(worker: Worker, { reusable }: { reusable: boolean }): void {
 export async function checkUserSchema(
   schema: Record<string, unknown>,
   value: unknown,
-  { timeoutMs = SCHEMA_CHECK_TIMEOUT_MS, signal, uncompilable = "refuse" }: { timeoutMs?: number; signal?: AbortSignal | undefined; uncompilable?: "refuse" | "skip" } = {},
+  {
+    timeoutMs = SCHEMA_CHECK_TIMEOUT_MS,
+    signal,
+    uncompilable = "refuse",
+  }: { timeoutMs?: number; signal?: AbortSignal | undefined; uncompilable?: "refuse" | "skip" } = {},
 ): Promise<SchemaProblem[]> {
   signal?.throwIfAborted();
   const worker = await acquire(signal);
-  const notChecked = (why: string): SchemaProblem[] => [{ path: [], message: `could not be checked against the schema: ${why}` }];
+  const notChecked = (why: string): SchemaProblem[] => [
+    { path: [], message: `could not be checked against the schema: ${why}` },
+  ];
   let answered = false;
   let settle: (problems: SchemaProblem[]) => void = () => {};
   const onMessage = (answer: { problems: SchemaProblem[] } | { error: string; compiling: boolean }) => {
     answered = true;
-    settle("problems" in answer ? answer.problems : answer.compiling && uncompilable === "skip" ? [] : notChecked(answer.error));
+    settle(
+      "problems" in answer
+        ? answer.problems
+        : answer.compiling && uncompilable === "skip"
+          ? []
+          : notChecked(answer.error),
+    );
   };
-  const onError = (err: Error) => settle(notChecked((err as { code?: string }).code === "ERR_WORKER_OUT_OF_MEMORY" ? "it needed more memory than a check may use" : err.message));
+  const onError = (err: Error) =>
+    settle(
+      notChecked(
+        (err as { code?: string }).code === "ERR_WORKER_OUT_OF_MEMORY"
+          ? "it needed more memory than a check may use"
+          : err.message,
+      ),
+    );
   const onExit = (code: number) => settle(notChecked(`the check stopped (exit code ${code})`));
   let onAbort = () => {};
   let timer: NodeJS.Timeout | undefined;

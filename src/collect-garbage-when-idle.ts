@@ -88,7 +88,8 @@ interface HeapUsed {
 
 function heapUsedNow(): HeapUsed {
   const used = { old: 0, young: 0 };
-  for (const space of getHeapSpaceStatistics()) used[YOUNG.has(space.space_name) ? "young" : "old"] += space.space_used_size;
+  for (const space of getHeapSpaceStatistics())
+    used[YOUNG.has(space.space_name) ? "young" : "old"] += space.space_used_size;
   return used;
 }
 

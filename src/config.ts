@@ -23,12 +23,16 @@ import { bodySettingsOf, bodyVariables } from "./http/body-config.js";
 import { ceilingSettingsOf, ceilingVariables } from "./conversations/ceiling-config.js";
 
 /** A token a client must present: long enough not to be guessed. */
-const secretToken = z.preprocess((v) => (blank(v) ? undefined : v), z.string().min(16, "must be at least 16 characters (a random one: openssl rand -hex 24)").optional());
+const secretToken = z.preprocess(
+  (v) => (blank(v) ? undefined : v),
+  z.string().min(16, "must be at least 16 characters (a random one: openssl rand -hex 24)").optional(),
+);
 
 const optionalUrl = z.preprocess((v) => (v === "" ? undefined : v), z.url({ protocol: /^https?$/ }).optional());
 
 /** A limit from the environment: unset (or empty) is no limit. */
-const optionalPositive = (n: z.ZodNumber) => z.preprocess((v) => (blank(v) ? undefined : Number(v)), n.positive().optional());
+const optionalPositive = (n: z.ZodNumber) =>
+  z.preprocess((v) => (blank(v) ? undefined : Number(v)), n.positive().optional());
 
 const variables = {
   PORT: z.preprocess((v) => (blank(v) ? undefined : Number(v)), z.number().int().min(0).max(65535).default(3000)),
@@ -48,13 +52,25 @@ const variables = {
   /** `read_file=32000,search_files=8000`: caps of single tools, over the tool's own and the default. */
   TOOL_RESULT_MAX_CHARS_BY_TOOL: z.preprocess(
     (v) => (v === undefined || v === "" ? {} : v),
-    z.union([
-      z.record(z.string(), z.number()),
-      z
-        .string()
-        .regex(/^\s*[\w-]+\s*=\s*\d+\s*(,\s*[\w-]+\s*=\s*\d+\s*)*$/, "must read like read_file=32000,search_files=8000")
-        .transform((s) => Object.fromEntries(s.split(",").map((pair) => pair.split("=").map((x) => x.trim())).map(([name, chars]) => [name!, Number(chars)]))),
-    ]).pipe(z.record(z.string(), z.number().int().min(256))),
+    z
+      .union([
+        z.record(z.string(), z.number()),
+        z
+          .string()
+          .regex(
+            /^\s*[\w-]+\s*=\s*\d+\s*(,\s*[\w-]+\s*=\s*\d+\s*)*$/,
+            "must read like read_file=32000,search_files=8000",
+          )
+          .transform((s) =>
+            Object.fromEntries(
+              s
+                .split(",")
+                .map((pair) => pair.split("=").map((x) => x.trim()))
+                .map(([name, chars]) => [name!, Number(chars)]),
+            ),
+          ),
+      ])
+      .pipe(z.record(z.string(), z.number().int().min(256))),
   ),
   ACTION_TIMEOUT_S: intFromEnv(3600),
   RUN_MAX_TOKENS: optionalPositive(z.number().int()),
@@ -68,8 +84,16 @@ const variables = {
     (v) => (blank(v) ? "" : v),
     z
       .string()
-      .regex(/^\s*([A-Za-z_][A-Za-z0-9_]*\s*(,\s*[A-Za-z_][A-Za-z0-9_]*\s*)*)?$/, "must be variable names separated by commas")
-      .transform((s) => s.split(",").map((n) => n.trim()).filter(Boolean)),
+      .regex(
+        /^\s*([A-Za-z_][A-Za-z0-9_]*\s*(,\s*[A-Za-z_][A-Za-z0-9_]*\s*)*)?$/,
+        "must be variable names separated by commas",
+      )
+      .transform((s) =>
+        s
+          .split(",")
+          .map((n) => n.trim())
+          .filter(Boolean),
+      ),
   ),
   WORKSPACE_DIR: z.string().min(1).default("./workspace"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -96,14 +120,28 @@ const variables = {
   MAX_QUEUED_RUNS: intFromEnv(10, { min: 0 }),
   RETENTION_DAYS: optionalPositive(z.number().int()),
   /** At most 2^31 - 1 ms: a longer timer fires at once, every millisecond. */
-  RETENTION_SWEEP_S: z.preprocess((v) => (blank(v) ? undefined : Number(v)), z.number().int().min(1).max(2_147_483, "must be at most 2147483 (24 days)").default(3600)),
+  RETENTION_SWEEP_S: z.preprocess(
+    (v) => (blank(v) ? undefined : Number(v)),
+    z.number().int().min(1).max(2_147_483, "must be at most 2147483 (24 days)").default(3600),
+  ),
   /** `https://app.example.com,https://admin.example.com`: the origins browsers may call loopd from. */
   CORS_ORIGINS: z.preprocess(
     (v) => (blank(v) ? "" : v),
     z
       .string()
-      .transform((s) => s.split(",").map((o) => o.trim()).filter(Boolean))
-      .pipe(z.array(z.url({ protocol: /^https?$/, error: "must be origins like https://app.example.com, separated by commas" }).transform((u) => new URL(u).origin))),
+      .transform((s) =>
+        s
+          .split(",")
+          .map((o) => o.trim())
+          .filter(Boolean),
+      )
+      .pipe(
+        z.array(
+          z
+            .url({ protocol: /^https?$/, error: "must be origins like https://app.example.com, separated by commas" })
+            .transform((u) => new URL(u).origin),
+        ),
+      ),
   ),
   METRICS_TOKEN: secretToken,
   PLAYGROUND: z.preprocess((v) => (blank(v) ? undefined : v), z.enum(["on", "off"]).default("on")),
@@ -126,133 +164,156 @@ export const CONFIG_VARIABLES = Object.keys(variables);
  * TOOLS_FILE, run_command's environment) reads `raw`, not the parsed values
  * (`PORT` is a number there).
  */
-const configSchemaOf = (raw: Record<string, unknown>, fromFiles: Record<string, string> = {}) => z.object(variables).transform((e, ctx) => {
-  if (e.MAX_STEPS > e.MAX_STEPS_LIMIT) {
-    ctx.addIssue({ code: "custom", path: ["MAX_STEPS"], message: `must be at most MAX_STEPS_LIMIT (${e.MAX_STEPS_LIMIT}); it is ${e.MAX_STEPS}` });
-    return z.NEVER;
-  }
-  // A problem of the file is its own line (ToolsFileError, thrown through the parse).
-  const toolsFile: ToolsFile = e.TOOLS_FILE ? loadToolsFile(e.TOOLS_FILE, { env: raw, taken: createBuiltinTools().map((t) => t.name) }) : { http: [], mcp: [] };
-  const providers = {
-    anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },
-    openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
-  };
-  const keysRequired = e.API_KEYS_REQUIRED === undefined ? !isLoopback(e.HOST) : e.API_KEYS_REQUIRED === "true";
-  // A stand-in that costs nothing is for trying loopd out, not for every tenant of a shared server.
-  const mockOffered = !keysRequired || e.MOCK_PROVIDER === "true";
-  if (e.LLM_PROVIDER === "mock" && !mockOffered) {
-    ctx.addIssue({ code: "custom", path: ["LLM_PROVIDER"], message: "is mock, which is offered with API keys on only when MOCK_PROVIDER=true; set that, or a real provider" });
-    return z.NEVER;
-  }
-  return {
-    server: {
-      port: e.PORT,
-      host: e.HOST,
-      logLevel: e.LOG_LEVEL,
-      bodyLimitBytes: e.BODY_LIMIT_BYTES,
-      /** SSE streams one process holds open at most; past it a new stream is a 503. */
-      maxStreams: e.MAX_STREAMS,
-      /** Mean event-loop lag above which requests are refused with 503 until it falls; 0 turns the check off. */
-      maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
-      /** Growth of V8's old generation (MB), from the lowest it fell to since loopd last collected, after which an idle moment is used for a full collection, so the next burst reuses the space instead of growing the heap; 0 leaves it to V8. */
-      idleGcMb: e.IDLE_GC_MB,
-      shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
-      /** Origins browsers may call loopd from (CORS); none: CORS is off. */
-      corsOrigins: e.CORS_ORIGINS,
-      /** Names (`*.example.com`: every name under it) a request's `Host` may carry besides the loopback ones (src/http/host-check.ts). */
-      allowedHosts: e.ALLOWED_HOSTS,
-      /** The playground page at `/` (web/, built into dist/web); `PLAYGROUND=off`: not served. */
-      playground: e.PLAYGROUND === "on",
-    },
-    database: databaseSettingsOf(e),
-    models: {
-      /** Named, or the first with a key or a server (an OpenAI-compatible local server needs no key), or the mock where it is offered; null: none (a conversation must name one). */
-      defaultProvider: e.LLM_PROVIDER ?? (canCall("anthropic", providers.anthropic) ? "anthropic" : canCall("openai", providers.openai) ? "openai" : mockOffered ? "mock" : null),
-      /** Whether conversations may use the offline mock provider: with API keys off, or `MOCK_PROVIDER=true`. */
-      mockOffered,
-      defaultModel: e.LLM_MODEL,
-      /** The keys and servers of the model APIs. */
-      providers,
-      /** A model call's output limit. */
-      maxTokens: e.MAX_TOKENS,
-      /** The most one model call may take, retries included. */
-      callTimeoutMs: e.MODEL_CALL_TIMEOUT_MS,
-      /** How long a model call may go without a content-bearing chunk (keep-alives do not count). */
-      streamIdleMs: e.MODEL_STREAM_IDLE_MS,
-      /** A JSON price table that overrides the built-in prices. */
-      pricesFile: e.PRICES_FILE,
-    },
-    tools: {
-      timeoutMs: e.TOOL_TIMEOUT_MS,
-      /** How many read-only tool calls of one model response may run at once. */
-      concurrency: e.TOOL_CONCURRENCY,
-      /** Tool results longer than this are clipped (head and tail kept, the cut saying how much), unless their tool has a cap of its own. */
-      resultMaxChars: e.TOOL_RESULT_MAX_CHARS,
-      /** Caps of single tools, by name (config wins over the tool's own). */
-      resultMaxCharsByTool: e.TOOL_RESULT_MAX_CHARS_BY_TOOL,
-      /** The folder the file tools are confined to. */
-      workspaceDir: path.resolve(e.WORKSPACE_DIR),
-      /** HTTP endpoints configured as tools (`TOOLS_FILE`). */
-      http: toolsFile.http,
-      /** MCP servers configured as sources of tools (`TOOLS_FILE`). */
-      mcp: toolsFile.mcp,
-      /** `run_command`, when enabled: the environment its commands get. */
-      runCommand: e.ENABLE_RUN_COMMAND === "true" ? { env: commandEnvOf(raw, e.RUN_COMMAND_ENV) } : null,
-      /** Where `run_command` and stdio MCP servers run, and who is offered `run_command`. */
-      sandbox: sandboxSettingsOf(e, raw),
-    },
-    runs: {
-      maxSteps: e.MAX_STEPS,
-      maxStepsLimit: e.MAX_STEPS_LIMIT,
-      /** Server-wide budget defaults of a run (null: no limit); a conversation's or a request's own win. */
-      budget: { maxTokens: e.RUN_MAX_TOKENS ?? null, maxSeconds: e.RUN_MAX_SECONDS ?? null, maxCostUsd: e.RUN_MAX_COST_USD ?? null },
-      /** The grace call's time when a run's time budget ran out: all a run may pass `max_seconds` by. */
-      graceWindowMs: e.RUN_GRACE_MS,
-      /** The most a model call waits while requests that start runs are being taken (`Intake`); 0: it never waits. */
-      intakePriorityMs: e.INTAKE_PRIORITY_MS,
-      /** How long a paused run waits for the application's answer before its calls are given up (a conversation may set its own). */
-      actionTimeoutS: e.ACTION_TIMEOUT_S,
-      /** How long a run's lease lasts before another process may take it over. */
-      leaseMs: e.RUN_LEASE_MS,
-      /** Conversations idle this many days are deleted (null: kept for ever), swept every `retentionSweepS`. */
-      retentionDays: e.RETENTION_DAYS ?? null,
-      retentionSweepS: e.RETENTION_SWEEP_S,
-      /** A tenant's open runs (queued, running, paused) at most; 0: no cap. */
-      maxActivePerTenant: e.MAX_ACTIVE_RUNS_PER_TENANT,
-      /** Runs a conversation may hold queued (`on_busy: "enqueue"`/`"interrupt"`); 0: none. */
-      maxQueued: e.MAX_QUEUED_RUNS,
-      /** How much of the histories of conversations whose runs ended here is kept in memory for their next run; 0 keeps none. */
-      historyCacheMb: e.HISTORY_CACHE_MB,
-    },
-    auth: {
-      /** Requests need an API key (and act as its tenant); off, every request is the tenant `default`. */
-      required: keysRequired,
-      /** The token of the admin routes (`/admin/keys`); unset, they do not exist. */
-      adminToken: e.ADMIN_TOKEN ?? null,
-      /** The token `/metrics` asks for; unset, it is open. */
-      metricsToken: e.METRICS_TOKEN ?? null,
-      /** Requests per key per minute (with keys on); 0: no limit. */
-      ratePerMin: e.RATE_LIMIT_PER_MIN,
-    },
-    trace: {
-      /** Whether runs keep a trace (`TRACE=off` turns it off, to measure what it costs). */
-      enabled: e.TRACE === "on",
-      /** Where OpenTelemetry spans go (OTLP/HTTP); unset: no tracing at all. */
-      otlpTracesUrl: tracesUrl(e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, e.OTEL_EXPORTER_OTLP_ENDPOINT),
-    },
-    webhooks: webhookSettingsOf(e),
-    attachments: attachmentSettingsOf(e),
-    fairShares: fairSharesOf(e),
-    bodies: bodySettingsOf(e),
-    /** The operator's ceilings: budgets no run passes, the models allowed, a tenant's daily cost. */
-    ceilings: ceilingSettingsOf(e),
-    /** Values that never appear in a trace, a log or a recorded error (API keys and the like, from the environment). */
-    secrets: [...secretsOf({ ...(raw as NodeJS.ProcessEnv), ...fromFiles }), ...secretsOfToolsFile(toolsFile)],
-  };
-});
+const configSchemaOf = (raw: Record<string, unknown>, fromFiles: Record<string, string> = {}) =>
+  z.object(variables).transform((e, ctx) => {
+    if (e.MAX_STEPS > e.MAX_STEPS_LIMIT) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["MAX_STEPS"],
+        message: `must be at most MAX_STEPS_LIMIT (${e.MAX_STEPS_LIMIT}); it is ${e.MAX_STEPS}`,
+      });
+      return z.NEVER;
+    }
+    // A problem of the file is its own line (ToolsFileError, thrown through the parse).
+    const toolsFile: ToolsFile = e.TOOLS_FILE
+      ? loadToolsFile(e.TOOLS_FILE, { env: raw, taken: createBuiltinTools().map((t) => t.name) })
+      : { http: [], mcp: [] };
+    const providers = {
+      anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },
+      openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
+    };
+    const keysRequired = e.API_KEYS_REQUIRED === undefined ? !isLoopback(e.HOST) : e.API_KEYS_REQUIRED === "true";
+    // A stand-in that costs nothing is for trying loopd out, not for every tenant of a shared server.
+    const mockOffered = !keysRequired || e.MOCK_PROVIDER === "true";
+    if (e.LLM_PROVIDER === "mock" && !mockOffered) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["LLM_PROVIDER"],
+        message:
+          "is mock, which is offered with API keys on only when MOCK_PROVIDER=true; set that, or a real provider",
+      });
+      return z.NEVER;
+    }
+    return {
+      server: {
+        port: e.PORT,
+        host: e.HOST,
+        logLevel: e.LOG_LEVEL,
+        bodyLimitBytes: e.BODY_LIMIT_BYTES,
+        /** SSE streams one process holds open at most; past it a new stream is a 503. */
+        maxStreams: e.MAX_STREAMS,
+        /** Mean event-loop lag above which requests are refused with 503 until it falls; 0 turns the check off. */
+        maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
+        /** Growth of V8's old generation (MB), from the lowest it fell to since loopd last collected, after which an idle moment is used for a full collection, so the next burst reuses the space instead of growing the heap; 0 leaves it to V8. */
+        idleGcMb: e.IDLE_GC_MB,
+        shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+        /** Origins browsers may call loopd from (CORS); none: CORS is off. */
+        corsOrigins: e.CORS_ORIGINS,
+        /** Names (`*.example.com`: every name under it) a request's `Host` may carry besides the loopback ones (src/http/host-check.ts). */
+        allowedHosts: e.ALLOWED_HOSTS,
+        /** The playground page at `/` (web/, built into dist/web); `PLAYGROUND=off`: not served. */
+        playground: e.PLAYGROUND === "on",
+      },
+      database: databaseSettingsOf(e),
+      models: {
+        /** Named, or the first with a key or a server (an OpenAI-compatible local server needs no key), or the mock where it is offered; null: none (a conversation must name one). */
+        defaultProvider:
+          e.LLM_PROVIDER ??
+          (canCall("anthropic", providers.anthropic)
+            ? "anthropic"
+            : canCall("openai", providers.openai)
+              ? "openai"
+              : mockOffered
+                ? "mock"
+                : null),
+        /** Whether conversations may use the offline mock provider: with API keys off, or `MOCK_PROVIDER=true`. */
+        mockOffered,
+        defaultModel: e.LLM_MODEL,
+        /** The keys and servers of the model APIs. */
+        providers,
+        /** A model call's output limit. */
+        maxTokens: e.MAX_TOKENS,
+        /** The most one model call may take, retries included. */
+        callTimeoutMs: e.MODEL_CALL_TIMEOUT_MS,
+        /** How long a model call may go without a content-bearing chunk (keep-alives do not count). */
+        streamIdleMs: e.MODEL_STREAM_IDLE_MS,
+        /** A JSON price table that overrides the built-in prices. */
+        pricesFile: e.PRICES_FILE,
+      },
+      tools: {
+        timeoutMs: e.TOOL_TIMEOUT_MS,
+        /** How many read-only tool calls of one model response may run at once. */
+        concurrency: e.TOOL_CONCURRENCY,
+        /** Tool results longer than this are clipped (head and tail kept, the cut saying how much), unless their tool has a cap of its own. */
+        resultMaxChars: e.TOOL_RESULT_MAX_CHARS,
+        /** Caps of single tools, by name (config wins over the tool's own). */
+        resultMaxCharsByTool: e.TOOL_RESULT_MAX_CHARS_BY_TOOL,
+        /** The folder the file tools are confined to. */
+        workspaceDir: path.resolve(e.WORKSPACE_DIR),
+        /** HTTP endpoints configured as tools (`TOOLS_FILE`). */
+        http: toolsFile.http,
+        /** MCP servers configured as sources of tools (`TOOLS_FILE`). */
+        mcp: toolsFile.mcp,
+        /** `run_command`, when enabled: the environment its commands get. */
+        runCommand: e.ENABLE_RUN_COMMAND === "true" ? { env: commandEnvOf(raw, e.RUN_COMMAND_ENV) } : null,
+        /** Where `run_command` and stdio MCP servers run, and who is offered `run_command`. */
+        sandbox: sandboxSettingsOf(e, raw),
+      },
+      runs: {
+        maxSteps: e.MAX_STEPS,
+        maxStepsLimit: e.MAX_STEPS_LIMIT,
+        /** Server-wide budget defaults of a run (null: no limit); a conversation's or a request's own win. */
+        budget: {
+          maxTokens: e.RUN_MAX_TOKENS ?? null,
+          maxSeconds: e.RUN_MAX_SECONDS ?? null,
+          maxCostUsd: e.RUN_MAX_COST_USD ?? null,
+        },
+        /** The grace call's time when a run's time budget ran out: all a run may pass `max_seconds` by. */
+        graceWindowMs: e.RUN_GRACE_MS,
+        /** The most a model call waits while requests that start runs are being taken (`Intake`); 0: it never waits. */
+        intakePriorityMs: e.INTAKE_PRIORITY_MS,
+        /** How long a paused run waits for the application's answer before its calls are given up (a conversation may set its own). */
+        actionTimeoutS: e.ACTION_TIMEOUT_S,
+        /** How long a run's lease lasts before another process may take it over. */
+        leaseMs: e.RUN_LEASE_MS,
+        /** Conversations idle this many days are deleted (null: kept for ever), swept every `retentionSweepS`. */
+        retentionDays: e.RETENTION_DAYS ?? null,
+        retentionSweepS: e.RETENTION_SWEEP_S,
+        /** A tenant's open runs (queued, running, paused) at most; 0: no cap. */
+        maxActivePerTenant: e.MAX_ACTIVE_RUNS_PER_TENANT,
+        /** Runs a conversation may hold queued (`on_busy: "enqueue"`/`"interrupt"`); 0: none. */
+        maxQueued: e.MAX_QUEUED_RUNS,
+        /** How much of the histories of conversations whose runs ended here is kept in memory for their next run; 0 keeps none. */
+        historyCacheMb: e.HISTORY_CACHE_MB,
+      },
+      auth: {
+        /** Requests need an API key (and act as its tenant); off, every request is the tenant `default`. */
+        required: keysRequired,
+        /** The token of the admin routes (`/admin/keys`); unset, they do not exist. */
+        adminToken: e.ADMIN_TOKEN ?? null,
+        /** The token `/metrics` asks for; unset, it is open. */
+        metricsToken: e.METRICS_TOKEN ?? null,
+        /** Requests per key per minute (with keys on); 0: no limit. */
+        ratePerMin: e.RATE_LIMIT_PER_MIN,
+      },
+      trace: {
+        /** Whether runs keep a trace (`TRACE=off` turns it off, to measure what it costs). */
+        enabled: e.TRACE === "on",
+        /** Where OpenTelemetry spans go (OTLP/HTTP); unset: no tracing at all. */
+        otlpTracesUrl: tracesUrl(e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, e.OTEL_EXPORTER_OTLP_ENDPOINT),
+      },
+      webhooks: webhookSettingsOf(e),
+      attachments: attachmentSettingsOf(e),
+      fairShares: fairSharesOf(e),
+      bodies: bodySettingsOf(e),
+      /** The operator's ceilings: budgets no run passes, the models allowed, a tenant's daily cost. */
+      ceilings: ceilingSettingsOf(e),
+      /** Values that never appear in a trace, a log or a recorded error (API keys and the like, from the environment). */
+      secrets: [...secretsOf({ ...(raw as NodeJS.ProcessEnv), ...fromFiles }), ...secretsOfToolsFile(toolsFile)],
+    };
+  });
 
 export type Config = z.output<ReturnType<typeof configSchemaOf>>;
-
 
 export class ConfigError extends OperatorError {
   override readonly name = "ConfigError";
@@ -271,8 +332,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw err;
   }
   if (!parsed.success) {
-    const fromFile = (name: PropertyKey | undefined) => (typeof name === "string" && name in fromFiles ? ` (read from ${name}_FILE)` : "");
-    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}${fromFile(i.path[0])}`).join("; ");
+    const fromFile = (name: PropertyKey | undefined) =>
+      typeof name === "string" && name in fromFiles ? ` (read from ${name}_FILE)` : "";
+    const problems = parsed.error.issues
+      .map((i) => `${i.path.join(".")}: ${i.message}${fromFile(i.path[0])}`)
+      .join("; ");
     throw new ConfigError(`invalid configuration: ${problems}`);
   }
   return parsed.data;

@@ -23,10 +23,17 @@ export interface LoggerOptions {
   secrets?: readonly string[];
 }
 
-export function createLogger(level: string, { pretty = process.stdout.isTTY === true, destination, secrets = [] }: LoggerOptions = {}): Logger {
+export function createLogger(
+  level: string,
+  { pretty = process.stdout.isTTY === true, destination, secrets = [] }: LoggerOptions = {},
+): Logger {
   const redactor = createRedactor(secrets);
   // Paths catch the known places of credentials; the line's text catches them anywhere else (an SDK's error message).
   const options = { level, redact: { paths: REDACT, censor: "[redacted]" }, hooks: { streamWrite: redactor.text } };
-  if (pretty) return pino(options, pinoPretty({ ...(destination && { destination }), translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" }));
+  if (pretty)
+    return pino(
+      options,
+      pinoPretty({ ...(destination && { destination }), translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" }),
+    );
   return destination ? pino(options, destination) : pino(options);
 }

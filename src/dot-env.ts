@@ -16,7 +16,10 @@ export interface DotEnv {
  * `NAME=value`, a comment or blank is an error naming it (Node's own reader
  * would skip it without a word).
  */
-export function loadDotEnv({ cwd = process.cwd(), env = process.env }: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): DotEnv | null {
+export function loadDotEnv({
+  cwd = process.cwd(),
+  env = process.env,
+}: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): DotEnv | null {
   const file = path.join(cwd, ".env");
   if (!existsSync(file)) return null;
   let text: string;
@@ -46,7 +49,10 @@ function checkLines(file: string, text: string): void {
     }
     if (line.trim() === "" || line.trimStart().startsWith("#")) return;
     const assigned = ASSIGNMENT.exec(line);
-    if (!assigned) throw new OperatorError(`${file} line ${i + 1} is not NAME=value (a comment starts with #): ${JSON.stringify(line.slice(0, 80))}`);
+    if (!assigned)
+      throw new OperatorError(
+        `${file} line ${i + 1} is not NAME=value (a comment starts with #): ${JSON.stringify(line.slice(0, 80))}`,
+      );
     // A quoted value may go on over several lines, until its quote closes.
     const value = assigned[1]!.trim();
     const quote = value[0];

@@ -12,8 +12,22 @@ export const fairShareVariables = {
     (v) => (blank(v) ? "" : v),
     z
       .string()
-      .transform((s) => s.split(",").map((a) => a.trim()).filter(Boolean))
-      .pipe(z.array(z.string().regex(/^(\[[0-9a-fA-F:.]+\](:\d{1,5})?|[0-9a-fA-F:.]+)$/, "must be IP addresses (with an optional :port) separated by commas"))),
+      .transform((s) =>
+        s
+          .split(",")
+          .map((a) => a.trim())
+          .filter(Boolean),
+      )
+      .pipe(
+        z.array(
+          z
+            .string()
+            .regex(
+              /^(\[[0-9a-fA-F:.]+\](:\d{1,5})?|[0-9a-fA-F:.]+)$/,
+              "must be IP addresses (with an optional :port) separated by commas",
+            ),
+        ),
+      ),
   ),
 };
 

@@ -54,7 +54,8 @@ export interface UserSchema {
  */
 export function compileUserSchema(schema: Record<string, unknown>): UserSchema {
   metaSchema ??= createAjv({ validateSchema: true });
-  if (!metaSchema.validateSchema(schema)) throw new Error(`not a valid JSON Schema: ${metaSchema.errorsText(metaSchema.errors)}`);
+  if (!metaSchema.validateSchema(schema))
+    throw new Error(`not a valid JSON Schema: ${metaSchema.errorsText(metaSchema.errors)}`);
   const validate: ValidateFunction = createAjv().compile(schema);
   return {
     check(value) {
@@ -81,8 +82,14 @@ function problemOf(error: ErrorObject): SchemaProblem {
     .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"))
     .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
   if (error.keyword === "required") path.push((error.params as { missingProperty: string }).missingProperty);
-  if (error.keyword === "additionalProperties") path.push((error.params as { additionalProperty: string }).additionalProperty);
-  const message = error.keyword === "required" ? "is required" : error.keyword === "additionalProperties" ? "is not allowed" : (error.message ?? "is not valid");
+  if (error.keyword === "additionalProperties")
+    path.push((error.params as { additionalProperty: string }).additionalProperty);
+  const message =
+    error.keyword === "required"
+      ? "is required"
+      : error.keyword === "additionalProperties"
+        ? "is not allowed"
+        : (error.message ?? "is not valid");
   return { path, message };
 }
 
@@ -91,7 +98,8 @@ export function isObjectSchema(schema: Record<string, unknown>): boolean {
   const { type, properties, required } = schema;
   return (
     type === "object" &&
-    (properties === undefined || (typeof properties === "object" && properties !== null && !Array.isArray(properties))) &&
+    (properties === undefined ||
+      (typeof properties === "object" && properties !== null && !Array.isArray(properties))) &&
     (required === undefined || (Array.isArray(required) && required.every((r) => typeof r === "string")))
   );
 }

@@ -3,7 +3,11 @@ import type { ModelProvider, ProviderName } from "./core/model-provider.js";
 import { canCall, providersOf } from "./providers/index.js";
 
 /** The options of the commands that call a model again (`npm run replay`, `npm run eval`), for `parseArgs`. */
-export const MODEL_OPTIONS = { provider: { type: "string" }, model: { type: "string" }, "base-url": { type: "string" } } as const;
+export const MODEL_OPTIONS = {
+  provider: { type: "string" },
+  model: { type: "string" },
+  "base-url": { type: "string" },
+} as const;
 
 export interface ModelOptions {
   provider: ProviderName | undefined;
@@ -13,18 +17,25 @@ export interface ModelOptions {
 }
 
 /** What `MODEL_OPTIONS` parsed to; null when `--provider` names no provider. */
-export function modelOptionsOf(values: { provider?: string | undefined; model?: string | undefined; "base-url"?: string | undefined }): ModelOptions | null {
+export function modelOptionsOf(values: {
+  provider?: string | undefined;
+  model?: string | undefined;
+  "base-url"?: string | undefined;
+}): ModelOptions | null {
   const provider = values.provider as ProviderName | undefined;
   if (provider !== undefined && !["anthropic", "openai", "mock"].includes(provider)) return null;
   return { provider, model: values.model, baseURL: values["base-url"] };
 }
 
 /** The providers with the configured keys and servers, `--base-url` over both. */
-export const providersFor = (config: Config, { baseURL }: Pick<ModelOptions, "baseURL">): Record<ProviderName, ModelProvider> =>
-  providersOf(config.models.providers, { baseURL });
+export const providersFor = (
+  config: Config,
+  { baseURL }: Pick<ModelOptions, "baseURL">,
+): Record<ProviderName, ModelProvider> => providersOf(config.models.providers, { baseURL });
 
 /** What is said when `--base-url` is given for the mock provider. */
-export const MOCK_BASE_URL_NOTE = "note: --base-url does not apply to the mock provider (it runs in this process); ignored";
+export const MOCK_BASE_URL_NOTE =
+  "note: --base-url does not apply to the mock provider (it runs in this process); ignored";
 
 /** Whether a provider can be called with the configured keys (and `--base-url`): true, or what is missing. */
 export function callableWith(config: Config, { baseURL }: Pick<ModelOptions, "baseURL">) {

@@ -4,7 +4,9 @@ import { createPriceTable, type ModelPrice, type PriceTable } from "./core/price
 import { OperatorError } from "./errors.js";
 
 const NOT_A_PRICE = "must be a non-negative number";
-const amount = z.number({ error: (issue) => (issue.input === undefined ? "is required" : NOT_A_PRICE) }).min(0, NOT_A_PRICE);
+const amount = z
+  .number({ error: (issue) => (issue.input === undefined ? "is required" : NOT_A_PRICE) })
+  .min(0, NOT_A_PRICE);
 
 // Strict, so a misspelt `cache_reads` is an error rather than a silent fallback to the input price.
 const priceFileSchema = z.record(
@@ -55,4 +57,5 @@ function where(path: readonly PropertyKey[]): string {
 }
 
 /** The price table a configuration names: the built-in prices, with `PRICES_FILE` over them. */
-export const pricesOf = ({ pricesFile }: { pricesFile: string | undefined }): PriceTable => createPriceTable(pricesFile ? loadPriceFile(pricesFile) : {});
+export const pricesOf = ({ pricesFile }: { pricesFile: string | undefined }): PriceTable =>
+  createPriceTable(pricesFile ? loadPriceFile(pricesFile) : {});

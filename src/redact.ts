@@ -13,7 +13,8 @@ export interface Redactor {
 export const REDACTED = "[redacted]";
 
 /** A header and its value in a text: `Authorization: Bearer …`, `"x-api-key":"…"`, `authorization=…`. */
-const HEADER_VALUE = /((?:authorization|x-api-key|api[-_]key)["']?\s*[:=]\s*["']?)(?:(?:bearer|basic)\s+)?[^\s"',;}]+/gi;
+const HEADER_VALUE =
+  /((?:authorization|x-api-key|api[-_]key)["']?\s*[:=]\s*["']?)(?:(?:bearer|basic)\s+)?[^\s"',;}]+/gi;
 
 /** Shorter values are not treated as secrets: replacing them would garble ordinary text. */
 const MIN_SECRET_LENGTH = 8;
@@ -29,7 +30,8 @@ export function createRedactor(secrets: readonly string[]): Redactor {
   const value = <T>(input: T): T => {
     if (typeof input === "string") return text(input) as T;
     if (Array.isArray(input)) return input.map(value) as T;
-    if (input && typeof input === "object") return Object.fromEntries(Object.entries(input).map(([k, v]) => [k, value(v)])) as T;
+    if (input && typeof input === "object")
+      return Object.fromEntries(Object.entries(input).map(([k, v]) => [k, value(v)])) as T;
     return input;
   };
   return { text, value };

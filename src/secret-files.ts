@@ -3,10 +3,19 @@ import { blank, optionalString } from "./env-values.js";
 import { OperatorError } from "./errors.js";
 
 /** The secrets that may come from a file, as Docker and Kubernetes mount them: `X_FILE` names the file that holds `X`. */
-export const SECRET_FILE_NAMES = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "DATABASE_URL", "ADMIN_TOKEN", "WEBHOOK_SECRET", "METRICS_TOKEN"] as const;
+export const SECRET_FILE_NAMES = [
+  "ANTHROPIC_API_KEY",
+  "OPENAI_API_KEY",
+  "DATABASE_URL",
+  "ADMIN_TOKEN",
+  "WEBHOOK_SECRET",
+  "METRICS_TOKEN",
+] as const;
 
 /** The `X_FILE` variables (composed into config.ts's, so .env.example and the README list them). */
-export const secretFileVariables = Object.fromEntries(SECRET_FILE_NAMES.map((name) => [`${name}_FILE`, optionalString])) as Record<`${(typeof SECRET_FILE_NAMES)[number]}_FILE`, typeof optionalString>;
+export const secretFileVariables = Object.fromEntries(
+  SECRET_FILE_NAMES.map((name) => [`${name}_FILE`, optionalString]),
+) as Record<`${(typeof SECRET_FILE_NAMES)[number]}_FILE`, typeof optionalString>;
 
 /**
  * The values of the `X_FILE` variables set in `env`: each file's text, its
@@ -17,7 +26,10 @@ export const secretFileVariables = Object.fromEntries(SECRET_FILE_NAMES.map((nam
  * stops start-up with a message naming the variable and the path, never
  * the content.
  */
-export function readSecretFiles(env: Record<string, string | undefined>, { read = (file: string) => readFileSync(file, "utf8") }: { read?: (file: string) => string } = {}): Record<string, string> {
+export function readSecretFiles(
+  env: Record<string, string | undefined>,
+  { read = (file: string) => readFileSync(file, "utf8") }: { read?: (file: string) => string } = {},
+): Record<string, string> {
   const values: Record<string, string> = {};
   for (const name of SECRET_FILE_NAMES) {
     const file = env[`${name}_FILE`];
@@ -27,7 +39,10 @@ export function readSecretFiles(env: Record<string, string | undefined>, { read 
     try {
       text = read(file!);
     } catch (err) {
-      throw new OperatorError(`${name}_FILE ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
+      throw new OperatorError(
+        `${name}_FILE ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+        { cause: err },
+      );
     }
     const value = text.replace(/[\r\n]+$/, "");
     if (value === "") throw new OperatorError(`${name}_FILE ${file} is empty`);

@@ -71,12 +71,21 @@ export async function serve({ env = process.env, tools }: ServeOptions = {}): Pr
   }
   database.advertise(url);
   // Said once it serves, not before: a start that fails says only why.
-  const keyless = (["anthropic", "openai"] as const).filter((p) => p !== config.models.defaultProvider && !canCall(p, config.models.providers[p]));
+  const keyless = (["anthropic", "openai"] as const).filter(
+    (p) => p !== config.models.defaultProvider && !canCall(p, config.models.providers[p]),
+  );
   if (keyless.length > 0) {
-    logger.info(`conversations that choose ${keyless.join(" or ")} will fail until ${keyless.map((p) => KEY_OF[p]).join(" or ")} is set`);
+    logger.info(
+      `conversations that choose ${keyless.join(" or ")} will fail until ${keyless.map((p) => KEY_OF[p]).join(" or ")} is set`,
+    );
   }
   logger.info(
-    { url, database: database.kind === "pglite" ? `embedded (${config.database.dataDir})` : "postgres", provider: config.models.defaultProvider, workspace: config.tools.workspaceDir },
+    {
+      url,
+      database: database.kind === "pglite" ? `embedded (${config.database.dataDir})` : "postgres",
+      provider: config.models.defaultProvider,
+      workspace: config.tools.workspaceDir,
+    },
     "loopd is ready",
   );
 
@@ -112,10 +121,17 @@ function startIdleCollector(growthMb: number, logger: ReturnType<typeof createLo
   try {
     return collectGarbageWhenIdle({
       growthMb,
-      onCollected: ({ usedBefore, usedAfter, ms }) => logger.debug({ oldSpaceUsedMbBefore: mb(usedBefore), oldSpaceUsedMbAfter: mb(usedAfter), ms: Math.round(ms) }, "collected garbage while idle"),
+      onCollected: ({ usedBefore, usedAfter, ms }) =>
+        logger.debug(
+          { oldSpaceUsedMbBefore: mb(usedBefore), oldSpaceUsedMbAfter: mb(usedAfter), ms: Math.round(ms) },
+          "collected garbage while idle",
+        ),
     });
   } catch (err) {
-    logger.warn({ err: describeError(err) }, "idle collection (IDLE_GC_MB) is off: this process cannot collect on demand, so memory is left to V8");
+    logger.warn(
+      { err: describeError(err) },
+      "idle collection (IDLE_GC_MB) is off: this process cannot collect on demand, so memory is left to V8",
+    );
     return null;
   }
 }
@@ -130,6 +146,11 @@ function checkProviderKey(config: Config): void {
   const provider = config.models.defaultProvider;
   // None (keys on, no model key, no MOCK_PROVIDER): each conversation must name one, and is told so.
   if (provider === null || provider === "mock" || canCall(provider, config.models.providers[provider])) return;
-  const hint = provider === "openai" ? " (or OPENAI_BASE_URL, for an OpenAI-compatible local server such as Ollama, vLLM or llama.cpp, which needs no key)" : "";
-  throw new OperatorError(`LLM_PROVIDER is ${provider} but ${KEY_OF[provider]} is not set${hint}; set it, or unset LLM_PROVIDER to use the offline mock provider`);
+  const hint =
+    provider === "openai"
+      ? " (or OPENAI_BASE_URL, for an OpenAI-compatible local server such as Ollama, vLLM or llama.cpp, which needs no key)"
+      : "";
+  throw new OperatorError(
+    `LLM_PROVIDER is ${provider} but ${KEY_OF[provider]} is not set${hint}; set it, or unset LLM_PROVIDER to use the offline mock provider`,
+  );
 }

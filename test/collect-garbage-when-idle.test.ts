@@ -245,6 +245,13 @@ test("the event loop's utilization is read since the previous read: busy, then i
 
 test("where gc is exposed under another name (--expose-gc-as), asking for it throws instead of handing back nothing", async () => {
   const script = `import("${pathToFileURL(path.resolve("src/collect-garbage-when-idle.ts")).href}").then(({ fullCollection }) => { try { fullCollection(); console.log("got it"); } catch (err) { console.log(err.message); } })`;
-  const { stdout } = await run(process.execPath, ["--expose-gc-as=collect", "--import", "tsx", "--input-type=module", "-e", script]);
+  const { stdout } = await run(process.execPath, [
+    "--expose-gc-as=collect",
+    "--import",
+    "tsx",
+    "--input-type=module",
+    "-e",
+    script,
+  ]);
   expect(stdout.trim()).toBe("V8's gc is exposed under another name (--expose-gc-as)");
 });

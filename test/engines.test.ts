@@ -4,7 +4,9 @@ import { describe, expect, test } from "vitest";
 
 const read = (file: string) => readFileSync(new URL(`../${file}`, import.meta.url), "utf8");
 const pkg = JSON.parse(read("package.json")) as { engines: { node: string } };
-const lock = JSON.parse(read("package-lock.json")) as { packages: Record<string, { version?: string; engines?: { node?: string } | string[] }> };
+const lock = JSON.parse(read("package-lock.json")) as {
+  packages: Record<string, { version?: string; engines?: { node?: string } | string[] }>;
+};
 
 /**
  * One truth about the Node.js loopd runs on: package.json's `engines.node`.
@@ -21,7 +23,9 @@ describe("the Node.js versions loopd supports", () => {
   test("every installed package accepts every version engines.node names", () => {
     const refusing = Object.entries(lock.packages).flatMap(([where, entry]) => {
       const theirs = Array.isArray(entry.engines) ? undefined : entry.engines?.node;
-      return theirs && !semver.subset(ours, theirs) ? [`${where.replace(/^.*node_modules\//, "")}@${entry.version} wants ${theirs}`] : [];
+      return theirs && !semver.subset(ours, theirs)
+        ? [`${where.replace(/^.*node_modules\//, "")}@${entry.version} wants ${theirs}`]
+        : [];
     });
     expect(refusing).toEqual([]);
   });

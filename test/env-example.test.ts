@@ -18,7 +18,14 @@ test("the values .env.example shows are the defaults: uncommented, they change n
 
 test("the README's configuration table names every variable too", () => {
   const readme = read("README.md");
-  const table = readme.slice(readme.indexOf("## Configuration"), readme.indexOf("\n## ", readme.indexOf("## Configuration") + 1));
-  const named = new Set([...table.matchAll(/^\| `([A-Z][A-Z0-9_]*)`(?:, `([A-Z][A-Z0-9_]*)`)*/gm)].flatMap((m) => [...m[0].matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((n) => n[1]!)));
+  const table = readme.slice(
+    readme.indexOf("## Configuration"),
+    readme.indexOf("\n## ", readme.indexOf("## Configuration") + 1),
+  );
+  const named = new Set(
+    [...table.matchAll(/^\| `([A-Z][A-Z0-9_]*)`(?:, `([A-Z][A-Z0-9_]*)`)*/gm)].flatMap((m) =>
+      [...m[0].matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((n) => n[1]!),
+    ),
+  );
   expect(CONFIG_VARIABLES.filter((v) => !named.has(v))).toEqual([]);
 });

@@ -11,9 +11,13 @@ describe("a user's JSON Schema, checked in linear time", () => {
       required: ["code"],
     });
     expect(schema.check({ code: "aaaa", zip: "12345" })).toEqual([]);
-    expect(schema.check({ code: "aaaa", zip: "1234x" })).toEqual([{ path: ["zip"], message: 'must match pattern "^[0-9]{5}$"' }]);
+    expect(schema.check({ code: "aaaa", zip: "1234x" })).toEqual([
+      { path: ["zip"], message: 'must match pattern "^[0-9]{5}$"' },
+    ]);
     // With the backtracking engine: 2^60 steps.
-    expect(schema.check({ code: `${"a".repeat(60)}!` })).toEqual([{ path: ["code"], message: 'must match pattern "^(a+)+$"' }]);
+    expect(schema.check({ code: `${"a".repeat(60)}!` })).toEqual([
+      { path: ["code"], message: 'must match pattern "^(a+)+$"' },
+    ]);
     expect(schema.check({})).toEqual([{ path: ["code"], message: "is required" }]);
   });
 
@@ -24,13 +28,18 @@ describe("a user's JSON Schema, checked in linear time", () => {
     // Not a JSON Schema at all (checked against the meta-schema).
     expect(isCheckableSchema({ type: 5 })).toBe(false);
     expect(isCheckableSchema({ type: "object", required: "a" })).toBe(false);
-    expect(isCheckableSchema({ type: "object", properties: { when: { type: "string", format: "date-time" } } })).toBe(true);
+    expect(isCheckableSchema({ type: "object", properties: { when: { type: "string", format: "date-time" } } })).toBe(
+      true,
+    );
   });
 
   test("problems name where they are: nested properties, array items, formats", () => {
     const schema = compileUserSchema({
       type: "object",
-      properties: { items: { type: "array", items: { type: "object", properties: { n: { type: "number" } } } }, when: { type: "string", format: "date" } },
+      properties: {
+        items: { type: "array", items: { type: "object", properties: { n: { type: "number" } } } },
+        when: { type: "string", format: "date" },
+      },
       additionalProperties: false,
     });
     expect(schema.check({ items: [{ n: 1 }, { n: "two" }], when: "soon", extra: 1 })).toEqual([
@@ -43,7 +52,12 @@ describe("a user's JSON Schema, checked in linear time", () => {
 
 describe("each schema on its own", () => {
   test("a schema's $id is its own: compiled again it still compiles, and another schema cannot $ref it", () => {
-    const named = { $id: "urn:client-a:total", type: "object", properties: { total: { type: "number" } }, required: ["total"] };
+    const named = {
+      $id: "urn:client-a:total",
+      type: "object",
+      properties: { total: { type: "number" } },
+      required: ["total"],
+    };
     expect(isCheckableSchema(named)).toBe(true);
     // A run compiles the schema its request was checked with.
     expect(compileUserSchema(named).check({ total: 1 })).toEqual([]);
@@ -66,4 +80,3 @@ describe("each schema on its own", () => {
     expect(refs.filter((r) => r.deref() !== undefined).length).toBeLessThan(5);
   });
 });
-

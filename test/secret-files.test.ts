@@ -24,7 +24,13 @@ const ADMIN_TOKEN = "admin-token-from-a-file-0123456789";
 const f = useLoopd({ env: { ADMIN_TOKEN_FILE: secretFile("admin_token", `${ADMIN_TOKEN}\n`) } });
 
 test("ADMIN_TOKEN_FILE: the admin routes take the file's token (its line break dropped), and no other", async () => {
-  const make = (token: string) => f.loopd.app.inject({ method: "POST", url: "/admin/keys", headers: { authorization: `Bearer ${token}` }, payload: { tenant: "acme" } });
+  const make = (token: string) =>
+    f.loopd.app.inject({
+      method: "POST",
+      url: "/admin/keys",
+      headers: { authorization: `Bearer ${token}` },
+      payload: { tenant: "acme" },
+    });
   expect((await make(ADMIN_TOKEN)).statusCode).toBe(201);
   expect((await make("some-other-token-0123456789")).statusCode).toBe(401);
 });
@@ -48,7 +54,9 @@ describe("values from files", () => {
     expect(config.webhooks.secret).toBe("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
     expect(config.auth.metricsToken).toBe("metrics-token-from-file-0123");
     const redact = createRedactor(config.secrets).text;
-    const said = redact("keys sk-from-file-abcdef123456 and sk-ant-from-file-abcdef, password pa55-from-file, tokens metrics-token-from-file-0123 whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+    const said = redact(
+      "keys sk-from-file-abcdef123456 and sk-ant-from-file-abcdef, password pa55-from-file, tokens metrics-token-from-file-0123 whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+    );
     expect(said).toBe("keys [redacted] and [redacted], password [redacted], tokens [redacted] [redacted]");
   });
 
@@ -56,22 +64,31 @@ describe("values from files", () => {
     const env: NodeJS.ProcessEnv = { ADMIN_TOKEN_FILE: secretFile("admin_token_2", ADMIN_TOKEN) };
     expect(loadConfig(env).auth.adminToken).toBe(ADMIN_TOKEN);
     expect(env).toEqual({ ADMIN_TOKEN_FILE: path.join(folder, "admin_token_2") });
-    const tools = secretFile("tools.json", JSON.stringify({ mcp: [{ name: "fs", command: "node", args: ["server.js"], env: { TOKEN: "${ADMIN_TOKEN}" } }] }));
+    const tools = secretFile(
+      "tools.json",
+      JSON.stringify({ mcp: [{ name: "fs", command: "node", args: ["server.js"], env: { TOKEN: "${ADMIN_TOKEN}" } }] }),
+    );
     expect(() => loadConfig({ ...env, TOOLS_FILE: tools })).toThrow("${ADMIN_TOKEN} is not set in the environment");
   });
 });
 
 describe("mistakes stop the start, naming the variable and the path, never the content", () => {
   test("X and X_FILE both set", () => {
-    expect(() => loadConfig({ ADMIN_TOKEN: ADMIN_TOKEN, ADMIN_TOKEN_FILE: secretFile("admin_token_3", ADMIN_TOKEN) })).toThrow("ADMIN_TOKEN and ADMIN_TOKEN_FILE are both set: set one of them");
+    expect(() =>
+      loadConfig({ ADMIN_TOKEN: ADMIN_TOKEN, ADMIN_TOKEN_FILE: secretFile("admin_token_3", ADMIN_TOKEN) }),
+    ).toThrow("ADMIN_TOKEN and ADMIN_TOKEN_FILE are both set: set one of them");
   });
 
   test("a file that is missing, a folder or empty", () => {
     const missing = path.join(folder, "no-such-file");
-    expect(() => loadConfig({ OPENAI_API_KEY_FILE: missing })).toThrow(`OPENAI_API_KEY_FILE ${missing} cannot be read (ENOENT)`);
+    expect(() => loadConfig({ OPENAI_API_KEY_FILE: missing })).toThrow(
+      `OPENAI_API_KEY_FILE ${missing} cannot be read (ENOENT)`,
+    );
     const dir = path.join(folder, "a-folder");
     mkdirSync(dir);
-    expect(() => loadConfig({ WEBHOOK_SECRET_FILE: dir })).toThrow(`WEBHOOK_SECRET_FILE ${dir} cannot be read (EISDIR)`);
+    expect(() => loadConfig({ WEBHOOK_SECRET_FILE: dir })).toThrow(
+      `WEBHOOK_SECRET_FILE ${dir} cannot be read (EISDIR)`,
+    );
     const empty = secretFile("empty", "\n");
     expect(() => loadConfig({ DATABASE_URL_FILE: empty })).toThrow(`DATABASE_URL_FILE ${empty} is empty`);
   });
@@ -83,7 +100,9 @@ describe("mistakes stop the start, naming the variable and the path, never the c
     } catch (err) {
       message = (err as Error).message;
     }
-    expect(message).toMatch(/^invalid configuration: ADMIN_TOKEN: must be at least 16 characters .* \(read from ADMIN_TOKEN_FILE\)$/);
+    expect(message).toMatch(
+      /^invalid configuration: ADMIN_TOKEN: must be at least 16 characters .* \(read from ADMIN_TOKEN_FILE\)$/,
+    );
     expect(message).not.toContain("tooshort42");
   });
 
@@ -91,7 +110,9 @@ describe("mistakes stop the start, naming the variable and the path, never the c
     const url = secretFile("refused_url", "postgres://loopd:never-printed-pw@127.0.0.1:1/loopd\n");
     const refused = await runProgram("src/store/migrate-cli.ts", { env: { DATABASE_URL_FILE: url } });
     expect(refused.code).toBe(1);
-    expect(refused.stderr.trim()).toMatch(/^db:migrate cannot run: cannot reach PostgreSQL at 127\.0\.0\.1:1: connection refused/);
+    expect(refused.stderr.trim()).toMatch(
+      /^db:migrate cannot run: cannot reach PostgreSQL at 127\.0\.0\.1:1: connection refused/,
+    );
     expect(refused.output).not.toContain("never-printed-pw");
   }, 60_000);
 });

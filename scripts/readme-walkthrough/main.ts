@@ -21,10 +21,15 @@ import { readWalkthrough, type Step } from "./read-walkthrough.js";
  * leaves the copy for a look.
  */
 const repo = fileURLToPath(new URL("../..", import.meta.url));
-const { values } = parseArgs({ options: { keep: { type: "boolean", default: false }, "step-timeout-s": { type: "string", default: "180" } } });
+const { values } = parseArgs({
+  options: { keep: { type: "boolean", default: false }, "step-timeout-s": { type: "string", default: "180" } },
+});
 const stepTimeoutMs = Number(values["step-timeout-s"]) * 1000;
 
-const steps = readWalkthrough(readFileSync(path.join(repo, "README.md"), "utf8"), { from: "## Walkthrough with curl", to: "## Configuration" });
+const steps = readWalkthrough(readFileSync(path.join(repo, "README.md"), "utf8"), {
+  from: "## Walkthrough with curl",
+  to: "## Configuration",
+});
 const copy = copyOfRepository();
 const [loopdPort, llmPort] = [await freePort(), await freePort()];
 const ports = (text: string) =>
@@ -35,7 +40,13 @@ const ports = (text: string) =>
 
 const shell = spawn("bash", ["--norc", "--noprofile"], {
   cwd: copy,
-  env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LANG: "C.UTF-8", TERM: "dumb", PORT: String(loopdPort) },
+  env: {
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? "",
+    LANG: "C.UTF-8",
+    TERM: "dumb",
+    PORT: String(loopdPort),
+  },
   stdio: ["pipe", "pipe", "inherit"],
 });
 const lines = createInterface({ input: shell.stdout })[Symbol.asyncIterator]();
@@ -46,11 +57,15 @@ try {
   for (const [i, step] of steps.entries()) {
     const { printed, status } = await run(step, i);
     // A step with no output shown is checked by its exit status; one with output by what it printed (some commands, e.g. curl --max-time, end non-zero on purpose).
-    const ok = step.expected ? matchOutput({ expected: ports(step.expected.text), actual: printed, lang: step.expected.lang }) : status === 0;
+    const ok = step.expected
+      ? matchOutput({ expected: ports(step.expected.text), actual: printed, lang: step.expected.lang })
+      : status === 0;
     console.log(`${ok ? "ok  " : "DIFF"} README.md:${step.line}  ${step.heading}`);
     if (!ok) {
       failed++;
-      const shown = step.expected ? `the README shows (\`\`\`${step.expected.lang}):\n${ports(step.expected.text)}` : "the README shows no output: the step must end with status 0";
+      const shown = step.expected
+        ? `the README shows (\`\`\`${step.expected.lang}):\n${ports(step.expected.text)}`
+        : "the README shows no output: the step must end with status 0";
       console.log(`--- ${shown}\n--- the commands printed (status ${status}):\n${printed}\n---`);
     }
   }
@@ -61,7 +76,11 @@ try {
   if (values.keep) console.log(`the copy is kept in ${copy}`);
   else rmSync(path.dirname(copy), { recursive: true, force: true });
 }
-console.log(failed ? `the README walkthrough differs from what it shows in ${failed} of ${steps.length} steps` : `the README walkthrough printed what it shows: ${steps.length} steps`);
+console.log(
+  failed
+    ? `the README walkthrough differs from what it shows in ${failed} of ${steps.length} steps`
+    : `the README walkthrough printed what it shows: ${steps.length} steps`,
+);
 process.exitCode = failed ? 1 : 0;
 
 /** Runs one step's commands in the shell; resolves with what they printed and the last command's exit status. */
@@ -76,7 +95,10 @@ async function run(step: Step, index: number): Promise<{ printed: string; status
   try {
     for (;;) {
       const next = await lines.next();
-      if (next.done) throw new Error(`README.md:${step.line}: the shell ended (or the step ran past ${stepTimeoutMs / 1000} s); it printed:\n${out}`);
+      if (next.done)
+        throw new Error(
+          `README.md:${step.line}: the shell ended (or the step ran past ${stepTimeoutMs / 1000} s); it printed:\n${out}`,
+        );
       const end = next.value.match(new RegExp(`^${done} (\\d+)$`));
       if (end) return { printed: out.replace(/\n$/, ""), status: Number(end[1]) };
       out += `${next.value}\n`;
@@ -89,7 +111,12 @@ async function run(step: Step, index: number): Promise<{ printed: string; status
 function copyOfRepository(): string {
   const root = mkdtempSync(path.join(tmpdir(), "loopd-readme-"));
   const copy = path.join(root, "loopd");
-  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: repo, encoding: "utf8" }).split("\0").filter(Boolean);
+  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
+    cwd: repo,
+    encoding: "utf8",
+  })
+    .split("\0")
+    .filter(Boolean);
   for (const file of files) {
     mkdirSync(path.dirname(path.join(copy, file)), { recursive: true });
     // A file deleted but not yet committed is listed too.

@@ -65,15 +65,17 @@ const WEEKDAYS = "Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday";
 
 /** What changes from run to run, as one token of its kind. */
 function volatile(text: string): string {
-  return text
-    .replace(/\b(conv|run|msg|att|key)_[0-9a-z]{16,}\b/g, "$1_<id>")
-    .replace(/\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?/g, "<datetime>")
-    .replace(/\b\d\d:\d\d(?::\d\d)?\b/g, "<clock>")
-    .replace(new RegExp(`\\b(?:${WEEKDAYS})\\b`, "g"), "<weekday>")
-    .replace(/("(?:duration_ms|latency_ms|ttft_ms)":)\d+(?:\.\d+)?/g, "$1<ms>")
-    // The mock's token counts follow its answers' length, which holds the date: "Tuesday" is shorter than "Wednesday".
-    .replace(/("(?:input_tokens|output_tokens|estimated_input_tokens)":)\d+/g, "$1<tokens>")
-    .replace(/("cost_usd":)\d+(?:\.\d+)?(?:e-?\d+)?/g, "$1<usd>");
+  return (
+    text
+      .replace(/\b(conv|run|msg|att|key)_[0-9a-z]{16,}\b/g, "$1_<id>")
+      .replace(/\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?/g, "<datetime>")
+      .replace(/\b\d\d:\d\d(?::\d\d)?\b/g, "<clock>")
+      .replace(new RegExp(`\\b(?:${WEEKDAYS})\\b`, "g"), "<weekday>")
+      .replace(/("(?:duration_ms|latency_ms|ttft_ms)":)\d+(?:\.\d+)?/g, "$1<ms>")
+      // The mock's token counts follow its answers' length, which holds the date: "Tuesday" is shorter than "Wednesday".
+      .replace(/("(?:input_tokens|output_tokens|estimated_input_tokens)":)\d+/g, "$1<tokens>")
+      .replace(/("cost_usd":)\d+(?:\.\d+)?(?:e-?\d+)?/g, "$1<usd>")
+  );
 }
 
 function escapeRegExp(s: string): string {

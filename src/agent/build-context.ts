@@ -59,13 +59,25 @@ export function buildContext({
   tokenRatio?: number;
 }): BuiltContext {
   // A summary stored while the conversation was `summarize` is not sent under another strategy: what it condenses is.
-  const summarized = settings.strategy === "summarize" ? withSummary(history) : history.some(isSummary) ? history.filter((m) => !isSummary(m)) : history;
+  const summarized =
+    settings.strategy === "summarize"
+      ? withSummary(history)
+      : history.some(isSummary)
+        ? history.filter((m) => !isSummary(m))
+        : history;
   const kept = sendable(summarized as NewMessage[]);
   const refused = summarized.length - kept.length;
   if (settings.strategy === "full") {
     const rawTokens = fixedTokens + sumTokens(kept);
     const estimatedTokens = Math.ceil(rawTokens * tokenRatio);
-    return { messages: kept, rawTokens, estimatedTokens, uncutTokens: estimatedTokens, stubbed: 0, leftOut: { refused, trimmed: 0 } };
+    return {
+      messages: kept,
+      rawTokens,
+      estimatedTokens,
+      uncutTokens: estimatedTokens,
+      stubbed: 0,
+      leftOut: { refused, trimmed: 0 },
+    };
   }
   const { messages, stubbed } = stubOldResults(kept, settings.keep_tool_results);
   let out = messages;
@@ -78,7 +90,14 @@ export function buildContext({
     trimmed = cut.leftOut;
     rawTokens = fixedTokens + sumTokens(out);
   }
-  return { messages: out, rawTokens, estimatedTokens: Math.ceil(rawTokens * tokenRatio), uncutTokens, stubbed, leftOut: { refused, trimmed } };
+  return {
+    messages: out,
+    rawTokens,
+    estimatedTokens: Math.ceil(rawTokens * tokenRatio),
+    uncutTokens,
+    stubbed,
+    leftOut: { refused, trimmed },
+  };
 }
 
 const sumTokens = (messages: readonly NewMessage[]) => messages.reduce((sum, m) => sum + estimateMessageTokens(m), 0);
@@ -135,7 +154,10 @@ export function stubOf(message: NewMessage): NewMessage {
  * out is a multiple of a quarter of the limit (or all that may go), so the
  * cut only moves when the history has grown by that much.
  */
-function cutToFit(messages: NewMessage[], { limit, total }: { limit: number; total: number }): { messages: NewMessage[]; leftOut: number } {
+function cutToFit(
+  messages: NewMessage[],
+  { limit, total }: { limit: number; total: number },
+): { messages: NewMessage[]; leftOut: number } {
   const newestUser = messages.findLastIndex(isUserTurn);
   const starts: number[] = [];
   messages.forEach((m, i) => {

@@ -82,7 +82,16 @@ export async function callModel(
     const err = expired ?? thrown;
     const message = err instanceof Error ? err.message : String(err);
     const status = typeof (err as { status?: unknown }).status === "number" ? (err as { status: number }).status : null;
-    emit({ type: "model_call.failed", step: step.step, provider: provider.name, model: step.request.model, error: message, status, duration_ms: now() - started, ...sent });
+    emit({
+      type: "model_call.failed",
+      step: step.step,
+      provider: provider.name,
+      model: step.request.model,
+      error: message,
+      status,
+      duration_ms: now() - started,
+      ...sent,
+    });
     return { type: "failed", error: { code: "provider_error", message } };
   } finally {
     deadline.dispose();

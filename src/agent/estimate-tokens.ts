@@ -21,10 +21,18 @@ export function estimateTextTokens(text: string): number {
     if (isLetter(c) || isDigit(c)) {
       let j = i + 1;
       let letters = isLetter(c) ? 1 : 0;
-      while (j < n && (isLetter(text.charCodeAt(j)) || isDigit(text.charCodeAt(j)))) letters += isLetter(text.charCodeAt(j++)) ? 1 : 0;
+      while (j < n && (isLetter(text.charCodeAt(j)) || isDigit(text.charCodeAt(j))))
+        letters += isLetter(text.charCodeAt(j++)) ? 1 : 0;
       const len = j - i;
       // Words; numbers in groups of three; letters and digits mixed (hashes, ids) come out at about 2.5 characters a token.
-      tokens += letters === len ? (len <= 7 ? 1 : 1 + Math.ceil((len - 7) / 4)) : letters === 0 ? Math.ceil(len / 3) : Math.ceil(len / 2.5);
+      tokens +=
+        letters === len
+          ? len <= 7
+            ? 1
+            : 1 + Math.ceil((len - 7) / 4)
+          : letters === 0
+            ? Math.ceil(len / 3)
+            : Math.ceil(len / 2.5);
       i = j;
     } else if (c === 32) {
       // A single space joins the word after it (not a number).
@@ -77,7 +85,10 @@ export function estimateMessageTokens(message: NewMessage): number {
         tokens += estimateTextTokens(block.text);
         break;
       case "tool_call":
-        tokens += estimateTextTokens(block.id) + estimateTextTokens(block.name) + estimateTextTokens(block.raw_arguments ?? JSON.stringify(block.input));
+        tokens +=
+          estimateTextTokens(block.id) +
+          estimateTextTokens(block.name) +
+          estimateTextTokens(block.raw_arguments ?? JSON.stringify(block.input));
         break;
       case "tool_result":
         tokens += estimateTextTokens(block.tool_call_id) + estimateTextTokens(block.content);
@@ -97,7 +108,12 @@ export function estimateMessageTokens(message: NewMessage): number {
 /** The part of a request that is not history: the system prompt and the tools' definitions. */
 export function estimateFixedTokens({ system, tools }: { system: string | null; tools: readonly ToolSpec[] }): number {
   let tokens = system ? estimateTextTokens(system) + MESSAGE_OVERHEAD : 0;
-  for (const tool of tools) tokens += estimateTextTokens(tool.name) + estimateTextTokens(tool.description) + estimateTextTokens(JSON.stringify(tool.inputSchema)) + BLOCK_OVERHEAD;
+  for (const tool of tools)
+    tokens +=
+      estimateTextTokens(tool.name) +
+      estimateTextTokens(tool.description) +
+      estimateTextTokens(JSON.stringify(tool.inputSchema)) +
+      BLOCK_OVERHEAD;
   return tokens;
 }
 

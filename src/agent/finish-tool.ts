@@ -18,7 +18,12 @@ export function finishToolSpec({ result_schema: resultSchema }: FinishOptions): 
       type: "object",
       properties: {
         summary: { type: "string", description: "What was done, in a few sentences." },
-        confidence: { type: "number", minimum: 0, maximum: 1, description: "How sure you are the task is done right, 0 to 1." },
+        confidence: {
+          type: "number",
+          minimum: 0,
+          maximum: 1,
+          description: "How sure you are the task is done right, 0 to 1.",
+        },
         result: resultSchema ?? { description: "The task's result, if it has one." },
       },
       required: resultSchema ? ["summary", "result"] : ["summary"],
@@ -38,7 +43,10 @@ export type FinishChecker = (input: Record<string, unknown>) => Promise<FinishVe
  * client's `result_schema` is checked in a worker bounded in time and memory
  * (see `checkUserSchema`), its patterns in linear time.
  */
-export function createFinishChecker({ result_schema: resultSchema }: FinishOptions, { signal }: { signal?: AbortSignal | undefined } = {}): FinishChecker {
+export function createFinishChecker(
+  { result_schema: resultSchema }: FinishOptions,
+  { signal }: { signal?: AbortSignal | undefined } = {},
+): FinishChecker {
   const input = z.object({
     summary: z.string().trim().min(1, "must be a non-empty string"),
     confidence: z.number().min(0).max(1).optional(),
@@ -55,7 +63,15 @@ export function createFinishChecker({ result_schema: resultSchema }: FinishOptio
       });
       for (const { path, message } of found) problems.push({ path: ["result", ...path], message });
     }
-    if (parsed.success && problems.length === 0) return { ok: true, result: { summary: parsed.data.summary, confidence: parsed.data.confidence ?? null, result: parsed.data.result ?? null } };
+    if (parsed.success && problems.length === 0)
+      return {
+        ok: true,
+        result: {
+          summary: parsed.data.summary,
+          confidence: parsed.data.confidence ?? null,
+          result: parsed.data.result ?? null,
+        },
+      };
     const listed = problems.map((p) => `${p.path.length > 0 ? p.path.join(".") : "input"}: ${p.message}`).join("; ");
     return { ok: false, message: `finish was not accepted: ${listed}. Call finish again with valid input.` };
   };
@@ -65,7 +81,10 @@ export function createFinishChecker({ result_schema: resultSchema }: FinishOptio
 export function finishResults({ call, calls }: { call: ToolCallBlock; calls: readonly ToolCallBlock[] }): NewMessage[] {
   return calls.map((c) =>
     c === call
-      ? { role: "tool", content: [{ type: "tool_result", tool_call_id: c.id, name: c.name, content: "Finished.", is_error: false }] }
+      ? {
+          role: "tool",
+          content: [{ type: "tool_result", tool_call_id: c.id, name: c.name, content: "Finished.", is_error: false }],
+        }
       : errorResultFor(c, "tool call was not executed: the run finished"),
   );
 }

@@ -35,4 +35,8 @@ export function graceTurnOf(history: readonly NewMessage[]): GraceTurn | null {
 const NOTICES = new Map((["steps", "tokens", "seconds", "cost"] as const).map((name) => [graceNotice(name), name]));
 
 /** What the grace notice adds to the grace call's input (estimated). */
-export const NOTICE_TOKENS = Math.max(...(["steps", "tokens", "seconds", "cost"] as const).map((name) => estimateMessageTokens({ role: "user", kind: "notice", content: [{ type: "text", text: graceNotice(name) }] })));
+export const NOTICE_TOKENS = Math.max(
+  ...(["steps", "tokens", "seconds", "cost"] as const).map((name) =>
+    estimateMessageTokens({ role: "user", kind: "notice", content: [{ type: "text", text: graceNotice(name) }] }),
+  ),
+);

@@ -46,9 +46,15 @@ export function startModelCallDeadline({
     over = true;
     deadline.abort(expired);
   };
-  const whole = setTimeout(expire(`the model call took longer than ${seconds(callTimeoutMs)}; it was abandoned`), callTimeoutMs);
+  const whole = setTimeout(
+    expire(`the model call took longer than ${seconds(callTimeoutMs)}; it was abandoned`),
+    callTimeoutMs,
+  );
   // Counted from the start as well: headers followed by nothing is a stall too.
-  const idle = setTimeout(expire(`the model stream sent nothing for ${seconds(idleMs)}; the call was abandoned`), idleMs);
+  const idle = setTimeout(
+    expire(`the model stream sent nothing for ${seconds(idleMs)}; the call was abandoned`),
+    idleMs,
+  );
   return {
     signal: link.signal,
     onProgress() {

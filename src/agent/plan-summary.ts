@@ -27,7 +27,17 @@ export interface SummaryPlan {
  * newest exchange is left: the cut of `trim` handles it).
  * `history[i]` has seq i + 1.
  */
-export function planSummary({ history, settings, built, tokenRatio }: { history: readonly NewMessage[]; settings: ContextSettings; built: BuiltContext; tokenRatio: number }): SummaryPlan | null {
+export function planSummary({
+  history,
+  settings,
+  built,
+  tokenRatio,
+}: {
+  history: readonly NewMessage[];
+  settings: ContextSettings;
+  built: BuiltContext;
+  tokenRatio: number;
+}): SummaryPlan | null {
   const limit = settings.max_input_tokens;
   if (settings.strategy !== "summarize" || limit === null || built.uncutTokens <= limit) return null;
   const at = newestSummaryIndex(history);

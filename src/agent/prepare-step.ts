@@ -42,13 +42,37 @@ export interface PreparedStep {
 }
 
 /** What the next call is, given what the stop policy allows: its tool choice, whether it is the grace call, its context and its limits. */
-export function prepareStep({ state, settings, gate, clock }: { state: RunState; settings: CallSettings; gate: Exclude<StopGate, { type: "stop" }>; clock: RunClock }): PreparedStep {
+export function prepareStep({
+  state,
+  settings,
+  gate,
+  clock,
+}: {
+  state: RunState;
+  settings: CallSettings;
+  gate: Exclude<StopGate, { type: "stop" }>;
+  clock: RunClock;
+}): PreparedStep {
   const grace = gate.type === "grace" ? { over: gate.over } : null;
   const first = state.steps === 0;
-  const choice: ToolChoice = grace || settings.tools.length === 0 ? "none" : first || settings.toolChoice === "none" ? settings.toolChoice : "auto";
+  const choice: ToolChoice =
+    grace || settings.tools.length === 0
+      ? "none"
+      : first || settings.toolChoice === "none"
+        ? settings.toolChoice
+        : "auto";
   const built = state.context();
   const { model, system, tools, cacheKey, attachments } = settings;
-  const request: ModelRequestBody = { model, system, messages: built.messages, tools, toolChoice: choice, maxTokens: gate.maxTokens, cacheKey, ...(attachments && { attachments }) };
+  const request: ModelRequestBody = {
+    model,
+    system,
+    messages: built.messages,
+    tools,
+    toolChoice: choice,
+    maxTokens: gate.maxTokens,
+    cacheKey,
+    ...(attachments && { attachments }),
+  };
   return {
     step: state.steps + 1,
     grace,

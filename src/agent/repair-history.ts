@@ -14,7 +14,10 @@ export function findOrphanToolCalls(history: readonly NewMessage[]): ToolCallBlo
 }
 
 export function errorResultFor(call: ToolCallBlock, content: string): NewMessage {
-  return { role: "tool", content: [{ type: "tool_result", tool_call_id: call.id, name: call.name, content, is_error: true }] };
+  return {
+    role: "tool",
+    content: [{ type: "tool_result", tool_call_id: call.id, name: call.name, content, is_error: true }],
+  };
 }
 
 /**

@@ -56,20 +56,62 @@ export interface AgentRunOptions {
  */
 export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
   const { provider, toolBox, signal, now = Date.now, onEvent: emit = () => {} } = o;
-  const settings: CallSettings = { ...o.call, tools: toolBox.specs, fixedTokens: estimateFixedTokens({ system: o.call.system, tools: toolBox.specs }) };
+  const settings: CallSettings = {
+    ...o.call,
+    tools: toolBox.specs,
+    fixedTokens: estimateFixedTokens({ system: o.call.system, tools: toolBox.specs }),
+  };
   const state = createRunState({ ...o, ...o.resume, context: settings.context, fixedTokens: settings.fixedTokens });
-  const clock = createRunClock({ startedAt: o.resume?.clockStartedAt ?? now(), maxSeconds: o.budget.max_seconds, ...o.limits, now });
-  const stop = createStopPolicy({ budget: o.budget, maxTokens: settings.maxTokens, conditions: budgetConditions(o.budget, o.costOf) });
+  const clock = createRunClock({
+    startedAt: o.resume?.clockStartedAt ?? now(),
+    maxSeconds: o.budget.max_seconds,
+    ...o.limits,
+    now,
+  });
+  const stop = createStopPolicy({
+    budget: o.budget,
+    maxTokens: settings.maxTokens,
+    conditions: budgetConditions(o.budget, o.costOf),
+  });
   const checkFinish = o.finish ? createFinishChecker(o.finish, { signal }) : null;
   const tools = { toolBox, state, clock, signal, emit };
-  const weigh = (inputTokens: number, afterTools: boolean) => stop.beforeStep({ spent: { steps: state.steps, usage: state.usage, costUsd: state.usage.cost_usd ?? null, timeLeftMs: clock.timeLeftMs() }, inputTokens, afterTools, shown: state.shown(), graceTurn: graceTurnOf(state.history) });
-  const summarizeIfNeeded = createSummarizer({ provider, settings, state, clock, signal, idleMs: o.limits.modelStreamIdleMs, emit, now, budget: o.budget, costOf: o.costOf });
-  const cancelled = () => state.end({ status: "cancelled", stopReason: isSuperseded(signal) ? "superseded" : "cancelled" }, { interrupted: isInterruption(signal) });
-  const overBudget = (over: BudgetName) => state.end({ status: "incomplete", stopReason: over === "steps" ? "max_steps" : "budget", budgetExceeded: over });
+  const weigh = (inputTokens: number, afterTools: boolean) =>
+    stop.beforeStep({
+      spent: {
+        steps: state.steps,
+        usage: state.usage,
+        costUsd: state.usage.cost_usd ?? null,
+        timeLeftMs: clock.timeLeftMs(),
+      },
+      inputTokens,
+      afterTools,
+      shown: state.shown(),
+      graceTurn: graceTurnOf(state.history),
+    });
+  const summarizeIfNeeded = createSummarizer({
+    provider,
+    settings,
+    state,
+    clock,
+    signal,
+    idleMs: o.limits.modelStreamIdleMs,
+    emit,
+    now,
+    budget: o.budget,
+    costOf: o.costOf,
+  });
+  const cancelled = () =>
+    state.end(
+      { status: "cancelled", stopReason: isSuperseded(signal) ? "superseded" : "cancelled" },
+      { interrupted: isInterruption(signal) },
+    );
+  const overBudget = (over: BudgetName) =>
+    state.end({ status: "incomplete", stopReason: over === "steps" ? "max_steps" : "budget", budgetExceeded: over });
 
   // A paused run answered: the calls the application approved run first, announced durably before they do.
   const approvedCalls = state.lastCalls().filter((call) => o.resume?.approvedCalls.includes(call.id));
-  for (const call of approvedCalls) emit({ type: "tool_call.started", tool_call_id: call.id, name: call.name, input: call.input });
+  for (const call of approvedCalls)
+    emit({ type: "tool_call.started", tool_call_id: call.id, name: call.name, input: call.input });
   if (approvedCalls.length > 0) await o.flushEvents?.();
   await runTools(approvedCalls, { ...tools, announced: true });
   let afterTools = state.history.at(-1)?.role === "tool"; // the approved calls', or those a crash cut off (recovery answered them)
@@ -85,15 +127,29 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
     const summarized = await summarizeIfNeeded();
     if (summarized === "cancelled") return cancelled();
     // The summary's tokens and cost are the run's, and the call is sent less: weighed again.
-    if (summarized === "written" && (gate = weigh(state.context().estimatedTokens, afterTools)).type === "stop") return overBudget(gate.over);
+    if (summarized === "written" && (gate = weigh(state.context().estimatedTokens, afterTools)).type === "stop")
+      return overBudget(gate.over);
     if (gate.type === "grace") await state.appendNotice(graceNotice(gate.over));
     const step = prepareStep({ state, settings, gate, clock });
-    const called = await callModel(step, { provider, state, clock, signal, idleMs: o.limits.modelStreamIdleMs, emit, now });
+    const called = await callModel(step, {
+      provider,
+      state,
+      clock,
+      signal,
+      idleMs: o.limits.modelStreamIdleMs,
+      emit,
+      now,
+    });
     if (called.type === "cancelled") return cancelled();
     if (called.type === "out_of_time") return overBudget("seconds");
     if (called.type === "failed") return state.end({ status: "failed", stopReason: "error", error: called.error });
 
-    const turn = await decideTurn(called.response, { step, toolBox, checkFinish, nudged: () => state.nudgedSinceUser(FINISH_NUDGE) });
+    const turn = await decideTurn(called.response, {
+      step,
+      toolBox,
+      checkFinish,
+      nudged: () => state.nudgedSinceUser(FINISH_NUDGE),
+    });
     afterTools = false;
     switch (turn.type) {
       case "call_again":

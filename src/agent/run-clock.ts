@@ -21,7 +21,11 @@ export interface RunClock {
    * budget's deadline. `outOfTime()` tells, after a call was stopped, which
    * stopped it. Dispose it when the tools are done.
    */
-  toolSignal(signal: AbortSignal | undefined): { signal: AbortSignal | undefined; outOfTime(): boolean; dispose(): void };
+  toolSignal(signal: AbortSignal | undefined): {
+    signal: AbortSignal | undefined;
+    outOfTime(): boolean;
+    dispose(): void;
+  };
 }
 
 /** The one place that knows a run's time budget. */
@@ -41,7 +45,8 @@ export function createRunClock({
   now?: () => number;
 }): RunClock {
   const timeLeftMs = () => (maxSeconds === null ? Infinity : startedAt + maxSeconds * 1000 - now());
-  const budgetMs = ({ grace }: { grace: boolean }) => (grace ? Math.max(timeLeftMs(), graceWindowMs) : Math.max(0, timeLeftMs()));
+  const budgetMs = ({ grace }: { grace: boolean }) =>
+    grace ? Math.max(timeLeftMs(), graceWindowMs) : Math.max(0, timeLeftMs());
   return {
     elapsedMs: () => now() - startedAt,
     timeLeftMs,

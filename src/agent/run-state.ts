@@ -42,7 +42,10 @@ export function createRunState({
   const history = [...given];
   let steps = stepsDone;
   // A run saved before it was priced gets its cost worked out from its tokens.
-  let usage: RunUsage = { ...usageSoFar, cost_usd: usageSoFar.cost_usd !== undefined ? usageSoFar.cost_usd : costOf(usageSoFar) };
+  let usage: RunUsage = {
+    ...usageSoFar,
+    cost_usd: usageSoFar.cost_usd !== undefined ? usageSoFar.cost_usd : costOf(usageSoFar),
+  };
   let tokenRatio = ratio;
   let built: { length: number; ratio: number; context: BuiltContext } | null = null;
   // What the steps showed: the last call's input (uncalibrated), the largest growth from one call's input to the next's, the longest answer.
@@ -86,14 +89,23 @@ export function createRunState({
     /** A user-role message of loopd's own; not again when the history ends with it (a run resumed after a crash). */
     async appendNotice(text: string): Promise<void> {
       const last = history.at(-1);
-      if (last?.role === "user" && last.kind === "notice" && last.content.some((b) => b.type === "text" && b.text === text)) return;
+      if (
+        last?.role === "user" &&
+        last.kind === "notice" &&
+        last.content.some((b) => b.type === "text" && b.text === text)
+      )
+        return;
       await append([{ role: "user", kind: "notice", content: [{ type: "text", text }] }]);
     },
 
     /** The context the next call is sent, built once per state of the history. */
     context(): BuiltContext {
       if (built?.length !== history.length || built.ratio !== tokenRatio) {
-        built = { length: history.length, ratio: tokenRatio, context: buildContext({ history, settings, fixedTokens, tokenRatio }) };
+        built = {
+          length: history.length,
+          ratio: tokenRatio,
+          context: buildContext({ history, settings, fixedTokens, tokenRatio }),
+        };
       }
       return built.context;
     },
@@ -121,7 +133,10 @@ export function createRunState({
     /** Adds a call's usage, and its cost, to the run's; returns the call's cost. `model`: the call's, when not the run's. */
     spend(used: Usage, model?: string): number | null {
       const cost = costOf(used, model);
-      usage = { ...addUsage(usage, used), cost_usd: usage.cost_usd == null || cost === null ? null : roundUsd(usage.cost_usd + cost) };
+      usage = {
+        ...addUsage(usage, used),
+        cost_usd: usage.cost_usd == null || cost === null ? null : roundUsd(usage.cost_usd + cost),
+      };
       return cost;
     },
 
@@ -145,7 +160,8 @@ export function createRunState({
 
     /** The calls of the last assistant message. */
     lastCalls(): ToolCallBlock[] {
-      for (let i = history.length - 1; i >= 0; i--) if (history[i]!.role === "assistant") return toolCallsOf(history[i]!);
+      for (let i = history.length - 1; i >= 0; i--)
+        if (history[i]!.role === "assistant") return toolCallsOf(history[i]!);
       return [];
     },
 
@@ -162,7 +178,16 @@ export function createRunState({
      * (a run interrupted records no end here: it saves everything now).
      */
     async end(ending: RunEnding, { interrupted = false }: { interrupted?: boolean } = {}): Promise<RunOutcome> {
-      const repair = repairTail(history, interrupted ? INTERRUPTED_RESULT : ending.stopReason === "superseded" ? SUPERSEDED_CALL_RESULT : ending.status === "cancelled" ? CANCELLED_RESULT : INTERRUPTED_RESULT);
+      const repair = repairTail(
+        history,
+        interrupted
+          ? INTERRUPTED_RESULT
+          : ending.stopReason === "superseded"
+            ? SUPERSEDED_CALL_RESULT
+            : ending.status === "cancelled"
+              ? CANCELLED_RESULT
+              : INTERRUPTED_RESULT,
+      );
       if (repair.length > 0 || interrupted) await append(repair);
       const unsaved = held;
       held = [];

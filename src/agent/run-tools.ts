@@ -16,25 +16,60 @@ import { TIME_BUDGET_RESULT } from "./stop-policy.js";
  */
 export async function runTools(
   calls: ToolCallBlock[],
-  { toolBox, state, clock, signal, emit, announced = false }: { toolBox: ToolBox; state: RunState; clock: RunClock; signal: AbortSignal | undefined; emit: (event: AgentEvent) => void; announced?: boolean },
+  {
+    toolBox,
+    state,
+    clock,
+    signal,
+    emit,
+    announced = false,
+  }: {
+    toolBox: ToolBox;
+    state: RunState;
+    clock: RunClock;
+    signal: AbortSignal | undefined;
+    emit: (event: AgentEvent) => void;
+    announced?: boolean;
+  },
 ): Promise<void> {
   if (calls.length === 0) return;
   const stop = clock.toolSignal(signal);
   try {
     const outcomes = toolBox.run(calls, {
       signal: stop.signal,
-      onStart: announced ? undefined : (call) => emit({ type: "tool_call.started", tool_call_id: call.id, name: call.name, input: call.input }),
+      onStart: announced
+        ? undefined
+        : (call) => emit({ type: "tool_call.started", tool_call_id: call.id, name: call.name, input: call.input }),
     });
     for await (const outcome of outcomes) {
       const { call, durationMs, status } = outcome;
       // A call cut short by a shutdown was not cancelled by anyone: say so, for the model that resumes.
       const stoppedBy =
-        status !== "cancelled" ? null : isInterruption(signal) ? INTERRUPTED_RESULT : isSuperseded(signal) ? SUPERSEDED_CALL_RESULT : stop.outOfTime() ? TIME_BUDGET_RESULT : null;
+        status !== "cancelled"
+          ? null
+          : isInterruption(signal)
+            ? INTERRUPTED_RESULT
+            : isSuperseded(signal)
+              ? SUPERSEDED_CALL_RESULT
+              : stop.outOfTime()
+                ? TIME_BUDGET_RESULT
+                : null;
       const result = stoppedBy ? { ...outcome.result, content: stoppedBy } : outcome.result;
       await state.append([{ role: "tool", content: [result] }], {
-        completed: [{ tool_call_id: call.id, name: call.name, is_error: result.is_error, duration_ms: durationMs, status }],
+        completed: [
+          { tool_call_id: call.id, name: call.name, is_error: result.is_error, duration_ms: durationMs, status },
+        ],
       });
-      emit({ type: "tool_call.completed", tool_call_id: call.id, name: call.name, input: call.input, is_error: result.is_error, content: result.content, duration_ms: durationMs, status });
+      emit({
+        type: "tool_call.completed",
+        tool_call_id: call.id,
+        name: call.name,
+        input: call.input,
+        is_error: result.is_error,
+        content: result.content,
+        duration_ms: durationMs,
+        status,
+      });
     }
   } finally {
     stop.dispose();

@@ -42,7 +42,10 @@ export interface StopCondition {
 }
 
 /** What the loop does before a model call: make it, make it the grace call (tools off, a notice first), or end the run. */
-export type StopGate = { type: "go"; maxTokens: number } | { type: "grace"; over: BudgetName; maxTokens: number } | { type: "stop"; over: BudgetName };
+export type StopGate =
+  | { type: "go"; maxTokens: number }
+  | { type: "grace"; over: BudgetName; maxTokens: number }
+  | { type: "stop"; over: BudgetName };
 
 /** A call with less room than this for its answer is not worth making. */
 export const MIN_OUTPUT_TOKENS = 256;
@@ -50,7 +53,8 @@ export const MIN_OUTPUT_TOKENS = 256;
 export function tokenBudget(maxTokens: number | null): StopCondition {
   return {
     name: "tokens",
-    room: (spent, call) => (maxTokens === null ? Infinity : maxTokens - totalTokens(spent.usage) - call.inputTokens - reserved(call)),
+    room: (spent, call) =>
+      maxTokens === null ? Infinity : maxTokens - totalTokens(spent.usage) - call.inputTokens - reserved(call),
   };
 }
 
@@ -73,7 +77,11 @@ export function costBudget(
     room(spent, { inputTokens, reserve }) {
       if (maxCostUsd === null) return Infinity;
       if (price === null || spent.costUsd === null || (reserve && reservePrice === null)) return -1;
-      const left = maxCostUsd - spent.costUsd - inputTokens * price.input - (reserve ? reserve.inputTokens * reservePrice!.input : 0);
+      const left =
+        maxCostUsd -
+        spent.costUsd -
+        inputTokens * price.input -
+        (reserve ? reserve.inputTokens * reservePrice!.input : 0);
       if (price.output === 0) return left >= 0 ? Infinity : -1;
       return Math.floor(left / price.output);
     },
@@ -119,7 +127,15 @@ const reserved = (call: NextCall) => call.reserve?.inputTokens ?? 0;
  * stops. A run whose history holds its grace turn (`graceTurn`, a run taken
  * up again after a crash) makes that grace call, or ends if it was made.
  */
-export function createStopPolicy({ budget, maxTokens, conditions }: { budget: RunBudget; maxTokens: number; conditions: StopCondition[] }) {
+export function createStopPolicy({
+  budget,
+  maxTokens,
+  conditions,
+}: {
+  budget: RunBudget;
+  maxTokens: number;
+  conditions: StopCondition[];
+}) {
   const least = Math.min(MIN_OUTPUT_TOKENS, maxTokens);
   /** The room of the tightest budget (`budgeted`: Infinity when none limits it), and the call's output limit under it. */
   const roomOf = (spent: BudgetSpent, call: NextCall, needed: number) => {
@@ -158,7 +174,13 @@ export function createStopPolicy({ budget, maxTokens, conditions }: { budget: Ru
         const reserve = budget.grace_turn && stepsLeft > 1 ? { inputTokens: inputTokens + expected.growth } : null;
         const normal = roomOf(spent, { inputTokens, reserve, grace: false }, reserve ? expected.output + least : least);
         // The answer is part of the grace call's input too: whatever it writes beyond the expected answer counts twice, so it may write half of what is left beyond that.
-        if (normal.over === null) return { type: "go", maxTokens: reserve ? Math.min(normal.room, Math.floor((normal.budgeted + expected.output - least) / 2)) : normal.room };
+        if (normal.over === null)
+          return {
+            type: "go",
+            maxTokens: reserve
+              ? Math.min(normal.room, Math.floor((normal.budgeted + expected.output - least) / 2))
+              : normal.room,
+          };
         over = normal.over;
       }
       if (!budget.grace_turn) return { type: "stop", over };
@@ -171,17 +193,45 @@ export function createStopPolicy({ budget, maxTokens, conditions }: { budget: Ru
 export type StopPolicy = ReturnType<typeof createStopPolicy>;
 
 /** The most output a call that is not a step (a summary's) may have within the run's budgets, as a step would be weighed; null when it does not fit. */
-export function roomForCall({ budget, maxTokens, conditions, spent, inputTokens, shown = null }: { budget: RunBudget; maxTokens: number; conditions: StopCondition[]; spent: BudgetSpent; inputTokens: number; shown?: StepsShown | null }): number | null {
-  const gate = createStopPolicy({ budget, maxTokens, conditions }).beforeStep({ spent, inputTokens, afterTools: false, shown });
+export function roomForCall({
+  budget,
+  maxTokens,
+  conditions,
+  spent,
+  inputTokens,
+  shown = null,
+}: {
+  budget: RunBudget;
+  maxTokens: number;
+  conditions: StopCondition[];
+  spent: BudgetSpent;
+  inputTokens: number;
+  shown?: StepsShown | null;
+}): number | null {
+  const gate = createStopPolicy({ budget, maxTokens, conditions }).beforeStep({
+    spent,
+    inputTokens,
+    afterTools: false,
+    shown,
+  });
   return gate.type === "go" ? gate.maxTokens : null;
 }
 
 /** The result of a call stopped because the run's time ran out. */
-export const TIME_BUDGET_RESULT = "tool call was stopped: the run's time budget ran out before it finished; its result is unknown";
+export const TIME_BUDGET_RESULT =
+  "tool call was stopped: the run's time budget ran out before it finished; its result is unknown";
 
 /** The run's budgets as conditions: its tokens, its cost (priced by `costOf`; the reserve for the grace call by `reserveCostOf`, the run's model when the call is a summary's), its time. */
-export function budgetConditions(budget: RunBudget, costOf: (usage: Usage) => number | null, { reserveCostOf = costOf }: { reserveCostOf?: (usage: Usage) => number | null } = {}): StopCondition[] {
-  return [tokenBudget(budget.max_tokens), costBudget(budget.max_cost_usd, pricePerToken(costOf), pricePerToken(reserveCostOf)), timeBudget()];
+export function budgetConditions(
+  budget: RunBudget,
+  costOf: (usage: Usage) => number | null,
+  { reserveCostOf = costOf }: { reserveCostOf?: (usage: Usage) => number | null } = {},
+): StopCondition[] {
+  return [
+    tokenBudget(budget.max_tokens),
+    costBudget(budget.max_cost_usd, pricePerToken(costOf), pricePerToken(reserveCostOf)),
+    timeBudget(),
+  ];
 }
 
 /** USD per input and per output token, worked out from `costOf` (it is linear); null for a model without a price. */

@@ -56,36 +56,83 @@ export function createSummarizer({
   /** Writes the summary the next call needs, if it needs one: "written" when it did, "cancelled" when the run was cancelled meanwhile. */
   return async function summarizeIfNeeded(): Promise<"written" | "cancelled" | null> {
     if (failed) return null;
-    const plan = planSummary({ history: state.history, settings: settings.context, built: state.context(), tokenRatio: state.tokenRatio });
+    const plan = planSummary({
+      history: state.history,
+      settings: settings.context,
+      built: state.context(),
+      tokenRatio: state.tokenRatio,
+    });
     if (plan === null) return null;
     const limit = settings.context.max_input_tokens!;
     const wanted = Math.min(settings.maxTokens, Math.max(MIN_SUMMARY_TOKENS, Math.floor(limit * SUMMARY_SHARE)));
     const model = settings.context.summary_model ?? settings.model;
-    const textFor = (maxTokens: number) => summaryRequestText(plan, { maxWords: Math.floor(maxTokens * 0.6), maxChars: Math.floor(limit * TRANSCRIPT_CHARS_PER_TOKEN) });
+    const textFor = (maxTokens: number) =>
+      summaryRequestText(plan, {
+        maxWords: Math.floor(maxTokens * 0.6),
+        maxChars: Math.floor(limit * TRANSCRIPT_CHARS_PER_TOKEN),
+      });
     const room = roomForCall({
       budget,
       maxTokens: settings.maxTokens,
       // The grace call it leaves room for is the run's model's.
       conditions: budgetConditions(budget, (u) => costOf(u, model), { reserveCostOf: (u) => costOf(u) }),
-      spent: { steps: state.steps, usage: state.usage, costUsd: state.usage.cost_usd ?? null, timeLeftMs: clock.timeLeftMs() },
-      inputTokens: Math.ceil((estimateTextTokens(SUMMARY_SYSTEM) + estimateTextTokens(textFor(wanted))) * state.tokenRatio),
+      spent: {
+        steps: state.steps,
+        usage: state.usage,
+        costUsd: state.usage.cost_usd ?? null,
+        timeLeftMs: clock.timeLeftMs(),
+      },
+      inputTokens: Math.ceil(
+        (estimateTextTokens(SUMMARY_SYSTEM) + estimateTextTokens(textFor(wanted))) * state.tokenRatio,
+      ),
       shown: state.shown(),
     });
     if (room === null) return null;
     // Within what the budgets leave (asking for fewer words only shortens the request).
     const maxTokens = Math.min(wanted, room);
     const text = textFor(maxTokens);
-    const request: ModelRequestBody = { model, system: SUMMARY_SYSTEM, messages: [{ role: "user", content: [{ type: "text", text }] }], tools: [], toolChoice: "none", maxTokens, cacheKey: null };
+    const request: ModelRequestBody = {
+      model,
+      system: SUMMARY_SYSTEM,
+      messages: [{ role: "user", content: [{ type: "text", text }] }],
+      tools: [],
+      toolChoice: "none",
+      maxTokens,
+      cacheKey: null,
+    };
     const started = now();
     let body: object | null = null;
     let reported: Usage | null = null;
     const summarizes = { from_seq: plan.from_seq, to_seq: plan.to_seq };
-    const report = (fields: { summary_seq: number | null; answer: string | null; error: string | null; usage: Usage | null; cost_usd: number | null }) =>
-      emit({ type: "context.summary", provider: provider.name, model, summarizes, ...fields, run_steps: state.steps, run_usage: state.usage, started_at: started, duration_ms: now() - started, body });
+    const report = (fields: {
+      summary_seq: number | null;
+      answer: string | null;
+      error: string | null;
+      usage: Usage | null;
+      cost_usd: number | null;
+    }) =>
+      emit({
+        type: "context.summary",
+        provider: provider.name,
+        model,
+        summarizes,
+        ...fields,
+        run_steps: state.steps,
+        run_usage: state.usage,
+        started_at: started,
+        duration_ms: now() - started,
+        body,
+      });
     const deadline = startModelCallDeadline({ signal, callTimeoutMs: clock.callTimeoutMs({ grace: false }), idleMs });
     let response: ModelResponse;
     try {
-      response = await provider.generate({ ...request, signal: deadline.signal, onProgress: deadline.onProgress, onUsage: (u) => (reported = u), onRequest: (b) => (body = b) });
+      response = await provider.generate({
+        ...request,
+        signal: deadline.signal,
+        onProgress: deadline.onProgress,
+        onUsage: (u) => (reported = u),
+        onRequest: (b) => (body = b),
+      });
     } catch (thrown) {
       const partial: Usage = reported ?? emptyUsage();
       const cost = totalTokens(partial) > 0 ? state.spend(partial, model) : null;
@@ -93,16 +140,31 @@ export function createSummarizer({
       failed = true;
       const err = deadline.expired() ?? thrown;
       const message = err instanceof Error ? err.message : String(err);
-      report({ summary_seq: null, answer: null, error: `the summary call failed (${message}); the exchanges were left out instead`, usage: reported, cost_usd: cost });
+      report({
+        summary_seq: null,
+        answer: null,
+        error: `the summary call failed (${message}); the exchanges were left out instead`,
+        usage: reported,
+        cost_usd: cost,
+      });
       return null;
     } finally {
       deadline.dispose();
     }
     const cost = state.spend(response.usage, model);
-    const answer = response.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n").trim();
+    const answer = response.content
+      .flatMap((b) => (b.type === "text" ? [b.text] : []))
+      .join("\n")
+      .trim();
     if (answer === "") {
       failed = true;
-      report({ summary_seq: null, answer: null, error: "the summary call answered with no text; the exchanges were left out instead", usage: response.usage, cost_usd: cost });
+      report({
+        summary_seq: null,
+        answer: null,
+        error: "the summary call answered with no text; the exchanges were left out instead",
+        usage: response.usage,
+        cost_usd: cost,
+      });
       return null;
     }
     // The span goes with the save of the summary it tells.

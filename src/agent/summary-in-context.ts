@@ -15,7 +15,8 @@ export function withSummary(history: readonly NewMessage[]): readonly NewMessage
   return [summaryAsSent(summary), ...history.slice(covered).filter((m) => !isSummary(m))];
 }
 
-export const isSummary = (m: NewMessage): boolean => m.role === "user" && m.kind === "summary" && m.summarizes !== undefined;
+export const isSummary = (m: NewMessage): boolean =>
+  m.role === "user" && m.kind === "summary" && m.summarizes !== undefined;
 
 /** Where the newest summary is in the history; -1 when it holds none. */
 export function newestSummaryIndex(history: readonly NewMessage[]): number {
@@ -33,7 +34,12 @@ function summaryAsSent(summary: Extract<NewMessage, { role: "user" }>): NewMessa
     const { from_seq, to_seq } = summary.summarizes!;
     const header = `[Summary of messages ${from_seq}–${to_seq} of this conversation, written by loopd to fit the context window; the messages themselves are no longer sent]`;
     const text = textOf(summary);
-    sent = { role: "user", kind: "summary", summarizes: summary.summarizes!, content: [{ type: "text", text: `${header}\n\n${text}` }] };
+    sent = {
+      role: "user",
+      kind: "summary",
+      summarizes: summary.summarizes!,
+      content: [{ type: "text", text: `${header}\n\n${text}` }],
+    };
     SENT.set(summary, sent);
   }
   return sent;

@@ -35,9 +35,14 @@ export interface AnsweredRun {
   replayed: boolean;
 }
 
-const DECLINED = { head: "the user declined this call", none: " (no reason given)", tail: ". It was not executed. Do not retry the same call; take another approach or ask the user." };
+const DECLINED = {
+  head: "the user declined this call",
+  none: " (no reason given)",
+  tail: ". It was not executed. Do not retry the same call; take another approach or ask the user.",
+};
 
-export const declinedResult = (reason: string | undefined) => `${DECLINED.head}${reason ? `: ${reason}` : DECLINED.none}${DECLINED.tail}`;
+export const declinedResult = (reason: string | undefined) =>
+  `${DECLINED.head}${reason ? `: ${reason}` : DECLINED.none}${DECLINED.tail}`;
 
 /** The reason of a denial's result, as `declinedResult` wrote it ("" for none); undefined for any other result. */
 export function reasonOfDenial(result: string): string | undefined {
@@ -54,13 +59,22 @@ export function reasonOfDenial(result: string): string | undefined {
  * the approved calls first. Two answers at once: one wins, the other finds
  * the run no longer waiting (409). Nothing changes on a bad answer.
  */
-export async function answerAction({ services, runs }: { services: Services; runs: RunManager }, input: AnswerActionInput): Promise<AnsweredRun> {
+export async function answerAction(
+  { services, runs }: { services: Services; runs: RunManager },
+  input: AnswerActionInput,
+): Promise<AnsweredRun> {
   const { store, config, instanceId, signals } = services;
   const found = await store.runs.getOfTenant(input.tenant, input.runId);
   if (!found || found.conversationId !== input.conversationId) throw notFound("run", input.runId);
-  const requestHash = hashOfRequest({ approvals: input.approvals, tool_outputs: input.toolOutputs, actor: input.actor ?? null });
+  const requestHash = hashOfRequest({
+    approvals: input.approvals,
+    tool_outputs: input.toolOutputs,
+    actor: input.actor ?? null,
+  });
   const replay = async () => {
-    const earlier = input.idempotencyKey ? await store.actions.byIdempotencyKey(found.id, input.idempotencyKey) : undefined;
+    const earlier = input.idempotencyKey
+      ? await store.actions.byIdempotencyKey(found.id, input.idempotencyKey)
+      : undefined;
     if (!earlier) return undefined;
     checkSameRequest(earlier.requestHash, requestHash, { run_id: found.id });
     const run = (await store.runs.get(found.id)) ?? found;
@@ -108,14 +122,23 @@ export async function answerAction({ services, runs }: { services: Services; run
   if (answered === "expired") {
     services.telemetry.runEnded({ status: "incomplete", stopReason: EXPIRED.stopReason });
     await runs.startQueued(found.conversationId);
-    throw new AppError("run_not_waiting", `run ${found.id} is no longer waiting: no answer came before its deadline, so its calls were given up`, {
-      run_id: found.id,
-      status: "incomplete",
-      stop_reason: "action_expired",
-    });
+    throw new AppError(
+      "run_not_waiting",
+      `run ${found.id} is no longer waiting: no answer came before its deadline, so its calls were given up`,
+      {
+        run_id: found.id,
+        status: "incomplete",
+        stop_reason: "action_expired",
+      },
+    );
   }
   runs.start(answered.run, { position: answered.position, approvedCalls: answered.approvedCalls });
-  return { run: answered.run, afterEventSeq: answered.afterEventSeq, firstMessageSeq: answered.firstMessageSeq, replayed: false };
+  return {
+    run: answered.run,
+    afterEventSeq: answered.afterEventSeq,
+    firstMessageSeq: answered.firstMessageSeq,
+    replayed: false,
+  };
 }
 
 async function saveAnswer(
@@ -148,14 +171,38 @@ async function saveAnswer(
   const results = pending.flatMap((call): NewMessage[] => {
     const output = outputs.get(call.tool_call_id);
     if (output) {
-      return [{ role: "tool", content: [{ type: "tool_result", tool_call_id: call.tool_call_id, name: call.name, content: clipToolResult(output.output, { maxChars: maxResultChars }), is_error: output.is_error }] }];
+      return [
+        {
+          role: "tool",
+          content: [
+            {
+              type: "tool_result",
+              tool_call_id: call.tool_call_id,
+              name: call.name,
+              content: clipToolResult(output.output, { maxChars: maxResultChars }),
+              is_error: output.is_error,
+            },
+          ],
+        },
+      ];
     }
     const approval = approvals.get(call.tool_call_id)!;
-    return approval.approve ? [] : [errorResultFor({ type: "tool_call", id: call.tool_call_id, name: call.name, input: call.input }, declinedResult(approval.reason))];
+    return approval.approve
+      ? []
+      : [
+          errorResultFor(
+            { type: "tool_call", id: call.tool_call_id, name: call.name, input: call.input },
+            declinedResult(approval.reason),
+          ),
+        ];
   });
   const decisions: ActionAnswered = {
     actor: input.actor ?? null,
-    approvals: input.approvals.map(({ tool_call_id, approve, reason }) => ({ tool_call_id, approve, ...(reason !== undefined && { reason }) })),
+    approvals: input.approvals.map(({ tool_call_id, approve, reason }) => ({
+      tool_call_id,
+      approve,
+      ...(reason !== undefined && { reason }),
+    })),
     tool_outputs: input.toolOutputs.map(({ tool_call_id, is_error }) => ({ tool_call_id, is_error })),
   };
   const appender = createRunAppender(tx, waiting, await positionOf(tx, waiting));
@@ -165,7 +212,10 @@ async function saveAnswer(
     sourceOf: trace ? (result) => (outputs.has(result.tool_call_id) ? "client" : "declined") : undefined,
   });
   // Before the results' spans (each on its message).
-  if (trace) await tx.traces.append(waiting.id, [{ type: "action.answered", data: redactor.value({ ...decisions }) }], { nextMessageSeq: firstMessageSeq });
+  if (trace)
+    await tx.traces.append(waiting.id, [{ type: "action.answered", data: redactor.value({ ...decisions }) }], {
+      nextMessageSeq: firstMessageSeq,
+    });
   const run = await tx.runs.resume(waiting.id, { owner, leaseMs });
   await tx.actions.insert({
     runId: waiting.id,

@@ -18,8 +18,24 @@ export const ceilingVariables = {
     (v) => (blank(v) ? undefined : v),
     z
       .string()
-      .transform((s) => s.split(",").map((p) => p.trim()).filter(Boolean))
-      .pipe(z.array(z.string().regex(MODEL_PATTERN, "must be provider/model patterns separated by commas, * matching anything (anthropic/claude-*,openai/gpt-5*)")).min(1))
+      .transform((s) =>
+        s
+          .split(",")
+          .map((p) => p.trim())
+          .filter(Boolean),
+      )
+      .pipe(
+        z
+          .array(
+            z
+              .string()
+              .regex(
+                MODEL_PATTERN,
+                "must be provider/model patterns separated by commas, * matching anything (anthropic/claude-*,openai/gpt-5*)",
+              ),
+          )
+          .min(1),
+      )
       .optional(),
   ),
   /** What one tenant's runs may cost in a UTC day; past it, new runs are refused (429) until the next day. */

@@ -18,11 +18,22 @@ export interface OutputAnswer {
  * of answer it waits for: an approval for a call to approve, an output for a
  * client tool's call. Anything else is a 400 naming the ids at fault.
  */
-export function checkActionAnswer(pending: readonly PendingToolCall[], { approvals, outputs }: { approvals: ApprovalAnswer[]; outputs: OutputAnswer[] }): void {
+export function checkActionAnswer(
+  pending: readonly PendingToolCall[],
+  { approvals, outputs }: { approvals: ApprovalAnswer[]; outputs: OutputAnswer[] },
+): void {
   const actionOf = new Map(pending.map((call) => [call.tool_call_id, call.action]));
-  const answered = [...approvals.map((a) => [a.tool_call_id, "approve"] as const), ...outputs.map((o) => [o.tool_call_id, "submit_output"] as const)];
+  const answered = [
+    ...approvals.map((a) => [a.tool_call_id, "approve"] as const),
+    ...outputs.map((o) => [o.tool_call_id, "submit_output"] as const),
+  ];
   const seen = new Set<string>();
-  const problems = { unknown: [] as string[], duplicated: [] as string[], wrong_kind: [] as string[], missing: [] as string[] };
+  const problems = {
+    unknown: [] as string[],
+    duplicated: [] as string[],
+    wrong_kind: [] as string[],
+    missing: [] as string[],
+  };
   for (const [id, kind] of answered) {
     if (seen.has(id)) problems.duplicated.push(id);
     seen.add(id);

@@ -16,10 +16,27 @@ export const summaryModelOf = (context: ContextSettings | null | undefined): str
  */
 export function checkConversationModels(
   { config, prices }: Pick<Services, "config" | "prices">,
-  { provider, model, context, budget, fields }: { provider: string; model: string; context: ContextSettings | null | undefined; budget: BudgetInput | null | undefined; fields: BudgetFields & { provider: string } },
+  {
+    provider,
+    model,
+    context,
+    budget,
+    fields,
+  }: {
+    provider: string;
+    model: string;
+    context: ContextSettings | null | undefined;
+    budget: BudgetInput | null | undefined;
+    fields: BudgetFields & { provider: string };
+  },
 ): void {
   checkModel(config, { provider, model, field: fields });
-  if (context?.summary_model) checkModel(config, { provider, model: context.summary_model, field: { provider: fields.provider, model: fields.summaryModel } });
+  if (context?.summary_model)
+    checkModel(config, {
+      provider,
+      model: context.summary_model,
+      field: { provider: fields.provider, model: fields.summaryModel },
+    });
   settleBudget({
     request: undefined,
     maxSteps: undefined,

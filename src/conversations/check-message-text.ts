@@ -8,7 +8,10 @@ import { AppError } from "../errors.js";
  * may use the larger body a message's route allows. Past it: `413` naming
  * `field`.
  */
-export function checkMessageText(content: string | readonly UserInputBlock[], { maxBytes, field }: { maxBytes: number; field: string }): void {
+export function checkMessageText(
+  content: string | readonly UserInputBlock[],
+  { maxBytes, field }: { maxBytes: number; field: string },
+): void {
   let bytes = 0;
   for (const block of typeof content === "string" ? [{ type: "text" as const, text: content }] : content) {
     if (block.type === "text") bytes += Buffer.byteLength(block.text);

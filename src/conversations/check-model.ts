@@ -14,19 +14,27 @@ export function checkModel(
   { provider, model, field }: { provider: string; model: string; field: { provider: string; model: string } },
 ): void {
   if (provider === "mock" && !config.models.mockOffered) {
-    throw new AppError("invalid_request", `${field.provider}: the mock provider is not offered on this server (API keys are on and MOCK_PROVIDER is not true); name anthropic or openai`, {
-      field: field.provider,
-      provider,
-    });
+    throw new AppError(
+      "invalid_request",
+      `${field.provider}: the mock provider is not offered on this server (API keys are on and MOCK_PROVIDER is not true); name anthropic or openai`,
+      {
+        field: field.provider,
+        provider,
+      },
+    );
   }
   const allowed = config.ceilings.modelsAllowed;
   if (!modelAllowed(allowed, provider, model)) {
-    throw new AppError("invalid_request", `${field.model}: ${provider}/${model} is not allowed on this server; allowed: ${allowed!.join(", ")}`, {
-      field: field.model,
-      provider,
-      model,
-      allowed,
-    });
+    throw new AppError(
+      "invalid_request",
+      `${field.model}: ${provider}/${model} is not allowed on this server; allowed: ${allowed!.join(", ")}`,
+      {
+        field: field.model,
+        provider,
+        model,
+        allowed,
+      },
+    );
   }
 }
 
@@ -42,11 +50,16 @@ export function defaultProviderOf(config: Pick<Config, "models">): ProviderName 
 }
 
 /** At start-up: the model conversations get by default must be one they may use, or every conversation naming none would be refused. */
-export function checkDefaultModel(config: Pick<Config, "models" | "ceilings">, providers: Record<ProviderName, Pick<ModelProvider, "defaultModel">>): void {
+export function checkDefaultModel(
+  config: Pick<Config, "models" | "ceilings">,
+  providers: Record<ProviderName, Pick<ModelProvider, "defaultModel">>,
+): void {
   const provider = config.models.defaultProvider;
   if (provider === null) return;
   const model = config.models.defaultModel ?? providers[provider].defaultModel;
   if (!modelAllowed(config.ceilings.modelsAllowed, provider, model)) {
-    throw new OperatorError(`the default model ${provider}/${model} is not among MODELS_ALLOWED (${config.ceilings.modelsAllowed!.join(",")}); set LLM_PROVIDER and LLM_MODEL to one that is, or allow it`);
+    throw new OperatorError(
+      `the default model ${provider}/${model} is not among MODELS_ALLOWED (${config.ceilings.modelsAllowed!.join(",")}); set LLM_PROVIDER and LLM_MODEL to one that is, or allow it`,
+    );
   }
 }

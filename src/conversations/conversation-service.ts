@@ -22,7 +22,8 @@ import { decodeCursor, encodeCursor } from "./cursor.js";
 import { presentConversation, presentMessage, presentRun } from "./present.js";
 
 /** What `GET …/context` shows as the result of a call a paused run still waits on. */
-export const PENDING_RESULT = "not answered yet: the run waits for the application to approve this call or submit its output";
+export const PENDING_RESULT =
+  "not answered yet: the run waits for the application to approve this call or submit its output";
 
 export interface CreateConversationInput {
   system?: string | null | undefined;
@@ -53,19 +54,28 @@ export function createConversationService(services: Services) {
   };
 
   const checkTools = (tenant: string, tools: string[]) => {
-    const registry = toolsOfTenant(services.registry, { tenant, commandTenants: config.tools.sandbox.runCommandTenants });
+    const registry = toolsOfTenant(services.registry, {
+      tenant,
+      commandTenants: config.tools.sandbox.runCommandTenants,
+    });
     const unknown = tools.filter((name) => !registry.accepts(name));
     if (unknown.length > 0) {
-      throw new AppError("invalid_request", `unknown tool ${unknown.map((n) => JSON.stringify(n)).join(", ")}; available: ${registry.names().join(", ")}`, {
-        field: "body.tools",
-        unknown,
-        available: registry.names(),
-      });
+      throw new AppError(
+        "invalid_request",
+        `unknown tool ${unknown.map((n) => JSON.stringify(n)).join(", ")}; available: ${registry.names().join(", ")}`,
+        {
+          field: "body.tools",
+          unknown,
+          available: registry.names(),
+        },
+      );
     }
     return [...new Set(tools)];
   };
   const defaultModelOf = (provider: ProviderName) =>
-    provider === config.models.defaultProvider && config.models.defaultModel ? config.models.defaultModel : providers[provider].defaultModel;
+    provider === config.models.defaultProvider && config.models.defaultModel
+      ? config.models.defaultModel
+      : providers[provider].defaultModel;
 
   return {
     /** `chatId`: the AI SDK chat id that names it on `/ui/chat`. */
@@ -85,7 +95,11 @@ export function createConversationService(services: Services) {
         model,
         tools,
         metadata: input.metadata ?? {},
-        ...checkToolSettings({ tools, approvalRequired: input.approval_required ?? [], clientTools: input.client_tools ?? [] }),
+        ...checkToolSettings({
+          tools,
+          approvalRequired: input.approval_required ?? [],
+          clientTools: input.client_tools ?? [],
+        }),
         actionTimeoutS: input.action_timeout_s ?? null,
         budget,
         finish: input.finish ?? null,
@@ -109,7 +123,8 @@ export function createConversationService(services: Services) {
       const budget = input.budget ? capBudget(input.budget, config.ceilings) : input.budget;
       // Checked as they will stand, when the change touches them (a title's change does not refuse a conversation made under other settings).
       if ([input.provider, input.model, input.context, input.budget].some((v) => v !== undefined)) {
-        const given = (field: keyof typeof BODY_FIELDS, set: boolean) => (set ? BODY_FIELDS[field] : CONVERSATION_FIELDS[field]);
+        const given = (field: keyof typeof BODY_FIELDS, set: boolean) =>
+          set ? BODY_FIELDS[field] : CONVERSATION_FIELDS[field];
         checkConversationModels(services, {
           provider: input.provider ?? current.provider,
           model,
@@ -153,7 +168,10 @@ export function createConversationService(services: Services) {
     get: async (tenant: string, id: string) => presentConversation(await load(tenant, id)),
 
     async list(tenant: string, { limit, cursor }: { limit: number; cursor?: string | undefined }) {
-      return pageResponse(await store.conversations.list(tenant, { limit, after: cursor ? decodeCursor(cursor) : undefined }), presentConversation);
+      return pageResponse(
+        await store.conversations.list(tenant, { limit, after: cursor ? decodeCursor(cursor) : undefined }),
+        presentConversation,
+      );
     },
 
     /**
@@ -187,7 +205,14 @@ export function createConversationService(services: Services) {
     async history({ tenant, id, format }: { tenant: string; id: string; format: "anthropic" | "openai" }) {
       const conversation = await load(tenant, id);
       const history = sendable(historyOf(await store.messages.history(id))).filter((m) => !isSummary(m));
-      return { format, ...providers[format].formatHistory(conversation.system, history, await store.attachments.dataOf(tenant, history)) };
+      return {
+        format,
+        ...providers[format].formatHistory(
+          conversation.system,
+          history,
+          await store.attachments.dataOf(tenant, history),
+        ),
+      };
     },
 
     /**
@@ -241,24 +266,52 @@ export function createConversationService(services: Services) {
       return run;
     },
 
-    async runs({ tenant, id, limit, cursor }: { tenant: string; id: string; limit: number; cursor?: string | undefined }) {
+    async runs({
+      tenant,
+      id,
+      limit,
+      cursor,
+    }: {
+      tenant: string;
+      id: string;
+      limit: number;
+      cursor?: string | undefined;
+    }) {
       await load(tenant, id);
-      return pageResponse(await store.runs.list({ conversationId: id, limit, after: cursor ? decodeCursor(cursor) : undefined }), presentRun);
+      return pageResponse(
+        await store.runs.list({ conversationId: id, limit, after: cursor ? decodeCursor(cursor) : undefined }),
+        presentRun,
+      );
     },
 
     /** The run's messages, from `fromSeq` (default: its first). */
     async messagesOfRun(run: RunRow, fromSeq: number | null = run.firstSeq) {
-      return (await store.messages.ofRun({ conversationId: run.conversationId, runId: run.id, firstSeq: fromSeq })).map(presentMessage);
+      return (await store.messages.ofRun({ conversationId: run.conversationId, runId: run.id, firstSeq: fromSeq })).map(
+        presentMessage,
+      );
     },
   };
 }
 
 /** The fields a 400 about a conversation's models names: the body's, or the conversation's as it stands. */
-const BODY_FIELDS = { provider: "body.provider", model: "body.model", summaryModel: "body.context.summary_model", conversationCost: "body.budget.max_cost_usd" };
-const CONVERSATION_FIELDS = { provider: "conversation.provider", model: "conversation.model", summaryModel: "conversation.context.summary_model", conversationCost: "conversation.budget.max_cost_usd" };
+const BODY_FIELDS = {
+  provider: "body.provider",
+  model: "body.model",
+  summaryModel: "body.context.summary_model",
+  conversationCost: "body.budget.max_cost_usd",
+};
+const CONVERSATION_FIELDS = {
+  provider: "conversation.provider",
+  model: "conversation.model",
+  summaryModel: "conversation.context.summary_model",
+  conversationCost: "conversation.budget.max_cost_usd",
+};
 
 /** `{data, next_cursor}` as the list routes answer. */
-function pageResponse<R extends { createdAt: Date; id: string }, V>(page: { rows: R[]; hasMore: boolean }, present: (row: R) => V) {
+function pageResponse<R extends { createdAt: Date; id: string }, V>(
+  page: { rows: R[]; hasMore: boolean },
+  present: (row: R) => V,
+) {
   const last = page.rows.at(-1);
   return { data: page.rows.map(present), next_cursor: page.hasMore && last ? encodeCursor(last) : null };
 }

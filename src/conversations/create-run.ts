@@ -40,7 +40,11 @@ export type CreatedRun =
  * `enqueue`/`interrupt` queue it (an interrupt ahead of enqueued runs, and
  * the running run asked to stop, `superseded`).
  */
-export async function createRunInTransaction({ store, config, instanceId }: Services, r: RunToCreate, onBusy: OnBusy): Promise<CreatedRun> {
+export async function createRunInTransaction(
+  { store, config, instanceId }: Services,
+  r: RunToCreate,
+  onBusy: OnBusy,
+): Promise<CreatedRun> {
   return store.transaction(async (tx) => {
     if (!(await tx.queue.lockConversation(r.conversation.id))) throw notFound("conversation", r.conversation.id);
     const holding = await tx.queue.holdingOf(r.conversation.id);
@@ -51,12 +55,24 @@ export async function createRunInTransaction({ store, config, instanceId }: Serv
         active_run_id: holding?.id ?? (await tx.queue.lastQueued(r.conversation.id, 1)) ?? null,
       });
     }
-    if (waitsBehind) return queueRun(tx, r, { holding, queued, rank: onBusy === "interrupt" ? 0 : 1, maxQueued: config.runs.maxQueued, cap: config.runs.maxActivePerTenant });
+    if (waitsBehind)
+      return queueRun(tx, r, {
+        holding,
+        queued,
+        rank: onBusy === "interrupt" ? 0 : 1,
+        maxQueued: config.runs.maxQueued,
+        cap: config.runs.maxActivePerTenant,
+      });
     // A run waiting for the application gives way: a crash leaves either the pause or the new run.
     const waiting = holding && (await tx.runs.lockWaiting(holding.id));
     const superseded = waiting ? await closeWaitingRun(tx, waiting, SUPERSEDED) : undefined;
     await checkTenantCap(tx, r.tenant, config.runs.maxActivePerTenant);
-    const run = await tx.runs.insert({ ...newRunFields(r), status: "running", leaseOwner: instanceId, leaseMs: config.runs.leaseMs });
+    const run = await tx.runs.insert({
+      ...newRunFields(r),
+      status: "running",
+      leaseOwner: instanceId,
+      leaseMs: config.runs.leaseMs,
+    });
     // Read after the run's row: from there on, nothing else appends to the conversation.
     const tail = await tx.messages.sinceLastAssistant(r.conversation.id);
     const appender = createRunAppender(tx, run, newRunPosition(tail.at(-1)?.seq ?? 0));
@@ -70,10 +86,20 @@ export async function createRunInTransaction({ store, config, instanceId }: Serv
 async function queueRun(
   tx: Repositories,
   r: RunToCreate,
-  { holding, queued, rank, maxQueued, cap }: { holding: RunRow | undefined; queued: number; rank: 0 | 1; maxQueued: number; cap: number },
+  {
+    holding,
+    queued,
+    rank,
+    maxQueued,
+    cap,
+  }: { holding: RunRow | undefined; queued: number; rank: 0 | 1; maxQueued: number; cap: number },
 ): Promise<CreatedRun> {
   if (queued >= maxQueued) {
-    throw new AppError("queue_full", `conversation ${r.conversation.id} has ${queued} queued runs, the most MAX_QUEUED_RUNS allows; wait for one to start, or cancel one`, { queued_runs: queued });
+    throw new AppError(
+      "queue_full",
+      `conversation ${r.conversation.id} has ${queued} queued runs, the most MAX_QUEUED_RUNS allows; wait for one to start, or cancel one`,
+      { queued_runs: queued },
+    );
   }
   await checkTenantCap(tx, r.tenant, cap);
   const queuedBehind = (await tx.queue.lastQueued(r.conversation.id, rank)) ?? holding?.id ?? null;
@@ -87,7 +113,13 @@ async function queueRun(
   const interrupts = rank === 0 && holding?.status === "running" ? holding.id : undefined;
   if (interrupts) await tx.runs.requestCancel(interrupts, "superseded");
   // `behind`: the running run whose end starts the queue; none (the run before ended, or waits for the application): start it now.
-  return { run, queued: true, interrupts, behind: holding?.status === "running" ? holding.id : undefined, superseded: undefined };
+  return {
+    run,
+    queued: true,
+    interrupts,
+    behind: holding?.status === "running" ? holding.id : undefined,
+    superseded: undefined,
+  };
 }
 
 /** Counted under a lock of the tenant's, in the database: the cap holds across instances. */
@@ -98,7 +130,11 @@ async function checkTenantCap(tx: Repositories, tenant: string, cap: number): Pr
 }
 
 export const tooManyRuns = (tenant: string, open: number) =>
-  new AppError("too_many_runs", `tenant ${tenant} has ${open} active or paused runs, the most MAX_ACTIVE_RUNS_PER_TENANT allows; wait for one to end, answer or cancel a paused one`, { active_runs: open });
+  new AppError(
+    "too_many_runs",
+    `tenant ${tenant} has ${open} active or paused runs, the most MAX_ACTIVE_RUNS_PER_TENANT allows; wait for one to end, answer or cancel a paused one`,
+    { active_runs: open },
+  );
 
 /** The run's row as every way of creating it writes it. */
 export const newRunFields = (r: RunToCreate): NewRunFields => ({

@@ -27,7 +27,12 @@ export function forkPoints(shapes: MessageShape[]): number[] {
  * no run of it starts meanwhile. An `atSeq` that splits a call from its
  * results or falls inside an open run is a 400 naming the nearest valid seqs.
  */
-export async function forkConversation({ store }: Services, tenant: string, id: string, { atSeq, title }: { atSeq?: number | undefined; title?: string | null | undefined }) {
+export async function forkConversation(
+  { store }: Services,
+  tenant: string,
+  id: string,
+  { atSeq, title }: { atSeq?: number | undefined; title?: string | null | undefined },
+) {
   const row = await store.transaction(async (tx) => {
     const original = await tx.conversations.get(tenant, id);
     if (!original || !(await tx.queue.lockConversation(id))) throw notFound("conversation", id);
@@ -39,11 +44,20 @@ export async function forkConversation({ store }: Services, tenant: string, id: 
     if (!points.includes(at)) {
       const before = points.filter((p) => p < at).at(-1) ?? null;
       const after = points.find((p) => p > at) ?? null;
-      const why = at > limit ? (holding ? `is inside run ${holding.id}, which is ${holding.status}` : `is past the last message (${limit})`) : "splits a tool call from its results";
-      throw new AppError("invalid_request", `body.at_seq ${at} ${why}; the nearest seqs a fork may end at are ${[before, after].filter((p) => p !== null).join(" and ")}`, {
-        field: "body.at_seq",
-        nearest_valid: [before, after].filter((p) => p !== null),
-      });
+      const why =
+        at > limit
+          ? holding
+            ? `is inside run ${holding.id}, which is ${holding.status}`
+            : `is past the last message (${limit})`
+          : "splits a tool call from its results";
+      throw new AppError(
+        "invalid_request",
+        `body.at_seq ${at} ${why}; the nearest seqs a fork may end at are ${[before, after].filter((p) => p !== null).join(" and ")}`,
+        {
+          field: "body.at_seq",
+          nearest_valid: [before, after].filter((p) => p !== null),
+        },
+      );
     }
     const fork = await tx.conversations.create({
       tenantId: tenant,

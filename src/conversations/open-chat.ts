@@ -26,7 +26,13 @@ export async function openChat(
     settings,
     create,
     beforeCreate,
-  }: { tenant: string; chatId: string; settings?: CreateConversationInput | undefined; create: boolean; beforeCreate?: (() => Promise<unknown>) | undefined },
+  }: {
+    tenant: string;
+    chatId: string;
+    settings?: CreateConversationInput | undefined;
+    create: boolean;
+    beforeCreate?: (() => Promise<unknown>) | undefined;
+  },
 ) {
   if (isConversationId(chatId)) return conversations.get(tenant, chatId);
   const existing = await services.store.conversations.getByChatId(tenant, chatId);

@@ -67,8 +67,10 @@ export function presentRun(row: RunRow) {
     ...(row.status === "queued" && { queued_behind: row.queuedBehind }),
     ...(row.status === "requires_action" &&
       row.requiredAction && {
-        required_action: { expires_at: new Date(row.requiredAction.expires_at).toISOString(), tool_calls: row.requiredAction.tool_calls },
+        required_action: {
+          expires_at: new Date(row.requiredAction.expires_at).toISOString(),
+          tool_calls: row.requiredAction.tool_calls,
+        },
       }),
   };
 }
-

@@ -9,7 +9,15 @@ import { newId } from "../store/ids.js";
 import type { BudgetInput, RunRequest, RunRow, WebhookSetting } from "../store/schema.js";
 import { checkWebhookUrl } from "../webhooks/check-webhook-url.js";
 import { Superseded } from "../core/interruptions.js";
-import { createRunInTransaction, newRunFields, newRunId, tooManyRuns, type CreatedRun, type OnBusy, type RunToCreate } from "./create-run.js";
+import {
+  createRunInTransaction,
+  newRunFields,
+  newRunId,
+  tooManyRuns,
+  type CreatedRun,
+  type OnBusy,
+  type RunToCreate,
+} from "./create-run.js";
 import { settleBudget } from "./settle-budget.js";
 import { checkModel } from "./check-model.js";
 import { summaryModelOf } from "./check-conversation-models.js";
@@ -57,7 +65,10 @@ export async function sendMessage(
   input: SendMessageInput,
 ): Promise<{ run: RunRow; replayed: boolean }> {
   const { store, config } = services;
-  checkMessageText(input.content, { maxBytes: config.bodies.messageTextBytes, field: input.textField ?? "body.content" });
+  checkMessageText(input.content, {
+    maxBytes: config.bodies.messageTextBytes,
+    field: input.textField ?? "body.content",
+  });
   // At the door, before any statement: a request that would wait in the database's queue is not queued behind it.
   // (A retry with an Idempotency-Key, or a request for an unknown conversation, is told 503 too: nothing changed, it tries again.)
   admit(services);
@@ -66,19 +77,36 @@ export async function sendMessage(
 
   const toolChoice = input.toolChoice ?? "auto";
   const finish = input.finish !== undefined ? input.finish : conversation.finish;
-  const offered = [...conversation.tools, ...conversation.clientTools.map((t) => t.name), ...(finish ? [FINISH_TOOL] : [])];
+  const offered = [
+    ...conversation.tools,
+    ...conversation.clientTools.map((t) => t.name),
+    ...(finish ? [FINISH_TOOL] : []),
+  ];
   if (typeof toolChoice === "object" && !offered.includes(toolChoice.name)) {
-    throw new AppError("invalid_request", `tool_choice names ${toolChoice.name}, which is not one of this conversation's tools`, {
-      field: "tool_choice.name",
-      tools: offered,
-    });
+    throw new AppError(
+      "invalid_request",
+      `tool_choice names ${toolChoice.name}, which is not one of this conversation's tools`,
+      {
+        field: "tool_choice.name",
+        tools: offered,
+      },
+    );
   }
   const model = input.model ?? conversation.model;
   // Checked again at each run: the server's settings may have changed since the conversation was saved.
   const modelField = input.model !== undefined ? "body.model" : "conversation.model";
-  checkModel(config, { provider: conversation.provider, model, field: { provider: "conversation.provider", model: modelField } });
+  checkModel(config, {
+    provider: conversation.provider,
+    model,
+    field: { provider: "conversation.provider", model: modelField },
+  });
   const summaryModel = summaryModelOf(conversation.context);
-  if (summaryModel !== null) checkModel(config, { provider: conversation.provider, model: summaryModel, field: { provider: "conversation.provider", model: "conversation.context.summary_model" } });
+  if (summaryModel !== null)
+    checkModel(config, {
+      provider: conversation.provider,
+      model: summaryModel,
+      field: { provider: "conversation.provider", model: "conversation.context.summary_model" },
+    });
   const budget = settleBudget({
     request: input.budget,
     maxSteps: input.maxSteps,
@@ -87,17 +115,31 @@ export async function sendMessage(
     model,
     summaryModel,
     priced: (m) => services.prices.priceOf(m) !== null,
-    fields: { model: modelField, summaryModel: "conversation.context.summary_model", conversationCost: "conversation.budget.max_cost_usd" },
+    fields: {
+      model: modelField,
+      summaryModel: "conversation.context.summary_model",
+      conversationCost: "conversation.budget.max_cost_usd",
+    },
   });
-  const request: RunRequest = { max_steps: budget.max_steps, tool_choice: toolChoice, model: input.model ?? null, budget, finish };
+  const request: RunRequest = {
+    max_steps: budget.max_steps,
+    tool_choice: toolChoice,
+    model: input.model ?? null,
+    budget,
+    finish,
+  };
   const onBusy = input.onBusy ?? "reject";
-  if (input.webhook) await checkWebhookUrl(input.webhook.url, { config, field: "body.webhook.url", tenant: input.tenant });
+  if (input.webhook)
+    await checkWebhookUrl(input.webhook.url, { config, field: "body.webhook.url", tenant: input.tenant });
   const webhook = input.webhook !== undefined ? input.webhook : conversation.webhook;
   // Last of the checks: attachments are stored once they all passed, and every other check before them.
   const content: UserBlock[] =
     typeof input.content === "string"
       ? [{ type: "text", text: input.content }]
-      : await attachUserContent({ store, limits: config.attachments }, { tenant: input.tenant, conversationId: conversation.id, blocks: input.content, fieldOf: input.contentField }).catch((err: unknown) => {
+      : await attachUserContent(
+          { store, limits: config.attachments },
+          { tenant: input.tenant, conversationId: conversation.id, blocks: input.content, fieldOf: input.contentField },
+        ).catch((err: unknown) => {
           // A DELETE got in between the read above and the attachment's insert.
           throw isForeignKeyViolation(err) ? notFound("conversation", conversation.id) : err;
         });
@@ -122,16 +164,34 @@ export async function sendMessage(
   // After the replay: a retry of a run already accepted gets that run, not a refusal.
   const leftToday = await services.tenantCost.check(input.tenant);
   // A run spends no more than what is left of its tenant's day (runs in flight at once may together pass it, by at most what each was left).
-  const admitted = leftToday === null || (budget.max_cost_usd !== null && budget.max_cost_usd <= leftToday) ? request : { ...request, budget: { ...budget, max_cost_usd: leftToday } };
+  const admitted =
+    leftToday === null || (budget.max_cost_usd !== null && budget.max_cost_usd <= leftToday)
+      ? request
+      : { ...request, budget: { ...budget, max_cost_usd: leftToday } };
 
-  const toCreate: RunToCreate = { runId: newRunId(), tenant: input.tenant, conversation, content, request: admitted, requestHash, idempotencyKey: input.idempotencyKey, webhook };
+  const toCreate: RunToCreate = {
+    runId: newRunId(),
+    tenant: input.tenant,
+    conversation,
+    content,
+    request: admitted,
+    requestHash,
+    idempotencyKey: input.idempotencyKey,
+    webhook,
+  };
   for (let attempt = 1; ; attempt++) {
     try {
       // Only a conversation seen with an open run (or queued ones) needs the general path (a retry takes it).
-      const atOnce = attempt === 1 && conversation.activeRunId === null ? await startRunAtOnce(services, toCreate) : null;
+      const atOnce =
+        attempt === 1 && conversation.activeRunId === null ? await startRunAtOnce(services, toCreate) : null;
       const created = atOnce ?? (await createRunInTransaction(services, toCreate, onBusy));
       await afterCreated({ services, runs }, created);
-      if ("position" in created) runs.start(created.run, { position: created.position, conversation, ...(atOnce && { appended: atOnce.appended, committed: atOnce.committed }) });
+      if ("position" in created)
+        runs.start(created.run, {
+          position: created.position,
+          conversation,
+          ...(atOnce && { appended: atOnce.appended, committed: atOnce.committed }),
+        });
       return { run: created.run, replayed: false };
     } catch (err) {
       // A DELETE got in between the read above and the insert: the run's conversation is gone.
@@ -143,7 +203,9 @@ export async function sendMessage(
       const constraint = uniqueViolation(err);
       if (constraint === null) throw err;
       // Same key sent twice at once: the one that got in is the answer to both.
-      const earlier = input.idempotencyKey ? await store.runs.byIdempotencyKey(conversation.id, input.idempotencyKey) : undefined;
+      const earlier = input.idempotencyKey
+        ? await store.runs.byIdempotencyKey(conversation.id, input.idempotencyKey)
+        : undefined;
       if (earlier) return replay(earlier, requestHash);
       if (constraint !== "runs_one_active_per_conversation_key") throw err;
       const active = await store.runs.activeOf(conversation.id);
@@ -160,7 +222,13 @@ export async function sendMessage(
 async function startRunAtOnce(
   { store, config, instanceId }: Services,
   r: RunToCreate,
-): Promise<{ run: RunRow; position: RunPosition; appended: Appended; committed: LoggedEvent[]; superseded: undefined } | null> {
+): Promise<{
+  run: RunRow;
+  position: RunPosition;
+  appended: Appended;
+  committed: LoggedEvent[];
+  superseded: undefined;
+} | null> {
   const messageId = newId("msg");
   const started = await store.runs.start({
     run: { ...newRunFields(r), leaseOwner: instanceId },
@@ -173,10 +241,19 @@ async function startRunAtOnce(
   if (started && "openRuns" in started) throw tooManyRuns(r.tenant, started.openRuns);
   if (!started) return null;
   // The user message as the database holds it (toPgSafe), so the run need not read it back.
-  const appended = { firstSeq: started.run.firstSeq!, messages: [{ role: "user" as const, content: toPgSafe(r.content) }] };
+  const appended = {
+    firstSeq: started.run.firstSeq!,
+    messages: [{ role: "user" as const, content: toPgSafe(r.content) }],
+  };
   // What it committed for the run's readers: a stream opened now takes it from here.
   const committed = startedEvents(started.run, { id: messageId, content: r.content });
-  return { run: started.run, position: startedRunPosition(started.run.firstSeq!), appended, committed, superseded: undefined };
+  return {
+    run: started.run,
+    position: startedRunPosition(started.run.firstSeq!),
+    appended,
+    committed,
+    superseded: undefined,
+  };
 }
 
 /**
@@ -184,20 +261,27 @@ async function startRunAtOnce(
  * is told; a run it interrupts is stopped (here, or in its process); a
  * queue with nothing running ahead is started.
  */
-async function afterCreated({ services, runs }: { services: Services; runs: RunManager }, created: CreatedRun): Promise<void> {
+async function afterCreated(
+  { services, runs }: { services: Services; runs: RunManager },
+  created: CreatedRun,
+): Promise<void> {
   if (created.superseded) {
     services.signals.notify(created.superseded.id);
     services.telemetry.runEnded(created.superseded);
   }
   if (!("queued" in created)) return;
   services.signals.notify(created.run.id);
-  if (created.interrupts && !runs.cancelLocal(created.interrupts, new Superseded("a new message interrupted the run"))) {
+  if (
+    created.interrupts &&
+    !runs.cancelLocal(created.interrupts, new Superseded("a new message interrupted the run"))
+  ) {
     await services.store.notify("loopd_run_cancel", `${created.interrupts} superseded`);
   }
   const conversationId = created.run.conversationId;
   if (!created.behind) await runs.startQueued(conversationId);
   // The running run's process starts the queue when it ends (told here, or through the database).
-  else if (!runs.noteQueued(created.behind, conversationId)) await services.store.notify("loopd_run_queued", `${created.behind} ${conversationId}`);
+  else if (!runs.noteQueued(created.behind, conversationId))
+    await services.store.notify("loopd_run_queued", `${created.behind} ${conversationId}`);
 }
 
 /**
@@ -211,10 +295,15 @@ function admit({ store, config, overload }: Services): void {
   const limit = config.database.admissionWaitMs;
   const waited = store.longestWaitMs();
   if (limit === 0 || waited <= limit) return;
-  throw new AppError("unavailable", `the database is busy: a statement has waited ${Math.round(waited)} ms for it, more than DB_ADMISSION_WAIT_MS (${limit} ms); try again shortly`, { reason: "database_busy" });
+  throw new AppError(
+    "unavailable",
+    `the database is busy: a statement has waited ${Math.round(waited)} ms for it, more than DB_ADMISSION_WAIT_MS (${limit} ms); try again shortly`,
+    { reason: "database_busy" },
+  );
 }
 
-const isForeignKeyViolation = (err: unknown): boolean => findInCauseChain(err, (e) => ((e as { code?: unknown }).code === "23503" ? true : undefined)) === true;
+const isForeignKeyViolation = (err: unknown): boolean =>
+  findInCauseChain(err, (e) => ((e as { code?: unknown }).code === "23503" ? true : undefined)) === true;
 
 function replay(earlier: RunRow, requestHash: string): { run: RunRow; replayed: boolean } {
   checkSameRequest(earlier.requestHash, requestHash, { run_id: earlier.id });

@@ -31,7 +31,11 @@ export function settleBudget({
   model,
   summaryModel,
   priced,
-  fields = { model: "conversation.model", summaryModel: "conversation.context.summary_model", conversationCost: "conversation.budget.max_cost_usd" },
+  fields = {
+    model: "conversation.model",
+    summaryModel: "conversation.context.summary_model",
+    conversationCost: "conversation.budget.max_cost_usd",
+  },
 }: {
   request: BudgetInput | undefined;
   /** The request's top-level `max_steps`, a shorthand for `budget.max_steps`. */
@@ -48,7 +52,10 @@ export function settleBudget({
   const { ceilings } = config;
   const askedCost = pick("max_cost_usd") ?? config.runs.budget.maxCostUsd;
   const budget: RunBudget = {
-    max_steps: Math.min(request?.max_steps ?? maxSteps ?? conversation?.max_steps ?? config.runs.maxSteps, config.runs.maxStepsLimit),
+    max_steps: Math.min(
+      request?.max_steps ?? maxSteps ?? conversation?.max_steps ?? config.runs.maxSteps,
+      config.runs.maxStepsLimit,
+    ),
     max_tokens: capped(pick("max_tokens") ?? config.runs.budget.maxTokens, ceilings.maxTokens),
     max_seconds: capped(pick("max_seconds") ?? config.runs.budget.maxSeconds, ceilings.maxSeconds),
     max_cost_usd: capped(askedCost, ceilings.maxCostUsd),
@@ -67,21 +74,32 @@ export function settleBudget({
             ? fields.conversationCost
             : "RUN_MAX_COST_USD";
   if (costSource !== null) {
-    for (const [m, field] of [[model, fields.model], ...(summaryModel !== null && summaryModel !== model ? [[summaryModel, fields.summaryModel] as const] : [])] as const) {
+    for (const [m, field] of [
+      [model, fields.model],
+      ...(summaryModel !== null && summaryModel !== model ? [[summaryModel, fields.summaryModel] as const] : []),
+    ] as const) {
       if (priced(m)) continue;
-      throw new AppError("invalid_request", `${field}: model ${m} has no price, so the cost limit of ${costSource} cannot be kept (an unknown cost would never stop the run); add it to PRICES_FILE, name a priced model, or drop the cost limit`, {
-        field: costSource,
-        model_field: field,
-        model: m,
-      });
+      throw new AppError(
+        "invalid_request",
+        `${field}: model ${m} has no price, so the cost limit of ${costSource} cannot be kept (an unknown cost would never stop the run); add it to PRICES_FILE, name a priced model, or drop the cost limit`,
+        {
+          field: costSource,
+          model_field: field,
+          model: m,
+        },
+      );
     }
   }
   return budget;
 }
 
 /** A conversation's budget defaults as it keeps them: each limit at most the operator's ceiling, so what it shows is what its runs get. */
-export function capBudget(budget: BudgetInput, ceilings: Pick<CeilingSettings, "maxTokens" | "maxSeconds" | "maxCostUsd">): BudgetInput {
-  const cap = (value: number | undefined, limit: number | null) => (value === undefined || limit === null ? value : Math.min(value, limit));
+export function capBudget(
+  budget: BudgetInput,
+  ceilings: Pick<CeilingSettings, "maxTokens" | "maxSeconds" | "maxCostUsd">,
+): BudgetInput {
+  const cap = (value: number | undefined, limit: number | null) =>
+    value === undefined || limit === null ? value : Math.min(value, limit);
   return {
     ...budget,
     ...(budget.max_tokens !== undefined && { max_tokens: cap(budget.max_tokens, ceilings.maxTokens) }),
@@ -91,4 +109,5 @@ export function capBudget(budget: BudgetInput, ceilings: Pick<CeilingSettings, "
 }
 
 /** A limit under its ceiling: no limit, or more than the ceiling, is the ceiling. */
-const capped = (value: number | null, ceiling: number | null) => (ceiling === null ? value : value === null ? ceiling : Math.min(value, ceiling));
+const capped = (value: number | null, ceiling: number | null) =>
+  ceiling === null ? value : value === null ? ceiling : Math.min(value, ceiling);

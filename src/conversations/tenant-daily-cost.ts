@@ -33,7 +33,8 @@ export function createTenantDailyCost({
   async function spentToday(tenant: string, at: number): Promise<number> {
     const dayStart = at - (at % DAY_MS);
     const entry = known.get(tenant);
-    if (entry && entry.dayStart === dayStart && (entry.spent > limitUsd! || at - entry.readAt < ttlMs)) return entry.spent;
+    if (entry && entry.dayStart === dayStart && (entry.spent > limitUsd! || at - entry.readAt < ttlMs))
+      return entry.spent;
     const spent = await costSince(tenant, new Date(dayStart));
     // Entries of other days go as they are read again; the map holds one per tenant seen.
     known.set(tenant, { dayStart, readAt: at, spent });

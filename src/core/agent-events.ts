@@ -90,4 +90,12 @@ export type AgentEvent =
       /** The request as the provider's SDK was handed it; null when it failed before that. */
       body: object | null;
     }
-  | ({ type: "model_call.failed"; step: number; provider: ProviderName; model: string; error: string; status: number | null; duration_ms: number } & ModelCallSent);
+  | ({
+      type: "model_call.failed";
+      step: number;
+      provider: ProviderName;
+      model: string;
+      error: string;
+      status: number | null;
+      duration_ms: number;
+    } & ModelCallSent);

@@ -16,7 +16,10 @@ const base64Source = <T extends readonly [string, ...string[]]>(mediaTypes: T) =
 
 export const imageInputSchema = z.strictObject({
   type: z.literal("image"),
-  source: z.discriminatedUnion("type", [base64Source(IMAGE_MEDIA_TYPES), z.strictObject({ type: z.literal("url"), url: z.string().max(MAX_IMAGE_URL_CHARS) })]),
+  source: z.discriminatedUnion("type", [
+    base64Source(IMAGE_MEDIA_TYPES),
+    z.strictObject({ type: z.literal("url"), url: z.string().max(MAX_IMAGE_URL_CHARS) }),
+  ]),
 });
 
 export const documentInputSchema = z.strictObject({

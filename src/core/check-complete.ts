@@ -11,11 +11,15 @@ export function whyIncomplete(mediaType: string, bytes: Buffer): string | null {
     case "image/png":
       return pngProblem(bytes);
     case "image/jpeg":
-      return bytes.length >= 4 && bytes[bytes.length - 2] === 0xff && bytes[bytes.length - 1] === 0xd9 ? null : "is cut short: no JPEG end-of-image marker";
+      return bytes.length >= 4 && bytes[bytes.length - 2] === 0xff && bytes[bytes.length - 1] === 0xd9
+        ? null
+        : "is cut short: no JPEG end-of-image marker";
     case "image/gif":
       return bytes[bytes.length - 1] === 0x3b ? null : "is cut short: no GIF trailer";
     case "image/webp":
-      return bytes.length >= 12 && bytes.readUInt32LE(4) + 8 === bytes.length ? null : "is cut short: its RIFF size is not its length";
+      return bytes.length >= 12 && bytes.readUInt32LE(4) + 8 === bytes.length
+        ? null
+        : "is cut short: its RIFF size is not its length";
     default:
       return null;
   }
@@ -27,7 +31,8 @@ function pngProblem(bytes: Buffer): string | null {
     const length = bytes.readUInt32BE(at);
     const end = at + 12 + length;
     if (end > bytes.length) return "is cut short: a PNG chunk runs past the end";
-    if (crc32(bytes.subarray(at + 4, at + 8 + length)) !== bytes.readUInt32BE(at + 8 + length)) return "is corrupt: a PNG chunk's CRC does not match";
+    if (crc32(bytes.subarray(at + 4, at + 8 + length)) !== bytes.readUInt32BE(at + 8 + length))
+      return "is corrupt: a PNG chunk's CRC does not match";
     if (bytes.toString("latin1", at + 4, at + 8) === "IEND") return null;
     at = end;
   }

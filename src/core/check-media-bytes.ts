@@ -44,7 +44,10 @@ export async function checkMediaBytes({
   data: string;
   maxBytes: number;
 }): Promise<CheckedMedia | MediaFault> {
-  const overLimit = { fault: `is over the ${maxBytes} bytes an attachment may have (MAX_ATTACHMENT_BYTES)`, limit: maxBytes };
+  const overLimit = {
+    fault: `is over the ${maxBytes} bytes an attachment may have (MAX_ATTACHMENT_BYTES)`,
+    limit: maxBytes,
+  };
   // Past the limit, whatever the base64 holds: not decoded at all.
   if (Math.floor((text.length * 3) / 4) - 2 > maxBytes) return overLimit;
   const data = decodeBase64(text);
@@ -55,7 +58,8 @@ export async function checkMediaBytes({
   let height: number | null = null;
   if (kind === "image" || mediaType === "application/pdf") {
     const found = await fileTypeFromBuffer(data);
-    if (found?.mime !== mediaType) return { fault: `is not ${mediaType}: its bytes are ${found ? found.mime : "of no type loopd knows"}` };
+    if (found?.mime !== mediaType)
+      return { fault: `is not ${mediaType}: its bytes are ${found ? found.mime : "of no type loopd knows"}` };
   }
   if (kind === "image") {
     const incomplete = whyIncomplete(mediaType, data);
@@ -65,7 +69,10 @@ export async function checkMediaBytes({
     ({ width, height } = size);
     // Told from the header alone: a few bytes may claim a size no provider takes (and no decoder should try).
     if (width > MAX_IMAGE_SIDE_PX || height > MAX_IMAGE_SIDE_PX || width * height > MAX_IMAGE_PIXELS) {
-      return { fault: `is ${width}×${height} pixels: an image may have at most ${MAX_IMAGE_SIDE_PX} px on a side and ${MAX_IMAGE_PIXELS / 1_000_000} megapixels`, limit: MAX_IMAGE_PIXELS };
+      return {
+        fault: `is ${width}×${height} pixels: an image may have at most ${MAX_IMAGE_SIDE_PX} px on a side and ${MAX_IMAGE_PIXELS / 1_000_000} megapixels`,
+        limit: MAX_IMAGE_PIXELS,
+      };
     }
   } else if (mediaType === "application/pdf") {
     if (data.toString("latin1", 0, 5) !== "%PDF-") return { fault: "is not a PDF: it does not start with %PDF-" };

@@ -107,7 +107,12 @@ export function attachedBlockOf(
   const common = { attachment_id: row.id, bytes: row.bytes };
   return kind === "image"
     ? ({ type: "image", ...common, media_type: row.mediaType, width: row.width!, height: row.height! } as ImageBlock)
-    : ({ type: "document", ...common, media_type: row.mediaType, ...(title !== undefined && { title }) } as DocumentBlock);
+    : ({
+        type: "document",
+        ...common,
+        media_type: row.mediaType,
+        ...(title !== undefined && { title }),
+      } as DocumentBlock);
 }
 export type ToolCallBlock = z.infer<typeof toolCallBlockSchema>;
 export type ToolResultBlock = z.infer<typeof toolResultBlockSchema>;
@@ -170,7 +175,16 @@ export const messageSchema = z.object({
   kind: z.enum(["notice", "summary"]).optional(),
   summarizes: z.object({ from_seq: z.number().int(), to_seq: z.number().int() }).optional(),
   excluded: z.literal("refusal").optional(),
-  content: z.array(z.union([textBlockSchema, toolCallBlockSchema, toolResultBlockSchema, imageBlockSchema, imageUrlBlockSchema, documentBlockSchema])),
+  content: z.array(
+    z.union([
+      textBlockSchema,
+      toolCallBlockSchema,
+      toolResultBlockSchema,
+      imageBlockSchema,
+      imageUrlBlockSchema,
+      documentBlockSchema,
+    ]),
+  ),
 });
 
 export function toolCallsOf(message: NewMessage): ToolCallBlock[] {

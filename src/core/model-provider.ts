@@ -101,7 +101,11 @@ export interface ModelProvider {
    * included, in the provider's place for it), for clients that call the
    * provider themselves.
    */
-  formatHistory(system: string | null, messages: readonly NewMessage[], attachments?: AttachmentData): { system?: unknown; messages: unknown[] };
+  formatHistory(
+    system: string | null,
+    messages: readonly NewMessage[],
+    attachments?: AttachmentData,
+  ): { system?: unknown; messages: unknown[] };
 }
 
 /** A provider failure that survived the SDK's retries. */

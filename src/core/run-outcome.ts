@@ -62,7 +62,8 @@ export type RunOutcome = RunEnding & {
 };
 
 /** Whether a run ended on a turn the provider refused: its messages are marked as the run ends (by `loopd_save`), and never sent again. */
-export const endsRefused = (stopReason: string | null): boolean => stopReason === "refusal" || stopReason === "content_filter";
+export const endsRefused = (stopReason: string | null): boolean =>
+  stopReason === "refusal" || stopReason === "content_filter";
 
 /** The fields of an ending, each present (null where the status has none): what the store and the events record. */
 export function endingFields(ending: RunEnding) {

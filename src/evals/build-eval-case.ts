@@ -34,9 +34,13 @@ export async function buildEvalCase({
   /** The run's tenant: its attachments are read in it. */
   tenant: string;
 }): Promise<EvalCase> {
-  if (run.firstSeq === null) throw new AppError("invalid_request", `run ${run.id} has not started: it has no message to make a case of`, { run_id: run.id });
+  if (run.firstSeq === null)
+    throw new AppError("invalid_request", `run ${run.id} has not started: it has no message to make a case of`, {
+      run_id: run.id,
+    });
   const before = run.firstSeq - 1;
-  const history = before > 0 ? await store.messages.page({ conversationId: run.conversationId, afterSeq: 0, limit: before }) : [];
+  const history =
+    before > 0 ? await store.messages.page({ conversationId: run.conversationId, afterSeq: 0, limit: before }) : [];
   const [first] = await store.messages.bySeqs(run.conversationId, [run.firstSeq]);
   const shown = history.map(presentMessage);
   const input = first ? presentMessage(first) : null;
@@ -65,7 +69,11 @@ export async function buildEvalCase({
     }
   }
   if (!traced && run.steps > 0) {
-    throw new AppError("invalid_request", `run ${run.id} has no trace (it ran with TRACE=off): an eval case is made of a run's trace`, { run_id: run.id });
+    throw new AppError(
+      "invalid_request",
+      `run ${run.id} has no trace (it ran with TRACE=off): an eval case is made of a run's trace`,
+      { run_id: run.id },
+    );
   }
 
   const resultSchema = run.request.finish ? (run.request.finish.result_schema ?? {}) : undefined;

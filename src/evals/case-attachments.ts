@@ -24,10 +24,14 @@ export function inlineBlocks(blocks: readonly UserBlock[], data: AttachmentData)
     const bytes = isAttached(b) ? data.get(b.attachment_id) : undefined;
     if (!isAttached(b) || bytes === undefined) return b;
     if (b.type === "image") return { type: "image", source: { type: "base64", media_type: b.media_type, data: bytes } };
-    return { type: "document", source: { type: "base64", media_type: b.media_type, data: bytes }, ...(b.title !== undefined && { title: b.title }) };
+    return {
+      type: "document",
+      source: { type: "base64", media_type: b.media_type, data: bytes },
+      ...(b.title !== undefined && { title: b.title }),
+    };
   });
 }
 
 /** Whether a case's message holds blocks to store before it is written (base64 sources). */
-export const hasInlineAttachments = (content: readonly { type: string }[]): boolean => content.some((b) => "source" in b && (b as { source: { type: string } }).source.type === "base64");
-
+export const hasInlineAttachments = (content: readonly { type: string }[]): boolean =>
+  content.some((b) => "source" in b && (b as { source: { type: string } }).source.type === "base64");

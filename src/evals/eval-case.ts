@@ -24,7 +24,10 @@ const re2Pattern = z.string().superRefine((pattern, ctx) => {
   try {
     RE2JS.compile(pattern);
   } catch (err) {
-    ctx.addIssue({ code: "custom", message: `is not a regular expression RE2 can run: ${err instanceof Error ? err.message : String(err)}` });
+    ctx.addIssue({
+      code: "custom",
+      message: `is not a regular expression RE2 can run: ${err instanceof Error ? err.message : String(err)}`,
+    });
   }
 });
 
@@ -48,7 +51,9 @@ export const expectationsSchema = z.strictObject({
 const blockSchema = z.looseObject({ type: z.string() });
 
 /** A message of the history: as the API shows it (its id, seq and times are not needed). */
-const historyMessageSchema = messageSchema.partial({ id: true, seq: true, run_id: true, created_at: true }).extend({ content: z.array(blockSchema) });
+const historyMessageSchema = messageSchema
+  .partial({ id: true, seq: true, run_id: true, created_at: true })
+  .extend({ content: z.array(blockSchema) });
 
 export const evalCaseSchema = z.object({
   name: z.string().min(1),

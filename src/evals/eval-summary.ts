@@ -31,7 +31,11 @@ export function summaryOf(results: readonly CaseResult[]): EvalSummary {
     output_tokens: sum((r) => r.usage?.output_tokens ?? 0),
     cost_usd: sum((r) => r.usage?.cost_usd ?? 0),
     unpriced_cases: ran.filter((r) => r.usage!.cost_usd === null).length,
-    latency_ms: { total: latency, mean: ran.length === 0 ? 0 : Math.round(latency / ran.length), max: Math.max(0, ...results.map((r) => r.latency_ms)) },
+    latency_ms: {
+      total: latency,
+      mean: ran.length === 0 ? 0 : Math.round(latency / ran.length),
+      max: Math.max(0, ...results.map((r) => r.latency_ms)),
+    },
   };
 }
 
@@ -39,11 +43,25 @@ export function summaryOf(results: readonly CaseResult[]): EvalSummary {
 export function rowOf(r: CaseResult): string {
   const tokens = r.usage ? r.usage.input_tokens + r.usage.output_tokens : 0;
   const cost = r.usage ? costText(r.usage.cost_usd) : "-";
-  const cells = [r.pass ? "PASS" : "FAIL", `${r.steps}`.padStart(5), `${tokens}`.padStart(7), cost.padStart(10), `${r.latency_ms} ms`.padStart(9), printable(r.name)];
+  const cells = [
+    r.pass ? "PASS" : "FAIL",
+    `${r.steps}`.padStart(5),
+    `${tokens}`.padStart(7),
+    cost.padStart(10),
+    `${r.latency_ms} ms`.padStart(9),
+    printable(r.name),
+  ];
   return [cells.join("  "), ...r.failures.map((f) => `      ${printable(f)}`)].join("\n");
 }
 
-export const HEADER = ["case", "steps".padStart(5), "tokens".padStart(7), "cost".padStart(10), "latency".padStart(9), "name"].join("  ");
+export const HEADER = [
+  "case",
+  "steps".padStart(5),
+  "tokens".padStart(7),
+  "cost".padStart(10),
+  "latency".padStart(9),
+  "name",
+].join("  ");
 
 export function summaryLines(s: EvalSummary): string[] {
   return [

@@ -36,24 +36,34 @@ export function loadEvalCases(target: string): LoadedCase[] {
       const parsed = evalCaseSchema.safeParse(item);
       const where = Array.isArray(json) ? [i] : [];
       if (parsed.success) cases.push({ file, evalCase: parsed.data });
-      else problems.push(...parsed.error.issues.map((issue) => `${file}: ${fieldOf([...where, ...issue.path])}: ${messageOf(issue)}`));
+      else
+        problems.push(
+          ...parsed.error.issues.map((issue) => `${file}: ${fieldOf([...where, ...issue.path])}: ${messageOf(issue)}`),
+        );
     });
   }
-  if (problems.length > 0) throw new OperatorError(`${problems.length === 1 ? "a case is" : "cases are"} malformed:\n  ${problems.join("\n  ")}`);
+  if (problems.length > 0)
+    throw new OperatorError(
+      `${problems.length === 1 ? "a case is" : "cases are"} malformed:\n  ${problems.join("\n  ")}`,
+    );
   return cases;
 }
 
 function jsonFilesOf(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true })
     .sort((a, b) => (a.name < b.name ? -1 : 1))
-    .flatMap((e) => (e.isDirectory() ? jsonFilesOf(path.join(dir, e.name)) : e.name.endsWith(".json") ? [path.join(dir, e.name)] : []));
+    .flatMap((e) =>
+      e.isDirectory() ? jsonFilesOf(path.join(dir, e.name)) : e.name.endsWith(".json") ? [path.join(dir, e.name)] : [],
+    );
 }
 
 /** `expect.final_text.regex`, `history[2].content`; `(the case)` at the top. */
 const fieldOf = (p: PropertyKey[]) => (p.length === 0 ? "(the case)" : fieldPath(p));
 
 function messageOf(issue: z.core.$ZodIssue): string {
-  if (issue.code === "invalid_type" && / received undefined$/.test(issue.message)) return `is required (${issue.expected})`;
-  if (issue.code === "unrecognized_keys") return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.join(", ")}`;
+  if (issue.code === "invalid_type" && / received undefined$/.test(issue.message))
+    return `is required (${issue.expected})`;
+  if (issue.code === "unrecognized_keys")
+    return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.join(", ")}`;
   return issue.message;
 }

@@ -36,10 +36,16 @@ async function main(argv: string[]): Promise<number> {
   const options = modelOptionsOf(values);
   const minPass = Number(values["min-pass"] ?? 1);
   const concurrency = Number(values.concurrency ?? 4);
-  if (positionals.length !== 1 || !options || !(minPass >= 0 && minPass <= 1) || !(Number.isInteger(concurrency) && concurrency >= 1)) {
+  if (
+    positionals.length !== 1 ||
+    !options ||
+    !(minPass >= 0 && minPass <= 1) ||
+    !(Number.isInteger(concurrency) && concurrency >= 1)
+  ) {
     console.error(USAGE);
     if (!(minPass >= 0 && minPass <= 1)) console.error("--min-pass is a pass rate from 0 to 1");
-    if (!(Number.isInteger(concurrency) && concurrency >= 1)) console.error("--concurrency is a whole number of at least 1");
+    if (!(Number.isInteger(concurrency) && concurrency >= 1))
+      console.error("--concurrency is a whole number of at least 1");
     return 2;
   }
   const target = positionals[0]!;
@@ -49,8 +55,14 @@ async function main(argv: string[]): Promise<number> {
   const { provider, model, baseURL } = options;
   const liveTools = values["live-tools"] === true;
   if (baseURL && provider === "mock") console.log(MOCK_BASE_URL_NOTE);
-  const on = provider ? `${provider}/${model ?? "its default model"}` : model ? `each case's provider, model ${model}` : "each case's own provider and model";
-  console.log(`eval of ${cases.length} case${cases.length === 1 ? "" : "s"} from ${target} on ${on}, ${liveTools ? "running the real tools" : "tools answered from the recorded results"}`);
+  const on = provider
+    ? `${provider}/${model ?? "its default model"}`
+    : model
+      ? `each case's provider, model ${model}`
+      : "each case's own provider and model";
+  console.log(
+    `eval of ${cases.length} case${cases.length === 1 ? "" : "s"} from ${target} on ${on}, ${liveTools ? "running the real tools" : "tools answered from the recorded results"}`,
+  );
   console.log(HEADER);
   const startedAt = new Date();
   const { results, summary } = await runEvals({
@@ -72,7 +84,12 @@ async function main(argv: string[]): Promise<number> {
     results,
   });
   const stamp = startedAt.toISOString().replace(/[-:]/g, "").replace(/\..*/, "").replace("T", "-");
-  const written = writeOutputFile({ name: `eval-${stamp}`, extension: "json", out: values.out, text: `${JSON.stringify(report, null, 2)}\n` });
+  const written = writeOutputFile({
+    name: `eval-${stamp}`,
+    extension: "json",
+    out: values.out,
+    text: `${JSON.stringify(report, null, 2)}\n`,
+  });
   console.log(`report: ${written.file}${written.replaced ? " (replaced the earlier file: --out names it)" : ""}`);
   if (report.passed) return 0;
   console.error(`pass rate ${(summary.pass_rate * 100).toFixed(1)}% is under --min-pass ${minPass * 100}%`);
@@ -83,7 +100,9 @@ function readSystemFile(file: string): string {
   try {
     return readFileSync(file, "utf8");
   } catch (err) {
-    throw new OperatorError(`--system-file ${file}: ${(err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message}`);
+    throw new OperatorError(
+      `--system-file ${file}: ${(err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message}`,
+    );
   }
 }
 

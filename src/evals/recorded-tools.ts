@@ -54,16 +54,14 @@ export function createRecordedAnswers(): RecordedAnswers {
     set: (conversationId, lookup) => void lookups.set(conversationId, lookup),
     delete: (conversationId) => void lookups.delete(conversationId),
     standIns: (tools) =>
-      tools.map(
-        (tool): Tool => ({
-          ...tool,
-          // The input as the model sent it: a recorded call is matched on that, before any default is filled in.
-          input: z.unknown(),
-          execute: (input, ctx) => answer(tool.name, input, ctx.conversationId),
-          // A recorded result stands for whatever happened to the call, approved or declined.
-          needsApproval: () => false,
-          approval: "never",
-        }),
-      ),
+      tools.map((tool): Tool => ({
+        ...tool,
+        // The input as the model sent it: a recorded call is matched on that, before any default is filled in.
+        input: z.unknown(),
+        execute: (input, ctx) => answer(tool.name, input, ctx.conversationId),
+        // A recorded result stands for whatever happened to the call, approved or declined.
+        needsApproval: () => false,
+        approval: "never",
+      })),
   };
 }

@@ -10,7 +10,15 @@ import type { EvalOutcome } from "./score-eval-case.js";
 
 /** A run of a case: what it did, or why it could not be made. */
 export type CaseRun =
-  | { ran: true; conversation_id: string; run_id: string; model: string; outcome: EvalOutcome; usage: EvalUsage; latency_ms: number }
+  | {
+      ran: true;
+      conversation_id: string;
+      run_id: string;
+      model: string;
+      outcome: EvalOutcome;
+      usage: EvalUsage;
+      latency_ms: number;
+    }
   | { ran: false; reason: string };
 
 interface RunAnswer {
@@ -23,7 +31,14 @@ interface RunAnswer {
     usage: EvalUsage;
     error: { code: string; message: string } | null;
     result?: { result: unknown } | null;
-    required_action?: { tool_calls: { tool_call_id: string; name: string; input: Record<string, unknown>; action: "approve" | "submit_output" }[] };
+    required_action?: {
+      tool_calls: {
+        tool_call_id: string;
+        name: string;
+        input: Record<string, unknown>;
+        action: "approve" | "submit_output";
+      }[];
+    };
   };
   messages: Message[];
   output_text: string;
@@ -64,23 +79,38 @@ export async function runEvalCase({
   now?: () => number;
 }): Promise<CaseRun> {
   const created = await app.inject({ method: "POST", url: "/conversations", payload: settings });
-  if (created.statusCode !== 201) return { ran: false, reason: `the case's conversation was refused: ${messageOf(created.json())}` };
+  if (created.statusCode !== 201)
+    return { ran: false, reason: `the case's conversation was refused: ${messageOf(created.json())}` };
   const conversationId = (created.json() as { id: string }).id;
   onConversation(conversationId);
   const history: NewMessage[] = [];
   // Refused turns are written too, marked as they were: a summary's range is in the history's seqs, which they are part of.
   for (const m of evalCase.history) {
     // Images and documents come in the case as a client sends them: stored for this conversation, as a message's are.
-    const content = m.role === "user" && hasInlineAttachments(m.content) ? await attach(conversationId, m.content as UserInputBlock[]) : m.content;
-    history.push({ role: m.role, content, ...(m.kind && { kind: m.kind }), ...(m.summarizes && { summarizes: m.summarizes }), ...(m.excluded && { excluded: m.excluded }) } as NewMessage);
+    const content =
+      m.role === "user" && hasInlineAttachments(m.content)
+        ? await attach(conversationId, m.content as UserInputBlock[])
+        : m.content;
+    history.push({
+      role: m.role,
+      content,
+      ...(m.kind && { kind: m.kind }),
+      ...(m.summarizes && { summarizes: m.summarizes }),
+      ...(m.excluded && { excluded: m.excluded }),
+    } as NewMessage);
   }
   await store.messages.append({ conversationId, runId: null, items: history });
 
   const startedAt = now();
-  let res = await app.inject({ method: "POST", url: `/conversations/${conversationId}/messages`, payload: { content: evalCase.input, ...runLimits(evalCase, maxStepsLimit) } });
+  let res = await app.inject({
+    method: "POST",
+    url: `/conversations/${conversationId}/messages`,
+    payload: { content: evalCase.input, ...runLimits(evalCase, maxStepsLimit) },
+  });
   const messages: Message[] = [];
   for (;;) {
-    if (res.statusCode !== 200) return { ran: false, reason: `the case's message was refused: ${messageOf(res.json())}` };
+    if (res.statusCode !== 200)
+      return { ran: false, reason: `the case's message was refused: ${messageOf(res.json())}` };
     const answer = res.json() as RunAnswer;
     messages.push(...answer.messages);
     const pending = answer.run.status === "requires_action" ? (answer.run.required_action?.tool_calls ?? []) : [];
@@ -99,7 +129,9 @@ export async function runEvalCase({
           error: run.error,
           steps: run.steps,
           cost_usd: run.usage.cost_usd,
-          tool_calls: messages.flatMap((m) => (m.role === "assistant" ? m.content.flatMap((b) => (b.type === "tool_call" ? [b.name] : [])) : [])),
+          tool_calls: messages.flatMap((m) =>
+            m.role === "assistant" ? m.content.flatMap((b) => (b.type === "tool_call" ? [b.name] : [])) : [],
+          ),
           final_text: answer.output_text,
           result: run.result ?? null,
         },
@@ -110,14 +142,21 @@ export async function runEvalCase({
       method: "POST",
       url: `/conversations/${conversationId}/runs/${answer.run.id}/actions`,
       payload: {
-        approvals: pending.filter((c) => c.action === "approve").map((c) => ({ tool_call_id: c.tool_call_id, approve: true })),
-        tool_outputs: outputs.map(({ call, found }) => ({ tool_call_id: call.tool_call_id, output: found?.content ?? RECORDED_MISS, is_error: found?.is_error ?? true })),
+        approvals: pending
+          .filter((c) => c.action === "approve")
+          .map((c) => ({ tool_call_id: c.tool_call_id, approve: true })),
+        tool_outputs: outputs.map(({ call, found }) => ({
+          tool_call_id: call.tool_call_id,
+          output: found?.content ?? RECORDED_MISS,
+          is_error: found?.is_error ?? true,
+        })),
       },
     });
   }
 }
 
 /** Room for one step past the case's limit, so that a run over it is seen to be (the server's limit caps it). */
-const runLimits = ({ expect }: EvalCase, limit: number) => (expect.max_steps === undefined ? {} : { max_steps: Math.min(expect.max_steps + 1, limit) });
+const runLimits = ({ expect }: EvalCase, limit: number) =>
+  expect.max_steps === undefined ? {} : { max_steps: Math.min(expect.max_steps + 1, limit) };
 
 const messageOf = (body: unknown) => (body as { error?: { message?: string } }).error?.message ?? JSON.stringify(body);

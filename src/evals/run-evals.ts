@@ -80,7 +80,8 @@ export async function runEvals({
     /** One case: run unless its provider cannot be called, then scored. */
     const evalOne = async ({ file, evalCase }: LoadedCase): Promise<CaseResult> => {
       const provider = overrides.provider ?? evalCase.conversation.provider;
-      const model = overrides.model ?? (provider === evalCase.conversation.provider ? evalCase.conversation.model : null);
+      const model =
+        overrides.model ?? (provider === evalCase.conversation.provider ? evalCase.conversation.model : null);
       const base = { name: evalCase.name, file, provider, model };
       const callable = canCall(provider);
       if (callable !== true) return notRun(base, callable);
@@ -95,12 +96,21 @@ export async function runEvals({
           lookup,
           maxStepsLimit: evalConfig.runs.maxStepsLimit,
           onConversation: (id) => answers.set((conversationId = id), lookup),
-          attach: (id, blocks) => attachUserContent({ store: loopd.services.store, limits: evalConfig.attachments }, { tenant: DEFAULT_TENANT, conversationId: id, blocks, fieldOf: (i) => `history content[${i}]` }),
+          attach: (id, blocks) =>
+            attachUserContent(
+              { store: loopd.services.store, limits: evalConfig.attachments },
+              { tenant: DEFAULT_TENANT, conversationId: id, blocks, fieldOf: (i) => `history content[${i}]` },
+            ),
         });
-        return run.ran ? await resultOf({ ...base, model: run.model }, evalCase, run.outcome, run) : notRun(base, run.reason);
+        return run.ran
+          ? await resultOf({ ...base, model: run.model }, evalCase, run.outcome, run)
+          : notRun(base, run.reason);
       } catch (err) {
         // What a case holds may break what loopd expects of stored data (a history edited by hand): that case fails, not the others.
-        return notRun(base, `the case could not run: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`);
+        return notRun(
+          base,
+          `the case could not run: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`,
+        );
       } finally {
         if (conversationId) answers.delete(conversationId);
       }
@@ -126,7 +136,10 @@ export async function runEvals({
 }
 
 /** The case's conversation as `POST /conversations` takes it; a case that expects a finish result gets the finish tool with that schema. */
-function settingsOf(evalCase: EvalCase, { provider, model, system }: { provider: ProviderName; model: string | null; system: string | undefined }) {
+function settingsOf(
+  evalCase: EvalCase,
+  { provider, model, system }: { provider: ProviderName; model: string | null; system: string | undefined },
+) {
   const { conversation, expect } = evalCase;
   return {
     title: evalCase.name.slice(0, 500),
@@ -142,7 +155,12 @@ function settingsOf(evalCase: EvalCase, { provider, model, system }: { provider:
 
 type Base = Pick<CaseResult, "name" | "file" | "provider" | "model">;
 
-async function resultOf(base: Base, evalCase: EvalCase, outcome: EvalOutcome, run: { usage: EvalUsage; latency_ms: number }): Promise<CaseResult> {
+async function resultOf(
+  base: Base,
+  evalCase: EvalCase,
+  outcome: EvalOutcome,
+  run: { usage: EvalUsage; latency_ms: number },
+): Promise<CaseResult> {
   const failures = await scoreEvalCase(evalCase.expect, outcome);
   return {
     ...base,

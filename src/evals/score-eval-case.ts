@@ -34,7 +34,9 @@ export async function scoreEvalCase(expect: Expectations, run: EvalOutcome): Pro
   }
   const { contains, regex } = expect.final_text ?? {};
   if (contains !== undefined && !run.final_text.includes(contains)) {
-    failures.push(`final_text: does not contain ${JSON.stringify(clip(contains))} (it is ${JSON.stringify(clip(run.final_text))})`);
+    failures.push(
+      `final_text: does not contain ${JSON.stringify(clip(contains))} (it is ${JSON.stringify(clip(run.final_text))})`,
+    );
   }
   if (regex !== undefined && !RE2JS.compile(regex).matcher(run.final_text).find()) {
     failures.push(`final_text: does not match /${regex}/ (it is ${JSON.stringify(clip(run.final_text))})`);
@@ -43,7 +45,10 @@ export async function scoreEvalCase(expect: Expectations, run: EvalOutcome): Pro
     if (!run.result) failures.push("finish_result: the run did not end with a finish call");
     else {
       const problems = await checkUserSchema(expect.finish_result, run.result.result);
-      if (problems.length > 0) failures.push(`finish_result: ${problems.map((p) => `${["result", ...p.path].join(".")} ${p.message}`).join("; ")}`);
+      if (problems.length > 0)
+        failures.push(
+          `finish_result: ${problems.map((p) => `${["result", ...p.path].join(".")} ${p.message}`).join("; ")}`,
+        );
     }
   }
   if (expect.max_steps !== undefined && run.steps > expect.max_steps) {
@@ -51,11 +56,13 @@ export async function scoreEvalCase(expect: Expectations, run: EvalOutcome): Pro
   }
   if (expect.max_cost_usd !== undefined) {
     if (run.cost_usd === null) failures.push("max_cost_usd: the cost is unknown (the model has no price)");
-    else if (run.cost_usd > expect.max_cost_usd) failures.push(`max_cost_usd: $${run.cost_usd}, more than $${expect.max_cost_usd}`);
+    else if (run.cost_usd > expect.max_cost_usd)
+      failures.push(`max_cost_usd: $${run.cost_usd}, more than $${expect.max_cost_usd}`);
   }
   return failures;
 }
 
-const sameNames = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((name, i) => name === b[i]);
+const sameNames = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((name, i) => name === b[i]);
 
 const clip = (s: string, n = 80) => (s.length <= n ? s : `${s.slice(0, n)}…`);

@@ -17,12 +17,31 @@ import { streamRunEvents } from "./sse.js";
 export async function answerWithRun(
   deps: HttpDeps,
   reply: FastifyReply,
-  { run, replayed, afterEvent, fromMessageSeq, release }: { run: RunRow; replayed: boolean; afterEvent: number; fromMessageSeq: number | null; release: (() => void) | undefined },
+  {
+    run,
+    replayed,
+    afterEvent,
+    fromMessageSeq,
+    release,
+  }: {
+    run: RunRow;
+    replayed: boolean;
+    afterEvent: number;
+    fromMessageSeq: number | null;
+    release: (() => void) | undefined;
+  },
 ) {
   const { services, runs, conversations } = deps;
   reply.header("x-loopd-run-id", run.id);
   if (replayed) reply.header("idempotent-replayed", "true");
-  if (release) return streamRunEvents(services, reply, { run, after: afterEvent, shutdown: deps.shutdown, pingMs: deps.ssePingMs, release });
+  if (release)
+    return streamRunEvents(services, reply, {
+      run,
+      after: afterEvent,
+      shutdown: deps.shutdown,
+      pingMs: deps.ssePingMs,
+      release,
+    });
   const gone = new AbortController();
   reply.raw.once("close", () => gone.abort());
   // A stopping server answers with the run as it stands instead of holding
@@ -37,6 +56,9 @@ export async function answerWithRun(
 }
 
 /** Takes a stream's place first when the client asked for a stream, so a server at its bound starts nothing. */
-export function takeStreamIf(deps: HttpDeps, { stream, accept, tenant }: { stream: boolean | undefined; accept: string | undefined; tenant: string }): (() => void) | undefined {
+export function takeStreamIf(
+  deps: HttpDeps,
+  { stream, accept, tenant }: { stream: boolean | undefined; accept: string | undefined; tenant: string },
+): (() => void) | undefined {
   return (stream ?? (accept ?? "").includes("text/event-stream")) ? deps.streams.take(tenant) : undefined;
 }

@@ -31,18 +31,27 @@ export function presentsToken(req: FastifyRequest, token: string): boolean {
  * checked by its routes) needs a live key, and acts as the key's tenant.
  * Without, every request acts as the tenant `default`.
  */
-export function useApiKeys(app: FastifyInstance, { required, keys, metricsToken }: { required: boolean; keys: KeyCheck; metricsToken: string | null }): void {
+export function useApiKeys(
+  app: FastifyInstance,
+  { required, keys, metricsToken }: { required: boolean; keys: KeyCheck; metricsToken: string | null },
+): void {
   app.addHook("onRequest", async (req, reply) => {
     if (req.method === "OPTIONS") return;
     const path = req.url.split("?", 1)[0]!;
     if (OPEN.some((open) => open.test(path))) return;
     if (path === "/metrics") {
-      if (metricsToken !== null && !presentsToken(req, metricsToken)) return replyError(reply, "unauthorized", "/metrics needs Authorization: Bearer <METRICS_TOKEN>");
+      if (metricsToken !== null && !presentsToken(req, metricsToken))
+        return replyError(reply, "unauthorized", "/metrics needs Authorization: Bearer <METRICS_TOKEN>");
       return;
     }
     if (path === "/admin" || path.startsWith("/admin/") || !required) return;
     const key = presentedKey(req);
-    if (key === null) return replyError(reply, "unauthorized", "an API key is required: send Authorization: Bearer <key> or x-api-key: <key> (npm run keys -- create --tenant <name> makes one)");
+    if (key === null)
+      return replyError(
+        reply,
+        "unauthorized",
+        "an API key is required: send Authorization: Bearer <key> or x-api-key: <key> (npm run keys -- create --tenant <name> makes one)",
+      );
     const owner = await keys.ownerOf(key);
     if (owner === null) return replyError(reply, "unauthorized", "the API key is unknown or revoked");
     req.tenant = owner.tenant;

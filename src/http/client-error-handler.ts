@@ -30,7 +30,10 @@ export function createClientErrorHandler(log: FastifyBaseLogger) {
 function describe(nodeCode: string | undefined): { code: ErrorCode; message: string } {
   switch (nodeCode) {
     case "HPE_HEADER_OVERFLOW":
-      return { code: "headers_too_large", message: `the request line and headers are larger than the ${maxHeaderSize} bytes the server accepts` };
+      return {
+        code: "headers_too_large",
+        message: `the request line and headers are larger than the ${maxHeaderSize} bytes the server accepts`,
+      };
     case "ERR_HTTP_REQUEST_TIMEOUT":
       return { code: "request_timeout", message: "the request did not arrive in time" };
     default:

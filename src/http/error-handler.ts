@@ -9,11 +9,17 @@ import { validationFailure } from "./validation-failure.js";
 export const RETRY_AFTER_S = 5;
 
 /** Sends the contract's error body with the status its code decides; a 503 says when to try again. */
-export function replyError(reply: FastifyReply, code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
+export function replyError(
+  reply: FastifyReply,
+  code: ErrorCode,
+  message: string,
+  details: Record<string, unknown> = {},
+) {
   const status = statusOf(code);
   if (status === 503) reply.header("retry-after", String(RETRY_AFTER_S));
   // A refusal that knows when it ends (a tenant's daily budget: at 00:00 UTC) says so.
-  if (code === "tenant_budget_exhausted" && typeof details.retry_after_s === "number") reply.header("retry-after", String(details.retry_after_s));
+  if (code === "tenant_budget_exhausted" && typeof details.retry_after_s === "number")
+    reply.header("retry-after", String(details.retry_after_s));
   return reply.code(status).send(errorBody(code, message, details));
 }
 
@@ -37,30 +43,50 @@ export function handleError(err: FastifyError | Error, request: FastifyRequest, 
 
 /** What a busy pool answers: the database is up, every connection loopd holds to it is in use. */
 export const DATABASE_BUSY = {
-  message: "the database is busy: every connection loopd holds to it stayed in use for DB_CONNECT_TIMEOUT_MS; try again shortly",
+  message:
+    "the database is busy: every connection loopd holds to it stayed in use for DB_CONNECT_TIMEOUT_MS; try again shortly",
   details: { reason: "database_busy" },
 };
 
-function classify(err: FastifyError | Error, request: FastifyRequest): { code: ErrorCode; message: string; details?: Record<string, unknown> } {
+function classify(
+  err: FastifyError | Error,
+  request: FastifyRequest,
+): { code: ErrorCode; message: string; details?: Record<string, unknown> } {
   if (err instanceof AppError) return err;
   if (hasZodFastifySchemaValidationErrors(err)) return { code: "invalid_request", ...validationFailure(err) };
   // A busy pool is not an unreachable database: say which it is.
   if (findInCauseChain(err, (e) => (e instanceof DatabaseBusyError ? true : undefined))) {
     return { code: "unavailable", ...DATABASE_BUSY };
   }
-  if (isDatabaseUnavailable(err)) return { code: "unavailable", message: "the database is unreachable; try again shortly" };
+  if (isDatabaseUnavailable(err))
+    return { code: "unavailable", message: "the database is unreachable; try again shortly" };
   const { statusCode: status, code } = err as FastifyError;
   if (status === 413) {
     const limit = request.routeOptions.bodyLimit ?? request.server.initialConfig.bodyLimit;
-    return { code: "payload_too_large", message: `the request body is larger than the ${limit} bytes the server accepts`, details: { limit } };
+    return {
+      code: "payload_too_large",
+      message: `the request body is larger than the ${limit} bytes the server accepts`,
+      details: { limit },
+    };
   }
   if (status === 415) {
     const contentType = request.headers["content-type"] ?? null;
-    return { code: "unsupported_media_type", message: "request bodies must be JSON, sent with Content-Type: application/json", details: { content_type: contentType } };
+    return {
+      code: "unsupported_media_type",
+      message: "request bodies must be JSON, sent with Content-Type: application/json",
+      details: { content_type: contentType },
+    };
   }
-  if (code === "FST_ERR_BAD_URL") return { code: "invalid_request", message: "the URL's percent-encoding does not decode to UTF-8 text", details: { reason: "bad_url" } };
-  if (code === "FST_ERR_CTP_INVALID_JSON_BODY") return { code: "invalid_request", message: "the body is not valid JSON", details: { field: "body" } };
-  if (status && status >= 400 && status < 500) return { code: "invalid_request", message: err.message, details: { reason: code ?? "bad_request" } };
+  if (code === "FST_ERR_BAD_URL")
+    return {
+      code: "invalid_request",
+      message: "the URL's percent-encoding does not decode to UTF-8 text",
+      details: { reason: "bad_url" },
+    };
+  if (code === "FST_ERR_CTP_INVALID_JSON_BODY")
+    return { code: "invalid_request", message: "the body is not valid JSON", details: { field: "body" } };
+  if (status && status >= 400 && status < 500)
+    return { code: "invalid_request", message: err.message, details: { reason: code ?? "bad_request" } };
   return { code: "internal", message: "internal error: this is a bug in loopd, and it has been logged" };
 }
 
@@ -70,7 +96,19 @@ function clientHungUp(err: Error, request: FastifyRequest): boolean {
 }
 
 // 57014: a statement cancelled (DB_STATEMENT_TIMEOUT_MS); 25P03: a session ended for idling in a transaction.
-const UNAVAILABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "57P01", "57P03", "57014", "25P03", "08000", "08003", "08006"]);
+const UNAVAILABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "57P01",
+  "57P03",
+  "57014",
+  "25P03",
+  "08000",
+  "08003",
+  "08006",
+]);
 
 export function isDatabaseUnavailable(err: unknown): boolean {
   return (
@@ -80,7 +118,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
       if (typeof code === "string" && UNAVAILABLE_CODES.has(code)) return true;
       if (typeof message === "string" && UNAVAILABLE_MESSAGE.test(message)) return true;
       return undefined;
-    }) ?? false)
+    }) ??
+      false)
   );
 }
 

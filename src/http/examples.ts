@@ -64,7 +64,13 @@ export const pausedRunExample: z.output<typeof runSchema> = {
 
 const at = { run_id: RUN, created_at: "2026-11-30T15:22:42.176Z" };
 export const messagesExample: z.output<typeof messageSchema>[] = [
-  { id: "msg_0mx3f31qn6ur3gjav0b2r6jgv", seq: 1, role: "user", ...at, content: [{ type: "text", text: "What time is it in Tokyo?" }] },
+  {
+    id: "msg_0mx3f31qn6ur3gjav0b2r6jgv",
+    seq: 1,
+    role: "user",
+    ...at,
+    content: [{ type: "text", text: "What time is it in Tokyo?" }],
+  },
   {
     id: "msg_0mx3f31r2pzcsqx2uxfdjn52k",
     seq: 2,
@@ -82,12 +88,19 @@ export const messagesExample: z.output<typeof messageSchema>[] = [
         type: "tool_result",
         tool_call_id: "mock_call_1",
         name: "get_current_time",
-        content: '{"timezone":"Asia/Tokyo","iso":"2026-12-01T00:22:42+09:00","local":"2026-12-01 00:22:42","utc_offset":"+09:00","weekday":"Tuesday"}',
+        content:
+          '{"timezone":"Asia/Tokyo","iso":"2026-12-01T00:22:42+09:00","local":"2026-12-01 00:22:42","utc_offset":"+09:00","weekday":"Tuesday"}',
         is_error: false,
       },
     ],
   },
-  { id: "msg_0mx3f31sc0zbnt1b4si1hvdi4", seq: 4, role: "assistant", ...at, content: [{ type: "text", text: "It is 00:22 on Tuesday in Asia/Tokyo." }] },
+  {
+    id: "msg_0mx3f31sc0zbnt1b4si1hvdi4",
+    seq: 4,
+    role: "assistant",
+    ...at,
+    content: [{ type: "text", text: "It is 00:22 on Tuesday in Asia/Tokyo." }],
+  },
 ];
 
 export const sendMessageExample: z.output<typeof sendMessageResponse> = {
@@ -104,12 +117,32 @@ export const answeredExample: z.output<typeof sendMessageResponse> = {
       seq: 3,
       role: "tool",
       ...at,
-      content: [{ type: "tool_result", tool_call_id: "mock_call_1", name: "calculate", content: '{"expression":"12*7","result":84}', is_error: false }],
+      content: [
+        {
+          type: "tool_result",
+          tool_call_id: "mock_call_1",
+          name: "calculate",
+          content: '{"expression":"12*7","result":84}',
+          is_error: false,
+        },
+      ],
     },
-    { id: "msg_0mx4k2zq9x7e2b5n8r1u4y7cd", seq: 4, role: "assistant", ...at, content: [{ type: "text", text: "12*7 = 84" }] },
+    {
+      id: "msg_0mx4k2zq9x7e2b5n8r1u4y7cd",
+      seq: 4,
+      role: "assistant",
+      ...at,
+      content: [{ type: "text", text: "12*7 = 84" }],
+    },
   ],
   output_text: "12*7 = 84",
 };
 
 /** A fork of `conversationExample` after its 4th message. */
-export const forkExample = { ...conversationExample, id: "conv_01j9zfork", title: "Tokyo trip, another way", message_count: 4, forked_from: { conversation_id: conversationExample.id, seq: conversationExample.message_count } };
+export const forkExample = {
+  ...conversationExample,
+  id: "conv_01j9zfork",
+  title: "Tokyo trip, another way",
+  message_count: 4,
+  forked_from: { conversation_id: conversationExample.id, seq: conversationExample.message_count },
+};

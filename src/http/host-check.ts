@@ -22,7 +22,10 @@ export function hostnameOf(host: string): string | null {
 
 /** Whether a `Host` header names a loopback name or one of `allowed` (`*.example.com`: every name under example.com), any port. */
 export function hostMatcher(allowed: readonly string[]): (host: string | undefined) => boolean {
-  const names = new Set([...LOOPBACK_NAMES, ...allowed.filter((a) => !a.startsWith("*.")).map((a) => a.replace(/^\[|\]$/g, ""))]);
+  const names = new Set([
+    ...LOOPBACK_NAMES,
+    ...allowed.filter((a) => !a.startsWith("*.")).map((a) => a.replace(/^\[|\]$/g, "")),
+  ]);
   const suffixes = allowed.filter((a) => a.startsWith("*.")).map((a) => a.slice(1));
   return (host) => {
     if (host === undefined) return false;
@@ -35,7 +38,11 @@ export function hostMatcher(allowed: readonly string[]): (host: string | undefin
 
 /** Whether `origin` is the server's own: the scheme aside, the authority the browser put in `Host` (a TLS proxy in front makes it https). */
 function isOwnOrigin(origin: string, host: string | undefined): boolean {
-  const authority = origin.startsWith("http://") ? origin.slice(7) : origin.startsWith("https://") ? origin.slice(8) : null;
+  const authority = origin.startsWith("http://")
+    ? origin.slice(7)
+    : origin.startsWith("https://")
+      ? origin.slice(8)
+      : null;
   return authority !== null && host !== undefined && authority === host.toLowerCase();
 }
 
@@ -66,7 +73,14 @@ function isOwnOrigin(origin: string, host: string | undefined): boolean {
  * neither CORS (its preflight answer) nor a key lookup. Sets and suffixes
  * are made once; a request costs a regex match and a set lookup.
  */
-export function useHostCheck(app: FastifyInstance, { keysRequired, allowedHosts, corsOrigins }: { keysRequired: boolean; allowedHosts: readonly string[]; corsOrigins: readonly string[] }): void {
+export function useHostCheck(
+  app: FastifyInstance,
+  {
+    keysRequired,
+    allowedHosts,
+    corsOrigins,
+  }: { keysRequired: boolean; allowedHosts: readonly string[]; corsOrigins: readonly string[] },
+): void {
   const checkHost = !keysRequired || allowedHosts.length > 0;
   const checkOrigin = !keysRequired;
   if (!checkHost && !checkOrigin) return;

@@ -15,11 +15,19 @@ export const hostVariables = {
     (v) => (blank(v) ? "" : v),
     z
       .string()
-      .transform((s) => s.split(",").map((h) => h.trim().toLowerCase()).filter(Boolean))
+      .transform((s) =>
+        s
+          .split(",")
+          .map((h) => h.trim().toLowerCase())
+          .filter(Boolean),
+      )
       .superRefine((hosts, ctx) => {
         const bad = hosts.find((h) => !ENTRY.test(h));
         if (bad !== undefined) {
-          ctx.addIssue({ code: "custom", message: `${JSON.stringify(bad)} is not a host name: names go without a port (any port is accepted), separated by commas: loopd.example.com, *.example.com for every name under example.com, [fd00::1] for an IPv6 address` });
+          ctx.addIssue({
+            code: "custom",
+            message: `${JSON.stringify(bad)} is not a host name: names go without a port (any port is accepted), separated by commas: loopd.example.com, *.example.com for every name under example.com, [fd00::1] for an IPv6 address`,
+          });
         }
       }),
   ),

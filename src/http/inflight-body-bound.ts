@@ -29,7 +29,10 @@ export function useInflightBodyBound(app: FastifyInstance, { total, perKey }: { 
     const key = req.keyId ?? req.tenant;
     const declared = Number(req.headers["content-length"]);
     // Past the route's limit, Fastify answers 413 without reading it: nothing to hold.
-    const upFront = Number.isSafeInteger(declared) && declared <= (req.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY) ? declared : 0;
+    const upFront =
+      Number.isSafeInteger(declared) && declared <= (req.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY)
+        ? declared
+        : 0;
     const reservation = bodies.reserve(key, upFront);
     if ("refused" in reservation) throw refuse(reply, reservation);
     const release = () => reservation.release();
@@ -65,9 +68,13 @@ function refuse(reply: FastifyReply, { refused, limit }: InflightRefusal): AppEr
   reply.header("connection", "close");
   const whose = refused === "key" ? "this API key's request bodies" : "request bodies";
   const variable = refused === "key" ? "MAX_INFLIGHT_BODY_BYTES_PER_KEY" : "MAX_INFLIGHT_BODY_BYTES";
-  return new AppError("unavailable", `${whose} being received at once would pass ${limit} bytes (${variable}); try again shortly`, {
-    reason: "inflight_body_bytes",
-    scope: refused,
-    limit,
-  });
+  return new AppError(
+    "unavailable",
+    `${whose} being received at once would pass ${limit} bytes (${variable}); try again shortly`,
+    {
+      reason: "inflight_body_bytes",
+      scope: refused,
+      limit,
+    },
+  );
 }

@@ -26,7 +26,13 @@ export interface InflightBodyBytes {
  * limit), so a bound below the largest body a route takes never refuses it
  * for good.
  */
-export function createInflightBodyBytes({ total: maxTotal, perKey }: { total: number; perKey: number }): InflightBodyBytes {
+export function createInflightBodyBytes({
+  total: maxTotal,
+  perKey,
+}: {
+  total: number;
+  perKey: number;
+}): InflightBodyBytes {
   let total = 0;
   const byKey = new Map<string, number>();
   const held = (key: string) => byKey.get(key) ?? 0;

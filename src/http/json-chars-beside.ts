@@ -12,7 +12,7 @@ export function jsonCharsBeside(text: string, key: string): number {
   const quotedKey = JSON.stringify(key);
   let beside = text.length;
   let keyEnd = -1;
-  for (let i = text.indexOf('"'); i >= 0; ) {
+  for (let i = text.indexOf('"'); i >= 0;) {
     const end = stringEnd(text, i);
     if (end < 0) break;
     // A value right after `"key":` is the key's value.
@@ -42,4 +42,3 @@ function onlySpaceAndColon(text: string, from: number, to: number): boolean {
   }
   return colons === 1;
 }
-

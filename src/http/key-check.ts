@@ -26,13 +26,23 @@ export interface KeyCheck {
  * seen are marked used in one statement every `touchEveryMs`, not one write
  * per request.
  */
-export function createKeyCheck(store: Pick<Store, "keys">, { log, ttlMs = 1_000, maxEntries = 10_000, touchEveryMs = 60_000 }: { log: Log; ttlMs?: number; maxEntries?: number; touchEveryMs?: number }): KeyCheck {
+export function createKeyCheck(
+  store: Pick<Store, "keys">,
+  {
+    log,
+    ttlMs = 1_000,
+    maxEntries = 10_000,
+    touchEveryMs = 60_000,
+  }: { log: Log; ttlMs?: number; maxEntries?: number; touchEveryMs?: number },
+): KeyCheck {
   const cache = new Map<string, { owner: Promise<KeyOwner | null>; until: number }>();
   const used = new Set<string>();
   const touch = async () => {
     const ids = [...used];
     used.clear();
-    await store.keys.touch(ids).catch((err: unknown) => log.warn({ err }, "could not record when API keys were last used"));
+    await store.keys
+      .touch(ids)
+      .catch((err: unknown) => log.warn({ err }, "could not record when API keys were last used"));
   };
   const timer = setInterval(() => void touch(), touchEveryMs);
   timer.unref();
@@ -71,7 +81,10 @@ export function createKeyCheck(store: Pick<Store, "keys">, { log, ttlMs = 1_000,
  * made for the tenant `default` and printed this once, so the service is
  * usable without being open. More come from `npm run keys` or the admin routes.
  */
-export async function makeFirstKey(store: Services["store"], logger: Pick<Log, "warn" | "isLevelEnabled">): Promise<void> {
+export async function makeFirstKey(
+  store: Services["store"],
+  logger: Pick<Log, "warn" | "isLevelEnabled">,
+): Promise<void> {
   if (await store.keys.any()) return;
   const { key, row } = await store.keys.create({ tenant: DEFAULT_TENANT, name: "first start" });
   const said = `API keys are required and none existed, so one was made for tenant ${row.tenantId}; it is shown this once, keep it: ${key}`;

@@ -9,7 +9,9 @@ import { replyError } from "./error-handler.js";
 export function useNotFoundHandler(app: FastifyInstance): void {
   const routes: Array<{ path: RegExp; method: string }> = [];
   app.addHook("onRoute", ({ url, method }) => {
-    const segments = url.split("/").map((s) => (s.startsWith(":") ? "[^/]+" : s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
+    const segments = url
+      .split("/")
+      .map((s) => (s.startsWith(":") ? "[^/]+" : s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
     const path = new RegExp(`^${segments.join("/")}$`);
     for (const m of [method].flat()) routes.push({ path, method: m });
   });
@@ -18,7 +20,12 @@ export function useNotFoundHandler(app: FastifyInstance): void {
     const allowed = [...new Set(routes.filter((r) => r.path.test(path)).map((r) => r.method))];
     if (allowed.length === 0) return replyError(reply, "not_found", `no route ${req.method} ${path}`);
     reply.header("allow", allowed.join(", "));
-    return replyError(reply, "method_not_allowed", `${req.method} is not allowed on ${path}; it takes ${allowed.join(", ")}`, { allowed });
+    return replyError(
+      reply,
+      "method_not_allowed",
+      `${req.method} is not allowed on ${path}; it takes ${allowed.join(", ")}`,
+      { allowed },
+    );
   };
   // Before the body is read: a wrong method or path is the answer, whatever the body holds.
   app.addHook("onRequest", async (req, reply) => {

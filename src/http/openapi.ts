@@ -26,7 +26,11 @@ export function documented<T extends z.ZodType>(schema: T, description: string, 
  * transforms (a conversation's `context` does).
  */
 export function withExamples<T extends z.ZodType>(schema: T, examples: Record<string, z.input<T>>): T {
-  return schema.meta({ "x-examples": Object.fromEntries(Object.entries(examples).map(([summary, value], i) => [`example${i + 1}`, { summary, value }])) });
+  return schema.meta({
+    "x-examples": Object.fromEntries(
+      Object.entries(examples).map(([summary, value], i) => [`example${i + 1}`, { summary, value }]),
+    ),
+  });
 }
 
 /** A 200 that is JSON, or the run's events when the request asked to stream (`"stream": true` or `Accept: text/event-stream`). */
@@ -35,10 +39,12 @@ export function jsonOrEventStream<T extends z.ZodType>(schema: T, description: s
 }
 
 /** A 200 that is only ever the run's events. The route writes them itself: no serializer sees this schema. */
-export const eventStream = (description: string) => z.string().meta({ description, [STREAM]: "events" satisfies StreamMark });
+export const eventStream = (description: string) =>
+  z.string().meta({ description, [STREAM]: "events" satisfies StreamMark });
 
 /** A 200 that is the AI SDK's UI message stream. The route writes it itself. */
-export const uiMessageStream = (description: string) => z.string().meta({ description, [STREAM]: "ui" satisfies StreamMark });
+export const uiMessageStream = (description: string) =>
+  z.string().meta({ description, [STREAM]: "ui" satisfies StreamMark });
 
 const UI_STREAM_DESCRIPTION =
   "The AI SDK's UI message stream (`text/event-stream`, header `x-vercel-ai-ui-message-stream: v1`): one JSON chunk per `data:` line — " +
@@ -59,10 +65,12 @@ const UI_STREAM_EXAMPLE = [
 ].join("\n\n");
 
 /** A 200 in plain text (Prometheus metrics). The route sends the text as it is: no serializer sees this schema. */
-export const plainText = (description: string, example: string) => z.string().meta({ description, examples: [example], [STREAM]: "text" satisfies StreamMark });
+export const plainText = (description: string, example: string) =>
+  z.string().meta({ description, examples: [example], [STREAM]: "text" satisfies StreamMark });
 
 /** A 200 of bytes (an attachment) in their own content types. The route sends the bytes as they are: no serializer sees this schema. */
-export const bytesOf = (description: string, mediaTypes: readonly string[]) => z.string().meta({ description, mediaTypes, [STREAM]: "bytes" satisfies StreamMark });
+export const bytesOf = (description: string, mediaTypes: readonly string[]) =>
+  z.string().meta({ description, mediaTypes, [STREAM]: "bytes" satisfies StreamMark });
 
 export const EVENT_STREAM_DESCRIPTION = [
   "Server-sent events (`text/event-stream`), one per step of the run; `id` is the run's event number (1, 2, 3, … with no gaps), `data` is JSON:",
@@ -125,23 +133,42 @@ const describeRoute: SwaggerTransform = (input) => {
     if (status === "204") responses![status] = { type: "null", description };
     if (mark === undefined) continue;
     if ((mark as StreamMark) === "text") {
-      responses![status] = { description, content: { "text/plain": { schema: { type: "string" }, ...(Array.isArray(examples) && { example: examples[0] }) } } };
+      responses![status] = {
+        description,
+        content: {
+          "text/plain": { schema: { type: "string" }, ...(Array.isArray(examples) && { example: examples[0] }) },
+        },
+      };
       continue;
     }
     if ((mark as StreamMark) === "bytes") {
       const binary = { schema: { type: "string", format: "binary" } };
-      responses![status] = { description, content: Object.fromEntries((json.mediaTypes as string[]).map((t) => [t, binary])) };
+      responses![status] = {
+        description,
+        content: Object.fromEntries((json.mediaTypes as string[]).map((t) => [t, binary])),
+      };
       continue;
     }
     if ((mark as StreamMark) === "ui") {
-      responses![status] = { description, content: { "text/event-stream": { schema: { type: "string", description: UI_STREAM_DESCRIPTION }, example: UI_STREAM_EXAMPLE } } };
+      responses![status] = {
+        description,
+        content: {
+          "text/event-stream": {
+            schema: { type: "string", description: UI_STREAM_DESCRIPTION },
+            example: UI_STREAM_EXAMPLE,
+          },
+        },
+      };
       continue;
     }
     const events = { schema: { type: "string", description: EVENT_STREAM_DESCRIPTION }, example: EVENT_STREAM_EXAMPLE };
     const content =
       (mark as StreamMark) === "events"
         ? { "text/event-stream": events }
-        : { "application/json": { schema: json, ...(Array.isArray(examples) && { example: examples[0] }) }, "text/event-stream": events };
+        : {
+            "application/json": { schema: json, ...(Array.isArray(examples) && { example: examples[0] }) },
+            "text/event-stream": events,
+          };
     responses![status] = { description, content };
   }
   return transformed;
@@ -151,7 +178,9 @@ const describeRoute: SwaggerTransform = (input) => {
 const describeDocument: SwaggerTransformObject = (input) => {
   const document = "openapiObject" in input ? input.openapiObject : input.swaggerObject;
   for (const path of Object.values(document.paths ?? {})) {
-    for (const operation of Object.values(path ?? {}) as Array<{ requestBody?: { required?: boolean; content?: Record<string, { schema?: JsonSchema }> } }>) {
+    for (const operation of Object.values(path ?? {}) as Array<{
+      requestBody?: { required?: boolean; content?: Record<string, { schema?: JsonSchema }> };
+    }>) {
       const body = operation.requestBody;
       if (body?.content?.["application/json"]?.schema?.nullable === true) body.required = false;
     }
@@ -177,19 +206,36 @@ export async function useOpenApi(app: FastifyInstance): Promise<void> {
       ],
       components: {
         securitySchemes: {
-          apiKey: { type: "http", scheme: "bearer", description: "An API key (`lpd_…`, from `npm run keys -- create --tenant <name>`) as `Authorization: Bearer <key>`. Needed whenever keys are on (`API_KEYS_REQUIRED`, on by default off loopback); each key sees its tenant's data only." },
-          apiKeyHeader: { type: "apiKey", in: "header", name: "x-api-key", description: "The same key in `x-api-key`." },
+          apiKey: {
+            type: "http",
+            scheme: "bearer",
+            description:
+              "An API key (`lpd_…`, from `npm run keys -- create --tenant <name>`) as `Authorization: Bearer <key>`. Needed whenever keys are on (`API_KEYS_REQUIRED`, on by default off loopback); each key sees its tenant's data only.",
+          },
+          apiKeyHeader: {
+            type: "apiKey",
+            in: "header",
+            name: "x-api-key",
+            description: "The same key in `x-api-key`.",
+          },
         },
       },
       security: [{ apiKey: [] }, { apiKeyHeader: [] }],
       tags: [
         { name: "conversations", description: "Conversations: their settings and tools" },
-        { name: "messages", description: "Sending a message starts a run; the history, canonical or in a provider's format" },
+        {
+          name: "messages",
+          description: "Sending a message starts a run; the history, canonical or in a provider's format",
+        },
         { name: "runs", description: "Runs: status, cancel, answers to a pause, the event stream" },
         { name: "operations", description: "Health and this document" },
         { name: "tools", description: "The tools a conversation may use, and the MCP servers behind some of them" },
         { name: "usage", description: "What a tenant's runs used and cost" },
-        { name: "admin", description: "API keys, and the MCP servers' stderr, with `ADMIN_TOKEN` only (these routes exist only when it is set)" },
+        {
+          name: "admin",
+          description:
+            "API keys, and the MCP servers' stderr, with `ADMIN_TOKEN` only (these routes exist only when it is set)",
+        },
         { name: "webhooks", description: "The tenant's own webhook secret: read it, rotate it" },
       ],
     },

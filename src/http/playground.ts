@@ -53,11 +53,15 @@ export interface PlaygroundOptions {
  * taken: every other path stays the API's (an unknown one is still the
  * contract's JSON 404).
  */
-export async function usePlayground(app: FastifyInstance, { enabled, dir = PLAYGROUND_DIR }: PlaygroundOptions): Promise<void> {
+export async function usePlayground(
+  app: FastifyInstance,
+  { enabled, dir = PLAYGROUND_DIR }: PlaygroundOptions,
+): Promise<void> {
   if (!enabled) return;
   const index = path.join(dir, "index.html");
   const assets = path.join(dir, "assets");
-  const page = (reply: FastifyReply) => reply.headers(SECURITY_HEADERS).header("cache-control", "no-cache").type("text/html; charset=utf-8");
+  const page = (reply: FastifyReply) =>
+    reply.headers(SECURITY_HEADERS).header("cache-control", "no-cache").type("text/html; charset=utf-8");
 
   // Read once, as the assets are: the page and the files it names come from one build.
   const html = await readFile(index, "utf8").catch(() => NOT_BUILT);

@@ -19,7 +19,11 @@ export interface PresentedEvent {
  * it stood at each `run.*` event. Events stored before references were used
  * (they carry their message) pass through.
  */
-export async function presentRunEvents(store: Pick<Store, "messages">, run: RunRow, rows: LoggedEvent[]): Promise<PresentedEvent[]> {
+export async function presentRunEvents(
+  store: Pick<Store, "messages">,
+  run: RunRow,
+  rows: LoggedEvent[],
+): Promise<PresentedEvent[]> {
   const messages = new Map(rows.flatMap((row) => (row.message ? [[row.message.seq, row.message] as const] : [])));
   const missing = rows.flatMap((row) => {
     const seq = (row.data as { seq?: unknown; message?: unknown; content?: unknown }).seq;
@@ -61,7 +65,8 @@ function presentData(row: RunEventRow, run: RunRow, messages: Map<number, Messag
       return { ...rest, content: result?.content ?? "" };
     }
     default:
-      if (TERMINAL_EVENT_TYPES.has(row.type)) return { run: presentRun(atState(run, (row.data as { run: RunState }).run)) };
+      if (TERMINAL_EVENT_TYPES.has(row.type))
+        return { run: presentRun(atState(run, (row.data as { run: RunState }).run)) };
       return row.data;
   }
 }

@@ -22,6 +22,10 @@ export async function useRateLimit(app: FastifyInstance, { perMinute }: { perMin
     allowList: (req) => req.keyId === null,
     // Thrown by the plugin, answered by the error handler in the contract's shape (the headers are set already).
     errorResponseBuilder: (_req, context) =>
-      new AppError("rate_limited", `more than ${context.max} requests a minute with this API key; try again in ${Math.ceil(context.ttl / 1000)} s`, { limit: context.max, retry_after_s: Math.ceil(context.ttl / 1000) }),
+      new AppError(
+        "rate_limited",
+        `more than ${context.max} requests a minute with this API key; try again in ${Math.ceil(context.ttl / 1000)} s`,
+        { limit: context.max, retry_after_s: Math.ceil(context.ttl / 1000) },
+      ),
   });
 }

@@ -21,7 +21,11 @@ export const providerSchema = z.enum(["anthropic", "openai", "mock"]);
 export const budgetSchema = z.strictObject({
   max_steps: z.number().int().min(1).optional(),
   max_tokens: z.number().int().positive().optional(),
-  max_seconds: z.number().positive().max(86_400 * 7).optional(),
+  max_seconds: z
+    .number()
+    .positive()
+    .max(86_400 * 7)
+    .optional(),
   max_cost_usd: z.number().positive().optional(),
   grace_turn: z.boolean().optional(),
 });
@@ -32,13 +36,24 @@ export const contextSchema = z
     strategy: z.enum(["full", "trim", "summarize"]).optional(),
     keep_tool_results: z.number().int().min(0).max(1000).optional(),
     max_input_tokens: z.number().int().min(1000).max(10_000_000).nullable().optional(),
-    summary_model: z.string().trim().min(1, "must not be empty").max(200).refine(isPgSafe, "must not contain NUL characters or unpaired surrogates").optional(),
+    summary_model: z
+      .string()
+      .trim()
+      .min(1, "must not be empty")
+      .max(200)
+      .refine(isPgSafe, "must not contain NUL characters or unpaired surrogates")
+      .optional(),
   })
   .superRefine((c, ctx) => {
     if (c.strategy === "summarize" && (c.max_input_tokens === undefined || c.max_input_tokens === null)) {
-      ctx.addIssue({ code: "custom", path: ["max_input_tokens"], message: "is required with strategy summarize: past it, the oldest exchanges are summarised" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["max_input_tokens"],
+        message: "is required with strategy summarize: past it, the oldest exchanges are summarised",
+      });
     }
-    if (c.summary_model !== undefined && c.strategy !== "summarize") ctx.addIssue({ code: "custom", path: ["summary_model"], message: "applies only to strategy summarize" });
+    if (c.summary_model !== undefined && c.strategy !== "summarize")
+      ctx.addIssue({ code: "custom", path: ["summary_model"], message: "applies only to strategy summarize" });
   })
   .transform((c): ContextSettings => ({ ...DEFAULT_CONTEXT, ...c }));
 
@@ -48,7 +63,10 @@ export const FREE_JSON = { maxDepth: 32, maxBytes: 16_384 };
 /** `finish` on a request or a conversation: the run ends with a `finish` call, its `result` matching `result_schema`. */
 export const finishSchema = z.strictObject({
   result_schema: boundedJsonObject(FREE_JSON)
-    .refine(isCheckableSchema, "must be a JSON Schema loopd can check (no unresolved $ref; patterns RE2 can run: no lookarounds or backreferences)")
+    .refine(
+      isCheckableSchema,
+      "must be a JSON Schema loopd can check (no unresolved $ref; patterns RE2 can run: no lookarounds or backreferences)",
+    )
     .optional(),
 });
 
@@ -59,7 +77,9 @@ const text = () => z.string().refine(isPgSafe, SAFE_MESSAGE);
 const id = () => text().min(1, "must not be empty").max(100, "must be at most 100 characters");
 export const conversationParams = z.object({ id: id().describe("The conversation's id (`conv_…`)") });
 export const runParams = conversationParams.extend({ run_id: id().describe("The run's id (`run_…`)") });
-export const attachmentParams = conversationParams.extend({ attachment_id: id().describe("The attachment's id (`att_…`)") });
+export const attachmentParams = conversationParams.extend({
+  attachment_id: id().describe("The attachment's id (`att_…`)"),
+});
 /** Names (models, tools) lose surrounding white space; text the user wrote is kept as written. */
 const name = () => text().trim().min(1, "must not be empty");
 const filled = () => text().refine((s) => s.trim().length > 0, "must not be empty");
@@ -75,18 +95,25 @@ export const BODY_MAX_DEPTH = 64;
 export function boundedJsonObject({ maxDepth, maxBytes }: { maxDepth: number; maxBytes: number }) {
   return z.record(z.string(), z.unknown(), { error: "must be a JSON object" }).superRefine((value, ctx) => {
     if (jsonDepth(value, maxDepth) > maxDepth) {
-      ctx.addIssue({ code: "custom", message: `must nest at most ${maxDepth} levels deep`, params: { limit: maxDepth } });
+      ctx.addIssue({
+        code: "custom",
+        message: `must nest at most ${maxDepth} levels deep`,
+        params: { limit: maxDepth },
+      });
       return;
     }
     const bytes = Buffer.byteLength(JSON.stringify(value));
     if (bytes > maxBytes) {
-      ctx.addIssue({ code: "custom", message: `must be at most ${maxBytes} bytes as JSON (it is ${bytes})`, params: { limit: maxBytes } });
+      ctx.addIssue({
+        code: "custom",
+        message: `must be at most ${maxBytes} bytes as JSON (it is ${bytes})`,
+        params: { limit: maxBytes },
+      });
       return;
     }
     if (!isPgSafe(value)) ctx.addIssue({ code: "custom", message: SAFE_MESSAGE });
   });
 }
-
 
 /** Where a run's end is POSTed: an http(s) URL (whether its address may be reached is checked by the service), and which run events. */
 export const webhookSchema = z.strictObject({
@@ -110,7 +137,10 @@ export const conversationFields = z.strictObject({
       z.strictObject({
         name: text().regex(TOOL_NAME, `must match ${TOOL_NAME.source} (what both providers accept)`),
         description: text().max(10_000).default(""),
-        input_schema: boundedJsonObject(FREE_JSON).refine(isObjectSchema, 'must be a JSON Schema of an object: {"type": "object", "properties": {…}}'),
+        input_schema: boundedJsonObject(FREE_JSON).refine(
+          isObjectSchema,
+          'must be a JSON Schema of an object: {"type": "object", "properties": {…}}',
+        ),
       }),
     )
     .max(64)
@@ -135,14 +165,21 @@ export const createConversationBody = withExamples(conversationFields.nullish(),
       {
         name: "create_invoice",
         description: "Creates an invoice in our accounting system",
-        input_schema: { type: "object", properties: { customer: { type: "string" }, amount: { type: "number" } }, required: ["customer", "amount"] },
+        input_schema: {
+          type: "object",
+          properties: { customer: { type: "string" }, amount: { type: "number" } },
+          required: ["customer", "amount"],
+        },
       },
     ],
   },
 });
 /** PATCH: the same fields, for the runs to come. */
 export const updateConversationBody = withExamples(conversationFields, {
-  "a new title, and older tool results sent as stubs": { title: "Tokyo trip, day 2", context: { strategy: "trim", keep_tool_results: 6 } },
+  "a new title, and older tool results sent as stubs": {
+    title: "Tokyo trip, day 2",
+    context: { strategy: "trim", keep_tool_results: 6 },
+  },
 });
 
 /** `POST …/fork`; the body itself is optional. */
@@ -195,7 +232,14 @@ export const sendMessageBody = withExamples(
     "text and an image (a 1×1 PNG) as base64": {
       content: [
         { type: "text", text: "What is in this picture?" },
-        { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==" } },
+        {
+          type: "image",
+          source: {
+            type: "base64",
+            media_type: "image/png",
+            data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+          },
+        },
       ],
     },
   },
@@ -208,7 +252,9 @@ export const idempotencyHeaders = z.object({
     .max(255)
     .regex(/^[\x21-\x7e]+$/, "must be printable ASCII")
     .optional()
-    .describe("A retry with the same key and body returns the same run and creates nothing new; the same key with another body is a 409"),
+    .describe(
+      "A retry with the same key and body returns the same run and creates nothing new; the same key with another body is a 409",
+    ),
 });
 
 /** `POST …/runs/:run_id/actions`: every pending call answered in one request. */
@@ -219,7 +265,9 @@ export const answerActionsBody = withExamples(
       .max(128)
       .default([]),
     tool_outputs: z
-      .array(z.strictObject({ tool_call_id: id(), output: text().max(1_000_000), is_error: z.boolean().default(false) }))
+      .array(
+        z.strictObject({ tool_call_id: id(), output: text().max(1_000_000), is_error: z.boolean().default(false) }),
+      )
       .max(128)
       .default([]),
     actor: text().max(200).optional(),
@@ -227,8 +275,13 @@ export const answerActionsBody = withExamples(
   }),
   {
     "approve a call": { approvals: [{ tool_call_id: "mock_call_1", approve: true }], actor: "ada@example.com" },
-    "deny a call, saying why": { approvals: [{ tool_call_id: "mock_call_2", approve: false, reason: "too big to matter" }] },
-    "a client tool's output, then stream the rest": { tool_outputs: [{ tool_call_id: "mock_call_1", output: "INV-42 created for ACME, 120.00 EUR" }], stream: true },
+    "deny a call, saying why": {
+      approvals: [{ tool_call_id: "mock_call_2", approve: false, reason: "too big to matter" }],
+    },
+    "a client tool's output, then stream the rest": {
+      tool_outputs: [{ tool_call_id: "mock_call_1", output: "INV-42 created for ACME, 120.00 EUR" }],
+      stream: true,
+    },
   },
 );
 
@@ -245,11 +298,21 @@ const position = () => z.coerce.number().int().min(0).max(2_147_483_647);
 export const messagesQuery = z.object({
   after_seq: position().default(0).describe("Messages after this `seq` (the previous page's `next_after_seq`)"),
   limit: limit(1000, 100).describe("Messages per page"),
-  format: z.enum(["anthropic", "openai"]).optional().describe("The whole history in this provider's own format instead of a page of canonical messages"),
+  format: z
+    .enum(["anthropic", "openai"])
+    .optional()
+    .describe("The whole history in this provider's own format instead of a page of canonical messages"),
 });
 
-export const eventsQuery = z.object({ after: position().optional().describe("Events after this event id (`Last-Event-ID` wins when both are sent); neither: from the first") });
+export const eventsQuery = z.object({
+  after: position()
+    .optional()
+    .describe("Events after this event id (`Last-Event-ID` wins when both are sent); neither: from the first"),
+});
 
 export const contextQuery = z.strictObject({
-  format: z.enum(["anthropic", "openai", "mock"]).optional().describe("The provider whose request to show; default: the conversation's provider"),
+  format: z
+    .enum(["anthropic", "openai", "mock"])
+    .optional()
+    .describe("The provider whose request to show; default: the conversation's provider"),
 });

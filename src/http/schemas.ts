@@ -37,10 +37,19 @@ export const runSchema = z.object({
   budget_exceeded: z.enum(["steps", "tokens", "seconds", "cost"]).optional(),
   /** The limits the run was given. */
   budget: z
-    .object({ max_steps: z.number(), max_tokens: z.number().nullable(), max_seconds: z.number().nullable(), max_cost_usd: z.number().nullable(), grace_turn: z.boolean() })
+    .object({
+      max_steps: z.number(),
+      max_tokens: z.number().nullable(),
+      max_seconds: z.number().nullable(),
+      max_cost_usd: z.number().nullable(),
+      grace_turn: z.boolean(),
+    })
     .optional(),
   /** On a run asked to end with `finish`: what the call reported, or null. */
-  result: z.object({ summary: z.string(), confidence: z.number().nullable(), result: z.unknown() }).nullable().optional(),
+  result: z
+    .object({ summary: z.string(), confidence: z.number().nullable(), result: z.unknown() })
+    .nullable()
+    .optional(),
   /** While `queued`: the run just ahead of it (active or queued). */
   queued_behind: z.string().nullable().optional(),
   /** While `requires_action`: the calls it waits on. */
@@ -48,13 +57,22 @@ export const runSchema = z.object({
     .object({
       expires_at: z.string(),
       tool_calls: z.array(
-        z.object({ tool_call_id: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()), action: z.enum(["approve", "submit_output"]) }),
+        z.object({
+          tool_call_id: z.string(),
+          name: z.string(),
+          input: z.record(z.string(), z.unknown()),
+          action: z.enum(["approve", "submit_output"]),
+        }),
       ),
     })
     .optional(),
 });
 
-export const clientToolSchema = z.object({ name: z.string(), description: z.string(), input_schema: z.record(z.string(), z.unknown()) });
+export const clientToolSchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  input_schema: z.record(z.string(), z.unknown()),
+});
 
 export const conversationSchema = z.object({
   id: z.string(),
@@ -93,20 +111,21 @@ export const sendMessageResponse = z.object({
   output_text: z.string(),
 });
 
-export const pageOf = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), next_cursor: z.string().nullable() });
+export const pageOf = <T extends z.ZodType>(item: T) =>
+  z.object({ data: z.array(item), next_cursor: z.string().nullable() });
 
 /** `GET /conversations/:id/context`: what the next model call would be sent. */
 export const contextResponse = documented(
   z.object({
-  format: z.enum(["anthropic", "openai", "mock"]),
-  /** loopd's estimate of the request's input tokens, calibrated by the provider's last count. */
-  estimated_input_tokens: z.number().int(),
-  /** Old tool results sent as a short stub (`trim`). */
-  stubbed_tool_results: z.number().int(),
-  /** Messages of the history not sent: refused turns, and old exchanges cut to fit `max_input_tokens`. */
-  left_out: z.object({ refused: z.number().int(), trimmed: z.number().int() }),
-  /** The request body exactly as the provider's SDK is given it. */
-  request: z.record(z.string(), z.unknown()),
+    format: z.enum(["anthropic", "openai", "mock"]),
+    /** loopd's estimate of the request's input tokens, calibrated by the provider's last count. */
+    estimated_input_tokens: z.number().int(),
+    /** Old tool results sent as a short stub (`trim`). */
+    stubbed_tool_results: z.number().int(),
+    /** Messages of the history not sent: refused turns, and old exchanges cut to fit `max_input_tokens`. */
+    left_out: z.object({ refused: z.number().int(), trimmed: z.number().int() }),
+    /** The request body exactly as the provider's SDK is given it. */
+    request: z.record(z.string(), z.unknown()),
   }),
   "What the next model call would be sent",
   {
@@ -116,7 +135,10 @@ export const contextResponse = documented(
     left_out: { refused: 0, trimmed: 0 },
     request: {
       model: "gpt-4o-mini",
-      messages: [{ role: "system", content: "You are a helpful assistant." }, { role: "user", content: "What time is it in Tokyo?" }],
+      messages: [
+        { role: "system", content: "You are a helpful assistant." },
+        { role: "user", content: "What time is it in Tokyo?" },
+      ],
       max_completion_tokens: 4096,
       prompt_cache_key: "conv_0mx3f31orsipb4b4h80aja1l0",
       stream: true,

@@ -46,7 +46,9 @@ export async function streamRunEvents(
   { run, after, shutdown, pingMs = 15_000, release = () => {}, encoder = loopdEvents }: StreamRunOptions,
 ): Promise<void> {
   // Those the route set (x-loopd-run-id …) go out with the stream's own.
-  const headers = Object.fromEntries(Object.entries(reply.getHeaders()).filter((e): e is [string, string | number | string[]] => e[1] !== undefined));
+  const headers = Object.fromEntries(
+    Object.entries(reply.getHeaders()).filter((e): e is [string, string | number | string[]] => e[1] !== undefined),
+  );
   reply.hijack();
   const res = reply.raw;
   res.writeHead(200, {
@@ -77,13 +79,22 @@ export async function streamRunEvents(
       await send(event);
     }
   };
-  const events = followRunEvents(services, { runId: run.id, conversationId: run.conversationId, after, signal: stop.signal });
+  const events = followRunEvents(services, {
+    runId: run.id,
+    conversationId: run.conversationId,
+    after,
+    signal: stop.signal,
+  });
   try {
     let next = await events.next();
     for (; !next.done && !gone.signal.aborted; next = await events.next()) await sendAll(next.value);
     if (next.done && next.value.type === "run_gone" && !gone.signal.aborted) {
       // Deleted with its conversation while the client watched: say so, as the last event.
-      await send({ seq: last + 1, type: "conversation.deleted", data: { conversation_id: run.conversationId, run_id: run.id } });
+      await send({
+        seq: last + 1,
+        type: "conversation.deleted",
+        data: { conversation_id: run.conversationId, run_id: run.id },
+      });
     }
     // Shutting down: what was saved before the runs stopped still goes out.
     if (shutdown.aborted && !gone.signal.aborted) {

@@ -22,15 +22,23 @@ export function createStreamGate({ max, maxPerTenant }: { max: number; maxPerTen
     take(tenant: string): () => void {
       // A full server first: its 503 tells the client another instance may take the stream.
       if (open >= max) {
-        throw new AppError("unavailable", `this server already holds its maximum of ${max} open streams; try again shortly`, {
-          max_streams: max,
-        });
+        throw new AppError(
+          "unavailable",
+          `this server already holds its maximum of ${max} open streams; try again shortly`,
+          {
+            max_streams: max,
+          },
+        );
       }
       const held = ofTenant.get(tenant) ?? 0;
       if (held >= maxPerTenant) {
-        throw new AppError("too_many_streams", `this tenant already holds its share of ${maxPerTenant} open streams on this server; close one or try again shortly`, {
-          max_streams_per_tenant: maxPerTenant,
-        });
+        throw new AppError(
+          "too_many_streams",
+          `this tenant already holds its share of ${maxPerTenant} open streams on this server; close one or try again shortly`,
+          {
+            max_streams_per_tenant: maxPerTenant,
+          },
+        );
       }
       open++;
       ofTenant.set(tenant, held + 1);

@@ -8,20 +8,40 @@ export const traceQuery = z.object({
   expand: z.enum(["requests"]).optional(),
 });
 
-const usage = z.looseObject({ input_tokens: z.number(), output_tokens: z.number(), cache_read_tokens: z.number(), cache_write_tokens: z.number() });
+const usage = z.looseObject({
+  input_tokens: z.number(),
+  output_tokens: z.number(),
+  cache_read_tokens: z.number(),
+  cache_write_tokens: z.number(),
+});
 /** A run's usage in its spans: its tokens, and what they cost (null for a model without a price). */
 const runUsage = usage.extend({ cost_usd: z.number().nullable().optional() });
 
-const contextSettings = z.object({ strategy: z.enum(["full", "trim", "summarize"]), keep_tool_results: z.number().int(), max_input_tokens: z.number().int().nullable(), summary_model: z.string().optional() });
+const contextSettings = z.object({
+  strategy: z.enum(["full", "trim", "summarize"]),
+  keep_tool_results: z.number().int(),
+  max_input_tokens: z.number().int().nullable(),
+  summary_model: z.string().optional(),
+});
 
 /** What a model call's request was built from, besides its setup and the stored history; with `?expand=requests`, also `body`: the request whole. */
 const modelRequestSchema = z.looseObject({
   history_length: z.number().int().describe("the call was built from the stored messages with seq 1 … history_length"),
   token_ratio: z.number(),
   tool_choice: z.unknown(),
-  setup: z.string().describe("the hash of the model.setup span with the provider, model, system prompt, tools, context settings and limits"),
-  body_sha256: z.string().nullable().describe("sha256 of the body handed to the provider's SDK, as canonical JSON (object keys sorted, messages last)"),
-  body: z.record(z.string(), z.unknown()).optional().describe("with ?expand=requests: the request exactly as the provider received it"),
+  setup: z
+    .string()
+    .describe(
+      "the hash of the model.setup span with the provider, model, system prompt, tools, context settings and limits",
+    ),
+  body_sha256: z
+    .string()
+    .nullable()
+    .describe("sha256 of the body handed to the provider's SDK, as canonical JSON (object keys sorted, messages last)"),
+  body: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe("with ?expand=requests: the request exactly as the provider received it"),
 });
 
 const span = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) =>
@@ -45,7 +65,10 @@ export const traceSpanSchema = z.discriminatedUnion("type", [
     latency_ms: z.number(),
     ttft_ms: z.number().nullable(),
     request: modelRequestSchema,
-    request_verified: z.boolean().optional().describe("with ?expand=requests: the rebuilt body has the recorded sha256"),
+    request_verified: z
+      .boolean()
+      .optional()
+      .describe("with ?expand=requests: the rebuilt body has the recorded sha256"),
     response: z.looseObject({
       message_seq: z.number().int().nullable(),
       content: z.array(z.unknown()),
@@ -56,7 +79,14 @@ export const traceSpanSchema = z.discriminatedUnion("type", [
       request_id: z.string().nullable(),
     }),
   }),
-  span("model.failed", { step: z.number().int(), started_at: z.string(), latency_ms: z.number(), request: modelRequestSchema, error: z.string(), status: z.number().nullable() }),
+  span("model.failed", {
+    step: z.number().int(),
+    started_at: z.string(),
+    latency_ms: z.number(),
+    request: modelRequestSchema,
+    error: z.string(),
+    status: z.number().nullable(),
+  }),
   span("tool.call", {
     tool_call_id: z.string(),
     name: z.string(),
@@ -75,17 +105,37 @@ export const traceSpanSchema = z.discriminatedUnion("type", [
     provider: z.string(),
     model: z.string(),
     summarizes: z.object({ from_seq: z.number().int(), to_seq: z.number().int() }),
-    summary_seq: z.number().int().nullable().describe("the saved summary message; null when the call failed and the exchanges were left out instead"),
+    summary_seq: z
+      .number()
+      .int()
+      .nullable()
+      .describe("the saved summary message; null when the call failed and the exchanges were left out instead"),
     usage: usage.nullable(),
     cost_usd: z.number().nullable(),
     request: z.record(z.string(), z.unknown()).describe("the summary call's request as its provider received it"),
     answer: z.string().nullable(),
     error: z.string().nullable(),
   }),
-  span("action.answered", { actor: z.string().nullable(), approvals: z.array(z.unknown()), tool_outputs: z.array(z.unknown()) }),
+  span("action.answered", {
+    actor: z.string().nullable(),
+    approvals: z.array(z.unknown()),
+    tool_outputs: z.array(z.unknown()),
+  }),
   span("run.recovered", { steps: z.number().int(), interrupted_calls: z.number().int() }),
-  span("run.paused", { pending: z.array(z.unknown()), timeout_s: z.number(), steps: z.number().int(), usage: runUsage }),
-  span("run.end", { status: z.string(), stop_reason: z.string().nullable(), error: z.object({ code: z.string(), message: z.string() }).nullable(), steps: z.number().int(), usage: runUsage, completed_at: z.string().nullable() }),
+  span("run.paused", {
+    pending: z.array(z.unknown()),
+    timeout_s: z.number(),
+    steps: z.number().int(),
+    usage: runUsage,
+  }),
+  span("run.end", {
+    status: z.string(),
+    stop_reason: z.string().nullable(),
+    error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    steps: z.number().int(),
+    usage: runUsage,
+    completed_at: z.string().nullable(),
+  }),
 ]);
 
 export const traceResponse = z.object({ run: runSchema, spans: z.array(traceSpanSchema) });

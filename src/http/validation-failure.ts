@@ -32,12 +32,20 @@ export function validationFailure(err: FastifyError & { validation: FastifySchem
   const unknown: string[] = [];
   const issues = err.validation.flatMap((v): Issue[] => {
     const path: PropertyKey[] = v.instancePath.split("/").filter(Boolean);
-    return issuesAt(path, { code: v.keyword, message: v.message ?? "is invalid", ...(v.params as Record<string, unknown>) });
+    return issuesAt(path, {
+      code: v.keyword,
+      message: v.message ?? "is invalid",
+      ...(v.params as Record<string, unknown>),
+    });
   });
 
   function issuesAt(path: readonly PropertyKey[], issue: IssueFields): Issue[] {
     const field = fieldOf(where, path);
-    const { keys, params, errors } = issue as { keys?: string[]; params?: Record<string, unknown>; errors?: NestedIssue[][] };
+    const { keys, params, errors } = issue as {
+      keys?: string[];
+      params?: Record<string, unknown>;
+      errors?: NestedIssue[][];
+    };
     if (issue.code === "unrecognized_keys" && keys) {
       const fields = keys.map((key) => `${field}.${key}`);
       unknown.push(...fields);
@@ -46,16 +54,24 @@ export function validationFailure(err: FastifyError & { validation: FastifySchem
     // A union none of whose options took the value: when it had the shape of
     // one of them (its issues lie inside the value: an array of blocks with
     // one bad block), that option's issues say what is wrong, and where.
-    const inside = issue.code === "invalid_union" && errors ? errors.filter((option) => option.length > 0 && option.every((i) => i.path.length > 0)) : [];
-    if (inside.length === 1) return inside[0]!.flatMap(({ path: within, ...nested }) => issuesAt([...path, ...within], nested as IssueFields));
+    const inside =
+      issue.code === "invalid_union" && errors
+        ? errors.filter((option) => option.length > 0 && option.every((i) => i.path.length > 0))
+        : [];
+    if (inside.length === 1)
+      return inside[0]!.flatMap(({ path: within, ...nested }) => issuesAt([...path, ...within], nested as IssueFields));
     // A refinement's params (the limit it enforces) go out with its issue.
     return [{ ...params, field, message: issue.message }];
   }
 
   const { field = where, message = "is invalid", ...extra } = issues[0] ?? {};
-  return { message: `${field}: ${message}`, details: { field, ...extra, ...(unknown.length > 0 && { unknown }), issues } };
+  return {
+    message: `${field}: ${message}`,
+    details: { field, ...extra, ...(unknown.length > 0 && { unknown }), issues },
+  };
 }
 
 /** `body` and `["content", "2", "text"]` → `body.content[2].text`: an index in brackets. */
 const fieldOf = (where: string, path: readonly PropertyKey[]) =>
-  where + path.map((p) => (typeof p === "number" || /^\d+$/.test(String(p)) ? `[${String(p)}]` : `.${String(p)}`)).join("");
+  where +
+  path.map((p) => (typeof p === "number" || /^\d+$/.test(String(p)) ? `[${String(p)}]` : `.${String(p)}`)).join("");

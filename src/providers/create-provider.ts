@@ -10,7 +10,6 @@ export interface CreateProvidersOptions {
   mock?: MockProviderOptions;
 }
 
-
 /**
  * An OpenAI-compatible local server (Ollama, vLLM, llama.cpp) takes no key,
  * but the SDK refuses to start without one: given a base URL and no key, it
@@ -19,12 +18,20 @@ export interface CreateProvidersOptions {
 export const KEYLESS_SERVER_KEY = "no-key-needed";
 
 /** The providers with the configured keys and servers (and `baseURL`, when given, for both: replay's `--base-url`). */
-export function providersOf(endpoints: ProviderEndpoints, { baseURL }: { baseURL?: string | undefined } = {}): Record<ProviderName, ModelProvider> {
+export function providersOf(
+  endpoints: ProviderEndpoints,
+  { baseURL }: { baseURL?: string | undefined } = {},
+): Record<ProviderName, ModelProvider> {
   const { anthropic, openai } = endpoints;
   const openaiUrl = baseURL ?? openai.baseUrl;
   return createProviders({
     anthropic: { apiKey: anthropic.apiKey, baseURL: baseURL ?? anthropic.baseUrl },
-    openai: { apiKey: openai.apiKey ?? (canCall("openai", { apiKey: undefined, baseUrl: openaiUrl }) ? KEYLESS_SERVER_KEY : undefined), baseURL: openaiUrl },
+    openai: {
+      apiKey:
+        openai.apiKey ??
+        (canCall("openai", { apiKey: undefined, baseUrl: openaiUrl }) ? KEYLESS_SERVER_KEY : undefined),
+      baseURL: openaiUrl,
+    },
   });
 }
 
@@ -33,7 +40,10 @@ export function providersOf(endpoints: ProviderEndpoints, { baseURL }: { baseURL
  * clients are made on first use, so a provider without credentials fails
  * only the runs that use it.
  */
-export function createProviders({ anthropic, openai, mock }: CreateProvidersOptions = {}): Record<ProviderName, ModelProvider> {
+export function createProviders({ anthropic, openai, mock }: CreateProvidersOptions = {}): Record<
+  ProviderName,
+  ModelProvider
+> {
   return {
     anthropic: createAnthropicProvider(anthropic),
     openai: createOpenAIProvider(openai),

@@ -41,20 +41,31 @@ async function main(argv: string[]): Promise<number> {
   const redactor = redactorOf(config);
   const serverUrl = values.url ?? (config.database.url ? undefined : holderOf(config.database.dataDir)?.url);
 
-  let source: { run: { id: string; provider: string; model: string; steps: number }; entries: AsyncIterable<TraceEntry> };
+  let source: {
+    run: { id: string; provider: string; model: string; steps: number };
+    entries: AsyncIterable<TraceEntry>;
+  };
   let close = async () => {};
   if (serverUrl) {
-    if (!values.url) console.log(`the loopd server at ${serverUrl} holds ${config.database.dataDir}: reading the run through its API`);
+    if (!values.url)
+      console.log(`the loopd server at ${serverUrl} holds ${config.database.dataDir}: reading the run through its API`);
     source = await runOverHttp({ url: serverUrl, runId });
   } else {
-    const database = await openDatabase({ databaseUrl: config.database.url, dataDir: config.database.dataDir, program: "npm run replay", mustExist: true });
+    const database = await openDatabase({
+      databaseUrl: config.database.url,
+      dataDir: config.database.dataDir,
+      program: "npm run replay",
+      mustExist: true,
+    });
     close = () => database.close();
     await database.migrate();
     const store = createStore(database);
     const run = await store.runs.get(runId);
     if (!run) {
       await close();
-      throw new OperatorError(`run ${runId} does not exist in this database (${config.database.url ? "DATABASE_URL" : config.database.dataDir})`);
+      throw new OperatorError(
+        `run ${runId} does not exist in this database (${config.database.url ? "DATABASE_URL" : config.database.dataDir})`,
+      );
     }
     // The run's conversation is there (a run is deleted with it): its attachments are read in its tenant's scope.
     const conversation = await store.conversations.get(INTERNAL, run.conversationId);
@@ -65,7 +76,9 @@ async function main(argv: string[]): Promise<number> {
     const target = provider ?? (run.provider as NonNullable<typeof provider>);
     if (baseURL && target === "mock") console.log(MOCK_BASE_URL_NOTE);
     const [from, model] = [printable(`${run.provider}/${run.model}`), printable(run.model)];
-    console.log(`replaying ${run.id} (${from}, ${run.steps} steps) on ${target}/${values.model ?? (target !== run.provider ? "its default model" : model)}`);
+    console.log(
+      `replaying ${run.id} (${from}, ${run.steps} steps) on ${target}/${values.model ?? (target !== run.provider ? "its default model" : model)}`,
+    );
     const report = await replayRun({
       entries: source.entries,
       providers: providersFor(config, { baseURL }),
@@ -81,7 +94,13 @@ async function main(argv: string[]): Promise<number> {
       out: values.out,
       text: `${JSON.stringify({ ...report, replayed_at: new Date().toISOString(), base_url: target === "mock" ? null : (baseURL ?? null) }, null, 2)}\n`,
     });
-    console.log(`${Object.entries(report.summary).map(([verdict, n]) => `${verdict}: ${n}`).join(", ") || "no model calls recorded"}`);
+    console.log(
+      `${
+        Object.entries(report.summary)
+          .map(([verdict, n]) => `${verdict}: ${n}`)
+          .join(", ") || "no model calls recorded"
+      }`,
+    );
     console.log(`report: ${written.file}${written.replaced ? " (replaced the earlier file: --out names it)" : ""}`);
     const failed = report.steps.filter((s) => s.verdict === "error").length;
     if (failed > 0) console.error(`${failed} of ${report.steps.length} replayed calls failed`);
@@ -93,8 +112,16 @@ async function main(argv: string[]): Promise<number> {
 
 function lineOf(step: ReplayStep): string {
   const calls = (s: ReplayStep["recorded"]) =>
-    s === null ? "-" : s.tool_calls.length > 0 ? s.tool_calls.map((c) => `${c.name}(${JSON.stringify(c.input)})`).join(", ") : `text ${JSON.stringify(clip(s.text, 60))}`;
-  const detail = step.error ? step.error : step.verdict.startsWith("same") ? calls(step.replayed) : `${calls(step.recorded)} → ${calls(step.replayed)}`;
+    s === null
+      ? "-"
+      : s.tool_calls.length > 0
+        ? s.tool_calls.map((c) => `${c.name}(${JSON.stringify(c.input)})`).join(", ")
+        : `text ${JSON.stringify(clip(s.text, 60))}`;
+  const detail = step.error
+    ? step.error
+    : step.verdict.startsWith("same")
+      ? calls(step.replayed)
+      : `${calls(step.recorded)} → ${calls(step.replayed)}`;
   return `step ${String(step.step).padStart(3)}  ${step.verdict.padEnd(20)}  ${detail}`;
 }
 

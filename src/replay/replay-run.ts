@@ -68,15 +68,29 @@ export async function replayRun({
   const steps: ReplayStep[] = [];
   for await (const { span, request } of entries) {
     if (!request) continue;
-    const recorded = span.type === "model.call" ? summaryOf(span.response as { content: AssistantBlock[]; stop_reason: string }) : null;
+    const recorded =
+      span.type === "model.call"
+        ? summaryOf(span.response as { content: AssistantBlock[]; stop_reason: string })
+        : null;
     let step: ReplayStep;
     try {
-      const answer = await provider.generate({ ...request, model: model ?? (name === run.provider ? request.model : "") });
+      const answer = await provider.generate({
+        ...request,
+        model: model ?? (name === run.provider ? request.model : ""),
+      });
       const replayed = summaryOf({ content: answer.content, stop_reason: answer.stopReason });
-      const verdict = recorded ? compareAnswers((span.response as { content: AssistantBlock[] }).content, answer.content) : "recorded_error";
+      const verdict = recorded
+        ? compareAnswers((span.response as { content: AssistantBlock[] }).content, answer.content)
+        : "recorded_error";
       step = { step: span.step as number, verdict, recorded, replayed };
     } catch (err) {
-      step = { step: span.step as number, verdict: "error", recorded, replayed: null, error: redactor.text(err instanceof Error ? err.message : String(err)) };
+      step = {
+        step: span.step as number,
+        verdict: "error",
+        recorded,
+        replayed: null,
+        error: redactor.text(err instanceof Error ? err.message : String(err)),
+      };
     }
     steps.push(step);
     onStep?.(step);

@@ -17,7 +17,11 @@ export type WaitingRunEnd =
 
 export const EXPIRED: WaitingRunEnd = { status: "incomplete", stopReason: "action_expired", content: EXPIRED_RESULT };
 export const SUPERSEDED: WaitingRunEnd = { status: "incomplete", stopReason: "superseded", content: SUPERSEDED_RESULT };
-export const CANCELLED_WAITING: WaitingRunEnd = { status: "cancelled", stopReason: "cancelled", content: CANCELLED_WAITING_RESULT };
+export const CANCELLED_WAITING: WaitingRunEnd = {
+  status: "cancelled",
+  stopReason: "cancelled",
+  content: CANCELLED_WAITING_RESULT,
+};
 
 /**
  * Ends a paused run, in the caller's transaction and with its row locked
@@ -28,14 +32,27 @@ export const CANCELLED_WAITING: WaitingRunEnd = { status: "cancelled", stopReaso
  */
 export async function closeWaitingRun(tx: Repositories, run: RunRow, end: WaitingRunEnd): Promise<RunRow> {
   const pending = run.requiredAction?.tool_calls ?? [];
-  const results = pending.map((call) => errorResultFor({ type: "tool_call", id: call.tool_call_id, name: call.name, input: call.input }, end.content));
+  const results = pending.map((call) =>
+    errorResultFor({ type: "tool_call", id: call.tool_call_id, name: call.name, input: call.input }, end.content),
+  );
   const appender = createRunAppender(tx, run, await positionOf(tx, run));
   await appender.toolResults(results, { sourceOf: () => "loopd" });
   const ended = await tx.runs.endWaiting(run.id, { status: end.status, stopReason: end.stopReason });
   await appender.event(`run.${end.status}`, { run: runStateOf(ended) });
   await tx.traces.append(
     run.id,
-    [runEndSpan({ status: ended.status, stop_reason: ended.stopReason, error: null, budget_exceeded: null, result: null, steps: ended.steps, usage: ended.usage, completed_at: ended.completedAt?.toISOString() ?? null })],
+    [
+      runEndSpan({
+        status: ended.status,
+        stop_reason: ended.stopReason,
+        error: null,
+        budget_exceeded: null,
+        result: null,
+        steps: ended.steps,
+        usage: ended.usage,
+        completed_at: ended.completedAt?.toISOString() ?? null,
+      }),
+    ],
     { nextMessageSeq: appender.position.nextMessageSeq },
   );
   await tx.notify("loopd_run_events", run.id);

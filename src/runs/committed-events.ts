@@ -38,7 +38,9 @@ export function committedEvents(save: RunSave, savedAt: Date): LoggedEvent[] | n
       span: null,
       createdAt: savedAt,
     } as NonNullable<LoggedEvent["message"]>;
-    return [{ runId: save.runId, seq: m.event_seq, type: "message.created", data: { seq }, createdAt: savedAt, message }];
+    return [
+      { runId: save.runId, seq: m.event_seq, type: "message.created", data: { seq }, createdAt: savedAt, message },
+    ];
   });
   return [...events, ...announced].sort((a, b) => a.seq - b.seq);
 }
@@ -48,14 +50,19 @@ export function committedEvents(save: RunSave, savedAt: Date): LoggedEvent[] | n
  * log: its `run.created` (event 1) and its user message's `message.created`
  * (event 2), at the run's creation time (the statement's transaction time).
  */
-export function startedEvents(run: Pick<RunRow, "id" | "conversationId" | "firstSeq" | "createdAt">, message: { id: string; content: unknown }): LoggedEvent[] {
+export function startedEvents(
+  run: Pick<RunRow, "id" | "conversationId" | "firstSeq" | "createdAt">,
+  message: { id: string; content: unknown },
+): LoggedEvent[] {
   const write = startedRunWrite(run.firstSeq!);
   const save = {
     runId: run.id,
     owner: "",
     conversationId: run.conversationId,
     firstSeq: run.firstSeq!,
-    messages: [{ id: message.id, role: "user" as const, content: message.content, event_seq: write.messages[0]!.eventSeq! }],
+    messages: [
+      { id: message.id, role: "user" as const, content: message.content, event_seq: write.messages[0]!.eventSeq! },
+    ],
     events: write.events,
   };
   return committedEvents(save, run.createdAt)!;
@@ -82,6 +89,7 @@ function jsonbOrder(value: unknown): unknown {
   if (value === null || typeof value !== "object" || value instanceof Date) return value;
   const record = value as Record<string, unknown>;
   const ordered: Record<string, unknown> = {};
-  for (const key of Object.keys(record).sort(byJsonbKeyOrder)) if (record[key] !== undefined) ordered[key] = jsonbOrder(record[key]);
+  for (const key of Object.keys(record).sort(byJsonbKeyOrder))
+    if (record[key] !== undefined) ordered[key] = jsonbOrder(record[key]);
   return ordered;
 }

@@ -56,7 +56,13 @@ export async function executeRun({
     const history = await services.histories.load(store, run.conversationId, conversation.historyVersion, appended);
     // The bytes of the history's attachments, and of the images the run's tools return as it goes (kept here too).
     const attachments = new Map(await store.attachments.dataOf(conversation.tenantId, history));
-    const keepImages = toolImageKeeper({ store, limits: config.attachments, tenant: conversation.tenantId, conversationId: conversation.id, attachments });
+    const keepImages = toolImageKeeper({
+      store,
+      limits: config.attachments,
+      tenant: conversation.tenantId,
+      conversationId: conversation.id,
+      attachments,
+    });
     const toolBox = toolBoxOf({ services, conversation, finish, runId: run.id, keepImages });
     result = await runAgentLoop({
       provider: afterIntake(services.providers[run.provider as ProviderName], services.intake),
@@ -72,14 +78,29 @@ export async function executeRun({
         maxTokens: config.models.maxTokens,
         attachments,
       },
-      budget: run.request.budget ?? { max_steps: run.request.max_steps, max_tokens: null, max_seconds: null, max_cost_usd: null, grace_turn: true },
+      budget: run.request.budget ?? {
+        max_steps: run.request.max_steps,
+        max_tokens: null,
+        max_seconds: null,
+        max_cost_usd: null,
+        grace_turn: true,
+      },
       finish,
       costOf: (usage, model = run.model) => services.prices.costOf(model, usage),
       // Time spent paused for the application, or queued before it started, does not count against the run's time.
-      resume: { stepsDone: run.steps, usageSoFar: run.usage, clockStartedAt: run.createdAt.getTime() + run.pausedMs, approvedCalls },
+      resume: {
+        stepsDone: run.steps,
+        usageSoFar: run.usage,
+        clockStartedAt: run.createdAt.getTime() + run.pausedMs,
+        approvedCalls,
+      },
       tokenRatio: services.tokenRatios.get(conversation.id),
       onTokenRatio: (ratio) => services.tokenRatios.set(conversation.id, ratio),
-      limits: { modelCallTimeoutMs: config.models.callTimeoutMs, modelStreamIdleMs: config.models.streamIdleMs, graceWindowMs: config.runs.graceWindowMs },
+      limits: {
+        modelCallTimeoutMs: config.models.callTimeoutMs,
+        modelStreamIdleMs: config.models.streamIdleMs,
+        graceWindowMs: config.runs.graceWindowMs,
+      },
       flushEvents: writer.flush,
       signal,
       onEvent: (e) => {
@@ -98,7 +119,10 @@ export async function executeRun({
       stopReason: "error",
       steps: run.steps,
       usage: run.usage,
-      error: { code: "internal", message: "the run stopped on an internal error; the history is kept and the next message continues from it" },
+      error: {
+        code: "internal",
+        message: "the run stopped on an internal error; the history is kept and the next message continues from it",
+      },
     };
   }
   if (signal.reason instanceof RunInterruption) {
@@ -113,7 +137,8 @@ export async function executeRun({
   // The next run of this conversation here reads only what comes after it.
   // A refused turn is marked in the database as the run ends, not in this copy: the next run reads it again.
   const refused = endsRefused(result.stopReason);
-  if (result.history && writer.ended && !refused) services.histories.keep(run.conversationId, result.history, historyVersion);
+  if (result.history && writer.ended && !refused)
+    services.histories.keep(run.conversationId, result.history, historyVersion);
 }
 
 function forwardAgentEvent(writer: RunWriter, e: AgentEvent) {
@@ -139,15 +164,42 @@ function logAgentEvent({ log }: Services, run: RunRow, e: AgentEvent) {
   switch (e.type) {
     case "model_call.finished":
       return log.info(
-        { run_id: run.id, step: e.step, provider: e.provider, model: e.model, stop_reason: e.raw_stop_reason ?? e.stop_reason, usage: e.usage, ms: e.duration_ms },
+        {
+          run_id: run.id,
+          step: e.step,
+          provider: e.provider,
+          model: e.model,
+          stop_reason: e.raw_stop_reason ?? e.stop_reason,
+          usage: e.usage,
+          ms: e.duration_ms,
+        },
         "model call",
       );
     case "model_call.failed":
-      return log.warn({ run_id: run.id, step: e.step, provider: e.provider, model: e.model, error: e.error, status: e.status, ms: e.duration_ms }, "model call failed");
+      return log.warn(
+        {
+          run_id: run.id,
+          step: e.step,
+          provider: e.provider,
+          model: e.model,
+          error: e.error,
+          status: e.status,
+          ms: e.duration_ms,
+        },
+        "model call failed",
+      );
     case "tool_call.completed": {
-      const line = { run_id: run.id, tool_call_id: e.tool_call_id, name: e.name, status: e.status, duration_ms: e.duration_ms, result_chars: e.content.length };
+      const line = {
+        run_id: run.id,
+        tool_call_id: e.tool_call_id,
+        name: e.name,
+        status: e.status,
+        duration_ms: e.duration_ms,
+        result_chars: e.content.length,
+      };
       // What the model passed may hold what users wrote: only at debug.
-      if (log.isLevelEnabled("debug")) return log.debug({ ...line, arguments: clip(JSON.stringify(e.input), 200) }, "tool call");
+      if (log.isLevelEnabled("debug"))
+        return log.debug({ ...line, arguments: clip(JSON.stringify(e.input), 200) }, "tool call");
       return log.info(line, "tool call");
     }
     default:

@@ -29,7 +29,10 @@ export async function expireOverdueActions({
       if (ended) {
         signals.notify(id);
         services.telemetry.runEnded(ended);
-        log.info({ run_id: id, conversation_id: ended.conversationId }, "a paused run got no answer in time; its calls were given up");
+        log.info(
+          { run_id: id, conversation_id: ended.conversationId },
+          "a paused run got no answer in time; its calls were given up",
+        );
         await startQueued?.(ended.conversationId);
       }
     }

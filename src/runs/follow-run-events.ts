@@ -44,8 +44,22 @@ export type FollowEnd = { type: "run_gone" } | { type: "stopped" };
  * deleted (its conversation with it) before its end.
  */
 export async function* followRunEvents(
-  { store, signals, broadcast, exclusiveDatabase }: Pick<Services, "store" | "signals" | "broadcast" | "exclusiveDatabase">,
-  { runId, conversationId, after = 0, signal, pollMs = 250, maxPollMs = 2_000, idleCheckMs = 30_000, batchSize = 500 }: FollowOptions,
+  {
+    store,
+    signals,
+    broadcast,
+    exclusiveDatabase,
+  }: Pick<Services, "store" | "signals" | "broadcast" | "exclusiveDatabase">,
+  {
+    runId,
+    conversationId,
+    after = 0,
+    signal,
+    pollMs = 250,
+    maxPollMs = 2_000,
+    idleCheckMs = 30_000,
+    batchSize = 500,
+  }: FollowOptions,
 ): AsyncGenerator<LoggedEvent[], FollowEnd> {
   let last = after;
   let ended = false;
@@ -54,42 +68,47 @@ export async function* followRunEvents(
   let delay = pollMs;
   const wakeUps = signals.subscribe([runId, conversationId]);
   try {
-  while (!signal?.aborted) {
-    // What this process just wrote for the run, when it follows on from `last`: no read of the database.
-    const rows = signals.publishedAfter(runId, last) ?? (await store.events.after({ runId, afterSeq: last, limit: batchSize }));
-    // A pause ends the follow only as the last event there is: a run answered
-    // since goes on, and a reader replaying it reads on past its pauses.
-    const end = rows.findIndex((row, i) => TERMINAL_EVENT_TYPES.has(row.type) && (row.type !== "run.requires_action" || (i === rows.length - 1 && rows.length < batchSize)));
-    if (end >= 0) {
-      yield rows.slice(0, end + 1);
-      return { type: "stopped" };
-    }
-    if (rows.length > 0) {
-      yield rows;
-      last = rows.at(-1)!.seq;
-      readPause = rows.at(-1)!.type === "run.requires_action";
-    }
-    if (rows.length === batchSize) continue;
-    // The terminal event is written with the run's end, so an ended run has
-    // nothing more to send: a reader already past its end stops here.
-    // (Its end and its deletion can both land between two reads: then it is gone.)
-    if (ended) return (await store.runs.get(runId)) ? { type: "stopped" } : { type: "run_gone" };
-    if (rows.length === 0) {
-      const run = await store.runs.get(runId);
-      if (!run) return { type: "run_gone" };
-      if (run.status === "requires_action" && readPause) return { type: "stopped" };
-      // A reader that came in after a pause waits for what comes of it (answer, expiry, cancel).
-      if (!isActiveRun(run) && run.status !== "requires_action") {
-        ended = true;
-        continue; // one last read: the end may have been committed after ours
+    while (!signal?.aborted) {
+      // What this process just wrote for the run, when it follows on from `last`: no read of the database.
+      const rows =
+        signals.publishedAfter(runId, last) ?? (await store.events.after({ runId, afterSeq: last, limit: batchSize }));
+      // A pause ends the follow only as the last event there is: a run answered
+      // since goes on, and a reader replaying it reads on past its pauses.
+      const end = rows.findIndex(
+        (row, i) =>
+          TERMINAL_EVENT_TYPES.has(row.type) &&
+          (row.type !== "run.requires_action" || (i === rows.length - 1 && rows.length < batchSize)),
+      );
+      if (end >= 0) {
+        yield rows.slice(0, end + 1);
+        return { type: "stopped" };
       }
+      if (rows.length > 0) {
+        yield rows;
+        last = rows.at(-1)!.seq;
+        readPause = rows.at(-1)!.type === "run.requires_action";
+      }
+      if (rows.length === batchSize) continue;
+      // The terminal event is written with the run's end, so an ended run has
+      // nothing more to send: a reader already past its end stops here.
+      // (Its end and its deletion can both land between two reads: then it is gone.)
+      if (ended) return (await store.runs.get(runId)) ? { type: "stopped" } : { type: "run_gone" };
+      if (rows.length === 0) {
+        const run = await store.runs.get(runId);
+        if (!run) return { type: "run_gone" };
+        if (run.status === "requires_action" && readPause) return { type: "stopped" };
+        // A reader that came in after a pause waits for what comes of it (answer, expiry, cancel).
+        if (!isActiveRun(run) && run.status !== "requires_action") {
+          ended = true;
+          continue; // one last read: the end may have been committed after ours
+        }
+      }
+      // Every commit of this database reaches us when it is ours alone, or while LISTEN works.
+      const wakeUpsFlow = exclusiveDatabase || broadcast.listening;
+      delay = rows.length > 0 ? pollMs : Math.min(delay * 2, maxPollMs);
+      await wakeUps.wait({ timeoutMs: wakeUpsFlow ? idleCheckMs : delay, signal });
     }
-    // Every commit of this database reaches us when it is ours alone, or while LISTEN works.
-    const wakeUpsFlow = exclusiveDatabase || broadcast.listening;
-    delay = rows.length > 0 ? pollMs : Math.min(delay * 2, maxPollMs);
-    await wakeUps.wait({ timeoutMs: wakeUpsFlow ? idleCheckMs : delay, signal });
-  }
-  return { type: "stopped" };
+    return { type: "stopped" };
   } finally {
     wakeUps.close();
   }

@@ -30,7 +30,12 @@ export function createHistoryCache({ maxChars }: { maxChars: number }) {
 
   return {
     /** The conversation's whole history, in order (`version`: its history version, read with the conversation); while a run holds it, it is not kept here. */
-    async load(store: Pick<Store, "messages">, conversationId: string, version: number, appended?: Appended): Promise<NewMessage[]> {
+    async load(
+      store: Pick<Store, "messages">,
+      conversationId: string,
+      version: number,
+      appended?: Appended,
+    ): Promise<NewMessage[]> {
       const entry = take(conversationId);
       const known = entry && entry.version === version ? entry.messages : [];
       // The run just appended these right after what is known (seqs have no gaps): nothing to read.
@@ -75,7 +80,8 @@ export type HistoryCache = ReturnType<typeof createHistoryCache>;
  * content's JSON: attachment ids) do not count. The next run converts the copy
  * once, as it would a history read from the database.
  */
-const withoutConversion = (message: NewMessage): NewMessage => (refersToAttachments(message) ? { ...message } : message);
+const withoutConversion = (message: NewMessage): NewMessage =>
+  refersToAttachments(message) ? { ...message } : message;
 
 const CHARS = new WeakMap<NewMessage, number>();
 function charsOf(message: NewMessage): number {

@@ -75,4 +75,7 @@ export function createIntake({ maxWaitMs }: { maxWaitMs: number }): Intake {
 }
 
 /** The provider, the run's steps going on once the intake is quiet. */
-export const afterIntake = (provider: ModelProvider, intake: Intake): ModelProvider => ({ ...provider, whenReady: (options) => intake.quiet(options) });
+export const afterIntake = (provider: ModelProvider, intake: Intake): ModelProvider => ({
+  ...provider,
+  whenReady: (options) => intake.quiet(options),
+});

@@ -27,7 +27,8 @@ export async function keepLeases({
     }
     const kept = new Set(renewed.map((r) => r.id));
     for (const [id, run] of active) {
-      if (runIds.includes(id) && !kept.has(id)) run.controller.abort(new LeaseLost(`run ${id} was taken over by another process`));
+      if (runIds.includes(id) && !kept.has(id))
+        run.controller.abort(new LeaseLost(`run ${id} was taken over by another process`));
     }
   } catch (err) {
     log.warn({ err: describeError(err) }, "lease renewal failed");

@@ -45,7 +45,15 @@ export function toolImageKeeper({
         kept.push({ refused: `it ${checked.fault}` });
         continue;
       }
-      const row = await store.attachments.save({ tenantId: tenant, conversationId, sha256: checked.sha256, mediaType, width: checked.width, height: checked.height, data: checked.data });
+      const row = await store.attachments.save({
+        tenantId: tenant,
+        conversationId,
+        sha256: checked.sha256,
+        mediaType,
+        width: checked.width,
+        height: checked.height,
+        data: checked.data,
+      });
       // As the database gives the bytes back (canonical base64): a trace's rebuild of the next call sends the same.
       attachments.set(row.id, checked.data.toString("base64"));
       kept.push(attachedBlockOf(row, { kind: "image" }) as ImageBlock);

@@ -5,7 +5,9 @@ import { createLoadJudge, type LoadState } from "./load-judge.js";
 /** What a new run is answered while the process is overloaded (503 with Retry-After). */
 export class Overloaded extends AppError {
   constructor() {
-    super("unavailable", "the server is overloaded: new runs are refused until it recovers; try again shortly", { reason: "overloaded" });
+    super("unavailable", "the server is overloaded: new runs are refused until it recovers; try again shortly", {
+      reason: "overloaded",
+    });
   }
 }
 
@@ -53,8 +55,15 @@ export function createOverloadMonitor({ maxDelayMs, sampleMs = 1_000, log }: Ove
     const before = judge.state;
     if (judge.add(lagMs) === before) return;
     const said = { state: judge.state, lagMs: Math.round(lagMs), maxEventLoopDelayMs: maxDelayMs };
-    if (judge.state === "overloaded") log.warn(said, "overloaded: new runs are refused (503) until the event loop's lag comes down");
-    else log.info(said, before === "overloaded" ? "no longer overloaded: new runs are taken again" : "started: the overload guard is armed");
+    if (judge.state === "overloaded")
+      log.warn(said, "overloaded: new runs are refused (503) until the event loop's lag comes down");
+    else
+      log.info(
+        said,
+        before === "overloaded"
+          ? "no longer overloaded: new runs are taken again"
+          : "started: the overload guard is armed",
+      );
   }, sampleMs);
   timer.unref();
   return {

@@ -38,7 +38,9 @@ export async function recoverRun({
   const writer = createRunWriter({ services, run, position: await positionOf(store, run) });
   // Calls approved by the application that never began (the process stopped first) still run;
   // those that began are answered "interrupted" below, like any call cut off: never put up for approval again.
-  const { decided, approved } = run.cancelRequested ? { decided: new Set<string>(), approved: new Set<string>() } : await approvedCalls(services, run);
+  const { decided, approved } = run.cancelRequested
+    ? { decided: new Set<string>(), approved: new Set<string>() }
+    : await approvedCalls(services, run);
   // A call that waits for the application never ran without its answer: it still waits (the step paused too late).
   const conversation = await store.conversations.get(INTERNAL, run.conversationId);
   if (!conversation) return; // deleted meanwhile: its runs went with it
@@ -47,11 +49,23 @@ export async function recoverRun({
     ? []
     : findOrphanToolCalls(tail).flatMap((call): PendingToolCall[] => {
         const decision = decided.has(call.id) ? "run" : toolBox.decide(call);
-        return decision === "approve" || decision === "submit_output" ? [{ tool_call_id: call.id, name: call.name, input: call.input, action: decision }] : [];
+        return decision === "approve" || decision === "submit_output"
+          ? [{ tool_call_id: call.id, name: call.name, input: call.input, action: decision }]
+          : [];
       });
   const untouched = new Set([...approved, ...waiting.map((w) => w.tool_call_id)]);
-  const repairs = repairMessages(tail, run.cancelRequested ? CANCELLED_RESULT : INTERRUPTED_RESULT).filter((m) => !(m.role === "tool" && untouched.has(m.content[0].tool_call_id)));
-  writer.trace({ type: "run.recovered", data: { steps: run.steps, interrupted_calls: repairs.length, approved_not_started: approved.size, cancel_requested: run.cancelRequested } });
+  const repairs = repairMessages(tail, run.cancelRequested ? CANCELLED_RESULT : INTERRUPTED_RESULT).filter(
+    (m) => !(m.role === "tool" && untouched.has(m.content[0].tool_call_id)),
+  );
+  writer.trace({
+    type: "run.recovered",
+    data: {
+      steps: run.steps,
+      interrupted_calls: repairs.length,
+      approved_not_started: approved.size,
+      cancel_requested: run.cancelRequested,
+    },
+  });
   if (repairs.length > 0) {
     const completed = (repairs as (NewMessage & { content: [ToolResultBlock] })[]).map(({ content: [result] }) => ({
       tool_call_id: result.tool_call_id,
@@ -64,7 +78,10 @@ export async function recoverRun({
   if (run.cancelRequested) return writer.finish({ status: "cancelled", stopReason: "cancelled" });
   if (approved.size === 0 && waiting.length > 0) {
     log.info({ run_id: run.id, waiting: waiting.length }, "a run stopped before its pause was recorded: it pauses now");
-    return writer.finish({ status: "requires_action", stopReason: null, pending: waiting }, { actionTimeoutS: conversation.actionTimeoutS ?? services.config.runs.actionTimeoutS });
+    return writer.finish(
+      { status: "requires_action", stopReason: null, pending: waiting },
+      { actionTimeoutS: conversation.actionTimeoutS ?? services.config.runs.actionTimeoutS },
+    );
   }
 
   const last = tail.at(-1);
@@ -78,9 +95,15 @@ export async function recoverRun({
   if (repairs.length === 0) {
     // A model call was cut off: the text it streamed is in the log already;
     // this tells readers to drop it, as the model is called again.
-    writer.emit("step.restarted", { step: run.steps + 1, reason: "the process running this step stopped; the model is called again" });
+    writer.emit("step.restarted", {
+      step: run.steps + 1,
+      reason: "the process running this step stopped; the model is called again",
+    });
   }
-  log.info({ run_id: run.id, steps: run.steps, interrupted_calls: repairs.length }, "resuming a run after its process stopped");
+  log.info(
+    { run_id: run.id, steps: run.steps, interrupted_calls: repairs.length },
+    "resuming a run after its process stopped",
+  );
   launch(run, writer);
 }
 
@@ -89,13 +112,17 @@ export async function recoverRun({
  * that have not begun (`approved`): no `tool_call.started` since the answer
  * (it is saved before an approved call runs), and no result.
  */
-async function approvedCalls({ store }: Services, run: RunRow): Promise<{ decided: Set<string>; approved: Set<string> }> {
+async function approvedCalls(
+  { store }: Services,
+  run: RunRow,
+): Promise<{ decided: Set<string>; approved: Set<string> }> {
   const answer = await store.actions.latestOf(run.id);
   const decided = new Set(answer?.answer.approvals.filter((a) => a.approve).map((a) => a.tool_call_id) ?? []);
   const approved = new Set(decided);
   if (!answer || approved.size === 0) return { decided, approved };
   for (const event of await store.events.after({ runId: run.id, afterSeq: answer.afterEventSeq, limit: 10_000 })) {
-    if (event.type === "tool_call.started" || event.type === "tool_call.completed") approved.delete((event.data as { tool_call_id: string }).tool_call_id);
+    if (event.type === "tool_call.started" || event.type === "tool_call.completed")
+      approved.delete((event.data as { tool_call_id: string }).tool_call_id);
   }
   return { decided, approved };
 }

@@ -39,7 +39,9 @@ export function createRetentionSweeper(
   };
   const sweep = () => (running ??= sweepOnce().finally(() => (running = null)));
   const guarded = () =>
-    void sweep().catch((err: unknown) => log.warn({ err }, "retention sweep failed; it runs again at the next interval"));
+    void sweep().catch((err: unknown) =>
+      log.warn({ err }, "retention sweep failed; it runs again at the next interval"),
+    );
   const timer = setInterval(guarded, everyS * 1000);
   timer.unref();
   guarded();

@@ -30,7 +30,6 @@ export interface RunEventLogOptions {
   committed?: LoggedEvent[] | undefined;
 }
 
-
 /** What one write holds besides the events waiting for it. */
 export interface CommitParts {
   messages?: NewMessage[];
@@ -91,8 +90,19 @@ export function createRunEventLog({
       pending = [];
       const spans = parts.spans?.(at.nextMessageSeq) ?? [];
       const messages = parts.messages ?? [];
-      if (batch.length === 0 && messages.length === 0 && spans.length === 0 && !parts.events && !parts.progress && !parts.end) return;
-      const write = numberWrite(at, { messageCount: messages.length, eventsOf: (first) => [...batch, ...(parts.events?.(first) ?? [])] });
+      if (
+        batch.length === 0 &&
+        messages.length === 0 &&
+        spans.length === 0 &&
+        !parts.events &&
+        !parts.progress &&
+        !parts.end
+      )
+        return;
+      const write = numberWrite(at, {
+        messageCount: messages.length,
+        eventsOf: (first) => [...batch, ...(parts.events?.(first) ?? [])],
+      });
       const firstSeq = at.nextMessageSeq;
       // A message's trace span is stored on the message (its `span`), as its `message.created` is (its event id), not as a row of its own.
       const tells = (s: NewRunSpan) => tellsMessage(s, messages[(s.messageSeq ?? 0) - firstSeq]);

@@ -38,7 +38,10 @@ export type StoredRunEvent =
   | { type: "message.created"; data: { seq: number } }
   | { type: "text.delta"; data: { delta: string } }
   | { type: "tool_call.started"; data: { tool_call_id: string; name: string; input: Record<string, unknown> } }
-  | { type: "tool_call.completed"; data: { tool_call_id: string; name: string; is_error: boolean; duration_ms: number; seq: number } }
+  | {
+      type: "tool_call.completed";
+      data: { tool_call_id: string; name: string; is_error: boolean; duration_ms: number; seq: number };
+    }
   | { type: "step.restarted"; data: { step: number; reason: string } }
   | { type: "run.action_answered"; data: ActionAnswered }
   | { type: TerminalEventType; data: { run: RunState } };
@@ -50,7 +53,8 @@ export type ActionAnswered = {
   tool_outputs: { tool_call_id: string; is_error: boolean }[];
 };
 
-export type TerminalEventType = "run.completed" | "run.incomplete" | "run.failed" | "run.cancelled" | "run.requires_action";
+export type TerminalEventType =
+  "run.completed" | "run.incomplete" | "run.failed" | "run.cancelled" | "run.requires_action";
 
 export const TERMINAL_EVENT_TYPES: ReadonlySet<string> = new Set<TerminalEventType>([
   "run.completed",

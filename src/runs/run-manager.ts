@@ -42,7 +42,15 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
   const timers: NodeJS.Timeout[] = [];
   let stopping = false;
 
-  function launch(run: RunRow, writer: RunWriter, { approvedCalls, conversation, appended }: { approvedCalls?: string[]; conversation?: ConversationRow; appended?: Appended } = {}): void {
+  function launch(
+    run: RunRow,
+    writer: RunWriter,
+    {
+      approvedCalls,
+      conversation,
+      appended,
+    }: { approvedCalls?: string[]; conversation?: ConversationRow; appended?: Appended } = {},
+  ): void {
     if (stopping) {
       // Left for the next process, which may take it over at once; the other
       // runs still finishing here keep their leases.
@@ -54,7 +62,15 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
     }
     const controller = new AbortController();
     const entry: LocalRun = { controller, done: Promise.resolve() };
-    entry.done = executeRun({ services, run, writer, signal: controller.signal, approvedCalls, conversation, appended }).finally(() => {
+    entry.done = executeRun({
+      services,
+      run,
+      writer,
+      signal: controller.signal,
+      approvedCalls,
+      conversation,
+      appended,
+    }).finally(() => {
       // A run that stopped on a refused write may still have tools running: stop them.
       controller.abort(new RunInterruption(`run ${run.id} is over here`));
       // A run paused and answered at once may already run here again, as a new entry: leave that one.
@@ -110,7 +126,12 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
   };
   const sweep = async (orphanedBefore?: Date) => {
     if (stopping) return;
-    await sweepExpiredRuns({ services, orphanedBefore, hold: (claimed) => claimed.forEach((r) => recovering.add(r.id)), recover });
+    await sweepExpiredRuns({
+      services,
+      orphanedBefore,
+      hold: (claimed) => claimed.forEach((r) => recovering.add(r.id)),
+      recover,
+    });
     await expireOverdueActions({ services, startQueued });
     await startStalledQueues({ services, startQueued });
   };
@@ -125,9 +146,25 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
      */
     start(
       run: RunRow,
-      { position, approvedCalls, conversation, appended, committed }: { position: RunPosition; approvedCalls?: string[]; conversation?: ConversationRow; appended?: Appended; committed?: LoggedEvent[] },
+      {
+        position,
+        approvedCalls,
+        conversation,
+        appended,
+        committed,
+      }: {
+        position: RunPosition;
+        approvedCalls?: string[];
+        conversation?: ConversationRow;
+        appended?: Appended;
+        committed?: LoggedEvent[];
+      },
     ): void {
-      launch(run, createRunWriter({ services, run, position, committed }), { approvedCalls, ...(conversation && { conversation }), ...(appended && { appended }) });
+      launch(run, createRunWriter({ services, run, position, committed }), {
+        approvedCalls,
+        ...(conversation && { conversation }),
+        ...(appended && { appended }),
+      });
     },
 
     /** Begins renewing leases and sweeping for abandoned runs; the first sweep runs now. */

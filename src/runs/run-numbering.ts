@@ -16,7 +16,10 @@ export interface RunPosition {
 export const isNextEvent = (last: number, next: number): boolean => next === last + 1;
 
 /** A new run's: no event yet, its first message after the history's last. */
-export const newRunPosition = (lastMessageSeq: number): RunPosition => ({ lastSeq: 0, nextMessageSeq: lastMessageSeq + 1 });
+export const newRunPosition = (lastMessageSeq: number): RunPosition => ({
+  lastSeq: 0,
+  nextMessageSeq: lastMessageSeq + 1,
+});
 
 /**
  * A run created in one statement (`runs.start`): its `run.created`, then its
@@ -26,7 +29,10 @@ export const startedRunPosition = (userSeq: number): RunPosition => startedRunWr
 
 /** What `runs.start` wrote, numbered: its `run.created`, and its user message at `userSeq` with its event id. */
 export const startedRunWrite = (userSeq: number): NumberedWrite =>
-  numberWrite(newRunPosition(userSeq - 1), { messageCount: 1, eventsOf: (first) => [{ type: "run.created", data: {} }, ...created(1, first)] });
+  numberWrite(newRunPosition(userSeq - 1), {
+    messageCount: 1,
+    eventsOf: (first) => [{ type: "run.created", data: {} }, ...created(1, first)],
+  });
 
 type RunKey = Pick<RunRow, "id" | "conversationId">;
 
@@ -54,23 +60,32 @@ export interface NumberedWrite {
  * announces one of the write's messages (`message.created` with its `seq`)
  * becomes that message's event id.
  */
-export function numberWrite(at: RunPosition, { messageCount, eventsOf }: { messageCount: number; eventsOf: (firstMessageSeq: number) => EventInput[] }): NumberedWrite {
+export function numberWrite(
+  at: RunPosition,
+  { messageCount, eventsOf }: { messageCount: number; eventsOf: (firstMessageSeq: number) => EventInput[] },
+): NumberedWrite {
   const firstSeq = at.nextMessageSeq;
   const numbered = eventsOf(firstSeq).map((e, i) => ({ seq: at.lastSeq + 1 + i, ...e }));
   const announced = (e: NewRunEvent) => {
     const of = (e.data as { seq?: unknown }).seq;
-    return e.type === "message.created" && typeof of === "number" && of >= firstSeq && of < firstSeq + messageCount ? of : null;
+    return e.type === "message.created" && typeof of === "number" && of >= firstSeq && of < firstSeq + messageCount
+      ? of
+      : null;
   };
   const eventSeqOf = new Map(numbered.flatMap((e) => (announced(e) === null ? [] : [[announced(e)!, e.seq] as const])));
   return {
-    messages: Array.from({ length: messageCount }, (_, i) => ({ seq: firstSeq + i, eventSeq: eventSeqOf.get(firstSeq + i) })),
+    messages: Array.from({ length: messageCount }, (_, i) => ({
+      seq: firstSeq + i,
+      eventSeq: eventSeqOf.get(firstSeq + i),
+    })),
     events: numbered.filter((e) => announced(e) === null),
     next: { lastSeq: at.lastSeq + numbered.length, nextMessageSeq: firstSeq + messageCount },
   };
 }
 
 /** Announces messages from `firstSeq` on. */
-export const created = (count: number, firstSeq: number): EventInput[] => Array.from({ length: count }, (_, i) => ({ type: "message.created", data: { seq: firstSeq + i } }));
+export const created = (count: number, firstSeq: number): EventInput[] =>
+  Array.from({ length: count }, (_, i) => ({ type: "message.created", data: { seq: firstSeq + i } }));
 
 /**
  * Appends to a run in the caller's transaction, outside its writer (a run
@@ -84,7 +99,15 @@ export function createRunAppender(tx: Repositories, run: RunKey, position: RunPo
   /** Messages (of the run, or of none) and the events that go with them; the `seq` of the first message. */
   async function append(
     items: NewMessage[],
-    { runId, eventsOf, spanOf }: { runId: string | null; eventsOf: (firstSeq: number) => EventInput[]; spanOf?: ((i: number, seq: number) => Record<string, unknown>) | undefined },
+    {
+      runId,
+      eventsOf,
+      spanOf,
+    }: {
+      runId: string | null;
+      eventsOf: (firstSeq: number) => EventInput[];
+      spanOf?: ((i: number, seq: number) => Record<string, unknown>) | undefined;
+    },
   ): Promise<number> {
     const write = numberWrite(at, { messageCount: items.length, eventsOf });
     const firstSeq = at.nextMessageSeq;
@@ -111,7 +134,8 @@ export function createRunAppender(tx: Repositories, run: RunKey, position: RunPo
     },
 
     /** Messages of the run, each announced; the `seq` of the first. */
-    messages: (items: NewMessage[]): Promise<number> => append(items, { runId: run.id, eventsOf: (first) => created(items.length, first) }),
+    messages: (items: NewMessage[]): Promise<number> =>
+      append(items, { runId: run.id, eventsOf: (first) => created(items.length, first) }),
 
     /** Messages of no run, unannounced (the repair of an earlier run's unanswered calls); the `seq` of the first. */
     repairs: (items: NewMessage[]): Promise<number> => append(items, { runId: null, eventsOf: () => [] }),
@@ -121,16 +145,24 @@ export function createRunAppender(tx: Repositories, run: RunKey, position: RunPo
      * its `tool_call.completed`; with `sourceOf`, each with its trace span
      * (where the result came from). The `seq` of the first.
      */
-    toolResults(results: NewMessage[], { sourceOf }: { sourceOf?: ((result: ToolResultBlock) => ToolSource) | undefined } = {}): Promise<number> {
+    toolResults(
+      results: NewMessage[],
+      { sourceOf }: { sourceOf?: ((result: ToolResultBlock) => ToolSource) | undefined } = {},
+    ): Promise<number> {
       const resultOf = (i: number) => (results[i]!.content as [ToolResultBlock])[0];
       return append(results, {
         runId: run.id,
         eventsOf: (first) =>
           results.flatMap((_, i) => {
             const { tool_call_id, name, is_error } = resultOf(i);
-            return [...created(1, first + i), { type: "tool_call.completed", data: { tool_call_id, name, is_error, duration_ms: 0, seq: first + i } }];
+            return [
+              ...created(1, first + i),
+              { type: "tool_call.completed", data: { tool_call_id, name, is_error, duration_ms: 0, seq: first + i } },
+            ];
           }),
-        spanOf: sourceOf && ((i, seq) => messageSpanData(toolSpan({ result: resultOf(i), seq, source: sourceOf(resultOf(i)) }))),
+        spanOf:
+          sourceOf &&
+          ((i, seq) => messageSpanData(toolSpan({ result: resultOf(i), seq, source: sourceOf(resultOf(i)) }))),
       });
     },
   };

@@ -55,7 +55,9 @@ export function createRunWriter({
     return p;
   };
   const redactor = redactorOf(services.config);
-  const tracer = services.config.trace.enabled ? createRunTracer({ redactor, describeTool: services.registry.describe }) : null;
+  const tracer = services.config.trace.enabled
+    ? createRunTracer({ redactor, describeTool: services.registry.describe })
+    : null;
   // Spans of what happened before the next save (a model call, a recovery): they go with it.
   let spansWaiting: NewRunSpan[] = [];
   const takeSpans = () => {
@@ -113,7 +115,10 @@ export function createRunWriter({
      * if it cannot write, the run's lease lapses and the sweeper ends or
      * resumes it.
      */
-    async finish(end: RunEnd, { actionTimeoutS = services.config.runs.actionTimeoutS }: { actionTimeoutS?: number } = {}): Promise<void> {
+    async finish(
+      end: RunEnd,
+      { actionTimeoutS = services.config.runs.actionTimeoutS }: { actionTimeoutS?: number } = {},
+    ): Promise<void> {
       const steps = end.steps ?? totals.steps;
       const usage = end.usage ?? totals.usage;
       const fields = endingFields(end);
@@ -127,21 +132,49 @@ export function createRunWriter({
           progress: { steps, usage },
           spans: (first) => [
             ...takeSpans(),
-            ...(tracer ? [...tracer.saved(messages, first, []), endSpan({ ...fields, error }, { steps, usage, timeoutS: actionTimeoutS })] : []),
+            ...(tracer
+              ? [
+                  ...tracer.saved(messages, first, []),
+                  endSpan({ ...fields, error }, { steps, usage, timeoutS: actionTimeoutS }),
+                ]
+              : []),
           ],
-          end: status === "requires_action" ? { status, pending: fields.pending ?? [], timeoutS: actionTimeoutS } : { status, stopReason, error, budgetExceeded, result },
+          end:
+            status === "requires_action"
+              ? { status, pending: fields.pending ?? [], timeoutS: actionTimeoutS }
+              : { status, stopReason, error, budgetExceeded, result },
           // completedAt (or, for a pause, requiredAction) is the database's: the save fills it in.
           events: (first) => [
             ...announced(messages, first, []),
-            { type: `run.${status}`, data: { run: { status, stopReason, steps, usage, error, completedAt: null, budgetExceeded, result } } },
+            {
+              type: `run.${status}`,
+              data: { run: { status, stopReason, steps, usage, error, completedAt: null, budgetExceeded, result } },
+            },
           ],
         });
         ended = true;
         services.telemetry.runEnded({ status, stopReason });
         const budget = run.request.budget ?? null;
-        log.info({ run_id: run.id, conversation_id: run.conversationId, status, stop_reason: stopReason, steps, usage, budget, budget_exceeded: budgetExceeded, error }, "run finished");
+        log.info(
+          {
+            run_id: run.id,
+            conversation_id: run.conversationId,
+            status,
+            stop_reason: stopReason,
+            steps,
+            usage,
+            budget,
+            budget_exceeded: budgetExceeded,
+            error,
+          },
+          "run finished",
+        );
       } catch (err) {
-        if (err instanceof LeaseLost) log.warn({ run_id: run.id }, "this process no longer owns the run (taken over, or its conversation deleted); its end is not recorded here");
+        if (err instanceof LeaseLost)
+          log.warn(
+            { run_id: run.id },
+            "this process no longer owns the run (taken over, or its conversation deleted); its end is not recorded here",
+          );
         else log.error({ run_id: run.id, err: describeError(err) }, "could not record the end of a run");
       }
     },
@@ -156,13 +189,28 @@ function announced(messages: NewMessage[], first: number, completed: ToolCallCom
     ...messages.map((_, i) => ({ type: "message.created", data: { seq: first + i } })),
     ...completed.flatMap(({ tool_call_id, name, is_error, duration_ms }) => {
       const at = messages.findIndex((m) => m.role === "tool" && m.content[0].tool_call_id === tool_call_id);
-      return at < 0 ? [] : [{ type: "tool_call.completed", data: { tool_call_id, name, is_error, duration_ms, seq: first + at } }];
+      return at < 0
+        ? []
+        : [{ type: "tool_call.completed", data: { tool_call_id, name, is_error, duration_ms, seq: first + at } }];
     }),
   ];
 }
 
 /** The last span of a run's trace, or of its stretch before a pause; `completed_at` is the database's (filled in by the save). */
-function endSpan(end: ReturnType<typeof endingFields>, { steps, usage, timeoutS }: { steps: number; usage: Usage; timeoutS: number }): NewRunSpan {
-  if (end.status === "requires_action") return { type: "run.paused", data: { pending: end.pending ?? [], timeout_s: timeoutS, steps, usage } };
-  return runEndSpan({ status: end.status, stop_reason: end.stopReason, error: end.error, budget_exceeded: end.budgetExceeded, result: end.result, steps, usage, completed_at: null });
+function endSpan(
+  end: ReturnType<typeof endingFields>,
+  { steps, usage, timeoutS }: { steps: number; usage: Usage; timeoutS: number },
+): NewRunSpan {
+  if (end.status === "requires_action")
+    return { type: "run.paused", data: { pending: end.pending ?? [], timeout_s: timeoutS, steps, usage } };
+  return runEndSpan({
+    status: end.status,
+    stop_reason: end.stopReason,
+    error: end.error,
+    budget_exceeded: end.budgetExceeded,
+    result: end.result,
+    steps,
+    usage,
+    completed_at: null,
+  });
 }

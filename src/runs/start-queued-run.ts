@@ -25,7 +25,10 @@ export interface StartedQueuedRun {
  * for the sweeper. Undefined when there is nothing to start, or a run still
  * runs (whoever ends it starts the next).
  */
-export async function startQueuedRun(services: Services, conversationId: string): Promise<StartedQueuedRun | undefined> {
+export async function startQueuedRun(
+  services: Services,
+  conversationId: string,
+): Promise<StartedQueuedRun | undefined> {
   const { store, config, instanceId } = services;
   const started = await store.transaction(async (tx) => {
     if (!(await tx.queue.lockConversation(conversationId))) return undefined;
@@ -39,7 +42,12 @@ export async function startQueuedRun(services: Services, conversationId: string)
     const superseded = waiting ? await closeWaitingRun(tx, waiting, SUPERSEDED) : undefined;
     const run = await tx.queue.start(next.id, { owner: instanceId, leaseMs: config.runs.leaseMs });
     const position = await beginRun(tx, run, next.queuedContent ?? []);
-    return { run: position.run, position: position.position, superseded, more: (await tx.queue.queuedCount(conversationId)) > 0 };
+    return {
+      run: position.run,
+      position: position.position,
+      superseded,
+      more: (await tx.queue.queuedCount(conversationId)) > 0,
+    };
   });
   if (started?.superseded) {
     services.signals.notify(started.superseded.id);

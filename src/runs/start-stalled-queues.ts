@@ -19,7 +19,8 @@ export async function startStalledQueues({
   batchSize?: number;
 }): Promise<void> {
   try {
-    for (const conversationId of await store.queue.stalled(STALLED_QUEUE_MS, batchSize)) await startQueued(conversationId);
+    for (const conversationId of await store.queue.stalled(STALLED_QUEUE_MS, batchSize))
+      await startQueued(conversationId);
   } catch (err) {
     log.warn({ err: describeError(err) }, "starting stalled queues failed");
   }

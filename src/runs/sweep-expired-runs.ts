@@ -27,7 +27,12 @@ export async function sweepExpiredRuns({
 }): Promise<void> {
   try {
     for (;;) {
-      const claimed = await store.runs.claimExpired({ owner: instanceId, leaseMs: config.runs.leaseMs, limit: batchSize, grantedBefore: orphanedBefore });
+      const claimed = await store.runs.claimExpired({
+        owner: instanceId,
+        leaseMs: config.runs.leaseMs,
+        limit: batchSize,
+        grantedBefore: orphanedBefore,
+      });
       hold(claimed);
       for (const run of claimed) await recover(run);
       if (claimed.length < batchSize) return;

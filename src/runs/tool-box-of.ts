@@ -24,9 +24,16 @@ export function toolBoxOf({
 }): ToolBox {
   return createToolBox({
     // The tenant's view: a tool it may not use (run_command outside RUN_COMMAND_TENANTS) is unknown to its runs, whatever the conversation saved.
-    registry: toolsOfTenant(registry, { tenant: conversation.tenantId, commandTenants: config.tools.sandbox.runCommandTenants }),
+    registry: toolsOfTenant(registry, {
+      tenant: conversation.tenantId,
+      commandTenants: config.tools.sandbox.runCommandTenants,
+    }),
     allowedTools: conversation.tools,
-    clientTools: conversation.clientTools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.input_schema })),
+    clientTools: conversation.clientTools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      inputSchema: t.input_schema,
+    })),
     approvalRequired: conversation.approvalRequired,
     loopTools: finish ? [finishToolSpec(finish)] : [],
     workspaceDir: config.tools.workspaceDir,

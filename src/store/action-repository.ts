@@ -19,7 +19,12 @@ export function createActionRepository({ db }: { db: Db }) {
 
     /** The run's last answer. */
     async latestOf(runId: string): Promise<RunActionRow | undefined> {
-      const [row] = await db.select().from(runActions).where(eq(runActions.runId, runId)).orderBy(desc(runActions.createdAt), desc(runActions.id)).limit(1);
+      const [row] = await db
+        .select()
+        .from(runActions)
+        .where(eq(runActions.runId, runId))
+        .orderBy(desc(runActions.createdAt), desc(runActions.id))
+        .limit(1);
       return row;
     },
 

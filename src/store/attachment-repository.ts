@@ -4,7 +4,10 @@ import type { Db } from "./db.js";
 import { attachments, type AttachmentRow } from "./schema.js";
 import { newId } from "./ids.js";
 
-export type NewAttachment = Pick<AttachmentRow, "tenantId" | "conversationId" | "sha256" | "mediaType" | "width" | "height" | "data">;
+export type NewAttachment = Pick<
+  AttachmentRow,
+  "tenantId" | "conversationId" | "sha256" | "mediaType" | "width" | "height" | "data"
+>;
 /** An attachment without its bytes. */
 export type AttachmentInfo = Omit<AttachmentRow, "data">;
 
@@ -36,8 +39,15 @@ export function createAttachmentRepository({ db }: { db: Db }) {
       const [existing] = await db
         .select(infoColumns)
         .from(attachments)
-        .where(and(eq(attachments.conversationId, attachment.conversationId), eq(attachments.sha256, attachment.sha256), eq(attachments.tenantId, attachment.tenantId)));
-      if (!existing) throw new Error(`attachment ${attachment.sha256} of ${attachment.conversationId} neither inserted nor found`);
+        .where(
+          and(
+            eq(attachments.conversationId, attachment.conversationId),
+            eq(attachments.sha256, attachment.sha256),
+            eq(attachments.tenantId, attachment.tenantId),
+          ),
+        );
+      if (!existing)
+        throw new Error(`attachment ${attachment.sha256} of ${attachment.conversationId} neither inserted nor found`);
       return existing;
     },
 
@@ -46,7 +56,9 @@ export function createAttachmentRepository({ db }: { db: Db }) {
       const [row] = await db
         .select({ ...infoColumns, data: base64Of })
         .from(attachments)
-        .where(and(eq(attachments.id, id), eq(attachments.conversationId, conversationId), eq(attachments.tenantId, tenant)));
+        .where(
+          and(eq(attachments.id, id), eq(attachments.conversationId, conversationId), eq(attachments.tenantId, tenant)),
+        );
       return row && { ...row, data: Buffer.from(row.data, "base64") };
     },
 

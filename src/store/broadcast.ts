@@ -32,7 +32,10 @@ export function createBroadcast({
     const { listenEmbedded } = database;
     const stops: Promise<(() => Promise<void>) | undefined>[] = [];
     return {
-      on: (channel, listener) => void stops.push(listenEmbedded?.(channel, listener).catch((err: unknown) => void onError(err)) ?? Promise.resolve(undefined)),
+      on: (channel, listener) =>
+        void stops.push(
+          listenEmbedded?.(channel, listener).catch((err: unknown) => void onError(err)) ?? Promise.resolve(undefined),
+        ),
       // No other process can send anything.
       listening: false,
       close: async () => {

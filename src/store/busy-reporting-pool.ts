@@ -40,11 +40,16 @@ export class BusyReportingPool extends pg.Pool {
   private explain(err: Error): Error {
     const max = (this.options as { max?: number }).max ?? 10;
     if (!/timeout exceeded when trying to connect/i.test(err.message) || this.totalCount < max) return err;
-    return new DatabaseBusyError(`all ${max} connections of the pool stayed in use for ${(this.options as { connectionTimeoutMillis?: number }).connectionTimeoutMillis} ms`, { cause: err });
+    return new DatabaseBusyError(
+      `all ${max} connections of the pool stayed in use for ${(this.options as { connectionTimeoutMillis?: number }).connectionTimeoutMillis} ms`,
+      { cause: err },
+    );
   }
 
   // pg calls it with a callback (pool.query); drizzle's transactions await it.
-  override connect(callback?: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void): never {
+  override connect(
+    callback?: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void,
+  ): never {
     const connect = super.connect.bind(this) as (cb?: unknown) => unknown;
     const answered = this.ask();
     if (callback) {

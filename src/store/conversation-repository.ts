@@ -6,9 +6,21 @@ import { olderThan, pageOf, type Keyset } from "./keyset.js";
 import type { ContextSettings } from "../core/context-settings.js";
 import type { FinishOptions } from "../core/run-settings.js";
 import type { Usage } from "../core/usage.js";
-import { conversations, OPEN_RUN_STATUSES, runs, type BudgetInput, type ClientTool, type ConversationRow, type WebhookSetting } from "./schema.js";
+import {
+  conversations,
+  OPEN_RUN_STATUSES,
+  runs,
+  type BudgetInput,
+  type ClientTool,
+  type ConversationRow,
+  type WebhookSetting,
+} from "./schema.js";
 
-export type ConversationWithActiveRun = ConversationRow & { messageCount: number; activeRunId: string | null; usage: UsageTotals };
+export type ConversationWithActiveRun = ConversationRow & {
+  messageCount: number;
+  activeRunId: string | null;
+  usage: UsageTotals;
+};
 
 /** What a conversation's runs used, together; `cost_usd` null when none of them had a price. */
 export type UsageTotals = Usage & { cost_usd: number | null };
@@ -66,12 +78,16 @@ function toUsageTotals(value: unknown): UsageTotals {
   };
 }
 
-
 export function createConversationRepository({ db, notifies }: { db: Db; notifies: boolean }) {
   // Matches the partial index runs_one_active_per_conversation_key, so it is an index lookup.
-  const activeRunId = sql<string | null>`(select r.id from runs r where r.conversation_id = "conversations"."id" and r.status in ('queued', 'running', 'requires_action') order by r.status = 'queued', r.queue_rank, r.queue_order limit 1)`;
+  const activeRunId = sql<
+    string | null
+  >`(select r.id from runs r where r.conversation_id = "conversations"."id" and r.status in ('queued', 'running', 'requires_action') order by r.status = 'queued', r.queue_rank, r.queue_order limit 1)`;
   // The history's length, read off the end of its primary key.
-  const messageCount = sql<number>`(select coalesce(max(m.seq), 0) from messages m where m.conversation_id = "conversations"."id")`.mapWith(Number);
+  const messageCount =
+    sql<number>`(select coalesce(max(m.seq), 0) from messages m where m.conversation_id = "conversations"."id")`.mapWith(
+      Number,
+    );
   // What its runs used, summed where they are (a conversation has few runs next to its messages).
   const usage = sql<UsageTotals>`(select jsonb_build_object(
       'input_tokens', coalesce(sum((r.usage->>'input_tokens')::bigint), 0),
@@ -93,7 +109,10 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
 
     /** Another tenant's conversation is not found, as an unknown id is not. */
     async get(scope: TenantScope, id: string): Promise<ConversationWithActiveRun | undefined> {
-      const [row] = await db.select(withActiveRun).from(conversations).where(and(eq(conversations.id, id), inScope(scope)));
+      const [row] = await db
+        .select(withActiveRun)
+        .from(conversations)
+        .where(and(eq(conversations.id, id), inScope(scope)));
       return row;
     },
 
@@ -103,12 +122,18 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
      * totals `get` adds up.
      */
     async manyWithActiveRun(ids: string[]): Promise<Array<ConversationRow & { activeRunId: string | null }>> {
-      return db.select({ ...conversationColumns(), activeRunId }).from(conversations).where(inArray(conversations.id, ids));
+      return db
+        .select({ ...conversationColumns(), activeRunId })
+        .from(conversations)
+        .where(inArray(conversations.id, ids));
     },
 
     /** A tenant's conversation named by an AI SDK chat id. */
     async getByChatId(tenant: string, chatId: string): Promise<ConversationWithActiveRun | undefined> {
-      const [row] = await db.select(withActiveRun).from(conversations).where(and(eq(conversations.tenantId, tenant), eq(conversations.chatId, chatId)));
+      const [row] = await db
+        .select(withActiveRun)
+        .from(conversations)
+        .where(and(eq(conversations.tenantId, tenant), eq(conversations.chatId, chatId)));
       return row;
     },
 
@@ -137,7 +162,11 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
         try {
           return await db.transaction(async (tx) => {
             // The conversation's lock first, as every creator of a run (and the starter of a queued one) takes it.
-            await tx.select({ id: conversations.id }).from(conversations).where(eq(conversations.id, id)).for("no key update");
+            await tx
+              .select({ id: conversations.id })
+              .from(conversations)
+              .where(eq(conversations.id, id))
+              .for("no key update");
             await tx
               .select({ id: runs.id })
               .from(runs)
@@ -157,7 +186,11 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
       }
     },
 
-    async update(scope: TenantScope, id: string, patch: Partial<Omit<NewConversation, "tenantId">>): Promise<ConversationWithActiveRun | undefined> {
+    async update(
+      scope: TenantScope,
+      id: string,
+      patch: Partial<Omit<NewConversation, "tenantId">>,
+    ): Promise<ConversationWithActiveRun | undefined> {
       const [row] = await db
         .update(conversations)
         .set({ ...patch, updatedAt: new Date() })
@@ -168,10 +201,53 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
   };
 }
 
-
 function conversationColumns() {
-  const { id, tenantId, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish, context, caching, historyVersion, chatId, webhook, forkedFrom } = conversations;
-  return { id, tenantId, createdAt, updatedAt, title, system, provider, model, tools, metadata, approvalRequired, clientTools, actionTimeoutS, budget, finish, context, caching, historyVersion, chatId, webhook, forkedFrom };
+  const {
+    id,
+    tenantId,
+    createdAt,
+    updatedAt,
+    title,
+    system,
+    provider,
+    model,
+    tools,
+    metadata,
+    approvalRequired,
+    clientTools,
+    actionTimeoutS,
+    budget,
+    finish,
+    context,
+    caching,
+    historyVersion,
+    chatId,
+    webhook,
+    forkedFrom,
+  } = conversations;
+  return {
+    id,
+    tenantId,
+    createdAt,
+    updatedAt,
+    title,
+    system,
+    provider,
+    model,
+    tools,
+    metadata,
+    approvalRequired,
+    clientTools,
+    actionTimeoutS,
+    budget,
+    finish,
+    context,
+    caching,
+    historyVersion,
+    chatId,
+    webhook,
+    forkedFrom,
+  };
 }
 
 export type ConversationRepository = ReturnType<typeof createConversationRepository>;

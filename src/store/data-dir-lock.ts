@@ -1,5 +1,15 @@
 import { randomBytes } from "node:crypto";
-import { readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import { OperatorError } from "../errors.js";
@@ -55,7 +65,11 @@ const BEING_WRITTEN_MS = 5_000;
 const heldHere = new Set<string>();
 
 /** Where this process runs: a holder in the same place can be judged by its pid. */
-const here = { host: hostname(), boot_id: readProc("/proc/sys/kernel/random/boot_id"), pid_ns: readLink("/proc/self/ns/pid") };
+const here = {
+  host: hostname(),
+  boot_id: readProc("/proc/sys/kernel/random/boot_id"),
+  pid_ns: readLink("/proc/self/ns/pid"),
+};
 
 /**
  * Takes the embedded database's folder for this process alone: PGlite does
@@ -155,7 +169,8 @@ function acquire(file: string, dataDir: string, holder: LockHolder): void {
     if (!create(takeover)) {
       const taker = readHolder(takeover);
       // A taker that died in those few microseconds leaves its file behind; removed only if it is still that one.
-      if (taker && !isAlive(taker, takeover) && readHolder(takeover)?.holder.token === taker.holder.token) rmSync(takeover, { force: true });
+      if (taker && !isAlive(taker, takeover) && readHolder(takeover)?.holder.token === taker.holder.token)
+        rmSync(takeover, { force: true });
       sleep(10);
       continue;
     }
@@ -186,7 +201,9 @@ function readHolder(file: string): SeenLock | null {
     mtimeMs = statSync(file).mtimeMs;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw new OperatorError(`${file} cannot be read (${reasonOf(err)}): if no loopd uses this folder, remove it`, { cause: err });
+    throw new OperatorError(`${file} cannot be read (${reasonOf(err)}): if no loopd uses this folder, remove it`, {
+      cause: err,
+    });
   }
   try {
     const holder = JSON.parse(text) as LockHolder;
@@ -195,7 +212,16 @@ function readHolder(file: string): SeenLock | null {
     // below
   }
   const beingWritten = text === "" && Date.now() - mtimeMs < BEING_WRITTEN_MS;
-  return { holder: { pid: 0, host: beingWritten ? here.host : "", program: "unknown", started_at: "", token: beingWritten ? "being-written" : "unreadable" }, mtimeMs };
+  return {
+    holder: {
+      pid: 0,
+      host: beingWritten ? here.host : "",
+      program: "unknown",
+      started_at: "",
+      token: beingWritten ? "being-written" : "unreadable",
+    },
+    mtimeMs,
+  };
 }
 
 /** Where the holder runs, seen from here: this process's pid namespace (its pid can be checked), this machine before a reboot (it is gone), or elsewhere. */
@@ -265,7 +291,8 @@ function readLink(file: string): string | null {
   }
 }
 
-const optional = <K extends string, V>(key: K, value: V | null) => (value === null ? {} : ({ [key]: value } as Record<K, V>));
+const optional = <K extends string, V>(key: K, value: V | null) =>
+  value === null ? {} : ({ [key]: value } as Record<K, V>);
 
 function busyMessage(dataDir: string, holder: LockHolder | null, takingOver: boolean): string {
   const lock = path.join(dataDir, LOCK_FILE);
@@ -273,12 +300,18 @@ function busyMessage(dataDir: string, holder: LockHolder | null, takingOver: boo
     const who = holder ? `process ${holder.pid} (${holder.program}), which is gone` : "a process that is gone";
     return `the embedded database in ${dataDir} is still locked by ${who}: another process is taking its lock over; try again in a moment`;
   }
-  if (!holder || holder.token === "being-written") return `the embedded database in ${dataDir} is being opened by another process; wait for it, or set DATA_DIR to another folder`;
-  if (holder.pid === process.pid && placeOf(holder) === "same") return `the embedded database in ${dataDir} is already open in this process`;
+  if (!holder || holder.token === "being-written")
+    return `the embedded database in ${dataDir} is being opened by another process; wait for it, or set DATA_DIR to another folder`;
+  if (holder.pid === process.pid && placeOf(holder) === "same")
+    return `the embedded database in ${dataDir} is already open in this process`;
   const what = holder.url ? `${holder.program} on ${holder.url}` : holder.program;
-  const only = "only one process may open it: stop that one first, use its HTTP API, or set DATABASE_URL to share a Postgres server";
+  const only =
+    "only one process may open it: stop that one first, use its HTTP API, or set DATABASE_URL to share a Postgres server";
   if (placeOf(holder) === "elsewhere") {
-    const where = holder.host === here.host ? `process ${holder.pid} of another container on this machine` : `process ${holder.pid} on host ${holder.host}`;
+    const where =
+      holder.host === here.host
+        ? `process ${holder.pid} of another container on this machine`
+        : `process ${holder.pid} on host ${holder.host}`;
     return `the embedded database in ${dataDir} is in use by ${where} (${what}, since ${holder.started_at}); ${only} (its lock lapses ${STALE_AFTER_MS / 1000} s after that process stops: try again then)`;
   }
   return `the embedded database in ${dataDir} is in use by process ${holder.pid} (${what}, since ${holder.started_at}); ${only} (if that process is not loopd, delete ${lock})`;

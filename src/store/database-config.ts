@@ -14,7 +14,11 @@ const databaseUrl = optionalString.superRefine((url, ctx) => {
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
   if (scheme === "postgres" || scheme === "postgresql") {
     if (!URL.canParse(url)) {
-      ctx.addIssue({ code: "custom", message: "is not a valid URL: percent-encode any @ : / ? # in the user or password (encodeURIComponent), and check the port (1–65535)" });
+      ctx.addIssue({
+        code: "custom",
+        message:
+          "is not a valid URL: percent-encode any @ : / ? # in the user or password (encodeURIComponent), and check the port (1–65535)",
+      });
     }
     return;
   }

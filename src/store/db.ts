@@ -16,7 +16,11 @@ import { embeddedFolderOf, isDatabaseFault, unopenedMessage } from "./embedded-f
 import { schema } from "./schema.js";
 
 /** Runs one parameterized statement and returns its rows. */
-export type RawQuery = (statement: { name: string; text: string; values: unknown[] }) => Promise<Record<string, unknown>[]>;
+export type RawQuery = (statement: {
+  name: string;
+  text: string;
+  values: unknown[];
+}) => Promise<Record<string, unknown>[]>;
 
 /** The drizzle database, whichever driver is underneath. */
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -101,7 +105,12 @@ export interface DatabasePoolOptions {
   idleInTransactionTimeoutMs?: number;
 }
 
-export const DEFAULT_POOL: Required<DatabasePoolOptions> = { poolSize: 10, connectTimeoutMs: 5_000, statementTimeoutMs: 30_000, idleInTransactionTimeoutMs: 60_000 };
+export const DEFAULT_POOL: Required<DatabasePoolOptions> = {
+  poolSize: 10,
+  connectTimeoutMs: 5_000,
+  statementTimeoutMs: 30_000,
+  idleInTransactionTimeoutMs: 60_000,
+};
 
 export interface OpenDatabaseOptions extends DatabasePoolOptions {
   /** `postgres://…`; unset opens the embedded PGlite. */
@@ -163,10 +172,19 @@ export async function openDatabase({
       statements: () => statements,
       longestWaitMs: () => pool.longestWaitMs(),
       connections: poolSize,
-      poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, acquired: pool.acquired, waitedMs: pool.waitedMs }),
+      poolUse: () => ({
+        total: pool.totalCount,
+        idle: pool.idleCount,
+        waiting: pool.waitingCount,
+        acquired: pool.acquired,
+        waitedMs: pool.waitedMs,
+      }),
       query: async ({ name, text, values }) => (await pool.query({ name, text, values })).rows,
       // On the connection that holds the lock: a pool of one (DB_POOL_SIZE=1) has no second to give.
-      migrate: () => holdingAdvisoryLock(pool, MIGRATION_LOCK, (client) => migratePg(drizzlePg(client, { schema }), { migrationsFolder })),
+      migrate: () =>
+        holdingAdvisoryLock(pool, MIGRATION_LOCK, (client) =>
+          migratePg(drizzlePg(client, { schema }), { migrationsFolder }),
+        ),
       ping: () => answers(() => pool.query("select 1")),
       advertise: () => {},
       dumpSql: null,
@@ -177,7 +195,8 @@ export async function openDatabase({
   let folder: string | undefined;
   if (dataDir) {
     if (!mustExist) makeDirectory(dataDir, "DATA_DIR");
-    else if (!existsSync(dataDir)) throw new OperatorError(`there is no embedded database in ${dataDir} (DATA_DIR): the folder does not exist`);
+    else if (!existsSync(dataDir))
+      throw new OperatorError(`there is no embedded database in ${dataDir} (DATA_DIR): the folder does not exist`);
     folder = embeddedFolderOf(dataDir, { mustExist });
     lock = lockDataDir(dataDir, { program });
   }
@@ -240,7 +259,11 @@ const MIGRATION_LOCK = 0x6c6f6f70; // "loop"
  * migrator creates its schema and tables without locks of its own, so two
  * processes migrating a fresh database at once would otherwise collide.
  */
-async function holdingAdvisoryLock<T>(pool: pg.Pool, key: number, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+async function holdingAdvisoryLock<T>(
+  pool: pg.Pool,
+  key: number,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query("select pg_advisory_lock($1)", [key]);

@@ -21,7 +21,9 @@ export function embeddedFolderOf(dataDir: string, { mustExist = false }: { mustE
   const current = path.join(dataDir, PGLITE_FOLDER);
   if (existsSync(path.join(current, "PG_VERSION"))) return current;
   if (path.basename(dataDir) === PGLITE_FOLDER) {
-    throw new OperatorError(`DATA_DIR ${dataDir} is the inside of loopd's folder ${path.dirname(dataDir)}: set DATA_DIR to that folder`);
+    throw new OperatorError(
+      `DATA_DIR ${dataDir} is the inside of loopd's folder ${path.dirname(dataDir)}: set DATA_DIR to that folder`,
+    );
   }
   const version = readVersion(dataDir);
   if (version !== null) {
@@ -30,10 +32,15 @@ export function embeddedFolderOf(dataDir: string, { mustExist = false }: { mustE
       `DATA_DIR ${dataDir} holds a PostgreSQL ${version} data folder, not loopd's embedded database: set DATA_DIR to another folder (or DATABASE_URL to that server's URL, if it is one you run)`,
     );
   }
-  if (mustExist) throw new OperatorError(`there is no embedded database in ${dataDir} (DATA_DIR): is DATA_DIR the folder loopd serves from?`);
+  if (mustExist)
+    throw new OperatorError(
+      `there is no embedded database in ${dataDir} (DATA_DIR): is DATA_DIR the folder loopd serves from?`,
+    );
   const others = readdirSync(dataDir).filter((name) => !name.startsWith(LOCK_FILE) && name !== PGLITE_FOLDER);
   if (others.length > 0) {
-    throw new OperatorError(`DATA_DIR ${dataDir} holds other files (${others.slice(0, 3).join(", ")}${others.length > 3 ? ", …" : ""}) and no loopd database: set DATA_DIR to a new or empty folder`);
+    throw new OperatorError(
+      `DATA_DIR ${dataDir} holds other files (${others.slice(0, 3).join(", ")}${others.length > 3 ? ", …" : ""}) and no loopd database: set DATA_DIR to a new or empty folder`,
+    );
   }
   return current;
 }
@@ -53,12 +60,15 @@ function readVersion(dataDir: string): string | null {
  */
 export function unopenedMessage(dataDir: string, err: unknown): string {
   const damaged = isDatabaseFault(err) || (err as { name?: unknown }).name === "ExitStatus";
-  const what = damaged ? "its files are damaged, or were written by another version of PGlite" : describeError(err).message;
+  const what = damaged
+    ? "its files are damaged, or were written by another version of PGlite"
+    : describeError(err).message;
   return `the embedded database in ${dataDir} could not be opened: ${what}; restore the folder from a backup, or move it away to start empty`;
 }
 
 // @types/node declares WebAssembly's types but not the global itself.
-const WasmRuntimeError = (globalThis as unknown as { WebAssembly: { RuntimeError: ErrorConstructor } }).WebAssembly.RuntimeError;
+const WasmRuntimeError = (globalThis as unknown as { WebAssembly: { RuntimeError: ErrorConstructor } }).WebAssembly
+  .RuntimeError;
 
 /**
  * A WebAssembly trap inside PGlite (memory access out of bounds, an abort):

@@ -16,7 +16,9 @@ export function createEventRepository({ db }: { db: Db }) {
   return {
     async append(runId: string, events: NewRunEvent[]): Promise<void> {
       if (events.length === 0) return;
-      await db.insert(runEvents).values(events.map((e) => ({ runId, seq: e.seq, type: e.type, data: toPgSafe(e.data) })));
+      await db
+        .insert(runEvents)
+        .values(events.map((e) => ({ runId, seq: e.seq, type: e.type, data: toPgSafe(e.data) })));
     },
 
     /**
@@ -26,7 +28,15 @@ export function createEventRepository({ db }: { db: Db }) {
      * messages' primary key). Each `message.created` carries its message,
      * so a reader presents them without a second round trip.
      */
-    async after({ runId, afterSeq, limit }: { runId: string; afterSeq: number; limit: number }): Promise<LoggedEvent[]> {
+    async after({
+      runId,
+      afterSeq,
+      limit,
+    }: {
+      runId: string;
+      afterSeq: number;
+      limit: number;
+    }): Promise<LoggedEvent[]> {
       const result = await db.execute(sql`
         select e.run_id, e.seq, e.type, e.data, e.created_at, null::text as m_id, null::integer as m_seq, null::text as m_conversation_id,
             null::text as m_role, null::jsonb as m_content, null::text as m_kind, null::jsonb as m_summarizes, null::text as m_excluded

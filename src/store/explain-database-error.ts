@@ -6,7 +6,10 @@ import { unopenedMessage } from "./embedded-folder.js";
  * (the driver's own text for a closed port is "Failed query: CREATE SCHEMA
  * …"). The URL is shown without its password.
  */
-export function explainDatabaseError(err: unknown, { url: databaseUrl, dataDir }: { url: string | undefined; dataDir: string }): string {
+export function explainDatabaseError(
+  err: unknown,
+  { url: databaseUrl, dataDir }: { url: string | undefined; dataDir: string },
+): string {
   const code = findInCauseChain(err, (e) => {
     const c = (e as { code?: unknown }).code;
     return typeof c === "string" ? c : undefined;

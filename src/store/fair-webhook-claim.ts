@@ -11,7 +11,8 @@ const USER_INFO_PATTERN = "^.*@";
 const authority = new RegExp(AUTHORITY_PATTERN);
 const userInfo = new RegExp(USER_INFO_PATTERN);
 
-export const receiverHostOf = (url: string): string => (authority.exec(url)?.[1] ?? "").replace(userInfo, "").toLowerCase();
+export const receiverHostOf = (url: string): string =>
+  (authority.exec(url)?.[1] ?? "").replace(userInfo, "").toLowerCase();
 
 /** What this instance already has in flight, so a claim takes the fair next deliveries. */
 export interface ClaimShares {

@@ -48,7 +48,9 @@ export function grouped<I, O>({
       pump();
     });
   // The first waiting has waited longest (they go in the order they came).
-  return Object.assign(submit, { longestWaitMs: () => (waiting.length === 0 ? 0 : performance.now() - waiting[0]!.since) });
+  return Object.assign(submit, {
+    longestWaitMs: () => (waiting.length === 0 ? 0 : performance.now() - waiting[0]!.since),
+  });
 }
 
 /** Sends one item (see `grouped`); `longestWaitMs`: how long the item waiting longest for a slot has waited so far (ms), 0 when none waits. */
@@ -82,7 +84,10 @@ export const itemFailed = (f: ItemFailure): ItemFailed => new ItemFailed(f.code,
  * left out; `answer` puts the statement's answers, in the order sent, back
  * at their items' places, beside those failures.
  */
-export function jsonArgument<I, O>(items: I[], toJson: (item: I) => string): { json: string; answer: (results: Array<O | Error>) => Array<O | Error> } {
+export function jsonArgument<I, O>(
+  items: I[],
+  toJson: (item: I) => string,
+): { json: string; answer: (results: Array<O | Error>) => Array<O | Error> } {
   const parts: string[] = [];
   const sent: number[] = [];
   const answers = new Array<O | Error>(items.length);

@@ -23,7 +23,10 @@ export function createKeyRepository({ db }: { db: Db }) {
   return {
     async create({ tenant, name }: { tenant: string; name: string | null }): Promise<{ key: string; row: ApiKeyInfo }> {
       const key = `${KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
-      const [row] = await db.insert(apiKeys).values({ id: newId("key"), tenantId: tenant, name, keyHash: hashOfKey(key) }).returning();
+      const [row] = await db
+        .insert(apiKeys)
+        .values({ id: newId("key"), tenantId: tenant, name, keyHash: hashOfKey(key) })
+        .returning();
       return { key, row: info(row!) };
     },
 
@@ -39,7 +42,10 @@ export function createKeyRepository({ db }: { db: Db }) {
 
     /** The key, revoked now (or when it was); undefined for an unknown id. */
     async revoke(id: string): Promise<ApiKeyInfo | undefined> {
-      await db.update(apiKeys).set({ revokedAt: sql`now()` }).where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)));
+      await db
+        .update(apiKeys)
+        .set({ revokedAt: sql`now()` })
+        .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)));
       const [row] = await db.select().from(apiKeys).where(eq(apiKeys.id, id));
       return row && info(row);
     },
@@ -61,7 +67,11 @@ export function createKeyRepository({ db }: { db: Db }) {
 
     /** Marks keys as used now: one statement for every key seen since the last time. */
     async touch(ids: readonly string[]): Promise<void> {
-      if (ids.length > 0) await db.update(apiKeys).set({ lastUsedAt: sql`now()` }).where(inArray(apiKeys.id, [...ids]));
+      if (ids.length > 0)
+        await db
+          .update(apiKeys)
+          .set({ lastUsedAt: sql`now()` })
+          .where(inArray(apiKeys.id, [...ids]));
     },
   };
 }

@@ -7,7 +7,8 @@ import { explainDatabaseError } from "./explain-database-error.js";
 import { TENANT_NAME, type ApiKeyInfo } from "./key-repository.js";
 import { createStore } from "./store.js";
 
-const USAGE = "usage: npm run keys -- create --tenant <name> [--name <label>] | list [--tenant <name>] | revoke <key_id>";
+const USAGE =
+  "usage: npm run keys -- create --tenant <name> [--name <label>] | list [--tenant <name>] | revoke <key_id>";
 
 /**
  * `npm run keys`: API keys made, listed and revoked in DATABASE_URL, or in
@@ -15,16 +16,29 @@ const USAGE = "usage: npm run keys -- create --tenant <name> [--name <label>] | 
  * the admin routes). A new key is printed once; only its SHA-256 is kept.
  */
 await runCli("keys cannot run:", async () => {
-  const { values, positionals } = parseArgs({ options: { tenant: { type: "string" }, name: { type: "string" } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({
+    options: { tenant: { type: "string" }, name: { type: "string" } },
+    allowPositionals: true,
+    strict: true,
+  });
   const [command, ...rest] = positionals;
   const tenant = values.tenant?.trim();
-  if (tenant !== undefined && !TENANT_NAME.test(tenant)) throw new OperatorError(`--tenant ${JSON.stringify(tenant)} must be 1–64 of A-Z, a-z, 0-9, _, . and -, starting with a letter or digit`);
+  if (tenant !== undefined && !TENANT_NAME.test(tenant))
+    throw new OperatorError(
+      `--tenant ${JSON.stringify(tenant)} must be 1–64 of A-Z, a-z, 0-9, _, . and -, starting with a letter or digit`,
+    );
   if (command === "create" && tenant === undefined) throw new OperatorError(`create needs --tenant <name>; ${USAGE}`);
-  if (command === "revoke" && rest.length !== 1) throw new OperatorError(`revoke needs the key's id (see list); ${USAGE}`);
+  if (command === "revoke" && rest.length !== 1)
+    throw new OperatorError(`revoke needs the key's id (see list); ${USAGE}`);
   if (command !== "create" && command !== "list" && command !== "revoke") throw new OperatorError(USAGE);
 
   const config = loadConfig();
-  const database = await openDatabase({ databaseUrl: config.database.url, dataDir: config.database.dataDir, program: "npm run keys", ...config.database.pool });
+  const database = await openDatabase({
+    databaseUrl: config.database.url,
+    dataDir: config.database.dataDir,
+    program: "npm run keys",
+    ...config.database.pool,
+  });
   try {
     await database.migrate().catch((err: unknown) => {
       throw new OperatorError(explainDatabaseError(err, config.database), { cause: err });
@@ -32,7 +46,9 @@ await runCli("keys cannot run:", async () => {
     const { keys } = createStore(database);
     if (command === "create") {
       const { key, row } = await keys.create({ tenant: tenant!, name: values.name?.trim() || null });
-      console.log(`key ${row.id} for tenant ${row.tenantId}${row.name ? ` (${row.name})` : ""}; shown this once, keep it:`);
+      console.log(
+        `key ${row.id} for tenant ${row.tenantId}${row.name ? ` (${row.name})` : ""}; shown this once, keep it:`,
+      );
       console.log(key);
       return 0;
     }
@@ -42,7 +58,9 @@ await runCli("keys cannot run:", async () => {
     }
     const revoked = await keys.revoke(rest[0]!);
     if (!revoked) throw new OperatorError(`no key ${rest[0]} (npm run keys -- list shows them)`);
-    console.log(`key ${revoked.id} of tenant ${revoked.tenantId} revoked at ${revoked.revokedAt!.toISOString()}: requests with it are refused from now on`);
+    console.log(
+      `key ${revoked.id} of tenant ${revoked.tenantId} revoked at ${revoked.revokedAt!.toISOString()}: requests with it are refused from now on`,
+    );
     return 0;
   } finally {
     await database.close();
@@ -50,9 +68,19 @@ await runCli("keys cannot run:", async () => {
 });
 
 function table(rows: ApiKeyInfo[]): string {
-  const lines = [["id", "tenant", "name", "created", "last used", "revoked"], ...rows.map((k) => [k.id, k.tenantId, k.name ?? "", iso(k.createdAt), iso(k.lastUsedAt), iso(k.revokedAt)])];
+  const lines = [
+    ["id", "tenant", "name", "created", "last used", "revoked"],
+    ...rows.map((k) => [k.id, k.tenantId, k.name ?? "", iso(k.createdAt), iso(k.lastUsedAt), iso(k.revokedAt)]),
+  ];
   const widths = lines[0]!.map((_, i) => Math.max(...lines.map((l) => l[i]!.length)));
-  return lines.map((l) => l.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n");
+  return lines
+    .map((l) =>
+      l
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
 }
 
 function iso(d: Date | null): string {

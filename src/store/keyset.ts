@@ -8,7 +8,9 @@ export interface Keyset {
 
 /** Rows after `cursor` in (created_at desc, id desc) order; every row when there is none. */
 export function olderThan(createdAt: Column, id: Column, cursor: Keyset | undefined): SQL | undefined {
-  return cursor ? or(lt(createdAt, cursor.createdAt), and(eq(createdAt, cursor.createdAt), lt(id, cursor.id))) : undefined;
+  return cursor
+    ? or(lt(createdAt, cursor.createdAt), and(eq(createdAt, cursor.createdAt), lt(id, cursor.id)))
+    : undefined;
 }
 
 /** A page from a query that fetched `limit + 1` rows to learn whether more follow. */

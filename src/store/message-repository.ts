@@ -61,7 +61,10 @@ export function createMessageRepository({ db }: { db: Db }) {
 
     /** The `seq` of the conversation's last message; 0 when it has none. */
     async lastSeq(conversationId: string): Promise<number> {
-      const [row] = await db.select({ last: max(messages.seq) }).from(messages).where(eq(messages.conversationId, conversationId));
+      const [row] = await db
+        .select({ last: max(messages.seq) })
+        .from(messages)
+        .where(eq(messages.conversationId, conversationId));
       return row?.last ?? 0;
     },
 
@@ -71,7 +74,14 @@ export function createMessageRepository({ db }: { db: Db }) {
      */
     history(conversationId: string, { afterSeq = 0 }: { afterSeq?: number } = {}): Promise<HistoryRow[]> {
       return db
-        .select({ seq: messages.seq, role: messages.role, content: messages.content, kind: messages.kind, summarizes: messages.summarizes, excluded: messages.excluded })
+        .select({
+          seq: messages.seq,
+          role: messages.role,
+          content: messages.content,
+          kind: messages.kind,
+          summarizes: messages.summarizes,
+          excluded: messages.excluded,
+        })
         .from(messages)
         .where(and(eq(messages.conversationId, conversationId), gt(messages.seq, afterSeq)))
         .orderBy(asc(messages.seq));
@@ -110,11 +120,21 @@ export function createMessageRepository({ db }: { db: Db }) {
     },
 
     /** What a run appended: its conversation's messages from the one that started it. */
-    ofRun({ conversationId, runId, firstSeq }: { conversationId: string; runId: string; firstSeq: number | null }): Promise<MessageRow[]> {
+    ofRun({
+      conversationId,
+      runId,
+      firstSeq,
+    }: {
+      conversationId: string;
+      runId: string;
+      firstSeq: number | null;
+    }): Promise<MessageRow[]> {
       return db
         .select()
         .from(messages)
-        .where(and(eq(messages.conversationId, conversationId), gte(messages.seq, firstSeq ?? 0), eq(messages.runId, runId)))
+        .where(
+          and(eq(messages.conversationId, conversationId), gte(messages.seq, firstSeq ?? 0), eq(messages.runId, runId)),
+        )
         .orderBy(asc(messages.seq));
     },
   };

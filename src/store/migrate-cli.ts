@@ -7,12 +7,19 @@ import { explainDatabaseError } from "./explain-database-error.js";
 /** `npm run db:migrate`: applies the committed migrations to DATABASE_URL, or to the embedded database in DATA_DIR. */
 await runCli("db:migrate cannot run:", async () => {
   const config = loadConfig();
-  const database = await openDatabase({ databaseUrl: config.database.url, dataDir: config.database.dataDir, program: "npm run db:migrate", ...config.database.pool });
+  const database = await openDatabase({
+    databaseUrl: config.database.url,
+    dataDir: config.database.dataDir,
+    program: "npm run db:migrate",
+    ...config.database.pool,
+  });
   try {
     await database.migrate().catch((err: unknown) => {
       throw new OperatorError(explainDatabaseError(err, config.database), { cause: err });
     });
-    console.log(`migrations applied (${database.kind === "pglite" ? `embedded database in ${config.database.dataDir}` : "postgres"})`);
+    console.log(
+      `migrations applied (${database.kind === "pglite" ? `embedded database in ${config.database.dataDir}` : "postgres"})`,
+    );
   } finally {
     await database.close();
   }

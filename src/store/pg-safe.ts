@@ -12,7 +12,9 @@ export function isPgSafe(value: unknown): boolean {
   if (typeof value === "string") return !UNSAFE.test(value);
   if (Array.isArray(value)) return value.every(isPgSafe);
   if (value && typeof value === "object") {
-    for (const key in value) if (Object.hasOwn(value, key) && (UNSAFE.test(key) || !isPgSafe((value as Record<string, unknown>)[key]))) return false;
+    for (const key in value)
+      if (Object.hasOwn(value, key) && (UNSAFE.test(key) || !isPgSafe((value as Record<string, unknown>)[key])))
+        return false;
   }
   return true;
 }

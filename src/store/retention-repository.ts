@@ -17,7 +17,9 @@ export function createRetentionRepository({ db }: { db: Db }) {
   return {
     async sweepBatch({ days, batch }: { days: number; batch: number }): Promise<string[] | null> {
       return db.transaction(async (tx) => {
-        const locked = (await tx.execute(sql`select pg_try_advisory_xact_lock(${SWEEP_LOCK}) as got`)) as unknown as { rows: { got: boolean }[] };
+        const locked = (await tx.execute(sql`select pg_try_advisory_xact_lock(${SWEEP_LOCK}) as got`)) as unknown as {
+          rows: { got: boolean }[];
+        };
         if (!locked.rows[0]?.got) return null;
         const cutoff = sql`now() - make_interval(days => ${days})`;
         const idle = sql`not exists (select 1 from runs r where r.conversation_id = c.id
@@ -31,7 +33,10 @@ export function createRetentionRepository({ db }: { db: Db }) {
         // taken; a run created after must lock the row too, and waits for this delete (then finds no conversation).
         const ids = candidates.rows.map((r) => r.id);
         const deleted = (await tx.execute(sql`
-          delete from conversations c where c.id in (${sql.join(ids.map((id) => sql`${id}`), sql`, `)})
+          delete from conversations c where c.id in (${sql.join(
+            ids.map((id) => sql`${id}`),
+            sql`, `,
+          )})
             and c.updated_at < ${cutoff} and ${idle}
           returning c.id`)) as unknown as { rows: { id: string }[] };
         return deleted.rows.map((r) => r.id);

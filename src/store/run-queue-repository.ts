@@ -27,7 +27,11 @@ export function createRunQueueRepository({ db }: { db: Db }) {
   return {
     /** The conversation's lock (FOR NO KEY UPDATE: saves of its runs, which take FOR KEY SHARE, do not wait for it); false when it does not exist. */
     async lockConversation(conversationId: string): Promise<boolean> {
-      const rows = await db.select({ id: conversations.id }).from(conversations).where(eq(conversations.id, conversationId)).for("no key update");
+      const rows = await db
+        .select({ id: conversations.id })
+        .from(conversations)
+        .where(eq(conversations.id, conversationId))
+        .for("no key update");
       return rows.length > 0;
     },
 
@@ -41,7 +45,10 @@ export function createRunQueueRepository({ db }: { db: Db }) {
     },
 
     async queuedCount(conversationId: string): Promise<number> {
-      const [row] = await db.select({ n: count() }).from(runs).where(and(eq(runs.conversationId, conversationId), isQueued));
+      const [row] = await db
+        .select({ n: count() })
+        .from(runs)
+        .where(and(eq(runs.conversationId, conversationId), isQueued));
       return row?.n ?? 0;
     },
 
@@ -59,7 +66,14 @@ export function createRunQueueRepository({ db }: { db: Db }) {
     async insert({ run, content, rank, queuedBehind }: NewQueuedRun): Promise<RunRow> {
       const [row] = await db
         .insert(runs)
-        .values({ ...run, status: "queued", queuedContent: content, queueRank: rank, queueOrder: sql`nextval('loopd_run_queue_order')`, queuedBehind })
+        .values({
+          ...run,
+          status: "queued",
+          queuedContent: content,
+          queueRank: rank,
+          queueOrder: sql`nextval('loopd_run_queue_order')`,
+          queuedBehind,
+        })
         .returning();
       return row!;
     },

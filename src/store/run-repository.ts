@@ -20,7 +20,15 @@ const isActive = inArray(runs.status, [...ACTIVE_RUN_STATUSES]);
 /** Leases are held only by runs executing (a queued run has none until it starts). */
 const isRunning = eq(runs.status, "running");
 
-export function createRunRepository({ db, save, start }: { db: Db; save: (step: RunSave) => Promise<Date | null>; start: RunStarter }) {
+export function createRunRepository({
+  db,
+  save,
+  start,
+}: {
+  db: Db;
+  save: (step: RunSave) => Promise<Date | null>;
+  start: RunStarter;
+}) {
   return {
     /** See `saveRunStep` and `createRunSaver`. */
     save,
@@ -74,7 +82,15 @@ export function createRunRepository({ db, save, start }: { db: Db; save: (step: 
       return row;
     },
 
-    async list({ conversationId, limit, after }: { conversationId: string; limit: number; after?: Keyset | undefined }) {
+    async list({
+      conversationId,
+      limit,
+      after,
+    }: {
+      conversationId: string;
+      limit: number;
+      after?: Keyset | undefined;
+    }) {
       const rows = await db
         .select()
         .from(runs)
@@ -93,7 +109,10 @@ export function createRunRepository({ db, save, start }: { db: Db; save: (step: 
     },
 
     async activeOf(conversationId: string): Promise<RunRow | undefined> {
-      const [row] = await db.select().from(runs).where(and(eq(runs.conversationId, conversationId), isRunning));
+      const [row] = await db
+        .select()
+        .from(runs)
+        .where(and(eq(runs.conversationId, conversationId), isRunning));
       return row;
     },
 
@@ -101,7 +120,11 @@ export function createRunRepository({ db, save, start }: { db: Db; save: (step: 
     async update(runId: string, { ended, ...patch }: RunPatch): Promise<RunRow | undefined> {
       const [row] = await db
         .update(runs)
-        .set({ ...patch, ...(patch.error && { error: toPgSafe(patch.error) }), ...(ended && { completedAt: sql`now()` }) })
+        .set({
+          ...patch,
+          ...(patch.error && { error: toPgSafe(patch.error) }),
+          ...(ended && { completedAt: sql`now()` }),
+        })
         .where(and(eq(runs.id, runId), isActive))
         .returning();
       return row;
@@ -113,7 +136,15 @@ export function createRunRepository({ db, save, start }: { db: Db; save: (step: 
      * are locked in id order, the order a batch of saves takes them in
      * (`loopd_save_many`), so the two never wait for each other in a cycle.
      */
-    async renewLeases({ owner, runIds, leaseMs }: { owner: string; runIds: string[]; leaseMs: number }): Promise<{ id: string; cancelRequested: boolean; cancelReason: string | null }[]> {
+    async renewLeases({
+      owner,
+      runIds,
+      leaseMs,
+    }: {
+      owner: string;
+      runIds: string[];
+      leaseMs: number;
+    }): Promise<{ id: string; cancelRequested: boolean; cancelReason: string | null }[]> {
       if (runIds.length === 0) return [];
       const held = db
         .select({ id: runs.id })
@@ -188,11 +219,20 @@ export function createRunRepository({ db, save, start }: { db: Db; save: (step: 
      * `overdue`, past its deadline); undefined otherwise. With `skipLocked`, a
      * run another transaction holds counts as not there.
      */
-    async lockWaiting(runId: string, { skipLocked = false, overdue = false }: { skipLocked?: boolean; overdue?: boolean } = {}): Promise<RunRow | undefined> {
+    async lockWaiting(
+      runId: string,
+      { skipLocked = false, overdue = false }: { skipLocked?: boolean; overdue?: boolean } = {},
+    ): Promise<RunRow | undefined> {
       const [row] = await db
         .select()
         .from(runs)
-        .where(and(eq(runs.id, runId), eq(runs.status, "requires_action"), overdue ? sql`${runs.actionExpiresAt} < now()` : undefined))
+        .where(
+          and(
+            eq(runs.id, runId),
+            eq(runs.status, "requires_action"),
+            overdue ? sql`${runs.actionExpiresAt} < now()` : undefined,
+          ),
+        )
         .for("update", skipLocked ? { skipLocked } : {});
       return row;
     },
@@ -219,7 +259,10 @@ export function createRunRepository({ db, save, start }: { db: Db; save: (step: 
     },
 
     /** Ends a paused run (locked by the caller) without going on. */
-    async endWaiting(runId: string, { status, stopReason }: { status: "incomplete" | "cancelled"; stopReason: string }): Promise<RunRow> {
+    async endWaiting(
+      runId: string,
+      { status, stopReason }: { status: "incomplete" | "cancelled"; stopReason: string },
+    ): Promise<RunRow> {
       const [row] = await db
         .update(runs)
         .set({ status, stopReason, requiredAction: null, actionExpiresAt: null, completedAt: sql`now()` })
@@ -241,7 +284,10 @@ export function createRunRepository({ db, save, start }: { db: Db; save: (step: 
 
     /** How many runs wait for the application (`requires_action`), in the whole database; for /metrics. */
     async countWaiting(): Promise<number> {
-      const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(runs).where(eq(runs.status, "requires_action"));
+      const [row] = await db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(runs)
+        .where(eq(runs.status, "requires_action"));
       return row?.n ?? 0;
     },
 
@@ -262,7 +308,6 @@ export function createRunRepository({ db, save, start }: { db: Db; save: (step: 
         .set({ cancelRequested: true, cancelReason: reason })
         .where(and(eq(runs.id, runId), isActive));
     },
-
   };
 }
 

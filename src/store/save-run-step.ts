@@ -4,7 +4,15 @@ import type { Usage } from "../core/usage.js";
 import type { RawQuery } from "./db.js";
 import type { NewRunEvent } from "./event-repository.js";
 import { pgSafeJson } from "./pg-safe.js";
-import { grouped, ItemFailed, itemFailed, jsonArgument, jsonOf, type Grouped, type ItemFailure } from "./group-commit.js";
+import {
+  grouped,
+  ItemFailed,
+  itemFailed,
+  jsonArgument,
+  jsonOf,
+  type Grouped,
+  type ItemFailure,
+} from "./group-commit.js";
 import type { PendingCall, RunError, RunStatus } from "./schema.js";
 
 /** What `save` writes for a run in one round trip. */
@@ -19,7 +27,15 @@ export interface RunSave {
    * `event_seq`: the id of the message's `message.created`, when it has one (it is not a row of `run_events`);
    * `span`: the trace span that tells the message, when it has one (it is not a row of `run_spans`).
    */
-  messages: { id: string; role: Role; content: unknown; kind?: "notice" | "summary"; summarizes?: { from_seq: number; to_seq: number }; event_seq?: number; span?: Record<string, unknown> }[];
+  messages: {
+    id: string;
+    role: Role;
+    content: unknown;
+    kind?: "notice" | "summary";
+    summarizes?: { from_seq: number; to_seq: number };
+    event_seq?: number;
+    span?: Record<string, unknown>;
+  }[];
   events: NewRunEvent[];
   /** The run's totals so far, when they changed. */
   progress?: { steps: number; usage: Usage } | null;
@@ -54,13 +70,25 @@ export interface NewRunSpan {
 }
 
 export type RunSaveEnd =
-  | { status: Exclude<RunStatus, "requires_action">; stopReason: string | null; error: RunError | null; budgetExceeded?: BudgetName | null | undefined; result?: RunResult | null | undefined }
+  | {
+      status: Exclude<RunStatus, "requires_action">;
+      stopReason: string | null;
+      error: RunError | null;
+      budgetExceeded?: BudgetName | null | undefined;
+      result?: RunResult | null | undefined;
+    }
   | { status: "requires_action"; pending: PendingCall[]; timeoutS: number };
 
 const endParameter = (end: RunSaveEnd) =>
   end.status === "requires_action"
     ? { status: end.status, required_action: { tool_calls: end.pending, timeout_s: end.timeoutS } }
-    : { status: end.status, stop_reason: end.stopReason, error: end.error, budget_exceeded: end.budgetExceeded ?? null, result: end.result ?? null };
+    : {
+        status: end.status,
+        stop_reason: end.stopReason,
+        error: end.error,
+        budget_exceeded: end.budgetExceeded ?? null,
+        result: end.result ?? null,
+      };
 
 const SAVE = {
   name: "loopd_save",
@@ -74,7 +102,10 @@ const SAVE = {
  * provided `owner` still holds the run. Resolves with the time the rows
  * were written at; null when `owner` does not hold it: nothing was written.
  */
-export async function saveRunStep({ query, notifies }: { query: RawQuery; notifies: boolean }, step: RunSave): Promise<Date | null> {
+export async function saveRunStep(
+  { query, notifies }: { query: RawQuery; notifies: boolean },
+  step: RunSave,
+): Promise<Date | null> {
   const rows = await query({
     ...SAVE,
     values: [
@@ -125,11 +156,18 @@ const saveItem = (step: RunSave, notify: boolean) => ({
  * order lease renewals lock runs in): for each, its time, null when not
  * owned, or the error that undid it alone.
  */
-async function saveRunSteps({ query, notifies }: { query: RawQuery; notifies: boolean }, steps: RunSave[]): Promise<Array<Date | null | Error>> {
+async function saveRunSteps(
+  { query, notifies }: { query: RawQuery; notifies: boolean },
+  steps: RunSave[],
+): Promise<Array<Date | null | Error>> {
   const argument = jsonArgument<RunSave, Date | null>(steps, (step) => pgSafeJson(saveItem(step, notifies)));
   const rows = await query({ ...SAVE_MANY, values: [argument.json] });
   const savedAt = savedAtOf(rows[0]!);
-  return argument.answer(jsonOf<Array<{ owned: boolean } | ItemFailure>>(rows[0]!.results).map((r) => ("code" in r ? itemFailed(r) : r.owned ? savedAt : null)));
+  return argument.answer(
+    jsonOf<Array<{ owned: boolean } | ItemFailure>>(rows[0]!.results).map((r) =>
+      "code" in r ? itemFailed(r) : r.owned ? savedAt : null,
+    ),
+  );
 }
 
 /**
@@ -138,11 +176,22 @@ async function saveRunSteps({ query, notifies }: { query: RawQuery; notifies: bo
  * free for creating runs and reading); the saves that queue meanwhile go
  * together in one `loopd_save_many`.
  */
-export function createRunSaver({ query, notifies, slots }: { query: RawQuery; notifies: boolean; slots: number }): Grouped<RunSave, Date | null> {
+export function createRunSaver({
+  query,
+  notifies,
+  slots,
+}: {
+  query: RawQuery;
+  notifies: boolean;
+  slots: number;
+}): Grouped<RunSave, Date | null> {
   const one = (step: RunSave) => saveRunStep({ query, notifies }, step);
   const save = grouped<RunSave, Date | null>({ slots, one, many: (steps) => saveRunSteps({ query, notifies }, steps) });
   // Caught in a lock cycle with a statement that locks several rows in another order (a retention sweep's
   // delete): undone alone, it is written again, alone.
-  const saveOrRetry = (step: RunSave) => save(step).catch((err: unknown) => (err instanceof ItemFailed && err.code === "40P01" ? one(step) : Promise.reject(err)));
+  const saveOrRetry = (step: RunSave) =>
+    save(step).catch((err: unknown) =>
+      err instanceof ItemFailed && err.code === "40P01" ? one(step) : Promise.reject(err),
+    );
   return Object.assign(saveOrRetry, { longestWaitMs: save.longestWaitMs });
 }

@@ -1,5 +1,17 @@
 import { sql } from "drizzle-orm";
-import { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  boolean,
+  customType,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
 import type { RunBudget } from "../core/run-settings.js";
 import type { RunResult } from "../core/run-outcome.js";
 import type { FinishOptions } from "../core/run-settings.js";
@@ -110,7 +122,13 @@ export interface ClientTool {
 export type PendingCall = PendingToolCall;
 
 /** The run events a webhook may be sent for. */
-export const WEBHOOK_EVENTS = ["run.completed", "run.incomplete", "run.failed", "run.cancelled", "run.requires_action"] as const;
+export const WEBHOOK_EVENTS = [
+  "run.completed",
+  "run.incomplete",
+  "run.failed",
+  "run.cancelled",
+  "run.requires_action",
+] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** Where a run's ends are POSTed, and which of them (absent: all). */
@@ -234,7 +252,9 @@ const runLogColumns = () => ({
   createdAt: createdAt(),
 });
 
-export const runEvents = pgTable("run_events", runLogColumns(), (t) => [primaryKey({ name: "run_events_pkey", columns: [t.runId, t.seq] })]);
+export const runEvents = pgTable("run_events", runLogColumns(), (t) => [
+  primaryKey({ name: "run_events_pkey", columns: [t.runId, t.seq] }),
+]);
 
 /**
  * The spans of a run's trace that tell no message (a model call's setup, a
@@ -327,7 +347,8 @@ export const ACTIVE_RUN_STATUSES = ["queued", "running"] as const satisfies read
 export const HOLDING_RUN_STATUSES = ["running", "requires_action"] as const satisfies readonly RunStatus[];
 /** Runs not over: queued, executing, or waiting for the application. */
 export const OPEN_RUN_STATUSES = ["queued", "running", "requires_action"] as const satisfies readonly RunStatus[];
-export const isActiveRun = (run: Pick<RunRow, "status">) => (ACTIVE_RUN_STATUSES as readonly RunStatus[]).includes(run.status);
+export const isActiveRun = (run: Pick<RunRow, "status">) =>
+  (ACTIVE_RUN_STATUSES as readonly RunStatus[]).includes(run.status);
 
 /** One try at POSTing a webhook: when, the receiver's status (null: no answer), and what went wrong (null: a 2xx). */
 export interface WebhookAttempt {
@@ -428,4 +449,15 @@ export const attachments = pgTable(
 
 export type AttachmentRow = typeof attachments.$inferSelect;
 
-export const schema = { conversations, messages, runs, runEvents, runActions, runSpans, apiKeys, webhookDeliveries, attachments, webhookSecrets };
+export const schema = {
+  conversations,
+  messages,
+  runs,
+  runEvents,
+  runActions,
+  runSpans,
+  apiKeys,
+  webhookDeliveries,
+  attachments,
+  webhookSecrets,
+};

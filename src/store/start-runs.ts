@@ -5,7 +5,10 @@ import { rowFromJson } from "./row-from-json.js";
 import { runs, type RunRow } from "./schema.js";
 
 /** What every new run is made of, however it is created (started at once, in a transaction, or queued). */
-export type NewRunFields = Pick<RunRow, "id" | "conversationId" | "provider" | "model" | "usage" | "request" | "idempotencyKey" | "requestHash"> & { webhook?: RunRow["webhook"] };
+export type NewRunFields = Pick<
+  RunRow,
+  "id" | "conversationId" | "provider" | "model" | "usage" | "request" | "idempotencyKey" | "requestHash"
+> & { webhook?: RunRow["webhook"] };
 
 export interface StartRun {
   run: NewRunFields & { leaseOwner: string };
@@ -60,7 +63,10 @@ export type RunStarter = Grouped<StartRun, Started>;
 export function createRunStarter({ query, slots }: { query: RawQuery; slots: number }): RunStarter {
   const one = async (s: StartRun): Promise<Started> => {
     try {
-      const [row] = await query({ ...START, values: [pgSafeJson(startRunJson(s)), s.leaseMs, s.tenant, s.cap, s.messageId, pgSafeJson(s.content)] });
+      const [row] = await query({
+        ...START,
+        values: [pgSafeJson(startRunJson(s)), s.leaseMs, s.tenant, s.cap, s.messageId, pgSafeJson(s.content)],
+      });
       return startedOf(row!.started);
     } catch (err) {
       if ((err as { code?: unknown }).code === "LD001") return null;
@@ -70,10 +76,21 @@ export function createRunStarter({ query, slots }: { query: RawQuery; slots: num
   // `loopd_start_runs` takes them in the order of their tenants, then of their conversations: the order of their locks.
   const many = async (starts: StartRun[]): Promise<Array<Started | Error>> => {
     const argument = jsonArgument<StartRun, Started>(starts, (s) =>
-      pgSafeJson({ run: startRunJson(s), lease_ms: s.leaseMs, tenant: s.tenant, cap: s.cap, message_id: s.messageId, content: s.content }),
+      pgSafeJson({
+        run: startRunJson(s),
+        lease_ms: s.leaseMs,
+        tenant: s.tenant,
+        cap: s.cap,
+        message_id: s.messageId,
+        content: s.content,
+      }),
     );
     const [row] = await query({ ...START_MANY, values: [argument.json] });
-    return argument.answer(jsonOf<Array<{ started: unknown } | ItemFailure>>(row!.results).map((r) => (!("code" in r) ? startedOf(r.started) : r.code === "LD001" ? null : itemFailed(r))));
+    return argument.answer(
+      jsonOf<Array<{ started: unknown } | ItemFailure>>(row!.results).map((r) =>
+        !("code" in r) ? startedOf(r.started) : r.code === "LD001" ? null : itemFailed(r),
+      ),
+    );
   };
   return grouped<StartRun, Started>({ slots, one, many });
 }

@@ -25,7 +25,10 @@ export type NotifyChannel = "loopd_run_events" | "loopd_run_cancel" | "loopd_run
 
 /** Every repository over one connection (or one transaction). */
 /** `save` and `start` are the process's (group commit), whatever connection or transaction the rest use. */
-function createRepositories(db: Db, { notifies, save, start }: { notifies: boolean; save: (step: RunSave) => Promise<Date | null>; start: RunStarter }) {
+function createRepositories(
+  db: Db,
+  { notifies, save, start }: { notifies: boolean; save: (step: RunSave) => Promise<Date | null>; start: RunStarter },
+) {
   return {
     conversations: createConversationRepository({ db, notifies }),
     messages: createMessageRepository({ db }),
@@ -62,7 +65,13 @@ export type ConversationForRun = ConversationRow & { activeRunId: string | null 
  * repositories bound to one transaction: callers never see the driver's
  * transaction type.
  */
-export function createStore({ db, kind, query, longestWaitMs, connections }: Pick<Database, "db" | "kind" | "query" | "longestWaitMs" | "connections">) {
+export function createStore({
+  db,
+  kind,
+  query,
+  longestWaitMs,
+  connections,
+}: Pick<Database, "db" | "kind" | "query" | "longestWaitMs" | "connections">) {
   // NOTIFY reaches other processes, which only a database server has.
   const notifies = kind === "postgres";
   // Group commit (see `grouped`): runs' saves take at most a quarter of the pool at once, runs started and the
@@ -76,13 +85,22 @@ export function createStore({ db, kind, query, longestWaitMs, connections }: Pic
   const start = createRunStarter({ query, slots });
   const repositories = createRepositories(db, { notifies, save, start });
   const manyForRun = async (asked: ConversationAsked[]): Promise<Array<ConversationForRun | undefined>> => {
-    const rows = new Map((await repositories.conversations.manyWithActiveRun([...new Set(asked.map((a) => a.id))])).map((row) => [row.id, row]));
+    const rows = new Map(
+      (await repositories.conversations.manyWithActiveRun([...new Set(asked.map((a) => a.id))])).map((row) => [
+        row.id,
+        row,
+      ]),
+    );
     return asked.map(({ scope, id }) => {
       const row = rows.get(id);
       return row && (scope === INTERNAL || row.tenantId === scope) ? row : undefined;
     });
   };
-  const conversationForRun = grouped<ConversationAsked, ConversationForRun | undefined>({ slots, one: async (asked) => (await manyForRun([asked]))[0], many: manyForRun });
+  const conversationForRun = grouped<ConversationAsked, ConversationForRun | undefined>({
+    slots,
+    one: async (asked) => (await manyForRun([asked]))[0],
+    many: manyForRun,
+  });
   return {
     ...repositories,
     /**
@@ -92,7 +110,8 @@ export function createStore({ db, kind, query, longestWaitMs, connections }: Pic
      */
     conversationForRun,
     /** See `Database.longestWaitMs`; statements waiting for their turn in a group (group commit) wait for the database too. */
-    longestWaitMs: () => Math.max(longestWaitMs(), save.longestWaitMs(), start.longestWaitMs(), conversationForRun.longestWaitMs()),
+    longestWaitMs: () =>
+      Math.max(longestWaitMs(), save.longestWaitMs(), start.longestWaitMs(), conversationForRun.longestWaitMs()),
     transaction: <T>(fn: (tx: Repositories) => Promise<T>): Promise<T> =>
       db.transaction((tx) => fn(createRepositories(tx as unknown as Db, { notifies, save, start }))),
   };

@@ -5,7 +5,9 @@ import type { NewRunSpan } from "./save-run-step.js";
 import { messages, runSpans, type MessageRow, type RunRow, type RunSpanRow } from "./schema.js";
 
 /** A message of the run with the span that tells it. */
-export type TracedMessage = Pick<MessageRow, "seq" | "role" | "content" | "createdAt"> & { span: Record<string, unknown> };
+export type TracedMessage = Pick<MessageRow, "seq" | "role" | "content" | "createdAt"> & {
+  span: Record<string, unknown>;
+};
 
 /** One entry of a run's trace as stored: a row of `run_spans`, or a message with its `span`. */
 export type TraceRow = { row: RunSpanRow; message?: never } | { message: TracedMessage; row?: never };
@@ -31,7 +33,15 @@ export function createTraceRepository({ db }: { db: Db }) {
     async append(runId: string, spans: NewRunSpan[], { nextMessageSeq }: { nextMessageSeq: number }): Promise<void> {
       if (spans.length === 0) return;
       const base = sql`(select coalesce(max(${runSpans.seq}), 0) from ${runSpans} where ${runSpans.runId} = ${runId})`;
-      await db.insert(runSpans).values(spans.map((s, i) => ({ runId, seq: sql`${base} + ${i + 1}`, type: s.type, data: toPgSafe(s.data), nextMessageSeq })));
+      await db.insert(runSpans).values(
+        spans.map((s, i) => ({
+          runId,
+          seq: sql`${base} + ${i + 1}`,
+          type: s.type,
+          data: toPgSafe(s.data),
+          nextMessageSeq,
+        })),
+      );
     },
 
     /**
@@ -40,7 +50,15 @@ export function createTraceRepository({ db }: { db: Db }) {
      * and before that message's. Each source is read along its primary key
      * (the messages from the run's first one on).
      */
-    async page({ run, after, limit }: { run: Pick<RunRow, "id" | "conversationId" | "firstSeq">; after: TraceCursor; limit: number }): Promise<TraceRow[]> {
+    async page({
+      run,
+      after,
+      limit,
+    }: {
+      run: Pick<RunRow, "id" | "conversationId" | "firstSeq">;
+      after: TraceCursor;
+      limit: number;
+    }): Promise<TraceRow[]> {
       const rows = await db
         .select()
         .from(runSpans)
@@ -48,7 +66,13 @@ export function createTraceRepository({ db }: { db: Db }) {
         .orderBy(asc(runSpans.seq))
         .limit(limit);
       const told = (await db
-        .select({ seq: messages.seq, role: messages.role, content: messages.content, createdAt: messages.createdAt, span: messages.span })
+        .select({
+          seq: messages.seq,
+          role: messages.role,
+          content: messages.content,
+          createdAt: messages.createdAt,
+          span: messages.span,
+        })
         .from(messages)
         .where(
           and(
@@ -62,7 +86,7 @@ export function createTraceRepository({ db }: { db: Db }) {
         .limit(limit)) as TracedMessage[];
       // Each source came back in order and at most `limit` long: merged, their first `limit` entries are the page.
       const page: TraceRow[] = [];
-      for (let i = 0, j = 0; page.length < limit && (i < rows.length || j < told.length); ) {
+      for (let i = 0, j = 0; page.length < limit && (i < rows.length || j < told.length);) {
         const row = rows[i];
         const message = told[j];
         if (row && (!message || row.nextMessageSeq <= message.seq)) {

@@ -20,7 +20,15 @@ export function createWebhookRepository({ db }: { db: Db }) {
      * Taken in the fair order of `fairDueIds` (round-robin across tenants,
      * within each receiver host's free places), each with its tenant.
      */
-    async claim({ limit, leaseMs, shares }: { limit: number; leaseMs: number; shares: ClaimShares }): Promise<ClaimedDelivery[]> {
+    async claim({
+      limit,
+      leaseMs,
+      shares,
+    }: {
+      limit: number;
+      leaseMs: number;
+      shares: ClaimShares;
+    }): Promise<ClaimedDelivery[]> {
       return db
         .update(webhookDeliveries)
         .set({ nextAttemptAt: sql`now() + ${`${leaseMs} milliseconds`}::interval` })
@@ -38,7 +46,9 @@ export function createWebhookRepository({ db }: { db: Db }) {
         .set({
           attempts: sql`${webhookDeliveries.attempts} || ${JSON.stringify([attempt])}::jsonb`,
           status: outcome.status,
-          ...(outcome.status === "pending" && { nextAttemptAt: sql`now() + ${`${outcome.retryInMs} milliseconds`}::interval` }),
+          ...(outcome.status === "pending" && {
+            nextAttemptAt: sql`now() + ${`${outcome.retryInMs} milliseconds`}::interval`,
+          }),
         })
         .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.status, "pending")));
     },
@@ -70,8 +80,12 @@ export function createWebhookRepository({ db }: { db: Db }) {
     async pending(): Promise<{ oldestAgeMs: number | null; nextDueInMs: number | null }> {
       const [row] = await db
         .select({
-          oldestAgeMs: sql<number | null>`(extract(epoch from now() - min(${webhookDeliveries.createdAt})) * 1000)::float8`,
-          nextDueInMs: sql<number | null>`greatest(0, extract(epoch from min(${webhookDeliveries.nextAttemptAt}) - now()) * 1000)::float8`,
+          oldestAgeMs: sql<
+            number | null
+          >`(extract(epoch from now() - min(${webhookDeliveries.createdAt})) * 1000)::float8`,
+          nextDueInMs: sql<
+            number | null
+          >`greatest(0, extract(epoch from min(${webhookDeliveries.nextAttemptAt}) - now()) * 1000)::float8`,
         })
         .from(webhookDeliveries)
         .where(eq(webhookDeliveries.status, "pending"));

@@ -19,7 +19,10 @@ export function createWebhookSecretRepository({ db }: { db: Db }) {
   const signing = async (tenant: string): Promise<number[]> => {
     // The newest rows; each one made in the last day keeps the one before it signing.
     const rows = await db
-      .select({ generation: webhookSecrets.generation, recent: sql<boolean>`${webhookSecrets.createdAt} > now() - ${`${REPLACED_SECRET_SIGNS_HOURS} hours`}::interval` })
+      .select({
+        generation: webhookSecrets.generation,
+        recent: sql<boolean>`${webhookSecrets.createdAt} > now() - ${`${REPLACED_SECRET_SIGNS_HOURS} hours`}::interval`,
+      })
       .from(webhookSecrets)
       .where(eq(webhookSecrets.tenantId, tenant))
       .orderBy(desc(webhookSecrets.generation))

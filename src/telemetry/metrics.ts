@@ -65,7 +65,11 @@ export function createMetrics({ describeTool, maxModels = 100 }: MetricsOptions)
     labelNames: ["status", "stop_reason"],
     registers,
   });
-  const runsPausedTotal = new Counter({ name: "loopd_run_pauses_total", help: "Times a run paused to wait for the application (requires_action)", registers });
+  const runsPausedTotal = new Counter({
+    name: "loopd_run_pauses_total",
+    help: "Times a run paused to wait for the application (requires_action)",
+    registers,
+  });
   const modelCalls = new Counter({
     name: "loopd_model_calls_total",
     help: "Model calls (steps), by provider, model and outcome (the model's stop reason, or error)",
@@ -78,7 +82,12 @@ export function createMetrics({ describeTool, maxModels = 100 }: MetricsOptions)
     labelNames: ["provider", "model", "type"],
     registers,
   });
-  const cost = new Counter({ name: "loopd_cost_usd_total", help: "What model calls cost in USD, by provider and model (models with a price only)", labelNames: ["provider", "model"], registers });
+  const cost = new Counter({
+    name: "loopd_cost_usd_total",
+    help: "What model calls cost in USD, by provider and model (models with a price only)",
+    labelNames: ["provider", "model"],
+    registers,
+  });
   const histogram = <L extends string>(name: string, help: string, labelNames: L[], buckets: number[]) =>
     new Histogram({ name, help, labelNames, buckets, registers });
   const modelCallSeconds = histogram(
@@ -99,15 +108,29 @@ export function createMetrics({ describeTool, maxModels = 100 }: MetricsOptions)
     ["tool", "source", "server", "outcome"],
     TOOL_CALL_BUCKETS,
   );
-  const retentionDeleted = new Counter({ name: "loopd_retention_deleted_conversations_total", help: "Conversations the retention sweep (RETENTION_DAYS) deleted", registers });
-  const webhookDeliveries = new Counter({ name: "loopd_webhook_deliveries_total", help: "Webhook deliveries settled, by status (delivered, or failed after WEBHOOK_MAX_ATTEMPTS)", labelNames: ["status"], registers });
+  const retentionDeleted = new Counter({
+    name: "loopd_retention_deleted_conversations_total",
+    help: "Conversations the retention sweep (RETENTION_DAYS) deleted",
+    registers,
+  });
+  const webhookDeliveries = new Counter({
+    name: "loopd_webhook_deliveries_total",
+    help: "Webhook deliveries settled, by status (delivered, or failed after WEBHOOK_MAX_ATTEMPTS)",
+    labelNames: ["status"],
+    registers,
+  });
   const webhookFailures = new Counter({
     name: "loopd_webhook_attempt_failures_total",
     help: "Webhook tries that did not deliver, by reason (http_error, redirect, timeout, unreachable, refused)",
     labelNames: ["reason"],
     registers,
   });
-  const serverRestarts = new Counter({ name: "loopd_mcp_server_restarts_total", help: "Times an MCP server was started again after it exited, dropped or failed to start, by server", labelNames: ["server"], registers });
+  const serverRestarts = new Counter({
+    name: "loopd_mcp_server_restarts_total",
+    help: "Times an MCP server was started again after it exited, dropped or failed to start, by server",
+    labelNames: ["server"],
+    registers,
+  });
 
   const onEvent = (e: AgentEvent) => {
     switch (e.type) {
@@ -137,7 +160,9 @@ export function createMetrics({ describeTool, maxModels = 100 }: MetricsOptions)
       }
       case "tool_call.completed": {
         const tool = describeTool(e.name);
-        const labels = tool ? { tool: e.name, source: tool.source, server: tool.server ?? "" } : { tool: OTHER_LABEL, source: OTHER_LABEL, server: "" };
+        const labels = tool
+          ? { tool: e.name, source: tool.source, server: tool.server ?? "" }
+          : { tool: OTHER_LABEL, source: OTHER_LABEL, server: "" };
         toolCallSeconds.observe({ ...labels, outcome: e.status }, e.duration_ms / 1000);
         return;
       }
@@ -192,7 +217,11 @@ function watchState(registry: Registry, sources: MetricsSources): void {
         }
       },
     });
-  databaseGauge("loopd_runs_paused", "Runs waiting for the application (requires_action), in the whole database", sources.pausedRuns);
+  databaseGauge(
+    "loopd_runs_paused",
+    "Runs waiting for the application (requires_action), in the whole database",
+    sources.pausedRuns,
+  );
   databaseGauge(
     "loopd_webhook_oldest_pending_seconds",
     "Age of the oldest webhook delivery not yet delivered nor given up, in the whole database (0: none pending)",
@@ -219,8 +248,16 @@ function watchState(registry: Registry, sources: MetricsSources): void {
         this.inc(value);
       },
     });
-  readCounter("loopd_model_calls_held_total", "Model calls that waited while requests that start runs were being taken (INTAKE_PRIORITY_MS)", () => sources.heldModelCalls().calls);
-  readCounter("loopd_model_calls_held_seconds_total", "Time model calls waited while requests that start runs were being taken, summed", () => sources.heldModelCalls().ms / 1000);
+  readCounter(
+    "loopd_model_calls_held_total",
+    "Model calls that waited while requests that start runs were being taken (INTAKE_PRIORITY_MS)",
+    () => sources.heldModelCalls().calls,
+  );
+  readCounter(
+    "loopd_model_calls_held_seconds_total",
+    "Time model calls waited while requests that start runs were being taken, summed",
+    () => sources.heldModelCalls().ms / 1000,
+  );
   if (sources.poolUse() === null) return;
   new Gauge({
     name: "loopd_db_pool_connections",
@@ -242,7 +279,11 @@ function watchState(registry: Registry, sources: MetricsSources): void {
       return use && read(use);
     });
   poolCounter("loopd_db_pool_acquisitions_total", "Connections the database pool handed out", (use) => use.acquired);
-  poolCounter("loopd_db_pool_wait_seconds_total", "Time spent waiting for a connection of the database pool, summed over every acquisition", (use) => use.waitedMs / 1000);
+  poolCounter(
+    "loopd_db_pool_wait_seconds_total",
+    "Time spent waiting for a connection of the database pool, summed over every acquisition",
+    (use) => use.waitedMs / 1000,
+  );
 }
 
 /** A call's tokens by the `type` label of `loopd_tokens_total`. */

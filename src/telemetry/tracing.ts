@@ -1,4 +1,12 @@
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from "@opentelemetry/api";
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+} from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, TracerProvider, type SpanExporter } from "@opentelemetry/sdk-trace";
@@ -34,17 +42,32 @@ export interface TracingOptions {
  * passed explicitly: no context manager is needed, and several apps in one
  * process keep their spans apart.
  */
-export function createTracing({ url, scheduledDelayMs = 5_000, exportTimeoutMs = 3_000, onError = () => {}, now = Date.now, describeTool = () => undefined }: TracingOptions): Telemetry {
+export function createTracing({
+  url,
+  scheduledDelayMs = 5_000,
+  exportTimeoutMs = 3_000,
+  onError = () => {},
+  now = Date.now,
+  describeTool = () => undefined,
+}: TracingOptions): Telemetry {
   // Told once per outage, not once per batch.
   let failing = false;
   const failed = (err: unknown) => {
     if (!failing) onError(err instanceof Error ? err : new Error(String(err)));
     failing = true;
   };
-  const exporter = reportingFailures(new OTLPTraceExporter({ url, timeoutMillis: exportTimeoutMs }), (err) => (err ? failed(err) : (failing = false)));
+  const exporter = reportingFailures(new OTLPTraceExporter({ url, timeoutMillis: exportTimeoutMs }), (err) =>
+    err ? failed(err) : (failing = false),
+  );
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ "service.name": "loopd" }),
-    spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: scheduledDelayMs, exportTimeoutMillis: exportTimeoutMs })],
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter,
+        scheduledDelayMillis: scheduledDelayMs,
+        exportTimeoutMillis: exportTimeoutMs,
+      }),
+    ],
   });
   // A collector that is down must not fail a shutdown.
   const settle = (work: Promise<void>) => work.catch(failed);
@@ -128,7 +151,10 @@ export function createTracing({ url, scheduledDelayMs = 5_000, exportTimeoutMs =
             const { span, startedAt } = started;
             span.setAttribute("loopd.tool.status", e.status);
             if (e.is_error) {
-              span.setAttribute("error.type", e.status === "timeout" || e.status === "cancelled" ? e.status : "tool_error");
+              span.setAttribute(
+                "error.type",
+                e.status === "timeout" || e.status === "cancelled" ? e.status : "tool_error",
+              );
               span.setStatus({ code: SpanStatusCode.ERROR });
             }
             span.end(startedAt + e.duration_ms);
@@ -146,7 +172,11 @@ export function createTracing({ url, scheduledDelayMs = 5_000, exportTimeoutMs =
           for (const { span } of tools.values()) span.end();
           tools.clear();
           if (result) {
-            runSpan.setAttributes({ "loopd.run.status": result.status, "loopd.run.steps": result.steps, ...usageAttributes(result.usage) });
+            runSpan.setAttributes({
+              "loopd.run.status": result.status,
+              "loopd.run.steps": result.steps,
+              ...usageAttributes(result.usage),
+            });
             if (result.stopReason) runSpan.setAttribute("loopd.run.stop_reason", result.stopReason);
             if (result.status === "failed") {
               runSpan.setAttribute("error.type", result.error.code);

@@ -7,9 +7,14 @@ import type { ToolSandbox } from "./sandbox/tool-sandbox.js";
 import { toolSandboxOf } from "./sandbox/choose-tool-sandbox.js";
 
 /** The built-ins (`run_command` last among them, when enabled, confined by `sandbox`), then the HTTP tools of `TOOLS_FILE`. */
-export function configuredTools(config: Config, { sandbox = toolSandboxOf(config) }: { sandbox?: ToolSandbox } = {}): Tool[] {
+export function configuredTools(
+  config: Config,
+  { sandbox = toolSandboxOf(config) }: { sandbox?: ToolSandbox } = {},
+): Tool[] {
   const { tools } = config;
-  const command = tools.runCommand ? [createRunCommandTool({ timeoutMs: tools.timeoutMs, env: tools.runCommand.env, sandbox })] : [];
+  const command = tools.runCommand
+    ? [createRunCommandTool({ timeoutMs: tools.timeoutMs, env: tools.runCommand.env, sandbox })]
+    : [];
   return [...createBuiltinTools(), ...command, ...tools.http.map(createHttpTool)];
 }
 

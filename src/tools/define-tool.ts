@@ -138,7 +138,8 @@ export function defineTool<S extends z.ZodType>(def: {
   };
   if (def.timeoutMs !== undefined) tool.timeoutMs = def.timeoutMs;
   if (def.maxResultChars !== undefined) {
-    if (!Number.isInteger(def.maxResultChars) || def.maxResultChars < 256) throw new TypeError(`tool ${def.name}: maxResultChars must be an integer of at least 256`);
+    if (!Number.isInteger(def.maxResultChars) || def.maxResultChars < 256)
+      throw new TypeError(`tool ${def.name}: maxResultChars must be an integer of at least 256`);
     tool.maxResultChars = def.maxResultChars;
   }
   return tool;
@@ -160,7 +161,9 @@ function toInputSchema(name: string, input: z.ZodType): Record<string, unknown> 
     return { type: "object", ...schema };
   }
   if (schema.type !== "object") {
-    throw new TypeError(`tool ${name}: input must be an object schema (z.object(...)), got ${JSON.stringify(schema.type)}`);
+    throw new TypeError(
+      `tool ${name}: input must be an object schema (z.object(...)), got ${JSON.stringify(schema.type)}`,
+    );
   }
   return schema;
 }

@@ -75,7 +75,13 @@ export async function executeToolCall({
   if (signal.aborted) return done("cancelled", cancelledMessage(true));
 
   const effectiveTimeoutMs = tool.timeoutMs ?? timeoutMs;
-  const settled = await runWithDeadline({ tool, input, context: { workspaceDir, maxResultChars: cap, toolCallId: call.id, ...place }, timeoutMs: effectiveTimeoutMs, signal });
+  const settled = await runWithDeadline({
+    tool,
+    input,
+    context: { workspaceDir, maxResultChars: cap, toolCallId: call.id, ...place },
+    timeoutMs: effectiveTimeoutMs,
+    signal,
+  });
   switch (settled.kind) {
     case "ok": {
       if (settled.value instanceof ToolResultWithImages) return done("ok", settled.value.text, settled.value.images);
@@ -88,7 +94,10 @@ export async function executeToolCall({
       return done("ok", text);
     }
     case "error":
-      return done("error", settled.error instanceof ToolErrorResult ? settled.error.message : thrownMessage(settled.error));
+      return done(
+        "error",
+        settled.error instanceof ToolErrorResult ? settled.error.message : thrownMessage(settled.error),
+      );
     case "timeout":
       return done("timeout", timeoutMessage(call.name, effectiveTimeoutMs));
     case "cancelled":
@@ -97,10 +106,7 @@ export async function executeToolCall({
 }
 
 type Settled =
-  | { kind: "ok"; value: unknown }
-  | { kind: "error"; error: unknown }
-  | { kind: "timeout" }
-  | { kind: "cancelled" };
+  { kind: "ok"; value: unknown } | { kind: "error"; error: unknown } | { kind: "timeout" } | { kind: "cancelled" };
 
 /** setTimeout fires at once for delays past 2^31 - 1 ms. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -137,10 +143,13 @@ function runWithDeadline({
       finish({ kind: "cancelled" });
       controller.abort(signal.reason);
     };
-    const timer = setTimeout(() => {
-      finish({ kind: "timeout" });
-      controller.abort(new DOMException(`${tool.name} timed out after ${timeoutMs} ms`, "TimeoutError"));
-    }, Math.min(timeoutMs, MAX_TIMER_MS));
+    const timer = setTimeout(
+      () => {
+        finish({ kind: "timeout" });
+        controller.abort(new DOMException(`${tool.name} timed out after ${timeoutMs} ms`, "TimeoutError"));
+      },
+      Math.min(timeoutMs, MAX_TIMER_MS),
+    );
     signal.addEventListener("abort", onCancel, { once: true });
 
     // Through a promise so a synchronous throw is caught like a rejection.

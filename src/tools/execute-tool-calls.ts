@@ -61,7 +61,8 @@ export async function* executeToolCalls({
   /** @default Date.now */
   now?: () => number;
 }): AsyncGenerator<ToolCallOutcome> {
-  const available = allowed === undefined ? registry.names() : registry.names().filter((name) => allowed.includes(name));
+  const available =
+    allowed === undefined ? registry.names() : registry.names().filter((name) => allowed.includes(name));
   const toolFor = (call: ToolCallBlock): Tool | undefined =>
     decided?.get(call.id) ?? (available.includes(call.name) ? registry.get(call.name) : undefined);
 

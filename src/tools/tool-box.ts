@@ -21,7 +21,10 @@ export interface ToolBox {
   readonly specs: ToolSpec[];
   decide(call: ToolCallBlock): CallDecision;
   /** Runs calls `decide` said to run; one outcome per call, in order, each as soon as it is done (see `executeToolCalls`). */
-  run(calls: ToolCallBlock[], options: { signal?: AbortSignal | undefined; onStart?: ((call: ToolCallBlock) => void) | undefined }): AsyncIterable<ToolCallOutcome>;
+  run(
+    calls: ToolCallBlock[],
+    options: { signal?: AbortSignal | undefined; onStart?: ((call: ToolCallBlock) => void) | undefined },
+  ): AsyncIterable<ToolCallOutcome>;
 }
 
 export interface ToolBoxOptions {

@@ -8,7 +8,10 @@ import { fieldPath } from "../field-path.js";
  */
 
 export function unknownToolMessage(name: string, available: string[]): string {
-  const choices = available.length === 0 ? "No tools are available in this conversation." : `Available tools: ${available.join(", ")}.`;
+  const choices =
+    available.length === 0
+      ? "No tools are available in this conversation."
+      : `Available tools: ${available.join(", ")}.`;
   return `Unknown tool ${JSON.stringify(name)}. ${choices}`;
 }
 

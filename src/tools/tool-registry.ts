@@ -64,7 +64,11 @@ export function createToolRegistry(tools: Tool[], changing?: ChangingTools): Too
     return byName;
   };
   // One spec per tool, shared by every run that offers it (the providers make their tool params once per spec).
-  const specOf = perObject((tool: Tool): ToolSpec => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+  const specOf = perObject((tool: Tool): ToolSpec => ({
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+  }));
 
   return {
     get: (name) => current().get(name),
@@ -78,7 +82,9 @@ export function createToolRegistry(tools: Tool[], changing?: ChangingTools): Too
     resolve(names) {
       const servers = new Set(names.flatMap((name) => SERVER_WILDCARD.exec(name)?.[1] ?? []));
       if (servers.size === 0) return [...names];
-      const expanded = [...current().values()].filter((t) => t.server !== undefined && servers.has(t.server)).map((t) => t.name);
+      const expanded = [...current().values()]
+        .filter((t) => t.server !== undefined && servers.has(t.server))
+        .map((t) => t.name);
       return [...new Set([...names.filter((name) => !SERVER_WILDCARD.test(name)), ...expanded])];
     },
     describe(name) {
@@ -86,6 +92,9 @@ export function createToolRegistry(tools: Tool[], changing?: ChangingTools): Too
       return tool && { source: tool.source ?? "builtin", server: tool.server ?? null };
     },
     accepts: (name) => current().has(name) || (changing?.accepts(name) ?? false),
-    defaults: () => [...[...fixed.values()].filter((t) => t.source !== "command").map((t) => t.name), ...(changing?.defaults() ?? [])],
+    defaults: () => [
+      ...[...fixed.values()].filter((t) => t.source !== "command").map((t) => t.name),
+      ...(changing?.defaults() ?? []),
+    ],
   };
 }

@@ -40,7 +40,12 @@ const httpTool = z.strictObject({
 
 const mcpServer = z
   .strictObject({
-    name: z.string().regex(SERVER_NAME, "must be 1–32 of a-z, A-Z, 0-9, - and single _ between them (`__` ends a server's name in its tools' names)"),
+    name: z
+      .string()
+      .regex(
+        SERVER_NAME,
+        "must be 1–32 of a-z, A-Z, 0-9, - and single _ between them (`__` ends a server's name in its tools' names)",
+      ),
     command: z.string().min(1).optional(),
     args: z.array(z.string()).default([]),
     env: z.record(z.string(), z.string()).default({}),
@@ -51,7 +56,10 @@ const mcpServer = z
     tools: z.array(z.string().min(1)).optional(),
     timeout_ms: z.number().int().positive().max(3_600_000).optional(),
   })
-  .refine((s) => (s.command === undefined) !== (s.url === undefined), { message: "needs either command (stdio) or url (Streamable HTTP), not both", path: ["command"] });
+  .refine((s) => (s.command === undefined) !== (s.url === undefined), {
+    message: "needs either command (stdio) or url (Streamable HTTP), not both",
+    path: ["command"],
+  });
 
 const toolsFileSchema = z.strictObject({ http: z.array(httpTool).default([]), mcp: z.array(mcpServer).default([]) });
 
@@ -69,7 +77,10 @@ export class ToolsFileError extends Error {
  * in any string is read from `env`; one that is not set is an error naming
  * it. Names must be unique among the file's tools and `taken` (the built-ins).
  */
-export function loadToolsFile(file: string, { env, taken }: { env: Record<string, unknown>; taken: readonly string[] }): ToolsFile {
+export function loadToolsFile(
+  file: string,
+  { env, taken }: { env: Record<string, unknown>; taken: readonly string[] },
+): ToolsFile {
   const fail = (where: string, message: string): never => {
     throw new ToolsFileError(`TOOLS_FILE ${file}: ${where ? `${where}: ` : ""}${message}`);
   };
@@ -95,18 +106,24 @@ export function loadToolsFile(file: string, { env, taken }: { env: Record<string
   const owners = new Map<string, string>(taken.map((name) => [name, "a built-in tool"]));
   tools.http.forEach((tool, i) => {
     const owner = owners.get(tool.name);
-    if (owner) fail(`http[${i}].name`, `${tool.name} is also ${owner}'s name: tool names are unique across every source`);
+    if (owner)
+      fail(`http[${i}].name`, `${tool.name} is also ${owner}'s name: tool names are unique across every source`);
     owners.set(tool.name, `http[${i}]`);
   });
   const servers = new Map<string, number>();
   tools.mcp.forEach((server, i) => {
-    if (servers.has(server.name)) fail(`mcp[${i}].name`, `${server.name} is also mcp[${servers.get(server.name)}]'s name`);
+    if (servers.has(server.name))
+      fail(`mcp[${i}].name`, `${server.name} is also mcp[${servers.get(server.name)}]'s name`);
     servers.set(server.name, i);
   });
   // A server's tools are named `<server>__<tool>`: no other tool may take a name of that form.
   tools.http.forEach((tool, i) => {
     const server = serverPrefixOf(tool.name);
-    if (server !== null && servers.has(server)) fail(`http[${i}].name`, `${tool.name} is a name of mcp[${servers.get(server)}]'s tools (${server}__…): tool names are unique across every source`);
+    if (server !== null && servers.has(server))
+      fail(
+        `http[${i}].name`,
+        `${tool.name} is a name of mcp[${servers.get(server)}]'s tools (${server}__…): tool names are unique across every source`,
+      );
   });
   return tools;
 }
@@ -119,19 +136,29 @@ export function loadToolsFile(file: string, { env, taken }: { env: Record<string
 export function secretsOfToolsFile(tools: ToolsFile): string[] {
   return [
     ...tools.http.flatMap((t) => [...Object.values(t.headers), ...(t.secret ? [t.secret] : [])]),
-    ...tools.mcp.flatMap((s) => [...Object.values(s.headers), ...Object.entries(s.env).flatMap(([name, value]) => (SECRET_NAME.test(name) ? [value] : []))]),
+    ...tools.mcp.flatMap((s) => [
+      ...Object.values(s.headers),
+      ...Object.entries(s.env).flatMap(([name, value]) => (SECRET_NAME.test(name) ? [value] : [])),
+    ]),
   ];
 }
 
-function substitute(value: unknown, env: Record<string, unknown>, fail: (where: string, message: string) => never, path: (string | number)[] = []): unknown {
+function substitute(
+  value: unknown,
+  env: Record<string, unknown>,
+  fail: (where: string, message: string) => never,
+  path: (string | number)[] = [],
+): unknown {
   if (typeof value === "string") {
     return value.replace(VARIABLE, (_, name: string) => {
       const found = env[name];
-      return typeof found === "string" && found !== "" ? found : fail(fieldPath(path), `\${${name}} is not set in the environment`);
+      return typeof found === "string" && found !== ""
+        ? found
+        : fail(fieldPath(path), `\${${name}} is not set in the environment`);
     });
   }
   if (Array.isArray(value)) return value.map((v, i) => substitute(v, env, fail, [...path, i]));
-  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, env, fail, [...path, k])]));
+  if (value && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, env, fail, [...path, k])]));
   return value;
 }
-

@@ -9,7 +9,10 @@ import type { ToolRegistry } from "./tool-registry.js";
  * (a call to it is answered as a call to an unknown tool), whatever a
  * conversation saved before the list changed.
  */
-export function toolsOfTenant(registry: ToolRegistry, { tenant, commandTenants }: { tenant: string; commandTenants: readonly string[] | null }): ToolRegistry {
+export function toolsOfTenant(
+  registry: ToolRegistry,
+  { tenant, commandTenants }: { tenant: string; commandTenants: readonly string[] | null },
+): ToolRegistry {
   if (commandTenants === null || commandTenants.includes(tenant)) return registry;
   const hidden = (name: string) => registry.get(name)?.source === "command";
   const visible = (tool: Tool) => tool.source !== "command";

@@ -13,10 +13,19 @@ export const TIMEOUTS_TO_PAUSE = 3;
  * then let through one try at a time until one does not time out. Counted
  * per instance: several instances each hold up to `perHost` to a host.
  */
-export function createDeliveryShares({ perHost, pauseMs = 30_000, now = Date.now }: { perHost: number; pauseMs?: number; now?: () => number }) {
+export function createDeliveryShares({
+  perHost,
+  pauseMs = 30_000,
+  now = Date.now,
+}: {
+  perHost: number;
+  pauseMs?: number;
+  now?: () => number;
+}) {
   const hosts = new Map<string, { inFlight: number; timeouts: number; pausedUntil: number }>();
   const tenants = new Map<string, number>();
-  const hostOf = (host: string) => hosts.get(host) ?? hosts.set(host, { inFlight: 0, timeouts: 0, pausedUntil: 0 }).get(host)!;
+  const hostOf = (host: string) =>
+    hosts.get(host) ?? hosts.set(host, { inFlight: 0, timeouts: 0, pausedUntil: 0 }).get(host)!;
   const forget = (host: string) => {
     const h = hosts.get(host);
     if (h && h.inFlight === 0 && h.timeouts === 0) hosts.delete(host);
@@ -27,7 +36,12 @@ export function createDeliveryShares({ perHost, pauseMs = 30_000, now = Date.now
       const at = now();
       const held: Record<string, number> = {};
       for (const [host, h] of hosts) {
-        held[host] = at < h.pausedUntil ? perHost : h.timeouts >= TIMEOUTS_TO_PAUSE ? Math.max(h.inFlight, perHost - 1) : h.inFlight;
+        held[host] =
+          at < h.pausedUntil
+            ? perHost
+            : h.timeouts >= TIMEOUTS_TO_PAUSE
+              ? Math.max(h.inFlight, perHost - 1)
+              : h.inFlight;
       }
       return { hosts: held, tenants: Object.fromEntries(tenants), perHost };
     },

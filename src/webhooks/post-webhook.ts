@@ -29,7 +29,10 @@ export interface WebhookAgents {
 }
 
 export function createWebhookAgents({ maxSockets }: { maxSockets: number }): WebhookAgents {
-  const agents = { http: new http.Agent({ keepAlive: true, maxSockets }), https: new https.Agent({ keepAlive: true, maxSockets }) };
+  const agents = {
+    http: new http.Agent({ keepAlive: true, maxSockets }),
+    https: new https.Agent({ keepAlive: true, maxSockets }),
+  };
   return { ...agents, destroy: () => (agents.http.destroy(), agents.https.destroy()) };
 }
 
@@ -90,20 +93,30 @@ export async function postWebhook({
   const lookup: LookupFunction = (_host, options, callback) =>
     options.all ? callback(null, addresses) : callback(null, addresses[0]!.address, addresses[0]!.family);
   try {
-    const status = await send(secure ? https : http, target, {
-      method: "POST",
-      headers,
-      agent: secure ? agents.https : agents.http,
-      signal: AbortSignal.any([signal, deadline]),
-      lookup,
-    }, body);
+    const status = await send(
+      secure ? https : http,
+      target,
+      {
+        method: "POST",
+        headers,
+        agent: secure ? agents.https : agents.http,
+        signal: AbortSignal.any([signal, deadline]),
+        lookup,
+      },
+      body,
+    );
     if (status >= 200 && status < 300) return { outcome: "delivered", statusCode: status, error: null };
-    if (status >= 300 && status < 400) return { outcome: "redirect", statusCode: status, error: `HTTP ${status}: redirects are not followed` };
+    if (status >= 300 && status < 400)
+      return { outcome: "redirect", statusCode: status, error: `HTTP ${status}: redirects are not followed` };
     return { outcome: "http_error", statusCode: status, error: `HTTP ${status}` };
   } catch (err) {
     if (signal.aborted) throw signal.reason;
     if (deadline.aborted) return { outcome: "timeout", statusCode: null, error: `timed out after ${timeoutMs} ms` };
-    return { outcome: "unreachable", statusCode: null, error: `could not reach ${target.host} (${causeCode(err) ?? (err as Error).message})` };
+    return {
+      outcome: "unreachable",
+      statusCode: null,
+      error: `could not reach ${target.host} (${causeCode(err) ?? (err as Error).message})`,
+    };
   }
 }
 
@@ -113,7 +126,12 @@ export async function postWebhook({
  * follows). The body is read on, up to a little, so that the connection can
  * serve the next request; past that, or at the try's deadline, it is closed.
  */
-function send(client: typeof http | typeof https, target: URL, options: http.RequestOptions, body: string): Promise<number> {
+function send(
+  client: typeof http | typeof https,
+  target: URL,
+  options: http.RequestOptions,
+  body: string,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = client.request(target, options, (res) => {
       resolve(res.statusCode ?? 0);

@@ -9,13 +9,18 @@ import { webhookLookupsFor } from "./webhook-lookups.js";
  * refuses new webhooks): deliveries left pending from before wait for a
  * start with the secret, which a warning says once.
  */
-export function startWebhooks(services: Services, { metrics }: { metrics: Pick<Metrics, "webhookAttempted" | "webhookSettled"> }): WebhookWorker | null {
+export function startWebhooks(
+  services: Services,
+  { metrics }: { metrics: Pick<Metrics, "webhookAttempted" | "webhookSettled"> },
+): WebhookWorker | null {
   const { config, store } = services;
   const { log } = services;
   const { secret } = config.webhooks;
   if (!secret) {
     void store.webhooks.pending().then(
-      ({ oldestAgeMs }) => oldestAgeMs !== null && log.warn({}, "webhook deliveries are pending, but none is sent: WEBHOOK_SECRET is not set"),
+      ({ oldestAgeMs }) =>
+        oldestAgeMs !== null &&
+        log.warn({}, "webhook deliveries are pending, but none is sent: WEBHOOK_SECRET is not set"),
       () => {},
     );
     return null;

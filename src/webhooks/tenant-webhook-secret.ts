@@ -11,7 +11,10 @@ const PREFIX = "whsec_";
  * database, every instance computes the same one, and no tenant's secret
  * tells anything of another's or of the master (HMAC is a PRF).
  */
-export function tenantWebhookSecret(master: string, { tenant, generation }: { tenant: string; generation: number }): string {
+export function tenantWebhookSecret(
+  master: string,
+  { tenant, generation }: { tenant: string; generation: number },
+): string {
   const key = Buffer.from(master.startsWith(PREFIX) ? master.slice(PREFIX.length) : master, "base64");
   // The tenant name cannot hold ":" (TENANT_NAME), so no two (tenant, generation) pairs give the same input.
   return PREFIX + createHmac("sha256", key).update(`loopd-webhook:${tenant}:${generation}`).digest("base64");
@@ -22,7 +25,10 @@ export function tenantWebhookSecret(master: string, { tenant, generation }: { te
  * rotate replaced within the day), space-separated in one `webhook-signature`
  * as Standard Webhooks allow: a receiver verifies with whichever it holds.
  */
-export function tenantSigner(master: string, { tenant, generations }: { tenant: string; generations: readonly number[] }): Pick<Webhook, "sign"> {
+export function tenantSigner(
+  master: string,
+  { tenant, generations }: { tenant: string; generations: readonly number[] },
+): Pick<Webhook, "sign"> {
   const signers = generations.map((generation) => new Webhook(tenantWebhookSecret(master, { tenant, generation })));
   return { sign: (id, at, body) => signers.map((s) => s.sign(id, at, body)).join(" ") };
 }

@@ -64,7 +64,10 @@ function ipv6Words(address: string): number[] | null {
   const part = (p: string) => (p === "" ? [] : p.split(":").map((w) => parseInt(w, 16)));
   const left = part(head);
   const right = tail === undefined ? [] : part(tail);
-  const words = tail === undefined ? left : [...left, ...Array<number>(Math.max(0, 8 - left.length - right.length)).fill(0), ...right];
+  const words =
+    tail === undefined
+      ? left
+      : [...left, ...Array<number>(Math.max(0, 8 - left.length - right.length)).fill(0), ...right];
   return words.length === 8 && words.every((w) => Number.isInteger(w) && w >= 0 && w <= 0xffff) ? words : null;
 }
 
@@ -99,7 +102,11 @@ export const DNS_TIMEOUT_MS = 5_000;
  */
 export async function resolveWebhookHost(
   host: string,
-  { allowPrivate, timeoutMs = DNS_TIMEOUT_MS, lookupHost }: { allowPrivate: boolean; timeoutMs?: number; lookupHost: HostLookup },
+  {
+    allowPrivate,
+    timeoutMs = DNS_TIMEOUT_MS,
+    lookupHost,
+  }: { allowPrivate: boolean; timeoutMs?: number; lookupHost: HostLookup },
 ): Promise<{ address: string; family: 4 | 6 }[]> {
   const literal = isIP(host);
   if (literal) {
@@ -112,19 +119,30 @@ export async function resolveWebhookHost(
   });
   if (found && found.length > 0 && (allowPrivate || !found.some((a) => isPrivateAddress(a.address)))) return found;
   if (allowPrivate) throw new WebhookAddressError(`${host} does not resolve to any address`);
-  throw new WebhookAddressError(`${host} does not resolve to public addresses only: it is not found, or is ${INTERNAL}`);
+  throw new WebhookAddressError(
+    `${host} does not resolve to public addresses only: it is not found, or is ${INTERNAL}`,
+  );
 }
 
-const INTERNAL = "a loopback, private, link-local or otherwise internal address (set WEBHOOK_ALLOW_PRIVATE=true to allow them)";
+const INTERNAL =
+  "a loopback, private, link-local or otherwise internal address (set WEBHOOK_ALLOW_PRIVATE=true to allow them)";
 
 /** A name the resolver did not answer for with addresses (not found, or not in time). */
 class NotResolved extends WebhookAddressError {}
 
-async function lookupWithin(host: string, timeoutMs: number, lookupHost: HostLookup): Promise<{ address: string; family: 4 | 6 }[]> {
+async function lookupWithin(
+  host: string,
+  timeoutMs: number,
+  lookupHost: HostLookup,
+): Promise<{ address: string; family: 4 | 6 }[]> {
   const deadline = AbortSignal.timeout(timeoutMs);
   // Bounded here too, whether or not the lookup heeds its signal.
   const late = new Promise<never>((_, reject) =>
-    deadline.addEventListener("abort", () => reject(new NotResolved(`${host} could not be resolved within ${timeoutMs} ms`)), { once: true }),
+    deadline.addEventListener(
+      "abort",
+      () => reject(new NotResolved(`${host} could not be resolved within ${timeoutMs} ms`)),
+      { once: true },
+    ),
   );
   try {
     const found = await Promise.race([lookupHost(host, { signal: deadline }), late]);
@@ -132,6 +150,8 @@ async function lookupWithin(host: string, timeoutMs: number, lookupHost: HostLoo
   } catch (err) {
     if (err instanceof WebhookAddressError) throw err;
     if (deadline.aborted) throw new NotResolved(`${host} could not be resolved within ${timeoutMs} ms`);
-    throw new NotResolved(`${host} could not be resolved (${(err as { code?: string }).code ?? (err as Error).message})`);
+    throw new NotResolved(
+      `${host} could not be resolved (${(err as { code?: string }).code ?? (err as Error).message})`,
+    );
   }
 }

@@ -1,7 +1,10 @@
 import { Resolver } from "node:dns/promises";
 
 /** Resolves a name, giving up (and freeing what it holds) when `signal` aborts. */
-export type HostLookup = (host: string, options: { signal: AbortSignal }) => Promise<{ address: string; family: number }[]>;
+export type HostLookup = (
+  host: string,
+  options: { signal: AbortSignal },
+) => Promise<{ address: string; family: number }[]>;
 
 /** Lookups that share a bound: at most `total` in flight, `perTenant` of them one tenant's. */
 export interface LookupPool {
@@ -18,7 +21,17 @@ export interface LookupPool {
  * tenant's slow names never delay another's. (c-ares reads the servers of
  * /etc/resolv.conf, not /etc/hosts.)
  */
-export function createLookupPool({ servers, total, perTenant, resolve = resolveWithCares }: { servers: string[]; total: number; perTenant: number; resolve?: typeof resolveWithCares }): LookupPool {
+export function createLookupPool({
+  servers,
+  total,
+  perTenant,
+  resolve = resolveWithCares,
+}: {
+  servers: string[];
+  total: number;
+  perTenant: number;
+  resolve?: typeof resolveWithCares;
+}): LookupPool {
   let all = 0;
   const ofTenant = new Map<string, number>();
   const waiting: { tenant: string; start: () => void }[] = [];
@@ -31,7 +44,7 @@ export function createLookupPool({ servers, total, perTenant, resolve = resolveW
     if (left === 0) ofTenant.delete(tenant);
     else ofTenant.set(tenant, left);
     // The first waiter with room goes: one tenant at its share does not hold up the others behind it.
-    for (let i = 0; i < waiting.length && all < total; ) {
+    for (let i = 0; i < waiting.length && all < total;) {
       const w = waiting[i]!;
       if (hasRoom(w.tenant)) waiting.splice(i, 1)[0]!.start();
       else i++;
@@ -48,22 +61,31 @@ export function createLookupPool({ servers, total, perTenant, resolve = resolveW
     });
   }
   return {
-    of: (tenant) => async (host, { signal }) => {
-      await place(tenant, signal);
-      try {
-        return await resolve(host, { servers, signal });
-      } finally {
-        release(tenant);
-      }
-    },
+    of:
+      (tenant) =>
+      async (host, { signal }) => {
+        await place(tenant, signal);
+        try {
+          return await resolve(host, { servers, signal });
+        } finally {
+          release(tenant);
+        }
+      },
   };
 }
 
 /** A name's IPv4 and IPv6 addresses, from the DNS `servers` (none: the system's), the queries cancelled when `signal` aborts. */
-export async function resolveWithCares(host: string, { servers, signal }: { servers: string[]; signal: AbortSignal }): Promise<{ address: string; family: number }[]> {
+export async function resolveWithCares(
+  host: string,
+  { servers, signal }: { servers: string[]; signal: AbortSignal },
+): Promise<{ address: string; family: number }[]> {
   signal.throwIfAborted();
   // Loopback by definition (RFC 6761), as the system's resolver answers from /etc/hosts.
-  if (host === "localhost" || host.endsWith(".localhost")) return [{ address: "127.0.0.1", family: 4 }, { address: "::1", family: 6 }];
+  if (host === "localhost" || host.endsWith(".localhost"))
+    return [
+      { address: "127.0.0.1", family: 4 },
+      { address: "::1", family: 6 },
+    ];
   const resolver = new Resolver();
   if (servers.length > 0) resolver.setServers(servers);
   const cancel = () => resolver.cancel();
@@ -75,7 +97,10 @@ export async function resolveWithCares(host: string, { servers, signal }: { serv
       ...(v4.status === "fulfilled" ? v4.value.map((address) => ({ address, family: 4 })) : []),
       ...(v6.status === "fulfilled" ? v6.value.map((address) => ({ address, family: 6 })) : []),
     ];
-    if (found.length === 0) throw v4.status === "rejected" ? v4.reason : Object.assign(new Error(`${host} has no addresses`), { code: "ENODATA" });
+    if (found.length === 0)
+      throw v4.status === "rejected"
+        ? v4.reason
+        : Object.assign(new Error(`${host} has no addresses`), { code: "ENODATA" });
     return found;
   } finally {
     signal.removeEventListener("abort", cancel);
@@ -103,7 +128,10 @@ export function webhookLookupsFor(servers: string[]): WebhookLookups {
   const key = servers.join(",");
   let lookups = processLookups.get(key);
   if (!lookups) {
-    lookups = { checks: createLookupPool({ servers, ...CHECK_LOOKUPS }), deliveries: createLookupPool({ servers, ...DELIVERY_LOOKUPS }) };
+    lookups = {
+      checks: createLookupPool({ servers, ...CHECK_LOOKUPS }),
+      deliveries: createLookupPool({ servers, ...DELIVERY_LOOKUPS }),
+    };
     processLookups.set(key, lookups);
   }
   return lookups;

@@ -49,8 +49,10 @@ export const MAX_RETRY_DELAY_MS = 3_600_000;
  * default 30 s, the first retry comes within 36 s and 8 tries span 51 to 76
  * minutes.
  */
-export const retryDelayMs = (attempt: number, { baseMs, random = Math.random }: { baseMs: number; random?: () => number }) =>
-  Math.round(Math.min(baseMs * 2 ** (attempt - 1), MAX_RETRY_DELAY_MS) * (0.8 + 0.4 * random()));
+export const retryDelayMs = (
+  attempt: number,
+  { baseMs, random = Math.random }: { baseMs: number; random?: () => number },
+) => Math.round(Math.min(baseMs * 2 ** (attempt - 1), MAX_RETRY_DELAY_MS) * (0.8 + 0.4 * random()));
 
 /**
  * Delivers the outbox (`webhook_deliveries`), each signed with its tenant's
@@ -60,7 +62,19 @@ export const retryDelayMs = (attempt: number, { baseMs, random = Math.random }: 
  * backoff (±20 % jitter) until `maxAttempts`, then gives up (`failed`). A
  * process that dies mid-try leaves its claims to run out: at least once.
  */
-export function createWebhookWorker({ store, settings, log, onAttempt = () => {}, onSettled = () => {}, concurrency = 8, idleMs = 5_000, random = Math.random, maxInflightPerHost = 2, hostPauseMs, lookups = webhookLookupsFor([]) }: WebhookWorkerOptions): WebhookWorker {
+export function createWebhookWorker({
+  store,
+  settings,
+  log,
+  onAttempt = () => {},
+  onSettled = () => {},
+  concurrency = 8,
+  idleMs = 5_000,
+  random = Math.random,
+  maxInflightPerHost = 2,
+  hostPauseMs,
+  lookups = webhookLookupsFor([]),
+}: WebhookWorkerOptions): WebhookWorker {
   const agents = createWebhookAgents({ maxSockets: concurrency });
   const shares = createDeliveryShares({ perHost: maxInflightPerHost, pauseMs: hostPauseMs });
   // Longer than any try (its lookup and its request each bounded by the timeout), so a live claim is not taken over.
@@ -72,7 +86,6 @@ export function createWebhookWorker({ store, settings, log, onAttempt = () => {}
   let pumping = false;
   let again = false;
   let timer: NodeJS.Timeout | null = null;
-
 
   async function pump(): Promise<void> {
     if (closed) return;
@@ -121,7 +134,11 @@ export function createWebhookWorker({ store, settings, log, onAttempt = () => {}
     const done = attempt(delivery, abort.signal, end)
       .catch((err: unknown) => {
         if (abort.signal.aborted) given.push(delivery.id);
-        else log.warn({ err, webhook_id: delivery.id }, "could not record a webhook attempt; it is tried again when its claim runs out");
+        else
+          log.warn(
+            { err, webhook_id: delivery.id },
+            "could not record a webhook attempt; it is tried again when its claim runs out",
+          );
       })
       .finally(() => {
         end(null);
@@ -131,24 +148,52 @@ export function createWebhookWorker({ store, settings, log, onAttempt = () => {}
     inFlight.set(delivery.id, { abort, done });
   }
 
-  async function attempt(delivery: ClaimedDelivery, signal: AbortSignal, ended: (outcome: PostOutcome) => void): Promise<void> {
+  async function attempt(
+    delivery: ClaimedDelivery,
+    signal: AbortSignal,
+    ended: (outcome: PostOutcome) => void,
+  ): Promise<void> {
     // Signed as it is sent, with the tenant's secrets of now: a delivery queued before a rotate verifies with the new one too.
     // The claim named the delivery's tenant: only its generations are read here.
-    const signer = tenantSigner(settings.secret, { tenant: delivery.tenant, generations: await store.webhookSecrets.signing(delivery.tenant) });
+    const signer = tenantSigner(settings.secret, {
+      tenant: delivery.tenant,
+      generations: await store.webhookSecrets.signing(delivery.tenant),
+    });
     const at = new Date();
     const lookupHost = lookups.deliveries.of(delivery.tenant);
-    const result = await postWebhook({ url: delivery.url, id: delivery.id, body: webhookBody(delivery), signer, allowPrivate: settings.allowPrivate, timeoutMs: settings.timeoutMs, agents, lookupHost, signal });
+    const result = await postWebhook({
+      url: delivery.url,
+      id: delivery.id,
+      body: webhookBody(delivery),
+      signer,
+      allowPrivate: settings.allowPrivate,
+      timeoutMs: settings.timeoutMs,
+      agents,
+      lookupHost,
+      signal,
+    });
     ended(result.outcome);
     const tries = delivery.attempts.length + 1;
     const outcome: AttemptOutcome =
-      result.outcome === "delivered" ? { status: "delivered" } : tries >= settings.maxAttempts ? { status: "failed" } : { status: "pending", retryInMs: retryDelayMs(tries, { baseMs: settings.retryBaseMs, random }) };
-    await store.webhooks.record(delivery.id, { at: at.toISOString(), status_code: result.statusCode, error: result.error }, outcome);
+      result.outcome === "delivered"
+        ? { status: "delivered" }
+        : tries >= settings.maxAttempts
+          ? { status: "failed" }
+          : { status: "pending", retryInMs: retryDelayMs(tries, { baseMs: settings.retryBaseMs, random }) };
+    await store.webhooks.record(
+      delivery.id,
+      { at: at.toISOString(), status_code: result.statusCode, error: result.error },
+      outcome,
+    );
     onAttempt(result.outcome);
     if (outcome.status === "pending") return;
     onSettled(outcome.status);
     if (outcome.status === "failed") {
       const target = new URL(delivery.url);
-      log.warn({ webhook_id: delivery.id, url: `${target.origin}${target.pathname}`, attempts: tries, error: result.error }, "webhook given up after its last attempt");
+      log.warn(
+        { webhook_id: delivery.id, url: `${target.origin}${target.pathname}`, attempts: tries, error: result.error },
+        "webhook given up after its last attempt",
+      );
     }
   }
 

@@ -6,13 +6,19 @@ import { estimateMessageTokens } from "../../src/agent/estimate-tokens.js";
 import type { NewMessage, TextBlock } from "../../src/core/messages.js";
 import { toolResults } from "../helpers/tool-heavy-conversation.js";
 
-const user = (text: string, extra: Partial<NewMessage> = {}): NewMessage => ({ role: "user", content: [{ type: "text", text }], ...extra }) as NewMessage;
+const user = (text: string, extra: Partial<NewMessage> = {}): NewMessage =>
+  ({ role: "user", content: [{ type: "text", text }], ...extra }) as NewMessage;
 const step = (id: string, content: string, name = "read_file"): NewMessage[] => [
   { role: "assistant", content: [{ type: "tool_call", id, name, input: { path: `${id}.ts` } }] },
   { role: "tool", content: [{ type: "tool_result", tool_call_id: id, name, content, is_error: false }] },
 ];
 const answer = (text: string): NewMessage => ({ role: "assistant", content: [{ type: "text", text }] });
-const trim = (over: Partial<ContextSettings> = {}): ContextSettings => ({ strategy: "trim", keep_tool_results: 3, max_input_tokens: null, ...over });
+const trim = (over: Partial<ContextSettings> = {}): ContextSettings => ({
+  strategy: "trim",
+  keep_tool_results: 3,
+  max_input_tokens: null,
+  ...over,
+});
 
 /** A history growing one step at a time: the contexts of each call, in order. */
 function contextsOfRun(steps: number, settings: ContextSettings) {
@@ -29,23 +35,51 @@ function contextsOfRun(steps: number, settings: ContextSettings) {
 }
 
 test("trim: an old result's images are cleared with it, whatever its text's length", () => {
-  const image = { type: "image" as const, attachment_id: "att_1", media_type: "image/png" as const, bytes: 100, width: 800, height: 600 };
+  const image = {
+    type: "image" as const,
+    attachment_id: "att_1",
+    media_type: "image/png" as const,
+    bytes: 100,
+    width: 800,
+    height: 600,
+  };
   const history: NewMessage[] = [user("Draw.")];
   for (let i = 0; i < 3; i++) {
     history.push({ role: "assistant", content: [{ type: "tool_call", id: `toolu_${i}`, name: "draw", input: {} }] });
-    history.push({ role: "tool", content: [{ type: "tool_result", tool_call_id: `toolu_${i}`, name: "draw", content: "A chart.", is_error: false, images: [image] }] });
+    history.push({
+      role: "tool",
+      content: [
+        {
+          type: "tool_result",
+          tool_call_id: `toolu_${i}`,
+          name: "draw",
+          content: "A chart.",
+          is_error: false,
+          images: [image],
+        },
+      ],
+    });
   }
   const { messages } = buildContext({ history, settings: trim({ keep_tool_results: 1 }) });
   const results = messages.flatMap((m) => (m.role === "tool" ? m.content : []));
   expect(results.map((r) => r.images?.length ?? 0)).toEqual([0, 0, 1]);
-  expect(results[0]!.content).toBe("[result of draw cleared from the context to save space: 8 chars, an image; call draw again if you need it]");
+  expect(results[0]!.content).toBe(
+    "[result of draw cleared from the context to save space: 8 chars, an image; call draw again if you need it]",
+  );
   // The image counts in the estimate, by Anthropic's rule (the only provider sent it): 800×600 / 750.
-  expect(estimateMessageTokens(history[2]!) - estimateMessageTokens({ role: "tool", content: [{ ...(history[2]!.content[0] as object), images: [] }] } as unknown as NewMessage)).toBe(3 + 640);
+  expect(
+    estimateMessageTokens(history[2]!) -
+      estimateMessageTokens({
+        role: "tool",
+        content: [{ ...(history[2]!.content[0] as object), images: [] }],
+      } as unknown as NewMessage),
+  ).toBe(3 + 640);
 });
 
 const isStub = (m: NewMessage) => m.role === "tool" && m.content[0].content.startsWith("[result of ");
 const json = (messages: NewMessage[]) => messages.map((m) => JSON.stringify(m));
-const isPrefix = (a: NewMessage[], b: NewMessage[]) => a.length <= b.length && json(a).every((m, i) => m === JSON.stringify(b[i]));
+const isPrefix = (a: NewMessage[], b: NewMessage[]) =>
+  a.length <= b.length && json(a).every((m, i) => m === JSON.stringify(b[i]));
 
 /** Every call has its one result right after it, and every result its call. */
 function expectPaired(messages: NewMessage[]) {
@@ -53,16 +87,28 @@ function expectPaired(messages: NewMessage[]) {
     const m = messages[i]!;
     if (m.role !== "assistant") continue;
     const calls = m.content.flatMap((b) => (b.type === "tool_call" ? [b.id] : []));
-    const answered = messages.slice(i + 1, i + 1 + calls.length).flatMap((r) => (r.role === "tool" ? [r.content[0].tool_call_id] : []));
+    const answered = messages
+      .slice(i + 1, i + 1 + calls.length)
+      .flatMap((r) => (r.role === "tool" ? [r.content[0].tool_call_id] : []));
     expect(answered.sort()).toEqual([...calls].sort());
   }
-  const called = new Set(messages.flatMap((m) => (m.role === "assistant" ? m.content.flatMap((b) => (b.type === "tool_call" ? [b.id] : [])) : [])));
+  const called = new Set(
+    messages.flatMap((m) =>
+      m.role === "assistant" ? m.content.flatMap((b) => (b.type === "tool_call" ? [b.id] : [])) : [],
+    ),
+  );
   for (const m of messages) if (m.role === "tool") expect(called.has(m.content[0].tool_call_id)).toBe(true);
 }
 
 describe("the context builder", () => {
   test("full: the history as it is, without refused turns", () => {
-    const history = [user("hi"), answer("hello"), user("bad", { excluded: "refusal" }), { ...answer(""), excluded: "refusal" } as NewMessage, user("ok")];
+    const history = [
+      user("hi"),
+      answer("hello"),
+      user("bad", { excluded: "refusal" }),
+      { ...answer(""), excluded: "refusal" } as NewMessage,
+      user("ok"),
+    ];
     const built = buildContext({ history });
     expect(built.messages).toEqual([history[0], history[1], history[4]]);
     expect(built.leftOut).toEqual({ refused: 2, trimmed: 0 });
@@ -83,7 +129,11 @@ describe("the context builder", () => {
     }
     const last = contexts.at(-1)!;
     const stub = last.find(isStub)!;
-    expect(stub.role === "tool" && stub.content[0]).toMatchObject({ tool_call_id: "toolu_0", name: "read_file", is_error: false });
+    expect(stub.role === "tool" && stub.content[0]).toMatchObject({
+      tool_call_id: "toolu_0",
+      name: "read_file",
+      is_error: false,
+    });
     const original = history[2]!.role === "tool" ? history[2]!.content[0].content.length : 0;
     expect(stub.role === "tool" && stub.content[0].content).toBe(
       `[result of read_file cleared from the context to save space: ${original.toLocaleString("en-US")} chars; call read_file again if you need it]`,
@@ -103,11 +153,21 @@ describe("the context builder", () => {
 
   test("trim never clears the results of the model's last step, however many calls it made", () => {
     const results = toolResults(12, { seed: 2 });
-    const calls = results.map((_, i) => ({ type: "tool_call" as const, id: `call_${i}`, name: "read_file", input: {} }));
+    const calls = results.map((_, i) => ({
+      type: "tool_call" as const,
+      id: `call_${i}`,
+      name: "read_file",
+      input: {},
+    }));
     const history: NewMessage[] = [
       user("Read them all."),
       { role: "assistant", content: calls },
-      ...results.map((r, i): NewMessage => ({ role: "tool", content: [{ type: "tool_result", tool_call_id: `call_${i}`, name: "read_file", content: r.content, is_error: false }] })),
+      ...results.map((r, i): NewMessage => ({
+        role: "tool",
+        content: [
+          { type: "tool_result", tool_call_id: `call_${i}`, name: "read_file", content: r.content, is_error: false },
+        ],
+      })),
     ];
     const built = buildContext({ history, settings: trim({ keep_tool_results: 2 }) });
     expect(built.stubbed).toBe(0);
@@ -133,9 +193,13 @@ describe("the context builder", () => {
     expectPaired(built.messages);
     const first = built.messages[0]!;
     expect(first.role).toBe("user");
-    expect(first.role === "user" && (first.content[0] as TextBlock).text).toBe(`[${built.leftOut.trimmed} earlier messages of this conversation left out to fit the context window]`);
+    expect(first.role === "user" && (first.content[0] as TextBlock).text).toBe(
+      `[${built.leftOut.trimmed} earlier messages of this conversation left out to fit the context window]`,
+    );
     // Whole exchanges: what follows the note is a user message of the history, from where its exchange starts.
-    expect(first.role === "user" && (first.content[1] as TextBlock).text).toMatch(/^(Question \d|The newest question)$/);
+    expect(first.role === "user" && (first.content[1] as TextBlock).text).toMatch(
+      /^(Question \d|The newest question)$/,
+    );
   });
 
   test("max_input_tokens within one long exchange: its oldest steps go, its user message stays first, its last step stays", () => {
@@ -211,14 +275,24 @@ describe("the context builder", () => {
         expect(messages.some((m) => m.excluded)).toBe(false);
         const sent = history.filter((m) => !m.excluded);
         const newestUser = sent.findLast((m) => m.role === "user" && m.kind !== "notice")!;
-        expect(messages.some((m) => m === newestUser || (m.role === "user" && m.content.at(-1) === newestUser.content.at(-1)))).toBe(true);
+        expect(
+          messages.some(
+            (m) => m === newestUser || (m.role === "user" && m.content.at(-1) === newestUser.content.at(-1)),
+          ),
+        ).toBe(true);
         const lastAssistant = sent.findLast((m) => m.role === "assistant");
         if (lastAssistant) expect(messages).toContain(lastAssistant);
         // Each message sent is the stored one, its stub, or (first) the stored one with a note: in the history's order.
         let at = -1;
         for (const m of messages) {
           const id = m.role === "tool" ? m.content[0].tool_call_id : null;
-          const found = sent.findIndex((s, i) => i > at && (s === m || (id !== null && s.role === "tool" && s.content[0].tool_call_id === id) || (m.role === "user" && s.role === "user" && m.content.at(-1) === s.content.at(-1))));
+          const found = sent.findIndex(
+            (s, i) =>
+              i > at &&
+              (s === m ||
+                (id !== null && s.role === "tool" && s.content[0].tool_call_id === id) ||
+                (m.role === "user" && s.role === "user" && m.content.at(-1) === s.content.at(-1))),
+          );
           expect(found).toBeGreaterThan(at);
           at = found;
         }

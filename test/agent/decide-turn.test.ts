@@ -11,7 +11,13 @@ import { createToolRegistry } from "../../src/tools/tool-registry.js";
 
 const registry = createToolRegistry([
   defineTool({ name: "look", description: "Reads.", input: z.object({}), readOnly: true, execute: () => "seen" }),
-  defineTool({ name: "pay", description: "Pays.", input: z.object({ amount: z.number() }), needsApproval: ({ amount }) => amount > 100, execute: () => "paid" }),
+  defineTool({
+    name: "pay",
+    description: "Pays.",
+    input: z.object({ amount: z.number() }),
+    needsApproval: ({ amount }) => amount > 100,
+    execute: () => "paid",
+  }),
   defineTool({ name: "drop", description: "Deletes.", input: z.object({}), execute: () => "dropped" }),
 ]);
 const finish = { result_schema: { type: "object", properties: { n: { type: "number" } }, required: ["n"] } };
@@ -24,21 +30,47 @@ const toolBox = createToolBox({
   workspaceDir: "/nowhere",
 });
 const checkFinish = createFinishChecker(finish);
-const step = (grace: PreparedStep["grace"] = null, toolChoice: ToolChoice = "auto") => ({ grace, request: { toolChoice } }) as PreparedStep;
-const answer = (content: AssistantBlock[], stopReason: ModelStopReason = content.some((b) => b.type === "tool_call") ? "tool_use" : "end_turn"): ModelResponse => ({
+const step = (grace: PreparedStep["grace"] = null, toolChoice: ToolChoice = "auto") =>
+  ({ grace, request: { toolChoice } }) as PreparedStep;
+const answer = (
+  content: AssistantBlock[],
+  stopReason: ModelStopReason = content.some((b) => b.type === "tool_call") ? "tool_use" : "end_turn",
+): ModelResponse => ({
   content,
   stopReason,
   rawStopReason: null,
   usage: { input_tokens: 1, output_tokens: 1, cache_read_tokens: 0, cache_write_tokens: 0 },
   model: "m",
 });
-const call = (id: string, name: string, input: Record<string, unknown> = {}) => ({ type: "tool_call" as const, id, name, input });
-const decide = (response: ModelResponse, { grace = null as PreparedStep["grace"], finishing = true, nudged = false, toolChoice = "auto" as ToolChoice } = {}) =>
-  decideTurn(response, { step: step(grace, toolChoice), toolBox, checkFinish: finishing ? checkFinish : null, nudged: () => nudged });
+const call = (id: string, name: string, input: Record<string, unknown> = {}) => ({
+  type: "tool_call" as const,
+  id,
+  name,
+  input,
+});
+const decide = (
+  response: ModelResponse,
+  { grace = null as PreparedStep["grace"], finishing = true, nudged = false, toolChoice = "auto" as ToolChoice } = {},
+) =>
+  decideTurn(response, {
+    step: step(grace, toolChoice),
+    toolBox,
+    checkFinish: finishing ? checkFinish : null,
+    nudged: () => nudged,
+  });
 
 describe("decideTurn: an answer becomes one Turn", () => {
   test("every call through the tool box's decision, whatever else the step holds: an invalid finish does not let the others skip it", async () => {
-    const turn = await decide(answer([call("1", "finish", {}), call("2", "drop"), call("3", "invoice"), call("4", "look"), call("5", "pay", { amount: 500 }), call("6", "pay", { amount: 5 })]));
+    const turn = await decide(
+      answer([
+        call("1", "finish", {}),
+        call("2", "drop"),
+        call("3", "invoice"),
+        call("4", "look"),
+        call("5", "pay", { amount: 500 }),
+        call("6", "pay", { amount: 5 }),
+      ]),
+    );
     expect(turn).toMatchObject({
       type: "run_tools",
       run: [{ id: "4" }, { id: "6" }],
@@ -53,14 +85,24 @@ describe("decideTurn: an answer becomes one Turn", () => {
 
   test("a valid finish ends the run with its result; the step's other calls do not run", async () => {
     const turn = await decide(answer([call("1", "drop"), call("2", "finish", { summary: "Done.", result: { n: 3 } })]));
-    expect(turn).toMatchObject({ type: "finish", result: { summary: "Done.", confidence: null, result: { n: 3 } }, call: { id: "2" } });
+    expect(turn).toMatchObject({
+      type: "finish",
+      result: { summary: "Done.", confidence: null, result: { n: 3 } },
+      call: { id: "2" },
+    });
     expect(turn.type === "finish" && turn.calls.map((c) => c.id)).toEqual(["1", "2"]);
   });
 
   test("a plain answer: one nudge when the run is to finish with a call, else the end", async () => {
     expect(await decide(answer([{ type: "text", text: "Hi." }]))).toEqual({ type: "nudge_finish" });
-    expect(await decide(answer([{ type: "text", text: "Hi." }]), { nudged: true })).toMatchObject({ type: "end", ending: { status: "completed", stopReason: "end_turn", result: null } });
-    expect(await decide(answer([{ type: "text", text: "Hi." }]), { finishing: false })).toMatchObject({ type: "end", ending: { status: "completed", stopReason: "end_turn" } });
+    expect(await decide(answer([{ type: "text", text: "Hi." }]), { nudged: true })).toMatchObject({
+      type: "end",
+      ending: { status: "completed", stopReason: "end_turn", result: null },
+    });
+    expect(await decide(answer([{ type: "text", text: "Hi." }]), { finishing: false })).toMatchObject({
+      type: "end",
+      ending: { status: "completed", stopReason: "end_turn" },
+    });
   });
 
   test("the grace call ends the run over its budget, whatever it answers; its calls are not executed", async () => {
@@ -70,33 +112,61 @@ describe("decideTurn: an answer becomes one Turn", () => {
       unexecuted: [{ id: "1" }],
       why: expect.stringMatching(/budget ran out/),
     });
-    expect(await decide(answer([{ type: "text", text: "What I have." }]), { grace: { over: "cost" } })).toMatchObject({ type: "end", ending: { stopReason: "budget", budgetExceeded: "cost" } });
+    expect(await decide(answer([{ type: "text", text: "What I have." }]), { grace: { over: "cost" } })).toMatchObject({
+      type: "end",
+      ending: { stopReason: "budget", budgetExceeded: "cost" },
+    });
   });
 
   test("a cut-off or refused answer ends the run, its calls not run (their arguments may be cut)", async () => {
-    for (const [stop, reason] of [["max_tokens", "max_tokens"], ["context_window_exceeded", "max_tokens"], ["refusal", "refusal"], ["content_filter", "content_filter"]] as const) {
-      expect(await decide(answer([call("1", "look")], stop))).toMatchObject({ type: "end", ending: { status: "incomplete", stopReason: reason }, unexecuted: [{ id: "1" }] });
+    for (const [stop, reason] of [
+      ["max_tokens", "max_tokens"],
+      ["context_window_exceeded", "max_tokens"],
+      ["refusal", "refusal"],
+      ["content_filter", "content_filter"],
+    ] as const) {
+      expect(await decide(answer([call("1", "look")], stop))).toMatchObject({
+        type: "end",
+        ending: { status: "incomplete", stopReason: reason },
+        unexecuted: [{ id: "1" }],
+      });
     }
   });
 
   test("pause_turn: go on with the calls it has, or call the model again", async () => {
     expect(await decide(answer([{ type: "text", text: "…" }], "pause_turn"))).toEqual({ type: "call_again" });
-    expect(await decide(answer([call("1", "look")], "pause_turn"))).toMatchObject({ type: "run_tools", run: [{ id: "1" }] });
+    expect(await decide(answer([call("1", "look")], "pause_turn"))).toMatchObject({
+      type: "run_tools",
+      run: [{ id: "1" }],
+    });
   });
 
   test("tool_choice none: no call runs, waits for the application or finishes the run; each is answered that tools were not offered", async () => {
-    const turn = await decide(answer([call("1", "look"), call("2", "drop"), call("3", "invoice"), call("4", "finish", { summary: "Done.", result: { n: 3 } })]), { toolChoice: "none" });
+    const turn = await decide(
+      answer([
+        call("1", "look"),
+        call("2", "drop"),
+        call("3", "invoice"),
+        call("4", "finish", { summary: "Done.", result: { n: 3 } }),
+      ]),
+      { toolChoice: "none" },
+    );
     expect(turn).toEqual({
       type: "run_tools",
       run: [],
-      refused: ["1", "2", "3", "4"].map((id) => ({ call: expect.objectContaining({ id }), message: NOT_OFFERED_RESULT })),
+      refused: ["1", "2", "3", "4"].map((id) => ({
+        call: expect.objectContaining({ id }),
+        message: NOT_OFFERED_RESULT,
+      })),
       waiting: [],
     });
     expect(NOT_OFFERED_RESULT).toBe("tool call was not executed: tools were not offered on this turn");
   });
 
   test("a named tool choice: that tool's calls go through the tool box, any other is not offered", async () => {
-    const turn = await decide(answer([call("1", "look"), call("2", "drop"), call("3", "pay", { amount: 5 })]), { toolChoice: { name: "pay" } });
+    const turn = await decide(answer([call("1", "look"), call("2", "drop"), call("3", "pay", { amount: 5 })]), {
+      toolChoice: { name: "pay" },
+    });
     expect(turn).toMatchObject({
       type: "run_tools",
       run: [{ id: "3" }],

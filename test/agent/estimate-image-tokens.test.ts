@@ -1,5 +1,9 @@
 import { describe, expect, test } from "vitest";
-import { anthropicImageTokens, estimateAttachmentTokens, openAIImageTokens } from "../../src/agent/estimate-image-tokens.js";
+import {
+  anthropicImageTokens,
+  estimateAttachmentTokens,
+  openAIImageTokens,
+} from "../../src/agent/estimate-image-tokens.js";
 import { estimateMessageTokens } from "../../src/agent/estimate-tokens.js";
 
 describe("image token estimates", () => {
@@ -16,11 +20,20 @@ describe("image token estimates", () => {
   });
 
   test("a message counts its images by the dearer rule, its documents by their size", () => {
-    const image = { type: "image" as const, attachment_id: "att_1", media_type: "image/png" as const, bytes: 100, width: 1024, height: 1024 };
+    const image = {
+      type: "image" as const,
+      attachment_id: "att_1",
+      media_type: "image/png" as const,
+      bytes: 100,
+      width: 1024,
+      height: 1024,
+    };
     expect(estimateAttachmentTokens(image)).toBe(Math.max(765, anthropicImageTokens(image)));
     const withImage = estimateMessageTokens({ role: "user", content: [{ type: "text", text: "hi" }, image] });
     const without = estimateMessageTokens({ role: "user", content: [{ type: "text", text: "hi" }] });
     expect(withImage - without).toBeGreaterThanOrEqual(1398);
-    expect(estimateAttachmentTokens({ type: "document", attachment_id: "att_2", media_type: "text/plain", bytes: 4000 })).toBe(1000);
+    expect(
+      estimateAttachmentTokens({ type: "document", attachment_id: "att_2", media_type: "text/plain", bytes: 4000 }),
+    ).toBe(1000);
   });
 });

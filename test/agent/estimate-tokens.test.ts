@@ -33,7 +33,10 @@ describe("local token estimates", () => {
   });
 
   test("a message's estimate counts its text, calls and results, once per message", () => {
-    const message: NewMessage = { role: "tool", content: [{ type: "tool_result", tool_call_id: "toolu_1", name: "read_file", content: PROSE, is_error: false }] };
+    const message: NewMessage = {
+      role: "tool",
+      content: [{ type: "tool_result", tool_call_id: "toolu_1", name: "read_file", content: PROSE, is_error: false }],
+    };
     const first = estimateMessageTokens(message);
     expect(first).toBeGreaterThan(estimateTextTokens(PROSE));
     expect(estimateMessageTokens(message)).toBe(first);

@@ -31,7 +31,9 @@ describe.each([
     const listenersDuringCalls: number[] = [];
     llm.respond = () => {
       listenersDuringCalls.push(getEventListeners(run.signal, "abort").length);
-      return listenersDuringCalls.length < STEPS ? { toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] } : { text: "Done." };
+      return listenersDuringCalls.length < STEPS
+        ? { toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] }
+        : { text: "Done." };
     };
     const saved: NewMessage[] = [];
     const result = await runAgentLoop({
@@ -44,7 +46,14 @@ describe.each([
         workspaceDir: mkdtempSync(path.join(tmpdir(), "loopd-ws-")),
         defaultTimeoutMs: 1_000,
       }),
-      call: { model: "test-model", system: null, toolChoice: "auto", context: DEFAULT_CONTEXT, cacheKey: null, maxTokens: 256 },
+      call: {
+        model: "test-model",
+        system: null,
+        toolChoice: "auto",
+        context: DEFAULT_CONTEXT,
+        cacheKey: null,
+        maxTokens: 256,
+      },
       // One more than the calls made: the last of max_steps would be a grace call.
       budget: { max_steps: STEPS + 1, max_tokens: null, max_seconds: null, max_cost_usd: null, grace_turn: true },
       finish: null,

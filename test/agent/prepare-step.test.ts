@@ -17,20 +17,39 @@ const settings = (toolChoice: ToolChoice = { name: "look" }, withTools = true): 
   maxTokens: 4096,
 });
 const stateAt = (stepsDone: number) =>
-  createRunState({ history: [{ role: "user", content: [{ type: "text", text: "Hello" }] }], save: async () => {}, context: DEFAULT_CONTEXT, fixedTokens: 40, stepsDone, costOf: () => null, tokenRatio: 1.2 });
+  createRunState({
+    history: [{ role: "user", content: [{ type: "text", text: "Hello" }] }],
+    save: async () => {},
+    context: DEFAULT_CONTEXT,
+    fixedTokens: 40,
+    stepsDone,
+    costOf: () => null,
+    tokenRatio: 1.2,
+  });
 const clock = createRunClock({ startedAt: Date.now(), maxSeconds: null, modelCallTimeoutMs: 600_000 });
 const go = { type: "go" as const, maxTokens: 1000 };
 
 describe("prepareStep: what the next call is", () => {
   test("the client's tool choice binds the run's first call only; later calls are auto, or stay none", () => {
-    expect(prepareStep({ state: stateAt(0), settings: settings(), gate: go, clock }).request.toolChoice).toEqual({ name: "look" });
+    expect(prepareStep({ state: stateAt(0), settings: settings(), gate: go, clock }).request.toolChoice).toEqual({
+      name: "look",
+    });
     expect(prepareStep({ state: stateAt(1), settings: settings(), gate: go, clock }).request.toolChoice).toBe("auto");
-    expect(prepareStep({ state: stateAt(1), settings: settings("none"), gate: go, clock }).request.toolChoice).toBe("none");
-    expect(prepareStep({ state: stateAt(0), settings: settings("required", false), gate: go, clock }).request.toolChoice).toBe("none");
+    expect(prepareStep({ state: stateAt(1), settings: settings("none"), gate: go, clock }).request.toolChoice).toBe(
+      "none",
+    );
+    expect(
+      prepareStep({ state: stateAt(0), settings: settings("required", false), gate: go, clock }).request.toolChoice,
+    ).toBe("none");
   });
 
   test("the grace call is explicit: tools still declared, tool choice none, the budget named", () => {
-    const step = prepareStep({ state: stateAt(3), settings: settings(), gate: { type: "grace", over: "tokens", maxTokens: 300 }, clock });
+    const step = prepareStep({
+      state: stateAt(3),
+      settings: settings(),
+      gate: { type: "grace", over: "tokens", maxTokens: 300 },
+      clock,
+    });
     expect(step.grace).toEqual({ over: "tokens" });
     expect(step.request).toMatchObject({ toolChoice: "none", tools, maxTokens: 300 });
     expect(prepareStep({ state: stateAt(3), settings: settings(), gate: go, clock }).grace).toBeNull();

@@ -42,7 +42,13 @@ describe("priceOf", () => {
   });
 
   test("variants dearer than their family have rows of their own, not the family's price", () => {
-    const dearer = { "o3-pro": "o3", "gpt-5-pro": "gpt-5", "o1-pro": "o1", "o3-deep-research": "o3", "o4-mini-deep-research": "o4-mini" };
+    const dearer = {
+      "o3-pro": "o3",
+      "gpt-5-pro": "gpt-5",
+      "o1-pro": "o1",
+      "o3-deep-research": "o3",
+      "o4-mini-deep-research": "o4-mini",
+    };
     for (const [variant, family] of Object.entries(dearer)) {
       expect(table.priceOf(`${variant}-2025-06-10`)!.output, variant).toBeGreaterThan(DEFAULT_PRICES[family]!.output);
     }
@@ -79,7 +85,10 @@ describe("costOf", () => {
   test("bills OpenAI cached input at the cached rate, once", () => {
     // loopd stores prompt_tokens 5000 with cached_tokens 3000 as input 2000 + cache read 3000.
     // gpt-4o: 2000*2.5 + 800*10 + 3000*1.25 = 5000 + 8000 + 3750 = 16750 per million.
-    const cost = table.costOf("gpt-4o-2024-08-06", usage({ input_tokens: 2000, output_tokens: 800, cache_read_tokens: 3000 }));
+    const cost = table.costOf(
+      "gpt-4o-2024-08-06",
+      usage({ input_tokens: 2000, output_tokens: 800, cache_read_tokens: 3000 }),
+    );
     expect(cost).toBe(0.01675);
   });
 

@@ -3,7 +3,8 @@ import { createRunClock } from "../../src/agent/run-clock.js";
 
 describe("the run clock: the one place that knows a run's time budget", () => {
   let now = 1_000_000;
-  const clock = (maxSeconds: number | null, modelCallTimeoutMs = 600_000) => createRunClock({ startedAt: 1_000_000, maxSeconds, modelCallTimeoutMs, graceWindowMs: 30_000, now: () => now });
+  const clock = (maxSeconds: number | null, modelCallTimeoutMs = 600_000) =>
+    createRunClock({ startedAt: 1_000_000, maxSeconds, modelCallTimeoutMs, graceWindowMs: 30_000, now: () => now });
 
   test("time left and elapsed, with and without a budget", () => {
     now = 1_004_000;
@@ -35,12 +36,16 @@ describe("the run clock: the one place that knows a run's time budget", () => {
     stop.dispose();
 
     const run = new AbortController();
-    const again = createRunClock({ startedAt: Date.now(), maxSeconds: 60, modelCallTimeoutMs: 600_000 }).toolSignal(run.signal);
+    const again = createRunClock({ startedAt: Date.now(), maxSeconds: 60, modelCallTimeoutMs: 600_000 }).toolSignal(
+      run.signal,
+    );
     run.abort();
     expect(again.signal!.aborted).toBe(true);
     expect(again.outOfTime()).toBe(false);
     again.dispose();
     // Without a time budget the run's own signal is used as it is.
-    expect(createRunClock({ startedAt: 0, maxSeconds: null, modelCallTimeoutMs: 1 }).toolSignal(run.signal).signal).toBe(run.signal);
+    expect(
+      createRunClock({ startedAt: 0, maxSeconds: null, modelCallTimeoutMs: 1 }).toolSignal(run.signal).signal,
+    ).toBe(run.signal);
   });
 });

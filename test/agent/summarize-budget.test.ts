@@ -17,8 +17,14 @@ import { createToolRegistry } from "../../src/tools/tool-registry.js";
 
 /** 12 exchanges of ~400 characters each: far over a 1,000-token limit. */
 const HISTORY: NewMessage[] = Array.from({ length: 12 }, (_, i): NewMessage[] => [
-  { role: "user", content: [{ type: "text", text: `Question ${i}: ${"what about the deployment checklist? ".repeat(6)}` }] },
-  { role: "assistant", content: [{ type: "text", text: `Answer ${i}: ${"check the health probes and the rollback plan. ".repeat(6)}` }] },
+  {
+    role: "user",
+    content: [{ type: "text", text: `Question ${i}: ${"what about the deployment checklist? ".repeat(6)}` }],
+  },
+  {
+    role: "assistant",
+    content: [{ type: "text", text: `Answer ${i}: ${"check the health probes and the rollback plan. ".repeat(6)}` }],
+  },
 ]).flat();
 
 function scriptedModel({ summaryInput }: { summaryInput: number }) {
@@ -31,8 +37,21 @@ function scriptedModel({ summaryInput }: { summaryInput: number }) {
     async generate(request) {
       requests.push(request);
       const summary = request.system === SUMMARY_SYSTEM;
-      const usage: Usage = { input_tokens: summary ? summaryInput : 300, output_tokens: 40, cache_read_tokens: 0, cache_write_tokens: 0 };
-      return { content: [{ type: "text", text: summary ? "Twelve questions about a deployment checklist, answered." : "Done." }], stopReason: "end_turn", rawStopReason: "end_turn", usage, model: "m" };
+      const usage: Usage = {
+        input_tokens: summary ? summaryInput : 300,
+        output_tokens: 40,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+      };
+      return {
+        content: [
+          { type: "text", text: summary ? "Twelve questions about a deployment checklist, answered." : "Done." },
+        ],
+        stopReason: "end_turn",
+        rawStopReason: "end_turn",
+        usage,
+        model: "m",
+      };
     },
   };
   return { provider, requests };
@@ -40,14 +59,39 @@ function scriptedModel({ summaryInput }: { summaryInput: number }) {
 
 const SONNET_LIKE = (u: Usage) => (u.input_tokens * 3 + u.output_tokens * 15) / 1e6;
 
-const run = (provider: ModelProvider, budget: Partial<RunBudget>, { summaryModel, costOf = SONNET_LIKE }: { summaryModel?: string; costOf?: (u: Usage, model?: string) => number | null } = {}) => {
+const run = (
+  provider: ModelProvider,
+  budget: Partial<RunBudget>,
+  {
+    summaryModel,
+    costOf = SONNET_LIKE,
+  }: { summaryModel?: string; costOf?: (u: Usage, model?: string) => number | null } = {},
+) => {
   const events: AgentEvent[] = [];
   const outcome = runAgentLoop({
     provider,
     history: [...HISTORY, { role: "user", content: [{ type: "text", text: "And now?" }] }],
     save: async () => {},
-    toolBox: createToolBox({ registry: createToolRegistry([]), allowedTools: [], approvalRequired: [], loopTools: [], workspaceDir: "/nowhere" }),
-    call: { model: "m", system: null, toolChoice: "auto", context: { strategy: "summarize", keep_tool_results: 4, max_input_tokens: 1000, ...(summaryModel && { summary_model: summaryModel }) }, cacheKey: null, maxTokens: 1024 },
+    toolBox: createToolBox({
+      registry: createToolRegistry([]),
+      allowedTools: [],
+      approvalRequired: [],
+      loopTools: [],
+      workspaceDir: "/nowhere",
+    }),
+    call: {
+      model: "m",
+      system: null,
+      toolChoice: "auto",
+      context: {
+        strategy: "summarize",
+        keep_tool_results: 4,
+        max_input_tokens: 1000,
+        ...(summaryModel && { summary_model: summaryModel }),
+      },
+      cacheKey: null,
+      maxTokens: 1024,
+    },
     budget: { max_steps: 5, max_tokens: null, max_seconds: null, max_cost_usd: null, grace_turn: false, ...budget },
     finish: null,
     costOf,
@@ -72,7 +116,11 @@ describe("summarize under a budget", () => {
     const { outcome, events } = run(provider, { max_tokens: 20_000 });
     const ended = await outcome;
     expect(requests.map((r) => r.system === SUMMARY_SYSTEM)).toEqual([true, false]);
-    expect(ended).toMatchObject({ status: "completed", steps: 1, usage: { input_tokens: 3300, output_tokens: 80, cost_usd: (3300 * 3 + 80 * 15) / 1e6 } });
+    expect(ended).toMatchObject({
+      status: "completed",
+      steps: 1,
+      usage: { input_tokens: 3300, output_tokens: 80, cost_usd: (3300 * 3 + 80 * 15) / 1e6 },
+    });
     const summary = events.find((e) => e.type === "context.summary");
     expect(summary).toMatchObject({ summarizes: { from_seq: 1 }, error: null, summary_seq: 26 });
     // The call after it is sent the summary first, in place of what it covers.
@@ -89,7 +137,9 @@ describe("summarize under a budget", () => {
     expect(events.some((e) => e.type === "context.summary")).toBe(false);
     expect(requests[0]!.toolChoice).toBe("none");
     expect(ended).toMatchObject({ status: "incomplete", stopReason: "budget", steps: 1 });
-    expect(JSON.stringify(requests[0]!.messages[0])).toMatch(/earlier messages of this conversation left out to fit the context window/);
+    expect(JSON.stringify(requests[0]!.messages[0])).toMatch(
+      /earlier messages of this conversation left out to fit the context window/,
+    );
   });
 
   test("a summary model dearer than the run's is weighed at its own price: a summary the cost budget cannot pay for is not made", async () => {

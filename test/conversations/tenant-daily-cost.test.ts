@@ -12,7 +12,11 @@ function fakeCosts(initial: number) {
   return { state, costSince };
 }
 
-const refusal = (p: Promise<unknown>) => p.then(() => null, (err: unknown) => (err instanceof AppError ? err : Promise.reject(err)));
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (err: unknown) => (err instanceof AppError ? err : Promise.reject(err)),
+  );
 
 describe("TENANT_DAILY_COST_USD: the check before a new run", () => {
   test("reads the day's total from 00:00 UTC, then keeps it for the TTL: one read per tenant per TTL, not one per request", async () => {
@@ -27,7 +31,10 @@ describe("TENANT_DAILY_COST_USD: the check before a new run", () => {
     expect(await refusal(cost.check("acme"))).toBeNull();
     now += 1;
     const err = await refusal(cost.check("acme"));
-    expect(err).toMatchObject({ code: "tenant_budget_exhausted", details: { limit_usd: 1, spent_usd: 1.5, retry_after_s: 14 * 3600 - 5 } });
+    expect(err).toMatchObject({
+      code: "tenant_budget_exhausted",
+      details: { limit_usd: 1, spent_usd: 1.5, retry_after_s: 14 * 3600 - 5 },
+    });
     expect(state.reads).toHaveLength(2);
   });
 
@@ -38,7 +45,10 @@ describe("TENANT_DAILY_COST_USD: the check before a new run", () => {
     await cost.check("acme");
     state.spent = 1.1;
     cost.forget("acme");
-    expect(await refusal(cost.check("acme"))).toMatchObject({ code: "tenant_budget_exhausted", details: { retry_after_s: 60 } });
+    expect(await refusal(cost.check("acme"))).toMatchObject({
+      code: "tenant_budget_exhausted",
+      details: { retry_after_s: 60 },
+    });
     now += 30_000;
     expect(await refusal(cost.check("acme"))).not.toBeNull();
     expect(state.reads).toHaveLength(2);

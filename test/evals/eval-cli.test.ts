@@ -13,7 +13,10 @@ const f = useLoopd({ tools: evalTools() });
 
 const ASK = { anthropic: "Order A-17 on anthropic?", openai: "Order A-17 on openai?" };
 /** The tool is a built-in: the eval's process knows only those (and `TOOLS_FILE`'s). */
-const turnsOf = (provider: "anthropic" | "openai"): FakeTurn[] => [{ toolCalls: [{ name: "calculate", input: { expression: "6*7" } }] }, { text: `Shipped (${provider}).` }];
+const turnsOf = (provider: "anthropic" | "openai"): FakeTurn[] => [
+  { toolCalls: [{ name: "calculate", input: { expression: "6*7" } }] },
+  { text: `Shipped (${provider}).` },
+];
 
 let cases = "";
 const caseFiles: Record<string, string> = {};
@@ -21,7 +24,12 @@ const caseFiles: Record<string, string> = {};
 beforeAll(async () => {
   cases = mkdtempSync(path.join(tmpdir(), "loopd-eval-cases-"));
   for (const provider of ["anthropic", "openai"] as const) {
-    const { evalCase } = await recordCase(f, { provider, content: ASK[provider], turns: turnsOf(provider), settings: { tools: ["calculate"] } });
+    const { evalCase } = await recordCase(f, {
+      provider,
+      content: ASK[provider],
+      turns: turnsOf(provider),
+      settings: { tools: ["calculate"] },
+    });
     caseFiles[provider] = path.join(cases, `${provider}.json`);
     writeFileSync(caseFiles[provider], JSON.stringify({ ...evalCase, name: `order on ${provider}` }, null, 2));
   }
@@ -44,7 +52,12 @@ async function evalCommand(args: string[], { keys = ["anthropic", "openai"] }: {
   expect(existsSync(path.join(cwd, "data"))).toBe(false);
   expect(await rowCounts(f.database)).toEqual(before);
   const reports = existsSync(path.join(cwd, "reports")) ? readdirSync(path.join(cwd, "reports")) : [];
-  return { ...run, cwd, report: reports.length === 1 ? JSON.parse(readFileSync(path.join(cwd, "reports", reports[0]!), "utf8")) : null, reports };
+  return {
+    ...run,
+    cwd,
+    report: reports.length === 1 ? JSON.parse(readFileSync(path.join(cwd, "reports", reports[0]!), "utf8")) : null,
+    reports,
+  };
 }
 
 test("a folder of cases: a row per case, the summary, the JSON report in reports/, exit 0 when all pass", async () => {
@@ -52,7 +65,9 @@ test("a folder of cases: a row per case, the summary, the JSON report in reports
   const run = await evalCommand([cases]);
   expect(run.stderr).toBe("");
   expect(run.code).toBe(0);
-  expect(run.stdout).toContain(`eval of 2 cases from ${cases} on each case's own provider and model, tools answered from the recorded results\n`);
+  expect(run.stdout).toContain(
+    `eval of 2 cases from ${cases} on each case's own provider and model, tools answered from the recorded results\n`,
+  );
   expect(run.stdout).toMatch(/^PASS +2 +\d+ +\$\d+\.\d{4} +\d+ ms +order on anthropic$/m);
   expect(run.stdout).toMatch(/^PASS +2 +\d+ +\$\d+\.\d{4} +\d+ ms +order on openai$/m);
   expect(run.stdout).toContain("pass rate: 2/2 (100.0%)\n");
@@ -81,7 +96,13 @@ test("a folder of cases: a row per case, the summary, the JSON report in reports
     status: "completed",
     stop_reason: "end_turn",
     steps: 2,
-    usage: { input_tokens: expect.any(Number), output_tokens: expect.any(Number), cache_read_tokens: 0, cache_write_tokens: 0, cost_usd: expect.any(Number) },
+    usage: {
+      input_tokens: expect.any(Number),
+      output_tokens: expect.any(Number),
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
+      cost_usd: expect.any(Number),
+    },
     latency_ms: expect.any(Number),
     tool_calls: ["calculate"],
     final_text: expect.stringMatching(/^Shipped/),
@@ -93,22 +114,34 @@ test("a pass rate under --min-pass exits 1 and says so; at or over it, 0", async
   f.llm.respond = respondByCase({ [ASK.anthropic]: turnsOf("anthropic"), [ASK.openai]: [{ text: "No idea." }] });
   const strict = await evalCommand([cases, "--concurrency", "1"]);
   expect(strict.code).toBe(1);
-  expect(strict.stdout).toMatch(/^FAIL +1 .* order on openai\n {6}tool_calls: expected \[calculate\], got \[\]\n {6}final_text: does not contain "Shipped \(openai\)\." \(it is "No idea\."\)$/m);
+  expect(strict.stdout).toMatch(
+    /^FAIL +1 .* order on openai\n {6}tool_calls: expected \[calculate\], got \[\]\n {6}final_text: does not contain "Shipped \(openai\)\." \(it is "No idea\."\)$/m,
+  );
   expect(strict.stdout).toContain("pass rate: 1/2 (50.0%)\n");
   expect(strict.stderr).toBe("pass rate 50.0% is under --min-pass 100%\n");
-  expect(strict.report).toMatchObject({ passed: false, min_pass: 1, concurrency: 1, summary: { passed: 1, failed: 1, pass_rate: 0.5 } });
+  expect(strict.report).toMatchObject({
+    passed: false,
+    min_pass: 1,
+    concurrency: 1,
+    summary: { passed: 1, failed: 1, pass_rate: 0.5 },
+  });
 
   const lenient = await evalCommand([cases, "--min-pass", "0.5", "--out", "ci/eval.json"]);
   expect(lenient.code).toBe(0);
   expect(lenient.stderr).toBe("");
-  expect(JSON.parse(readFileSync(path.join(lenient.cwd, "ci", "eval.json"), "utf8"))).toMatchObject({ passed: true, min_pass: 0.5 });
+  expect(JSON.parse(readFileSync(path.join(lenient.cwd, "ci", "eval.json"), "utf8"))).toMatchObject({
+    passed: true,
+    min_pass: 0.5,
+  });
 }, 120_000);
 
 test("a case whose provider has no API key fails with the reason, and only that case", async () => {
   f.llm.respond = respondByCase({ [ASK.anthropic]: turnsOf("anthropic"), [ASK.openai]: turnsOf("openai") });
   const run = await evalCommand([cases, "--min-pass", "0.5"], { keys: ["openai"] });
   expect(run.code).toBe(0);
-  expect(run.stdout).toMatch(/^FAIL +0 +0 +- +0 ms +order on anthropic\n {6}no API key for anthropic: ANTHROPIC_API_KEY is not set$/m);
+  expect(run.stdout).toMatch(
+    /^FAIL +0 +0 +- +0 ms +order on anthropic\n {6}no API key for anthropic: ANTHROPIC_API_KEY is not set$/m,
+  );
   expect(run.stdout).toMatch(/^PASS +2 .* order on openai$/m);
   expect(f.llm.requests.every((r) => r.api === "openai")).toBe(true);
 }, 120_000);
@@ -117,7 +150,15 @@ test("--provider, --model and --system-file apply to every case", async () => {
   const system = path.join(mkdtempSync(path.join(tmpdir(), "loopd-system-")), "system.txt");
   writeFileSync(system, "Answer in one word.");
   f.llm.respond = respondByCase({ [ASK.anthropic]: turnsOf("anthropic") });
-  const run = await evalCommand([caseFiles.anthropic!, "--provider", "openai", "--model", "gpt-other", "--system-file", system]);
+  const run = await evalCommand([
+    caseFiles.anthropic!,
+    "--provider",
+    "openai",
+    "--model",
+    "gpt-other",
+    "--system-file",
+    system,
+  ]);
   // The other model has no price: the case's cost limit cannot be met.
   expect(run.code).toBe(1);
   expect(run.stdout).toContain("on openai/gpt-other");
@@ -125,7 +166,12 @@ test("--provider, --model and --system-file apply to every case", async () => {
     ["openai", "gpt-other", { role: "system", content: "Answer in one word." }],
     ["openai", "gpt-other", { role: "system", content: "Answer in one word." }],
   ]);
-  expect(run.report).toMatchObject({ provider: "openai", model: "gpt-other", system_file: system, cases: [{ pass: false, provider: "openai", model: "gpt-other", tool_calls: ["calculate"] }] });
+  expect(run.report).toMatchObject({
+    provider: "openai",
+    model: "gpt-other",
+    system_file: system,
+    cases: [{ pass: false, provider: "openai", model: "gpt-other", tool_calls: ["calculate"] }],
+  });
   expect(run.report.cases[0].failures).toEqual(["max_cost_usd: the cost is unknown (the model has no price)"]);
   expect(run.stdout).toMatch(/^tokens: \d+ in, \d+ out; cost: \$0\.0000 \(1 case of a model without a price\)$/m);
 }, 120_000);
@@ -137,7 +183,9 @@ test("malformed cases stop the command before anything runs: the file and the fi
   writeFileSync(path.join(dir, "sub", "bad.json"), JSON.stringify({ ...bad, expect: { ...bad.expect, max_steps: 0 } }));
   const run = await evalCommand([dir]);
   expect(run.code).toBe(1);
-  expect(run.stderr).toBe(`eval cannot run: a case is malformed:\n  ${path.join(dir, "sub", "bad.json")}: expect.max_steps: Too small: expected number to be >0\n`);
+  expect(run.stderr).toBe(
+    `eval cannot run: a case is malformed:\n  ${path.join(dir, "sub", "bad.json")}: expect.max_steps: Too small: expected number to be >0\n`,
+  );
   expect(run.stdout).toBe("");
   expect(f.llm.requests).toEqual([]);
   expect(run.reports).toEqual([]);

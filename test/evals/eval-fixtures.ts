@@ -43,12 +43,28 @@ export function evalTools() {
 }
 
 /** A run made through loopd's HTTP API on the fake LLM, and its case from the eval-case route. */
-export async function recordCase(f: LoopdFixture, { provider, content, turns, settings = {} }: { provider: "anthropic" | "openai"; content: string; turns: FakeTurn[]; settings?: Record<string, unknown> }) {
+export async function recordCase(
+  f: LoopdFixture,
+  {
+    provider,
+    content,
+    turns,
+    settings = {},
+  }: { provider: "anthropic" | "openai"; content: string; turns: FakeTurn[]; settings?: Record<string, unknown> },
+) {
   const client = api(f.loopd.app);
-  const conv = await client.createConversation({ provider, title: content, tools: ["calculate", "get_current_time", "lookup_order"], ...settings });
+  const conv = await client.createConversation({
+    provider,
+    title: content,
+    tools: ["calculate", "get_current_time", "lookup_order"],
+    ...settings,
+  });
   f.llm.script(...turns);
   const sent = (await client.send(conv.id, { content })).json();
-  const res = await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/runs/${sent.run.id}/eval-case` });
+  const res = await f.loopd.app.inject({
+    method: "GET",
+    url: `/conversations/${conv.id}/runs/${sent.run.id}/eval-case`,
+  });
   if (res.statusCode !== 200) throw new Error(`eval-case: ${res.statusCode} ${res.body}`);
   f.llm.reset();
   return { evalCase: res.json() as EvalCase, run: sent.run };
@@ -57,12 +73,16 @@ export async function recordCase(f: LoopdFixture, { provider, content, turns, se
 /** The tool results a model request carries, in either wire format. */
 export function toolResultsOf(req: RecordedRequest): { content: string; is_error: boolean }[] {
   const messages = req.body.messages as any[];
-  if (req.api === "openai") return messages.filter((m) => m.role === "tool").map((m) => ({ content: String(m.content), is_error: false }));
+  if (req.api === "openai")
+    return messages.filter((m) => m.role === "tool").map((m) => ({ content: String(m.content), is_error: false }));
   return messages.flatMap((m) =>
     Array.isArray(m.content)
       ? m.content
           .filter((b: any) => b.type === "tool_result")
-          .map((b: any) => ({ content: typeof b.content === "string" ? b.content : b.content.map((c: any) => c.text).join(""), is_error: b.is_error === true }))
+          .map((b: any) => ({
+            content: typeof b.content === "string" ? b.content : b.content.map((c: any) => c.text).join(""),
+            is_error: b.is_error === true,
+          }))
       : [],
   );
 }

@@ -6,7 +6,14 @@ import { loadEvalCases } from "../../src/evals/load-eval-cases.js";
 
 const GOOD = {
   name: "sums",
-  conversation: { system: null, provider: "openai", model: "gpt-test", tools: ["calculate"], context: null, client_tools: [] },
+  conversation: {
+    system: null,
+    provider: "openai",
+    model: "gpt-test",
+    tools: ["calculate"],
+    context: null,
+    client_tools: [],
+  },
   history: [],
   input: [{ type: "text", text: "6*7?" }],
   recorded: [{ name: "calculate", input: { expression: "6*7" }, content: "42", is_error: false }],
@@ -14,13 +21,17 @@ const GOOD = {
 };
 
 const folder = () => mkdtempSync(path.join(tmpdir(), "loopd-cases-"));
-const write = (file: string, value: unknown) => writeFileSync(file, typeof value === "string" ? value : JSON.stringify(value));
+const write = (file: string, value: unknown) =>
+  writeFileSync(file, typeof value === "string" ? value : JSON.stringify(value));
 
 test("a folder: every .json file in it and its folders, in name order; a file may hold an array of cases", () => {
   const dir = folder();
   mkdirSync(path.join(dir, "more"));
   write(path.join(dir, "b.json"), { ...GOOD, name: "b" });
-  write(path.join(dir, "a.json"), [{ ...GOOD, name: "a1" }, { ...GOOD, name: "a2", input: "a text works too" }]);
+  write(path.join(dir, "a.json"), [
+    { ...GOOD, name: "a1" },
+    { ...GOOD, name: "a2", input: "a text works too" },
+  ]);
   write(path.join(dir, "more", "c.json"), { ...GOOD, name: "c" });
   write(path.join(dir, "notes.txt"), "not a case");
   const cases = loadEvalCases(dir);
@@ -34,8 +45,15 @@ test("a folder: every .json file in it and its folders, in name order; a file ma
 
 test("malformed cases: each file named with each field that is wrong, before anything runs", () => {
   const dir = folder();
-  write(path.join(dir, "1.json"), { ...GOOD, expect: { tool_calls: "calculate", final_text: { regex: "(?<=a)b" }, max_step: 3 } });
-  write(path.join(dir, "2.json"), { ...GOOD, conversation: { ...GOOD.conversation, provider: "gemini" }, recorded: [{ name: "calculate" }] });
+  write(path.join(dir, "1.json"), {
+    ...GOOD,
+    expect: { tool_calls: "calculate", final_text: { regex: "(?<=a)b" }, max_step: 3 },
+  });
+  write(path.join(dir, "2.json"), {
+    ...GOOD,
+    conversation: { ...GOOD.conversation, provider: "gemini" },
+    recorded: [{ name: "calculate" }],
+  });
   write(path.join(dir, "3.json"), "{ not json");
   write(path.join(dir, "4.json"), [GOOD, { ...GOOD, name: undefined }]);
   expect(() => loadEvalCases(dir)).toThrow(

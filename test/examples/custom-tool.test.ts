@@ -36,7 +36,15 @@ const blocks = (history: any[], type: string) => history.flatMap((m) => m.conten
 
 test("a conversation created without a tools list gets the example's tools beside the built-in ones", async () => {
   const conversation = await client.createConversation({});
-  expect(conversation.tools).toEqual(["get_current_time", "calculate", "read_file", "list_files", "search_files", "lookup_order", "refund_order"]);
+  expect(conversation.tools).toEqual([
+    "get_current_time",
+    "calculate",
+    "read_file",
+    "list_files",
+    "search_files",
+    "lookup_order",
+    "refund_order",
+  ]);
   const listed = await fetch(`${loopd.url}/conversations`);
   expect(listed.status).toBe(200);
   const { data } = (await listed.json()) as { data: { id: string }[] };
@@ -52,7 +60,9 @@ test("the model calls lookup_order and answers from the order it returned", asyn
 
   const history = await client.messages(id);
   expect(history.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
-  expect(blocks(history, "tool_call")).toEqual([{ type: "tool_call", id: "mock_call_1", name: "lookup_order", input: { number: "A-1001" } }]);
+  expect(blocks(history, "tool_call")).toEqual([
+    { type: "tool_call", id: "mock_call_1", name: "lookup_order", input: { number: "A-1001" } },
+  ]);
   const [result] = blocks(history, "tool_result");
   expect(result).toMatchObject({ tool_call_id: "mock_call_1", name: "lookup_order", is_error: false });
   expect(JSON.parse(result.content)).toEqual(order);
@@ -62,9 +72,15 @@ test("an unknown order number is an error result the model reads, and the run st
   const { id } = await client.createConversation({});
   const reply = await client.send(id, 'lookup_order {"number": "A-9999"}');
   expect(reply.run.status).toBe("completed");
-  expect(reply.output_text).toBe("The lookup_order tool reported an error: no order A-9999; order numbers look like A-1001.");
+  expect(reply.output_text).toBe(
+    "The lookup_order tool reported an error: no order A-9999; order numbers look like A-1001.",
+  );
   const [result] = blocks(await client.messages(id), "tool_result");
-  expect(result).toMatchObject({ name: "lookup_order", is_error: true, content: "Error: no order A-9999; order numbers look like A-1001" });
+  expect(result).toMatchObject({
+    name: "lookup_order",
+    is_error: true,
+    content: "Error: no order A-9999; order numbers look like A-1001",
+  });
 });
 
 test("refund_order runs a small refund at once and pauses a large one until it is approved", async () => {
@@ -76,9 +92,16 @@ test("refund_order runs a small refund at once and pauses a large one until it i
   const large = await client.send(id, 'refund_order {"number": "A-1001", "amount_eur": 30}');
   expect(large.run).toMatchObject({ status: "requires_action", stop_reason: null });
   expect(large.run.required_action.tool_calls).toEqual([
-    { tool_call_id: "mock_call_2", name: "refund_order", input: { number: "A-1001", amount_eur: 30 }, action: "approve" },
+    {
+      tool_call_id: "mock_call_2",
+      name: "refund_order",
+      input: { number: "A-1001", amount_eur: 30 },
+      action: "approve",
+    },
   ]);
-  const approved = await client.answer(id, large.run.id, { approvals: [{ tool_call_id: "mock_call_2", approve: true }] });
+  const approved = await client.answer(id, large.run.id, {
+    approvals: [{ tool_call_id: "mock_call_2", approve: true }],
+  });
   expect(approved.run.status).toBe("completed");
   expect(approved.output_text).toBe('The refund_order tool returned: {"number":"A-1001","refunded_eur":30}');
 });

@@ -1,4 +1,4 @@
-import type { APIError} from "@anthropic-ai/sdk";
+import type { APIError } from "@anthropic-ai/sdk";
 import Anthropic, { APIUserAbortError, BadRequestError, InternalServerError } from "@anthropic-ai/sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type FakeLlm, type FakeStop, startFakeLlm } from "./server.js";
@@ -27,7 +27,12 @@ describe("answers", () => {
     expect(message.model).toBe("claude-test");
     expect(message.id).toMatch(/^msg_01[A-Za-z0-9]{22}$/);
     expect(llm.requests).toHaveLength(1);
-    expect(llm.requests[0]).toMatchObject({ api: "anthropic", path: "/v1/messages", stream: false, body: { messages: hello } });
+    expect(llm.requests[0]).toMatchObject({
+      api: "anthropic",
+      path: "/v1/messages",
+      stream: false,
+      body: { messages: hello },
+    });
     expect(llm.requests[0]!.headers["anthropic-version"]).toBeDefined();
   });
 
@@ -55,18 +60,27 @@ describe("answers", () => {
     expect(message.stop_reason).toBe("tool_use");
     const [text, weather, time] = message.content;
     expect(text).toEqual({ type: "text", text: "Let me check." });
-    expect(weather).toMatchObject({ type: "tool_use", id: "toolu_01AAAAAAAAAAAAAAAAAAAAAA", name: "get_weather", input });
+    expect(weather).toMatchObject({
+      type: "tool_use",
+      id: "toolu_01AAAAAAAAAAAAAAAAAAAAAA",
+      name: "get_weather",
+      input,
+    });
     expect(time).toMatchObject({ type: "tool_use", name: "get_time", input: {} });
     expect((time as Anthropic.ToolUseBlock).id).toMatch(/^toolu_01[A-Za-z0-9]{22}$/);
   });
 
   it("splits the tool input JSON over several input_json_delta events and sends rawArguments verbatim", async () => {
     const rawArguments = '{"path": "a.txt", "content": "unterminated';
-    llm.script({ toolCalls: [{ name: "write", input: { path: "a.txt", content: "hello world" } }] }, { toolCalls: [{ name: "write", rawArguments }] });
+    llm.script(
+      { toolCalls: [{ name: "write", input: { path: "a.txt", content: "hello world" } }] },
+      { toolCalls: [{ name: "write", rawArguments }] },
+    );
     for (const expected of ['{"path":"a.txt","content":"hello world"}', rawArguments]) {
       const pieces: string[] = [];
       for await (const event of await client.messages.create({ ...base, messages: hello, stream: true })) {
-        if (event.type === "content_block_delta" && event.delta.type === "input_json_delta") pieces.push(event.delta.partial_json);
+        if (event.type === "content_block_delta" && event.delta.type === "input_json_delta")
+          pieces.push(event.delta.partial_json);
       }
       expect(pieces.filter((piece) => piece !== "").length).toBeGreaterThan(3);
       expect(pieces.join("")).toBe(expected);
@@ -89,7 +103,12 @@ describe("answers", () => {
   it("reports scripted usage, and estimates it when not scripted", async () => {
     const usage = { input: 120, output: 33, cacheRead: 1000, cacheWrite: 50 };
     llm.script({ text: "hi", usage }, { text: "hi", usage }, { text: "a longer answer than the other one" });
-    const expected = { input_tokens: 120, output_tokens: 33, cache_read_input_tokens: 1000, cache_creation_input_tokens: 50 };
+    const expected = {
+      input_tokens: 120,
+      output_tokens: 33,
+      cache_read_input_tokens: 1000,
+      cache_creation_input_tokens: 50,
+    };
     expect((await client.messages.create({ ...base, messages: hello })).usage).toMatchObject(expected);
     expect((await client.messages.stream({ ...base, messages: hello }).finalMessage()).usage).toMatchObject(expected);
     const estimated = (await client.messages.create({ ...base, messages: hello })).usage;
@@ -101,7 +120,10 @@ describe("answers", () => {
   it("delivers streamed chunks incrementally when chunkDelayMs is set", async () => {
     llm.script({ text: "one two three four", chunkDelayMs: 60 });
     const arrivals: number[] = [];
-    await client.messages.stream({ ...base, messages: hello }).on("text", () => arrivals.push(Date.now())).finalMessage();
+    await client.messages
+      .stream({ ...base, messages: hello })
+      .on("text", () => arrivals.push(Date.now()))
+      .finalMessage();
     expect(arrivals).toHaveLength(4);
     expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThanOrEqual(150);
   });
@@ -125,7 +147,9 @@ describe("errors and retries", () => {
   });
 
   it("answers 500 'fake llm: no scripted turn' when nothing is scripted", async () => {
-    const error = await client.messages.create({ ...base, messages: hello }, { maxRetries: 0 }).catch((e: unknown) => e);
+    const error = await client.messages
+      .create({ ...base, messages: hello }, { maxRetries: 0 })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InternalServerError);
     expect((error as APIError).error).toMatchObject({ error: { message: "fake llm: no scripted turn" } });
   });
@@ -142,9 +166,20 @@ describe("errors and retries", () => {
   });
 });
 
-const toolUse = (id: string): Anthropic.ToolUseBlockParam => ({ type: "tool_use", id, name: "lookup", input: { q: id } });
-const toolResult = (id: string): Anthropic.ToolResultBlockParam => ({ type: "tool_result", tool_use_id: id, content: "ok" });
-const tools: Anthropic.Tool[] = [{ name: "lookup", input_schema: { type: "object", properties: { q: { type: "string" } } } }];
+const toolUse = (id: string): Anthropic.ToolUseBlockParam => ({
+  type: "tool_use",
+  id,
+  name: "lookup",
+  input: { q: id },
+});
+const toolResult = (id: string): Anthropic.ToolResultBlockParam => ({
+  type: "tool_result",
+  tool_use_id: id,
+  content: "ok",
+});
+const tools: Anthropic.Tool[] = [
+  { name: "lookup", input_schema: { type: "object", properties: { q: { type: "string" } } } },
+];
 
 describe("history validation", () => {
   it("accepts a well-formed history with parallel tool calls and consumes the turn", async () => {
@@ -154,7 +189,12 @@ describe("history validation", () => {
       { role: "assistant", content: [{ type: "text", text: "Looking." }, toolUse("toolu_01A"), toolUse("toolu_01B")] },
       { role: "user", content: [toolResult("toolu_01A"), toolResult("toolu_01B"), { type: "text", text: "thanks" }] },
     ];
-    const message = await client.messages.create({ ...base, messages, tools, tool_choice: { type: "tool", name: "lookup" } });
+    const message = await client.messages.create({
+      ...base,
+      messages,
+      tools,
+      tool_choice: { type: "tool", name: "lookup" },
+    });
     expect(message.content).toEqual([{ type: "text", text: "done" }]);
     expect(llm.pending()).toBe(0);
   });
@@ -164,10 +204,20 @@ describe("history validation", () => {
     ["an empty model", { model: "" }, "model: String should have at least 1 character"],
     ["a missing max_tokens", { max_tokens: undefined }, "max_tokens: Field required"],
     ["no messages", { messages: [] }, "messages: at least one message is required"],
-    ["a first message from the assistant", { messages: [{ role: "assistant", content: "Hi" }] }, 'messages: first message must use the "user" role'],
+    [
+      "a first message from the assistant",
+      { messages: [{ role: "assistant", content: "Hi" }] },
+      'messages: first message must use the "user" role',
+    ],
     [
       "a tool_use without its tool_result in the next message",
-      { messages: [...hello, { role: "assistant", content: [toolUse("toolu_01A"), toolUse("toolu_01B")] }, { role: "user", content: [toolResult("toolu_01A")] }] },
+      {
+        messages: [
+          ...hello,
+          { role: "assistant", content: [toolUse("toolu_01A"), toolUse("toolu_01B")] },
+          { role: "user", content: [toolResult("toolu_01A")] },
+        ],
+      },
       "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01B. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
     ],
     [
@@ -177,10 +227,20 @@ describe("history validation", () => {
     ],
     [
       "a tool_result for a tool_use of the previous message",
-      { messages: [...hello, { role: "assistant", content: [toolUse("toolu_01A")] }, { role: "user", content: [toolResult("toolu_01A"), toolResult("toolu_01Z")] }] },
+      {
+        messages: [
+          ...hello,
+          { role: "assistant", content: [toolUse("toolu_01A")] },
+          { role: "user", content: [toolResult("toolu_01A"), toolResult("toolu_01Z")] },
+        ],
+      },
       "messages.2.content.1: unexpected `tool_use_id` found in `tool_result` blocks: toolu_01Z. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
     ],
-    ["an empty text block", { messages: [{ role: "user", content: [{ type: "text", text: "" }] }] }, "messages: text content blocks must be non-empty"],
+    [
+      "an empty text block",
+      { messages: [{ role: "user", content: [{ type: "text", text: "" }] }] },
+      "messages: text content blocks must be non-empty",
+    ],
     [
       "an empty message",
       { messages: [...hello, { role: "assistant", content: [] }, { role: "user", content: "again" }] },
@@ -204,7 +264,11 @@ describe("history validation", () => {
       { tools: [{ name: "list", input_schema: { type: "array" } as unknown as Anthropic.Tool.InputSchema }] },
       "tools.0.custom.input_schema.type: Input should be 'object'",
     ],
-    ["a tool_choice naming an unknown tool", { tools, tool_choice: { type: "tool", name: "nope" } }, "tool_choice.name: Tool 'nope' not found in provided tools"],
+    [
+      "a tool_choice naming an unknown tool",
+      { tools, tool_choice: { type: "tool", name: "nope" } },
+      "tool_choice.name: Tool 'nope' not found in provided tools",
+    ],
   ];
 
   it.each(cases)("rejects %s with 400 before consuming a turn", async (_name, override, expected) => {
@@ -213,7 +277,10 @@ describe("history validation", () => {
     const error = await client.messages.create(params).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BadRequestError);
     expect((error as BadRequestError).status).toBe(400);
-    expect((error as APIError).error).toMatchObject({ type: "error", error: { type: "invalid_request_error", message: expected } });
+    expect((error as APIError).error).toMatchObject({
+      type: "error",
+      error: { type: "invalid_request_error", message: expected },
+    });
     expect(llm.pending()).toBe(1);
     expect(llm.requests).toHaveLength(1);
   });

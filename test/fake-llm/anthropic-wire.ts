@@ -83,7 +83,10 @@ export function anthropicStreamEvents(answer: ResolvedAnswer): SseEvent[] {
     blocks.push({
       start: { type: "tool_use", id: call.id, name: call.name, input: {} },
       // Recorded tool blocks open with an empty partial_json before the pieces.
-      deltas: ["", ...splitJson(call.argumentsJson)].map((partial_json) => ({ type: "input_json_delta", partial_json })),
+      deltas: ["", ...splitJson(call.argumentsJson)].map((partial_json) => ({
+        type: "input_json_delta",
+        partial_json,
+      })),
     });
   }
   blocks.forEach((block, index) => {
@@ -123,7 +126,15 @@ const ERROR_TYPES: Record<number, string> = {
   529: "overloaded_error",
 };
 
-export function anthropicErrorBody({ status, message, requestId }: { status: number; message: string; requestId: string }) {
+export function anthropicErrorBody({
+  status,
+  message,
+  requestId,
+}: {
+  status: number;
+  message: string;
+  requestId: string;
+}) {
   const type = ERROR_TYPES[status] ?? (status >= 500 ? "api_error" : "invalid_request_error");
   return { type: "error", error: { type, message }, request_id: requestId };
 }

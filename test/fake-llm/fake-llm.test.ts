@@ -48,7 +48,9 @@ describe("the scripted queue", () => {
   it("answers 500 'fake llm: no scripted turn' when the queue and respond are both empty", async () => {
     const error = await openai.chat.completions.create(openAiParams).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.InternalServerError);
-    expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ message: "fake llm: no scripted turn" });
+    expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({
+      message: "fake llm: no scripted turn",
+    });
   });
 
   it("reset clears the queue, the requests and respond", async () => {
@@ -63,9 +65,18 @@ describe("the scripted queue", () => {
   });
 
   it("adds retry-after-ms: 5 to 429 and 5xx answers, never x-should-retry: false, and lets a turn override headers", async () => {
-    llm.script({ status: 429 }, { status: 503 }, { status: 400 }, { status: 429, headers: { "retry-after-ms": "20", "x-extra": "1" } });
+    llm.script(
+      { status: 429 },
+      { status: 503 },
+      { status: 400 },
+      { status: 429, headers: { "retry-after-ms": "20", "x-extra": "1" } },
+    );
     const post = () =>
-      fetch(`${llm.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(anthropicParams) });
+      fetch(`${llm.url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(anthropicParams),
+      });
     const answers = [await post(), await post(), await post(), await post()];
     expect(answers.map((r) => r.status)).toEqual([429, 503, 400, 429]);
     expect(answers.map((r) => r.headers.get("retry-after-ms"))).toEqual(["5", "5", null, "20"]);
@@ -85,56 +96,77 @@ describe("broken streams", () => {
   afterAll(() => llm.close());
 
   const apis = [
-    { api: "anthropic", path: "/v1/messages", params: anthropicParams, keepAlive: 'event: ping\ndata: {"type":"ping"}' },
+    {
+      api: "anthropic",
+      path: "/v1/messages",
+      params: anthropicParams,
+      keepAlive: 'event: ping\ndata: {"type":"ping"}',
+    },
     { api: "openai", path: "/v1/chat/completions", params: openAiParams, keepAlive: ": keep-alive" },
   ] as const;
   const post = (path: string, params: object) =>
-    fetch(`${llm.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...params, stream: true }) });
+    fetch(`${llm.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ ...params, stream: true }),
+    });
   /** The SSE blocks of a whole answer, to compare a broken one with. */
   const wholeStream = async (path: string, params: object) => {
     llm.script({ text: "one two three four five" });
     return blocksOf(await (await post(path, params)).text());
   };
 
-  it.each(apis)("$api: stallAfterChunks sends that many events, then only keep-alives until the client leaves", async ({ path, params, keepAlive }) => {
-    const whole = await wholeStream(path, params);
-    llm.script({ text: "one two three four five", stallAfterChunks: 3, keepAliveMs: 10 });
-    const res = await post(path, params);
-    const reader = res.body!.getReader();
-    const decoder = new TextDecoder();
-    let text = "";
-    while (blocksOf(text).length < 6) text += decoder.decode((await reader.read()).value, { stream: true });
-    await reader.cancel();
-    const blocks = blocksOf(text);
-    expect(blocks.slice(0, 3).map(withoutIds)).toEqual(whole.slice(0, 3).map(withoutIds));
-    expect(blocks.slice(3)).toEqual(Array(blocks.length - 3).fill(keepAlive));
-  });
+  it.each(apis)(
+    "$api: stallAfterChunks sends that many events, then only keep-alives until the client leaves",
+    async ({ path, params, keepAlive }) => {
+      const whole = await wholeStream(path, params);
+      llm.script({ text: "one two three four five", stallAfterChunks: 3, keepAliveMs: 10 });
+      const res = await post(path, params);
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = "";
+      while (blocksOf(text).length < 6) text += decoder.decode((await reader.read()).value, { stream: true });
+      await reader.cancel();
+      const blocks = blocksOf(text);
+      expect(blocks.slice(0, 3).map(withoutIds)).toEqual(whole.slice(0, 3).map(withoutIds));
+      expect(blocks.slice(3)).toEqual(Array(blocks.length - 3).fill(keepAlive));
+    },
+  );
 
-  it.each(apis)("$api: truncateAfterChunks ends the response cleanly before the stream's own end", async ({ api, path, params }) => {
-    const whole = await wholeStream(path, params);
-    llm.script({ toolCalls: [{ name: "lookup", input: { q: "a long query" } }], truncateAfterChunks: 4 });
-    const res = await post(path, params);
-    expect(res.status).toBe(200);
-    const blocks = blocksOf(await res.text());
-    expect(blocks).toHaveLength(4);
-    expect(whole.length).toBeGreaterThan(4);
-    const text = blocks.join("\n");
-    if (api === "anthropic") expect(text).not.toContain("message_stop");
-    else expect(text).not.toMatch(/\[DONE\]|"finish_reason":"/);
-  });
+  it.each(apis)(
+    "$api: truncateAfterChunks ends the response cleanly before the stream's own end",
+    async ({ api, path, params }) => {
+      const whole = await wholeStream(path, params);
+      llm.script({ toolCalls: [{ name: "lookup", input: { q: "a long query" } }], truncateAfterChunks: 4 });
+      const res = await post(path, params);
+      expect(res.status).toBe(200);
+      const blocks = blocksOf(await res.text());
+      expect(blocks).toHaveLength(4);
+      expect(whole.length).toBeGreaterThan(4);
+      const text = blocks.join("\n");
+      if (api === "anthropic") expect(text).not.toContain("message_stop");
+      else expect(text).not.toMatch(/\[DONE\]|"finish_reason":"/);
+    },
+  );
 });
 
 /** The blank-line separated blocks of an SSE body. */
 const blocksOf = (body: string) => body.split("\n\n").slice(0, -1);
 /** Ids, timestamps and obfuscation differ between two answers; the rest must not. */
-const withoutIds = (block: string) => block.replace(/"(id|created|obfuscation|system_fingerprint)":("[^"]*"|\d+)/g, '"$1":_');
+const withoutIds = (block: string) =>
+  block.replace(/"(id|created|obfuscation|system_fingerprint)":("[^"]*"|\d+)/g, '"$1":_');
 
 describe("closing", () => {
   it("ends requests that are still hanging, streamed or not, and resolves", async () => {
     const llm = await startFakeLlm();
     llm.script({ hang: true }, { hang: true });
     const body = (stream: boolean) => JSON.stringify({ ...anthropicParams, stream });
-    const post = (stream: boolean) => fetch(`${llm.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: body(stream) });
+    const post = (stream: boolean) =>
+      fetch(`${llm.url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: body(stream),
+      });
     const streaming = await post(true); // headers arrive, then nothing
     const plain = post(false).catch((e: unknown) => e);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -171,12 +203,17 @@ describe("driving it from another process", () => {
     });
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
 
-    const scripted = await fetch(`${url}/_script`, { method: "POST", body: JSON.stringify([{ text: "from POST /_script" }]) });
+    const scripted = await fetch(`${url}/_script`, {
+      method: "POST",
+      body: JSON.stringify([{ text: "from POST /_script" }]),
+    });
     expect(await scripted.json()).toEqual({ pending: 2 });
 
     const anthropic = new Anthropic({ apiKey: "test", baseURL: url });
     const openai = new OpenAI({ apiKey: "test", baseURL: `${url}/v1` });
-    expect((await anthropic.messages.create(anthropicParams)).content).toEqual([{ type: "text", text: "from the env" }]);
+    expect((await anthropic.messages.create(anthropicParams)).content).toEqual([
+      { type: "text", text: "from the env" },
+    ]);
     expect((await openai.chat.completions.create(openAiParams)).choices[0]!.message.content).toBe("from POST /_script");
 
     const requests = (await (await fetch(`${url}/_requests`)).json()) as RecordedRequest[];

@@ -17,13 +17,7 @@ export interface FakeToolCall {
 }
 
 export type FakeStop =
-  | "end"
-  | "tool"
-  | "max_tokens"
-  | "refusal"
-  | "content_filter"
-  | "pause_turn"
-  | "context_window_exceeded";
+  "end" | "tool" | "max_tokens" | "refusal" | "content_filter" | "pause_turn" | "context_window_exceeded";
 
 export interface FakeUsage {
   input: number;

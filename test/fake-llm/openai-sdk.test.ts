@@ -1,6 +1,10 @@
-import type { APIError} from "openai";
+import type { APIError } from "openai";
 import OpenAI, { APIUserAbortError, BadRequestError, InternalServerError } from "openai";
-import type { ChatCompletionChunk, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import type {
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+} from "openai/resources/chat/completions";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type FakeLlm, type FakeStop, startFakeLlm } from "./server.js";
 
@@ -51,17 +55,27 @@ async function accumulate(stream: AsyncIterable<ChatCompletionChunk>): Promise<A
   return out;
 }
 
-const streamed = (extra: Partial<OpenAI.ChatCompletionCreateParamsStreaming> = {}, options: OpenAI.RequestOptions = {}) =>
-  client.chat.completions.create({ model, messages: hello, stream: true, ...extra }, options);
+const streamed = (
+  extra: Partial<OpenAI.ChatCompletionCreateParamsStreaming> = {},
+  options: OpenAI.RequestOptions = {},
+) => client.chat.completions.create({ model, messages: hello, stream: true, ...extra }, options);
 
 describe("answers", () => {
   it("returns the scripted text from a non-streaming create", async () => {
     llm.script({ text: "Paris is the capital of France." });
     const completion = await client.chat.completions.create({ model, messages: hello });
-    expect(completion.choices[0]!.message).toMatchObject({ role: "assistant", content: "Paris is the capital of France." });
+    expect(completion.choices[0]!.message).toMatchObject({
+      role: "assistant",
+      content: "Paris is the capital of France.",
+    });
     expect(completion.choices[0]!.finish_reason).toBe("stop");
     expect(completion.id).toMatch(/^chatcmpl-[A-Za-z0-9]{29}$/);
-    expect(llm.requests[0]).toMatchObject({ api: "openai", path: "/v1/chat/completions", stream: false, body: { model, messages: hello } });
+    expect(llm.requests[0]).toMatchObject({
+      api: "openai",
+      path: "/v1/chat/completions",
+      stream: false,
+      body: { model, messages: hello },
+    });
     expect(llm.requests[0]!.headers.authorization).toBe("Bearer test");
   });
 
@@ -77,7 +91,9 @@ describe("answers", () => {
 
   it("streams tool calls with verbatim ids, the name first, and the arguments over several chunks", async () => {
     const input = { city: "Paris", days: 3, units: { temp: "C" } };
-    llm.script({ toolCalls: [{ id: "call_AAAAAAAAAAAAAAAAAAAAAAAA", name: "get_weather", input }, { name: "get_time" }] });
+    llm.script({
+      toolCalls: [{ id: "call_AAAAAAAAAAAAAAAAAAAAAAAA", name: "get_weather", input }, { name: "get_time" }],
+    });
     const result = await accumulate(await streamed());
     expect(result.finishReason).toBe("tool_calls");
     expect(result.text).toBe("");
@@ -94,7 +110,9 @@ describe("answers", () => {
     const { message, finish_reason } = (await client.chat.completions.create({ model, messages: hello })).choices[0]!;
     expect(finish_reason).toBe("tool_calls");
     expect(message.content).toBe("Checking.");
-    expect(message.tool_calls).toEqual([{ id: "call_1", type: "function", function: { name: "lookup", arguments: '{"q":"x"}' } }]);
+    expect(message.tool_calls).toEqual([
+      { id: "call_1", type: "function", function: { name: "lookup", arguments: '{"q":"x"}' } },
+    ]);
   });
 
   it("sends rawArguments verbatim, streamed or not", async () => {
@@ -116,16 +134,25 @@ describe("answers", () => {
     ["context_window_exceeded", "length"],
   ])("maps stop %s to finish_reason %s", async (stop, finishReason) => {
     llm.script({ text: "partial", stop }, { text: "partial", stop });
-    expect((await client.chat.completions.create({ model, messages: hello })).choices[0]!.finish_reason).toBe(finishReason);
+    expect((await client.chat.completions.create({ model, messages: hello })).choices[0]!.finish_reason).toBe(
+      finishReason,
+    );
     expect((await accumulate(await streamed())).finishReason).toBe(finishReason);
   });
 
   it("maps usage: cached reads count inside prompt_tokens, and a usage chunk comes only when asked for", async () => {
     const usage = { input: 120, output: 33, cacheRead: 1000, cacheWrite: 50 };
     llm.script({ text: "hi", usage }, { text: "hi", usage }, { text: "hi", usage });
-    const expected = { prompt_tokens: 1120, completion_tokens: 33, total_tokens: 1153, prompt_tokens_details: { cached_tokens: 1000 } };
+    const expected = {
+      prompt_tokens: 1120,
+      completion_tokens: 33,
+      total_tokens: 1153,
+      prompt_tokens_details: { cached_tokens: 1000 },
+    };
     expect((await client.chat.completions.create({ model, messages: hello })).usage).toMatchObject(expected);
-    expect((await accumulate(await streamed({ stream_options: { include_usage: true } }))).usage).toMatchObject(expected);
+    expect((await accumulate(await streamed({ stream_options: { include_usage: true } }))).usage).toMatchObject(
+      expected,
+    );
     expect((await accumulate(await streamed())).usage).toBeUndefined();
   });
 
@@ -166,7 +193,9 @@ describe("errors and retries", () => {
     llm.script({ hang: true }, { text: "still alive" });
     const call = client.chat.completions.create({ model, messages: hello }, { signal: AbortSignal.timeout(100) });
     await expect(call).rejects.toBeInstanceOf(APIUserAbortError);
-    expect((await client.chat.completions.create({ model, messages: hello })).choices[0]!.message.content).toBe("still alive");
+    expect((await client.chat.completions.create({ model, messages: hello })).choices[0]!.message.content).toBe(
+      "still alive",
+    );
   });
 
   it("lets an AbortSignal end a hanging stream, which the SDK ends without an error", async () => {
@@ -179,7 +208,9 @@ describe("errors and retries", () => {
     const result = await reading;
     expect(controller.signal.aborted).toBe(true);
     expect(result).toMatchObject({ text: "", finishReason: null });
-    expect((await client.chat.completions.create({ model, messages: hello })).choices[0]!.message.content).toBe("still alive");
+    expect((await client.chat.completions.create({ model, messages: hello })).choices[0]!.message.content).toBe(
+      "still alive",
+    );
   });
 });
 
@@ -190,7 +221,10 @@ const assistantCalling = (...ids: string[]): ChatCompletionMessageParam => ({
 });
 const toolMessage = (id: string): ChatCompletionMessageParam => ({ role: "tool", tool_call_id: id, content: "ok" });
 const tools: OpenAI.ChatCompletionTool[] = [
-  { type: "function", function: { name: "lookup", parameters: { type: "object", properties: { q: { type: "string" } } } } },
+  {
+    type: "function",
+    function: { name: "lookup", parameters: { type: "object", properties: { q: { type: "string" } } } },
+  },
 ];
 
 describe("history validation", () => {
@@ -212,40 +246,70 @@ describe("history validation", () => {
 
   const UNANSWERED =
     "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ";
-  const cases: Array<[string, Record<string, unknown>, { message: string; param: string | null; code?: string | null }]> = [
+  const cases: Array<
+    [string, Record<string, unknown>, { message: string; param: string | null; code?: string | null }]
+  > = [
     ["a missing model", { model: undefined }, { message: "you must provide a model parameter", param: null }],
     [
       "no messages",
       { messages: [] },
-      { message: "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", param: "messages", code: "empty_array" },
+      {
+        message:
+          "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+        param: "messages",
+        code: "empty_array",
+      },
     ],
     [
       "tool calls followed by another role before every answer",
-      { messages: [...hello, assistantCalling("call_A", "call_B"), toolMessage("call_A"), { role: "user", content: "and?" }] },
+      {
+        messages: [
+          ...hello,
+          assistantCalling("call_A", "call_B"),
+          toolMessage("call_A"),
+          { role: "user", content: "and?" },
+        ],
+      },
       { message: `${UNANSWERED}call_B`, param: "messages" },
     ],
-    ["tool calls as the last message", { messages: [...hello, assistantCalling("call_A", "call_B")] }, { message: `${UNANSWERED}call_A, call_B`, param: "messages" }],
+    [
+      "tool calls as the last message",
+      { messages: [...hello, assistantCalling("call_A", "call_B")] },
+      { message: `${UNANSWERED}call_A, call_B`, param: "messages" },
+    ],
     [
       "a tool message with no tool calls before it",
       { messages: [...hello, { role: "assistant", content: "Hi" }, toolMessage("call_A")] },
-      { message: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", param: "messages" },
+      {
+        message:
+          "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+        param: "messages",
+      },
     ],
     [
       "a tool message answering an id that was not called",
       { messages: [...hello, assistantCalling("call_A"), toolMessage("call_Z")] },
-      { message: "Invalid parameter: 'tool_call_id' of 'call_Z' not found in 'tool_calls' of previous message.", param: "messages.[2].tool_call_id" },
+      {
+        message: "Invalid parameter: 'tool_call_id' of 'call_Z' not found in 'tool_calls' of previous message.",
+        param: "messages.[2].tool_call_id",
+      },
     ],
     [
       "tool call arguments that are not a string",
       {
         messages: [
           ...hello,
-          { role: "assistant", content: null, tool_calls: [{ id: "call_A", type: "function", function: { name: "lookup", arguments: { q: 1 } } }] },
+          {
+            role: "assistant",
+            content: null,
+            tool_calls: [{ id: "call_A", type: "function", function: { name: "lookup", arguments: { q: 1 } } }],
+          },
           toolMessage("call_A"),
         ],
       },
       {
-        message: "Invalid type for 'messages[1].tool_calls[0].function.arguments': expected a string, but got an object instead.",
+        message:
+          "Invalid type for 'messages[1].tool_calls[0].function.arguments': expected a string, but got an object instead.",
         param: "messages[1].tool_calls[0].function.arguments",
         code: "invalid_type",
       },

@@ -109,7 +109,8 @@ export function createPromptCache() {
       let read = 0;
       for (let j = hashes.length - 1; j >= 0; j--) {
         if (cached.has(hashes[j]!)) {
-          read = totals[j]! >= MIN_CACHEABLE_TOKENS ? Math.floor(totals[j]! / OPENAI_CACHE_STEP) * OPENAI_CACHE_STEP : 0;
+          read =
+            totals[j]! >= MIN_CACHEABLE_TOKENS ? Math.floor(totals[j]! / OPENAI_CACHE_STEP) * OPENAI_CACHE_STEP : 0;
           break;
         }
       }
@@ -144,7 +145,12 @@ function anthropicSegments(body: JsonObject): { segments: unknown[]; breakpoints
   for (const message of Array.isArray(body.messages) ? body.messages : []) {
     if (!isJsonObject(message)) continue;
     // A turn's role is part of what is cached: it goes with its first block.
-    const blocks = typeof message.content === "string" ? [{ type: "text", text: message.content }] : Array.isArray(message.content) ? message.content : [];
+    const blocks =
+      typeof message.content === "string"
+        ? [{ type: "text", text: message.content }]
+        : Array.isArray(message.content)
+          ? message.content
+          : [];
     blocks.forEach((block, i) => add(i === 0 && isJsonObject(block) ? { role: message.role, ...block } : block));
   }
   return { segments, breakpoints };
@@ -161,16 +167,20 @@ export function checkCacheControl(body: JsonObject): string | null {
     if (!isJsonObject(block) || block.cache_control === undefined || block.cache_control === null) return null;
     found++;
     const control = block.cache_control;
-    if (!isJsonObject(control) || control.type !== "ephemeral") return `${where}.cache_control.type: Input should be 'ephemeral'`;
-    if (control.ttl !== undefined && control.ttl !== "5m" && control.ttl !== "1h") return `${where}.cache_control.ttl: Input should be '5m' or '1h'`;
-    if (block.type === "text" && block.text === "") return `${where}: cache_control cannot be set for empty text blocks`;
+    if (!isJsonObject(control) || control.type !== "ephemeral")
+      return `${where}.cache_control.type: Input should be 'ephemeral'`;
+    if (control.ttl !== undefined && control.ttl !== "5m" && control.ttl !== "1h")
+      return `${where}.cache_control.ttl: Input should be '5m' or '1h'`;
+    if (block.type === "text" && block.text === "")
+      return `${where}: cache_control cannot be set for empty text blocks`;
     return null;
   };
   const problems: (string | null)[] = [];
   (Array.isArray(body.tools) ? body.tools : []).forEach((tool, i) => problems.push(check(tool, `tools.${i}`)));
   if (Array.isArray(body.system)) body.system.forEach((block, i) => problems.push(check(block, `system.${i}`)));
   (Array.isArray(body.messages) ? body.messages : []).forEach((message, n) => {
-    if (isJsonObject(message) && Array.isArray(message.content)) message.content.forEach((block, m) => problems.push(check(block, `messages.${n}.content.${m}`)));
+    if (isJsonObject(message) && Array.isArray(message.content))
+      message.content.forEach((block, m) => problems.push(check(block, `messages.${n}.content.${m}`)));
   });
   const problem = problems.find((p) => p !== null);
   if (problem) return problem;

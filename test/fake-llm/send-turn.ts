@@ -105,12 +105,23 @@ export async function sendTurn({
     if (signal.aborted) return;
     res.write(formatSseEvent(event));
   }
-  if (answer.truncateAfterChunks === undefined && answer.stallAfterChunks !== undefined) return stall({ api, res, keepAliveMs: answer.keepAliveMs, signal });
+  if (answer.truncateAfterChunks === undefined && answer.stallAfterChunks !== undefined)
+    return stall({ api, res, keepAliveMs: answer.keepAliveMs, signal });
   res.end();
 }
 
 /** Holds a stream open with nothing in it but keep-alives (if any) until the client leaves. */
-async function stall({ api, res, keepAliveMs, signal }: { api: WireApi; res: ServerResponse; keepAliveMs: number | undefined; signal: AbortSignal }) {
+async function stall({
+  api,
+  res,
+  keepAliveMs,
+  signal,
+}: {
+  api: WireApi;
+  res: ServerResponse;
+  keepAliveMs: number | undefined;
+  signal: AbortSignal;
+}) {
   if (keepAliveMs === undefined) return untilAborted(signal);
   while (await pause(keepAliveMs, signal)) res.write(api.keepAlive);
 }

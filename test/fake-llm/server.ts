@@ -59,7 +59,10 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
  * APIs: the real SDKs talk to it over HTTP, it answers with scripted turns,
  * and it rejects broken histories exactly as the real APIs do.
  */
-export async function startFakeLlm({ port = 0, chunkDelayMs = 0 }: { port?: number; chunkDelayMs?: number } = {}): Promise<FakeLlm> {
+export async function startFakeLlm({
+  port = 0,
+  chunkDelayMs = 0,
+}: { port?: number; chunkDelayMs?: number } = {}): Promise<FakeLlm> {
   const queue: FakeTurn[] = [];
   const requests: RecordedRequest[] = [];
   /**
@@ -85,18 +88,36 @@ export async function startFakeLlm({ port = 0, chunkDelayMs = 0 }: { port?: numb
     requests.push(recorded);
     const problem = parsed.ok ? api.validate(body) : { message: "There was an error parsing the body: invalid JSON" };
     if (problem !== null) return sendError({ api, res, status: 400, error: problem });
-    const counted = api.name === "anthropic" ? promptCache.anthropic(body as JsonObject) : promptCache.openai(body as JsonObject);
+    const counted =
+      api.name === "anthropic" ? promptCache.anthropic(body as JsonObject) : promptCache.openai(body as JsonObject);
     recorded.counted = counted;
     const userTexts = api.name === "anthropic" ? anthropicUserTexts(body) : [];
     if (userTexts.some((t) => refusedTriggers.has(t))) {
-      return sendTurn({ api, res, turn: { text: "", stop: "refusal" }, body: body as Record<string, unknown>, counted, defaultChunkDelayMs: chunkDelayMs, signal });
+      return sendTurn({
+        api,
+        res,
+        turn: { text: "", stop: "refusal" },
+        body: body as Record<string, unknown>,
+        counted,
+        defaultChunkDelayMs: chunkDelayMs,
+        signal,
+      });
     }
     const turn = queue.shift() ?? llm.respond?.(recorded);
-    if (turn !== undefined && "stop" in turn && turn.stop === "refusal" && userTexts.length > 0) refusedTriggers.add(userTexts.at(-1)!);
+    if (turn !== undefined && "stop" in turn && turn.stop === "refusal" && userTexts.length > 0)
+      refusedTriggers.add(userTexts.at(-1)!);
     if (turn === undefined) {
       return sendError({ api, res, status: 500, error: { message: "fake llm: no scripted turn" } });
     }
-    await sendTurn({ api, res, turn, body: body as Record<string, unknown>, counted, defaultChunkDelayMs: chunkDelayMs, signal });
+    await sendTurn({
+      api,
+      res,
+      turn,
+      body: body as Record<string, unknown>,
+      counted,
+      defaultChunkDelayMs: chunkDelayMs,
+      signal,
+    });
   }
 
   /** Lets a test in another process drive the fake (see main.ts). */
@@ -113,7 +134,10 @@ export async function startFakeLlm({ port = 0, chunkDelayMs = 0 }: { port?: numb
       llm.reset();
       return sendJson(res, 200, { pending: 0 });
     }
-    sendJson(res, 404, { type: "error", error: { type: "not_found_error", message: `Not found: ${req.method} ${path}` } });
+    sendJson(res, 404, {
+      type: "error",
+      error: { type: "not_found_error", message: `Not found: ${req.method} ${path}` },
+    });
   }
 
   const server = createServer((req, res) => {

@@ -112,10 +112,12 @@ function toolResultContentProblem(content: unknown, where: string): string | nul
   for (const [k, block] of content.entries()) {
     if (!isJsonObject(block)) return `${where}.${k}: Input should be a valid dictionary`;
     if (block.type === "text") {
-      if (typeof block.text !== "string" || block.text.trim() === "") return "messages: text content blocks must contain non-whitespace text";
+      if (typeof block.text !== "string" || block.text.trim() === "")
+        return "messages: text content blocks must contain non-whitespace text";
       continue;
     }
-    if (block.type !== "image" && block.type !== "document") return `${where}.${k}: Input tag '${String(block.type)}' found using 'type' does not match any of the expected tags: 'text', 'image', 'search_result', 'document'`;
+    if (block.type !== "image" && block.type !== "document")
+      return `${where}.${k}: Input tag '${String(block.type)}' found using 'type' does not match any of the expected tags: 'text', 'image', 'search_result', 'document'`;
     const media = anthropicMediaProblem(block, `${where}.${k}`);
     if (media !== null) return media;
   }

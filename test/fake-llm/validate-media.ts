@@ -7,7 +7,6 @@ import type { JsonObject } from "./json-object.js";
  * of the media type declared.
  */
 
-
 const MAGIC: Record<string, (b: Buffer) => boolean> = {
   "image/png": (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
   "image/jpeg": (b) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff,
@@ -20,7 +19,8 @@ const MAGIC: Record<string, (b: Buffer) => boolean> = {
 export function base64Problem(mediaType: unknown, data: unknown): string | null {
   if (typeof mediaType !== "string" || !(mediaType in MAGIC)) return `unsupported media type: ${String(mediaType)}`;
   if (typeof data !== "string" || data === "" || !isBase64(data)) return "invalid base64 data";
-  if (!MAGIC[mediaType]!(Buffer.from(data, "base64"))) return `the data was specified using the ${mediaType} media type, but does not appear to be one`;
+  if (!MAGIC[mediaType]!(Buffer.from(data, "base64")))
+    return `the data was specified using the ${mediaType} media type, but does not appear to be one`;
   return null;
 }
 
@@ -28,8 +28,12 @@ export function base64Problem(mediaType: unknown, data: unknown): string | null 
 export function anthropicMediaProblem(block: JsonObject, where: string): string | null {
   if (block.type !== "image" && block.type !== "document") return null;
   const source = block.source as JsonObject | undefined;
-  if (source?.type === "url") return typeof source.url === "string" && /^https?:\/\//.test(source.url) ? null : `${where}.source.url: must be an http(s) URL`;
-  if (source?.type === "text" && block.type === "document") return typeof source.data === "string" ? null : `${where}.source.data: must be a string`;
+  if (source?.type === "url")
+    return typeof source.url === "string" && /^https?:\/\//.test(source.url)
+      ? null
+      : `${where}.source.url: must be an http(s) URL`;
+  if (source?.type === "text" && block.type === "document")
+    return typeof source.data === "string" ? null : `${where}.source.data: must be a string`;
   if (source?.type !== "base64") return `${where}.source: unknown source type ${String(source?.type)}`;
   const problem = base64Problem(source.media_type, source.data);
   return problem === null ? null : `${where}.source.base64: ${problem}`;
@@ -42,7 +46,8 @@ export function openAIPartProblem(part: JsonObject, where: string): string | nul
     if (typeof url === "string" && /^https?:\/\//.test(url)) return null;
     return dataUrlProblem(url, `${where}.image_url.url`);
   }
-  if (part.type === "file") return dataUrlProblem((part.file as JsonObject | undefined)?.file_data, `${where}.file.file_data`);
+  if (part.type === "file")
+    return dataUrlProblem((part.file as JsonObject | undefined)?.file_data, `${where}.file.file_data`);
   return null;
 }
 

@@ -20,11 +20,16 @@ function jsonTypeName(value: unknown): string {
 function checkTopLevel(body: JsonObject): WireError | null {
   if (typeof body.model !== "string" || body.model === "") return { message: "you must provide a model parameter" };
   if (body.messages === undefined) {
-    return { message: "Missing required parameter: 'messages'.", param: "messages", code: "missing_required_parameter" };
+    return {
+      message: "Missing required parameter: 'messages'.",
+      param: "messages",
+      code: "missing_required_parameter",
+    };
   }
   if (!Array.isArray(body.messages) || body.messages.length === 0) {
     return {
-      message: "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+      message:
+        "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
       param: "messages",
       code: "empty_array",
     };
@@ -78,7 +83,8 @@ export function validateOpenAiRequest(body: unknown): WireError | null {
     if (message.role === "tool") {
       if (open === null) {
         return {
-          message: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+          message:
+            "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
           param: "messages",
         };
       }
@@ -98,7 +104,10 @@ export function validateOpenAiRequest(body: unknown): WireError | null {
     const toolCalls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isJsonObject) : [];
     if (toolCalls.length === 0) {
       if (message.content === null || message.content === undefined) {
-        return { message: "Invalid value for 'content': expected a string, got null.", param: `messages.[${i}].content` };
+        return {
+          message: "Invalid value for 'content': expected a string, got null.",
+          param: `messages.[${i}].content`,
+        };
       }
       continue;
     }

@@ -22,14 +22,21 @@ const fixture = (name: string): Json[] =>
 function keyPaths(value: unknown, path = ""): string[] {
   if (Array.isArray(value)) return [`${path}:array`, ...value.flatMap((item) => keyPaths(item, `${path}[]`))];
   if (value !== null && typeof value === "object") {
-    return [`${path}:object`, ...Object.entries(value).flatMap(([key, item]) => keyPaths(item, path ? `${path}.${key}` : key))];
+    return [
+      `${path}:object`,
+      ...Object.entries(value).flatMap(([key, item]) => keyPaths(item, path ? `${path}.${key}` : key)),
+    ];
   }
   return [`${path}:${value === null ? "null" : typeof value}`];
 }
 
 /** Key paths of a whole stream; Anthropic's are namespaced by event type. */
 function streamShape(events: Json[], api: "anthropic" | "openai"): Set<string> {
-  return new Set(events.flatMap((event) => keyPaths(event).map((path) => (api === "anthropic" ? `${String(event.type)}/${path}` : path))));
+  return new Set(
+    events.flatMap((event) =>
+      keyPaths(event).map((path) => (api === "anthropic" ? `${String(event.type)}/${path}` : path)),
+    ),
+  );
 }
 
 /** What each OpenAI chunk does, so the order of a stream can be compared. */
@@ -63,7 +70,13 @@ async function streamFromFake(api: "anthropic" | "openai", turn: FakeTurn, extra
   const response = await fetch(`${llm.url}${path}`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: "m", max_tokens: 100, messages: [{ role: "user", content: "Hi" }], stream: true, ...extra }),
+    body: JSON.stringify({
+      model: "m",
+      max_tokens: 100,
+      messages: [{ role: "user", content: "Hi" }],
+      stream: true,
+      ...extra,
+    }),
   });
   expect(response.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
   return parseSse(await response.text());
@@ -72,18 +85,35 @@ async function streamFromFake(api: "anthropic" | "openai", turn: FakeTurn, extra
 const weatherInput = { elements: [{ location: "San Francisco", temperature: 58, condition: "sunny" }] };
 
 describe.each([
-  { api: "anthropic" as const, name: "anthropic-text", turn: { text: "Hello! I'm doing well, thank you for asking." }, extra: {} },
-  { api: "anthropic" as const, name: "anthropic-tool-use", turn: { toolCalls: [{ name: "json", input: weatherInput }] }, extra: {} },
+  {
+    api: "anthropic" as const,
+    name: "anthropic-text",
+    turn: { text: "Hello! I'm doing well, thank you for asking." },
+    extra: {},
+  },
+  {
+    api: "anthropic" as const,
+    name: "anthropic-tool-use",
+    turn: { toolCalls: [{ name: "json", input: weatherInput }] },
+    extra: {},
+  },
   {
     api: "openai" as const,
     name: "openai-text",
     turn: { text: "**Holiday Name:** Harmony Day" },
     extra: { stream_options: { include_usage: true } },
   },
-  { api: "openai" as const, name: "openai-tool-calls", turn: { toolCalls: [{ name: "get_weather", input: { location: "San Francisco, CA" } }] }, extra: {} },
+  {
+    api: "openai" as const,
+    name: "openai-tool-calls",
+    turn: { toolCalls: [{ name: "get_weather", input: { location: "San Francisco, CA" } }] },
+    extra: {},
+  },
 ])("$name", ({ api, name, turn, extra }) => {
   const recorded = fixture(name);
-  const allRecorded = (api === "anthropic" ? ["anthropic-text", "anthropic-tool-use"] : ["openai-text", "openai-tool-calls"]).flatMap(fixture);
+  const allRecorded = (
+    api === "anthropic" ? ["anthropic-text", "anthropic-tool-use"] : ["openai-text", "openai-tool-calls"]
+  ).flatMap(fixture);
 
   it("streams events in the recorded order", async () => {
     const events = await streamFromFake(api, turn, extra);
@@ -93,7 +123,10 @@ describe.each([
 
   it("has every recorded key with its type, and no key the recordings lack", async () => {
     const events = await streamFromFake(api, turn, extra);
-    const ours = streamShape(events.filter((e) => e.data !== "[DONE]").map((e) => JSON.parse(e.data) as Json), api);
+    const ours = streamShape(
+      events.filter((e) => e.data !== "[DONE]").map((e) => JSON.parse(e.data) as Json),
+      api,
+    );
     expect([...streamShape(recorded, api)].filter((path) => !ours.has(path))).toEqual([]);
     const known = streamShape(allRecorded, api);
     expect([...ours].filter((path) => !known.has(path))).toEqual([]);

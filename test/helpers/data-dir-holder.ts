@@ -20,7 +20,14 @@ export function startHolder(mode: "hold" | "race", dir: string) {
     if (next.done) throw new Error(`the holder ended without a word: ${child.exitCode}`);
     return next.value;
   };
-  return { child, said, exited, go: () => child.stdin.write("go\n"), kill: () => (child.kill("SIGKILL"), exited), end: () => (child.stdin.end(), exited) };
+  return {
+    child,
+    said,
+    exited,
+    go: () => child.stdin.write("go\n"),
+    kill: () => (child.kill("SIGKILL"), exited),
+    end: () => (child.stdin.end(), exited),
+  };
 }
 
 /** Every holder still running: for afterAll, whatever happened. */

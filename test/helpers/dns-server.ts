@@ -15,7 +15,13 @@ export interface DnsServer {
  * never answers), anything else NXDOMAIN; other query types get an empty
  * answer.
  */
-export async function startDnsServer({ answers, hang }: { answers: Record<string, string>; hang: string[] }): Promise<DnsServer> {
+export async function startDnsServer({
+  answers,
+  hang,
+}: {
+  answers: Record<string, string>;
+  hang: string[];
+}): Promise<DnsServer> {
   const socket = createSocket("udp4");
   const asked: string[] = [];
   socket.on("message", (query, from) => {
@@ -31,7 +37,12 @@ export async function startDnsServer({ answers, hang }: { answers: Record<string
     header.writeUInt16BE(1, 4); // one question
     header.writeUInt16BE(found ? 1 : 0, 6);
     const question = query.subarray(12, end + 4);
-    const answer = found ? Buffer.concat([Buffer.from([0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4]), Buffer.from(address.split(".").map(Number))]) : Buffer.alloc(0);
+    const answer = found
+      ? Buffer.concat([
+          Buffer.from([0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4]),
+          Buffer.from(address.split(".").map(Number)),
+        ])
+      : Buffer.alloc(0);
     socket.send(Buffer.concat([header, question, answer]), from.port, from.address);
   });
   await new Promise<void>((resolve) => socket.bind(0, "127.0.0.1", resolve));

@@ -27,4 +27,11 @@ export interface ChatOptions<M extends UIMessage> extends Omit<ChatInit<M>, "tra
 }
 
 export const chatWith = <M extends UIMessage = UIMessage>({ url, body, headers, ...init }: ChatOptions<M>) =>
-  new HeadlessChat<M>({ ...init, transport: new DefaultChatTransport<M>({ api: `${url}/ui/chat`, ...(body && { body }), ...(headers && { headers }) }) });
+  new HeadlessChat<M>({
+    ...init,
+    transport: new DefaultChatTransport<M>({
+      api: `${url}/ui/chat`,
+      ...(body && { body }),
+      ...(headers && { headers }),
+    }),
+  });

@@ -7,7 +7,7 @@ export function lagEventLoop({ busyMs = 250 }: { busyMs?: number } = {}): { stop
   let lagging = true;
   const done = (async () => {
     while (lagging) {
-      for (const end = Date.now() + busyMs; Date.now() < end; ) {
+      for (const end = Date.now() + busyMs; Date.now() < end;) {
         // busy: nothing else runs
       }
       await new Promise((resolve) => setImmediate(resolve));
@@ -23,14 +23,17 @@ export function lagEventLoop({ busyMs = 250 }: { busyMs?: number } = {}): { stop
 
 /** Blocks the event loop once, for `ms`: one slow moment (a long synchronous stretch). */
 export function blockEventLoop(ms: number): void {
-  for (const end = Date.now() + ms; Date.now() < end; ) {
+  for (const end = Date.now() + ms; Date.now() < end;) {
     // busy
   }
 }
 
 /** Resolves once `condition()` holds, asked every 20 ms; rejects past `timeoutMs`. */
-export async function until(condition: () => boolean, { timeoutMs = 10_000, what = "the condition" }: { timeoutMs?: number; what?: string } = {}): Promise<void> {
-  for (const deadline = Date.now() + timeoutMs; !condition(); ) {
+export async function until(
+  condition: () => boolean,
+  { timeoutMs = 10_000, what = "the condition" }: { timeoutMs?: number; what?: string } = {},
+): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; !condition();) {
     if (Date.now() > deadline) throw new Error(`${what} did not hold within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

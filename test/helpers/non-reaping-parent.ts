@@ -19,11 +19,19 @@ export interface Unreaped {
  * until `sleep` ends, as under a supervisor or a shell script that does not
  * reap. Its stdin, stdout and stderr are the parent's (`parent.stdin` and so on).
  */
-export async function spawnUnreaped(command: string, args: string[], options: Omit<SpawnOptions, "stdio"> = {}): Promise<Unreaped> {
+export async function spawnUnreaped(
+  command: string,
+  args: string[],
+  options: Omit<SpawnOptions, "stdio"> = {},
+): Promise<Unreaped> {
   // fd 3 tells the command's pid; a background command of a shell gets /dev/null as stdin unless told otherwise (fd 4).
   const script = 'exec 4<&0; "$@" <&4 3>&- 4<&- & echo "$!" >&3; exec 3>&- 4<&- sleep 600';
-  const parent = spawn("sh", ["-c", script, "sh", command, ...args], { ...options, stdio: ["pipe", "pipe", "pipe", "pipe"] });
-  const said = await createInterface({ input: parent.stdio[3] as NodeJS.ReadableStream })[Symbol.asyncIterator]().next();
+  const parent = spawn("sh", ["-c", script, "sh", command, ...args], {
+    ...options,
+    stdio: ["pipe", "pipe", "pipe", "pipe"],
+  });
+  const lines = createInterface({ input: parent.stdio[3] as NodeJS.ReadableStream });
+  const said = await lines[Symbol.asyncIterator]().next();
   const pid = Number(said.value);
   if (said.done || !Number.isInteger(pid)) throw new Error(`the non-reaping parent did not tell the pid of ${command}`);
   return { parent, pid, exited: exitOf(pid) };

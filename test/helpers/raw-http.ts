@@ -23,7 +23,9 @@ export async function rawRequest(baseUrl: string, request: string | Buffer): Pro
       const end = text.indexOf("\r\n\r\n");
       if (end < 0) return reject(new Error(`no HTTP response: ${JSON.stringify(text.slice(0, 200))}`));
       const [statusLine, ...lines] = text.slice(0, end).split("\r\n");
-      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]));
+      const headers = Object.fromEntries(
+        lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]),
+      );
       const length = Number(headers["content-length"] ?? Number.NaN);
       const rest = Buffer.concat(chunks).subarray(Buffer.byteLength(text.slice(0, end + 4)));
       const body = (Number.isNaN(length) ? rest : rest.subarray(0, length)).toString("utf8");

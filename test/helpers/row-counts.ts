@@ -15,5 +15,11 @@ export async function rowCounts({ db }: Database): Promise<RowCounts> {
     sql`select (select count(*) from conversations)::int as conversations, (select count(*) from messages)::int as messages, (select count(*) from runs)::int as runs, (select count(*) from api_keys)::int as api_keys, (select count(*) from attachments)::int as attachments`,
   );
   const [row] = (result as unknown as { rows: RowCounts[] }).rows;
-  return { conversations: row!.conversations, messages: row!.messages, runs: row!.runs, api_keys: row!.api_keys, attachments: row!.attachments };
+  return {
+    conversations: row!.conversations,
+    messages: row!.messages,
+    runs: row!.runs,
+    api_keys: row!.api_keys,
+    attachments: row!.attachments,
+  };
 }

@@ -13,7 +13,10 @@ export interface SlowUpload {
  * to send (`socket.write`), a byte at a time or never: the slow or stalled
  * uploads a server must not wait for nor hold memory for.
  */
-export function startUpload(baseUrl: string, { path, headers }: { path: string; headers: Record<string, string | number> }): SlowUpload {
+export function startUpload(
+  baseUrl: string,
+  { path, headers }: { path: string; headers: Record<string, string | number> },
+): SlowUpload {
   const { port, hostname } = new URL(baseUrl);
   const socket = connect(Number(port), hostname);
   const chunks: Buffer[] = [];
@@ -22,11 +25,20 @@ export function startUpload(baseUrl: string, { path, headers }: { path: string; 
     socket.on("close", () => {
       const text = Buffer.concat(chunks).toString("utf8");
       const status = /^HTTP\/1\.1 (\d{3})/.exec(text)?.[1];
-      resolve({ text, status: status === undefined ? null : Number(status), body: text.slice(text.indexOf("\r\n\r\n") + 4) });
+      resolve({
+        text,
+        status: status === undefined ? null : Number(status),
+        body: text.slice(text.indexOf("\r\n\r\n") + 4),
+      });
     });
   });
   socket.on("error", () => {});
-  const lines = [`POST ${path} HTTP/1.1`, `Host: ${hostname}:${port}`, "Content-Type: application/json", ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+  const lines = [
+    `POST ${path} HTTP/1.1`,
+    `Host: ${hostname}:${port}`,
+    "Content-Type: application/json",
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+  ];
   socket.write(`${lines.join("\r\n")}\r\n\r\n`);
   return { socket, closed, answered: () => chunks.length > 0 };
 }

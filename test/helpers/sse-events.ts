@@ -4,6 +4,15 @@ export const sseEventsOf = (body: string) =>
     .split("\n\n")
     .filter((block) => block.includes("event: "))
     .map((block) => {
-      const field = (name: string) => block.split("\n").find((line) => line.startsWith(`${name}: `))?.slice(name.length + 2);
-      return { id: Number(field("id")), event: field("event"), raw: field("data"), data: JSON.parse(field("data") ?? "null") as unknown };
+      const field = (name: string) =>
+        block
+          .split("\n")
+          .find((line) => line.startsWith(`${name}: `))
+          ?.slice(name.length + 2);
+      return {
+        id: Number(field("id")),
+        event: field("event"),
+        raw: field("data"),
+        data: JSON.parse(field("data") ?? "null") as unknown,
+      };
     });

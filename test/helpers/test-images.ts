@@ -16,7 +16,8 @@ function pngChunk(type: string, data: Buffer): Buffer {
 export function png(width = 64, height = 64, seed = 0): Buffer {
   const rows = Buffer.alloc((width * 3 + 1) * height);
   for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) rows.set([(x + seed) & 255, (y * 4) & 255, (x ^ y) & 255], y * (width * 3 + 1) + 1 + x * 3);
+    for (let x = 0; x < width; x++)
+      rows.set([(x + seed) & 255, (y * 4) & 255, (x ^ y) & 255], y * (width * 3 + 1) + 1 + x * 3);
   }
   return pngOf(width, height, deflateSync(rows));
 }
@@ -34,13 +35,42 @@ function pngOf(width: number, height: number, compressed: Buffer): Buffer {
   header.writeUInt32BE(height, 4);
   header.set([8, 2, 0, 0, 0], 8); // 8-bit RGB, no interlace
   const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  return Buffer.concat([signature, pngChunk("IHDR", header), pngChunk("IDAT", compressed), pngChunk("IEND", Buffer.alloc(0))]);
+  return Buffer.concat([
+    signature,
+    pngChunk("IHDR", header),
+    pngChunk("IDAT", compressed),
+    pngChunk("IEND", Buffer.alloc(0)),
+  ]);
 }
 
 /** A JPEG's frame: start of image, a baseline frame header giving its size, end of image. */
 export function jpeg(width = 32, height = 16): Buffer {
-  const sof = Buffer.from([0xff, 0xc0, 0x00, 0x11, 0x08, height >> 8, height & 255, width >> 8, width & 255, 0x03, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]);
-  return Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0]), sof, Buffer.from([0xff, 0xd9])]);
+  const sof = Buffer.from([
+    0xff,
+    0xc0,
+    0x00,
+    0x11,
+    0x08,
+    height >> 8,
+    height & 255,
+    width >> 8,
+    width & 255,
+    0x03,
+    1,
+    0x22,
+    0,
+    2,
+    0x11,
+    1,
+    3,
+    0x11,
+    1,
+  ]);
+  return Buffer.concat([
+    Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0]),
+    sof,
+    Buffer.from([0xff, 0xd9]),
+  ]);
 }
 
 /** A GIF89a header, an empty image and the trailer. */
@@ -81,7 +111,8 @@ export function exe(): Buffer {
   return b;
 }
 
-export const svg = (): Buffer => Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(1)</script></svg>');
+export const svg = (): Buffer =>
+  Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(1)</script></svg>');
 
 export const b64 = (bytes: Buffer): string => bytes.toString("base64");
 
@@ -97,5 +128,10 @@ export function pngClaiming(width: number, height: number): Buffer {
   header.set([1, 0, 0, 0, 0], 8); // 1-bit greyscale, no interlace
   const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   const row = Buffer.alloc(1 + Math.ceil(width / 8));
-  return Buffer.concat([signature, pngChunk("IHDR", header), pngChunk("IDAT", deflateSync(row)), pngChunk("IEND", Buffer.alloc(0))]);
+  return Buffer.concat([
+    signature,
+    pngChunk("IHDR", header),
+    pngChunk("IDAT", deflateSync(row)),
+    pngChunk("IEND", Buffer.alloc(0)),
+  ]);
 }

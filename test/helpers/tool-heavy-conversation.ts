@@ -26,7 +26,10 @@ const SOURCES = (() => {
   return readdirSync(dir)
     .filter((name) => name.endsWith(".ts.txt"))
     .sort()
-    .map((name) => ({ name: name.replace(/\.txt$/, "").replaceAll("_", "/"), text: readFileSync(path.join(dir, name), "utf8") }));
+    .map((name) => ({
+      name: name.replace(/\.txt$/, "").replaceAll("_", "/"),
+      text: readFileSync(path.join(dir, name), "utf8"),
+    }));
 })();
 
 /**
@@ -35,7 +38,10 @@ const SOURCES = (() => {
  * and search hits — the mix the token estimate and the context bench are
  * measured on.
  */
-export function toolResults(count: number, { seed = 1, minChars = 1024, maxChars = 8192 } = {}): { name: string; input: Record<string, unknown>; content: string }[] {
+export function toolResults(
+  count: number,
+  { seed = 1, minChars = 1024, maxChars = 8192 } = {},
+): { name: string; input: Record<string, unknown>; content: string }[] {
   const random = seeded(seed);
   const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
   const results: { name: string; input: Record<string, unknown>; content: string }[] = [];
@@ -56,7 +62,14 @@ export function toolResults(count: number, { seed = 1, minChars = 1024, maxChars
       name = "fetch_records";
       const records: unknown[] = [];
       while (JSON.stringify(records).length < size) {
-        records.push({ id: `rec_${Math.floor(random() * 1e9).toString(36)}`, status: pick(["open", "closed", "pending"]), amount: Math.round(random() * 1e6) / 100, owner: pick(["ana", "bo", "chen", "dmitri"]), updated_at: new Date(1.7e12 + Math.floor(random() * 1e10)).toISOString(), tags: [pick(["billing", "infra", "ui"]), pick(["p1", "p2", "p3"])] });
+        records.push({
+          id: `rec_${Math.floor(random() * 1e9).toString(36)}`,
+          status: pick(["open", "closed", "pending"]),
+          amount: Math.round(random() * 1e6) / 100,
+          owner: pick(["ana", "bo", "chen", "dmitri"]),
+          updated_at: new Date(1.7e12 + Math.floor(random() * 1e10)).toISOString(),
+          tags: [pick(["billing", "infra", "ui"]), pick(["p1", "p2", "p3"])],
+        });
       }
       content = JSON.stringify(records).slice(0, size);
       input = { query: `status:${pick(["open", "closed"])}`, page: i };

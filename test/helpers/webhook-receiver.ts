@@ -40,7 +40,13 @@ export async function startWebhookReceiver(secret: string): Promise<WebhookRecei
     async waitFor(count, timeoutMs = 20_000) {
       if (receiver.received.length < count) {
         await new Promise<void>((resolve, reject) => {
-          const timer = setTimeout(() => reject(new Error(`the receiver got ${receiver.received.length} of ${count} webhooks within ${timeoutMs} ms`)), timeoutMs);
+          const timer = setTimeout(
+            () =>
+              reject(
+                new Error(`the receiver got ${receiver.received.length} of ${count} webhooks within ${timeoutMs} ms`),
+              ),
+            timeoutMs,
+          );
           waiting.push({ count, resolve: () => (clearTimeout(timer), resolve()) });
         });
       }
@@ -57,7 +63,13 @@ export async function startWebhookReceiver(secret: string): Promise<WebhookRecei
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString("utf8");
     const verified = verifyWebhook(receiver.secret, { body, headers: req.headers }) as ReceivedWebhook["verified"];
-    receiver.received.push({ id: String(req.headers["webhook-id"]), at: Date.now(), headers: req.headers, body, verified });
+    receiver.received.push({
+      id: String(req.headers["webhook-id"]),
+      at: Date.now(),
+      headers: req.headers,
+      body,
+      verified,
+    });
     const answer = receiver.answer(receiver.received.length);
     for (const w of waiting.filter((w) => receiver.received.length >= w.count)) {
       waiting.splice(waiting.indexOf(w), 1);
@@ -76,7 +88,8 @@ export async function startWebhookReceiver(secret: string): Promise<WebhookRecei
 }
 
 /** A fresh Standard Webhooks secret. */
-export const newWebhookSecret = () => `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("base64")}`;
+export const newWebhookSecret = () =>
+  `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("base64")}`;
 
 /** What `Webhook.verify` with `secret` says of a webhook received: its parsed body, or null when no signature in it matches. */
 export function verifyWebhook(secret: string, { body, headers }: Pick<ReceivedWebhook, "body" | "headers">): unknown {

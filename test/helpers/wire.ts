@@ -32,7 +32,9 @@ export function toolCallIdsIn(req: RecordedRequest): string[] {
       .filter((m) => m.role === "assistant" && Array.isArray(m.content))
       .flatMap((m) => m.content.filter((b: any) => b.type === "tool_use").map((b: any) => b.id));
   }
-  return messages.filter((m) => m.role === "assistant" && m.tool_calls).flatMap((m) => m.tool_calls.map((c: any) => c.id));
+  return messages
+    .filter((m) => m.role === "assistant" && m.tool_calls)
+    .flatMap((m) => m.tool_calls.map((c: any) => c.id));
 }
 
 /** The text of every user message of a recorded request, in order. */
@@ -41,6 +43,8 @@ export function userTextsIn(req: RecordedRequest): string[] {
   return messages
     .filter((m) => m.role === "user")
     .flatMap((m) =>
-      typeof m.content === "string" ? [m.content] : m.content.filter((b: any) => b.type === "text").map((b: any) => b.text),
+      typeof m.content === "string"
+        ? [m.content]
+        : m.content.filter((b: any) => b.type === "text").map((b: any) => b.text),
     );
 }

@@ -48,7 +48,8 @@ function helpers(f: LoopdFixture) {
   const get = async (url: string) => (await f.loopd.app.inject({ method: "GET", url })).json();
   const answer = (conv: string, run: string, body: unknown, headers: Record<string, string> = {}) =>
     post(`/conversations/${conv}/runs/${run}/actions`, body, headers);
-  const sql = (text: string, values: unknown[] = []) => f.database.query({ name: `review_${text.length}_${values.length}`, text, values });
+  const sql = (text: string, values: unknown[] = []) =>
+    f.database.query({ name: `review_${text.length}_${values.length}`, text, values });
   return { client, post, get, answer, sql };
 }
 
@@ -59,7 +60,12 @@ const { client, post, get, answer, sql } = helpers(f);
 const newConversation = (provider: "anthropic" | "openai", extra: Record<string, unknown> = {}) =>
   client().createConversation({ provider, approval_required: ["delete_note"], client_tools: [INVOICE_TOOL], ...extra });
 
-async function pausedOn(provider: "anthropic" | "openai", calls: { name: string; input: Record<string, unknown> }[], extra: Record<string, unknown> = {}, send: Record<string, unknown> = {}) {
+async function pausedOn(
+  provider: "anthropic" | "openai",
+  calls: { name: string; input: Record<string, unknown> }[],
+  extra: Record<string, unknown> = {},
+  send: Record<string, unknown> = {},
+) {
   const conv = await newConversation(provider, extra);
   f.llm.script({ text: "On it.", toolCalls: calls });
   const res = await client().send(conv.id, { content: "Go", ...send });
@@ -74,9 +80,14 @@ describe("found in review: pauses under races, crashes and odd input", () => {
     effects.length = 0;
     const { conv, run } = await pausedOn("openai", [{ name: "delete_note", input: { title: "late" } }]);
     // The deadline passes; the sweeper has not come round yet (it runs about once a second).
-    await sql("update runs set action_expires_at = now() - interval '1 minute', required_action = jsonb_set(required_action, '{expires_at}', to_jsonb(now() - interval '1 minute')) where id = $1", [run.id]);
+    await sql(
+      "update runs set action_expires_at = now() - interval '1 minute', required_action = jsonb_set(required_action, '{expires_at}', to_jsonb(now() - interval '1 minute')) where id = $1",
+      [run.id],
+    );
     f.llm.script({ text: "Deleted." });
-    const res = await answer(conv.id, run.id, { approvals: [{ tool_call_id: run.required_action.tool_calls[0].tool_call_id, approve: true }] });
+    const res = await answer(conv.id, run.id, {
+      approvals: [{ tool_call_id: run.required_action.tool_calls[0].tool_call_id, approve: true }],
+    });
     // The run told the client its calls are given up at expires_at: a later answer must not execute them.
     expect(res.statusCode).toBe(409);
     expect(effects).toEqual([]);
@@ -114,7 +125,11 @@ describe("found in review: pauses under races, crashes and odd input", () => {
     expect((await repo.get(runId))!.cancelRequested).toBe(false);
     // Answered: the stale cancel flag is read at the next lease renewal and stops the run mid-call.
     f.llm.script({ text: "Deleted x." });
-    const done = (await answer(conv.id, runId, { approvals: [{ tool_call_id: run.required_action.tool_calls[0].tool_call_id, approve: true }] })).json();
+    const done = (
+      await answer(conv.id, runId, {
+        approvals: [{ tool_call_id: run.required_action.tool_calls[0].tool_call_id, approve: true }],
+      })
+    ).json();
     expect(done.run.status).toBe("completed");
   });
 
@@ -128,7 +143,9 @@ describe("found in review: pauses under races, crashes and odd input", () => {
     let res;
     try {
       f.llm.script({ text: "Done." });
-      res = answer(conv.id, run.id, { approvals: [{ tool_call_id: run.required_action.tool_calls[0].tool_call_id, approve: true }] });
+      res = answer(conv.id, run.id, {
+        approvals: [{ tool_call_id: run.required_action.tool_calls[0].tool_call_id, approve: true }],
+      });
       await sleep(100);
     } finally {
       runs.start = start;
@@ -148,7 +165,13 @@ describe("found in review: pauses under races, crashes and odd input", () => {
     expect(rows.at(-1)!.type).toBe("run.requires_action");
     const started = Date.now();
     const seen: string[] = [];
-    const follow = followRunEvents(f.loopd.services, { runId: run.id, conversationId: conv.id, after: 0, batchSize: rows.length, signal: AbortSignal.timeout(3_000) });
+    const follow = followRunEvents(f.loopd.services, {
+      runId: run.id,
+      conversationId: conv.id,
+      after: 0,
+      batchSize: rows.length,
+      signal: AbortSignal.timeout(3_000),
+    });
     for await (const batch of follow) seen.push(...batch.map((r) => r.type));
     expect(seen.at(-1)).toBe("run.requires_action");
     // It ends right after the pause, as with any other batch size, instead of waiting for the answer.
@@ -181,43 +204,88 @@ test("a needsApproval rule that throws asks for approval instead of failing the 
 });
 
 describe("checks that held", () => {
-  test.each(["anthropic", "openai"] as const)("%s: repeated pauses in one run, a text+calls pause step, all-client steps; valid histories; one gap-free log read through both pauses", async (provider) => {
-    const { conv, run } = await pausedOn(provider, [
-      { name: "create_invoice", input: { customer: "A" } },
-      { name: "calculate", input: { expression: "1+1" } },
-      { name: "create_invoice", input: { customer: "B" } },
-    ]);
-    const [a, b] = run.required_action.tool_calls;
-    f.llm.script({ text: "And delete?", toolCalls: [{ name: "delete_note", input: { title: "n" } }, { name: "create_invoice", input: { customer: "C" } }] });
-    const second = (await answer(conv.id, run.id, { tool_outputs: [{ tool_call_id: b.tool_call_id, output: "INV-B" }, { tool_call_id: a.tool_call_id, output: "INV-A" }] })).json();
-    expect(second.run).toMatchObject({ id: run.id, status: "requires_action", steps: 2 });
-    // A reader past the first pause while the second one waits: waits, then reads on after the answer.
-    const ev1 = await collectEvents(await fetch(`${f.loopd.url}/conversations/${conv.id}/runs/${run.id}/events`));
-    expect(ev1.at(-1)!.event).toBe("run.requires_action");
-    const tailing = fetch(`${f.loopd.url}/conversations/${conv.id}/runs/${run.id}/events`, { headers: { "last-event-id": String(ev1.at(-1)!.id) } }).then(collectEvents);
-    await sleep(200);
-    const [d, c] = second.run.required_action.tool_calls;
-    f.llm.script({ text: "All done." });
-    const done = (await answer(conv.id, run.id, { approvals: [{ tool_call_id: d.tool_call_id, approve: false }], tool_outputs: [{ tool_call_id: c.tool_call_id, output: "INV-C" }] })).json();
-    expect(done.run).toMatchObject({ status: "completed", steps: 3 });
-    const tail = await tailing;
-    expect(tail[0]!.id).toBe(ev1.at(-1)!.id + 1);
-    expect(tail.at(-1)!.event).toBe("run.completed");
-    const all = await collectEvents(await fetch(`${f.loopd.url}/conversations/${conv.id}/runs/${run.id}/events`));
-    expect(all.map((e) => e.id)).toEqual(all.map((_, i) => i + 1));
-    expect(all.filter((e) => e.event.startsWith("run.")).map((e) => e.event)).toEqual([
-      "run.created", "run.requires_action", "run.action_answered", "run.requires_action", "run.action_answered", "run.completed",
-    ]);
-    // Every model request was accepted by the fake's history validator; the last one has the results in call order.
-    const last = f.llm.requests.at(-1)!;
-    expect(toolResultsIn(last).slice(-2).map((r) => r.id)).toEqual([d.tool_call_id, c.tool_call_id]);
-    for (const fmt of ["anthropic", "openai"]) expect((await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/messages?format=${fmt}` })).statusCode).toBe(200);
-  });
+  test.each(["anthropic", "openai"] as const)(
+    "%s: repeated pauses in one run, a text+calls pause step, all-client steps; valid histories; one gap-free log read through both pauses",
+    async (provider) => {
+      const { conv, run } = await pausedOn(provider, [
+        { name: "create_invoice", input: { customer: "A" } },
+        { name: "calculate", input: { expression: "1+1" } },
+        { name: "create_invoice", input: { customer: "B" } },
+      ]);
+      const [a, b] = run.required_action.tool_calls;
+      f.llm.script({
+        text: "And delete?",
+        toolCalls: [
+          { name: "delete_note", input: { title: "n" } },
+          { name: "create_invoice", input: { customer: "C" } },
+        ],
+      });
+      const second = (
+        await answer(conv.id, run.id, {
+          tool_outputs: [
+            { tool_call_id: b.tool_call_id, output: "INV-B" },
+            { tool_call_id: a.tool_call_id, output: "INV-A" },
+          ],
+        })
+      ).json();
+      expect(second.run).toMatchObject({ id: run.id, status: "requires_action", steps: 2 });
+      // A reader past the first pause while the second one waits: waits, then reads on after the answer.
+      const ev1 = await collectEvents(await fetch(`${f.loopd.url}/conversations/${conv.id}/runs/${run.id}/events`));
+      expect(ev1.at(-1)!.event).toBe("run.requires_action");
+      const tailing = fetch(`${f.loopd.url}/conversations/${conv.id}/runs/${run.id}/events`, {
+        headers: { "last-event-id": String(ev1.at(-1)!.id) },
+      }).then(collectEvents);
+      await sleep(200);
+      const [d, c] = second.run.required_action.tool_calls;
+      f.llm.script({ text: "All done." });
+      const done = (
+        await answer(conv.id, run.id, {
+          approvals: [{ tool_call_id: d.tool_call_id, approve: false }],
+          tool_outputs: [{ tool_call_id: c.tool_call_id, output: "INV-C" }],
+        })
+      ).json();
+      expect(done.run).toMatchObject({ status: "completed", steps: 3 });
+      const tail = await tailing;
+      expect(tail[0]!.id).toBe(ev1.at(-1)!.id + 1);
+      expect(tail.at(-1)!.event).toBe("run.completed");
+      const all = await collectEvents(await fetch(`${f.loopd.url}/conversations/${conv.id}/runs/${run.id}/events`));
+      expect(all.map((e) => e.id)).toEqual(all.map((_, i) => i + 1));
+      expect(all.filter((e) => e.event.startsWith("run.")).map((e) => e.event)).toEqual([
+        "run.created",
+        "run.requires_action",
+        "run.action_answered",
+        "run.requires_action",
+        "run.action_answered",
+        "run.completed",
+      ]);
+      // Every model request was accepted by the fake's history validator; the last one has the results in call order.
+      const last = f.llm.requests.at(-1)!;
+      expect(
+        toolResultsIn(last)
+          .slice(-2)
+          .map((r) => r.id),
+      ).toEqual([d.tool_call_id, c.tool_call_id]);
+      for (const fmt of ["anthropic", "openai"])
+        expect(
+          (await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/messages?format=${fmt}` }))
+            .statusCode,
+        ).toBe(200);
+    },
+  );
 
   test("max_steps reached right after an answer: approved call runs, run ends incomplete/max_steps, next message is valid", async () => {
     effects.length = 0;
-    const { conv, run } = await pausedOn("anthropic", [{ name: "delete_note", input: { title: "m" } }], {}, { max_steps: 1 });
-    const done = (await answer(conv.id, run.id, { approvals: [{ tool_call_id: run.required_action.tool_calls[0].tool_call_id, approve: true }] })).json();
+    const { conv, run } = await pausedOn(
+      "anthropic",
+      [{ name: "delete_note", input: { title: "m" } }],
+      {},
+      { max_steps: 1 },
+    );
+    const done = (
+      await answer(conv.id, run.id, {
+        approvals: [{ tool_call_id: run.required_action.tool_calls[0].tool_call_id, approve: true }],
+      })
+    ).json();
     expect(done.run).toMatchObject({ status: "incomplete", stop_reason: "max_steps", steps: 1 });
     expect(effects).toEqual(["deleted m"]);
     f.llm.script({ text: "ok" });
@@ -225,12 +293,24 @@ describe("checks that held", () => {
   });
 
   test("PATCH while waiting: dropping the approved tool and the client tool; answer still accepted, history stays valid", async () => {
-    const { conv, run } = await pausedOn("openai", [{ name: "delete_note", input: { title: "p" } }, { name: "create_invoice", input: { customer: "P" } }]);
-    const patched = await f.loopd.app.inject({ method: "PATCH", url: `/conversations/${conv.id}`, payload: { tools: ["calculate"], approval_required: [], client_tools: [] } });
+    const { conv, run } = await pausedOn("openai", [
+      { name: "delete_note", input: { title: "p" } },
+      { name: "create_invoice", input: { customer: "P" } },
+    ]);
+    const patched = await f.loopd.app.inject({
+      method: "PATCH",
+      url: `/conversations/${conv.id}`,
+      payload: { tools: ["calculate"], approval_required: [], client_tools: [] },
+    });
     expect(patched.statusCode).toBe(200);
     const [del, inv] = run.required_action.tool_calls;
     f.llm.script({ text: "ok" });
-    const done = (await answer(conv.id, run.id, { approvals: [{ tool_call_id: del.tool_call_id, approve: true }], tool_outputs: [{ tool_call_id: inv.tool_call_id, output: "INV" }] })).json();
+    const done = (
+      await answer(conv.id, run.id, {
+        approvals: [{ tool_call_id: del.tool_call_id, approve: true }],
+        tool_outputs: [{ tool_call_id: inv.tool_call_id, output: "INV" }],
+      })
+    ).json();
     expect(done.run.status).toBe("completed");
     const results = toolResultsIn(f.llm.requests.at(-1)!);
     expect(results.map((r) => r.id)).toEqual([del.tool_call_id, inv.tool_call_id]);
@@ -243,14 +323,19 @@ describe("checks that held", () => {
       { tool_outputs: [{ tool_call_id: id, output: "a\u0000b" }] },
       { tool_outputs: [{ tool_call_id: id, output: "ok" }], actor: "x\u0000" },
       { tool_outputs: [{ tool_call_id: id, output: "ok", extra: 1 }] },
-      { tool_outputs: [{ tool_call_id: id, output: "ok" }], approvals: [{ tool_call_id: id, approve: true, reason: "\ud800" }] },
+      {
+        tool_outputs: [{ tool_call_id: id, output: "ok" }],
+        approvals: [{ tool_call_id: id, approve: true, reason: "\ud800" }],
+      },
     ]) {
       const res = await answer(conv.id, run.id, body);
       expect(res.statusCode, JSON.stringify(body)).toBe(400);
     }
     expect((await get(`/conversations/${conv.id}/runs/${run.id}`)).status).toBe("requires_action");
     f.llm.script({ text: "ok" });
-    const done = (await answer(conv.id, run.id, { tool_outputs: [{ tool_call_id: id, output: "x".repeat(900_000) }] })).json();
+    const done = (
+      await answer(conv.id, run.id, { tool_outputs: [{ tool_call_id: id, output: "x".repeat(900_000) }] })
+    ).json();
     expect(done.run.status).toBe("completed");
     expect(done.messages[0].content[0].content.length).toBeLessThanOrEqual(16_384);
   });
@@ -259,7 +344,9 @@ describe("checks that held", () => {
     // Rounds 2-7 delete the conversation too (a paused run's lock order against the delete's once deadlocked into a 500).
     for (let round = 0; round < 8; round++) {
       f.llm.reset();
-      const { conv, run } = await pausedOn(round % 2 ? "openai" : "anthropic", [{ name: "create_invoice", input: { customer: "R" } }]);
+      const { conv, run } = await pausedOn(round % 2 ? "openai" : "anthropic", [
+        { name: "create_invoice", input: { customer: "R" } },
+      ]);
       const id = run.required_action.tool_calls[0].tool_call_id;
       f.llm.script({ text: "a" }, { text: "b" });
       const results = await Promise.all([
@@ -289,7 +376,14 @@ describe("checks that held", () => {
     const { conv, run } = await pausedOn("anthropic", [{ name: "create_invoice", input: { customer: "I" } }]);
     const id = run.required_action.tool_calls[0].tool_call_id;
     f.llm.script({ text: "ok" });
-    const first = (await answer(conv.id, run.id, { tool_outputs: [{ tool_call_id: id, output: "INV" }] }, { "idempotency-key": "k1" })).json();
+    const first = (
+      await answer(
+        conv.id,
+        run.id,
+        { tool_outputs: [{ tool_call_id: id, output: "INV" }] },
+        { "idempotency-key": "k1" },
+      )
+    ).json();
     const replay = await collectEvents(
       await fetch(`${f.loopd.url}/conversations/${conv.id}/runs/${run.id}/actions`, {
         method: "POST",

@@ -9,7 +9,6 @@ import { useLoopd } from "../helpers/use-loopd.js";
 import { toolResultsIn } from "../helpers/wire.js";
 import { rowCounts } from "../helpers/row-counts.js";
 
-
 const f = useLoopd({
   listen: true,
   // Sweeps (and so the expiry of unanswered pauses) about every second.
@@ -31,18 +30,30 @@ const f = useLoopd({
 });
 
 const client = () => api(f.loopd.app);
-const post = (url: string, payload: unknown, headers: Record<string, string> = {}) => f.loopd.app.inject({ method: "POST", url, payload: payload as object, headers });
+const post = (url: string, payload: unknown, headers: Record<string, string> = {}) =>
+  f.loopd.app.inject({ method: "POST", url, payload: payload as object, headers });
 const get = async (url: string) => (await f.loopd.app.inject({ method: "GET", url })).json();
-const answer = (conv: string, run: string, body: unknown, headers: Record<string, string> = {}) => post(`/conversations/${conv}/runs/${run}/actions`, body, headers);
+const answer = (conv: string, run: string, body: unknown, headers: Record<string, string> = {}) =>
+  post(`/conversations/${conv}/runs/${run}/actions`, body, headers);
 
 /** Everything an answer could change, to show a refused one changed nothing. */
 async function stateOf(conv: string, run: string) {
-  return { run: await get(`/conversations/${conv}/runs/${run}`), messages: await client().history(conv), rows: await rowCounts(f.database), effects: [...effects] };
+  return {
+    run: await get(`/conversations/${conv}/runs/${run}`),
+    messages: await client().history(conv),
+    rows: await rowCounts(f.database),
+    effects: [...effects],
+  };
 }
 
 describe.each(["anthropic", "openai"] as const)("approvals and client tools through %s", (provider) => {
   const newConversation = (extra: Record<string, unknown> = {}) =>
-    client().createConversation({ provider, approval_required: ["delete_note"], client_tools: [INVOICE_TOOL], ...extra });
+    client().createConversation({
+      provider,
+      approval_required: ["delete_note"],
+      client_tools: [INVOICE_TOOL],
+      ...extra,
+    });
 
   /** A run paused on one call to approve (delete_note) and one client call (create_invoice), after a free one (calculate). */
   async function pausedOnMixedStep() {
@@ -82,7 +93,10 @@ describe.each(["anthropic", "openai"] as const)("approvals and client tools thro
     expect(JSON.stringify(f.llm.requests[0]!.body.tools)).toContain("create_invoice");
     expect(f.llm.requests).toHaveLength(1);
     // Shown while it waits; it holds the conversation and no lease.
-    expect(await get(`/conversations/${conv.id}/runs/${run.id}`)).toMatchObject({ status: "requires_action", required_action: run.required_action });
+    expect(await get(`/conversations/${conv.id}/runs/${run.id}`)).toMatchObject({
+      status: "requires_action",
+      required_action: run.required_action,
+    });
     expect((await get(`/conversations/${conv.id}`)).active_run_id).toBe(run.id);
     const row = await f.loopd.services.store.runs.get(run.id);
     expect([row!.leaseOwner, row!.leaseExpiresAt]).toEqual([null, null]);
@@ -115,14 +129,21 @@ describe.each(["anthropic", "openai"] as const)("approvals and client tools thro
     const events = await collectEvents(await fetch(`${f.loopd.url}/conversations/${conv.id}/runs/${run.id}/events`));
     expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
     const types = events.map((e) => e.event);
-    expect(types.filter((t) => t.startsWith("run."))).toEqual(["run.created", "run.requires_action", "run.action_answered", "run.completed"]);
+    expect(types.filter((t) => t.startsWith("run."))).toEqual([
+      "run.created",
+      "run.requires_action",
+      "run.action_answered",
+      "run.completed",
+    ]);
     const answered = events.find((e) => e.event === "run.action_answered")!;
     expect(answered.data).toEqual({
       actor: "user:ada",
       approvals: [{ tool_call_id: del!.id, approve: true }],
       tool_outputs: [{ tool_call_id: invoice!.id, is_error: false }],
     });
-    expect(events.find((e) => e.event === "run.requires_action")!.data.run.required_action).toEqual(run.required_action);
+    expect(events.find((e) => e.event === "run.requires_action")!.data.run.required_action).toEqual(
+      run.required_action,
+    );
   });
 
   test("a denial is an error result with the reason that tells the model not to retry; the call never runs", async () => {
@@ -148,14 +169,25 @@ describe.each(["anthropic", "openai"] as const)("approvals and client tools thro
   test("approval can depend on the input: a small transfer runs, a large one waits", async () => {
     effects.length = 0;
     const conv = await newConversation({ approval_required: [] });
-    f.llm.script({ toolCalls: [{ name: "transfer", input: { amount: 50 } }, { name: "transfer", input: { amount: 500 } }] });
+    f.llm.script({
+      toolCalls: [
+        { name: "transfer", input: { amount: 50 } },
+        { name: "transfer", input: { amount: 500 } },
+      ],
+    });
     const { run, messages } = (await client().send(conv.id, { content: "Pay both" })).json();
     expect(run.status).toBe("requires_action");
-    expect(run.required_action.tool_calls).toEqual([expect.objectContaining({ name: "transfer", input: { amount: 500 }, action: "approve" })]);
+    expect(run.required_action.tool_calls).toEqual([
+      expect.objectContaining({ name: "transfer", input: { amount: 500 }, action: "approve" }),
+    ]);
     expect(effects).toEqual(["transferred 50"]);
     expect(messages.at(-1).content[0].content).toBe("transferred 50");
     f.llm.script({ text: "Paid." });
-    const done = (await answer(conv.id, run.id, { approvals: [{ tool_call_id: run.required_action.tool_calls[0].tool_call_id, approve: true }] })).json();
+    const done = (
+      await answer(conv.id, run.id, {
+        approvals: [{ tool_call_id: run.required_action.tool_calls[0].tool_call_id, approve: true }],
+      })
+    ).json();
     expect(done.run.status).toBe("completed");
     expect(effects).toEqual(["transferred 50", "transferred 500"]);
   });
@@ -170,13 +202,46 @@ describe.each(["anthropic", "openai"] as const)("approvals and client tools thro
     const output = { tool_call_id: invoice!.id, output: "INV-1" };
     const cases: { body: unknown; status: number; code: string; names?: string[] }[] = [
       { body: { approvals: [approve] }, status: 400, code: "invalid_request", names: [invoice!.id] },
-      { body: { approvals: [approve, { tool_call_id: "toolu_nope", approve: true }], tool_outputs: [output] }, status: 400, code: "invalid_request", names: ["toolu_nope"] },
-      { body: { approvals: [approve, { tool_call_id: invoice!.id, approve: true }] }, status: 400, code: "invalid_request", names: [invoice!.id] },
-      { body: { tool_outputs: [output, { tool_call_id: del!.id, output: "done" }] }, status: 400, code: "invalid_request", names: [del!.id] },
-      { body: { approvals: [approve, approve], tool_outputs: [output] }, status: 400, code: "invalid_request", names: [del!.id] },
-      { body: { approvals: [{ tool_call_id: calc!.id, approve: true }, approve], tool_outputs: [output] }, status: 400, code: "invalid_request", names: [calc!.id] },
-      { body: { approvals: [{ ...approve, approve: "yes" }], tool_outputs: [output] }, status: 400, code: "invalid_request" },
-      { body: { approvals: [approve], tool_outputs: [output], approve_all: true }, status: 400, code: "invalid_request" },
+      {
+        body: { approvals: [approve, { tool_call_id: "toolu_nope", approve: true }], tool_outputs: [output] },
+        status: 400,
+        code: "invalid_request",
+        names: ["toolu_nope"],
+      },
+      {
+        body: { approvals: [approve, { tool_call_id: invoice!.id, approve: true }] },
+        status: 400,
+        code: "invalid_request",
+        names: [invoice!.id],
+      },
+      {
+        body: { tool_outputs: [output, { tool_call_id: del!.id, output: "done" }] },
+        status: 400,
+        code: "invalid_request",
+        names: [del!.id],
+      },
+      {
+        body: { approvals: [approve, approve], tool_outputs: [output] },
+        status: 400,
+        code: "invalid_request",
+        names: [del!.id],
+      },
+      {
+        body: { approvals: [{ tool_call_id: calc!.id, approve: true }, approve], tool_outputs: [output] },
+        status: 400,
+        code: "invalid_request",
+        names: [calc!.id],
+      },
+      {
+        body: { approvals: [{ ...approve, approve: "yes" }], tool_outputs: [output] },
+        status: 400,
+        code: "invalid_request",
+      },
+      {
+        body: { approvals: [approve], tool_outputs: [output], approve_all: true },
+        status: 400,
+        code: "invalid_request",
+      },
     ];
     for (const c of cases) {
       const res = await answer(conv.id, run.id, c.body);
@@ -187,7 +252,9 @@ describe.each(["anthropic", "openai"] as const)("approvals and client tools thro
     }
     // The run of another conversation, and a run that does not exist: not found.
     expect((await answer(other.id, run.id, { approvals: [approve], tool_outputs: [output] })).statusCode).toBe(404);
-    expect((await answer(conv.id, "run_missing", { approvals: [approve], tool_outputs: [output] })).statusCode).toBe(404);
+    expect((await answer(conv.id, "run_missing", { approvals: [approve], tool_outputs: [output] })).statusCode).toBe(
+      404,
+    );
     expect(await stateOf(conv.id, run.id)).toEqual(before);
 
     // A run that is not waiting: 409, nothing changes.
@@ -196,7 +263,10 @@ describe.each(["anthropic", "openai"] as const)("approvals and client tools thro
     const after = await stateOf(conv.id, run.id);
     const late = await answer(conv.id, run.id, { approvals: [approve], tool_outputs: [output] });
     expect(late.statusCode).toBe(409);
-    expect(late.json().error).toMatchObject({ code: "run_not_waiting", details: { run_id: run.id, status: "completed" } });
+    expect(late.json().error).toMatchObject({
+      code: "run_not_waiting",
+      details: { run_id: run.id, status: "completed" },
+    });
     expect(await stateOf(conv.id, run.id)).toEqual(after);
   });
 
@@ -205,13 +275,21 @@ describe.each(["anthropic", "openai"] as const)("approvals and client tools thro
     const { conv, run, calls } = await pausedOnMixedStep();
     const [, del, invoice] = calls;
     f.llm.script({ text: "Done." });
-    const body = { approvals: [{ tool_call_id: del!.id, approve: true }], tool_outputs: [{ tool_call_id: invoice!.id, output: "INV-7" }] };
+    const body = {
+      approvals: [{ tool_call_id: del!.id, approve: true }],
+      tool_outputs: [{ tool_call_id: invoice!.id, output: "INV-7" }],
+    };
     const both = await Promise.all([answer(conv.id, run.id, body), answer(conv.id, run.id, body)]);
     expect(both.map((r) => r.statusCode).sort()).toEqual([200, 409]);
     expect(both.find((r) => r.statusCode === 409)!.json().error.code).toBe("run_not_waiting");
     expect(effects).toEqual(["deleted old"]);
     const history = await client().history(conv.id);
-    expect(history.filter((m) => m.role === "tool").map((m) => m.content[0].tool_call_id).sort()).toEqual(calls.map((c) => c.id).sort());
+    expect(
+      history
+        .filter((m) => m.role === "tool")
+        .map((m) => m.content[0].tool_call_id)
+        .sort(),
+    ).toEqual(calls.map((c) => c.id).sort());
   });
 
   test("Idempotency-Key: a retry returns the same answer and runs nothing twice; another body with the key is refused", async () => {
@@ -219,7 +297,10 @@ describe.each(["anthropic", "openai"] as const)("approvals and client tools thro
     const { conv, run, calls } = await pausedOnMixedStep();
     const [, del, invoice] = calls;
     f.llm.script({ text: "Done." });
-    const body = { approvals: [{ tool_call_id: del!.id, approve: true }], tool_outputs: [{ tool_call_id: invoice!.id, output: "INV-8" }] };
+    const body = {
+      approvals: [{ tool_call_id: del!.id, approve: true }],
+      tool_outputs: [{ tool_call_id: invoice!.id, output: "INV-8" }],
+    };
     const key = { "idempotency-key": `answer-${provider}` };
     const first = await answer(conv.id, run.id, body, key);
     const again = await answer(conv.id, run.id, body, key);
@@ -236,7 +317,11 @@ describe.each(["anthropic", "openai"] as const)("approvals and client tools thro
     const conv = await newConversation();
     f.llm.script({ toolCalls: [{ name: "create_invoice", input: { customer: "ACME" } }] });
     const first = await collectEvents(
-      await fetch(`${f.loopd.url}/conversations/${conv.id}/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ content: "Bill ACME", stream: true }) }),
+      await fetch(`${f.loopd.url}/conversations/${conv.id}/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ content: "Bill ACME", stream: true }),
+      }),
     );
     const paused = first.at(-1)!;
     expect(paused.event).toBe("run.requires_action");
@@ -254,7 +339,10 @@ describe.each(["anthropic", "openai"] as const)("approvals and client tools thro
     );
     expect(rest[0]).toMatchObject({ id: paused.id + 1, event: "run.action_answered" });
     expect(rest.map((e) => e.id)).toEqual(rest.map((_, i) => paused.id + 1 + i));
-    expect(rest.find((e) => e.event === "message.created")!.data.message.content[0]).toMatchObject({ tool_call_id: call.tool_call_id, content: "INV-9" });
+    expect(rest.find((e) => e.event === "message.created")!.data.message.content[0]).toMatchObject({
+      tool_call_id: call.tool_call_id,
+      content: "INV-9",
+    });
     expect(rest.at(-1)).toMatchObject({ event: "run.completed" });
   });
 
@@ -265,7 +353,10 @@ describe.each(["anthropic", "openai"] as const)("approvals and client tools thro
     const res = await client().send(conv.id, { content: "Never mind, do something else" });
     expect(res.statusCode).toBe(200);
     expect(res.json().run).toMatchObject({ status: "completed" });
-    expect(await get(`/conversations/${conv.id}/runs/${run.id}`)).toMatchObject({ status: "incomplete", stop_reason: "superseded" });
+    expect(await get(`/conversations/${conv.id}/runs/${run.id}`)).toMatchObject({
+      status: "incomplete",
+      stop_reason: "superseded",
+    });
     expect(effects).toEqual([]);
     // The new run's model request is a valid history: every call answered, the user message after the results.
     const results = toolResultsIn(f.llm.requests[1]!);
@@ -295,10 +386,21 @@ describe.each(["anthropic", "openai"] as const)("approvals and client tools thro
     expect(run.status).toBe("requires_action");
     expect(Date.parse(run.required_action.expires_at) - Date.parse(run.created_at)).toBeLessThan(2_000);
     // The sweeper ends it; its stream says so.
-    const events = await collectEvents(await fetch(`${f.loopd.url}/conversations/${conv.id}/runs/${run.id}/events?after=${(await lastEventId(conv.id, run.id))}`));
-    expect(events.at(-1)).toMatchObject({ event: "run.incomplete", data: { run: { status: "incomplete", stop_reason: "action_expired" } } });
+    const events = await collectEvents(
+      await fetch(
+        `${f.loopd.url}/conversations/${conv.id}/runs/${run.id}/events?after=${await lastEventId(conv.id, run.id)}`,
+      ),
+    );
+    expect(events.at(-1)).toMatchObject({
+      event: "run.incomplete",
+      data: { run: { status: "incomplete", stop_reason: "action_expired" } },
+    });
     const expired = (await client().history(conv.id)).at(-1);
-    expect(expired.content[0]).toMatchObject({ tool_call_id: run.required_action.tool_calls[0].tool_call_id, is_error: true, content: "not executed: no answer in time" });
+    expect(expired.content[0]).toMatchObject({
+      tool_call_id: run.required_action.tool_calls[0].tool_call_id,
+      is_error: true,
+      content: "not executed: no answer in time",
+    });
     f.llm.script({ text: "The invoice was not created." });
     expect((await client().send(conv.id, { content: "Did it work?" })).json().run.status).toBe("completed");
   });
@@ -306,7 +408,8 @@ describe.each(["anthropic", "openai"] as const)("approvals and client tools thro
 
 async function lastEventId(conv: string, run: string): Promise<number> {
   const events: SseEvent[] = [];
-  for await (const item of readSse(await fetch(`${f.loopd.url}/conversations/${conv}/runs/${run}/events`))) if (isEvent(item)) events.push(item);
+  for await (const item of readSse(await fetch(`${f.loopd.url}/conversations/${conv}/runs/${run}/events`)))
+    if (isEvent(item)) events.push(item);
   return events.at(-1)!.id;
 }
 
@@ -337,14 +440,28 @@ describe("a conversation's approvals and client tools are checked", () => {
   });
 
   test("PATCH checks the settings as they will stand together", async () => {
-    const conv = await client().createConversation({ approval_required: ["delete_note"], client_tools: [INVOICE_TOOL], action_timeout_s: 60 });
-    expect(conv).toMatchObject({ approval_required: ["delete_note"], client_tools: [{ ...INVOICE_TOOL }], action_timeout_s: 60 });
-    const patch = (body: unknown) => f.loopd.app.inject({ method: "PATCH", url: `/conversations/${conv.id}`, payload: body as object });
+    const conv = await client().createConversation({
+      approval_required: ["delete_note"],
+      client_tools: [INVOICE_TOOL],
+      action_timeout_s: 60,
+    });
+    expect(conv).toMatchObject({
+      approval_required: ["delete_note"],
+      client_tools: [{ ...INVOICE_TOOL }],
+      action_timeout_s: 60,
+    });
+    const patch = (body: unknown) =>
+      f.loopd.app.inject({ method: "PATCH", url: `/conversations/${conv.id}`, payload: body as object });
     // Dropping the tool that needs approval while it is still listed: refused.
     expect((await patch({ tools: ["calculate"] })).statusCode).toBe(400);
     const ok = await patch({ tools: ["calculate"], approval_required: [], action_timeout_s: null });
     expect(ok.statusCode).toBe(200);
-    expect(ok.json()).toMatchObject({ tools: ["calculate"], approval_required: [], client_tools: [INVOICE_TOOL], action_timeout_s: null });
+    expect(ok.json()).toMatchObject({
+      tools: ["calculate"],
+      approval_required: [],
+      client_tools: [INVOICE_TOOL],
+      action_timeout_s: null,
+    });
     expect((await patch({ tools: ["calculate", "create_invoice"] })).statusCode).toBe(400);
   });
 });

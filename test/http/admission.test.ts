@@ -5,9 +5,13 @@ import { useLoopd } from "../helpers/use-loopd.js";
 
 const ADMISSION_WAIT_MS = 300;
 // One connection on Postgres, as PGlite has: holding it holds the whole database.
-const f = useLoopd({ pool: { poolSize: 1, connectTimeoutMs: 10_000 }, env: { DB_ADMISSION_WAIT_MS: String(ADMISSION_WAIT_MS) } });
+const f = useLoopd({
+  pool: { poolSize: 1, connectTimeoutMs: 10_000 },
+  env: { DB_ADMISSION_WAIT_MS: String(ADMISSION_WAIT_MS) },
+});
 
-const post = (url: string, payload?: object) => f.loopd.app.inject({ method: "POST", url, ...(payload && { payload }) });
+const post = (url: string, payload?: object) =>
+  f.loopd.app.inject({ method: "POST", url, ...(payload && { payload }) });
 
 /** Holds the database (the pool's only connection; PGlite's one session) in a transaction until released. */
 async function holdDatabase(): Promise<() => Promise<void>> {
@@ -37,7 +41,10 @@ test(`while a statement has waited more than DB_ADMISSION_WAIT_MS for the databa
   const release = await holdDatabase();
   // Accepted before the wait grew: it waits for the database with the others.
   const first = post(`/conversations/${accepted.id}/messages`, { content: "one" });
-  await vi.waitFor(() => expect(f.database.longestWaitMs()).toBeGreaterThan(ADMISSION_WAIT_MS), { timeout: 5_000, interval: 20 });
+  await vi.waitFor(() => expect(f.database.longestWaitMs()).toBeGreaterThan(ADMISSION_WAIT_MS), {
+    timeout: 5_000,
+    interval: 20,
+  });
 
   const started = performance.now();
   const res = await post(`/conversations/${refused.id}/messages`, { content: "two" });
@@ -45,21 +52,34 @@ test(`while a statement has waited more than DB_ADMISSION_WAIT_MS for the databa
   expect(res.statusCode).toBe(503);
   expect(res.headers["retry-after"]).toMatch(/^[1-9]\d*$/);
   expect(res.json()).toEqual({
-    error: { code: "unavailable", message: expect.stringMatching(/^the database is busy: a statement has waited \d+ ms for it, more than DB_ADMISSION_WAIT_MS \(300 ms\)/), details: { reason: "database_busy" } },
+    error: {
+      code: "unavailable",
+      message: expect.stringMatching(
+        /^the database is busy: a statement has waited \d+ ms for it, more than DB_ADMISSION_WAIT_MS \(300 ms\)/,
+      ),
+      details: { reason: "database_busy" },
+    },
   });
 
   await release();
   const firstRun = (await first).json();
   expect(firstRun.run.status).toBe("completed");
-  const events = await f.loopd.app.inject({ method: "GET", url: `/conversations/${accepted.id}/runs/${firstRun.run.id}/events` });
+  const events = await f.loopd.app.inject({
+    method: "GET",
+    url: `/conversations/${accepted.id}/runs/${firstRun.run.id}/events`,
+  });
   const seqs = [...events.body.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
   expect(seqs).toEqual(seqs.map((_, i) => i + 1));
   expect(seqs.length).toBeGreaterThan(2);
 
   // The refused request left nothing behind.
-  const refusedState = (await f.loopd.app.inject({ method: "GET", url: `/conversations/${refused.id}/messages` })).json();
+  const refusedState = (
+    await f.loopd.app.inject({ method: "GET", url: `/conversations/${refused.id}/messages` })
+  ).json();
   expect(refusedState.data).toEqual([]);
-  expect((await f.loopd.app.inject({ method: "GET", url: `/conversations/${refused.id}/runs` })).json().data).toEqual([]);
+  expect((await f.loopd.app.inject({ method: "GET", url: `/conversations/${refused.id}/runs` })).json().data).toEqual(
+    [],
+  );
 
   const third = await post(`/conversations/${refused.id}/messages`, { content: "three" });
   expect(third.statusCode).toBe(200);

@@ -35,19 +35,49 @@ describe("conversations", () => {
 
   test("an unknown provider or tool is a 400 naming the field, and creates nothing", async () => {
     const before = (await inject({ method: "GET", url: "/conversations?limit=100" })).json().data.length;
-    const provider = expectError(await inject({ method: "POST", url: "/conversations", payload: { provider: "gemini" } }), 400, "invalid_request");
+    const provider = expectError(
+      await inject({ method: "POST", url: "/conversations", payload: { provider: "gemini" } }),
+      400,
+      "invalid_request",
+    );
     expect(provider.details.field).toBe("body.provider");
-    const tool = expectError(await inject({ method: "POST", url: "/conversations", payload: { tools: ["calculate", "rm_rf"] } }), 400, "invalid_request");
+    const tool = expectError(
+      await inject({ method: "POST", url: "/conversations", payload: { tools: ["calculate", "rm_rf"] } }),
+      400,
+      "invalid_request",
+    );
     expect(tool.details).toMatchObject({ field: "body.tools", unknown: ["rm_rf"] });
     expect(tool.message).toMatch(/rm_rf/);
     expect((await inject({ method: "GET", url: "/conversations?limit=100" })).json().data.length).toBe(before);
   });
 
   test("malformed JSON, a wrong content type and an oversized body are client errors", async () => {
-    expectError(await inject({ method: "POST", url: "/conversations", headers: { "content-type": "application/json" }, payload: "{not json" }), 400, "invalid_request");
-    expectError(await inject({ method: "POST", url: "/conversations", payload: [1, 2] as any }), 400, "invalid_request");
-    expectError(await inject({ method: "POST", url: "/conversations", payload: { system: "x".repeat(10_000) } }), 413, "payload_too_large");
-    const res = await inject({ method: "POST", url: "/conversations", headers: { "content-type": "text/plain" }, payload: "hello" });
+    expectError(
+      await inject({
+        method: "POST",
+        url: "/conversations",
+        headers: { "content-type": "application/json" },
+        payload: "{not json",
+      }),
+      400,
+      "invalid_request",
+    );
+    expectError(
+      await inject({ method: "POST", url: "/conversations", payload: [1, 2] as any }),
+      400,
+      "invalid_request",
+    );
+    expectError(
+      await inject({ method: "POST", url: "/conversations", payload: { system: "x".repeat(10_000) } }),
+      413,
+      "payload_too_large",
+    );
+    const res = await inject({
+      method: "POST",
+      url: "/conversations",
+      headers: { "content-type": "text/plain" },
+      payload: "hello",
+    });
     expect(res.statusCode).toBeGreaterThanOrEqual(400);
     expect(res.statusCode).toBeLessThan(500);
   });
@@ -74,13 +104,25 @@ describe("conversations", () => {
 
   test("an unknown conversation, run or route is 404", async () => {
     expectError(await inject({ method: "GET", url: "/conversations/conv_nope" }), 404, "not_found");
-    expectError(await inject({ method: "POST", url: "/conversations/conv_nope/messages", payload: { content: "hi" } }), 404, "not_found");
+    expectError(
+      await inject({ method: "POST", url: "/conversations/conv_nope/messages", payload: { content: "hi" } }),
+      404,
+      "not_found",
+    );
     expectError(await inject({ method: "GET", url: "/conversations/conv_nope/messages" }), 404, "not_found");
     expectError(await inject({ method: "GET", url: "/conversations/conv_nope/runs" }), 404, "not_found");
     const conv = await client().createConversation();
     expectError(await inject({ method: "GET", url: `/conversations/${conv.id}/runs/run_nope` }), 404, "not_found");
-    expectError(await inject({ method: "POST", url: `/conversations/${conv.id}/runs/run_nope/cancel` }), 404, "not_found");
-    expectError(await inject({ method: "GET", url: `/conversations/${conv.id}/runs/run_nope/events` }), 404, "not_found");
+    expectError(
+      await inject({ method: "POST", url: `/conversations/${conv.id}/runs/run_nope/cancel` }),
+      404,
+      "not_found",
+    );
+    expectError(
+      await inject({ method: "GET", url: `/conversations/${conv.id}/runs/run_nope/events` }),
+      404,
+      "not_found",
+    );
     expectError(await inject({ method: "GET", url: "/no/such/route" }), 404, "not_found");
   });
 
@@ -127,7 +169,11 @@ describe("sending a message", () => {
 
   test("tool_choice naming a tool the conversation lacks is a 400 and changes nothing", async () => {
     const conv = await client().createConversation({ tools: ["calculate"] });
-    const error = expectError(await client().send(conv.id, { content: "hi", tool_choice: { name: "read_file" } }), 400, "invalid_request");
+    const error = expectError(
+      await client().send(conv.id, { content: "hi", tool_choice: { name: "read_file" } }),
+      400,
+      "invalid_request",
+    );
     expect(error.details.field).toBe("tool_choice.name");
     expect((await inject({ method: "GET", url: `/conversations/${conv.id}` })).json().message_count).toBe(0);
   });
@@ -137,7 +183,11 @@ describe("sending a message", () => {
     const res = (await client().send(conv.id, { content: "What time is it in Tokyo?" })).json();
     expect(res.run).toMatchObject({ status: "completed", provider: "mock" });
     expect(res.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
-    expect(res.messages[1].content[0]).toMatchObject({ type: "tool_call", name: "get_current_time", input: { timezone: "Asia/Tokyo" } });
+    expect(res.messages[1].content[0]).toMatchObject({
+      type: "tool_call",
+      name: "get_current_time",
+      input: { timezone: "Asia/Tokyo" },
+    });
     expect(res.output_text).toMatch(/Asia\/Tokyo/);
     const sum = (await client().send(conv.id, { content: "What is 12*7?" })).json();
     expect(sum.output_text).toMatch(/84/);
@@ -149,18 +199,31 @@ describe("sending a message", () => {
     const first = (await inject({ method: "GET", url: `/conversations/${conv.id}/messages?limit=2` })).json();
     expect(first.data.map((m: any) => m.seq)).toEqual([1, 2]);
     expect(first.next_after_seq).toBe(2);
-    const rest = (await inject({ method: "GET", url: `/conversations/${conv.id}/messages?after_seq=2&limit=100` })).json();
+    const rest = (
+      await inject({ method: "GET", url: `/conversations/${conv.id}/messages?after_seq=2&limit=100` })
+    ).json();
     expect(rest.data.map((m: any) => m.seq)).toEqual([3, 4]);
     expect(rest.next_after_seq).toBeNull();
-    expectError(await inject({ method: "GET", url: `/conversations/${conv.id}/messages?after_seq=-1` }), 400, "invalid_request");
-    expectError(await inject({ method: "GET", url: `/conversations/${conv.id}/messages?format=gemini` }), 400, "invalid_request");
+    expectError(
+      await inject({ method: "GET", url: `/conversations/${conv.id}/messages?after_seq=-1` }),
+      400,
+      "invalid_request",
+    );
+    expectError(
+      await inject({ method: "GET", url: `/conversations/${conv.id}/messages?format=gemini` }),
+      400,
+      "invalid_request",
+    );
   });
 });
 
 describe("history in a provider's own format", () => {
   async function conversationWithToolUse(provider: "anthropic" | "openai") {
     const conv = await client().createConversation({ provider, system: "Be brief." });
-    f.llm.script({ text: "Checking.", toolCalls: [{ name: "calculate", input: { expression: "2*21" } }] }, { text: "42" });
+    f.llm.script(
+      { text: "Checking.", toolCalls: [{ name: "calculate", input: { expression: "2*21" } }] },
+      { text: "42" },
+    );
     await client().send(conv.id, { content: "2*21?" });
     return conv;
   }
@@ -171,13 +234,25 @@ describe("history in a provider's own format", () => {
     expect(body.format).toBe("anthropic");
     expect(body.system).toBe("Be brief.");
     expect(body.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
-    expect(body.messages[1].content[1]).toMatchObject({ type: "tool_use", name: "calculate", input: { expression: "2*21" } });
-    expect(body.messages[2].content[0]).toMatchObject({ type: "tool_result", tool_use_id: body.messages[1].content[1].id });
+    expect(body.messages[1].content[1]).toMatchObject({
+      type: "tool_use",
+      name: "calculate",
+      input: { expression: "2*21" },
+    });
+    expect(body.messages[2].content[0]).toMatchObject({
+      type: "tool_result",
+      tool_use_id: body.messages[1].content[1].id,
+    });
 
     f.llm.reset();
     f.llm.script({ text: "ok" });
     const sdk = new Anthropic({ apiKey: "test", baseURL: f.llm.url });
-    const reply = await sdk.messages.create({ model: "claude-sonnet-4-6", max_tokens: 100, system: body.system, messages: [...body.messages, { role: "user", content: "thanks" }] });
+    const reply = await sdk.messages.create({
+      model: "claude-sonnet-4-6",
+      max_tokens: 100,
+      system: body.system,
+      messages: [...body.messages, { role: "user", content: "thanks" }],
+    });
     expect(reply.content[0]).toMatchObject({ type: "text", text: "ok" });
   });
 
@@ -194,14 +269,21 @@ describe("history in a provider's own format", () => {
     f.llm.reset();
     f.llm.script({ text: "ok" });
     const sdk = new OpenAI({ apiKey: "test", baseURL: `${f.llm.url}/v1` });
-    const reply = await sdk.chat.completions.create({ model: "gpt-4o-mini", messages: [...body.messages, { role: "user", content: "thanks" }] });
+    const reply = await sdk.chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [...body.messages, { role: "user", content: "thanks" }],
+    });
     expect(reply.choices[0]!.message.content).toBe("ok");
   });
 
   test("a conversation switched from Anthropic to OpenAI sends its history, ids intact, to the new provider", async () => {
     const conv = await conversationWithToolUse("anthropic");
     const callId = (await client().history(conv.id))[1].content.find((b: any) => b.type === "tool_call").id;
-    const patched = await inject({ method: "PATCH", url: `/conversations/${conv.id}`, payload: { provider: "openai" } });
+    const patched = await inject({
+      method: "PATCH",
+      url: `/conversations/${conv.id}`,
+      payload: { provider: "openai" },
+    });
     expect(patched.statusCode).toBe(200);
     expect(patched.json()).toMatchObject({ provider: "openai", model: "gpt-4o-mini" });
 
@@ -228,7 +310,13 @@ describe("operations", () => {
   test("openapi.json describes the contract's routes", async () => {
     const doc = (await inject({ method: "GET", url: "/openapi.json" })).json();
     expect(doc.openapi).toMatch(/^3\./);
-    for (const path of ["/conversations", "/conversations/{id}", "/conversations/{id}/messages", "/conversations/{id}/runs/{run_id}/cancel", "/conversations/{id}/runs/{run_id}/events"]) {
+    for (const path of [
+      "/conversations",
+      "/conversations/{id}",
+      "/conversations/{id}/messages",
+      "/conversations/{id}/runs/{run_id}/cancel",
+      "/conversations/{id}/runs/{run_id}/events",
+    ]) {
       expect(Object.keys(doc.paths)).toContain(path);
     }
     expect(doc.paths["/conversations/{id}/messages"].post.requestBody).toBeDefined();
@@ -237,7 +325,11 @@ describe("operations", () => {
   test("a Last-Event-ID that is not a number is a 400", async () => {
     const conv = await client().createConversation();
     const run = (await client().send(conv.id, { content: "hi" })).json().run;
-    const res = await inject({ method: "GET", url: `/conversations/${conv.id}/runs/${run.id}/events`, headers: { "last-event-id": "abc" } });
+    const res = await inject({
+      method: "GET",
+      url: `/conversations/${conv.id}/runs/${run.id}/events`,
+      headers: { "last-event-id": "abc" },
+    });
     expectError(res, 400, "invalid_request");
   });
 
@@ -245,16 +337,32 @@ describe("operations", () => {
     logLines.length = 0;
     const conv = await client().createConversation({ provider: "anthropic" });
     f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] }, { text: "2" });
-    const run = (await client().send(conv.id, { content: "1+1?" }, { authorization: "Bearer fake-secret-do-not-log" })).json().run;
+    const run = (
+      await client().send(conv.id, { content: "1+1?" }, { authorization: "Bearer fake-secret-do-not-log" })
+    ).json().run;
     const mine = logLines.filter((l) => l.run_id === run.id);
     const modelCalls = mine.filter((l) => l.msg === "model call");
     expect(modelCalls).toHaveLength(2);
-    expect(modelCalls[0]).toMatchObject({ step: 1, provider: "anthropic", stop_reason: "tool_use", usage: expect.any(Object), ms: expect.any(Number) });
+    expect(modelCalls[0]).toMatchObject({
+      step: 1,
+      provider: "anthropic",
+      stop_reason: "tool_use",
+      usage: expect.any(Object),
+      ms: expect.any(Number),
+    });
     const toolCalls = mine.filter((l) => l.msg === "tool call");
     expect(toolCalls).toEqual([
-      expect.objectContaining({ name: "calculate", status: "ok", tool_call_id: expect.any(String), duration_ms: expect.any(Number), result_chars: expect.any(Number) }),
+      expect.objectContaining({
+        name: "calculate",
+        status: "ok",
+        tool_call_id: expect.any(String),
+        duration_ms: expect.any(Number),
+        result_chars: expect.any(Number),
+      }),
     ]);
-    expect(mine.filter((l) => l.msg === "run finished")).toEqual([expect.objectContaining({ status: "completed", steps: 2 })]);
+    expect(mine.filter((l) => l.msg === "run finished")).toEqual([
+      expect.objectContaining({ status: "completed", steps: 2 }),
+    ]);
     const everything = JSON.stringify(logLines);
     expect(everything).not.toContain("test-anthropic-key");
     expect(everything).not.toContain("test-openai-key");
@@ -274,13 +382,25 @@ describe("input Postgres cannot store or count", () => {
   });
 
   test("a NUL in a title or in metadata is a 400", async () => {
-    expectError(await inject({ method: "POST", url: "/conversations", payload: { title: "a\u0000" } }), 400, "invalid_request");
-    expectError(await inject({ method: "POST", url: "/conversations", payload: { metadata: { k: "v\u0000" } } }), 400, "invalid_request");
+    expectError(
+      await inject({ method: "POST", url: "/conversations", payload: { title: "a\u0000" } }),
+      400,
+      "invalid_request",
+    );
+    expectError(
+      await inject({ method: "POST", url: "/conversations", payload: { metadata: { k: "v\u0000" } } }),
+      400,
+      "invalid_request",
+    );
   });
 
   test("numbers and cursors out of range are 400s", async () => {
     const conv = await client().createConversation();
-    expectError(await inject({ method: "GET", url: `/conversations/${conv.id}/messages?after_seq=99999999999` }), 400, "invalid_request");
+    expectError(
+      await inject({ method: "GET", url: `/conversations/${conv.id}/messages?after_seq=99999999999` }),
+      400,
+      "invalid_request",
+    );
     const far = Buffer.from(`+275760-09-13T00:00:00.000Z|conv_x`).toString("base64url");
     const early = Buffer.from(`0000-01-01T00:00:00.000Z|conv_x`).toString("base64url");
     expectError(await inject({ method: "GET", url: `/conversations?cursor=${far}` }), 400, "invalid_request");
@@ -289,7 +409,10 @@ describe("input Postgres cannot store or count", () => {
 
   test("a NUL produced by a tool is mended, not a failed run", async () => {
     const conv = await client().createConversation({ provider: "openai", tools: ["calculate"] });
-    f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "1+" }, id: "call_with_nul_result_0001" }] }, { text: "a\u0000b" });
+    f.llm.script(
+      { toolCalls: [{ name: "calculate", input: { expression: "1+" }, id: "call_with_nul_result_0001" }] },
+      { text: "a\u0000b" },
+    );
     const res = (await client().send(conv.id, { content: "go" })).json();
     expect(res.run.status).toBe("completed");
     expect(res.output_text).toBe("a\ufffdb");
@@ -300,7 +423,9 @@ test("three identical retries sent at once with one Idempotency-Key all get the 
   const conv = await client().createConversation({ provider: "openai" });
   f.llm.script({ text: "only once", chunkDelayMs: 20 });
   const key = `concurrent-${Date.now()}`;
-  const replies = await Promise.all([0, 1, 2].map(() => client().send(conv.id, { content: "Once" }, { "idempotency-key": key })));
+  const replies = await Promise.all(
+    [0, 1, 2].map(() => client().send(conv.id, { content: "Once" }, { "idempotency-key": key })),
+  );
   expect(replies.map((r) => r.statusCode)).toEqual([200, 200, 200]);
   expect(new Set(replies.map((r) => r.json().run.id)).size).toBe(1);
   expect(f.llm.requests).toHaveLength(1);

@@ -13,7 +13,9 @@ test("a message with an image at MAX_ATTACHMENT_BYTES is checked and stored whil
   expect(image.length).toBeLessThanOrEqual(LIMIT);
   expect(image.length).toBeGreaterThan(LIMIT - 64 * 1024);
   const conv = await api(f.loopd.app).createConversation({ provider: "mock" });
-  const body = { content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: image.toString("base64") } }] };
+  const body = {
+    content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: image.toString("base64") } }],
+  };
 
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
@@ -32,9 +34,19 @@ test("a message with an image at MAX_ATTACHMENT_BYTES is checked and stored whil
   const res = await sent;
   delay.disable();
   expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
-  expect(res.json().messages[0].content[0]).toMatchObject({ media_type: "image/png", bytes: image.length, width: 1300, height: 1340 });
-  const stored = await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/attachments/${res.json().messages[0].content[0].attachment_id}` });
+  expect(res.json().messages[0].content[0]).toMatchObject({
+    media_type: "image/png",
+    bytes: image.length,
+    width: 1300,
+    height: 1340,
+  });
+  const stored = await f.loopd.app.inject({
+    method: "GET",
+    url: `/conversations/${conv.id}/attachments/${res.json().messages[0].content[0].attachment_id}`,
+  });
   expect(stored.rawPayload.equals(image)).toBe(true);
   // The figure for the record (not asserted: timings depend on the machine).
-  console.info(`event loop while a ${image.length}-byte image was sent: max delay ${(delay.max / 1e6).toFixed(1)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms; ${answered} health checks answered meanwhile`);
+  console.info(
+    `event loop while a ${image.length}-byte image was sent: max delay ${(delay.max / 1e6).toFixed(1)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms; ${answered} health checks answered meanwhile`,
+  );
 });

@@ -16,7 +16,11 @@ const BLOCKS = [
   { type: "text", text: "What do you see?" },
   { type: "image", source: { type: "base64", media_type: "image/png", data: b64(PNG) } },
   { type: "document", source: { type: "base64", media_type: "application/pdf", data: b64(PDF) }, title: "report.pdf" },
-  { type: "document", source: { type: "base64", media_type: "text/plain", data: b64(Buffer.from(NOTES)) }, title: "notes" },
+  {
+    type: "document",
+    source: { type: "base64", media_type: "text/plain", data: b64(Buffer.from(NOTES)) },
+    title: "notes",
+  },
   { type: "image", source: { type: "url", url: URL_IMAGE } },
 ];
 
@@ -27,7 +31,11 @@ const expectedUserTurn = {
     content: [
       { type: "text", text: "What do you see?" },
       { type: "image", source: { type: "base64", media_type: "image/png", data: b64(PNG) } },
-      { type: "document", source: { type: "base64", media_type: "application/pdf", data: b64(PDF) }, title: "report.pdf" },
+      {
+        type: "document",
+        source: { type: "base64", media_type: "application/pdf", data: b64(PDF) },
+        title: "report.pdf",
+      },
       { type: "document", source: { type: "text", media_type: "text/plain", data: NOTES }, title: "notes" },
       { type: "image", source: { type: "url", url: URL_IMAGE } },
     ],
@@ -46,7 +54,9 @@ const expectedUserTurn = {
 
 /** The first user turn of a request body, without the cache breakpoint Anthropic's last block may carry. */
 const userTurnOf = (body: { messages: unknown[] }): unknown =>
-  JSON.parse(JSON.stringify(body.messages.find((m) => (m as { role: string }).role === "user")), (k, v: unknown) => (k === "cache_control" ? undefined : v));
+  JSON.parse(JSON.stringify(body.messages.find((m) => (m as { role: string }).role === "user")), (k, v: unknown) =>
+    k === "cache_control" ? undefined : v,
+  );
 
 describe.each(["anthropic", "openai"] as const)("%s", (provider) => {
   test("the exact bytes reach the model, each in the provider's shape; the saved message refers to the attachments", async () => {
@@ -61,25 +71,54 @@ describe.each(["anthropic", "openai"] as const)("%s", (provider) => {
     const [user] = res.json().messages;
     expect(user.content).toEqual([
       BLOCKS[0],
-      { type: "image", attachment_id: expect.stringMatching(/^att_/), media_type: "image/png", bytes: PNG.length, width: 64, height: 64 },
-      { type: "document", attachment_id: expect.stringMatching(/^att_/), media_type: "application/pdf", bytes: PDF.length, title: "report.pdf" },
-      { type: "document", attachment_id: expect.stringMatching(/^att_/), media_type: "text/plain", bytes: NOTES.length, title: "notes" },
+      {
+        type: "image",
+        attachment_id: expect.stringMatching(/^att_/),
+        media_type: "image/png",
+        bytes: PNG.length,
+        width: 64,
+        height: 64,
+      },
+      {
+        type: "document",
+        attachment_id: expect.stringMatching(/^att_/),
+        media_type: "application/pdf",
+        bytes: PDF.length,
+        title: "report.pdf",
+      },
+      {
+        type: "document",
+        attachment_id: expect.stringMatching(/^att_/),
+        media_type: "text/plain",
+        bytes: NOTES.length,
+        title: "notes",
+      },
       BLOCKS[4],
     ]);
   });
 
   test("a later step and a later run send the same bytes again; ?format= and /context show them", async () => {
     const conv = await client().createConversation({ provider, tools: ["calculate"] });
-    f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "6*7" } }] }, { text: "42." }, { text: "Still a gradient." });
+    f.llm.script(
+      { toolCalls: [{ name: "calculate", input: { expression: "6*7" } }] },
+      { text: "42." },
+      { text: "Still a gradient." },
+    );
     expect((await client().send(conv.id, { content: BLOCKS })).json().run.status).toBe("completed");
     expect((await client().send(conv.id, { content: "And now?" })).json().run.status).toBe("completed");
     expect(f.llm.requests).toHaveLength(3);
     for (const req of f.llm.requests) expect(userTurnOf(req.body)).toEqual(expectedUserTurn[provider]);
 
-    const history = await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/messages?format=${provider}` });
+    const history = await f.loopd.app.inject({
+      method: "GET",
+      url: `/conversations/${conv.id}/messages?format=${provider}`,
+    });
     expect(history.statusCode).toBe(200);
     expect(userTurnOf(history.json())).toEqual(expectedUserTurn[provider]);
-    const context = await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/context?format=${provider}` });
+    const context = await f.loopd.app.inject({
+      method: "GET",
+      url: `/conversations/${conv.id}/context?format=${provider}`,
+    });
     expect(context.statusCode).toBe(200);
     expect(userTurnOf(context.json().request)).toEqual(expectedUserTurn[provider]);
   });
@@ -91,11 +130,15 @@ describe("stored attachments", () => {
     const image = { type: "image", source: { type: "base64", media_type: "image/png", data: b64(PNG) } };
     const before = await rowCounts(f.database);
     const first = (await client().send(conv.id, { content: [image] })).json().messages[0].content[0];
-    const second = (await client().send(conv.id, { content: [{ type: "text", text: "again" }, image] })).json().messages[0].content[1];
+    const second = (await client().send(conv.id, { content: [{ type: "text", text: "again" }, image] })).json()
+      .messages[0].content[1];
     expect(second.attachment_id).toBe(first.attachment_id);
     expect((await rowCounts(f.database)).attachments).toBe(before.attachments + 1);
 
-    const res = await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/attachments/${first.attachment_id}` });
+    const res = await f.loopd.app.inject({
+      method: "GET",
+      url: `/conversations/${conv.id}/attachments/${first.attachment_id}`,
+    });
     expect(res.statusCode).toBe(200);
     expect(res.headers["content-type"]).toBe("image/png");
     expect(res.headers["x-content-type-options"]).toBe("nosniff");
@@ -104,22 +147,32 @@ describe("stored attachments", () => {
 
     // Another conversation's id for it, or an unknown id: the same 404.
     const other = await client().createConversation({ provider: "mock" });
-    const elsewhere = await f.loopd.app.inject({ method: "GET", url: `/conversations/${other.id}/attachments/${first.attachment_id}` });
-    const unknown = await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/attachments/att_0mx0000000000000000000000` });
+    const elsewhere = await f.loopd.app.inject({
+      method: "GET",
+      url: `/conversations/${other.id}/attachments/${first.attachment_id}`,
+    });
+    const unknown = await f.loopd.app.inject({
+      method: "GET",
+      url: `/conversations/${conv.id}/attachments/att_0mx0000000000000000000000`,
+    });
     expectError(elsewhere, 404, "not_found");
     expectError(unknown, 404, "not_found");
   });
 
   test("the mock says what it was shown", async () => {
     const conv = await client().createConversation({ provider: "mock" });
-    const res = await client().send(conv.id, { content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: b64(PNG) } }] });
+    const res = await client().send(conv.id, {
+      content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: b64(PNG) } }],
+    });
     expect(res.json().output_text).toMatch(/^You showed me an image\/png of 64×64 pixels\. /);
   });
 
   test("deleting the conversation deletes its attachments", async () => {
     const conv = await client().createConversation({ provider: "mock" });
     const before = await rowCounts(f.database);
-    await client().send(conv.id, { content: [{ type: "image", source: { type: "base64", media_type: "image/jpeg", data: b64(jpeg()) } }] });
+    await client().send(conv.id, {
+      content: [{ type: "image", source: { type: "base64", media_type: "image/jpeg", data: b64(jpeg()) } }],
+    });
     expect((await rowCounts(f.database)).attachments).toBe(before.attachments + 1);
     expect((await f.loopd.app.inject({ method: "DELETE", url: `/conversations/${conv.id}` })).statusCode).toBe(204);
     expect((await rowCounts(f.database)).attachments).toBe(before.attachments);

@@ -6,7 +6,8 @@ import { useLoopd } from "../helpers/use-loopd.js";
 
 const f = useLoopd();
 const inject = (opts: InjectOptions) => f.loopd.app.inject(opts);
-const postJson = (url: string, text: string) => inject({ method: "POST", url, headers: { "content-type": "application/json" }, payload: text });
+const postJson = (url: string, text: string) =>
+  inject({ method: "POST", url, headers: { "content-type": "application/json" }, payload: text });
 
 const ticks = async (n: number) => {
   for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
@@ -26,7 +27,9 @@ describe("deeply nested JSON", () => {
 
     expect((await inject({ method: "GET", url: "/healthz" })).statusCode).toBe(200);
     expect(await rowCounts(f.database)).toEqual(before);
-    expect((await inject({ method: "POST", url: "/conversations", payload: { metadata: { ok: true } } })).statusCode).toBe(201);
+    expect(
+      (await inject({ method: "POST", url: "/conversations", payload: { metadata: { ok: true } } })).statusCode,
+    ).toBe(201);
   });
 
   test.each([
@@ -34,7 +37,9 @@ describe("deeply nested JSON", () => {
     ["an array body", "[".repeat(4000) + "]".repeat(4000), "body"],
     ["content", `{"content":${"[".repeat(4000)}${"]".repeat(4000)}}`, "body.content"],
   ])("%s nested 4,000 deep is a 400, not a stack overflow", async (_what, text, field) => {
-    const url = text.includes("content") ? `/conversations/${(await inject({ method: "POST", url: "/conversations" })).json().id}/messages` : "/conversations";
+    const url = text.includes("content")
+      ? `/conversations/${(await inject({ method: "POST", url: "/conversations" })).json().id}/messages`
+      : "/conversations";
     const before = await rowCounts(f.database);
     const error = expectError(await postJson(url, text), 400, "invalid_request");
     expect(error.details.field).toBe(field);
@@ -44,7 +49,11 @@ describe("deeply nested JSON", () => {
   test("metadata may nest 32 levels; 33 is a 400 naming the field and the limit", async () => {
     expect((await postJson("/conversations", `{"metadata":${nestedObject(32)}}`)).statusCode).toBe(201);
     const before = await rowCounts(f.database);
-    const error = expectError(await postJson("/conversations", `{"metadata":${nestedObject(33)}}`), 400, "invalid_request");
+    const error = expectError(
+      await postJson("/conversations", `{"metadata":${nestedObject(33)}}`),
+      400,
+      "invalid_request",
+    );
     expect(error.details).toMatchObject({ field: "body.metadata", limit: 32 });
     expect(error.message).toMatch(/^body\.metadata: .*32 levels/);
     expect(await rowCounts(f.database)).toEqual(before);
@@ -53,13 +62,21 @@ describe("deeply nested JSON", () => {
   test("metadata over 16 KiB is a 400 naming the limit, on create and on update", async () => {
     const big = { notes: "x".repeat(16_384) };
     const before = await rowCounts(f.database);
-    const error = expectError(await inject({ method: "POST", url: "/conversations", payload: { metadata: big } }), 400, "invalid_request");
+    const error = expectError(
+      await inject({ method: "POST", url: "/conversations", payload: { metadata: big } }),
+      400,
+      "invalid_request",
+    );
     expect(error.details).toMatchObject({ field: "body.metadata", limit: 16_384 });
     expect(error.message).toMatch(/16384 bytes/);
     expect(await rowCounts(f.database)).toEqual(before);
 
     const conv = (await inject({ method: "POST", url: "/conversations", payload: { metadata: { v: 1 } } })).json();
-    expectError(await inject({ method: "PATCH", url: `/conversations/${conv.id}`, payload: { metadata: big } }), 400, "invalid_request");
+    expectError(
+      await inject({ method: "PATCH", url: `/conversations/${conv.id}`, payload: { metadata: big } }),
+      400,
+      "invalid_request",
+    );
     expect((await inject({ method: "GET", url: `/conversations/${conv.id}` })).json().metadata).toEqual({ v: 1 });
   });
 });
@@ -78,7 +95,11 @@ describe("input that Postgres cannot take", () => {
     ["GET", `/conversations/conv_x/runs/${nul}/events`, "params.run_id"],
   ])("a NUL in the path: %s %s is a 400 naming %s", async (method, url, field) => {
     const payload = method === "POST" ? { content: "hi" } : method === "PATCH" ? { title: "t" } : undefined;
-    const error = expectError(await inject({ method: method as InjectOptions["method"], url, ...(payload && { payload }) }), 400, "invalid_request");
+    const error = expectError(
+      await inject({ method: method as InjectOptions["method"], url, ...(payload && { payload }) }),
+      400,
+      "invalid_request",
+    );
     expect(error.details.field).toBe(field);
     expect(error.message).toMatch(/NUL/);
   });
@@ -87,7 +108,11 @@ describe("input that Postgres cannot take", () => {
     const cursor = Buffer.from("2025-01-01T00:00:00.000Z|conv_\u0000x").toString("base64url");
     const conv = (await inject({ method: "POST", url: "/conversations" })).json();
     expectError(await inject({ method: "GET", url: `/conversations?cursor=${cursor}` }), 400, "invalid_request");
-    expectError(await inject({ method: "GET", url: `/conversations/${conv.id}/runs?cursor=${cursor}` }), 400, "invalid_request");
+    expectError(
+      await inject({ method: "GET", url: `/conversations/${conv.id}/runs?cursor=${cursor}` }),
+      400,
+      "invalid_request",
+    );
   });
 });
 

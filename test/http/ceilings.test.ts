@@ -30,7 +30,10 @@ const create = async (body: object) => {
 };
 
 /** A refusal: a 400 naming the field, and nothing saved. */
-async function expectRefused(send: () => Promise<{ statusCode: number; json(): any }>, details: Record<string, unknown>) {
+async function expectRefused(
+  send: () => Promise<{ statusCode: number; json(): any }>,
+  details: Record<string, unknown>,
+) {
   const before = await rowCounts(f.database);
   const res = await send();
   expect(res.statusCode).toBe(400);
@@ -45,14 +48,24 @@ describe("RUN_MAX_TOKENS_LIMIT and RUN_MAX_SECONDS_LIMIT", () => {
     f.llm.script({ text: "Hi." }, { text: "Hi again." });
     const unlimited = (await call("POST", `/conversations/${conv.id}/messages`, { content: "Hello" })).json();
     expect(unlimited.run.budget).toMatchObject({ max_tokens: 50_000, max_seconds: 120 });
-    const greedy = (await call("POST", `/conversations/${conv.id}/messages`, { content: "Hello", budget: { max_tokens: 10_000_000, max_seconds: 3600 } })).json();
+    const greedy = (
+      await call("POST", `/conversations/${conv.id}/messages`, {
+        content: "Hello",
+        budget: { max_tokens: 10_000_000, max_seconds: 3600 },
+      })
+    ).json();
     expect(greedy.run.budget).toMatchObject({ max_tokens: 50_000, max_seconds: 120 });
   });
 
   test("a run asking for less keeps its own", async () => {
     const conv = await create({ provider: "openai", model: "gpt-5-mini" });
     f.llm.script({ text: "Hi." });
-    const run = (await call("POST", `/conversations/${conv.id}/messages`, { content: "Hello", budget: { max_tokens: 9000, max_seconds: 30 } })).json().run;
+    const run = (
+      await call("POST", `/conversations/${conv.id}/messages`, {
+        content: "Hello",
+        budget: { max_tokens: 9000, max_seconds: 30 },
+      })
+    ).json().run;
     expect(run.budget).toMatchObject({ max_tokens: 9000, max_seconds: 30 });
   });
 
@@ -66,24 +79,44 @@ describe("RUN_MAX_TOKENS_LIMIT and RUN_MAX_SECONDS_LIMIT", () => {
 
 describe("MODELS_ALLOWED", () => {
   test("a conversation's model outside it is a 400 naming body.model, on create and on change", async () => {
-    const error = await expectRefused(() => call("POST", "/conversations", { provider: "openai", model: "gpt-4o" }), { field: "body.model", provider: "openai", model: "gpt-4o" });
+    const error = await expectRefused(() => call("POST", "/conversations", { provider: "openai", model: "gpt-4o" }), {
+      field: "body.model",
+      provider: "openai",
+      model: "gpt-4o",
+    });
     expect(error.message).toMatch(/openai\/gpt-4o is not allowed on this server; allowed: anthropic\/claude-\*/);
     // The provider's own default model counts as named.
-    await expectRefused(() => call("POST", "/conversations", { provider: "anthropic", model: "gpt-5" }), { field: "body.model" });
+    await expectRefused(() => call("POST", "/conversations", { provider: "anthropic", model: "gpt-5" }), {
+      field: "body.model",
+    });
     const conv = await create({ provider: "anthropic", model: "claude-haiku-4-5" });
-    await expectRefused(() => call("PATCH", `/conversations/${conv.id}`, { model: "claude-haiku-4-5-evil", provider: "openai" }), { field: "body.model" });
-    expect((await call("GET", `/conversations/${conv.id}`)).json()).toMatchObject({ provider: "anthropic", model: "claude-haiku-4-5" });
+    await expectRefused(
+      () => call("PATCH", `/conversations/${conv.id}`, { model: "claude-haiku-4-5-evil", provider: "openai" }),
+      { field: "body.model" },
+    );
+    expect((await call("GET", `/conversations/${conv.id}`)).json()).toMatchObject({
+      provider: "anthropic",
+      model: "claude-haiku-4-5",
+    });
   });
 
   test("a message's model override outside it is a 400 naming body.model, and no run is made", async () => {
     const conv = await create({ provider: "openai", model: "gpt-5" });
-    await expectRefused(() => call("POST", `/conversations/${conv.id}/messages`, { content: "Hi", model: "o3-pro" }), { field: "body.model", model: "o3-pro" });
+    await expectRefused(() => call("POST", `/conversations/${conv.id}/messages`, { content: "Hi", model: "o3-pro" }), {
+      field: "body.model",
+      model: "o3-pro",
+    });
     expect(f.llm.requests).toHaveLength(0);
   });
 
   test("a summary model outside it is a 400 naming body.context.summary_model", async () => {
     await expectRefused(
-      () => call("POST", "/conversations", { provider: "openai", model: "gpt-5", context: { strategy: "summarize", max_input_tokens: 1000, summary_model: "gpt-4o-mini" } }),
+      () =>
+        call("POST", "/conversations", {
+          provider: "openai",
+          model: "gpt-5",
+          context: { strategy: "summarize", max_input_tokens: 1000, summary_model: "gpt-4o-mini" },
+        }),
       { field: "body.context.summary_model", model: "gpt-4o-mini" },
     );
   });
@@ -91,14 +124,20 @@ describe("MODELS_ALLOWED", () => {
 
 describe("the mock provider, with API keys on and MOCK_PROVIDER unset", () => {
   test("is not offered: naming it is a 400 naming body.provider", async () => {
-    const error = await expectRefused(() => call("POST", "/conversations", { provider: "mock" }), { field: "body.provider" });
+    const error = await expectRefused(() => call("POST", "/conversations", { provider: "mock" }), {
+      field: "body.provider",
+    });
     expect(error.message).toMatch(/MOCK_PROVIDER/);
     const conv = await create({ provider: "openai", model: "gpt-5" });
-    await expectRefused(() => call("PATCH", `/conversations/${conv.id}`, { provider: "mock" }), { field: "body.provider" });
+    await expectRefused(() => call("PATCH", `/conversations/${conv.id}`, { provider: "mock" }), {
+      field: "body.provider",
+    });
   });
 
   test("is no default either: without a model key, a conversation must name its provider", async () => {
-    const error = await expectRefused(() => call("POST", "/conversations", { title: "no provider" }), { field: "body.provider" });
+    const error = await expectRefused(() => call("POST", "/conversations", { title: "no provider" }), {
+      field: "body.provider",
+    });
     expect(error.message).toMatch(/set a key or MOCK_PROVIDER=true/);
   });
 });
@@ -108,32 +147,50 @@ describe("a cost budget needs a price for every model a run calls", () => {
   const summarize = { strategy: "summarize", max_input_tokens: 1000, summary_model: "my-local-summarizer" };
 
   test("a summary model without a price under a conversation's cost budget is a 400 naming it", async () => {
-    const error = await expectRefused(() => call("POST", "/conversations", { provider: "openai", model: "gpt-5-mini", context: summarize, budget: { max_cost_usd: 0.05 } }), {
-      field: "body.budget.max_cost_usd",
-      model_field: "body.context.summary_model",
-      model: "my-local-summarizer",
-    });
+    const error = await expectRefused(
+      () =>
+        call("POST", "/conversations", {
+          provider: "openai",
+          model: "gpt-5-mini",
+          context: summarize,
+          budget: { max_cost_usd: 0.05 },
+        }),
+      {
+        field: "body.budget.max_cost_usd",
+        model_field: "body.context.summary_model",
+        model: "my-local-summarizer",
+      },
+    );
     expect(error.message).toMatch(/^body\.context\.summary_model: model my-local-summarizer has no price/);
   });
 
   test("without a cost budget it is accepted; a message that brings one is a 400 naming the summary model, and no run is made", async () => {
     const conv = await create({ provider: "openai", model: "gpt-5-mini", context: summarize });
-    await expectRefused(() => call("POST", `/conversations/${conv.id}/messages`, { content: "Hi", budget: { max_cost_usd: 0.05 } }), {
-      field: "body.budget.max_cost_usd",
-      model_field: "conversation.context.summary_model",
-      model: "my-local-summarizer",
-    });
+    await expectRefused(
+      () => call("POST", `/conversations/${conv.id}/messages`, { content: "Hi", budget: { max_cost_usd: 0.05 } }),
+      {
+        field: "body.budget.max_cost_usd",
+        model_field: "conversation.context.summary_model",
+        model: "my-local-summarizer",
+      },
+    );
     expect(f.llm.requests).toHaveLength(0);
     // Adding the cost budget to the conversation is refused the same way.
-    await expectRefused(() => call("PATCH", `/conversations/${conv.id}`, { budget: { max_cost_usd: 0.05 } }), { field: "body.budget.max_cost_usd", model_field: "conversation.context.summary_model" });
+    await expectRefused(() => call("PATCH", `/conversations/${conv.id}`, { budget: { max_cost_usd: 0.05 } }), {
+      field: "body.budget.max_cost_usd",
+      model_field: "conversation.context.summary_model",
+    });
   });
 
   test("the run's own model without a price is a 400 naming it", async () => {
     const conv = await create({ provider: "openai", model: "my-local-model" });
-    await expectRefused(() => call("POST", `/conversations/${conv.id}/messages`, { content: "Hi", budget: { max_cost_usd: 0.05 } }), {
-      field: "body.budget.max_cost_usd",
-      model_field: "conversation.model",
-      model: "my-local-model",
-    });
+    await expectRefused(
+      () => call("POST", `/conversations/${conv.id}/messages`, { content: "Hi", budget: { max_cost_usd: 0.05 } }),
+      {
+        field: "body.budget.max_cost_usd",
+        model_field: "conversation.model",
+        model: "my-local-model",
+      },
+    );
   });
 });

@@ -31,14 +31,17 @@ function pageReader(pages: number, answer = "Done.") {
 function resultsIn(req: RecordedRequest): number {
   const messages: any[] = req.body.messages;
   if (req.api === "openai") return messages.filter((m) => m.role === "tool").length;
-  return messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b: any) => b.type === "tool_result").length;
+  return messages
+    .flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+    .filter((b: any) => b.type === "tool_result").length;
 }
 
 /** The request without its cache breakpoints: what the prompt cache compares. */
 const withoutBreakpoints = (value: unknown): unknown =>
   JSON.parse(JSON.stringify(value), (key, v: unknown) => (key === "cache_control" ? undefined : v));
 
-const messagesOf = (req: RecordedRequest) => (withoutBreakpoints(req.body.messages) as unknown[]).map((m) => JSON.stringify(m));
+const messagesOf = (req: RecordedRequest) =>
+  (withoutBreakpoints(req.body.messages) as unknown[]).map((m) => JSON.stringify(m));
 
 /** Whether b's messages start with all of a's (Anthropic merges a new user message into the last user turn: a's last turn may grow). */
 function extends_(a: RecordedRequest, b: RecordedRequest): boolean {
@@ -49,14 +52,24 @@ function extends_(a: RecordedRequest, b: RecordedRequest): boolean {
 function breakpointsOf(body: any): string[] {
   const where: string[] = [];
   (body.tools ?? []).forEach((t: any, i: number) => t.cache_control && where.push(`tools.${i}`));
-  if (Array.isArray(body.system)) body.system.forEach((b: any, i: number) => b.cache_control && where.push(`system.${i}`));
-  body.messages.forEach((m: any, n: number) => Array.isArray(m.content) && m.content.forEach((b: any, i: number) => b.cache_control && where.push(`messages.${n}.${i}`)));
+  if (Array.isArray(body.system))
+    body.system.forEach((b: any, i: number) => b.cache_control && where.push(`system.${i}`));
+  body.messages.forEach(
+    (m: any, n: number) =>
+      Array.isArray(m.content) &&
+      m.content.forEach((b: any, i: number) => b.cache_control && where.push(`messages.${n}.${i}`)),
+  );
   return where;
 }
 
 describe.each(["anthropic", "openai"] as const)("the context sent to %s", (provider) => {
   test("trim: old results go as stubs in batches; between clearings each request starts with the one before, byte for byte; calls stay paired", async () => {
-    const conv = await client().createConversation({ provider, system: SYSTEM, tools: ["fetch_page"], context: { strategy: "trim", keep_tool_results: 3 } });
+    const conv = await client().createConversation({
+      provider,
+      system: SYSTEM,
+      tools: ["fetch_page"],
+      context: { strategy: "trim", keep_tool_results: 3 },
+    });
     expect(conv.context).toEqual({ strategy: "trim", keep_tool_results: 3, max_input_tokens: null });
     pageReader(12);
     const body = (await client().send(conv.id, { content: "Summarise the report.", max_steps: 20 })).json();
@@ -69,10 +82,16 @@ describe.each(["anthropic", "openai"] as const)("the context sent to %s", (provi
     // 12 results, 3 kept: cleared when the 6th, 9th and 12th arrive.
     expect(clearings).toBe(3);
     const last = JSON.stringify(requests.at(-1)!.body.messages);
-    expect(last.match(/\[result of fetch_page cleared from the context to save space: [\d,]+ chars; call fetch_page again if you need it\]/g)).toHaveLength(9);
+    expect(
+      last.match(
+        /\[result of fetch_page cleared from the context to save space: [\d,]+ chars; call fetch_page again if you need it\]/g,
+      ),
+    ).toHaveLength(9);
     // The history keeps every result whole.
     const history = await client().history(conv.id);
-    expect(history.filter((m) => m.role === "tool").map((m) => m.content[0].content)).toEqual(PAGES.slice(0, 12).map((p) => p.content));
+    expect(history.filter((m) => m.role === "tool").map((m) => m.content[0].content)).toEqual(
+      PAGES.slice(0, 12).map((p) => p.content),
+    );
   });
 
   test("prompt caching is on by itself and its reads and writes are reported in usage", async () => {
@@ -96,7 +115,11 @@ describe.each(["anthropic", "openai"] as const)("the context sent to %s", (provi
     // From the third call on, the calls read what the ones before them cached.
     expect(requests.slice(2).every((r) => r.counted!.cacheRead > 0)).toBe(true);
     const sum = (key: "input" | "cacheRead" | "cacheWrite") => requests.reduce((s, r) => s + r.counted![key], 0);
-    expect(body.run.usage).toMatchObject({ input_tokens: sum("input"), cache_read_tokens: sum("cacheRead"), cache_write_tokens: sum("cacheWrite") });
+    expect(body.run.usage).toMatchObject({
+      input_tokens: sum("input"),
+      cache_read_tokens: sum("cacheRead"),
+      cache_write_tokens: sum("cacheWrite"),
+    });
     if (provider === "anthropic") expect(sum("cacheWrite")).toBeGreaterThan(0);
     else expect(sum("cacheWrite")).toBe(0);
   });
@@ -112,15 +135,25 @@ describe.each(["anthropic", "openai"] as const)("the context sent to %s", (provi
     }
     if (provider === "anthropic") expect(f.llm.requests.every((r) => r.counted!.cacheRead === 0)).toBe(true);
     // And back on with a PATCH.
-    const patched = (await f.loopd.app.inject({ method: "PATCH", url: `/conversations/${conv.id}`, payload: { caching: true } })).json();
+    const patched = (
+      await f.loopd.app.inject({ method: "PATCH", url: `/conversations/${conv.id}`, payload: { caching: true } })
+    ).json();
     expect(patched.caching).toBe(true);
   });
 
   test("GET /conversations/:id/context is what the next call is sent", async () => {
-    const conv = await client().createConversation({ provider, system: SYSTEM, tools: ["fetch_page"], context: { strategy: "trim", keep_tool_results: 2 } });
+    const conv = await client().createConversation({
+      provider,
+      system: SYSTEM,
+      tools: ["fetch_page"],
+      context: { strategy: "trim", keep_tool_results: 2 },
+    });
     pageReader(7, "The report says little.");
     await client().send(conv.id, { content: "Read seven pages." });
-    const res = await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/context?format=${provider}` });
+    const res = await f.loopd.app.inject({
+      method: "GET",
+      url: `/conversations/${conv.id}/context?format=${provider}`,
+    });
     expect(res.statusCode).toBe(200);
     const context = res.json();
     expect(context).toMatchObject({ format: provider, stubbed_tool_results: 4, left_out: { refused: 0, trimmed: 0 } });
@@ -133,8 +166,14 @@ describe.each(["anthropic", "openai"] as const)("the context sent to %s", (provi
     const { messages: expectedMessages, ...expectedRest } = context.request;
     const { messages: sentMessages, ...sentRest } = sent;
     // The same request, with the new message at its end.
-    const newMessage = provider === "anthropic" ? { role: "user", content: [{ type: "text", text: "Thanks." }] } : { role: "user", content: "Thanks." };
-    expect(withoutBreakpoints(sentMessages)).toEqual([...(withoutBreakpoints(expectedMessages) as unknown[]), newMessage]);
+    const newMessage =
+      provider === "anthropic"
+        ? { role: "user", content: [{ type: "text", text: "Thanks." }] }
+        : { role: "user", content: "Thanks." };
+    expect(withoutBreakpoints(sentMessages)).toEqual([
+      ...(withoutBreakpoints(expectedMessages) as unknown[]),
+      newMessage,
+    ]);
     expect(sentRest).toEqual(expectedRest);
     // The estimate was within 15% of what the provider counted for the request it described.
     const counted = f.llm.requests[0]!.counted!;
@@ -151,7 +190,8 @@ describe.each(["anthropic", "openai"] as const)("the context sent to %s", (provi
     });
     for (let q = 0; q < 6; q++) {
       let n = 0;
-      f.llm.respond = () => (n++ < 3 ? { toolCalls: [{ name: "fetch_page", input: { n: q * 3 + n - 1 } }] } : { text: `Answer ${q}.` });
+      f.llm.respond = () =>
+        n++ < 3 ? { toolCalls: [{ name: "fetch_page", input: { n: q * 3 + n - 1 } }] } : { text: `Answer ${q}.` };
       const body = (await client().send(conv.id, { content: `Question ${q}?` })).json();
       expect(body.run.status).toBe("completed");
     }
@@ -173,7 +213,12 @@ describe.each(["anthropic", "openai"] as const)("the context sent to %s", (provi
 test("context settings are checked: a bad one is a 400 naming the field, and changes nothing", async () => {
   const conv = await client().createConversation({});
   expect(conv.context).toEqual({ strategy: "trim", keep_tool_results: 4, max_input_tokens: null });
-  for (const context of [{ strategy: "summarise" }, { keep_tool_results: -1 }, { max_input_tokens: 10 }, { extra: 1 }]) {
+  for (const context of [
+    { strategy: "summarise" },
+    { keep_tool_results: -1 },
+    { max_input_tokens: 10 },
+    { extra: 1 },
+  ]) {
     const res = await f.loopd.app.inject({ method: "PATCH", url: `/conversations/${conv.id}`, payload: { context } });
     expect(res.statusCode).toBe(400);
     expect(res.json().error.code).toBe("invalid_request");
@@ -190,10 +235,17 @@ test("context settings are checked: a bad one is a 400 naming the field, and cha
 
 test("with the default settings, a 30-step tool-heavy conversation on Anthropic bills at most 20% of resending it all uncached, and its largest request is at most 40% of the naive largest (issue 22's token goal)", async () => {
   const billed = async (settings: Record<string, unknown>) => {
-    const conv = await client().createConversation({ provider: "anthropic", system: SYSTEM, tools: ["fetch_page"], ...settings });
+    const conv = await client().createConversation({
+      provider: "anthropic",
+      system: SYSTEM,
+      tools: ["fetch_page"],
+      ...settings,
+    });
     f.llm.requests.length = 0;
     pageReader(30);
-    const { run } = (await client().send(conv.id, { content: "Read pages 0 to 29, one at a time, then sum them up.", max_steps: 40 })).json();
+    const { run } = (
+      await client().send(conv.id, { content: "Read pages 0 to 29, one at a time, then sum them up.", max_steps: 40 })
+    ).json();
     expect(run).toMatchObject({ status: "completed", steps: 31 });
     let bill = 0;
     let largest = 0;
@@ -205,7 +257,9 @@ test("with the default settings, a 30-step tool-heavy conversation on Anthropic 
   };
   const naive = await billed({ caching: false, context: { strategy: "full" } });
   const defaults = await billed({});
-  console.log(`defaults: ${((100 * defaults.bill) / naive.bill).toFixed(1)}% of the naive bill, largest request ${((100 * defaults.largest) / naive.largest).toFixed(1)}% of the naive largest`);
+  console.log(
+    `defaults: ${((100 * defaults.bill) / naive.bill).toFixed(1)}% of the naive bill, largest request ${((100 * defaults.largest) / naive.largest).toFixed(1)}% of the naive largest`,
+  );
   expect(defaults.bill / naive.bill).toBeLessThanOrEqual(0.2);
   expect(defaults.largest / naive.largest).toBeLessThanOrEqual(0.4);
 }, 120_000);

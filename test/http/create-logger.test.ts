@@ -24,7 +24,10 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 test("at a terminal the logs are pretty lines, secrets still redacted", async () => {
   process.stdout.isTTY = true;
   const out = sink();
-  createLogger("info", { destination: out.stream }).info({ req: { headers: { authorization: "Bearer fake-secret" } } }, "loopd is ready");
+  createLogger("info", { destination: out.stream }).info(
+    { req: { headers: { authorization: "Bearer fake-secret" } } },
+    "loopd is ready",
+  );
   await settle();
   expect(out.text()).toMatch(/INFO.*loopd is ready/);
   expect(() => JSON.parse(out.text().split("\n")[0]!)).toThrow();

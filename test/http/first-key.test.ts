@@ -11,7 +11,11 @@ test("the first start makes a key for tenant default and logs it once; it works,
   expect(said).toHaveLength(1);
   const key = /(lpd_[A-Za-z0-9_-]{43})/.exec(said[0].msg)![1]!;
   expect(said[0]).toMatchObject({ tenant: "default", key_id: expect.stringMatching(/^key_/) });
-  const ok = await f.loopd.app.inject({ method: "GET", url: "/conversations", headers: { authorization: `Bearer ${key}` } });
+  const ok = await f.loopd.app.inject({
+    method: "GET",
+    url: "/conversations",
+    headers: { authorization: `Bearer ${key}` },
+  });
   expect(ok.statusCode).toBe(200);
   expect((await f.loopd.app.inject({ method: "GET", url: "/conversations" })).statusCode).toBe(401);
   await f.restart();

@@ -3,14 +3,28 @@ import { collectEvents, isEvent, readSse, type SseEvent } from "../helpers/sse-c
 import { useLoopd } from "../helpers/use-loopd.js";
 
 const MAX_STREAMS = 210;
-const f = useLoopd({ listen: true, env: { MAX_STREAMS: String(MAX_STREAMS), MAX_STREAMS_PER_TENANT: String(MAX_STREAMS) } });
+const f = useLoopd({
+  listen: true,
+  env: { MAX_STREAMS: String(MAX_STREAMS), MAX_STREAMS_PER_TENANT: String(MAX_STREAMS) },
+});
 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${f.loopd.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
-const newConversation = async (provider = "openai") => (await (await post("/conversations", { provider })).json()) as { id: string };
+  fetch(`${f.loopd.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
+const newConversation = async (provider = "openai") =>
+  (await (await post("/conversations", { provider })).json()) as { id: string };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const count = async (table: string) =>
-  Number(((await f.database.db.execute(`select count(*)::int as n from ${table}` as never)) as unknown as { rows: { n: number }[] }).rows[0]!.n);
+  Number(
+    (
+      (await f.database.db.execute(`select count(*)::int as n from ${table}` as never)) as unknown as {
+        rows: { n: number }[];
+      }
+    ).rows[0]!.n,
+  );
 
 /** Reads a stream until `n` events have come, and keeps it open (until `signal` aborts). */
 async function openFollower(url: string, n: number, signal: AbortSignal): Promise<SseEvent[]> {
@@ -32,7 +46,8 @@ test("200 idle followers of a run cost the database nothing while wake-ups flow"
   const stream = await post(`/conversations/${conv.id}/messages`, { content: "Think slowly", stream: true });
   const runId = stream.headers.get("x-loopd-run-id")!;
   // On a server, wake-ups from other processes arrive through LISTEN: wait until it is in place.
-  for (let i = 0; i < 100 && f.testDb.kind === "postgres" && !f.loopd.services.broadcast.listening; i++) await sleep(50);
+  for (let i = 0; i < 100 && f.testDb.kind === "postgres" && !f.loopd.services.broadcast.listening; i++)
+    await sleep(50);
 
   const url = `${f.loopd.url}/conversations/${conv.id}/runs/${runId}/events`;
   const followers = await Promise.all(Array.from({ length: 200 }, () => openFollower(url, 2, hold.signal)));

@@ -5,14 +5,27 @@ import { b64, png } from "../helpers/test-images.js";
 const f = useLoopd({ listen: true });
 
 const call = (method: string, path: string, body?: unknown) =>
-  fetch(`${f.loopd.url}${path}`, { method, headers: body === undefined ? {} : { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  fetch(`${f.loopd.url}${path}`, {
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 const json = async (res: Promise<Response>): Promise<any> => (await res).json();
-const history = async (id: string): Promise<any[]> => (await json(call("GET", `/conversations/${id}/messages?limit=1000`))).data;
+const history = async (id: string): Promise<any[]> =>
+  (await json(call("GET", `/conversations/${id}/messages?limit=1000`))).data;
 
 /** 1 user, 2 a call, 3 its result, 4 the answer; 5 user, 6 the answer. */
 async function twoRuns(extra: Record<string, unknown> = {}) {
   const conv = await json(
-    call("POST", "/conversations", { provider: "anthropic", tools: ["calculate"], system: "Be brief.", title: "Original", metadata: { team: "a" }, budget: { max_steps: 4 }, ...extra }),
+    call("POST", "/conversations", {
+      provider: "anthropic",
+      tools: ["calculate"],
+      system: "Be brief.",
+      title: "Original",
+      metadata: { team: "a" },
+      budget: { max_steps: 4 },
+      ...extra,
+    }),
   );
   f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "6*7" } }] }, { text: "42" }, { text: "Bye" });
   await call("POST", `/conversations/${conv.id}/messages`, { content: "What is 6*7?" });
@@ -39,7 +52,9 @@ test("a fork copies the settings and messages 1…at_seq (new ids, same seqs), n
   expect(fork.id).not.toBe(conv.id);
   const original = await history(conv.id);
   const copied = await history(fork.id);
-  expect(copied.map((m) => [m.seq, m.role, m.content])).toEqual(original.slice(0, 4).map((m) => [m.seq, m.role, m.content]));
+  expect(copied.map((m) => [m.seq, m.role, m.content])).toEqual(
+    original.slice(0, 4).map((m) => [m.seq, m.role, m.content]),
+  );
   expect(copied.every((m, i) => m.id !== original[i].id && m.run_id === null)).toBe(true);
 
   // The fork goes on from message 4; the original is untouched.
@@ -55,7 +70,10 @@ test("at_seq may not split a call from its results nor pass the history's end: 4
   const conv = await twoRuns();
   const before = (await json(call("GET", "/conversations?limit=100"))).data.length;
   const split = await json(call("POST", `/conversations/${conv.id}/fork`, { at_seq: 2 }));
-  expect(split.error).toMatchObject({ code: "invalid_request", details: { field: "body.at_seq", nearest_valid: [1, 3] } });
+  expect(split.error).toMatchObject({
+    code: "invalid_request",
+    details: { field: "body.at_seq", nearest_valid: [1, 3] },
+  });
   expect(split.error.message).toMatch(/splits a tool call from its results/);
   const past = await json(call("POST", `/conversations/${conv.id}/fork`, { at_seq: 7 }));
   expect(past.error).toMatchObject({ code: "invalid_request", details: { nearest_valid: [6] } });
@@ -71,10 +89,14 @@ test("at_seq may not split a call from its results nor pass the history's end: 4
 });
 
 test("a paused run's messages are outside any fork: the default ends with the last finished run, a seq inside the pause is refused", async () => {
-  const conv = await json(call("POST", "/conversations", { provider: "anthropic", tools: ["calculate"], approval_required: ["calculate"] }));
+  const conv = await json(
+    call("POST", "/conversations", { provider: "anthropic", tools: ["calculate"], approval_required: ["calculate"] }),
+  );
   f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "6*7" } }] });
   // Paused for an approval: the history is 1 user, 2 the call it waits on.
-  expect((await json(call("POST", `/conversations/${conv.id}/messages`, { content: "What is 6*7?" }))).run.status).toBe("requires_action");
+  expect((await json(call("POST", `/conversations/${conv.id}/messages`, { content: "What is 6*7?" }))).run.status).toBe(
+    "requires_action",
+  );
   const inside = await json(call("POST", `/conversations/${conv.id}/fork`, { at_seq: 1 }));
   expect(inside.error).toMatchObject({ code: "invalid_request", details: { nearest_valid: [0] } });
   expect(inside.error.message).toMatch(/inside run run_.*requires_action/);
@@ -91,8 +113,13 @@ test("a fork of a fork works, and a deleted original breaks neither", async () =
   expect((await call("DELETE", `/conversations/${conv.id}`)).status).toBe(204);
   expect((await history(fork.id)).length).toBe(6);
   f.llm.script({ text: "Still here" });
-  expect((await json(call("POST", `/conversations/${forkOfFork.id}/messages`, { content: "Hello again" }))).run.status).toBe("completed");
-  expect((await json(call("GET", `/conversations/${fork.id}`))).forked_from).toEqual({ conversation_id: conv.id, seq: 6 });
+  expect(
+    (await json(call("POST", `/conversations/${forkOfFork.id}/messages`, { content: "Hello again" }))).run.status,
+  ).toBe("completed");
+  expect((await json(call("GET", `/conversations/${fork.id}`))).forked_from).toEqual({
+    conversation_id: conv.id,
+    seq: 6,
+  });
 });
 
 test("a fork keeps the images of the messages it copies: its attachment route serves them, its next call sends their bytes, and both outlive the original", async () => {
@@ -100,8 +127,18 @@ test("a fork keeps the images of the messages it copies: its attachment route se
   const later = png(20, 20, 9);
   const conv = await json(call("POST", "/conversations", { provider: "anthropic", tools: [] }));
   f.llm.script({ text: "A small picture." }, { text: "Another." });
-  await call("POST", `/conversations/${conv.id}/messages`, { content: [{ type: "text", text: "What is this?" }, { type: "image", source: { type: "base64", media_type: "image/png", data: b64(image) } }] });
-  await call("POST", `/conversations/${conv.id}/messages`, { content: [{ type: "text", text: "And this?" }, { type: "image", source: { type: "base64", media_type: "image/png", data: b64(later) } }] });
+  await call("POST", `/conversations/${conv.id}/messages`, {
+    content: [
+      { type: "text", text: "What is this?" },
+      { type: "image", source: { type: "base64", media_type: "image/png", data: b64(image) } },
+    ],
+  });
+  await call("POST", `/conversations/${conv.id}/messages`, {
+    content: [
+      { type: "text", text: "And this?" },
+      { type: "image", source: { type: "base64", media_type: "image/png", data: b64(later) } },
+    ],
+  });
   const [first] = await history(conv.id);
   const attachmentId = first.content[1].attachment_id;
   const fork = await json(call("POST", `/conversations/${conv.id}/fork`, { at_seq: 2 }));

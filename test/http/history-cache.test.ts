@@ -14,10 +14,14 @@ afterAll(async () => {
 });
 
 const send = async (loopd: TestLoopd, conversationId: string, content: string) =>
-  (await loopd.app.inject({ method: "POST", url: `/conversations/${conversationId}/messages`, payload: { content } })).json();
+  (
+    await loopd.app.inject({ method: "POST", url: `/conversations/${conversationId}/messages`, payload: { content } })
+  ).json();
 
 test("a history kept from an earlier run is brought up to date with what another instance appended since", async () => {
-  const conv = (await f.loopd.app.inject({ method: "POST", url: "/conversations", payload: { provider: "openai" } })).json();
+  const conv = (
+    await f.loopd.app.inject({ method: "POST", url: "/conversations", payload: { provider: "openai" } })
+  ).json();
   f.llm.script({ text: "One." }, { text: "Two." }, { text: "Three." });
   expect((await send(f.loopd, conv.id, "First")).output_text).toBe("One.");
   expect(f.loopd.services.histories.size).toBe(1);
@@ -28,12 +32,16 @@ test("a history kept from an earlier run is brought up to date with what another
   expect(userTextsIn(last)).toEqual(["First", "Second", "Third"]);
   expect(JSON.stringify(last.body)).toContain("Two.");
   // What the run was sent is exactly the stored history before its answer.
-  const stored = (await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/messages?format=openai` })).json();
+  const stored = (
+    await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/messages?format=openai` })
+  ).json();
   expect((last.body as { messages: unknown[] }).messages).toEqual(stored.messages.slice(0, -1));
 });
 
 test("deleting a conversation forgets its kept history", async () => {
-  const conv = (await f.loopd.app.inject({ method: "POST", url: "/conversations", payload: { provider: "anthropic" } })).json();
+  const conv = (
+    await f.loopd.app.inject({ method: "POST", url: "/conversations", payload: { provider: "anthropic" } })
+  ).json();
   f.llm.script({ text: "Kept." });
   await send(f.loopd, conv.id, "Keep this");
   const before = f.loopd.services.histories.size;

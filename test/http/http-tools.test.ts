@@ -50,10 +50,15 @@ beforeAll(async () => {
     if (at === "/lookup") {
       if (!verified) return res.writeHead(401).end("bad signature");
       const { input } = JSON.parse(body) as { input: { number: string } };
-      return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ output: { order: input.number, status: "shipped" } }));
+      return res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ output: { order: input.number, status: "shipped" } }));
     }
     if (at === "/text") return res.writeHead(200, { "content-type": "text/plain" }).end("plain words, not JSON");
-    if (at === "/refuse") return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ output: "order 12 not found", is_error: true }));
+    if (at === "/refuse")
+      return res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ output: "order 12 not found", is_error: true }));
     if (at === "/slow") return; // never answers: the tool's timeout ends it
     if (at === "/huge") {
       res.writeHead(200, { "content-type": "text/plain" });
@@ -75,7 +80,10 @@ beforeAll(async () => {
       res.write('{"output": "half');
       return setImmediate(() => res.destroy());
     }
-    if (at === "/flaky") return flaky++ % 2 === 0 ? res.writeHead(503).end("busy") : res.writeHead(200, { "content-type": "application/json" }).end('{"output": "second time lucky"}');
+    if (at === "/flaky")
+      return flaky++ % 2 === 0
+        ? res.writeHead(503).end("busy")
+        : res.writeHead(200, { "content-type": "application/json" }).end('{"output": "second time lucky"}');
     res.writeHead(404).end("no such tool");
   });
   base = `http://127.0.0.1:${await listen(receiver)}`;
@@ -88,7 +96,11 @@ afterAll(async () => {
   await new Promise((resolve) => receiver.close(resolve));
 });
 
-const object = (properties: Record<string, unknown>, required: string[] = []) => ({ type: "object", properties, required });
+const object = (properties: Record<string, unknown>, required: string[] = []) => ({
+  type: "object",
+  properties,
+  required,
+});
 function toolsFile(): string {
   const tool = (name: string, at: string, extra: Record<string, unknown> = {}) => ({
     name,
@@ -103,7 +115,11 @@ function toolsFile(): string {
     file,
     JSON.stringify({
       http: [
-        tool("lookup_order", "/lookup", { input_schema: object({ number: { type: "string", pattern: "^[0-9]+$" } }, ["number"]), secret: "${TEST_WEBHOOK_SECRET}", headers: { "x-team": "${TEST_TEAM}" } }),
+        tool("lookup_order", "/lookup", {
+          input_schema: object({ number: { type: "string", pattern: "^[0-9]+$" } }, ["number"]),
+          secret: "${TEST_WEBHOOK_SECRET}",
+          headers: { "x-team": "${TEST_TEAM}" },
+        }),
         tool("plain_text", "/text"),
         tool("refusing", "/refuse"),
         tool("slow", "/slow", { timeout_ms: 300 }),
@@ -144,7 +160,13 @@ describe.each(["anthropic", "openai"] as const)("an HTTP tool through %s", (prov
     expect(call!.headers["idempotency-key"]).toBe(result.tool_call_id);
     expect(call!.headers["webhook-id"]).toBe(result.tool_call_id);
     expect(call!.headers["x-team"]).toBe("billing");
-    expect(JSON.parse(call!.body)).toEqual({ tool_call_id: result.tool_call_id, name: "lookup_order", input: { number: "1234" }, conversation_id: conversationId, run_id: run.id });
+    expect(JSON.parse(call!.body)).toEqual({
+      tool_call_id: result.tool_call_id,
+      name: "lookup_order",
+      input: { number: "1234" },
+      conversation_id: conversationId,
+      run_id: run.id,
+    });
   });
 });
 
@@ -152,27 +174,49 @@ describe("what a receiver answers becomes a result the model can act on", () => 
   test("input that fails the tool's input_schema is refused before anything is sent", async () => {
     received.length = 0;
     const { result } = await callTool("lookup_order", { number: "12a" });
-    expect(result).toMatchObject({ is_error: true, content: expect.stringMatching(/^invalid arguments for lookup_order: number: must match pattern/) });
+    expect(result).toMatchObject({
+      is_error: true,
+      content: expect.stringMatching(/^invalid arguments for lookup_order: number: must match pattern/),
+    });
     expect(received).toEqual([]);
   });
 
   test("a 2xx body that is not the JSON envelope is the result as text; an envelope with is_error is an error result with its output", async () => {
-    expect((await callTool("plain_text", {})).result).toMatchObject({ is_error: false, content: "plain words, not JSON" });
+    expect((await callTool("plain_text", {})).result).toMatchObject({
+      is_error: false,
+      content: "plain words, not JSON",
+    });
     expect((await callTool("refusing", {})).result).toMatchObject({ is_error: true, content: "order 12 not found" });
   });
 
   test("a 500 says its status and the start of its body; a receiver that never answers times out; a refused connection says so", async () => {
-    expect((await callTool("broken", {})).result).toMatchObject({ is_error: true, content: "broken answered HTTP 500: database exploded at row 7; the service failed: try again later or use another tool." });
-    expect((await callTool("slow", {})).result).toMatchObject({ is_error: true, content: expect.stringMatching(/^slow timed out after 0\.3 s/) });
-    expect((await callTool("unreachable", {})).result).toMatchObject({ is_error: true, content: expect.stringMatching(/^unreachable could not reach http:\/\/127\.0\.0\.1:\d+\/x \(ECONNREFUSED\)/) });
+    expect((await callTool("broken", {})).result).toMatchObject({
+      is_error: true,
+      content:
+        "broken answered HTTP 500: database exploded at row 7; the service failed: try again later or use another tool.",
+    });
+    expect((await callTool("slow", {})).result).toMatchObject({
+      is_error: true,
+      content: expect.stringMatching(/^slow timed out after 0\.3 s/),
+    });
+    expect((await callTool("unreachable", {})).result).toMatchObject({
+      is_error: true,
+      content: expect.stringMatching(/^unreachable could not reach http:\/\/127\.0\.0\.1:\d+\/x \(ECONNREFUSED\)/),
+    });
   });
 
   test("a 50 MB answer is not read past the cap; a connection closed mid-answer says so; the runs go on", async () => {
     const huge = await callTool("huge", {});
-    expect(huge.result).toMatchObject({ is_error: true, content: expect.stringMatching(/^huge's answer is longer than \d+ characters/) });
+    expect(huge.result).toMatchObject({
+      is_error: true,
+      content: expect.stringMatching(/^huge's answer is longer than \d+ characters/),
+    });
     expect(huge.run.status).toBe("completed");
     const closer = await callTool("closer", {});
-    expect(closer.result).toMatchObject({ is_error: true, content: expect.stringMatching(/^closer: the connection to .* closed before its answer ended/) });
+    expect(closer.result).toMatchObject({
+      is_error: true,
+      content: expect.stringMatching(/^closer: the connection to .* closed before its answer ended/),
+    });
     expect(closer.run.status).toBe("completed");
   });
 
@@ -183,7 +227,10 @@ describe("what a receiver answers becomes a result the model can act on", () => 
     expect(received.filter((r) => r.path === "/flaky")).toHaveLength(2);
     received.length = 0;
     flaky = 0;
-    expect((await callTool("flaky_write", {})).result).toMatchObject({ is_error: true, content: expect.stringMatching(/^flaky_write answered HTTP 503: busy/) });
+    expect((await callTool("flaky_write", {})).result).toMatchObject({
+      is_error: true,
+      content: expect.stringMatching(/^flaky_write answered HTTP 503: busy/),
+    });
     expect(received.filter((r) => r.path === "/flaky")).toHaveLength(1);
   });
 
@@ -192,7 +239,10 @@ describe("what a receiver answers becomes a result the model can act on", () => 
     const conv = await client().createConversation({ provider: "openai" });
     f.llm.script({ toolCalls: [{ name: "create_ticket", input: { number: "7" } }] });
     const run = (await client().send(conv.id, { content: "Open a ticket." })).json().run;
-    expect(run).toMatchObject({ status: "requires_action", required_action: { tool_calls: [{ name: "create_ticket", action: "approve" }] } });
+    expect(run).toMatchObject({
+      status: "requires_action",
+      required_action: { tool_calls: [{ name: "create_ticket", action: "approve" }] },
+    });
     expect(received).toEqual([]);
   });
 });
@@ -211,7 +261,11 @@ test("GET /tools lists the built-ins, then the HTTP tools, each with its source 
     approval: "never",
     status: "ready",
   });
-  expect(tools.find((t: { name: string }) => t.name === "create_ticket")).toMatchObject({ source: "http", read_only: false, approval: "always" });
+  expect(tools.find((t: { name: string }) => t.name === "create_ticket")).toMatchObject({
+    source: "http",
+    read_only: false,
+    approval: "always",
+  });
   // With a TOOLS_FILE, a conversation gets every configured tool by default.
   expect((await client().createConversation({})).tools).toEqual(names);
   expect((await f.loopd.app.inject({ method: "GET", url: "/tools/servers" })).json()).toEqual({ data: [] });
@@ -220,6 +274,7 @@ test("GET /tools lists the built-ins, then the HTTP tools, each with its source 
 test("/metrics counts HTTP tool calls under their source", async () => {
   await callTool("plain_text", {});
   const text = (await f.loopd.app.inject({ method: "GET", url: "/metrics" })).body;
-  expect(text).toMatch(/loopd_tool_call_duration_seconds_count\{tool="plain_text",source="http",server="",outcome="ok"\} [1-9]/);
+  expect(text).toMatch(
+    /loopd_tool_call_duration_seconds_count\{tool="plain_text",source="http",server="",outcome="ok"\} [1-9]/,
+  );
 });
-

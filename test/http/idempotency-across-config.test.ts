@@ -5,7 +5,9 @@ let maxStepsLimit = "50";
 const f = useLoopd(() => ({ env: { MAX_STEPS_LIMIT: maxStepsLimit } }));
 
 test("an identical retry is recognised after the server's limits change: the key covers the request as sent", async () => {
-  const conv = (await f.loopd.app.inject({ method: "POST", url: "/conversations", payload: { provider: "mock" } })).json();
+  const conv = (
+    await f.loopd.app.inject({ method: "POST", url: "/conversations", payload: { provider: "mock" } })
+  ).json();
   const send = () =>
     f.loopd.app.inject({
       method: "POST",

@@ -35,15 +35,25 @@ beforeAll(async () => {
     const created = await f.loopd.services.store.keys.create({ tenant: `tenant-${name}`, name: null });
     keys[name] = created.key;
     keyIds[name] = created.row.id;
-    const res = await fetch(`${f.loopd.url}/conversations`, { method: "POST", headers: headersOf(name), body: JSON.stringify({ provider: "mock" }) });
+    const res = await fetch(`${f.loopd.url}/conversations`, {
+      method: "POST",
+      headers: headersOf(name),
+      body: JSON.stringify({ provider: "mock" }),
+    });
     conversations[name] = ((await res.json()) as { id: string }).id;
   }
 });
 
 const headersOf = (name: string) => ({ authorization: `Bearer ${keys[name]}`, "content-type": "application/json" });
 /** An upload of `name`'s message that declares UPLOAD bytes and sends a few. */
-function stalledUpload(name: string, headers: Record<string, string | number> = { "Content-Length": UPLOAD }): SlowUpload {
-  const upload = startUpload(f.loopd.url, { path: `/conversations/${conversations[name]}/messages`, headers: { Authorization: `Bearer ${keys[name]}`, ...headers } });
+function stalledUpload(
+  name: string,
+  headers: Record<string, string | number> = { "Content-Length": UPLOAD },
+): SlowUpload {
+  const upload = startUpload(f.loopd.url, {
+    path: `/conversations/${conversations[name]}/messages`,
+    headers: { Authorization: `Bearer ${keys[name]}`, ...headers },
+  });
   upload.socket.write(headers["Transfer-Encoding"] ? "" : '{"content": [');
   return upload;
 }
@@ -54,7 +64,9 @@ async function expectRefused(upload: SlowUpload, scope: "key" | "all") {
   expect(status, text.slice(0, 300)).toBe(503);
   expect(text).toMatch(/\r\nretry-after: \d+\r\n/i);
   expect(text).toMatch(/\r\nconnection: close\r\n/i);
-  expect(JSON.parse(body)).toMatchObject({ error: { code: "unavailable", details: { reason: "inflight_body_bytes", scope } } });
+  expect(JSON.parse(body)).toMatchObject({
+    error: { code: "unavailable", details: { reason: "inflight_body_bytes", scope } },
+  });
 }
 
 test("one key's 8 stalled uploads: the first is held, the others get 503 with Retry-After, and other keys are served; once they close, uploads are taken again", async () => {
@@ -66,14 +78,22 @@ test("one key's 8 stalled uploads: the first is held, the others get 503 with Re
   expect(held()).toBe(UPLOAD);
 
   // Another key: its own upload and a small request are served.
-  const other = await fetch(`${f.loopd.url}/conversations`, { method: "POST", headers: headersOf("b"), body: JSON.stringify({ title: "still served" }) });
+  const other = await fetch(`${f.loopd.url}/conversations`, {
+    method: "POST",
+    headers: headersOf("b"),
+    body: JSON.stringify({ title: "still served" }),
+  });
   expect(other.status).toBe(201);
 
   // Bodies of several keys fill the bound of all: then any key's upload waits its turn, a small body still fits.
   const second = stalledUpload("b");
   await vi.waitFor(() => expect(held()).toBe(2 * UPLOAD));
   await expectRefused(stalledUpload("c"), "all");
-  const small = await fetch(`${f.loopd.url}/conversations`, { method: "POST", headers: headersOf("d"), body: JSON.stringify({ title: "small" }) });
+  const small = await fetch(`${f.loopd.url}/conversations`, {
+    method: "POST",
+    headers: headersOf("d"),
+    body: JSON.stringify({ title: "small" }),
+  });
   expect(small.status).toBe(201);
   const read = await fetch(`${f.loopd.url}/conversations`, { headers: headersOf("c") });
   expect(read.status).toBe(200);
@@ -97,7 +117,12 @@ test("one key's 8 stalled uploads: the first is held, the others get 503 with Re
   const res = await fetch(`${f.loopd.url}/conversations/${conversations.a}/messages`, {
     method: "POST",
     headers: headersOf("a"),
-    body: JSON.stringify({ content: [{ type: "text", text: "What is it?" }, { type: "image", source: { type: "base64", media_type: "image/png", data: b64(image) } }] }),
+    body: JSON.stringify({
+      content: [
+        { type: "text", text: "What is it?" },
+        { type: "image", source: { type: "base64", media_type: "image/png", data: b64(image) } },
+      ],
+    }),
   });
   expect(res.status, await res.clone().text()).toBe(200);
   expect(held()).toBe(0);
@@ -110,7 +135,10 @@ test("a body that ends early, and one refused for its size, leave nothing held",
   await aborted.closed;
   await vi.waitFor(() => expect(held()).toBe(0));
 
-  const tooBig = startUpload(f.loopd.url, { path: `/conversations/${conversations.c}/messages`, headers: { Authorization: `Bearer ${keys.c}`, "Content-Length": 10_000_000 } });
+  const tooBig = startUpload(f.loopd.url, {
+    path: `/conversations/${conversations.c}/messages`,
+    headers: { Authorization: `Bearer ${keys.c}`, "Content-Length": 10_000_000 },
+  });
   expect((await tooBig.closed).status).toBe(413);
   expect(held()).toBe(0);
 });

@@ -8,8 +8,13 @@ const f = useLoopd({ listen: true, env: { INTAKE_PRIORITY_MS: "10000" } });
 const intake = () => f.loopd.services.intake;
 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${f.loopd.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
-const newConversation = async (): Promise<string> => ((await (await post("/conversations", { provider: "openai" })).json()) as { id: string }).id;
+  fetch(`${f.loopd.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
+const newConversation = async (): Promise<string> =>
+  ((await (await post("/conversations", { provider: "openai" })).json()) as { id: string }).id;
 
 test(`a run's model call waits while a request that starts a run is being taken, and goes once it is taken (${testDatabaseKind})`, async () => {
   f.llm.script({ text: "hello" });
@@ -53,7 +58,12 @@ test(`every request that starts a run is taken whatever its outcome: started, st
     const res = await post(path, body);
     outcomes.push({ status: res.status, body: await res.text() });
     // The run in the background ends before the next message to its conversation.
-    if (res.status === 202) await (await fetch(`${f.loopd.url}/conversations/${conversation}/runs/${JSON.parse(outcomes.at(-1)!.body).run.id}/events`)).text();
+    if (res.status === 202)
+      await (
+        await fetch(
+          `${f.loopd.url}/conversations/${conversation}/runs/${JSON.parse(outcomes.at(-1)!.body).run.id}/events`,
+        )
+      ).text();
   }
   expect(outcomes.map((o) => o.status)).toEqual([200, 200, 202, 400, 400, 404, 404, 200, 200]);
   expect(outcomes[1]!.body).toMatch(/event: run\.completed/);
@@ -67,7 +77,9 @@ test(`a client trickling its body in holds no run's model call (${testDatabaseKi
   const conversation = await newConversation();
   const slow = connect(Number(port), "127.0.0.1");
   await new Promise<void>((resolve, reject) => slow.once("connect", resolve).once("error", reject));
-  slow.write(`POST /conversations/${conversation}/messages HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"content":"`);
+  slow.write(
+    `POST /conversations/${conversation}/messages HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"content":"`,
+  );
   try {
     // What the intake held when the model was called: a slow upload counted would have held the call 10 s, and still count.
     const seen: number[] = [];

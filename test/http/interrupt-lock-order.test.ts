@@ -14,7 +14,11 @@ import { testTools } from "./test-tools.js";
  */
 const f = useLoopd({ listen: true, tools: testTools() });
 const post = (path: string, body: unknown) =>
-  fetch(`${f.loopd.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  fetch(`${f.loopd.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 const getJson = async (path: string): Promise<any> => (await fetch(`${f.loopd.url}${path}`)).json();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let client: pg.Client;
@@ -34,20 +38,27 @@ beforeAll(async () => {
 });
 afterAll(async () => client?.end());
 
-test.runIf(testDatabaseKind === "postgres")("an interrupt arriving while the running run records its end: no deadlock, both requests succeed", async () => {
-  const conv: any = await (await post("/conversations", { provider: "anthropic" })).json();
-  f.llm.script({ text: "first done" }, { text: "second done" });
-  const first: any = await (await post(`/conversations/${conv.id}/messages`, { content: "first", wait: false })).json();
-  // Wait until the first run is inside its final loopd_save (holding its run row lock).
-  for (let i = 0; i < 200; i++) {
-    const { rows } = await client.query(`select 1 from pg_stat_activity where query like '%loopd_save%' and state = 'active' and pid <> pg_backend_pid()`);
-    if (rows.length > 0) break;
-    await sleep(10);
-  }
-  const res = await post(`/conversations/${conv.id}/messages`, { content: "second", on_busy: "interrupt" });
-  const body: any = await res.json();
-  const firstNow = await getJson(`/conversations/${conv.id}/runs/${first.run.id}`);
-  expect(res.status, JSON.stringify(body)).toBe(200);
-  expect(body.run.status).toBe("completed");
-  expect(["completed", "cancelled"]).toContain(firstNow.status);
-});
+test.runIf(testDatabaseKind === "postgres")(
+  "an interrupt arriving while the running run records its end: no deadlock, both requests succeed",
+  async () => {
+    const conv: any = await (await post("/conversations", { provider: "anthropic" })).json();
+    f.llm.script({ text: "first done" }, { text: "second done" });
+    const first: any = await (
+      await post(`/conversations/${conv.id}/messages`, { content: "first", wait: false })
+    ).json();
+    // Wait until the first run is inside its final loopd_save (holding its run row lock).
+    for (let i = 0; i < 200; i++) {
+      const { rows } = await client.query(
+        `select 1 from pg_stat_activity where query like '%loopd_save%' and state = 'active' and pid <> pg_backend_pid()`,
+      );
+      if (rows.length > 0) break;
+      await sleep(10);
+    }
+    const res = await post(`/conversations/${conv.id}/messages`, { content: "second", on_busy: "interrupt" });
+    const body: any = await res.json();
+    const firstNow = await getJson(`/conversations/${conv.id}/runs/${first.run.id}`);
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(body.run.status).toBe("completed");
+    expect(["completed", "cancelled"]).toContain(firstNow.status);
+  },
+);

@@ -3,7 +3,12 @@ import { jsonCharsBeside } from "../../src/http/json-chars-beside.js";
 
 test("the string values of the key are left out; keys, other strings and escapes count", () => {
   const data = "A".repeat(1_000);
-  const body = JSON.stringify({ content: [{ type: "text", text: 'say "data": \\"x\\"' }, { type: "image", source: { type: "base64", media_type: "image/png", data } }] });
+  const body = JSON.stringify({
+    content: [
+      { type: "text", text: 'say "data": \\"x\\"' },
+      { type: "image", source: { type: "base64", media_type: "image/png", data } },
+    ],
+  });
   expect(jsonCharsBeside(body, "data")).toBe(body.length - JSON.stringify(data).length);
   // "data" as a value, and as text, is not the key.
   const text = JSON.stringify({ content: "data", other: { text: '"data":"' + data + '"' } });

@@ -11,11 +11,20 @@ import { testTools } from "./test-tools.js";
 
 // A lease far longer than any test: whatever is taken over here is taken over for a reason other than expiry.
 const LEASE_MS = 60_000;
-const f = useLoopd({ listen: true, tools: testTools(), env: { RUN_LEASE_MS: String(LEASE_MS), SHUTDOWN_TIMEOUT_MS: "3000" } });
+const f = useLoopd({
+  listen: true,
+  tools: testTools(),
+  env: { RUN_LEASE_MS: String(LEASE_MS), SHUTDOWN_TIMEOUT_MS: "3000" },
+});
 
 const post = (path: string, body: unknown) =>
-  fetch(`${f.loopd.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-const newConversation = async (body: Record<string, unknown>) => (await post("/conversations", body)).json() as Promise<{ id: string }>;
+  fetch(`${f.loopd.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+const newConversation = async (body: Record<string, unknown>) =>
+  (await post("/conversations", body)).json() as Promise<{ id: string }>;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Seconds from the database's now() to the run's lease end. */
@@ -40,7 +49,13 @@ afterEach(async () => {
   vi.useRealTimers();
   // What a test left running (then recovered by a restart) ends before the next test scripts the model.
   await until(
-    async () => (await f.database.db.select({ id: runs.id }).from(runs).where(sql`${runs.status} in ('queued', 'running')`)).length,
+    async () =>
+      (
+        await f.database.db
+          .select({ id: runs.id })
+          .from(runs)
+          .where(sql`${runs.status} in ('queued', 'running')`)
+      ).length,
     (n) => n === 0,
     20_000,
   );
@@ -56,8 +71,16 @@ test("a run started while the server drains releases its own lease, and the runs
 
   const closing = f.loopd.close(); // the busy run has SHUTDOWN_TIMEOUT_MS to finish its tool
   // A request that was under way when the shutdown began creates its run now.
-  const { run: lateRun } = await sendMessage({ services: f.loopd.services, runs: f.loopd.runs }, { tenant: "default", conversationId: late.id, content: "Hello" });
-  expect(await until(() => leaseLeftS(lateRun.id), (s) => s <= 0)).toBeLessThanOrEqual(0);
+  const { run: lateRun } = await sendMessage(
+    { services: f.loopd.services, runs: f.loopd.runs },
+    { tenant: "default", conversationId: late.id, content: "Hello" },
+  );
+  expect(
+    await until(
+      () => leaseLeftS(lateRun.id),
+      (s) => s <= 0,
+    ),
+  ).toBeLessThanOrEqual(0);
   // The draining run still holds its lease: nobody may take it over while its tool runs here.
   expect(await leaseLeftS(busyRun)).toBeGreaterThan(LEASE_MS / 1000 - 5);
   await closing;
@@ -71,7 +94,9 @@ test("leases and end times come from the database's clock, whatever the server's
   const stream = await post(`/conversations/${conv.id}/messages`, { content: "Wait", stream: true });
   const runId = stream.headers.get("x-loopd-run-id")!;
   expect(await leaseLeftS(runId)).toBeLessThan(LEASE_MS / 1000 + 5);
-  const cancelled: any = await (await fetch(`${f.loopd.url}/conversations/${conv.id}/runs/${runId}/cancel`, { method: "POST" })).json();
+  const cancelled: any = await (
+    await fetch(`${f.loopd.url}/conversations/${conv.id}/runs/${runId}/cancel`, { method: "POST" })
+  ).json();
   expect(cancelled.status).toBe("cancelled");
   await stream.body?.cancel();
   const [row] = await f.database.db
@@ -87,16 +112,26 @@ test("on the embedded database, runs left by a stopped process are taken over at
   f.llm.script({ hang: true });
   const stream = await post(`/conversations/${conv.id}/messages`, { content: "Go", stream: true });
   const runId = stream.headers.get("x-loopd-run-id")!;
-  await until(async () => f.llm.requests.length, (n) => n === 1);
+  await until(
+    async () => f.llm.requests.length,
+    (n) => n === 1,
+  );
   // Another process "owns" the run with a long lease, as one that died a moment ago would.
-  await f.database.db.update(runs).set({ leaseOwner: "a-process-that-died", leaseExpiresAt: sql`now() + interval '60 seconds'` }).where(eq(runs.id, runId));
+  await f.database.db
+    .update(runs)
+    .set({ leaseOwner: "a-process-that-died", leaseExpiresAt: sql`now() + interval '60 seconds'` })
+    .where(eq(runs.id, runId));
   await stream.body?.cancel();
   // This process notices at its next renewal and lets go of the run.
-  await until(async () => f.loopd.runs.activeCount, (n) => n === 0);
+  await until(
+    async () => f.loopd.runs.activeCount,
+    (n) => n === 0,
+  );
   f.llm.script({ text: "Picked up where it stopped." });
   const startedAt = Date.now();
   await f.restart();
-  const getRun = async (): Promise<any> => (await fetch(`${f.loopd.url}/conversations/${conv.id}/runs/${runId}`)).json();
+  const getRun = async (): Promise<any> =>
+    (await fetch(`${f.loopd.url}/conversations/${conv.id}/runs/${runId}`)).json();
 
   if (f.testDb.kind === "pglite") {
     // Only one process can open the embedded database: the run is orphaned for sure.
@@ -107,8 +142,13 @@ test("on the embedded database, runs left by a stopped process are taken over at
     // Another process may be alive and running it: it is left alone while its lease holds.
     await sleep(1_500);
     expect(await getRun()).toMatchObject({ status: "running" });
-    expect((await f.database.db.select({ owner: runs.leaseOwner }).from(runs).where(eq(runs.id, runId)))[0]!.owner).toBe("a-process-that-died");
-    await f.database.db.update(runs).set({ leaseExpiresAt: sql`now() - interval '1 second'` }).where(eq(runs.id, runId));
+    expect(
+      (await f.database.db.select({ owner: runs.leaseOwner }).from(runs).where(eq(runs.id, runId)))[0]!.owner,
+    ).toBe("a-process-that-died");
+    await f.database.db
+      .update(runs)
+      .set({ leaseExpiresAt: sql`now() - interval '1 second'` })
+      .where(eq(runs.id, runId));
     const run = await until(getRun, (r) => r.status !== "running", 15_000);
     expect(run).toMatchObject({ status: "completed", stop_reason: "end_turn" });
   }
@@ -186,7 +226,14 @@ test("two processes sweeping together recover each abandoned run exactly once", 
     startLoopd({ database: f.database, llm: f.llm, tools: testTools(), env, instanceId: "sweeper-b" }),
   ]);
   for (let i = 0; i < count; i++) {
-    const conv = await store.conversations.create({ title: null, system: null, provider: "anthropic", model: "claude-test", tools: [], metadata: {} });
+    const conv = await store.conversations.create({
+      title: null,
+      system: null,
+      provider: "anthropic",
+      model: "claude-test",
+      tools: [],
+      metadata: {},
+    });
     convIds.push(conv.id);
     await store.transaction(async (tx) => {
       const run = await tx.runs.insert({
@@ -200,7 +247,11 @@ test("two processes sweeping together recover each abandoned run exactly once", 
         leaseOwner: "a-process-that-died",
         leaseMs: -1_000,
       });
-      const [user] = await tx.messages.append({ conversationId: conv.id, runId: run.id, items: [{ role: "user", content: [{ type: "text", text: `Question ${i}` }] }] });
+      const [user] = await tx.messages.append({
+        conversationId: conv.id,
+        runId: run.id,
+        items: [{ role: "user", content: [{ type: "text", text: `Question ${i}` }] }],
+      });
       await tx.events.append(run.id, [
         { seq: 1, type: "run.created", data: {} },
         { seq: 2, type: "message.created", data: { seq: user!.seq } },
@@ -209,13 +260,21 @@ test("two processes sweeping together recover each abandoned run exactly once", 
   }
   try {
     const ended = await until(
-      async () => (await f.database.db.select({ status: runs.status }).from(runs).where(sql`${runs.id} like 'run_twice_%'`)).map((r) => r.status),
+      async () =>
+        (
+          await f.database.db
+            .select({ status: runs.status })
+            .from(runs)
+            .where(sql`${runs.id} like 'run_twice_%'`)
+        ).map((r) => r.status),
       (statuses) => statuses.every((s) => s !== "running"),
       20_000,
     );
     expect(ended).toEqual(Array(count).fill("completed"));
     expect(f.llm.requests).toHaveLength(count);
-    const restarts = await f.database.db.execute(sql`select run_id, count(*)::int as n from run_events where type = 'step.restarted' and run_id like 'run_twice_%' group by run_id`);
+    const restarts = await f.database.db.execute(
+      sql`select run_id, count(*)::int as n from run_events where type = 'step.restarted' and run_id like 'run_twice_%' group by run_id`,
+    );
     expect((restarts as unknown as { rows: { n: number }[] }).rows.map((r) => r.n)).toEqual(Array(count).fill(1));
   } finally {
     await Promise.all([a.close(), b.close()]);

@@ -3,7 +3,8 @@ import { beforeAll, describe, expect, test } from "vitest";
 import { useLoopd } from "../helpers/use-loopd.js";
 
 const f = useLoopd({ env: { API_KEYS_REQUIRED: "true", RATE_LIMIT_PER_MIN: "12", MAX_ACTIVE_RUNS_PER_TENANT: "2" } });
-const call = (key: string, method: "GET" | "POST", url: string, payload?: object) => f.loopd.app.inject({ method, url, ...(payload && { payload }), headers: { authorization: `Bearer ${key}` } });
+const call = (key: string, method: "GET" | "POST", url: string, payload?: object) =>
+  f.loopd.app.inject({ method, url, ...(payload && { payload }), headers: { authorization: `Bearer ${key}` } });
 const newKey = async (tenant: string) => (await f.loopd.services.store.keys.create({ tenant, name: null })).key;
 
 describe("requests per key per minute", () => {
@@ -17,7 +18,9 @@ describe("requests per key per minute", () => {
     expect(Number(answers[0]!.headers["x-ratelimit-reset"])).toBeLessThanOrEqual(60);
     const refused = answers[12]!;
     expect(refused.statusCode).toBe(429);
-    expect(refused.json()).toMatchObject({ error: { code: "rate_limited", message: expect.stringMatching(/more than 12 requests a minute/) } });
+    expect(refused.json()).toMatchObject({
+      error: { code: "rate_limited", message: expect.stringMatching(/more than 12 requests a minute/) },
+    });
     expect(Number(refused.headers["retry-after"])).toBeGreaterThan(0);
     expect((await call(await newKey("calm"), "GET", "/conversations")).statusCode).toBe(200);
     // Open routes are not counted.
@@ -32,7 +35,11 @@ describe("open runs per tenant", () => {
   });
   test("past MAX_ACTIVE_RUNS_PER_TENANT (paused runs count), 429 too_many_runs with the count; nothing is saved; once one ends, a run starts again", async () => {
     const conversations = [];
-    for (let i = 0; i < 3; i++) conversations.push((await call(key, "POST", "/conversations", { provider: "openai", approval_required: ["calculate"] })).json().id as string);
+    for (let i = 0; i < 3; i++)
+      conversations.push(
+        (await call(key, "POST", "/conversations", { provider: "openai", approval_required: ["calculate"] })).json()
+          .id as string,
+      );
     const pause = async (conv: string) => {
       f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] });
       return (await call(key, "POST", `/conversations/${conv}/messages`, { content: "Add." })).json().run;
@@ -52,8 +59,12 @@ describe("open runs per tenant", () => {
     expect((await call(other, "POST", `/conversations/${theirs}/messages`, { content: "Hi" })).statusCode).toBe(200);
     // A paused run cancelled: there is room again.
     const runs = (await call(key, "GET", `/conversations/${conversations[0]}/runs`)).json().data;
-    expect((await call(key, "POST", `/conversations/${conversations[0]}/runs/${runs[0].id}/cancel`, {})).statusCode).toBe(200);
+    expect(
+      (await call(key, "POST", `/conversations/${conversations[0]}/runs/${runs[0].id}/cancel`, {})).statusCode,
+    ).toBe(200);
     f.llm.script({ text: "2." });
-    expect((await call(key, "POST", `/conversations/${conversations[2]}/messages`, { content: "Now?" })).statusCode).toBe(200);
+    expect(
+      (await call(key, "POST", `/conversations/${conversations[2]}/messages`, { content: "Now?" })).statusCode,
+    ).toBe(200);
   });
 });

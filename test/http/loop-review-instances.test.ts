@@ -60,7 +60,9 @@ test("an answer racing a DELETE of its conversation: 404, never 409 with a null 
       f.loopd.app.inject({
         method: "POST",
         url: `/conversations/${conv.id}/runs/${paused.run.id}/actions`,
-        payload: { approvals: [{ tool_call_id: paused.run.required_action.tool_calls[0].tool_call_id, approve: true }] },
+        payload: {
+          approvals: [{ tool_call_id: paused.run.required_action.tool_calls[0].tool_call_id, approve: true }],
+        },
       }),
       f.loopd.app.inject({ method: "DELETE", url: `/conversations/${conv.id}` }),
     ]);
@@ -92,7 +94,13 @@ test("an answer whose conversation is deleted between the answer's first read an
   };
   const answering = answerAction(
     { services: { ...services, store: { ...services.store, runs: runsOfStore } }, runs: manager },
-    { tenant: "default", conversationId: conv.id, runId: paused.id, approvals: [{ tool_call_id: paused.required_action.tool_calls[0].tool_call_id, approve: true }], toolOutputs: [] },
+    {
+      tenant: "default",
+      conversationId: conv.id,
+      runId: paused.id,
+      approvals: [{ tool_call_id: paused.required_action.tool_calls[0].tool_call_id, approve: true }],
+      toolOutputs: [],
+    },
   );
   await expect(answering).rejects.toMatchObject({ code: "not_found" });
   expect(deleted).toBe(true);
@@ -105,7 +113,10 @@ test("the trace's JSON and NDJSON forms are one presentation: the same spans, ru
   const run = (await a.send(conv.id, { content: "2+2?" })).json().run;
   const url = `/conversations/${conv.id}/runs/${run.id}/trace`;
   const json = (await f.loopd.app.inject({ method: "GET", url })).json();
-  const lines = (await f.loopd.app.inject({ method: "GET", url, headers: { accept: "application/x-ndjson" } })).body.trim().split("\n").map((l) => JSON.parse(l));
+  const lines = (await f.loopd.app.inject({ method: "GET", url, headers: { accept: "application/x-ndjson" } })).body
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
   expect(lines[0]).toEqual({ type: "run", run: json.run });
   expect(lines.slice(1)).toEqual(json.spans);
   expect(json.spans.at(-1)).toMatchObject({ type: "run.end", usage: { cost_usd: expect.any(Number) } });

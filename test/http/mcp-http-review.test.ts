@@ -10,17 +10,26 @@ import { startHttpMcpServer, startSseMcpServer, type HttpMcpServer } from "../mc
 const dir = mkdtempSync(path.join(tmpdir(), "loopd-review-"));
 let sse: HttpMcpServer, json: HttpMcpServer, dying: HttpMcpServer;
 beforeAll(async () => {
-  [sse, json, dying] = await Promise.all([startSseMcpServer(), startHttpMcpServer({ json: true }), startHttpMcpServer()]);
+  [sse, json, dying] = await Promise.all([
+    startSseMcpServer(),
+    startHttpMcpServer({ json: true }),
+    startHttpMcpServer(),
+  ]);
 });
 afterAll(async () => Promise.all([sse, json, dying].map((s) => s.close().catch(() => {}))));
 
 function toolsFile() {
   const file = path.join(dir, "tools.json");
-  writeFileSync(file, JSON.stringify({ mcp: [
-    { name: "old", url: sse.url, headers: { Authorization: "Bearer old-token" } },
-    { name: "js", url: json.url },
-    { name: "dies", url: dying.url, timeout_ms: 8_000 },
-  ] }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      mcp: [
+        { name: "old", url: sse.url, headers: { Authorization: "Bearer old-token" } },
+        { name: "js", url: json.url },
+        { name: "dies", url: dying.url, timeout_ms: 8_000 },
+      ],
+    }),
+  );
   return file;
 }
 const f = useLoopd(() => ({ env: { TOOLS_FILE: toolsFile() } }));
@@ -34,7 +43,10 @@ async function callTool(name: string) {
 }
 
 beforeAll(async () => {
-  await vi.waitFor(async () => expect((await servers()).map((s: { status: string }) => s.status)).toEqual(["ready", "ready", "ready"]), { timeout: 20_000, interval: 100 });
+  await vi.waitFor(
+    async () => expect((await servers()).map((s: { status: string }) => s.status)).toEqual(["ready", "ready", "ready"]),
+    { timeout: 20_000, interval: 100 },
+  );
 });
 
 test("an SSE-only server gets the entry's headers on its event stream too", () => {
@@ -43,8 +55,16 @@ test("an SSE-only server gets the entry's headers on its event stream too", () =
 
 test("over the SSE fallback, a 50 MB answer is cut at the cap: the stream that carries every answer is lost, so the server is reached again", async () => {
   const result = await callTool("old__huge");
-  expect(result).toMatchObject({ is_error: true, content: "the MCP server old is unavailable (it sent a message longer than loopd reads); try again later or use another tool" });
-  await vi.waitFor(async () => expect((await servers()).find((s: { name: string }) => s.name === "old")).toMatchObject({ status: "ready" }), { timeout: 10_000, interval: 50 });
+  expect(result).toMatchObject({
+    is_error: true,
+    content:
+      "the MCP server old is unavailable (it sent a message longer than loopd reads); try again later or use another tool",
+  });
+  await vi.waitFor(
+    async () =>
+      expect((await servers()).find((s: { name: string }) => s.name === "old")).toMatchObject({ status: "ready" }),
+    { timeout: 10_000, interval: 50 },
+  );
   expect(await callTool("old__structured")).toMatchObject({ is_error: false });
 });
 
@@ -58,5 +78,8 @@ test("a Streamable HTTP server that dies mid-call: the call ends at once as unav
   const started = Date.now();
   const result = await callTool("dies__crash");
   const took = Date.now() - started;
-  expect({ took: took < 4_000, result }).toMatchObject({ took: true, result: { is_error: true, content: expect.stringMatching(/^the MCP server dies is unavailable/) } });
+  expect({ took: took < 4_000, result }).toMatchObject({
+    took: true,
+    result: { is_error: true, content: expect.stringMatching(/^the MCP server dies is unavailable/) },
+  });
 });

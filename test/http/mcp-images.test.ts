@@ -28,15 +28,29 @@ const f = useLoopd(() => {
 const client = () => api(f.loopd.app);
 
 beforeAll(async () => {
-  await vi.waitFor(async () => expect((await f.loopd.app.inject({ method: "GET", url: "/tools/servers" })).json().data[0].status).toBe("ready"), { timeout: 20_000, interval: 50 });
+  await vi.waitFor(
+    async () =>
+      expect((await f.loopd.app.inject({ method: "GET", url: "/tools/servers" })).json().data[0].status).toBe("ready"),
+    { timeout: 20_000, interval: 50 },
+  );
 });
 
 const PNG = png(16, 12, 5);
-const picture = (images: { data: string; mimeType: string }[], text = "A chart.") => ({ name: "h__picture", input: { text, images } });
-const withoutCache = (value: unknown): any => JSON.parse(JSON.stringify(value), (k, v: unknown) => (k === "cache_control" ? undefined : v));
+const picture = (images: { data: string; mimeType: string }[], text = "A chart.") => ({
+  name: "h__picture",
+  input: { text, images },
+});
+const withoutCache = (value: unknown): any =>
+  JSON.parse(JSON.stringify(value), (k, v: unknown) => (k === "cache_control" ? undefined : v));
 /** The first tool result of a request, as the provider got it. */
 const toolResultOf = (body: { messages: any[] }, provider: "anthropic" | "openai") =>
-  withoutCache(provider === "anthropic" ? body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).find((b: any) => b.type === "tool_result") : body.messages.find((m) => m.role === "tool"));
+  withoutCache(
+    provider === "anthropic"
+      ? body.messages
+          .flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+          .find((b: any) => b.type === "tool_result")
+      : body.messages.find((m) => m.role === "tool"),
+  );
 
 async function runWith(provider: "anthropic" | "openai" | "mock", call: ReturnType<typeof picture>) {
   const conv = await client().createConversation({ provider, tools: ["h__picture"] });
@@ -57,7 +71,16 @@ describe.each(["anthropic", "openai"] as const)("an MCP tool's image through %s"
       name: "h__picture",
       content: "A chart.",
       is_error: false,
-      images: [{ type: "image", attachment_id: expect.stringMatching(/^att_/), media_type: "image/png", bytes: PNG.length, width: 16, height: 12 }],
+      images: [
+        {
+          type: "image",
+          attachment_id: expect.stringMatching(/^att_/),
+          media_type: "image/png",
+          bytes: PNG.length,
+          width: 16,
+          height: 12,
+        },
+      ],
     });
     const id = result.images[0].attachment_id as string;
     const served = await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/attachments/${id}` });
@@ -75,7 +98,11 @@ describe.each(["anthropic", "openai"] as const)("an MCP tool's image through %s"
               { type: "image", source: { type: "base64", media_type: "image/png", data: b64(PNG) } },
             ],
           }
-        : { role: "tool", tool_call_id: result.tool_call_id, content: `A chart.\n[an image/png of 16×12 pixels, attachment ${id}]` };
+        : {
+            role: "tool",
+            tool_call_id: result.tool_call_id,
+            content: `A chart.\n[an image/png of 16×12 pixels, attachment ${id}]`,
+          };
     expect(f.llm.requests).toHaveLength(2);
     expect(toolResultOf(f.llm.requests[1]!.body, provider)).toEqual(expected);
 
@@ -84,12 +111,18 @@ describe.each(["anthropic", "openai"] as const)("an MCP tool's image through %s"
     f.llm.script({ text: "Still a chart." });
     expect((await client().send(conv.id, { content: "And now?" })).json().run.status).toBe("completed");
     expect(toolResultOf(f.llm.requests[0]!.body, provider)).toEqual(expected);
-    const format = (await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/messages?format=${provider}` })).json();
+    const format = (
+      await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/messages?format=${provider}` })
+    ).json();
     expect(toolResultOf(format, provider)).toEqual(expected);
-    const context = (await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/context?format=${provider}` })).json();
+    const context = (
+      await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/context?format=${provider}` })
+    ).json();
     expect(toolResultOf(context.request, provider)).toEqual(expected);
 
-    const trace = (await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/runs/${run.id}/trace?expand=requests` })).json();
+    const trace = (
+      await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/runs/${run.id}/trace?expand=requests` })
+    ).json();
     const calls = trace.spans.filter((s: { type: string }) => s.type === "model.call");
     expect(calls.map((c: { request_verified: boolean }) => c.request_verified)).toEqual([true, true]);
     expect(toolResultOf(calls[1].request.body, provider)).toEqual(expected);
@@ -100,13 +133,27 @@ describe("images that cannot be kept are told in the result's text; the run goes
   test("bytes that are not what the type says, a type loopd does not keep, and those past the cap of one result", async () => {
     const before = await rowCounts(f.database);
     const good = Array.from({ length: 10 }, (_, i) => ({ data: b64(png(4, 4, i)), mimeType: "image/png" }));
-    const { result } = await runWith("anthropic", picture([{ data: b64(jpeg()), mimeType: "image/png" }, { data: b64(svg()), mimeType: "image/svg+xml" }, ...good, good[0]!]));
+    const { result } = await runWith(
+      "anthropic",
+      picture([
+        { data: b64(jpeg()), mimeType: "image/png" },
+        { data: b64(svg()), mimeType: "image/svg+xml" },
+        ...good,
+        good[0]!,
+      ]),
+    );
     expect(result.images).toHaveLength(10);
     expect(result.content.split("\n")).toEqual([
       "A chart.",
-      expect.stringMatching(/^\[image image\/png, \d+ bytes: it could not be kept: it is not image\/png: its bytes are image\/jpeg\]$/),
-      expect.stringMatching(/^\[image image\/svg\+xml, \d+ bytes: it could not be kept: image\/svg\+xml is not an image type loopd keeps/),
-      expect.stringMatching(/: it could not be kept: a result may hold at most 10 images \(MAX_ATTACHMENTS_PER_MESSAGE\)\]$/),
+      expect.stringMatching(
+        /^\[image image\/png, \d+ bytes: it could not be kept: it is not image\/png: its bytes are image\/jpeg\]$/,
+      ),
+      expect.stringMatching(
+        /^\[image image\/svg\+xml, \d+ bytes: it could not be kept: image\/svg\+xml is not an image type loopd keeps/,
+      ),
+      expect.stringMatching(
+        /: it could not be kept: a result may hold at most 10 images \(MAX_ATTACHMENTS_PER_MESSAGE\)\]$/,
+      ),
     ]);
     expect((await rowCounts(f.database)).attachments).toBe(before.attachments + 10);
   });
@@ -129,8 +176,12 @@ describe("images that cannot be kept are told in the result's text; the run goes
 
   test("the mock says what the tool showed it", async () => {
     const conv = await client().createConversation({ provider: "mock", tools: ["h__picture"] });
-    const res = await client().send(conv.id, { content: `h__picture ${JSON.stringify({ text: "A chart.", images: [{ data: b64(PNG), mimeType: "image/png" }] })}` });
+    const res = await client().send(conv.id, {
+      content: `h__picture ${JSON.stringify({ text: "A chart.", images: [{ data: b64(PNG), mimeType: "image/png" }] })}`,
+    });
     expect(res.json().run.status).toBe("completed");
-    expect(res.json().output_text).toMatch(/^The h__picture tool returned: A chart\.\n\[an image\/png of 16×12 pixels, attachment att_\w+\]$/);
+    expect(res.json().output_text).toMatch(
+      /^The h__picture tool returned: A chart\.\n\[an image\/png of 16×12 pixels, attachment att_\w+\]$/,
+    );
   });
 });

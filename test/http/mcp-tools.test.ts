@@ -21,7 +21,14 @@ const TOKEN = "mcp-test-token-0123456789";
 process.env.LOOPD_TEST_SECRET_KEY = "sk-never-for-children";
 
 /** What the stdio servers saw, in order. */
-const stdioRecords = (): Record<string, unknown>[] => (existsSync(RECORD_FILE) ? readFileSync(RECORD_FILE, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []);
+const stdioRecords = (): Record<string, unknown>[] =>
+  existsSync(RECORD_FILE)
+    ? readFileSync(RECORD_FILE, "utf8")
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 
 let http: HttpMcpServer;
 let sse: HttpMcpServer;
@@ -36,7 +43,14 @@ afterAll(async () => {
 });
 
 function toolsFile(): string {
-  const stdio = (name: string, extra: Record<string, unknown> = {}) => ({ name, command: process.execPath, args: [STDIO_SERVER], env: { RECORD_FILE, LOG_LEVEL: "warn" }, cwd: dir, ...extra });
+  const stdio = (name: string, extra: Record<string, unknown> = {}) => ({
+    name,
+    command: process.execPath,
+    args: [STDIO_SERVER],
+    env: { RECORD_FILE, LOG_LEVEL: "warn" },
+    cwd: dir,
+    ...extra,
+  });
   const file = path.join(dir, "tools.json");
   writeFileSync(
     file,
@@ -56,14 +70,20 @@ function toolsFile(): string {
 }
 
 const f = useLoopd(() => ({ env: { TOOLS_FILE: toolsFile(), TEST_MCP_TOKEN: TOKEN } }));
-const inject = async (method: "GET" | "POST", url: string, payload?: object) => f.loopd.app.inject({ method, url, ...(payload && { payload }) });
+const inject = async (method: "GET" | "POST", url: string, payload?: object) =>
+  f.loopd.app.inject({ method, url, ...(payload && { payload }) });
 const get = async (url: string) => (await inject("GET", url)).json();
 const client = () => api(f.loopd.app);
-const serverStatus = async (name: string) => (await get("/tools/servers")).data.find((s: { name: string }) => s.name === name);
+const serverStatus = async (name: string) =>
+  (await get("/tools/servers")).data.find((s: { name: string }) => s.name === name);
 const tool = async (name: string) => (await get("/tools")).data.find((t: { name: string }) => t.name === name);
 
 /** The model calls each of `calls` in one step, then answers; the run and its results. */
-async function callTools(calls: { name: string; input: Record<string, unknown> }[], provider: "anthropic" | "openai" = "openai", conversation: Record<string, unknown> = {}) {
+async function callTools(
+  calls: { name: string; input: Record<string, unknown> }[],
+  provider: "anthropic" | "openai" = "openai",
+  conversation: Record<string, unknown> = {},
+) {
   const conv = await client().createConversation({ provider, ...conversation });
   f.llm.script({ toolCalls: calls }, { text: "Done." });
   const res = await client().send(conv.id, { content: "Use the tools." });
@@ -71,46 +91,93 @@ async function callTools(calls: { name: string; input: Record<string, unknown> }
   const results = (await client().history(conv.id)).filter((m) => m.role === "tool").map((m) => m.content[0]);
   return { run: res.json().run, results, conversationId: conv.id };
 }
-const callTool = async (name: string, input: Record<string, unknown> = {}, provider: "anthropic" | "openai" = "openai") => {
+const callTool = async (
+  name: string,
+  input: Record<string, unknown> = {},
+  provider: "anthropic" | "openai" = "openai",
+) => {
   const { run, results } = await callTools([{ name, input }], provider);
   return { run, result: results[0] };
 };
 
 beforeAll(async () => {
-  await vi.waitFor(async () => {
-    for (const name of ["t", "h", "limited", "noisy", "old"]) expect((await serverStatus(name)).status).toBe("ready");
-  }, { timeout: 20_000, interval: 50 });
+  await vi.waitFor(
+    async () => {
+      for (const name of ["t", "h", "limited", "noisy", "old"]) expect((await serverStatus(name)).status).toBe("ready");
+    },
+    { timeout: 20_000, interval: 50 },
+  );
 });
 
 describe("servers start in the background and their tools are listed", () => {
   test("GET /tools/servers: each server's transport, status, tool count and restarts; one that cannot start is failed and says why, one that never answers is still starting", async () => {
     const servers = (await get("/tools/servers")).data;
-    expect(servers.map((s: { name: string }) => s.name)).toEqual(["t", "h", "limited", "noisy", "mute", "broken", "old"]);
-    expect(servers[0]).toEqual({ name: "t", transport: "stdio", status: "ready", tools: 16, restarts: 0, exit_code: null, last_error: null });
+    expect(servers.map((s: { name: string }) => s.name)).toEqual([
+      "t",
+      "h",
+      "limited",
+      "noisy",
+      "mute",
+      "broken",
+      "old",
+    ]);
+    expect(servers[0]).toEqual({
+      name: "t",
+      transport: "stdio",
+      status: "ready",
+      tools: 16,
+      restarts: 0,
+      exit_code: null,
+      last_error: null,
+    });
     expect(servers[1]).toMatchObject({ name: "h", transport: "http", status: "ready", tools: 16 });
     expect(servers[2]).toMatchObject({ status: "ready", tools: 2 });
     // A line that is not JSON-RPC on its stdout does not stop a server.
     expect(servers[3]).toMatchObject({ status: "ready", tools: 1 });
     expect(servers[4]).toMatchObject({ name: "mute", status: "starting", tools: 0 });
-    expect(servers[5]).toMatchObject({ name: "broken", status: "failed", tools: 0, last_error: expect.stringMatching(/^could not be started \(ENOENT\)$|^exited with code 127 \(command not found\)$/) });
+    expect(servers[5]).toMatchObject({
+      name: "broken",
+      status: "failed",
+      tools: 0,
+      last_error: expect.stringMatching(
+        /^could not be started \(ENOENT\)$|^exited with code 127 \(command not found\)$/,
+      ),
+    });
     expect(http.requests.map((r) => r.authorization)).toContain(`Bearer ${TOKEN}`);
   });
 
   test("a server that speaks only the old HTTP+SSE transport is used over SSE, with its headers", async () => {
     expect(await serverStatus("old")).toMatchObject({ transport: "http", status: "ready", tools: 1 });
-    expect((await callTool("old__echo", { text: "over SSE" })).result).toMatchObject({ is_error: false, content: "echo: over SSE" });
+    expect((await callTool("old__echo", { text: "over SSE" })).result).toMatchObject({
+      is_error: false,
+      content: "echo: over SSE",
+    });
     expect(sse.records).toContainEqual(expect.objectContaining({ type: "call", name: "echo" }));
     expect(new Set(sse.requests.map((r) => r.authorization))).toEqual(new Set([`Bearer ${TOKEN}`]));
   });
 
   test("GET /tools: every page of a server's list, as <server>__<tool>, read-only and approval from the annotations, names cut to 64 with a hash", async () => {
-    const tools = (await get("/tools")).data as { name: string; source: string; server: string | null; read_only: boolean; approval: string; status: string }[];
+    const tools = (await get("/tools")).data as {
+      name: string;
+      source: string;
+      server: string | null;
+      read_only: boolean;
+      approval: string;
+      status: string;
+    }[];
     const of = (server: string) => tools.filter((t) => t.server === server).map((t) => t.name);
     expect(of("t")).toHaveLength(16);
     expect(of("t").slice(0, 4)).toEqual(["t__echo", "t__slow_read", "t__gather", "t__fail"]);
     expect(of("limited")).toEqual(["limited__echo", "limited__hang"]);
     expect(tools.findIndex((t) => t.source === "mcp")).toBeGreaterThan(tools.findIndex((t) => t.name === "calculate"));
-    expect(await tool("t__echo")).toMatchObject({ source: "mcp", server: "t", read_only: true, approval: "never", status: "ready", input_schema: { type: "object", required: ["text"] } });
+    expect(await tool("t__echo")).toMatchObject({
+      source: "mcp",
+      server: "t",
+      read_only: true,
+      approval: "never",
+      status: "ready",
+      input_schema: { type: "object", required: ["text"] },
+    });
     expect(await tool("t__write_note")).toMatchObject({ read_only: false, approval: "always" });
     expect(await tool("t__safe_write")).toMatchObject({ read_only: false, approval: "never" });
     expect(await tool("noisy__echo")).toMatchObject({ read_only: true, approval: "always" });
@@ -123,12 +190,19 @@ describe("servers start in the background and their tools are listed", () => {
     const conv = await client().createConversation({});
     expect(conv.tools).toEqual(expect.arrayContaining(["calculate", "t__*", "h__*", "mute__*"]));
     expect(conv.tools).not.toContain("t__echo");
-    expect((await inject("POST", "/conversations", { tools: ["t__nope"] })).json()).toMatchObject({ error: { code: "invalid_request", message: expect.stringMatching(/unknown tool "t__nope"/) } });
+    expect((await inject("POST", "/conversations", { tools: ["t__nope"] })).json()).toMatchObject({
+      error: { code: "invalid_request", message: expect.stringMatching(/unknown tool "t__nope"/) },
+    });
     expect((await inject("POST", "/conversations", { tools: ["zz__*"] })).statusCode).toBe(400);
     // mute has not listed its tools yet: they cannot be checked, so they are taken.
     expect((await inject("POST", "/conversations", { tools: ["mute__anything"] })).statusCode).toBe(201);
-    const clash = await inject("POST", "/conversations", { tools: ["t__*"], client_tools: [{ name: "t__mine", description: "", input_schema: { type: "object" } }] });
-    expect(clash.json()).toMatchObject({ error: { code: "invalid_request", message: expect.stringMatching(/t__mine.*clash/) } });
+    const clash = await inject("POST", "/conversations", {
+      tools: ["t__*"],
+      client_tools: [{ name: "t__mine", description: "", input_schema: { type: "object" } }],
+    });
+    expect(clash.json()).toMatchObject({
+      error: { code: "invalid_request", message: expect.stringMatching(/t__mine.*clash/) },
+    });
   });
 });
 
@@ -136,26 +210,45 @@ describe.each([
   ["stdio", "t"],
   ["Streamable HTTP", "h"],
 ] as const)("an MCP server over %s", (_transport, server) => {
-  test.each(["anthropic", "openai"] as const)("a call through %s reaches the tool and its text is the result", async (provider) => {
-    const { run, result } = await callTool(`${server}__echo`, { text: "hello" }, provider);
-    expect(run.status).toBe("completed");
-    expect(result).toMatchObject({ name: `${server}__echo`, is_error: false, content: "echo: hello" });
-  });
+  test.each(["anthropic", "openai"] as const)(
+    "a call through %s reaches the tool and its text is the result",
+    async (provider) => {
+      const { run, result } = await callTool(`${server}__echo`, { text: "hello" }, provider);
+      expect(run.status).toBe("completed");
+      expect(result).toMatchObject({ name: `${server}__echo`, is_error: false, content: "echo: hello" });
+    },
+  );
 
   test("isError and a result that is not one are error results with what the server said; structured content and media are described", async () => {
     expect((await callTool(`${server}__fail`)).result).toMatchObject({ is_error: true, content: "the disk is full" });
     const garbage = await callTool(`${server}__garbage`);
-    expect(garbage.result).toMatchObject({ is_error: true, content: expect.stringMatching(new RegExp(`^${server}__garbage|^garbage failed on the MCP server ${server}`)) });
+    expect(garbage.result).toMatchObject({
+      is_error: true,
+      content: expect.stringMatching(new RegExp(`^${server}__garbage|^garbage failed on the MCP server ${server}`)),
+    });
     expect(garbage.run.status).toBe("completed");
-    expect(JSON.parse((await callTool(`${server}__structured`)).result.content)).toEqual({ temperature: 21.5, unit: "C" });
+    expect(JSON.parse((await callTool(`${server}__structured`)).result.content)).toEqual({
+      temperature: 21.5,
+      unit: "C",
+    });
     expect((await callTool(`${server}__media`)).result.content).toBe(
-      ["Here is what I found.", "[image image/png, 1,234 bytes: it could not be kept: it is not image/png: its bytes are of no type loopd knows]", "[audio audio/wav, 10 bytes]", "the embedded notes", "[resource file:///photo.jpg image/jpeg, 30 bytes]", "[resource file:///elsewhere.md]"].join("\n"),
+      [
+        "Here is what I found.",
+        "[image image/png, 1,234 bytes: it could not be kept: it is not image/png: its bytes are of no type loopd knows]",
+        "[audio audio/wav, 10 bytes]",
+        "the embedded notes",
+        "[resource file:///photo.jpg image/jpeg, 30 bytes]",
+        "[resource file:///elsewhere.md]",
+      ].join("\n"),
     );
   });
 
   test("a 50 MB result is an error result, the run goes on and the server stays up", async () => {
     const { run, result } = await callTool(`${server}__huge`);
-    expect(result).toMatchObject({ is_error: true, content: expect.stringMatching(/more than loopd reads|longer than loopd reads/) });
+    expect(result).toMatchObject({
+      is_error: true,
+      content: expect.stringMatching(/more than loopd reads|longer than loopd reads/),
+    });
     expect(run.status).toBe("completed");
     expect((await callTool(`${server}__echo`, { text: "still here" })).result.content).toBe("echo: still here");
     expect((await serverStatus(server)).restarts).toBe(0);
@@ -169,15 +262,25 @@ describe("what the model sends is checked before anything reaches a server", () 
       { name: "t__echo", input: { text: 5 } },
       { name: "t__nope", input: {} },
     ]);
-    expect(results[0]).toMatchObject({ is_error: true, content: expect.stringMatching(/^invalid arguments for t__echo: text: must be string/) });
+    expect(results[0]).toMatchObject({
+      is_error: true,
+      content: expect.stringMatching(/^invalid arguments for t__echo: text: must be string/),
+    });
     expect(results[1]).toMatchObject({ is_error: true, content: expect.stringMatching(/unknown tool "?t__nope/i) });
     expect(run, JSON.stringify(run.error)).toMatchObject({ status: "completed" });
-    expect(stdioRecords().slice(before).filter((r) => r.type === "call")).toEqual([]);
+    expect(
+      stdioRecords()
+        .slice(before)
+        .filter((r) => r.type === "call"),
+    ).toEqual([]);
   });
 
   test("a tool with a long name is called by its original name", async () => {
     const long = (await get("/tools")).data.find((t: { name: string }) => t.name.startsWith("t__a_tool")).name;
-    expect((await callTool(long)).result).toMatchObject({ is_error: true, content: expect.stringMatching(/^no tool a\.tool with spaces\/and a name far too long/) });
+    expect((await callTool(long)).result).toMatchObject({
+      is_error: true,
+      content: expect.stringMatching(/^no tool a\.tool with spaces\/and a name far too long/),
+    });
   });
 
   test("two read-only calls of one step run at the same time", async () => {
@@ -194,13 +297,29 @@ describe("what the model sends is checked before anything reaches a server", () 
     f.llm.script({ toolCalls: [{ name: "t__write_note", input: { note: "remember" } }] }, { text: "Saved." });
     const before = stdioRecords().length;
     const paused = (await client().send(conv.id, { content: "Save a note." })).json().run;
-    expect(paused).toMatchObject({ status: "requires_action", required_action: { tool_calls: [{ name: "t__write_note", action: "approve" }] } });
-    expect(stdioRecords().slice(before).filter((r) => r.type === "call")).toEqual([]);
+    expect(paused).toMatchObject({
+      status: "requires_action",
+      required_action: { tool_calls: [{ name: "t__write_note", action: "approve" }] },
+    });
+    expect(
+      stdioRecords()
+        .slice(before)
+        .filter((r) => r.type === "call"),
+    ).toEqual([]);
     const id = paused.required_action.tool_calls[0].tool_call_id;
-    const done = await inject("POST", `/conversations/${conv.id}/runs/${paused.id}/actions`, { approvals: [{ tool_call_id: id, approve: true }] });
+    const done = await inject("POST", `/conversations/${conv.id}/runs/${paused.id}/actions`, {
+      approvals: [{ tool_call_id: id, approve: true }],
+    });
     expect(done.json()).toMatchObject({ run: { status: "completed" } });
-    expect(stdioRecords().slice(before).filter((r) => r.type === "call")).toEqual([expect.objectContaining({ name: "write_note", args: { note: "remember" } })]);
-    expect((await callTool("t__safe_write", { note: "x" })).result).toMatchObject({ is_error: false, content: "saved: x" });
+    expect(
+      stdioRecords()
+        .slice(before)
+        .filter((r) => r.type === "call"),
+    ).toEqual([expect.objectContaining({ name: "write_note", args: { note: "remember" } })]);
+    expect((await callTool("t__safe_write", { note: "x" })).result).toMatchObject({
+      is_error: false,
+      content: "saved: x",
+    });
   });
 });
 
@@ -208,9 +327,14 @@ describe("calls end when they must, and the server hears it", () => {
   test("a call past its timeout is a timeout result, and the server gets notifications/cancelled", async () => {
     const before = stdioRecords().length;
     const { run, result } = await callTool("limited__hang");
-    expect(result).toMatchObject({ is_error: true, content: expect.stringMatching(/^limited__hang timed out after 0\.5 s/) });
+    expect(result).toMatchObject({
+      is_error: true,
+      content: expect.stringMatching(/^limited__hang timed out after 0\.5 s/),
+    });
     expect(run.status).toBe("completed");
-    await vi.waitFor(() => expect(stdioRecords().slice(before)).toContainEqual(expect.objectContaining({ type: "cancelled", name: "hang" })));
+    await vi.waitFor(() =>
+      expect(stdioRecords().slice(before)).toContainEqual(expect.objectContaining({ type: "cancelled", name: "hang" })),
+    );
   });
 
   test.each([
@@ -222,11 +346,15 @@ describe("calls end when they must, and the server hears it", () => {
     const conv = await client().createConversation({ provider: "openai" });
     f.llm.script({ toolCalls: [{ name: `${server}__hang`, input: {} }] });
     const sent = client().send(conv.id, { content: "Hang." });
-    await vi.waitFor(() => expect(records().slice(before)).toContainEqual(expect.objectContaining({ type: "call", name: "hang" })));
+    await vi.waitFor(() =>
+      expect(records().slice(before)).toContainEqual(expect.objectContaining({ type: "call", name: "hang" })),
+    );
     const run = (await get(`/conversations/${conv.id}/runs`)).data[0];
     expect((await inject("POST", `/conversations/${conv.id}/runs/${run.id}/cancel`)).statusCode).toBe(200);
     expect((await sent).json().run.status).toBe("cancelled");
-    await vi.waitFor(() => expect(records().slice(before)).toContainEqual(expect.objectContaining({ type: "cancelled", name: "hang" })));
+    await vi.waitFor(() =>
+      expect(records().slice(before)).toContainEqual(expect.objectContaining({ type: "cancelled", name: "hang" })),
+    );
   });
 });
 
@@ -239,9 +367,15 @@ test("a stdio server gets PATH, HOME, LANG and its own env, never loopd's secret
 test("a call's trace span and metrics name the source and the server", async () => {
   const { run, conversationId } = await callTools([{ name: "t__echo", input: { text: "traced" } }]);
   const trace = await get(`/conversations/${conversationId}/runs/${run.id}/trace`);
-  expect(trace.spans.find((s: { type: string }) => s.type === "tool.call")).toMatchObject({ name: "t__echo", tool_source: "mcp", server: "t" });
+  expect(trace.spans.find((s: { type: string }) => s.type === "tool.call")).toMatchObject({
+    name: "t__echo",
+    tool_source: "mcp",
+    server: "t",
+  });
   const metrics = (await inject("GET", "/metrics")).body;
-  expect(metrics).toMatch(/loopd_tool_call_duration_seconds_count\{tool="t__echo",source="mcp",server="t",outcome="ok"\} \d+/);
+  expect(metrics).toMatch(
+    /loopd_tool_call_duration_seconds_count\{tool="t__echo",source="mcp",server="t",outcome="ok"\} \d+/,
+  );
 });
 
 test("a server's new tools are listed when it says they changed, and a conversation with <server>__* is offered them", async () => {
@@ -259,14 +393,26 @@ test("a server's new tools are listed when it says they changed, and a conversat
 test("a server that exits mid-call: the call is answered at once as unavailable, its tools say so, and it is started again", async () => {
   const started = Date.now();
   const { run, result } = await callTool("t__crash");
-  expect(result).toMatchObject({ is_error: true, content: "the MCP server t is unavailable (exited with code 1); try again later or use another tool" });
+  expect(result).toMatchObject({
+    is_error: true,
+    content: "the MCP server t is unavailable (exited with code 1); try again later or use another tool",
+  });
   expect(run.status).toBe("completed");
   // Not the 10 s timeout: the call ended when the server did.
   expect(Date.now() - started).toBeLessThan(9_000);
   expect(await tool("t__echo")).toMatchObject({ status: "unavailable" });
-  expect((await callTool("t__echo", { text: "too soon" })).result).toMatchObject({ is_error: true, content: expect.stringMatching(/^the MCP server t is unavailable \(exited with code 1\)/) });
-  await vi.waitFor(async () => expect(await serverStatus("t")).toMatchObject({ status: "ready", restarts: 1, last_error: null }), { timeout: 10_000, interval: 50 });
-  expect((await callTool("t__echo", { text: "back" })).result).toMatchObject({ is_error: false, content: "echo: back" });
+  expect((await callTool("t__echo", { text: "too soon" })).result).toMatchObject({
+    is_error: true,
+    content: expect.stringMatching(/^the MCP server t is unavailable \(exited with code 1\)/),
+  });
+  await vi.waitFor(
+    async () => expect(await serverStatus("t")).toMatchObject({ status: "ready", restarts: 1, last_error: null }),
+    { timeout: 10_000, interval: 50 },
+  );
+  expect((await callTool("t__echo", { text: "back" })).result).toMatchObject({
+    is_error: false,
+    content: "echo: back",
+  });
   expect((await inject("GET", "/metrics")).body).toMatch(/loopd_mcp_server_restarts_total\{server="t"\} 1/);
 });
 
@@ -274,11 +420,25 @@ test("a Streamable HTTP server that goes away: calls answer unavailable, and it 
   const port = Number(new URL(http.url).port);
   await http.close();
   const { result, run } = await callTool("h__echo", { text: "anyone?" });
-  expect(result).toMatchObject({ is_error: true, content: expect.stringMatching(/^the MCP server h is unavailable \(its connection failed \(ECONNREFUSED\)\); try again later or use another tool$/) });
+  expect(result).toMatchObject({
+    is_error: true,
+    content: expect.stringMatching(
+      /^the MCP server h is unavailable \(its connection failed \(ECONNREFUSED\)\); try again later or use another tool$/,
+    ),
+  });
   expect(run.status).toBe("completed");
-  expect(await serverStatus("h")).toMatchObject({ status: "restarting", last_error: "its connection failed (ECONNREFUSED)" });
+  expect(await serverStatus("h")).toMatchObject({
+    status: "restarting",
+    last_error: "its connection failed (ECONNREFUSED)",
+  });
   http = await startHttpMcpServer({ port });
-  await vi.waitFor(async () => expect(await serverStatus("h")).toMatchObject({ status: "ready", last_error: null }), { timeout: 10_000, interval: 50 });
+  await vi.waitFor(async () => expect(await serverStatus("h")).toMatchObject({ status: "ready", last_error: null }), {
+    timeout: 10_000,
+    interval: 50,
+  });
   expect((await serverStatus("h")).restarts).toBeGreaterThanOrEqual(1);
-  expect((await callTool("h__echo", { text: "back" })).result).toMatchObject({ is_error: false, content: "echo: back" });
+  expect((await callTool("h__echo", { text: "back" })).result).toMatchObject({
+    is_error: false,
+    content: "echo: back",
+  });
 });

@@ -22,7 +22,10 @@ describe("a bad block at content[2]: a 400 naming it, nothing saved", () => {
     ["an image media_type loopd does not take", base64Image("image/bmp", b64(PNG))],
     ["an image without its data", image({ type: "base64", media_type: "image/png" })],
     ["a source type that is neither base64 nor url", image({ type: "file", path: "/etc/passwd" })],
-    ["a document with an image's media type", { type: "document", source: { type: "base64", media_type: "image/png", data: b64(PNG) } }],
+    [
+      "a document with an image's media type",
+      { type: "document", source: { type: "base64", media_type: "image/png", data: b64(PNG) } },
+    ],
     ["an empty text block", { type: "text", text: "" }],
     ["a text block without text", { type: "text" }],
     ["a field no block has", { type: "text", text: "hi", colour: "red" }],
@@ -35,7 +38,9 @@ describe("a bad block at content[2]: a 400 naming it, nothing saved", () => {
   ])("%s", async (_name, block) => {
     const conv = await client().createConversation({ provider: "mock" });
     const before = await rowCounts(f.database);
-    const res = await client().send(conv.id, { content: [{ type: "text", text: "look" }, base64Image("image/png", b64(PNG)), block] });
+    const res = await client().send(conv.id, {
+      content: [{ type: "text", text: "look" }, base64Image("image/png", b64(PNG)), block],
+    });
     const error = expectError(res, 400, "invalid_request");
     expect(error.details.field, error.message).toMatch(/^body\.content\[2\](\.|$)/);
     expect(error.message).toMatch(/^body\.content\[2\][.:]/);

@@ -26,7 +26,11 @@ test("a 60 MB plain-text message: 413 naming content, nothing saved, and the ser
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
   const startedAt = performance.now();
-  const sending = fetch(`${f.loopd.url}/conversations/${id}/messages`, { method: "POST", headers: { "content-type": "application/json" }, body });
+  const sending = fetch(`${f.loopd.url}/conversations/${id}/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body,
+  });
   let answered = 0;
   let done = false;
   const sent = sending.finally(() => (done = true));
@@ -38,25 +42,43 @@ test("a 60 MB plain-text message: 413 naming content, nothing saved, and the ser
   const elapsed = performance.now() - startedAt;
   delay.disable();
   expect(res.status).toBe(413);
-  const { error } = (await res.json()) as { error: { code: string; message: string; details: Record<string, unknown> } };
+  const { error } = (await res.json()) as {
+    error: { code: string; message: string; details: Record<string, unknown> };
+  };
   // Refused by its size, before it is parsed: the part of the body that is not attachments is held to BODY_LIMIT_BYTES.
-  expect(error).toMatchObject({ code: "payload_too_large", details: { field: "body.content", limit: f.loopd.config.server.bodyLimitBytes } });
+  expect(error).toMatchObject({
+    code: "payload_too_large",
+    details: { field: "body.content", limit: f.loopd.config.server.bodyLimitBytes },
+  });
   expect(error.message).toMatch(/^body\.content: .*BODY_LIMIT_BYTES/);
   expect(await rowCounts(f.database)).toEqual(before);
-  console.info(`60 MB text message refused in ${elapsed.toFixed(0)} ms; event loop max delay ${(delay.max / 1e6).toFixed(0)} ms; ${answered} health checks answered meanwhile`);
+  console.info(
+    `60 MB text message refused in ${elapsed.toFixed(0)} ms; event loop max delay ${(delay.max / 1e6).toFixed(0)} ms; ${answered} health checks answered meanwhile`,
+  );
 });
 
 test("text blocks count together; a long text may go as a text/plain document instead", async () => {
   const id = await conversation();
   const before = await rowCounts(f.database);
   const half = "é".repeat(LIMIT / 4 + 1); // 2 bytes each: just over half the limit
-  const res = await post(`/conversations/${id}/messages`, { content: [{ type: "text", text: half }, { type: "text", text: half }] });
+  const res = await post(`/conversations/${id}/messages`, {
+    content: [
+      { type: "text", text: half },
+      { type: "text", text: half },
+    ],
+  });
   const error = expectError(res, 413, "payload_too_large");
   expect(error.details).toMatchObject({ field: "body.content", limit: LIMIT, bytes: 4 * (LIMIT / 4 + 1) });
   expect(await rowCounts(f.database)).toEqual(before);
 
-  const document = { type: "document", source: { type: "base64", media_type: "text/plain", data: Buffer.from(half + half).toString("base64") }, title: "notes" };
-  const taken = await post(`/conversations/${id}/messages`, { content: [{ type: "text", text: "Summarize the notes." }, document] });
+  const document = {
+    type: "document",
+    source: { type: "base64", media_type: "text/plain", data: Buffer.from(half + half).toString("base64") },
+    title: "notes",
+  };
+  const taken = await post(`/conversations/${id}/messages`, {
+    content: [{ type: "text", text: "Summarize the notes." }, document],
+  });
   expect(taken.statusCode, taken.body.slice(0, 300)).toBe(200);
 });
 
@@ -65,7 +87,16 @@ test("the chat route too: a user message whose text parts pass the limit is a 41
   const res = await post("/ui/chat", {
     id: "chat-too-long",
     trigger: "submit-message",
-    messages: [{ id: "m1", role: "user", parts: [{ type: "text", text: "x".repeat(600_000) }, { type: "text", text: "y".repeat(600_000) }] }],
+    messages: [
+      {
+        id: "m1",
+        role: "user",
+        parts: [
+          { type: "text", text: "x".repeat(600_000) },
+          { type: "text", text: "y".repeat(600_000) },
+        ],
+      },
+    ],
   });
   const error = expectError(res, 413, "payload_too_large");
   expect(error.details).toMatchObject({ field: "body.messages[0].parts", limit: LIMIT });

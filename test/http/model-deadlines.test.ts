@@ -7,12 +7,19 @@ import { useLoopd } from "../helpers/use-loopd.js";
 // Wide enough that a cold SDK's first chunk on a busy machine is not taken for a stall.
 const IDLE_MS = 1_000;
 const CALL_TIMEOUT_MS = 3_000;
-const f = useLoopd({ listen: true, env: { MODEL_STREAM_IDLE_MS: String(IDLE_MS), MODEL_CALL_TIMEOUT_MS: String(CALL_TIMEOUT_MS) } });
+const f = useLoopd({
+  listen: true,
+  env: { MODEL_STREAM_IDLE_MS: String(IDLE_MS), MODEL_CALL_TIMEOUT_MS: String(CALL_TIMEOUT_MS) },
+});
 
 type TimedEvent = SseEvent & { at: number };
 
 /** Each event of a streamed run with the time it reached the client; `onEvent` sees each as it comes. */
-async function streamRun(conversationId: string, content: string, onEvent?: (event: TimedEvent, seen: TimedEvent[]) => Promise<void>): Promise<TimedEvent[]> {
+async function streamRun(
+  conversationId: string,
+  content: string,
+  onEvent?: (event: TimedEvent, seen: TimedEvent[]) => Promise<void>,
+): Promise<TimedEvent[]> {
   const res = await fetch(`${f.loopd.url}/conversations/${conversationId}/messages`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -65,7 +72,13 @@ describe.each(["anthropic", "openai"] as const)("deadlines of model calls throug
       const next = (await client().send(conv.id, { content: "Are you there?" })).json();
       expect(next.run).toMatchObject({ status: "completed", error: null });
       expect(next.output_text).toBe("Still here.");
-      expect((await client().history(conv.id)).map((m) => m.role)).toEqual(["user", "assistant", "tool", "user", "assistant"]);
+      expect((await client().history(conv.id)).map((m) => m.role)).toEqual([
+        "user",
+        "assistant",
+        "tool",
+        "user",
+        "assistant",
+      ]);
     },
   );
 
@@ -93,7 +106,10 @@ describe.each(["anthropic", "openai"] as const)("deadlines of model calls throug
     const events = await streamRun(conv.id, "Count slowly.", async (event, seen) => {
       if (event.event !== "text.delta" || cancelled) return;
       cancelled = true;
-      await f.loopd.app.inject({ method: "POST", url: `/conversations/${conv.id}/runs/${seen[0]!.data.run.id}/cancel` });
+      await f.loopd.app.inject({
+        method: "POST",
+        url: `/conversations/${conv.id}/runs/${seen[0]!.data.run.id}/cancel`,
+      });
     });
     expect(events.at(-1)!.data.run).toMatchObject({ status: "cancelled", stop_reason: "cancelled", error: null });
   });

@@ -10,7 +10,11 @@ import { testTools } from "./test-tools.js";
  */
 const f = useLoopd({ listen: true, tools: testTools(), env: { MAX_QUEUED_RUNS: "4" } });
 const post = (path: string, body: unknown) =>
-  fetch(`${f.loopd.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  fetch(`${f.loopd.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 const getJson = async (path: string): Promise<any> => (await fetch(`${f.loopd.url}${path}`)).json();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -47,7 +51,9 @@ test("a storm of enqueue/interrupt/cancel: no 500, one run at a time, every star
   // Let the queue drain.
   let open: any[] = [];
   for (let i = 0; i < 400; i++) {
-    open = (await getJson(`/conversations/${conv.id}/runs?limit=100`)).data.filter((r: any) => ["queued", "running"].includes(r.status));
+    open = (await getJson(`/conversations/${conv.id}/runs?limit=100`)).data.filter((r: any) =>
+      ["queued", "running"].includes(r.status),
+    );
     if (open.length === 0) break;
     await sleep(50);
   }
@@ -55,7 +61,11 @@ test("a storm of enqueue/interrupt/cancel: no 500, one run at a time, every star
   const history = (await getJson(`/conversations/${conv.id}/messages?limit=1000`)).data as any[];
   const users = history.filter((m) => m.role === "user").map((m) => m.content[0].text);
   // Every accepted message that started is in the history once; the cancelled-before-start ones never are.
-  const neverStarted = new Set(all.filter((r: any) => r.status === "cancelled" && r.steps === 0 && r.stop_reason === "cancelled").map((r: any) => r.id));
+  const neverStarted = new Set(
+    all
+      .filter((r: any) => r.status === "cancelled" && r.steps === 0 && r.stop_reason === "cancelled")
+      .map((r: any) => r.id),
+  );
   for (const { content, runId } of accepted) if (!neverStarted.has(runId)) expect(users).toContain(content);
   expect(bodies500).toEqual([]);
   expect(open).toEqual([]);

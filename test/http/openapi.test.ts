@@ -38,7 +38,11 @@ interface Problem {
 async function lint(document: unknown): Promise<Problem[]> {
   const file = path.join(dir, "openapi.json");
   writeFileSync(file, JSON.stringify(document));
-  const cli = path.join(path.dirname(createRequire(import.meta.url).resolve("@redocly/cli/package.json")), "bin", "cli.js");
+  const cli = path.join(
+    path.dirname(createRequire(import.meta.url).resolve("@redocly/cli/package.json")),
+    "bin",
+    "cli.js",
+  );
   const config = fileURLToPath(new URL("../../redocly.yaml", import.meta.url));
   const run = promisify(execFile)(process.execPath, [cli, "lint", file, "--format=json", `--config=${config}`], {
     env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
@@ -49,7 +53,8 @@ async function lint(document: unknown): Promise<Problem[]> {
   return (JSON.parse(stdout) as { problems: Problem[] }).problems;
 }
 
-const said = (problems: Problem[]) => problems.map((p) => `${p.severity} ${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`).join("\n");
+const said = (problems: Problem[]) =>
+  problems.map((p) => `${p.severity} ${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`).join("\n");
 
 /** Every method and path the app serves, from Fastify's route tree; HEAD and Swagger UI's own routes left out. */
 function servedRoutes(): string[] {
@@ -80,7 +85,9 @@ describe("/openapi.json", () => {
   test("the linter does catch an example that does not match its schema", async () => {
     const broken = structuredClone(doc);
     broken.paths["/conversations/{id}"].get.responses["200"].content["application/json"].example.no_such_field = 1;
-    expect((await lint(broken)).filter((p) => p.severity === "error").map((p) => p.ruleId)).toEqual(["no-invalid-media-type-examples"]);
+    expect((await lint(broken)).filter((p) => p.severity === "error").map((p) => p.ruleId)).toEqual([
+      "no-invalid-media-type-examples",
+    ]);
   }, 60_000);
 
   test("every route the app serves is there, with a summary, an operationId, a tag and a described 2xx", () => {
@@ -114,10 +121,15 @@ describe("/openapi.json", () => {
       const operation = doc.paths[url][method.toLowerCase()];
       expect(operation.summary, route).toEqual(expect.any(String));
       expect(operation.tags, route).toHaveLength(1);
-      expect(operationIds.has(operation.operationId), `${route}: operationId ${operation.operationId} twice`).toBe(false);
+      expect(operationIds.has(operation.operationId), `${route}: operationId ${operation.operationId} twice`).toBe(
+        false,
+      );
       operationIds.add(operation.operationId);
       const statuses = Object.keys(operation.responses);
-      expect(statuses.some((s) => s.startsWith("2")), `${route} has no 2xx`).toBe(true);
+      expect(
+        statuses.some((s) => s.startsWith("2")),
+        `${route} has no 2xx`,
+      ).toBe(true);
       for (const [status, response] of Object.entries(operation.responses as Record<string, any>)) {
         expect(response.description, `${route} ${status}`).not.toBe("Default Response");
       }
@@ -146,11 +158,18 @@ describe("/openapi.json", () => {
     ];
     for (const operation of streamed) {
       const events = operation.responses["200"].content["text/event-stream"];
-      expect(events.schema.description, operation.operationId).toMatch(/run\.created[\s\S]*message\.created[\s\S]*text\.delta[\s\S]*run\.requires_action/);
+      expect(events.schema.description, operation.operationId).toMatch(
+        /run\.created[\s\S]*message\.created[\s\S]*text\.delta[\s\S]*run\.requires_action/,
+      );
       expect(events.example).toMatch(/^id: 1\nevent: run\.created\ndata: \{/);
     }
-    expect(Object.keys(doc.paths["/conversations/{id}/messages"].post.responses["200"].content)).toEqual(["application/json", "text/event-stream"]);
-    expect(Object.keys(doc.paths["/conversations/{id}/runs/{run_id}/events"].get.responses["200"].content)).toEqual(["text/event-stream"]);
+    expect(Object.keys(doc.paths["/conversations/{id}/messages"].post.responses["200"].content)).toEqual([
+      "application/json",
+      "text/event-stream",
+    ]);
+    expect(Object.keys(doc.paths["/conversations/{id}/runs/{run_id}/events"].get.responses["200"].content)).toEqual([
+      "text/event-stream",
+    ]);
   });
 
   test("a body that may be left out is not marked required, and a 204 has no content", () => {
@@ -160,7 +179,10 @@ describe("/openapi.json", () => {
   });
 
   test("declares the API key (Bearer or x-api-key) for every route but health and metrics, and the 401 and 429 answers", () => {
-    expect(doc.components.securitySchemes).toMatchObject({ apiKey: { type: "http", scheme: "bearer" }, apiKeyHeader: { type: "apiKey", in: "header", name: "x-api-key" } });
+    expect(doc.components.securitySchemes).toMatchObject({
+      apiKey: { type: "http", scheme: "bearer" },
+      apiKeyHeader: { type: "apiKey", in: "header", name: "x-api-key" },
+    });
     expect(doc.security).toEqual([{ apiKey: [] }, { apiKeyHeader: [] }]);
     expect(doc.paths["/healthz"].get.security).toEqual([]);
     expect(doc.paths["/readyz"].get.security).toEqual([]);
@@ -182,7 +204,9 @@ describe("/docs", () => {
       expect(asset, "served here, not from a CDN").toMatch(/^\/docs\//);
       const res = await app.inject({ method: "GET", url: asset });
       expect(res.statusCode, asset).toBe(200);
-      expect(res.headers["content-type"], asset).toMatch(asset.endsWith(".js") ? /javascript/ : asset.endsWith(".css") ? /css/ : /image/);
+      expect(res.headers["content-type"], asset).toMatch(
+        asset.endsWith(".js") ? /javascript/ : asset.endsWith(".css") ? /css/ : /image/,
+      );
       expect(res.rawPayload.length, asset).toBeGreaterThan(0);
     }
     const initializer = await app.inject({ method: "GET", url: "/docs/static/swagger-initializer.js" });
@@ -191,7 +215,9 @@ describe("/docs", () => {
     expect(page.body).toContain("<title>loopd API</title>");
     expect(assets).toContain("/docs/static/theme/loopd-icon.svg");
     expect(initializer.body).toContain(`data:image/svg+xml;base64,${Buffer.from(LOOPD_LOGO_SVG).toString("base64")}`);
-    const frameworkLogo = readFileSync(new URL("../../node_modules/@fastify/swagger-ui/static/logo.svg", import.meta.url)).toString("base64");
+    const frameworkLogo = readFileSync(
+      new URL("../../node_modules/@fastify/swagger-ui/static/logo.svg", import.meta.url),
+    ).toString("base64");
     expect(initializer.body).not.toContain(frameworkLogo);
     const json = await app.inject({ method: "GET", url: "/docs/json" });
     expect(json.json()).toEqual(doc);

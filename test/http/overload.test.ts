@@ -42,7 +42,15 @@ test("overloaded, sustained: only new runs are refused (503, Retry-After, nothin
       inject({ method: "GET", url: "/conversations" }),
       inject({ method: "GET", url: `/conversations/${answered.conv.id}/messages` }),
       inject({ method: "POST", url: `/conversations/${answered.conv.id}/messages`, payload: { content: "a new run" } }),
-      inject({ method: "POST", url: "/ui/chat", payload: { id: answered.conv.id, messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "a new run" }] }], trigger: "submit-message" } }),
+      inject({
+        method: "POST",
+        url: "/ui/chat",
+        payload: {
+          id: answered.conv.id,
+          messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "a new run" }] }],
+          trigger: "submit-message",
+        },
+      }),
     ]);
     expect(health.statusCode).toBe(200);
     expect(health.json()).toEqual({ status: "ok" });
@@ -56,14 +64,23 @@ test("overloaded, sustained: only new runs are refused (503, Retry-After, nothin
     expect(await rowCounts(f.database)).toEqual(before);
 
     // Not a run: served.
-    expect((await inject({ method: "POST", url: "/conversations", payload: { title: "while overloaded" } })).statusCode).toBe(201);
+    expect(
+      (await inject({ method: "POST", url: "/conversations", payload: { title: "while overloaded" } })).statusCode,
+    ).toBe(201);
     // A run already accepted goes on: its answer and its cancel are served.
     f.llm.script({ text: "42." });
     const [call] = answered.run.required_action.tool_calls;
-    const answer = await inject({ method: "POST", url: `/conversations/${answered.conv.id}/runs/${answered.run.id}/actions`, payload: { approvals: [{ tool_call_id: call.tool_call_id, approve: true }] } });
+    const answer = await inject({
+      method: "POST",
+      url: `/conversations/${answered.conv.id}/runs/${answered.run.id}/actions`,
+      payload: { approvals: [{ tool_call_id: call.tool_call_id, approve: true }] },
+    });
     expect(answer.statusCode).toBe(200);
     expect(answer.json().run).toMatchObject({ status: "completed" });
-    const cancel = await inject({ method: "POST", url: `/conversations/${cancelled.conv.id}/runs/${cancelled.run.id}/cancel` });
+    const cancel = await inject({
+      method: "POST",
+      url: `/conversations/${cancelled.conv.id}/runs/${cancelled.run.id}/cancel`,
+    });
     expect(cancel.statusCode).toBe(200);
     expect(cancel.json()).toMatchObject({ status: "cancelled" });
     expect(state()).toBe("overloaded");
@@ -75,7 +92,9 @@ test("overloaded, sustained: only new runs are refused (503, Retry-After, nothin
   await until(() => state() === "normal", { what: "recovery" });
   expect((await inject({ method: "GET", url: "/readyz" })).json()).toEqual({ status: "ready" });
   f.llm.script({ text: "Back." });
-  expect((await client().send(answered.conv.id, { content: "And now?" })).json().run).toMatchObject({ status: "completed" });
+  expect((await client().send(answered.conv.id, { content: "And now?" })).json().run).toMatchObject({
+    status: "completed",
+  });
   // A bound, not a measure: arming alone may take up to 30 s on a machine busy with other test files.
 }, 90_000);
 

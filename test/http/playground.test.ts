@@ -13,7 +13,10 @@ import { usePlayground } from "../../src/http/playground.js";
 function fakeBuild(): string {
   const dir = mkdtempSync(path.join(tmpdir(), "loopd-web-"));
   mkdirSync(path.join(dir, "assets"));
-  writeFileSync(path.join(dir, "index.html"), '<!doctype html><script type="module" src="/assets/index-abc123.js"></script>');
+  writeFileSync(
+    path.join(dir, "index.html"),
+    '<!doctype html><script type="module" src="/assets/index-abc123.js"></script>',
+  );
   writeFileSync(path.join(dir, "assets", "index-abc123.js"), "console.log('playground')");
   return dir;
 }
@@ -51,7 +54,11 @@ describe("the playground's page and files", () => {
     expect(asset.headers["cache-control"]).toContain("immutable");
     for (const url of ["/assets/other.js", "/assets/", "/index.html", "/nope"]) {
       const res = await app.inject({ url });
-      expect({ url, status: res.statusCode, code: res.json().error.code }).toEqual({ url, status: 404, code: "not_found" });
+      expect({ url, status: res.statusCode, code: res.json().error.code }).toEqual({
+        url,
+        status: 404,
+        code: "not_found",
+      });
     }
     const post = await app.inject({ method: "POST", url: "/" });
     expect(post.statusCode).toBe(405);
@@ -72,7 +79,11 @@ describe("the playground's page and files", () => {
     const app = await appWith({ enabled: loadConfig({ PLAYGROUND: "off" }).server.playground, dir: fakeBuild() });
     for (const url of ["/", "/assets/index-abc123.js"]) {
       const res = await app.inject({ url });
-      expect({ url, status: res.statusCode, code: res.json().error.code }).toEqual({ url, status: 404, code: "not_found" });
+      expect({ url, status: res.statusCode, code: res.json().error.code }).toEqual({
+        url,
+        status: 404,
+        code: "not_found",
+      });
     }
   });
 });

@@ -66,7 +66,12 @@ afterAll(async () => {
 });
 
 async function call(method: "GET" | "POST", url: string, payload?: unknown, headers: Record<string, string> = {}) {
-  const res = await loopd.app.inject({ method, url, ...(payload !== undefined && { payload: payload as object }), headers });
+  const res = await loopd.app.inject({
+    method,
+    url,
+    ...(payload !== undefined && { payload: payload as object }),
+    headers,
+  });
   answers.push(res.body);
   return res;
 }
@@ -77,7 +82,14 @@ test("keys never appear in logs, traces, events, run errors or answers, whatever
   const openai = await client.createConversation({ provider: "openai" });
 
   llm.script({ toolCalls: [{ name: "calculate", input: { expression: "6*7" } }] }, { text: "42" });
-  const ok = (await call("POST", `/conversations/${anthropic.id}/messages`, { content: "6*7?" }, { authorization: `Bearer ${ANTHROPIC_KEY}`, "x-api-key": OPENAI_KEY })).json();
+  const ok = (
+    await call(
+      "POST",
+      `/conversations/${anthropic.id}/messages`,
+      { content: "6*7?" },
+      { authorization: `Bearer ${ANTHROPIC_KEY}`, "x-api-key": OPENAI_KEY },
+    )
+  ).json();
   expect(ok.run.status).toBe("completed");
   // The SDKs did send the keys: there was something to keep out.
   expect(JSON.stringify(llm.requests[0]!.headers)).toContain(ANTHROPIC_KEY);
@@ -91,7 +103,11 @@ test("keys never appear in logs, traces, events, run errors or answers, whatever
   const failed2 = (await call("POST", `/conversations/${anthropic.id}/messages`, { content: "Again?" })).json();
   expect(failed2.run.status).toBe("failed");
 
-  for (const [conv, run] of [[anthropic.id, ok.run.id], [openai.id, failed.run.id], [anthropic.id, failed2.run.id]]) {
+  for (const [conv, run] of [
+    [anthropic.id, ok.run.id],
+    [openai.id, failed.run.id],
+    [anthropic.id, failed2.run.id],
+  ]) {
     await call("GET", `/conversations/${conv}/runs/${run}`);
     await call("GET", `/conversations/${conv}/runs/${run}/trace?expand=requests`);
     await call("GET", `/conversations/${conv}/runs/${run}/trace`, undefined, { accept: "application/x-ndjson" });
@@ -100,7 +116,8 @@ test("keys never appear in logs, traces, events, run errors or answers, whatever
   const trace = JSON.parse(answers.at(-3)!);
   expect(trace.spans.find((s: any) => s.type === "model.failed").error).toContain("[redacted]");
 
-  const rows = async (table: string) => JSON.stringify(await database.query({ name: "", text: `select * from ${table}`, values: [] }));
+  const rows = async (table: string) =>
+    JSON.stringify(await database.query({ name: "", text: `select * from ${table}`, values: [] }));
   const written = {
     logs: logText,
     run_spans: await rows("run_spans"),

@@ -33,7 +33,9 @@ describe.each(["anthropic", "openai"] as const)("a turn %s refused", (provider) 
       ["assistant", null],
     ]);
     // The provider-format history is what an SDK may be sent: without it too.
-    const formatted = (await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/messages?format=${provider}` })).json();
+    const formatted = (
+      await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/messages?format=${provider}` })
+    ).json();
     expect(JSON.stringify(formatted.messages)).not.toContain("Something the provider refuses.");
   });
 });

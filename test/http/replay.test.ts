@@ -34,9 +34,17 @@ async function recordedRun(provider: "anthropic" | "openai") {
   return { run: (await f.loopd.services.store.runs.get(body.run.id))!, sent };
 }
 
-const replay = (run: Awaited<ReturnType<typeof recordedRun>>["run"], options: { provider?: "anthropic" | "openai"; model?: string } = {}) =>
+const replay = (
+  run: Awaited<ReturnType<typeof recordedRun>>["run"],
+  options: { provider?: "anthropic" | "openai"; model?: string } = {},
+) =>
   replayRun({
-    entries: storedTraceEntries({ store: f.loopd.services.store, run, tenant: "default", redactor: redactorOf(f.loopd.config) }),
+    entries: storedTraceEntries({
+      store: f.loopd.services.store,
+      run,
+      tenant: "default",
+      redactor: redactorOf(f.loopd.config),
+    }),
     providers: f.loopd.services.providers,
     run,
     redactor: redactorOf(f.loopd.config),
@@ -64,8 +72,16 @@ describe.each(["anthropic", "openai"] as const)("replaying a run recorded on %s"
       { toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] },
     );
     const report = await replay(run, { model: "other-model" });
-    expect(report.steps.map((s) => s.verdict)).toEqual(["different_input", "different_tool", "text_instead_of_call", "call_instead_of_text"]);
-    expect(report.steps[0]).toMatchObject({ recorded: { tool_calls: [{ input: { timezone: "Asia/Tokyo" } }] }, replayed: { tool_calls: [{ input: { timezone: "Europe/Paris" } }] } });
+    expect(report.steps.map((s) => s.verdict)).toEqual([
+      "different_input",
+      "different_tool",
+      "text_instead_of_call",
+      "call_instead_of_text",
+    ]);
+    expect(report.steps[0]).toMatchObject({
+      recorded: { tool_calls: [{ input: { timezone: "Asia/Tokyo" } }] },
+      replayed: { tool_calls: [{ input: { timezone: "Europe/Paris" } }] },
+    });
     expect(f.llm.requests.every((r) => r.body.model === "other-model")).toBe(true);
   });
 });
@@ -92,7 +108,11 @@ test("npm run replay prints each step, writes its report without overwriting an 
   await database.close();
 
   const replay = (...args: string[]) =>
-    runProgram("src/replay/main.ts", { args: [runId, "--base-url", `${f.llm.url}/v1`, ...args], cwd: folder, env: { DATA_DIR: dataDir, OPENAI_API_KEY: "test-openai-key" } });
+    runProgram("src/replay/main.ts", {
+      args: [runId, "--base-url", `${f.llm.url}/v1`, ...args],
+      cwd: folder,
+      env: { DATA_DIR: dataDir, OPENAI_API_KEY: "test-openai-key" },
+    });
   f.llm.reset();
   f.llm.script(RECORDED[1]!, { text: "Forty-two." });
   const first = await replay();
@@ -101,7 +121,11 @@ test("npm run replay prints each step, writes its report without overwriting an 
   expect(first.stdout).toMatch(/step +2 +different_text/);
   const report = path.join(folder, "reports", `replay-${runId}.json`);
   expect(first.stdout).toContain(`report: ${report}\n`);
-  expect(JSON.parse(readFileSync(report, "utf8"))).toMatchObject({ run_id: runId, summary: { same_call: 1, different_text: 1 }, base_url: `${f.llm.url}/v1` });
+  expect(JSON.parse(readFileSync(report, "utf8"))).toMatchObject({
+    run_id: runId,
+    summary: { same_call: 1, different_text: 1 },
+    base_url: `${f.llm.url}/v1`,
+  });
 
   // The second replay of the run gets a file of its own; the model now fails its second call.
   f.llm.script(RECORDED[1]!, { status: 400, message: "this model is gone" });
@@ -116,7 +140,9 @@ test("npm run replay prints each step, writes its report without overwriting an 
   f.llm.script(RECORDED[1]!, { text: "42." });
   const named = await replay("--out", report, "--provider", "mock");
   expect(named.code).toBe(0);
-  expect(named.stdout).toContain("note: --base-url does not apply to the mock provider (it runs in this process); ignored\n");
+  expect(named.stdout).toContain(
+    "note: --base-url does not apply to the mock provider (it runs in this process); ignored\n",
+  );
   expect(named.stdout).toContain(`report: ${report} (replaced the earlier file: --out names it)\n`);
   expect(JSON.parse(readFileSync(report, "utf8"))).toMatchObject({ replayed: { provider: "mock" }, base_url: null });
 }, 150_000);
@@ -126,10 +152,17 @@ describe("reading a run through a server's API", () => {
     const { run } = await recordedRun("openai");
     const res = await f.loopd.app.inject({ method: "GET", url: `/runs/${run.id}` });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ id: run.id, conversation_id: run.conversationId, status: "completed", steps: 4 });
+    expect(res.json()).toMatchObject({
+      id: run.id,
+      conversation_id: run.conversationId,
+      status: "completed",
+      steps: 4,
+    });
     const missing = await f.loopd.app.inject({ method: "GET", url: "/runs/run_nope" });
     expect(missing.statusCode).toBe(404);
-    expect(missing.json()).toEqual({ error: { code: "not_found", message: "run run_nope does not exist", details: {} } });
+    expect(missing.json()).toEqual({
+      error: { code: "not_found", message: "run run_nope does not exist", details: {} },
+    });
   });
 
   test("the requests rebuilt from the API are the ones rebuilt from the store, an earlier refused turn left out of both", async () => {
@@ -140,7 +173,13 @@ describe("reading a run through a server's API", () => {
     const runId = (await client().send(conv.id, { content: "Time in Tokyo, 6*7 and 2^10?" })).json().run.id;
     const run = (await f.loopd.services.store.runs.get(runId))!;
     const fromStore = [];
-    for await (const e of storedTraceEntries({ store: f.loopd.services.store, run, tenant: "default", redactor: redactorOf(f.loopd.config) })) fromStore.push(e.request);
+    for await (const e of storedTraceEntries({
+      store: f.loopd.services.store,
+      run,
+      tenant: "default",
+      redactor: redactorOf(f.loopd.config),
+    }))
+      fromStore.push(e.request);
     const fromApi = [];
     for await (const e of (await runOverHttp({ url: f.loopd.url, runId })).entries) fromApi.push(e.request);
     expect(fromApi.filter(Boolean)).toHaveLength(4);
@@ -150,7 +189,13 @@ describe("reading a run through a server's API", () => {
 
   test("what a server answers is checked before it is used: another run, more calls than steps, a URL that is not one", async () => {
     const { run } = await recordedRun("openai");
-    let answer: Record<string, unknown> = { id: "run_other", conversation_id: run.conversationId, steps: 1, provider: "openai", model: "m" };
+    let answer: Record<string, unknown> = {
+      id: "run_other",
+      conversation_id: run.conversationId,
+      steps: 1,
+      provider: "openai",
+      model: "m",
+    };
     let spans: string[] = [];
     const server = createServer((req, res) => {
       if (req.url?.startsWith("/base/runs/")) return res.end(JSON.stringify(answer));
@@ -164,10 +209,19 @@ describe("reading a run through a server's API", () => {
       await expect(runOverHttp({ url, runId: run.id })).rejects.toThrow(`answered for another run than ${run.id}`);
       await expect(runOverHttp({ url, runId: "../../etc" })).rejects.toThrow('"../../etc" is not a run id');
       answer = { ...answer, id: run.id };
-      spans = [JSON.stringify({ type: "run" }), ...Array.from({ length: 5 }, (_, i) => JSON.stringify({ seq: i + 1, type: "model.call", request: {} }))];
+      spans = [
+        JSON.stringify({ type: "run" }),
+        ...Array.from({ length: 5 }, (_, i) => JSON.stringify({ seq: i + 1, type: "model.call", request: {} })),
+      ];
       const { entries } = await runOverHttp({ url, runId: run.id });
-      await expect((async () => { for await (const _ of entries) void _; })()).rejects.toThrow("sent more model calls");
-      await expect(runOverHttp({ url: "loopd:3000", runId: run.id })).rejects.toThrow('--url "loopd:3000" is not an http(s) URL');
+      await expect(
+        (async () => {
+          for await (const _ of entries) void _;
+        })(),
+      ).rejects.toThrow("sent more model calls");
+      await expect(runOverHttp({ url: "loopd:3000", runId: run.id })).rejects.toThrow(
+        '--url "loopd:3000" is not an http(s) URL',
+      );
       await expect(runOverHttp({ url: "nope", runId: run.id })).rejects.toThrow('--url "nope" is not a URL');
     } finally {
       await new Promise((resolve) => server.close(resolve));

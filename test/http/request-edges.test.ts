@@ -5,7 +5,8 @@ import { useLoopd } from "../helpers/use-loopd.js";
 
 const logs = captureLogs("info");
 const f = useLoopd({ env: { CORS_ORIGINS: "https://app.example.com" }, logger: logs.logger });
-const inject = (url: string, headers: Record<string, string> = {}, method: "GET" | "OPTIONS" | "POST" = "GET") => f.loopd.app.inject({ method, url, headers });
+const inject = (url: string, headers: Record<string, string> = {}, method: "GET" | "OPTIONS" | "POST" = "GET") =>
+  f.loopd.app.inject({ method, url, headers });
 
 test("x-request-id: the client's own when it is at most 128 of [A-Za-z0-9._:-], else a new one; on errors too, and in the request's log lines", async () => {
   expect((await inject("/healthz", { "x-request-id": "req-42.a:b_c" })).headers["x-request-id"]).toBe("req-42.a:b_c");
@@ -20,7 +21,11 @@ test("x-request-id: the client's own when it is at most 128 of [A-Za-z0-9._:-], 
 });
 
 test("CORS: only the configured origin is allowed; a preflight needs no key", async () => {
-  const allowed = await inject("/conversations", { origin: "https://app.example.com", "access-control-request-method": "POST" }, "OPTIONS");
+  const allowed = await inject(
+    "/conversations",
+    { origin: "https://app.example.com", "access-control-request-method": "POST" },
+    "OPTIONS",
+  );
   expect(allowed.statusCode).toBe(204);
   expect(allowed.headers["access-control-allow-origin"]).toBe("https://app.example.com");
   const other = await inject("/conversations", { origin: "https://evil.example.com" });

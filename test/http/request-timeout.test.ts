@@ -14,7 +14,9 @@ async function expectTimedOut(upload: ReturnType<typeof startUpload>, startedAt:
   const { status, body, text } = await upload.closed;
   const elapsed = performance.now() - startedAt;
   expect(status, text).toBe(408);
-  expect(JSON.parse(body)).toEqual({ error: { code: "request_timeout", message: expect.any(String), details: expect.any(Object) } });
+  expect(JSON.parse(body)).toEqual({
+    error: { code: "request_timeout", message: expect.any(String), details: expect.any(Object) },
+  });
   expect(text).toMatch(/\r\nConnection: close\r\n/i);
   // Within the timeout and one check of the connections (a quarter of it), with room for a busy machine.
   expect(elapsed).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
@@ -25,7 +27,10 @@ async function expectTimedOut(upload: ReturnType<typeof startUpload>, startedAt:
 test("a body trickled in a byte at a time gets 408 and a closed connection within REQUEST_TIMEOUT_MS; the handler never runs", async () => {
   const before = await rowCounts(f.database);
   const startedAt = performance.now();
-  const upload = startUpload(f.loopd.url, { path: "/conversations", headers: { "Content-Length": Buffer.byteLength(BODY) } });
+  const upload = startUpload(f.loopd.url, {
+    path: "/conversations",
+    headers: { "Content-Length": Buffer.byteLength(BODY) },
+  });
   // A byte every 50 ms: always something arriving, never the whole body in time.
   let sent = 0;
   const trickle = setInterval(() => {
@@ -34,7 +39,9 @@ test("a body trickled in a byte at a time gets 408 and a closed connection withi
   }, 50);
   try {
     const elapsed = await expectTimedOut(upload, startedAt);
-    console.info(`trickled body: 408 after ${elapsed.toFixed(0)} ms (REQUEST_TIMEOUT_MS ${TIMEOUT_MS}), ${sent} bytes sent`);
+    console.info(
+      `trickled body: 408 after ${elapsed.toFixed(0)} ms (REQUEST_TIMEOUT_MS ${TIMEOUT_MS}), ${sent} bytes sent`,
+    );
   } finally {
     clearInterval(trickle);
   }
@@ -46,13 +53,20 @@ test("a body trickled in a byte at a time gets 408 and a closed connection withi
 test("a client that stalls halfway through its body gets 408 and a closed connection; its bytes are released", async () => {
   const before = await rowCounts(f.database);
   const startedAt = performance.now();
-  const upload = startUpload(f.loopd.url, { path: "/conversations", headers: { "Content-Length": Buffer.byteLength(BODY) } });
+  const upload = startUpload(f.loopd.url, {
+    path: "/conversations",
+    headers: { "Content-Length": Buffer.byteLength(BODY) },
+  });
   upload.socket.write(BODY.slice(0, BODY.length / 2));
   await expectTimedOut(upload, startedAt);
   expect(await rowCounts(f.database)).toEqual(before);
   expect(f.loopd.app.inflightBodies.total).toBe(0);
   // The server goes on: a whole request in time is answered.
-  const res = await fetch(`${f.loopd.url}/conversations`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ title: "in time" }) });
+  const res = await fetch(`${f.loopd.url}/conversations`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ title: "in time" }),
+  });
   expect(res.status).toBe(201);
 });
 

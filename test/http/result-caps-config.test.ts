@@ -5,7 +5,13 @@ import { api } from "../helpers/api.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 
 const shout = (name: string, maxResultChars?: number) =>
-  defineTool({ name, description: `Returns n characters (${name}).`, input: z.object({ n: z.number().int() }), ...(maxResultChars && { maxResultChars }), execute: ({ n }) => "x".repeat(n) });
+  defineTool({
+    name,
+    description: `Returns n characters (${name}).`,
+    input: z.object({ n: z.number().int() }),
+    ...(maxResultChars && { maxResultChars }),
+    execute: ({ n }) => "x".repeat(n),
+  });
 
 // `loud` caps itself at 5,000 and the configuration caps it at 1,000; `plain` gets the configured default, `quiet` keeps its own.
 const f = useLoopd({

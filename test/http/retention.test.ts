@@ -10,16 +10,22 @@ import { useLoopd } from "../helpers/use-loopd.js";
 
 const logs = captureLogs("info");
 const f = useLoopd({ env: { RETENTION_DAYS: "30" }, logger: logs.logger });
-const post = async (url: string, payload: object) => (await f.loopd.app.inject({ method: "POST", url, payload })).json();
+const post = async (url: string, payload: object) =>
+  (await f.loopd.app.inject({ method: "POST", url, payload })).json();
 /** Moves a conversation, and its runs, `days` into the past. */
 async function age(id: string, days: number) {
   const when = sql`now() - make_interval(days => ${days})`;
-  await f.database.db.execute(sql`update conversations set updated_at = ${when}, created_at = ${when} where id = ${id}`);
-  await f.database.db.execute(sql`update runs set created_at = ${when}, completed_at = case when completed_at is null then null else ${when} end where conversation_id = ${id}`);
+  await f.database.db.execute(
+    sql`update conversations set updated_at = ${when}, created_at = ${when} where id = ${id}`,
+  );
+  await f.database.db.execute(
+    sql`update runs set created_at = ${when}, completed_at = case when completed_at is null then null else ${when} end where conversation_id = ${id}`,
+  );
 }
 
 test("exactly the idle conversations go, with their messages and runs; open, recently run and recent ones stay; the sweep says how many", async () => {
-  const make = async (extra: object = {}) => (await post("/conversations", { provider: "openai", ...extra })).id as string;
+  const make = async (extra: object = {}) =>
+    (await post("/conversations", { provider: "openai", ...extra })).id as string;
   const idle = [await make(), await make()];
   const withRun = await make();
   f.llm.script({ text: "Old." });
@@ -37,13 +43,20 @@ test("exactly the idle conversations go, with their messages and runs; open, rec
 
   logs.lines.length = 0;
   expect(await f.loopd.retention!.sweep()).toBe(3);
-  const exists = async (id: string) => (await f.loopd.app.inject({ method: "GET", url: `/conversations/${id}` })).statusCode;
+  const exists = async (id: string) =>
+    (await f.loopd.app.inject({ method: "GET", url: `/conversations/${id}` })).statusCode;
   for (const id of idle) expect(await exists(id)).toBe(404);
   for (const id of [paused, recentRun, recent]) expect(await exists(id)).toBe(200);
-  const left = (await f.database.db.execute(sql`select count(*)::int as n from messages where conversation_id = ${withRun}`)) as unknown as { rows: { n: number }[] };
+  const left = (await f.database.db.execute(
+    sql`select count(*)::int as n from messages where conversation_id = ${withRun}`,
+  )) as unknown as { rows: { n: number }[] };
   expect(left.rows[0]!.n).toBe(0);
-  expect(logs.lines.filter((l) => l.msg === "retention sweep")).toEqual([expect.objectContaining({ deleted: 3, days: 30 })]);
-  expect((await f.loopd.app.inject({ method: "GET", url: "/metrics" })).body).toMatch(/loopd_retention_deleted_conversations_total 3/);
+  expect(logs.lines.filter((l) => l.msg === "retention sweep")).toEqual([
+    expect.objectContaining({ deleted: 3, days: 30 }),
+  ]);
+  expect((await f.loopd.app.inject({ method: "GET", url: "/metrics" })).body).toMatch(
+    /loopd_retention_deleted_conversations_total 3/,
+  );
   // Nothing more to do.
   expect(await f.loopd.retention!.sweep()).toBe(0);
 });
@@ -65,7 +78,10 @@ test("a sweep another instance holds the lock of deletes nothing here and says s
   logs.lines.length = 0;
   if (f.database.kind === "postgres") {
     expect(await f.loopd.retention!.sweep()).toBe(0);
-    expect(logs.lines.find((l) => l.msg === "retention sweep")).toMatchObject({ deleted: 0, skipped: "another instance is sweeping" });
+    expect(logs.lines.find((l) => l.msg === "retention sweep")).toMatchObject({
+      deleted: 0,
+      skipped: "another instance is sweeping",
+    });
   }
   release();
   await other;

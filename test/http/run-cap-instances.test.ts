@@ -26,18 +26,39 @@ test("two instances, one place left: exactly one run starts, the other gets 429 
   const headers = { authorization: `Bearer ${key}` };
   for (let round = 0; round < 10; round++) {
     const [one, two] = await Promise.all(
-      [f.loopd, b].map(async (loopd) => (await loopd.app.inject({ method: "POST", url: "/conversations", payload: { provider: "openai", approval_required: ["calculate"] }, headers })).json().id as string),
+      [f.loopd, b].map(
+        async (loopd) =>
+          (
+            await loopd.app.inject({
+              method: "POST",
+              url: "/conversations",
+              payload: { provider: "openai", approval_required: ["calculate"] },
+              headers,
+            })
+          ).json().id as string,
+      ),
     );
     // Each run pauses (it holds its place) until it is cancelled below.
     f.llm.respond = () => ({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] });
     const answers = await Promise.all([
-      f.loopd.app.inject({ method: "POST", url: `/conversations/${one}/messages`, payload: { content: "Add." }, headers }),
+      f.loopd.app.inject({
+        method: "POST",
+        url: `/conversations/${one}/messages`,
+        payload: { content: "Add." },
+        headers,
+      }),
       b.app.inject({ method: "POST", url: `/conversations/${two}/messages`, payload: { content: "Add." }, headers }),
     ]);
     expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 429]);
     const started = answers.find((a) => a.statusCode === 200)!.json().run;
-    expect(answers.find((a) => a.statusCode === 429)!.json()).toMatchObject({ error: { code: "too_many_runs", details: { active_runs: 1 } } });
-    const cancelled = await f.loopd.app.inject({ method: "POST", url: `/conversations/${started.conversation_id}/runs/${started.id}/cancel`, headers });
+    expect(answers.find((a) => a.statusCode === 429)!.json()).toMatchObject({
+      error: { code: "too_many_runs", details: { active_runs: 1 } },
+    });
+    const cancelled = await f.loopd.app.inject({
+      method: "POST",
+      url: `/conversations/${started.conversation_id}/runs/${started.id}/cancel`,
+      headers,
+    });
     expect(cancelled.statusCode).toBe(200);
   }
 });

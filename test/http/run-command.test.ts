@@ -31,7 +31,10 @@ async function runCommand(input: Record<string, unknown>, { approve = true } = {
   const conv = await client().createConversation({ provider: "openai", tools: ["run_command"] });
   f.llm.script({ toolCalls: [{ name: "run_command", input }] }, { text: "Done." });
   const paused = (await client().send(conv.id, { content: "Run it." })).json().run;
-  expect(paused).toMatchObject({ status: "requires_action", required_action: { tool_calls: [{ name: "run_command", action: "approve" }] } });
+  expect(paused).toMatchObject({
+    status: "requires_action",
+    required_action: { tool_calls: [{ name: "run_command", action: "approve" }] },
+  });
   const answered = await f.loopd.app.inject({
     method: "POST",
     url: `/conversations/${conv.id}/runs/${paused.id}/actions`,
@@ -41,7 +44,9 @@ async function runCommand(input: Record<string, unknown>, { approve = true } = {
   expect(answered.statusCode, answered.body).toBe(200);
   const run = await vi.waitFor(
     async () => {
-      const now = (await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/runs/${paused.id}` })).json();
+      const now = (
+        await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/runs/${paused.id}` })
+      ).json();
       expect(now.status).not.toBe("running");
       return now;
     },
@@ -62,12 +67,20 @@ describe("run_command", () => {
   test("approved, it runs in the workspace: exit code, stdout and stderr", async () => {
     const { run, output } = await runCommand({ command: "pwd; echo out; echo err >&2; exit 3" });
     expect(run.status).toBe("completed");
-    expect(output).toEqual({ exit_code: 3, stdout: `${f.loopd.config.tools.workspaceDir}\nout\n`, stderr: "err\n", timed_out: false });
+    expect(output).toEqual({
+      exit_code: 3,
+      stdout: `${f.loopd.config.tools.workspaceDir}\nout\n`,
+      stderr: "err\n",
+      timed_out: false,
+    });
   });
 
   test("its environment is PATH, HOME, LANG and what RUN_COMMAND_ENV lists, never a key, a token or the database's URL", async () => {
     const { output } = await runCommand({ command: "env" });
-    const names = (output.stdout as string).trim().split("\n").map((line) => line.split("=")[0]);
+    const names = (output.stdout as string)
+      .trim()
+      .split("\n")
+      .map((line) => line.split("=")[0]);
     expect(names).toContain("LOOPD_TEST_VISIBLE");
     expect(names).toEqual(expect.arrayContaining(["PATH", "HOME"]));
     expect(output.stdout).not.toMatch(/test-openai-key|db-password|token-not-for-commands/);
@@ -76,14 +89,20 @@ describe("run_command", () => {
 
   test("at its timeout the whole process group is killed, what it left in the background too", async () => {
     const token = `bg-${randomUUID()}`;
-    const { output } = await runCommand({ command: `sh -c 'sleep 60; : ${token}' & echo started; sleep 60`, timeout_s: 1 });
+    const { output } = await runCommand({
+      command: `sh -c 'sleep 60; : ${token}' & echo started; sleep 60`,
+      timeout_s: 1,
+    });
     expect(output).toMatchObject({ timed_out: true, stdout: "started\n" });
     await vi.waitFor(() => expect(processesWith(token)).toEqual([]), { timeout: 5_000, interval: 50 });
   });
 
   test("a setsid'ed child neither outlives the timeout nor holds the result past it: it comes at the deadline with the output so far", async () => {
     const token = `setsid-${randomUUID()}`;
-    const { output, tookMs } = await runCommand({ command: `setsid sh -c 'sleep 301; : ${token}' & echo started; echo said >&2; sleep 60`, timeout_s: 3 });
+    const { output, tookMs } = await runCommand({
+      command: `setsid sh -c 'sleep 301; : ${token}' & echo started; echo said >&2; sleep 60`,
+      timeout_s: 3,
+    });
     expect(output).toEqual({ exit_code: null, stdout: "started\n", stderr: "said\n", timed_out: true });
     // 3 s, a moment to gather, and the run's next model call: far from the tool's own limit (TOOL_TIMEOUT_MS, 20 s here).
     expect(tookMs).toBeLessThan(8_000);
@@ -91,7 +110,9 @@ describe("run_command", () => {
   });
 
   test("a long output keeps its head and tail and says how many bytes it left out", async () => {
-    const { output } = await runCommand({ command: "echo BEGIN; head -c 200000 /dev/zero | tr '\\0' a; echo; echo END" });
+    const { output } = await runCommand({
+      command: "echo BEGIN; head -c 200000 /dev/zero | tr '\\0' a; echo; echo END",
+    });
     expect(output.stdout).toMatch(/^BEGIN\naaa/);
     expect(output.stdout).toMatch(/\[… \d+ bytes left out …\]/);
     expect(output.stdout).toMatch(/a\nEND\n$/);
@@ -100,7 +121,12 @@ describe("run_command", () => {
 
   test("GET /tools shows it last among the built-ins, approval always; a conversation gets it only by naming it", async () => {
     const tools = (await f.loopd.app.inject({ method: "GET", url: "/tools" })).json().data;
-    expect(tools.at(-1)).toMatchObject({ name: "run_command", source: "command", approval: "always", read_only: false });
+    expect(tools.at(-1)).toMatchObject({
+      name: "run_command",
+      source: "command",
+      approval: "always",
+      read_only: false,
+    });
     expect((await client().createConversation({})).tools).not.toContain("run_command");
   });
 

@@ -18,11 +18,21 @@ const NOT_OFFERED_RESULT = "tool call was not executed: tools were not offered o
 
 /** How many times `count` ran. */
 let counted = 0;
-const count = defineTool({ name: "count", description: "Counts its calls.", input: z.object({}), execute: () => `count ${++counted}` });
+const count = defineTool({
+  name: "count",
+  description: "Counts its calls.",
+  input: z.object({}),
+  execute: () => `count ${++counted}`,
+});
 const held = heldTool();
 const f = useLoopd({ tools: [...testTools(), count, held.tool], listen: true });
 
-const post = (path: string, body: unknown) => fetch(`${f.loopd.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+const post = (path: string, body: unknown) =>
+  fetch(`${f.loopd.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 const json = async (res: Promise<Response> | Response): Promise<any> => (await res).json();
 const getJson = (path: string) => json(fetch(`${f.loopd.url}${path}`));
 const createConversation = (body: Record<string, unknown>) => json(post("/conversations", body));
@@ -49,7 +59,9 @@ describe.each(["anthropic", "openai"] as const)("through %s", (provider) => {
     const result = body.messages.find((m: any) => m.role === "tool").content[0];
     expect(result).toMatchObject({ name: "count", is_error: true, content: NOT_OFFERED_RESULT });
     // The model was told, in the provider's own format.
-    expect(toolResultsIn(f.llm.requests[1]!)).toEqual([expect.objectContaining({ content: expect.stringContaining(NOT_OFFERED_RESULT), isError: true })]);
+    expect(toolResultsIn(f.llm.requests[1]!)).toEqual([
+      expect.objectContaining({ content: expect.stringContaining(NOT_OFFERED_RESULT), isError: true }),
+    ]);
     const events = await collectRunEvents(conv.id, body.run.id);
     expect(events).toContain("run.completed");
     expect(events).not.toContain("tool_call.started");
@@ -58,13 +70,25 @@ describe.each(["anthropic", "openai"] as const)("through %s", (provider) => {
   test("a named tool_choice: the first turn's call to another tool is not run; the named one is", async () => {
     const conv = await createConversation({ provider });
     counted = 0;
-    f.llm.script({ toolCalls: [{ name: "count", input: {} }, { name: "calculate", input: { expression: "6*7" } }] }, { text: "42." });
+    f.llm.script(
+      {
+        toolCalls: [
+          { name: "count", input: {} },
+          { name: "calculate", input: { expression: "6*7" } },
+        ],
+      },
+      { text: "42." },
+    );
     const body = await send(conv.id, { content: "Work it out.", tool_choice: { name: "calculate" } });
     expect(body.run).toMatchObject({ status: "completed", steps: 2 });
     expect(counted).toBe(0);
     const results = body.messages.filter((m: any) => m.role === "tool").map((m: any) => m.content[0]);
     expect(results.sort((a: any, b: any) => b.name.localeCompare(a.name))).toEqual([
-      expect.objectContaining({ name: "count", is_error: true, content: expect.stringContaining("tools were not offered on this turn") }),
+      expect.objectContaining({
+        name: "count",
+        is_error: true,
+        content: expect.stringContaining("tools were not offered on this turn"),
+      }),
       expect.objectContaining({ name: "calculate", is_error: false, content: expect.stringContaining("42") }),
     ]);
   });
@@ -81,9 +105,15 @@ describe.each(["anthropic", "openai"] as const)("through %s", (provider) => {
 
     counted = 0;
     f.llm.reset();
-    f.llm.respond = (req) => (toolsOff(req) ? { text: "Here is what I have." } : { toolCalls: [{ name: "count", input: {} }] });
+    f.llm.respond = (req) =>
+      toolsOff(req) ? { text: "Here is what I have." } : { toolCalls: [{ name: "count", input: {} }] };
     const body = await send(conv.id, { content: "Count.", budget: { max_tokens: budget } });
-    expect(body.run).toMatchObject({ status: "incomplete", stop_reason: "budget", budget_exceeded: "tokens", steps: 2 });
+    expect(body.run).toMatchObject({
+      status: "incomplete",
+      stop_reason: "budget",
+      budget_exceeded: "tokens",
+      steps: 2,
+    });
     // The tool step was made and its tool ran; the second call is the grace call.
     expect(counted).toBe(1);
     expect(f.llm.requests.map(toolsOff)).toEqual([false, true]);
@@ -92,7 +122,9 @@ describe.each(["anthropic", "openai"] as const)("through %s", (provider) => {
     expect(used).toBeLessThanOrEqual(budget);
     // Two calls' worth of tokens of the 2.5 (the grace call reads a little more than the first).
     expect(used).toBeGreaterThan(2 * perCall);
-    console.log(`2.5-call budget (${provider}): one call ${perCall} tokens, budget ${budget}, used ${used} in ${body.run.steps} calls`);
+    console.log(
+      `2.5-call budget (${provider}): one call ${perCall} tokens, budget ${budget}, used ${used} in ${body.run.steps} calls`,
+    );
   });
 });
 
@@ -107,7 +139,9 @@ test("a queued run's clock starts when it starts: max_seconds 1 behind a run tha
   );
   const first = (await send(conv.id, { content: "Work a while.", wait: false })).run;
   await held.entered();
-  const queued = (await send(conv.id, { content: "Then this.", on_busy: "enqueue", wait: false, budget: { max_seconds: 1 } })).run;
+  const queued = (
+    await send(conv.id, { content: "Then this.", on_busy: "enqueue", wait: false, budget: { max_seconds: 1 } })
+  ).run;
   expect(queued.status).toBe("queued");
   // The time being tested: the queued run waits longer than its whole max_seconds before it can start.
   await new Promise((r) => setTimeout(r, 1_300));
@@ -118,8 +152,12 @@ test("a queued run's clock starts when it starts: max_seconds 1 behind a run tha
   expect(run.budget_exceeded ?? null).toBeNull();
 });
 
-const tokensOf = (u: { input_tokens: number; output_tokens: number; cache_read_tokens: number; cache_write_tokens: number }) =>
-  u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens;
+const tokensOf = (u: {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+}) => u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens;
 
 /** Whether a recorded model request disabled tools (each API says it its own way). */
 function toolsOff(req: { api: string; body: any }): boolean {
@@ -129,5 +167,7 @@ function toolsOff(req: { api: string; body: any }): boolean {
 
 /** The run's event types, from its log. */
 async function collectRunEvents(convId: string, runId: string): Promise<string[]> {
-  return (await collectEvents(await fetch(`${f.loopd.url}/conversations/${convId}/runs/${runId}/events`))).map((e) => e.event);
+  return (await collectEvents(await fetch(`${f.loopd.url}/conversations/${convId}/runs/${runId}/events`))).map(
+    (e) => e.event,
+  );
 }

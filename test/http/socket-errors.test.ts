@@ -17,7 +17,7 @@ async function rawSocket() {
 }
 
 const until = async (check: () => boolean, ms = 5_000) => {
-  for (const end = Date.now() + ms; !check(); ) {
+  for (const end = Date.now() + ms; !check();) {
     if (Date.now() > end) throw new Error("timed out waiting");
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -26,17 +26,23 @@ const until = async (check: () => boolean, ms = 5_000) => {
 test("a client hanging up mid-upload is the client's doing: logged below warn, never as a database outage", async () => {
   logs.lines.length = 0;
   const socket = await rawSocket();
-  socket.write("POST /conversations HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"title\":\"");
+  socket.write(
+    'POST /conversations HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"title":"',
+  );
   await new Promise((r) => setTimeout(r, 100));
   socket.destroy();
   await until(() => logs.lines.some((l) => /client closed the connection/.test(l.msg)));
   expect(logs.lines.filter((l) => l.level >= 40)).toEqual([]);
-  expect(logs.lines.find((l) => /client closed the connection/.test(l.msg))).toMatchObject({ level: 30, err: { code: "ECONNRESET" } });
+  expect(logs.lines.find((l) => /client closed the connection/.test(l.msg))).toMatchObject({
+    level: 30,
+    err: { code: "ECONNRESET" },
+  });
   expect(JSON.stringify(logs.lines)).not.toMatch(/unavailable|unreachable/);
 });
 
 describe("requests refused before routing get the contract's error body", () => {
-  const get = (target: string, extra = "") => rawRequest(f.loopd.url, `GET ${target} HTTP/1.1\r\nHost: localhost\r\n${extra}\r\n`);
+  const get = (target: string, extra = "") =>
+    rawRequest(f.loopd.url, `GET ${target} HTTP/1.1\r\nHost: localhost\r\n${extra}\r\n`);
 
   test("headers over Node's limit are a 431 headers_too_large naming the limit", async () => {
     const res = await get("/healthz", `X-Big: ${"a".repeat(20_000)}\r\n`);
@@ -75,7 +81,9 @@ describe("requests refused before routing get the contract's error body", () => 
 
 // Last in this file: it stops the server.
 test("a request that arrives while the server stops is a 503 unavailable with Retry-After, in the contract's shape", async () => {
-  const conv = (await f.loopd.app.inject({ method: "POST", url: "/conversations", payload: { provider: "anthropic" } })).json();
+  const conv = (
+    await f.loopd.app.inject({ method: "POST", url: "/conversations", payload: { provider: "anthropic" } })
+  ).json();
   f.llm.script({ text: "slow answer", chunkDelayMs: 150 });
   // A busy keep-alive connection outlives the listening socket: a request sent on it after the stop began still reaches loopd.
   const socket = await rawSocket();
@@ -83,7 +91,9 @@ test("a request that arrives while the server stops is a 503 unavailable with Re
   socket.on("data", (chunk) => (received += chunk));
   const ended = new Promise((resolve) => socket.once("close", resolve));
   const body = JSON.stringify({ content: "take your time" });
-  socket.write(`POST /conversations/${conv.id}/messages HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  socket.write(
+    `POST /conversations/${conv.id}/messages HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+  );
   await until(() => f.llm.requests.length > 0);
   const stopped = f.loopd.close();
   // Not a probe: /healthz and /readyz answer for themselves while the server stops.
@@ -95,5 +105,7 @@ test("a request that arrives while the server stops is a 503 unavailable with Re
   const [head, json] = second!.split("\r\n\r\n");
   expect(head).toMatch(/^HTTP\/1\.1 503 /);
   expect(head).toMatch(/\r\nretry-after: 5\r\n/i);
-  expect(JSON.parse(json!)).toEqual({ error: { code: "unavailable", message: expect.stringMatching(/shutting down/), details: {} } });
+  expect(JSON.parse(json!)).toEqual({
+    error: { code: "unavailable", message: expect.stringMatching(/shutting down/), details: {} },
+  });
 });

@@ -10,12 +10,16 @@ import { useLoopd } from "../helpers/use-loopd.js";
 import { rowCounts } from "../helpers/row-counts.js";
 
 const PER_TENANT = 3;
-const f = useLoopd({ listen: true, env: { API_KEYS_REQUIRED: "true", MAX_STREAMS: "20", MAX_STREAMS_PER_TENANT: String(PER_TENANT) } });
+const f = useLoopd({
+  listen: true,
+  env: { API_KEYS_REQUIRED: "true", MAX_STREAMS: "20", MAX_STREAMS_PER_TENANT: String(PER_TENANT) },
+});
 
 const headersOf = (key: string) => ({ authorization: `Bearer ${key}`, "content-type": "application/json" });
 const post = (key: string, path: string, body: unknown, signal?: AbortSignal) =>
   fetch(`${f.loopd.url}${path}`, { method: "POST", headers: headersOf(key), body: JSON.stringify(body), signal });
-const newConversation = async (key: string) => ((await (await post(key, "/conversations", { provider: "openai" })).json()) as { id: string }).id;
+const newConversation = async (key: string) =>
+  ((await (await post(key, "/conversations", { provider: "openai" })).json()) as { id: string }).id;
 
 /** Reads a stream's first event, so it is surely open when this resolves, and keeps it open (a loop's break would end it). */
 async function openStream(res: Response): Promise<void> {
@@ -39,7 +43,9 @@ test("a tenant at its share of streams gets 429 too_many_streams while another t
 
   const refused = await follow(a);
   expect(refused.status).toBe(429);
-  expect(await refused.json()).toMatchObject({ error: { code: "too_many_streams", details: { max_streams_per_tenant: PER_TENANT } } });
+  expect(await refused.json()).toMatchObject({
+    error: { code: "too_many_streams", details: { max_streams_per_tenant: PER_TENANT } },
+  });
   // A streaming message past the share starts nothing; the same message without a stream is taken.
   const other = await newConversation(a);
   const before = await rowCounts(f.database);
@@ -58,7 +64,10 @@ test("a tenant at its share of streams gets 429 too_many_streams while another t
   expect(kinds.at(-1)).toBe("run.completed");
 
   // The places come back when the streams end (the run cancelled, the followers gone).
-  await fetch(`${f.loopd.url}/conversations/${convA}/runs/${runId}/cancel`, { method: "POST", headers: { authorization: `Bearer ${a}` } });
+  await fetch(`${f.loopd.url}/conversations/${convA}/runs/${runId}/cancel`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${a}` },
+  });
   hold.abort();
   // The run's end closes every stream of it: a new one is then taken (the ended run's events, to their end).
   let again = await follow(a);

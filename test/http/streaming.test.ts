@@ -21,7 +21,14 @@ beforeAll(async () => {
   secondDatabase = testDb.kind === "postgres" ? await testDb.open() : database;
   const env = { SHUTDOWN_TIMEOUT_MS: "500" };
   loopd = await startLoopd({ database, llm, tools: testTools(), listen: true, env, instanceId: "instance-a" });
-  other = await startLoopd({ database: secondDatabase, llm, tools: testTools(), listen: true, env, instanceId: "instance-b" });
+  other = await startLoopd({
+    database: secondDatabase,
+    llm,
+    tools: testTools(),
+    listen: true,
+    env,
+    instanceId: "instance-b",
+  });
 });
 afterAll(async () => {
   await loopd?.close();
@@ -34,14 +41,23 @@ afterAll(async () => {
 beforeEach(() => llm.reset());
 
 const bodyOf = async (res: Response | Promise<Response>): Promise<any> => (await res).json();
-const json = (body: unknown) => ({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+const json = (body: unknown) => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify(body),
+});
 
 describe.each(["anthropic", "openai"] as const)("runs that outlive their connection, through %s", (provider) => {
   async function newConversation(base = loopd.url) {
     const res = await fetch(`${base}/conversations`, json({ provider }));
     return (await res.json()) as { id: string };
   }
-  const post = (convId: string, body: Record<string, unknown>, headers: Record<string, string> = {}, base = loopd.url) => {
+  const post = (
+    convId: string,
+    body: Record<string, unknown>,
+    headers: Record<string, string> = {},
+    base = loopd.url,
+  ) => {
     const init = json(body);
     return fetch(`${base}/conversations/${convId}/messages`, { ...init, headers: { ...init.headers, ...headers } });
   };
@@ -61,7 +77,10 @@ describe.each(["anthropic", "openai"] as const)("runs that outlive their connect
   test("events arrive as they happen, numbered 1..n without gaps, and the deltas add up to the saved text", async () => {
     const conv = await newConversation();
     const answer = "Tokyo is nine hours ahead of UTC, so it is evening there now.";
-    llm.script({ toolCalls: [{ name: "get_current_time", input: { timezone: "Asia/Tokyo" } }] }, { text: answer, chunkDelayMs: 30 });
+    llm.script(
+      { toolCalls: [{ name: "get_current_time", input: { timezone: "Asia/Tokyo" } }] },
+      { text: answer, chunkDelayMs: 30 },
+    );
     const res = await post(conv.id, { content: "Time in Tokyo?", stream: true });
     expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
 
@@ -83,8 +102,16 @@ describe.each(["anthropic", "openai"] as const)("runs that outlive their connect
     expect(seen.at(-1)).toMatchObject({ event: "run.completed", data: { run: { status: "completed" } } });
     const types = seen.map((e) => e.event);
     expect(types.indexOf("tool_call.started")).toBeLessThan(types.indexOf("tool_call.completed"));
-    expect(seen.find((e) => e.event === "tool_call.completed")!.data).toMatchObject({ name: "get_current_time", is_error: false });
-    expect(seen.filter((e) => e.event === "message.created").map((e) => e.data.message.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+    expect(seen.find((e) => e.event === "tool_call.completed")!.data).toMatchObject({
+      name: "get_current_time",
+      is_error: false,
+    });
+    expect(seen.filter((e) => e.event === "message.created").map((e) => e.data.message.role)).toEqual([
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
+    ]);
     const deltas = seen.filter((e) => e.event === "text.delta");
     expect(deltas.length).toBeGreaterThan(3);
     const saved = seen.filter((e) => e.event === "message.created").at(-1)!.data.message;
@@ -129,7 +156,10 @@ describe.each(["anthropic", "openai"] as const)("runs that outlive their connect
 
   test("the run finishes with every message saved although nobody was listening", async () => {
     const conv = await newConversation();
-    llm.script({ toolCalls: [{ name: "calculate", input: { expression: "7*6" } }], chunkDelayMs: 20 }, { text: "42, as ever.", chunkDelayMs: 20 });
+    llm.script(
+      { toolCalls: [{ name: "calculate", input: { expression: "7*6" } }], chunkDelayMs: 20 },
+      { text: "42, as ever.", chunkDelayMs: 20 },
+    );
     const res = await post(conv.id, { content: "7*6?", stream: true });
     const reader = readSse(res);
     const first = (await reader.next()).value as SseEvent;
@@ -159,7 +189,9 @@ describe.each(["anthropic", "openai"] as const)("runs that outlive their connect
     expect(conversation).toMatchObject({ message_count: 1, active_run_id: runId });
     expect((await getJson(`/conversations/${conv.id}/runs`)).data).toHaveLength(1);
 
-    const cancelled = await (await fetch(`${loopd.url}/conversations/${conv.id}/runs/${runId}/cancel`, { method: "POST" })).json();
+    const cancelled = await (
+      await fetch(`${loopd.url}/conversations/${conv.id}/runs/${runId}/cancel`, { method: "POST" })
+    ).json();
     expect(cancelled).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
     await reader.return(undefined);
   });
@@ -179,7 +211,9 @@ describe.each(["anthropic", "openai"] as const)("runs that outlive their connect
     expect(again.output_text).toBe("Once only.");
     expect(llm.requests).toHaveLength(1);
 
-    const replay = await collectEvents(await post(conv.id, { content: "Say it once", stream: true }, { "idempotency-key": key }));
+    const replay = await collectEvents(
+      await post(conv.id, { content: "Say it once", stream: true }, { "idempotency-key": key }),
+    );
     expect(replay[0]!.data.run.id).toBe(first.run.id);
     expect(replay.at(-1)!.event).toBe("run.completed");
 
@@ -196,7 +230,9 @@ describe.each(["anthropic", "openai"] as const)("runs that outlive their connect
     const key = `key-live-${provider}-${Date.now()}`;
     const [a, b] = await Promise.all([
       post(conv.id, { content: "Go" }, { "idempotency-key": key }).then(bodyOf),
-      new Promise((r) => setTimeout(r, 30)).then(() => post(conv.id, { content: "Go" }, { "idempotency-key": key }, other.url).then(bodyOf)),
+      new Promise((r) => setTimeout(r, 30)).then(() =>
+        post(conv.id, { content: "Go" }, { "idempotency-key": key }, other.url).then(bodyOf),
+      ),
     ]);
     expect(b.run.id).toBe(a.run.id);
     expect(b.run.status).toBe("completed");
@@ -221,7 +257,9 @@ describe.each(["anthropic", "openai"] as const)("runs that outlive their connect
     llm.script({ text: "I'm back." });
     const next = await bodyOf(post(conv.id, { content: "Hello?" }));
     expect(next.run.status).toBe("completed");
-    const again = await (await fetch(`${loopd.url}/conversations/${conv.id}/runs/${runId}/cancel`, { method: "POST" })).json();
+    const again = await (
+      await fetch(`${loopd.url}/conversations/${conv.id}/runs/${runId}/cancel`, { method: "POST" })
+    ).json();
     expect(again).toMatchObject({ id: runId, status: "cancelled" });
   });
 
@@ -261,11 +299,21 @@ describe.each(["anthropic", "openai"] as const)("runs that outlive their connect
 });
 
 test("an idle stream gets a ping comment while the model is silent", async () => {
-  const pinging = await startLoopd({ database, llm, tools: testTools(), listen: true, ssePingMs: 50, env: { SHUTDOWN_TIMEOUT_MS: "200" } });
+  const pinging = await startLoopd({
+    database,
+    llm,
+    tools: testTools(),
+    listen: true,
+    ssePingMs: 50,
+    env: { SHUTDOWN_TIMEOUT_MS: "200" },
+  });
   try {
     const conv = await bodyOf(fetch(`${pinging.url}/conversations`, json({ provider: "openai" })));
     llm.script({ hang: true });
-    const res = await fetch(`${pinging.url}/conversations/${conv.id}/messages`, json({ content: "wait", stream: true }));
+    const res = await fetch(
+      `${pinging.url}/conversations/${conv.id}/messages`,
+      json({ content: "wait", stream: true }),
+    );
     let runId = "";
     for await (const item of readSse(res)) {
       if (isEvent(item) && item.event === "run.created") runId = item.data.run.id;
@@ -282,7 +330,10 @@ test("a stalled reader holds up neither the run nor memory, and catches up from 
   const conv = await bodyOf(fetch(`${loopd.url}/conversations`, json({ provider: "anthropic" })));
   const words = Array.from({ length: 6000 }, (_, i) => `word${i}`).join(" ");
   llm.script({ text: words });
-  const res = await fetch(`${loopd.url}/conversations/${conv.id}/messages`, json({ content: "Talk a lot", stream: true }));
+  const res = await fetch(
+    `${loopd.url}/conversations/${conv.id}/messages`,
+    json({ content: "Talk a lot", stream: true }),
+  );
   const reader = readSse(res);
   const first = (await reader.next()).value as SseEvent;
   const runId = first.data.run.id;
@@ -298,6 +349,11 @@ test("a stalled reader holds up neither the run nor memory, and catches up from 
   for await (const item of reader) if (isEvent(item)) rest.push(item);
   const all = [first, ...rest];
   expect(all.map((e) => e.id)).toEqual(all.map((_, i) => i + 1));
-  expect(rest.filter((e) => e.event === "text.delta").map((e) => e.data.delta).join("")).toBe(words);
+  expect(
+    rest
+      .filter((e) => e.event === "text.delta")
+      .map((e) => e.data.delta)
+      .join(""),
+  ).toBe(words);
   expect(all.at(-1)!.event).toBe("run.completed");
 });

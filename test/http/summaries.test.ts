@@ -25,12 +25,20 @@ const LIMIT = 6000;
 /** Whether a request is a summary call: the system prompt says so. */
 function isSummaryCall(req: RecordedRequest): boolean {
   const system = req.body.system;
-  const text = typeof system === "string" ? system : Array.isArray(system) ? system.map((b: any) => b.text).join("") : req.body.messages[0]?.role === "system" ? req.body.messages[0].content : "";
+  const text =
+    typeof system === "string"
+      ? system
+      : Array.isArray(system)
+        ? system.map((b: any) => b.text).join("")
+        : req.body.messages[0]?.role === "system"
+          ? req.body.messages[0].content
+          : "";
   return typeof text === "string" && text === SUMMARY_SYSTEM;
 }
 
 /** A request without its cache breakpoints: what the prompt cache compares. */
-const withoutBreakpoints = (value: unknown): unknown => JSON.parse(JSON.stringify(value), (key, v: unknown) => (key === "cache_control" ? undefined : v));
+const withoutBreakpoints = (value: unknown): unknown =>
+  JSON.parse(JSON.stringify(value), (key, v: unknown) => (key === "cache_control" ? undefined : v));
 const billedInput = (r: RecordedRequest) => r.counted!.input + r.counted!.cacheRead + r.counted!.cacheWrite;
 const sentText = (r: RecordedRequest) => JSON.stringify(r.body.messages);
 
@@ -48,19 +56,31 @@ function agent(summaries: { failWith?: number } = {}) {
       const text = sentText(req);
       const earlier = /asked questions ([\d, ]+);/.exec(text)?.[1]?.split(", ") ?? [];
       const questions = [...earlier, ...[...text.matchAll(/Question (\d+)\?/g)].map((m) => m[1]!)];
-      return { text: `Summary ${summaryCalls}: the user asked questions ${[...new Set(questions)].join(", ")}; each was answered from a page of the report.` };
+      return {
+        text: `Summary ${summaryCalls}: the user asked questions ${[...new Set(questions)].join(", ")}; each was answered from a page of the report.`,
+      };
     }
     const messages: any[] = req.body.messages;
     const last = messages.at(-1);
-    const lastIsResult = req.api === "openai" ? last.role === "tool" : Array.isArray(last.content) && last.content.some((b: any) => b.type === "tool_result");
+    const lastIsResult =
+      req.api === "openai"
+        ? last.role === "tool"
+        : Array.isArray(last.content) && last.content.some((b: any) => b.type === "tool_result");
     const question = [...sentText(req).matchAll(/Question (\d+)\?/g)].at(-1)?.[1];
-    return lastIsResult ? { text: answerTo(Number(question)) } : { toolCalls: [{ name: "fetch_page", input: { n: Number(question) } }] };
+    return lastIsResult
+      ? { text: answerTo(Number(question)) }
+      : { toolCalls: [{ name: "fetch_page", input: { n: Number(question) } }] };
   };
 }
 
 describe.each(["anthropic", "openai"] as const)("summarize on %s", (provider) => {
   test("a 60-turn conversation keeps every request under max_input_tokens × 1.15, sends the summary in place of what it condenses, and counts the summary calls in the run", async () => {
-    const conv = await client().createConversation({ provider, system: SYSTEM, tools: ["fetch_page"], context: { strategy: "summarize", max_input_tokens: LIMIT } });
+    const conv = await client().createConversation({
+      provider,
+      system: SYSTEM,
+      tools: ["fetch_page"],
+      context: { strategy: "summarize", max_input_tokens: LIMIT },
+    });
     expect(conv.context).toEqual({ strategy: "summarize", keep_tool_results: 4, max_input_tokens: LIMIT });
     agent();
     const runs: any[] = [];
@@ -89,11 +109,13 @@ describe.each(["anthropic", "openai"] as const)("summarize on %s", (provider) =>
     expect(last).toContain(`Summary ${summaryCalls.length}: the user asked questions 0, 1, 2, 3`);
     // Between two summaries the requests start the same, so the prompt cache keeps hitting.
     const main = requests.filter((r) => !isSummaryCall(r));
-    const firstOf = (r: RecordedRequest) => JSON.stringify(withoutBreakpoints(r.body.messages.find((m: any) => m.role !== "system")));
+    const firstOf = (r: RecordedRequest) =>
+      JSON.stringify(withoutBreakpoints(r.body.messages.find((m: any) => m.role !== "system")));
     let changes = 0;
     for (let i = 1; i < main.length; i++) if (firstOf(main[i]!) !== firstOf(main[i - 1]!)) changes++;
     expect(changes).toBe(summaryCalls.length);
-    const cached = main.reduce((sum, r) => sum + r.counted!.cacheRead, 0) / main.reduce((sum, r) => sum + billedInput(r), 0);
+    const cached =
+      main.reduce((sum, r) => sum + r.counted!.cacheRead, 0) / main.reduce((sum, r) => sum + billedInput(r), 0);
     expect(cached).toBeGreaterThan(0.5);
     // Summaries are never left out in favour of the cut: nothing was left out.
     expect(last).not.toMatch(/left out to fit the context window/);
@@ -115,12 +137,19 @@ describe.each(["anthropic", "openai"] as const)("summarize on %s", (provider) =>
     }
     // The whole history is kept; the export in the provider's format leaves the summaries out.
     expect(history.filter((m) => m.role === "tool")).toHaveLength(60);
-    const exported = (await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/messages?format=${provider}` })).json();
+    const exported = (
+      await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/messages?format=${provider}` })
+    ).json();
     expect(JSON.stringify(exported.messages)).not.toContain("Summary 1:");
 
     // The trace of a run that summarised has the summary call's span, with its request and answer.
     const summarised = runs.find((r) => history.some((m) => m.kind === "summary" && m.run_id === r.id))!;
-    const trace = (await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/runs/${summarised.id}/trace?expand=requests` })).json();
+    const trace = (
+      await f.loopd.app.inject({
+        method: "GET",
+        url: `/conversations/${conv.id}/runs/${summarised.id}/trace?expand=requests`,
+      })
+    ).json();
     const span = trace.spans.find((s: any) => s.type === "context.summary");
     expect(span).toMatchObject({ provider, summary_seq: expect.any(Number), error: null, summarizes: { from_seq: 1 } });
     expect(span.answer).toMatch(/^Summary \d+: /);
@@ -134,13 +163,20 @@ describe.each(["anthropic", "openai"] as const)("summarize on %s", (provider) =>
   });
 
   test("a summary call that fails leaves the exchanges out instead, says so in the trace, and the run completes", async () => {
-    const conv = await client().createConversation({ provider, system: SYSTEM, tools: ["fetch_page"], context: { strategy: "summarize", max_input_tokens: LIMIT } });
+    const conv = await client().createConversation({
+      provider,
+      system: SYSTEM,
+      tools: ["fetch_page"],
+      context: { strategy: "summarize", max_input_tokens: LIMIT },
+    });
     agent({ failWith: 400 });
     let failedRun: any = null;
     for (let q = 0; q < 14 && !failedRun; q++) {
       const { run } = (await client().send(conv.id, { content: `Question ${q}?` })).json();
       expect(run.status).toBe("completed");
-      const trace = (await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/runs/${run.id}/trace` })).json();
+      const trace = (
+        await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/runs/${run.id}/trace` })
+      ).json();
       if (trace.spans.some((s: any) => s.type === "context.summary")) failedRun = { run, trace };
     }
     expect(failedRun).not.toBeNull();
@@ -166,6 +202,13 @@ test("summarize needs max_input_tokens, and summary_model goes only with it: eac
     expect(res.statusCode).toBe(400);
     expect(JSON.stringify(res.json().error.details)).toContain(field);
   }
-  const ok = await client().createConversation({ context: { strategy: "summarize", max_input_tokens: 8000, summary_model: "claude-haiku-4-5" } });
-  expect(ok.context).toEqual({ strategy: "summarize", keep_tool_results: 4, max_input_tokens: 8000, summary_model: "claude-haiku-4-5" });
+  const ok = await client().createConversation({
+    context: { strategy: "summarize", max_input_tokens: 8000, summary_model: "claude-haiku-4-5" },
+  });
+  expect(ok.context).toEqual({
+    strategy: "summarize",
+    keep_tool_results: 4,
+    max_input_tokens: 8000,
+    summary_model: "claude-haiku-4-5",
+  });
 });

@@ -9,7 +9,11 @@ import { testTools } from "./test-tools.js";
 const f = useLoopd({ listen: true, tools: testTools(), env: { RUN_LEASE_MS: "1200" } });
 
 const post = (path: string, body: unknown) =>
-  fetch(`${f.loopd.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  fetch(`${f.loopd.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 const bodyOf = async (res: Promise<Response>): Promise<any> => (await res).json();
 const getJson = async (path: string): Promise<any> => (await fetch(`${f.loopd.url}${path}`)).json();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -18,25 +22,35 @@ test("a process that lost its run's lease stops writing, and the run is resumed 
   const conv = await bodyOf(post("/conversations", { provider: "anthropic" }));
   const words = Array.from({ length: 400 }, (_, i) => `w${i}`).join(" ");
   f.llm.script({ text: words, chunkDelayMs: 10 }, { text: "The resumed answer." });
-  const res = await (await post(`/conversations/${conv.id}/messages`, { content: "Go", stream: true })).body!.getReader();
+  const res = await (
+    await post(`/conversations/${conv.id}/messages`, { content: "Go", stream: true })
+  ).body!.getReader();
   await res.read(); // the run is under way
   const runId = (await getJson(`/conversations/${conv.id}/runs`)).data[0].id;
   await sleep(100);
 
   // Another process takes the run over (as if this one had stalled past its lease).
   const { db } = f.database;
-  await db.update(runs).set({ leaseOwner: "another-process", leaseExpiresAt: new Date(Date.now() + 60_000) }).where(eq(runs.id, runId));
+  await db
+    .update(runs)
+    .set({ leaseOwner: "another-process", leaseExpiresAt: new Date(Date.now() + 60_000) })
+    .where(eq(runs.id, runId));
   const store = f.loopd.services.store;
   // Within a renewal (≤ 1 s) the owner notices and stops; then nothing more is written.
   await sleep(1_300);
   const seqAfterStop = await store.events.lastSeq(runId);
   await sleep(500);
   expect(await store.events.lastSeq(runId)).toBe(seqAfterStop);
-  expect((await store.messages.ofRun({ conversationId: conv.id, runId, firstSeq: null })).map((m) => m.role)).toEqual(["user"]);
+  expect((await store.messages.ofRun({ conversationId: conv.id, runId, firstSeq: null })).map((m) => m.role)).toEqual([
+    "user",
+  ]);
   expect((await store.runs.get(runId))!.status).toBe("running");
 
   // The new owner "dies" too: its lease lapses, and the sweeper resumes the run from its last saved step.
-  await db.update(runs).set({ leaseExpiresAt: new Date(Date.now() - 1_000) }).where(eq(runs.id, runId));
+  await db
+    .update(runs)
+    .set({ leaseExpiresAt: new Date(Date.now() - 1_000) })
+    .where(eq(runs.id, runId));
   let run: any;
   for (let i = 0; i < 100; i++) {
     run = await getJson(`/conversations/${conv.id}/runs/${runId}`);
@@ -50,8 +64,15 @@ test("a process that lost its run's lease stops writing, and the run is resumed 
   expect(restart).toBeGreaterThan(0);
   // After the marker, the step's deltas add up to the saved text.
   const after = events.slice(restart);
-  expect(after.filter((e) => e.event === "text.delta").map((e) => e.data.delta).join("")).toBe("The resumed answer.");
-  expect(after.find((e) => e.event === "message.created")!.data.message.content).toEqual([{ type: "text", text: "The resumed answer." }]);
+  expect(
+    after
+      .filter((e) => e.event === "text.delta")
+      .map((e) => e.data.delta)
+      .join(""),
+  ).toBe("The resumed answer.");
+  expect(after.find((e) => e.event === "message.created")!.data.message.content).toEqual([
+    { type: "text", text: "The resumed answer." },
+  ]);
   expect(events.at(-1)!.event).toBe("run.completed");
   await res.cancel();
 });
@@ -63,7 +84,10 @@ test("a reader that already has the terminal event gets an empty stream that end
   const all = await collectEvents(await fetch(`${f.loopd.url}/conversations/${conv.id}/runs/${run.id}/events`));
   const last = all.at(-1)!.id;
   for (const headers of [{ "last-event-id": String(last) }, { "last-event-id": String(last + 50) }]) {
-    const res = await fetch(`${f.loopd.url}/conversations/${conv.id}/runs/${run.id}/events`, { headers, signal: AbortSignal.timeout(5_000) });
+    const res = await fetch(`${f.loopd.url}/conversations/${conv.id}/runs/${run.id}/events`, {
+      headers,
+      signal: AbortSignal.timeout(5_000),
+    });
     expect(await collectEvents(res)).toEqual([]);
   }
 });
@@ -110,8 +134,12 @@ test("a shutdown answers the calls it cuts short as interrupted, and the next st
 
   const store = f.loopd.services.store;
   await f.loopd.close(); // SHUTDOWN_TIMEOUT_MS (2 s) for the tool, then it is stopped
-  const results = (await store.messages.ofRun({ conversationId: conv.id, runId, firstSeq: null })).filter((m) => m.role === "tool").map((m) => m.content[0] as any);
-  expect(results).toEqual([expect.objectContaining({ is_error: true, content: expect.stringContaining("interrupted") })]);
+  const results = (await store.messages.ofRun({ conversationId: conv.id, runId, firstSeq: null }))
+    .filter((m) => m.role === "tool")
+    .map((m) => m.content[0] as any);
+  expect(results).toEqual([
+    expect.objectContaining({ is_error: true, content: expect.stringContaining("interrupted") }),
+  ]);
   expect((await store.runs.get(runId))!.status).toBe("running");
 
   await f.restart();

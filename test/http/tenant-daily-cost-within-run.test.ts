@@ -13,7 +13,11 @@ const client = () => api(f.loopd.app);
 
 describe("a tenant's daily cost within one run", () => {
   test("a run admitted under the day's limit is stopped near it, not left to spend fifteen times it", async () => {
-    const conv = await client().createConversation({ provider: "anthropic", model: "claude-sonnet-4-5", tools: ["get_current_time"] });
+    const conv = await client().createConversation({
+      provider: "anthropic",
+      model: "claude-sonnet-4-5",
+      tools: ["get_current_time"],
+    });
     // 10,000 input tokens at $3 per million: $0.03 a step, three times the day's limit each.
     const step = { toolCalls: [{ name: "get_current_time", input: {} }], usage: { input: 10_000, output: 10 } };
     f.llm.script(step, step, step, step, { text: "Done.", usage: { input: 10_000, output: 10 } });

@@ -15,26 +15,44 @@ const client = () => api(f.loopd.app);
 describe("a tenant's daily cost", () => {
   test("a run asking for a larger cost budget, or for none, gets the ceiling, and no more than what is left of its tenant's day", async () => {
     const conv = await client().createConversation({ provider: "anthropic", model: "claude-haiku-4-5" });
-    f.llm.script({ text: "Hi.", usage: { input: 10, output: 2 } }, { text: "Hi.", usage: { input: 10, output: 2 } }, { text: "Hi.", usage: { input: 10, output: 2 } });
+    f.llm.script(
+      { text: "Hi.", usage: { input: 10, output: 2 } },
+      { text: "Hi.", usage: { input: 10, output: 2 } },
+      { text: "Hi.", usage: { input: 10, output: 2 } },
+    );
     // $0.01 a day, nothing spent yet: the day is the tighter limit (the $0.5 ceiling is the run's otherwise).
     expect((await client().send(conv.id, { content: "Hello" })).json().run.budget.max_cost_usd).toBe(0.01);
     // Each run above cost 10 × $1/M + 2 × $5/M = $0.00002: what the next may spend is what is left.
-    expect((await client().send(conv.id, { content: "Hello", budget: { max_cost_usd: 5 } })).json().run.budget.max_cost_usd).toBeCloseTo(0.01 - 0.00002, 8);
-    expect((await client().send(conv.id, { content: "Hello", budget: { max_cost_usd: 0.001 } })).json().run.budget.max_cost_usd).toBe(0.001);
+    expect(
+      (await client().send(conv.id, { content: "Hello", budget: { max_cost_usd: 5 } })).json().run.budget.max_cost_usd,
+    ).toBeCloseTo(0.01 - 0.00002, 8);
+    expect(
+      (await client().send(conv.id, { content: "Hello", budget: { max_cost_usd: 0.001 } })).json().run.budget
+        .max_cost_usd,
+    ).toBe(0.001);
   });
 
   test("counts as a cost budget: a model without a price is refused", async () => {
-    const res = await f.loopd.app.inject({ method: "POST", url: "/conversations", payload: { provider: "openai", model: "my-local-model" } });
+    const res = await f.loopd.app.inject({
+      method: "POST",
+      url: "/conversations",
+      payload: { provider: "openai", model: "my-local-model" },
+    });
     expect(res.statusCode).toBe(400);
     // RUN_MAX_COST_USD_LIMIT is the run's cost limit here; it is named first.
-    expect(res.json().error).toMatchObject({ code: "invalid_request", details: { field: "RUN_MAX_COST_USD_LIMIT", model_field: "body.model", model: "my-local-model" } });
+    expect(res.json().error).toMatchObject({
+      code: "invalid_request",
+      details: { field: "RUN_MAX_COST_USD_LIMIT", model_field: "body.model", model: "my-local-model" },
+    });
   });
 
   test("past the limit, new runs are refused with 429 until 00:00 UTC, saying the limit and what was spent; nothing is saved", async () => {
     const conv = await client().createConversation({ provider: "anthropic", model: "claude-sonnet-4-5" });
     // 10,000 input tokens at $3 per million: $0.03, three times the day's limit, in one run.
     f.llm.script({ text: "A long answer.", usage: { input: 10_000, output: 10 } });
-    const first = (await client().send(conv.id, { content: "Read all of this." }, { "idempotency-key": "first-run" })).json();
+    const first = (
+      await client().send(conv.id, { content: "Read all of this." }, { "idempotency-key": "first-run" })
+    ).json();
     expect(first.run.status).toBe("completed");
     expect(first.run.usage.cost_usd).toBeGreaterThan(0.01);
 
@@ -45,7 +63,8 @@ describe("a tenant's daily cost", () => {
     expect(error).toMatchObject({ code: "tenant_budget_exhausted", details: { limit_usd: 0.01 } });
     expect(error.details.spent_usd).toBeGreaterThanOrEqual(first.run.usage.cost_usd);
     const now = new Date();
-    const secondsToMidnight = (Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime()) / 1000;
+    const secondsToMidnight =
+      (Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime()) / 1000;
     const retryAfter = Number(refused.headers["retry-after"]);
     expect(retryAfter).toBe(error.details.retry_after_s);
     expect(Math.abs(retryAfter - secondsToMidnight)).toBeLessThan(5);

@@ -10,8 +10,19 @@ import { png } from "../helpers/test-images.js";
 
 const f = useLoopd({ env: { API_KEYS_REQUIRED: "true", ADMIN_TOKEN: "admin-token-0123456789abcdef" } });
 type Method = "GET" | "POST" | "PATCH" | "DELETE";
-const call = (key: string | null, method: Method, url: string, payload?: object, headers: Record<string, string> = {}) =>
-  f.loopd.app.inject({ method, url, ...(payload && { payload }), headers: { ...(key && { authorization: `Bearer ${key}` }), ...headers } });
+const call = (
+  key: string | null,
+  method: Method,
+  url: string,
+  payload?: object,
+  headers: Record<string, string> = {},
+) =>
+  f.loopd.app.inject({
+    method,
+    url,
+    ...(payload && { payload }),
+    headers: { ...(key && { authorization: `Bearer ${key}` }), ...headers },
+  });
 
 let a = "";
 let b = "";
@@ -33,8 +44,13 @@ beforeAll(async () => {
   expect(created.statusCode).toBe(201);
   conv = created.json().id;
   f.llm.script({ text: "Hi." });
-  const image = { type: "image", source: { type: "base64", media_type: "image/png", data: png(8, 8).toString("base64") } };
-  const first = (await call(a, "POST", `/conversations/${conv}/messages`, { content: [{ type: "text", text: "Hello" }, image] })).json();
+  const image = {
+    type: "image",
+    source: { type: "base64", media_type: "image/png", data: png(8, 8).toString("base64") },
+  };
+  const first = (
+    await call(a, "POST", `/conversations/${conv}/messages`, { content: [{ type: "text", text: "Hello" }, image] })
+  ).json();
   ended = first.run.id;
   att = first.messages[0].content[1].attachment_id;
   f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] });
@@ -64,13 +80,26 @@ const ROUTES: [Method, string, object?][] = [
   ["DELETE", "/conversations/{conv}"],
 ];
 const fill = (url: string, ids = { conv, ended, paused, att }) =>
-  url.replace("{conv}", ids.conv).replace("{ended}", ids.ended).replace("{paused}", ids.paused).replace("{att}", ids.att);
+  url
+    .replace("{conv}", ids.conv)
+    .replace("{ended}", ids.ended)
+    .replace("{paused}", ids.paused)
+    .replace("{att}", ids.att);
 const routes = (): [Method, string, object?][] => ROUTES.map(([method, url, body]) => [method, fill(url), body]);
 
 /** A body with the ids it names taken out, to compare one 404 with another. */
-const shape = (res: { statusCode: number; json(): any }) => ({ status: res.statusCode, body: JSON.stringify(res.json()).replaceAll(/(conv|run|att)_[a-z0-9]+/g, "$1_ID") });
+const shape = (res: { statusCode: number; json(): any }) => ({
+  status: res.statusCode,
+  body: JSON.stringify(res.json()).replaceAll(/(conv|run|att)_[a-z0-9]+/g, "$1_ID"),
+});
 /** The same route with ids that do not exist. */
-const unknownOf = (url: string) => fill(url, { conv: "conv_0mx0000000000000000000000", ended: "run_0mx0000000000000000000000", paused: "run_0mx0000000000000000000001", att: "att_0mx0000000000000000000000" });
+const unknownOf = (url: string) =>
+  fill(url, {
+    conv: "conv_0mx0000000000000000000000",
+    ended: "run_0mx0000000000000000000000",
+    paused: "run_0mx0000000000000000000001",
+    att: "att_0mx0000000000000000000000",
+  });
 
 describe("another tenant's ids", () => {
   test.each(ROUTES)("%s %s: beta gets what an unknown id gets, and changes nothing", async (method, url, body) => {
@@ -95,9 +124,21 @@ describe("without a live key", () => {
     ["a revoked key", "REVOKED", {}],
     ["a key in x-api-key that is wrong", null, { "x-api-key": "lpd_wrong" }],
   ] as const)("%s: every route answers 401", async (_what, key, headers) => {
-    for (const [method, url, body] of [...routes(), ["GET", "/conversations"], ["POST", "/conversations", {}], ["GET", "/tools"], ["GET", "/tools/servers"], ["GET", "/webhooks/secret"], ["POST", "/webhooks/secret/rotate"]] as [Method, string, object?][]) {
+    for (const [method, url, body] of [
+      ...routes(),
+      ["GET", "/conversations"],
+      ["POST", "/conversations", {}],
+      ["GET", "/tools"],
+      ["GET", "/tools/servers"],
+      ["GET", "/webhooks/secret"],
+      ["POST", "/webhooks/secret/rotate"],
+    ] as [Method, string, object?][]) {
       const res = await call(key === "REVOKED" ? revoked : key, method, url, body, headers);
-      expect({ url, status: res.statusCode, code: res.json().error?.code }).toEqual({ url, status: 401, code: "unauthorized" });
+      expect({ url, status: res.statusCode, code: res.json().error?.code }).toEqual({
+        url,
+        status: 401,
+        code: "unauthorized",
+      });
     }
   });
 
@@ -116,15 +157,23 @@ describe("without a live key", () => {
 describe("the admin routes", () => {
   const admin = { authorization: "Bearer admin-token-0123456789abcdef" };
   test("make a key shown once, list keys without it, revoke: the key is refused at once on this instance", async () => {
-    const made = await f.loopd.app.inject({ method: "POST", url: "/admin/keys", payload: { tenant: "gamma", name: "ci" }, headers: admin });
+    const made = await f.loopd.app.inject({
+      method: "POST",
+      url: "/admin/keys",
+      payload: { tenant: "gamma", name: "ci" },
+      headers: admin,
+    });
     expect(made.statusCode).toBe(201);
     const { id, key } = made.json();
     expect(key).toMatch(/^lpd_[A-Za-z0-9_-]{43}$/);
     expect((await call(key, "GET", "/conversations")).statusCode).toBe(200);
-    const listed = (await f.loopd.app.inject({ method: "GET", url: "/admin/keys?tenant=gamma", headers: admin })).json().data;
+    const listed = (await f.loopd.app.inject({ method: "GET", url: "/admin/keys?tenant=gamma", headers: admin })).json()
+      .data;
     expect(listed).toEqual([expect.objectContaining({ id, tenant: "gamma", name: "ci", revoked_at: null })]);
     expect(JSON.stringify(listed)).not.toContain(key);
-    expect((await f.loopd.app.inject({ method: "DELETE", url: `/admin/keys/${id}`, headers: admin })).statusCode).toBe(204);
+    expect((await f.loopd.app.inject({ method: "DELETE", url: `/admin/keys/${id}`, headers: admin })).statusCode).toBe(
+      204,
+    );
     // Used a moment before (so its lookup is remembered), and 10 ms after: the instance that revoked it does not wait out its cache.
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect((await call(key, "GET", "/conversations")).statusCode).toBe(401);
@@ -136,7 +185,10 @@ describe("the admin routes", () => {
     // Straight in the database, as another process does: this instance only learns when its remembered answer runs out.
     await f.loopd.services.store.keys.revoke(row.id);
     const revokedAt = Date.now();
-    await vi.waitFor(async () => expect((await call(key, "GET", "/conversations")).statusCode).toBe(401), { timeout: 1_500, interval: 50 });
+    await vi.waitFor(async () => expect((await call(key, "GET", "/conversations")).statusCode).toBe(401), {
+      timeout: 1_500,
+      interval: 50,
+    });
     expect(Date.now() - revokedAt).toBeLessThan(1_500);
   });
 
@@ -150,7 +202,9 @@ describe("a tenant's own", () => {
   test("every route answers 2xx", async () => {
     const run = (await call(a, "GET", `/conversations/${conv}/runs/${paused}`)).json();
     f.llm.script({ text: "2." });
-    const answered = await call(a, "POST", `/conversations/${conv}/runs/${paused}/actions`, { approvals: [{ tool_call_id: run.required_action.tool_calls[0].tool_call_id, approve: true }] });
+    const answered = await call(a, "POST", `/conversations/${conv}/runs/${paused}/actions`, {
+      approvals: [{ tool_call_id: run.required_action.tool_calls[0].tool_call_id, approve: true }],
+    });
     expect(answered.statusCode).toBe(200);
     f.llm.script({ text: "Again." });
     for (const [method, url, body] of routes()) {
@@ -162,7 +216,12 @@ describe("a tenant's own", () => {
 });
 
 describe("chats are a tenant's", () => {
-  const chatBody = (id: string) => ({ id, trigger: "submit-message", conversation: { provider: "openai" }, messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "Hello" }] }] });
+  const chatBody = (id: string) => ({
+    id,
+    trigger: "submit-message",
+    conversation: { provider: "openai" },
+    messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "Hello" }] }],
+  });
 
   test("another tenant's conversation id on the chat routes: what an unknown one gets, and nothing changes", async () => {
     // The file's `conv` is deleted by now: a conversation of a's own.
@@ -190,7 +249,10 @@ describe("chats are a tenant's", () => {
     const ofB = (await call(b, "GET", "/ui/chat/shared-chat-id/messages")).json();
     expect(ofA.at(-1).parts.at(-1).text).toBe("Hi a.");
     expect(ofB.at(-1).parts.at(-1).text).toBe("Hi b.");
-    const chatsOf = async (key: string) => (await call(key, "GET", "/conversations")).json().data.filter((c: { chat_id: string | null }) => c.chat_id === "shared-chat-id");
+    const chatsOf = async (key: string) =>
+      (await call(key, "GET", "/conversations"))
+        .json()
+        .data.filter((c: { chat_id: string | null }) => c.chat_id === "shared-chat-id");
     expect(await chatsOf(a)).toHaveLength(1);
     expect(await chatsOf(b)).toHaveLength(1);
     expect((await chatsOf(a))[0].id).not.toBe((await chatsOf(b))[0].id);

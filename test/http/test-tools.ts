@@ -57,7 +57,8 @@ export function testTools({ readHistory }: { readHistory?: () => Promise<{ role:
       name: "wait_for_abort",
       description: "Runs until the run is cancelled.",
       input: z.object({}),
-      execute: (_input, { signal }) => new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(new Error("aborted")))),
+      execute: (_input, { signal }) =>
+        new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(new Error("aborted")))),
     }),
     defineTool({
       name: "slow",

@@ -7,7 +7,9 @@ import { ORDERS, peeks, testTools } from "./test-tools.js";
 
 let conversationUnderTest = "";
 const f = useLoopd(() => ({
-  tools: testTools({ readHistory: async () => (await f.loopd.services.store.messages.history(conversationUnderTest)) as any }),
+  tools: testTools({
+    readHistory: async () => (await f.loopd.services.store.messages.history(conversationUnderTest)) as any,
+  }),
 }));
 
 describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %s", (provider) => {
@@ -16,7 +18,10 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
 
   test("a single tool round trip leaves user → assistant(tool_call) → tool → assistant(text) with matching ids", async () => {
     const conv = await newConversation({ system: "You are terse." });
-    f.llm.script({ text: "Let me compute.", toolCalls: [{ name: "calculate", input: { expression: "6*7" } }] }, { text: "6*7 = 42." });
+    f.llm.script(
+      { text: "Let me compute.", toolCalls: [{ name: "calculate", input: { expression: "6*7" } }] },
+      { text: "6*7 = 42." },
+    );
 
     const res = await client().send(conv.id, { content: "What is 6*7?" });
     expect(res.statusCode).toBe(200);
@@ -33,7 +38,13 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
     expect(call).toMatchObject({ name: "calculate", input: { expression: "6*7" } });
     expect(call.id).toMatch(provider === "anthropic" ? /^toolu_/ : /^call_/);
     expect(history[2].content).toEqual([
-      { type: "tool_result", tool_call_id: call.id, name: "calculate", content: JSON.stringify({ expression: "6*7", result: 42 }), is_error: false },
+      {
+        type: "tool_result",
+        tool_call_id: call.id,
+        name: "calculate",
+        content: JSON.stringify({ expression: "6*7", result: 42 }),
+        is_error: false,
+      },
     ]);
     // The second model call carried the call and its result, ids verbatim.
     expect(f.llm.requests).toHaveLength(2);
@@ -122,7 +133,13 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
     conversationUnderTest = conv.id;
     peeks.length = 0;
     f.llm.script(
-      { text: "Peeking twice.", toolCalls: [{ id: "call_first_peek_000000001", name: "peek_history" }, { id: "call_second_peek_00000002", name: "peek_history" }] },
+      {
+        text: "Peeking twice.",
+        toolCalls: [
+          { id: "call_first_peek_000000001", name: "peek_history" },
+          { id: "call_second_peek_00000002", name: "peek_history" },
+        ],
+      },
       { text: "Done." },
     );
     const body = (await client().send(conv.id, { content: "Peek." })).json();
@@ -136,8 +153,15 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
   test("max_steps without a grace turn ends the run incomplete with a valid history", async () => {
     const conv = await newConversation();
     f.llm.respond = () => ({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] });
-    const body = (await client().send(conv.id, { content: "Loop forever.", budget: { max_steps: 2, grace_turn: false } })).json();
-    expect(body.run).toMatchObject({ status: "incomplete", stop_reason: "max_steps", steps: 2, budget_exceeded: "steps" });
+    const body = (
+      await client().send(conv.id, { content: "Loop forever.", budget: { max_steps: 2, grace_turn: false } })
+    ).json();
+    expect(body.run).toMatchObject({
+      status: "incomplete",
+      stop_reason: "max_steps",
+      steps: 2,
+      budget_exceeded: "steps",
+    });
     expect(f.llm.requests).toHaveLength(2);
     expect(body.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool"]);
   });
@@ -155,7 +179,9 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
     const body = (await client().send(conv.id, { content: "Write a lot." })).json();
     expect(body.run).toMatchObject({ status: "incomplete", stop_reason: "max_tokens" });
     expect(body.output_text).toBe("The answer begins like th");
-    expect((await client().history(conv.id)).at(-1).content).toEqual([{ type: "text", text: "The answer begins like th" }]);
+    expect((await client().history(conv.id)).at(-1).content).toEqual([
+      { type: "text", text: "The answer begins like th" },
+    ]);
   });
 
   const blocked = provider === "anthropic" ? ("refusal" as const) : ("content_filter" as const);
@@ -176,11 +202,18 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
 
   test("tool calls in a cut-off response are answered as not executed, so the history stays valid", async () => {
     const conv = await newConversation();
-    f.llm.script({ text: "Calling", toolCalls: [{ name: "calculate", input: { expression: "1+" } }], stop: "max_tokens" });
+    f.llm.script({
+      text: "Calling",
+      toolCalls: [{ name: "calculate", input: { expression: "1+" } }],
+      stop: "max_tokens",
+    });
     const body = (await client().send(conv.id, { content: "Go." })).json();
     expect(body.run).toMatchObject({ status: "incomplete", stop_reason: "max_tokens" });
     expect(body.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "tool"]);
-    expect(body.messages[2].content[0]).toMatchObject({ is_error: true, content: expect.stringMatching(/not executed/) });
+    expect(body.messages[2].content[0]).toMatchObject({
+      is_error: true,
+      content: expect.stringMatching(/not executed/),
+    });
     f.llm.script({ text: "ok" });
     expect((await client().send(conv.id, { content: "Again." })).json().run.status).toBe("completed");
   });
@@ -196,7 +229,11 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
 
   test("a persistent 500 fails the run with provider_error, and the next message succeeds", async () => {
     const conv = await newConversation();
-    f.llm.script({ status: 500, message: "upstream exploded" }, { status: 500, message: "upstream exploded" }, { status: 500, message: "upstream exploded" });
+    f.llm.script(
+      { status: 500, message: "upstream exploded" },
+      { status: 500, message: "upstream exploded" },
+      { status: 500, message: "upstream exploded" },
+    );
     const failed = (await client().send(conv.id, { content: "Hi" })).json();
     expect(failed.run).toMatchObject({ status: "failed", stop_reason: "error" });
     expect(failed.run.error.code).toBe("provider_error");
@@ -238,7 +275,10 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
         runId: null,
         items: [
           { role: "user", content: [{ type: "text", text: "Start something." }] },
-          { role: "assistant", content: [{ type: "tool_call", id: orphanId, name: "calculate", input: { expression: "1" } }] },
+          {
+            role: "assistant",
+            content: [{ type: "tool_call", id: orphanId, name: "calculate", input: { expression: "1" } }],
+          },
         ],
       }),
     );
@@ -255,7 +295,10 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
   test("usage is summed over every step and stored on the run", async () => {
     const conv = await newConversation();
     f.llm.script(
-      { toolCalls: [{ name: "calculate", input: { expression: "1+2" } }], usage: { input: 100, output: 10, cacheRead: 5, cacheWrite: 7 } },
+      {
+        toolCalls: [{ name: "calculate", input: { expression: "1+2" } }],
+        usage: { input: 100, output: 10, cacheRead: 5, cacheWrite: 7 },
+      },
       { text: "3", usage: { input: 200, output: 20, cacheRead: 50, cacheWrite: 0 } },
     );
     const body = (await client().send(conv.id, { content: "1+2?" })).json();
@@ -263,8 +306,20 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
     // gpt-4o-mini 0.15 in, 0.60 out, 0.075 cached (OpenAI reports no cache writes).
     const expected =
       provider === "anthropic"
-        ? { input_tokens: 300, output_tokens: 30, cache_read_tokens: 55, cache_write_tokens: 7, cost_usd: expect.closeTo((300 * 3 + 30 * 15 + 55 * 0.3 + 7 * 3.75) / 1e6, 12) }
-        : { input_tokens: 300, output_tokens: 30, cache_read_tokens: 55, cache_write_tokens: 0, cost_usd: expect.closeTo((300 * 0.15 + 30 * 0.6 + 55 * 0.075) / 1e6, 12) };
+        ? {
+            input_tokens: 300,
+            output_tokens: 30,
+            cache_read_tokens: 55,
+            cache_write_tokens: 7,
+            cost_usd: expect.closeTo((300 * 3 + 30 * 15 + 55 * 0.3 + 7 * 3.75) / 1e6, 12),
+          }
+        : {
+            input_tokens: 300,
+            output_tokens: 30,
+            cache_read_tokens: 55,
+            cache_write_tokens: 0,
+            cost_usd: expect.closeTo((300 * 0.15 + 30 * 0.6 + 55 * 0.075) / 1e6, 12),
+          };
     expect(body.run.model).toBe(provider === "anthropic" ? "claude-sonnet-4-6" : "gpt-4o-mini");
     expect(body.run.usage).toEqual(expected);
     const stored = await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/runs/${body.run.id}` });

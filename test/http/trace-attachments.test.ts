@@ -20,7 +20,10 @@ describe.each(["anthropic", "openai"] as const)("a run on %s whose history holds
     f.llm.script({ text: "A gradient." });
     await client().send(conv.id, { content: [{ type: "text", text: "What is it?" }, IMAGE] });
     f.llm.reset();
-    f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "6*7" } }] }, { text: "42, and still a gradient." });
+    f.llm.script(
+      { toolCalls: [{ name: "calculate", input: { expression: "6*7" } }] },
+      { text: "42, and still a gradient." },
+    );
     const body = (await client().send(conv.id, { content: "And 6*7?" })).json();
     expect(body.run).toMatchObject({ status: "completed", steps: 2 });
     const sent = f.llm.requests.map((r) => r.body);
@@ -32,7 +35,10 @@ describe.each(["anthropic", "openai"] as const)("a run on %s whose history holds
 
   test("?expand=requests rebuilds each request with the image's bytes, exactly as the model received it, verified", async () => {
     const { conv, run, sent } = await recordedRun();
-    const res = await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/runs/${run.id}/trace?expand=requests` });
+    const res = await f.loopd.app.inject({
+      method: "GET",
+      url: `/conversations/${conv.id}/runs/${run.id}/trace?expand=requests`,
+    });
     expect(res.statusCode).toBe(200);
     const calls = (res.json().spans as any[]).filter((s) => s.type === "model.call");
     expect(calls).toHaveLength(2);
@@ -46,7 +52,12 @@ describe.each(["anthropic", "openai"] as const)("a run on %s whose history holds
   test("replay, from the database or through the API, sends the image's bytes again", async () => {
     const { run, sent } = await recordedRun();
     const fromStore = [];
-    for await (const e of storedTraceEntries({ store: f.loopd.services.store, run, tenant: "default", redactor: redactorOf(f.loopd.config) })) {
+    for await (const e of storedTraceEntries({
+      store: f.loopd.services.store,
+      run,
+      tenant: "default",
+      redactor: redactorOf(f.loopd.config),
+    })) {
       if (e.request) fromStore.push(asJson(f.loopd.services.providers[provider].buildRequest(e.request)));
     }
     const fromApi = [];

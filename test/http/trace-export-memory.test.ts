@@ -7,7 +7,14 @@ import { api } from "../helpers/api.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 
 const BIG_RESULT = 150_000;
-const bigTool = defineTool({ name: "big", description: "Returns a lot.", input: z.object({ n: z.number() }), readOnly: true, maxResultChars: BIG_RESULT + 1000, execute: ({ n }) => `${n}${"x".repeat(BIG_RESULT)}` });
+const bigTool = defineTool({
+  name: "big",
+  description: "Returns a lot.",
+  input: z.object({ n: z.number() }),
+  readOnly: true,
+  maxResultChars: BIG_RESULT + 1000,
+  execute: ({ n }) => `${n}${"x".repeat(BIG_RESULT)}`,
+});
 const f = useLoopd({ listen: true, tools: [bigTool] });
 
 setFlagsFromString("--expose-gc");
@@ -40,7 +47,10 @@ async function bigRun(): Promise<{ conversationId: string; runId: string }> {
      from generate_series(1, $4::integer * 2) g`,
     [conv.id, run.id, RESULT_CHARS, STEPS],
   );
-  await q(`update run_spans set next_message_seq = 3 + $2::integer * 2 where run_id = $1 and type = 'run.end'`, [run.id, STEPS]);
+  await q(`update run_spans set next_message_seq = 3 + $2::integer * 2 where run_id = $1 and type = 'run.end'`, [
+    run.id,
+    STEPS,
+  ]);
   return { conversationId: conv.id, runId: run.id };
 }
 
@@ -53,7 +63,9 @@ test("the NDJSON export of a 1,000-step run streams in bounded memory", async ()
   let sinceGc = 0;
   let tail = "";
   let lines = 0;
-  const res = await fetch(`${f.loopd.url}/conversations/${conversationId}/runs/${runId}/trace`, { headers: { accept: "application/x-ndjson" } });
+  const res = await fetch(`${f.loopd.url}/conversations/${conversationId}/runs/${runId}/trace`, {
+    headers: { accept: "application/x-ndjson" },
+  });
   expect(res.status).toBe(200);
   const decoder = new TextDecoder();
   for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
@@ -98,10 +110,18 @@ async function streamed(res: Response, baseline: number): Promise<{ bytes: numbe
 
 test("?expand=requests of a long run over a large history streams span by span, in the JSON form too", async () => {
   // Every request holds the whole history (not the default trim's stubs): a large one.
-  const conv = await api(f.loopd.app).createConversation({ provider: "openai", tools: ["big"], caching: false, context: { strategy: "full" } });
+  const conv = await api(f.loopd.app).createConversation({
+    provider: "openai",
+    tools: ["big"],
+    caching: false,
+    context: { strategy: "full" },
+  });
   const STEPS = 12;
   let calls = 0;
-  f.llm.respond = () => (++calls < STEPS ? { toolCalls: [{ name: "big", input: { n: calls } }], usage: { input: 1, output: 1 } } : { text: "Done.", usage: { input: 1, output: 1 } });
+  f.llm.respond = () =>
+    ++calls < STEPS
+      ? { toolCalls: [{ name: "big", input: { n: calls } }], usage: { input: 1, output: 1 } }
+      : { text: "Done.", usage: { input: 1, output: 1 } };
   const run = (await api(f.loopd.app).send(conv.id, { content: "Read a lot.", max_steps: STEPS })).json().run;
   f.llm.respond = null;
   // The last of max_steps is the grace call.

@@ -3,7 +3,8 @@ import { beforeAll, expect, test } from "vitest";
 import { useLoopd } from "../helpers/use-loopd.js";
 
 const f = useLoopd({ env: { API_KEYS_REQUIRED: "true" } });
-const call = (key: string, method: "GET" | "POST", url: string, payload?: object) => f.loopd.app.inject({ method, url, ...(payload && { payload }), headers: { authorization: `Bearer ${key}` } });
+const call = (key: string, method: "GET" | "POST", url: string, payload?: object) =>
+  f.loopd.app.inject({ method, url, ...(payload && { payload }), headers: { authorization: `Bearer ${key}` } });
 let a = "";
 let b = "";
 const today = new Date().toISOString().slice(0, 10);
@@ -19,7 +20,9 @@ beforeAll(async () => {
     const conv = (await call(key, "POST", "/conversations", { provider })).json().id;
     for (let i = 0; i < turns; i++) {
       f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "2+2" } }] }, { text: "4." });
-      expect((await call(key, "POST", `/conversations/${conv}/messages`, { content: "2+2?" })).json().run.status).toBe("completed");
+      expect((await call(key, "POST", `/conversations/${conv}/messages`, { content: "2+2?" })).json().run.status).toBe(
+        "completed",
+      );
     }
   }
 });
@@ -30,7 +33,9 @@ test("a tenant's use today, one row per provider and model, summed from its runs
     [today, "anthropic", 1, 2],
     [today, "openai", 2, 4],
   ]);
-  const runs = (await f.loopd.services.store.usage.byDay("acme", { from: today, to: today })).find((r) => r.provider === "openai")!;
+  const runs = (await f.loopd.services.store.usage.byDay("acme", { from: today, to: today })).find(
+    (r) => r.provider === "openai",
+  )!;
   expect(rows[1]).toEqual(runs);
   expect(rows[1].input_tokens).toBeGreaterThan(0);
   expect(rows[1].cost_usd).toBeGreaterThan(0);

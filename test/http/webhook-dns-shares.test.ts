@@ -9,19 +9,31 @@ import { startDnsServer } from "../helpers/dns-server.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 
 const DNS_TIMEOUT_BOUND_MS = 5_000;
-const dns = await startDnsServer({ answers: { "hooks.quiet.example": "93.184.215.14" }, hang: ["one.slow.example", "two.slow.example"] });
+const dns = await startDnsServer({
+  answers: { "hooks.quiet.example": "93.184.215.14" },
+  hang: ["one.slow.example", "two.slow.example"],
+});
 afterAll(() => dns.close());
-const f = useLoopd({ env: { API_KEYS_REQUIRED: "true", WEBHOOK_SECRET: newWebhookSecret(), WEBHOOK_DNS_SERVERS: dns.address } });
+const f = useLoopd({
+  env: { API_KEYS_REQUIRED: "true", WEBHOOK_SECRET: newWebhookSecret(), WEBHOOK_DNS_SERVERS: dns.address },
+});
 
 const create = (key: string, url: string) =>
-  f.loopd.app.inject({ method: "POST", url: "/conversations", headers: { authorization: `Bearer ${key}` }, payload: { provider: "openai", webhook: { url } } });
+  f.loopd.app.inject({
+    method: "POST",
+    url: "/conversations",
+    headers: { authorization: `Bearer ${key}` },
+    payload: { provider: "openai", webhook: { url } },
+  });
 
 test("two names of one tenant whose DNS never answers do not delay another tenant's webhook URL check", async () => {
   const a = (await f.loopd.services.store.keys.create({ tenant: "slow", name: null })).key;
   const b = (await f.loopd.services.store.keys.create({ tenant: "quiet", name: null })).key;
   const slow = [create(a, "https://one.slow.example/hook"), create(a, "https://two.slow.example/hook")];
   // Both of a's names are being asked for (and hang) before b's check starts.
-  await expect.poll(() => dns.asked.filter((n) => n.endsWith(".slow.example")).length, { interval: 5 }).toBeGreaterThanOrEqual(2);
+  await expect
+    .poll(() => dns.asked.filter((n) => n.endsWith(".slow.example")).length, { interval: 5 })
+    .toBeGreaterThanOrEqual(2);
   const started = Date.now();
   const quiet = await create(b, "https://hooks.quiet.example/hook");
   expect(quiet.statusCode).toBe(201);

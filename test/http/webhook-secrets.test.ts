@@ -7,11 +7,17 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { sql } from "drizzle-orm";
 import { useLoopd } from "../helpers/use-loopd.js";
-import { newWebhookSecret, startWebhookReceiver, verifyWebhook, type WebhookReceiver } from "../helpers/webhook-receiver.js";
+import {
+  newWebhookSecret,
+  startWebhookReceiver,
+  verifyWebhook,
+  type WebhookReceiver,
+} from "../helpers/webhook-receiver.js";
 
 const MASTER = newWebhookSecret();
 const f = useLoopd({ env: { API_KEYS_REQUIRED: "true", WEBHOOK_SECRET: MASTER, WEBHOOK_ALLOW_PRIVATE: "true" } });
-const call = (key: string, method: "GET" | "POST", url: string, payload?: object) => f.loopd.app.inject({ method, url, ...(payload && { payload }), headers: { authorization: `Bearer ${key}` } });
+const call = (key: string, method: "GET" | "POST", url: string, payload?: object) =>
+  f.loopd.app.inject({ method, url, ...(payload && { payload }), headers: { authorization: `Bearer ${key}` } });
 const secretOf = async (key: string) => {
   const res = await call(key, "GET", "/webhooks/secret");
   expect(res.statusCode).toBe(200);
@@ -31,7 +37,9 @@ afterAll(() => receiver?.close());
 /** A run of the key's tenant that completes with a webhook to the receiver; the webhook as received. */
 async function delivered(key: string) {
   const before = receiver.received.length;
-  const conv = (await call(key, "POST", "/conversations", { provider: "openai", webhook: { url: receiver.url } })).json();
+  const conv = (
+    await call(key, "POST", "/conversations", { provider: "openai", webhook: { url: receiver.url } })
+  ).json();
   f.llm.script({ text: "Hi." });
   expect((await call(key, "POST", `/conversations/${conv.id}/messages`, { content: "Hello" })).statusCode).toBe(200);
   return (await receiver.waitFor(before + 1)).at(-1)!;
@@ -71,7 +79,9 @@ test("a rotate answers a new secret; the next webhooks verify with the new one a
   expect(verifyWebhook(before, got)).toBeNull();
 
   // A day on (the rotate's record moved back 25 h): only the new secret signs.
-  await f.database.db.execute(sql`update webhook_secrets set created_at = now() - interval '25 hours' where tenant_id = 'beta'`);
+  await f.database.db.execute(
+    sql`update webhook_secrets set created_at = now() - interval '25 hours' where tenant_id = 'beta'`,
+  );
   const later = await delivered(beta);
   expect(verifyWebhook(fresh, later)).toMatchObject({ type: "run.completed" });
   expect(verifyWebhook(old, later)).toBeNull();
@@ -89,6 +99,14 @@ test("rotating many times signs each webhook with at most four secrets", async (
 test("without a key, the secret routes answer 401 and nothing is rotated", async () => {
   const before = await secretOf(acme);
   expect((await f.loopd.app.inject({ method: "GET", url: "/webhooks/secret" })).statusCode).toBe(401);
-  expect((await f.loopd.app.inject({ method: "POST", url: "/webhooks/secret/rotate", headers: { authorization: "Bearer lpd_not-a-key-that-exists-00000000000000000" } })).statusCode).toBe(401);
+  expect(
+    (
+      await f.loopd.app.inject({
+        method: "POST",
+        url: "/webhooks/secret/rotate",
+        headers: { authorization: "Bearer lpd_not-a-key-that-exists-00000000000000000" },
+      })
+    ).statusCode,
+  ).toBe(401);
   expect(await secretOf(acme)).toBe(before);
 });

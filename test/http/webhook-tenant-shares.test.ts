@@ -14,16 +14,25 @@ const TIMEOUT_MS = 1_000;
 const RUNS = 40;
 const f = useLoopd({
   listen: true,
-  env: { API_KEYS_REQUIRED: "true", MAX_ACTIVE_RUNS_PER_TENANT: "0", WEBHOOK_SECRET: SECRET, WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), WEBHOOK_RETRY_BASE_MS: "60000" },
+  env: {
+    API_KEYS_REQUIRED: "true",
+    MAX_ACTIVE_RUNS_PER_TENANT: "0",
+    WEBHOOK_SECRET: SECRET,
+    WEBHOOK_ALLOW_PRIVATE: "true",
+    WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
+    WEBHOOK_RETRY_BASE_MS: "60000",
+  },
 });
 const hanging = await startWebhookReceiver(SECRET);
 hanging.answer = () => "hang";
 const quiet = await startWebhookReceiver(SECRET);
 afterAll(() => Promise.all([hanging.close(), quiet.close()]));
 
-const call = (key: string, url: string, payload: object) => f.loopd.app.inject({ method: "POST", url, headers: { authorization: `Bearer ${key}` }, payload });
+const call = (key: string, url: string, payload: object) =>
+  f.loopd.app.inject({ method: "POST", url, headers: { authorization: `Bearer ${key}` }, payload });
 async function endRuns(key: string, webhook: string, count: number): Promise<void> {
-  const conv = (await call(key, "/conversations", { provider: "openai", webhook: { url: webhook } })).json().id as string;
+  const conv = (await call(key, "/conversations", { provider: "openai", webhook: { url: webhook } })).json()
+    .id as string;
   for (let i = 0; i < count; i++) {
     f.llm.script({ text: "Done." });
     expect((await call(key, `/conversations/${conv}/messages`, { content: `Run ${i}` })).statusCode).toBe(200);
@@ -42,7 +51,9 @@ test("another tenant's webhook arrives at once while one tenant's 40 runs wait o
   const a = (await f.loopd.services.store.keys.create({ tenant: "flood", name: null })).key;
   const b = (await f.loopd.services.store.keys.create({ tenant: "quiet", name: null })).key;
   // Each tenant's webhooks are signed with its own secret.
-  quiet.secret = (await f.loopd.app.inject({ method: "GET", url: "/webhooks/secret", headers: { authorization: `Bearer ${b}` } })).json().secret;
+  quiet.secret = (
+    await f.loopd.app.inject({ method: "GET", url: "/webhooks/secret", headers: { authorization: `Bearer ${b}` } })
+  ).json().secret;
   await endRuns(a, hanging.url, RUNS);
   await hanging.waitFor(2);
   const ended = Date.now();

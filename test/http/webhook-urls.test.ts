@@ -24,7 +24,8 @@ beforeAll(async () => {
 });
 afterAll(() => receiver?.close());
 
-const inject = (loopd: TestLoopd, method: "POST" | "PATCH", url: string, payload: object) => loopd.app.inject({ method, url, payload });
+const inject = (loopd: TestLoopd, method: "POST" | "PATCH", url: string, payload: object) =>
+  loopd.app.inject({ method, url, payload });
 
 const REFUSED = [
   ["loopback", "http://127.0.0.1:9/hook"],
@@ -54,23 +55,30 @@ const REFUSED = [
 ] as const;
 
 describe("WEBHOOK_ALLOW_PRIVATE off", () => {
-  test.each(REFUSED)("%s (%s): 400 naming body.webhook.url, on create and on PATCH; nothing saved", async (_what, url) => {
-    const before = await rowCounts(f.database);
-    const created = await inject(f.loopd, "POST", "/conversations", { webhook: { url } });
-    expect(created.statusCode).toBe(400);
-    expect(created.json().error).toMatchObject({ code: "invalid_request", details: { field: "body.webhook.url" } });
-    expect(created.json().error.message).toMatch(/^body\.webhook\.url: .*(loopback, private, link-local|internal)/);
-    expect(await rowCounts(f.database)).toEqual(before);
+  test.each(REFUSED)(
+    "%s (%s): 400 naming body.webhook.url, on create and on PATCH; nothing saved",
+    async (_what, url) => {
+      const before = await rowCounts(f.database);
+      const created = await inject(f.loopd, "POST", "/conversations", { webhook: { url } });
+      expect(created.statusCode).toBe(400);
+      expect(created.json().error).toMatchObject({ code: "invalid_request", details: { field: "body.webhook.url" } });
+      expect(created.json().error.message).toMatch(/^body\.webhook\.url: .*(loopback, private, link-local|internal)/);
+      expect(await rowCounts(f.database)).toEqual(before);
 
-    const conv = (await inject(f.loopd, "POST", "/conversations", {})).json();
-    const patched = await inject(f.loopd, "PATCH", `/conversations/${conv.id}`, { webhook: { url } });
-    expect(patched.statusCode).toBe(400);
-    expect(patched.json().error.details.field).toBe("body.webhook.url");
-    expect((await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}` })).json().webhook).toBeNull();
-  });
+      const conv = (await inject(f.loopd, "POST", "/conversations", {})).json();
+      const patched = await inject(f.loopd, "PATCH", `/conversations/${conv.id}`, { webhook: { url } });
+      expect(patched.statusCode).toBe(400);
+      expect(patched.json().error.details.field).toBe("body.webhook.url");
+      expect((await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}` })).json().webhook).toBeNull();
+    },
+  );
 
   test("a public address is taken as it is (no lookup for a literal), also through NAT64 or 6to4", async () => {
-    for (const url of ["https://93.184.215.14/hook", "https://[64:ff9b::5db8:d70e]/hook", "https://[2002:5db8:d70e::1]/hook"]) {
+    for (const url of [
+      "https://93.184.215.14/hook",
+      "https://[64:ff9b::5db8:d70e]/hook",
+      "https://[2002:5db8:d70e::1]/hook",
+    ]) {
       const created = await inject(f.loopd, "POST", "/conversations", { webhook: { url, events: ["run.failed"] } });
       expect(created.statusCode, url).toBe(201);
       expect(created.json().webhook).toEqual({ url, events: ["run.failed"] });
@@ -78,9 +86,14 @@ describe("WEBHOOK_ALLOW_PRIVATE off", () => {
   });
 
   test("allowed with WEBHOOK_ALLOW_PRIVATE=true", async () => {
-    const open = await startLoopd({ database: f.database, llm: f.llm, env: { WEBHOOK_SECRET: SECRET, WEBHOOK_ALLOW_PRIVATE: "true" } });
+    const open = await startLoopd({
+      database: f.database,
+      llm: f.llm,
+      env: { WEBHOOK_SECRET: SECRET, WEBHOOK_ALLOW_PRIVATE: "true" },
+    });
     try {
-      for (const [, url] of REFUSED) expect((await inject(open, "POST", "/conversations", { webhook: { url } })).statusCode, url).toBe(201);
+      for (const [, url] of REFUSED)
+        expect((await inject(open, "POST", "/conversations", { webhook: { url } })).statusCode, url).toBe(201);
     } finally {
       await open.close();
     }
@@ -97,10 +110,16 @@ test("without WEBHOOK_SECRET a webhook is a 400 (nothing is ever sent unsigned),
     expect(res.json().error.message).toMatch(/WEBHOOK_SECRET/);
     expect(await rowCounts(f.database)).toEqual(before);
     // No secret to read or rotate either: the contract's 404, saying why.
-    for (const [method, url] of [["GET", "/webhooks/secret"], ["POST", "/webhooks/secret/rotate"]] as const) {
+    for (const [method, url] of [
+      ["GET", "/webhooks/secret"],
+      ["POST", "/webhooks/secret/rotate"],
+    ] as const) {
       const asked = await unsigned.app.inject({ method, url });
       expect({ url, status: asked.statusCode }).toEqual({ url, status: 404 });
-      expect(asked.json().error).toMatchObject({ code: "not_found", message: expect.stringMatching(/sends no webhooks.*WEBHOOK_SECRET/) });
+      expect(asked.json().error).toMatchObject({
+        code: "not_found",
+        message: expect.stringMatching(/sends no webhooks.*WEBHOOK_SECRET/),
+      });
     }
   } finally {
     await unsigned.close();
@@ -111,12 +130,26 @@ describe("at delivery", () => {
   const agents = createWebhookAgents({ maxSockets: 2 });
   afterAll(() => agents.destroy());
   const post = (url: string, allowPrivate: boolean) =>
-    postWebhook({ url, id: "run_x.run.completed", body: "{}", signer: new Webhook(SECRET), allowPrivate, timeoutMs: 2_000, agents, lookupHost: webhookLookupsFor([]).deliveries.of("default"), signal: new AbortController().signal });
+    postWebhook({
+      url,
+      id: "run_x.run.completed",
+      body: "{}",
+      signer: new Webhook(SECRET),
+      allowPrivate,
+      timeoutMs: 2_000,
+      agents,
+      lookupHost: webhookLookupsFor([]).deliveries.of("default"),
+      signal: new AbortController().signal,
+    });
 
   test("the addresses are checked again: a name that resolves to loopback is not connected to", async () => {
     const before = receiver.received.length;
     const url = receiver.url.replace("127.0.0.1", "localhost");
-    expect(await post(url, false)).toEqual({ outcome: "refused", statusCode: null, error: expect.stringMatching(/^not sent: localhost does not resolve to public addresses only/) });
+    expect(await post(url, false)).toEqual({
+      outcome: "refused",
+      statusCode: null,
+      error: expect.stringMatching(/^not sent: localhost does not resolve to public addresses only/),
+    });
     expect(await post(receiver.url, false)).toMatchObject({ outcome: "refused" });
     expect(receiver.received.length).toBe(before);
     // Allowed, the connection goes to the address the check resolved, and the receiver verifies it.
@@ -134,7 +167,11 @@ describe("at delivery", () => {
     await new Promise<void>((resolve) => dripping.listen(0, "127.0.0.1", resolve));
     try {
       const { port } = dripping.address() as AddressInfo;
-      expect(await post(`http://127.0.0.1:${port}/hook`, true)).toEqual({ outcome: "delivered", statusCode: 200, error: null });
+      expect(await post(`http://127.0.0.1:${port}/hook`, true)).toEqual({
+        outcome: "delivered",
+        statusCode: 200,
+        error: null,
+      });
     } finally {
       dripping.closeAllConnections();
       dripping.close();
@@ -142,6 +179,10 @@ describe("at delivery", () => {
   });
 
   test("a refused connection is a failed try that says so", async () => {
-    expect(await post("http://127.0.0.1:9/hook", true)).toEqual({ outcome: "unreachable", statusCode: null, error: "could not reach 127.0.0.1:9 (ECONNREFUSED)" });
+    expect(await post("http://127.0.0.1:9/hook", true)).toEqual({
+      outcome: "unreachable",
+      statusCode: null,
+      error: "could not reach 127.0.0.1:9 (ECONNREFUSED)",
+    });
   });
 });

@@ -20,13 +20,21 @@ const hold = heldTool();
 
 const f = useLoopd({
   tools: [...createBuiltinTools(), hold.tool],
-  env: { WEBHOOK_SECRET: SECRET, WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), WEBHOOK_RETRY_BASE_MS: "50", WEBHOOK_MAX_ATTEMPTS: String(MAX_ATTEMPTS) },
+  env: {
+    WEBHOOK_SECRET: SECRET,
+    WEBHOOK_ALLOW_PRIVATE: "true",
+    WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
+    WEBHOOK_RETRY_BASE_MS: "50",
+    WEBHOOK_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
+  },
 });
 
 const receivers: WebhookReceiver[] = [];
 async function receiver(): Promise<WebhookReceiver> {
   // Webhooks are signed with the tenant's own secret, never the master.
-  const r = await startWebhookReceiver((await f.loopd.app.inject({ method: "GET", url: "/webhooks/secret" })).json().secret);
+  const r = await startWebhookReceiver(
+    (await f.loopd.app.inject({ method: "GET", url: "/webhooks/secret" })).json().secret,
+  );
   receivers.push(r);
   return r;
 }
@@ -36,10 +44,16 @@ afterEach(async () => {
 
 const client = () => api(f.loopd.app);
 const get = async (url: string) => (await f.loopd.app.inject({ method: "GET", url })).json();
-const deliveriesOf = async (conv: string, run: string) => (await get(`/conversations/${conv}/runs/${run}/webhooks`)).data as any[];
+const deliveriesOf = async (conv: string, run: string) =>
+  (await get(`/conversations/${conv}/runs/${run}/webhooks`)).data as any[];
 
 /** Polls the outbox (the record of a try follows the receiver's answer) until `done` holds. */
-async function deliveriesWhen(conv: string, run: string, done: (d: any[]) => boolean, timeoutMs = 10_000): Promise<any[]> {
+async function deliveriesWhen(
+  conv: string,
+  run: string,
+  done: (d: any[]) => boolean,
+  timeoutMs = 10_000,
+): Promise<any[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const deliveries = await deliveriesOf(conv, run);
@@ -69,7 +83,13 @@ describe("a run's end", () => {
     const shown = await get(`/conversations/${conv}/runs/${run.id}`);
     expect(got!.verified).toEqual({ type: "run.completed", timestamp: shown.completed_at, data: { run: shown } });
     const [delivery] = await deliveriesWhen(conv, run.id, settled);
-    expect(delivery).toEqual({ id: `${run.id}.run.completed`, type: "run.completed", url: r.url, status: "delivered", attempts: [{ at: expect.any(String), status_code: 200, error: null }] });
+    expect(delivery).toEqual({
+      id: `${run.id}.run.completed`,
+      type: "run.completed",
+      url: r.url,
+      status: "delivered",
+      attempts: [{ at: expect.any(String), status_code: 200, error: null }],
+    });
     // The next run of the conversation is its own delivery; the first is not sent again.
     f.llm.script({ text: "Again." });
     const next = (await client().send(conv, { content: "Once more" })).json().run;
@@ -91,7 +111,11 @@ describe("a run's end", () => {
     const all = await receiver();
     const only = await receiver();
     const pausingTwice = async (url: string, events?: string[]) => {
-      const conv = await client().createConversation({ provider: "anthropic", approval_required: ["calculate"], webhook: { url, ...(events && { events }) } });
+      const conv = await client().createConversation({
+        provider: "anthropic",
+        approval_required: ["calculate"],
+        webhook: { url, ...(events && { events }) },
+      });
       const runs: any[] = [];
       f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] });
       let run = (await client().send(conv.id, { content: "Add." })).json().run;
@@ -100,7 +124,13 @@ describe("a run's end", () => {
         runs.push(run);
         f.llm.script(next);
         const answer = { approvals: [{ tool_call_id: run.required_action.tool_calls[0].tool_call_id, approve: true }] };
-        run = (await f.loopd.app.inject({ method: "POST", url: `/conversations/${conv.id}/runs/${run.id}/actions`, payload: answer })).json().run;
+        run = (
+          await f.loopd.app.inject({
+            method: "POST",
+            url: `/conversations/${conv.id}/runs/${run.id}/actions`,
+            payload: answer,
+          })
+        ).json().run;
       }
       expect(run.status).toBe("completed");
       return { conv: conv.id as string, id: run.id as string, paused: runs };
@@ -109,13 +139,23 @@ describe("a run's end", () => {
     await deliveriesWhen(a.conv, a.id, (d) => d.length === 3 && settled(d));
     const got = all.received;
     expect(got.every((w) => w.verified !== null)).toBe(true);
-    expect([...new Set(got.map((w) => w.id))].sort()).toEqual([`${a.id}.run.completed`, `${a.id}.run.requires_action`, `${a.id}.run.requires_action.2`]);
+    expect([...new Set(got.map((w) => w.id))].sort()).toEqual([
+      `${a.id}.run.completed`,
+      `${a.id}.run.requires_action`,
+      `${a.id}.run.requires_action.2`,
+    ]);
     const firstPause = got.find((w) => w.id === `${a.id}.run.requires_action`)!.verified!;
     // The run as it was when it paused, not as it is now.
     expect(firstPause.type).toBe("run.requires_action");
-    expect(firstPause.data.run).toMatchObject({ status: "requires_action", required_action: a.paused[0].required_action });
+    expect(firstPause.data.run).toMatchObject({
+      status: "requires_action",
+      required_action: a.paused[0].required_action,
+    });
     const secondPause = got.find((w) => w.id === `${a.id}.run.requires_action.2`)!.verified!;
-    expect(secondPause.data.run).toMatchObject({ status: "requires_action", required_action: a.paused[1].required_action });
+    expect(secondPause.data.run).toMatchObject({
+      status: "requires_action",
+      required_action: a.paused[1].required_action,
+    });
 
     const b = await pausingTwice(only.url, ["run.completed"]);
     const deliveries = await deliveriesWhen(b.conv, b.id, settled);
@@ -126,11 +166,17 @@ describe("a run's end", () => {
 
 test("a paused run cancelled (ended by closeWaitingRun, not the loop) sends its pause, then run.cancelled", async () => {
   const r = await receiver();
-  const conv = await client().createConversation({ provider: "anthropic", approval_required: ["calculate"], webhook: { url: r.url } });
+  const conv = await client().createConversation({
+    provider: "anthropic",
+    approval_required: ["calculate"],
+    webhook: { url: r.url },
+  });
   f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] });
   const run = (await client().send(conv.id, { content: "Add." })).json().run;
   expect(run.status).toBe("requires_action");
-  const cancelled = (await f.loopd.app.inject({ method: "POST", url: `/conversations/${conv.id}/runs/${run.id}/cancel`, payload: {} })).json();
+  const cancelled = (
+    await f.loopd.app.inject({ method: "POST", url: `/conversations/${conv.id}/runs/${run.id}/cancel`, payload: {} })
+  ).json();
   expect(cancelled.status).toBe("cancelled");
   const deliveries = await deliveriesWhen(conv.id, run.id, (d) => d.length === 2 && settled(d));
   expect(deliveries.map((d) => [d.id, d.status])).toEqual([
@@ -151,7 +197,9 @@ test("a queued run cancelled before it started (never run by the loop) sends run
   await hold.entered();
   const queued = (await client().send(conv.id, { content: "second", on_busy: "enqueue", wait: false })).json().run;
   expect(queued.status).toBe("queued");
-  const cancelled = (await f.loopd.app.inject({ method: "POST", url: `/conversations/${conv.id}/runs/${queued.id}/cancel`, payload: {} })).json();
+  const cancelled = (
+    await f.loopd.app.inject({ method: "POST", url: `/conversations/${conv.id}/runs/${queued.id}/cancel`, payload: {} })
+  ).json();
   expect(cancelled.status).toBe("cancelled");
   hold.release();
   const [delivery] = await deliveriesWhen(conv.id, queued.id, settled);
@@ -217,7 +265,9 @@ describe("retries", () => {
     const { conv, run } = await completedRun({ url: r.url });
     const [delivery] = await deliveriesWhen(conv, run.id, settled);
     expect(delivery.status).toBe("failed");
-    expect(delivery.attempts.map((a: any) => [a.status_code, a.error])).toEqual(Array(MAX_ATTEMPTS).fill([302, "HTTP 302: redirects are not followed"]));
+    expect(delivery.attempts.map((a: any) => [a.status_code, a.error])).toEqual(
+      Array(MAX_ATTEMPTS).fill([302, "HTTP 302: redirects are not followed"]),
+    );
     expect(r.received).toHaveLength(MAX_ATTEMPTS);
     expect(target.received).toEqual([]);
   });
@@ -225,7 +275,10 @@ describe("retries", () => {
 
 test("an unknown run has no webhooks to list: 404 as on every run route", async () => {
   const conv = await client().createConversation({ provider: "anthropic" });
-  const res = await f.loopd.app.inject({ method: "GET", url: `/conversations/${conv.id}/runs/run_0mx0000000000000000000000/webhooks` });
+  const res = await f.loopd.app.inject({
+    method: "GET",
+    url: `/conversations/${conv.id}/runs/run_0mx0000000000000000000000/webhooks`,
+  });
   expect(res.statusCode).toBe(404);
   expect(res.json().error.code).toBe("not_found");
 });

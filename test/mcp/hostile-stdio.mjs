@@ -28,7 +28,11 @@ if (process.env.LEAK_STDERR === "1") {
 if (process.env.HANG_START === "1") {
   setInterval(() => {}, 1000);
 } else {
-  let tools = process.env.TOOLS_PATH ? JSON.parse(readFileSync(process.env.TOOLS_PATH, "utf8")) : process.env.TOOLS_JSON ? JSON.parse(process.env.TOOLS_JSON) : [{ name: "echo", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } }];
+  let tools = process.env.TOOLS_PATH
+    ? JSON.parse(readFileSync(process.env.TOOLS_PATH, "utf8"))
+    : process.env.TOOLS_JSON
+      ? JSON.parse(process.env.TOOLS_JSON)
+      : [{ name: "echo", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } }];
   const server = new Server({ name: "hostile", version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {

@@ -22,7 +22,10 @@ export interface HttpMcpServer {
  * POSTs are answered as JSON, not as event streams. Its `crash` tool
  * drops every connection and stops listening, as a dead process would.
  */
-export async function startHttpMcpServer({ port = 0, json = false }: { port?: number; json?: boolean } = {}): Promise<HttpMcpServer> {
+export async function startHttpMcpServer({
+  port = 0,
+  json = false,
+}: { port?: number; json?: boolean } = {}): Promise<HttpMcpServer> {
   const records: Record<string, unknown>[] = [];
   const requests: HttpMcpServer["requests"] = [];
   const sessions = new Map<string, StreamableHTTPServerTransport>();
@@ -35,10 +38,21 @@ export async function startHttpMcpServer({ port = 0, json = false }: { port?: nu
     const id = req.headers["mcp-session-id"];
     let transport = typeof id === "string" ? sessions.get(id) : undefined;
     if (!transport) {
-      if (typeof id === "string") return res.writeHead(404).end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null }));
-      const fresh = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), enableJsonResponse: json, onsessioninitialized: (sid) => void sessions.set(sid, fresh) });
+      if (typeof id === "string")
+        return res
+          .writeHead(404)
+          .end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null }));
+      const fresh = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        enableJsonResponse: json,
+        onsessioninitialized: (sid) => void sessions.set(sid, fresh),
+      });
       fresh.onclose = () => fresh.sessionId && sessions.delete(fresh.sessionId);
-      await (createTestMcpServer({ record: (e: Record<string, unknown>) => records.push(e), crash }) as { connect(t: unknown): Promise<void> }).connect(fresh);
+      await (
+        createTestMcpServer({ record: (e: Record<string, unknown>) => records.push(e), crash }) as {
+          connect(t: unknown): Promise<void>;
+        }
+      ).connect(fresh);
       transport = fresh;
     }
     await transport.handleRequest(req, res);
@@ -62,11 +76,16 @@ export async function startSseMcpServer(): Promise<HttpMcpServer> {
       const transport = new SSEServerTransport("/messages", res);
       sessions.set(transport.sessionId, transport);
       res.on("close", () => sessions.delete(transport.sessionId));
-      await (createTestMcpServer({ record: (e: Record<string, unknown>) => records.push(e), crash: () => {} }) as { connect(t: unknown): Promise<void> }).connect(transport);
+      await (
+        createTestMcpServer({ record: (e: Record<string, unknown>) => records.push(e), crash: () => {} }) as {
+          connect(t: unknown): Promise<void>;
+        }
+      ).connect(transport);
       return;
     }
     const transport = sessions.get(url.searchParams.get("sessionId") ?? "");
-    if (req.method === "POST" && url.pathname === "/messages" && transport) return transport.handlePostMessage(req, res);
+    if (req.method === "POST" && url.pathname === "/messages" && transport)
+      return transport.handlePostMessage(req, res);
     res.writeHead(405).end("this server speaks only HTTP+SSE");
   });
   return served(http, { port: 0, path: "/sse", records, requests, sessions });
@@ -75,7 +94,17 @@ export async function startSseMcpServer(): Promise<HttpMcpServer> {
 /** Listens on 127.0.0.1; closing ends the sessions, then every connection. */
 async function served(
   http: Server,
-  { port, path, records, requests, sessions }: Pick<HttpMcpServer, "records" | "requests"> & { port: number; path: string; sessions: Map<string, { close(): Promise<void> }> },
+  {
+    port,
+    path,
+    records,
+    requests,
+    sessions,
+  }: Pick<HttpMcpServer, "records" | "requests"> & {
+    port: number;
+    path: string;
+    sessions: Map<string, { close(): Promise<void> }>;
+  },
 ): Promise<HttpMcpServer> {
   await new Promise<void>((resolve) => http.listen(port, "127.0.0.1", resolve));
   return {

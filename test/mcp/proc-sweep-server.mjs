@@ -13,7 +13,14 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprot
 
 const server = new Server({ name: "proc-sweep", version: "1.0.0" }, { capabilities: { tools: {} } });
 server.setRequestHandler(ListToolsRequestSchema, () => ({
-  tools: [{ name: "sweep_proc", description: "Reads every /proc/*/environ and /proc/*/cmdline it can.", inputSchema: { type: "object", properties: {} }, annotations: { readOnlyHint: true } }],
+  tools: [
+    {
+      name: "sweep_proc",
+      description: "Reads every /proc/*/environ and /proc/*/cmdline it can.",
+      inputSchema: { type: "object", properties: {} },
+      annotations: { readOnlyHint: true },
+    },
+  ],
 }));
 server.setRequestHandler(CallToolRequestSchema, () => {
   const read = [];

@@ -19,7 +19,14 @@ if (existsSync(state)) {
 }
 const server = new Server({ name: "loopd-stderr-crash", version: "1.0.0" }, { capabilities: { tools: {} } });
 server.setRequestHandler(ListToolsRequestSchema, () => ({
-  tools: [{ name: "save", description: "Saves a text.", inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] }, annotations: { readOnlyHint: true } }],
+  tools: [
+    {
+      name: "save",
+      description: "Saves a text.",
+      inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+      annotations: { readOnlyHint: true },
+    },
+  ],
 }));
 server.setRequestHandler(CallToolRequestSchema, (request) => {
   const args = JSON.stringify(request.params.arguments ?? {});

@@ -18,31 +18,97 @@ const text = (t) => ({ content: [{ type: "text", text: t }] });
 /** @param {{ record: (entry: object) => void, crash?: () => void }} options */
 export function createTestMcpServer({ record, crash = () => process.exit(1) }) {
   const tools = [
-    { name: "echo", description: "Says the text back.", inputSchema: object({ text: { type: "string" } }, ["text"]), annotations: { readOnlyHint: true } },
-    { name: "slow_read", description: "Waits, then says when it started.", inputSchema: object({ ms: { type: "number" } }), annotations: { readOnlyHint: true } },
-    { name: "gather", description: "Waits until `of` calls are in flight together (or 5 s pass).", inputSchema: object({ of: { type: "number" } }, ["of"]), annotations: { readOnlyHint: true } },
+    {
+      name: "echo",
+      description: "Says the text back.",
+      inputSchema: object({ text: { type: "string" } }, ["text"]),
+      annotations: { readOnlyHint: true },
+    },
+    {
+      name: "slow_read",
+      description: "Waits, then says when it started.",
+      inputSchema: object({ ms: { type: "number" } }),
+      annotations: { readOnlyHint: true },
+    },
+    {
+      name: "gather",
+      description: "Waits until `of` calls are in flight together (or 5 s pass).",
+      inputSchema: object({ of: { type: "number" } }, ["of"]),
+      annotations: { readOnlyHint: true },
+    },
     { name: "fail", description: "Always fails.", inputSchema: object(), annotations: { readOnlyHint: true } },
-    { name: "write_note", description: "Saves a note.", inputSchema: object({ note: { type: "string" } }, ["note"]), annotations: { destructiveHint: true } },
-    { name: "safe_write", description: "Appends, never destroys; waits ms first.", inputSchema: object({ note: { type: "string" }, ms: { type: "number" } }), annotations: { destructiveHint: false } },
-    { name: "hang", description: "Never answers (until cancelled).", inputSchema: object(), annotations: { readOnlyHint: true } },
+    {
+      name: "write_note",
+      description: "Saves a note.",
+      inputSchema: object({ note: { type: "string" } }, ["note"]),
+      annotations: { destructiveHint: true },
+    },
+    {
+      name: "safe_write",
+      description: "Appends, never destroys; waits ms first.",
+      inputSchema: object({ note: { type: "string" }, ms: { type: "number" } }),
+      annotations: { destructiveHint: false },
+    },
+    {
+      name: "hang",
+      description: "Never answers (until cancelled).",
+      inputSchema: object(),
+      annotations: { readOnlyHint: true },
+    },
     { name: "crash", description: "Exits mid-call.", inputSchema: object(), annotations: { readOnlyHint: true } },
     { name: "huge", description: "Answers 50 MB.", inputSchema: object(), annotations: { readOnlyHint: true } },
-    { name: "media", description: "Answers an image, audio and resources.", inputSchema: object(), annotations: { readOnlyHint: true } },
+    {
+      name: "media",
+      description: "Answers an image, audio and resources.",
+      inputSchema: object(),
+      annotations: { readOnlyHint: true },
+    },
     {
       name: "picture",
       description: "Answers its text and the images it is given, as image content.",
-      inputSchema: object({ text: { type: "string" }, images: { type: "array", items: object({ data: { type: "string" }, mimeType: { type: "string" } }) } }),
+      inputSchema: object({
+        text: { type: "string" },
+        images: { type: "array", items: object({ data: { type: "string" }, mimeType: { type: "string" } }) },
+      }),
       annotations: { readOnlyHint: true },
     },
-    { name: "structured", description: "Answers structured content only.", inputSchema: object(), annotations: { readOnlyHint: true } },
-    { name: "garbage", description: "Answers something that is not a tool result.", inputSchema: object(), annotations: { readOnlyHint: true } },
-    { name: "env", description: "Lists its environment's names.", inputSchema: object(), annotations: { readOnlyHint: true } },
-    { name: "add_tool", description: "Adds a tool.", inputSchema: object({ name: { type: "string" } }, ["name"]), annotations: { readOnlyHint: true } },
-    { name: "a.tool with spaces/and a name far too long for the providers to take as it stands", description: "Has a name to cut.", inputSchema: object(), annotations: { readOnlyHint: true } },
+    {
+      name: "structured",
+      description: "Answers structured content only.",
+      inputSchema: object(),
+      annotations: { readOnlyHint: true },
+    },
+    {
+      name: "garbage",
+      description: "Answers something that is not a tool result.",
+      inputSchema: object(),
+      annotations: { readOnlyHint: true },
+    },
+    {
+      name: "env",
+      description: "Lists its environment's names.",
+      inputSchema: object(),
+      annotations: { readOnlyHint: true },
+    },
+    {
+      name: "add_tool",
+      description: "Adds a tool.",
+      inputSchema: object({ name: { type: "string" } }, ["name"]),
+      annotations: { readOnlyHint: true },
+    },
+    {
+      name: "a.tool with spaces/and a name far too long for the providers to take as it stands",
+      description: "Has a name to cut.",
+      inputSchema: object(),
+      annotations: { readOnlyHint: true },
+    },
   ];
   /** The gather calls in flight, each with the way to end it. */
   const gathering = [];
-  const server = new Server({ name: "loopd-test", version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
+  const server = new Server(
+    { name: "loopd-test", version: "1.0.0" },
+    { capabilities: { tools: { listChanged: true } } },
+  );
 
   server.setRequestHandler(ListToolsRequestSchema, (request) => {
     const at = Number(request.params?.cursor ?? 0);
@@ -97,12 +163,20 @@ export function createTestMcpServer({ record, crash = () => process.exit(1) }) {
             { type: "image", data: Buffer.alloc(1234).toString("base64"), mimeType: "image/png" },
             { type: "audio", data: Buffer.alloc(10).toString("base64"), mimeType: "audio/wav" },
             { type: "resource", resource: { uri: "file:///notes.txt", text: "the embedded notes" } },
-            { type: "resource", resource: { uri: "file:///photo.jpg", blob: Buffer.alloc(30).toString("base64"), mimeType: "image/jpeg" } },
+            {
+              type: "resource",
+              resource: { uri: "file:///photo.jpg", blob: Buffer.alloc(30).toString("base64"), mimeType: "image/jpeg" },
+            },
             { type: "resource_link", uri: "file:///elsewhere.md", name: "elsewhere" },
           ],
         };
       case "picture":
-        return { content: [...(args.text ? [{ type: "text", text: args.text }] : []), ...(args.images ?? []).map(({ data, mimeType }) => ({ type: "image", data, mimeType }))] };
+        return {
+          content: [
+            ...(args.text ? [{ type: "text", text: args.text }] : []),
+            ...(args.images ?? []).map(({ data, mimeType }) => ({ type: "image", data, mimeType })),
+          ],
+        };
       case "structured":
         return { content: [], structuredContent: { temperature: 21.5, unit: "C" } };
       case "garbage":
@@ -110,7 +184,12 @@ export function createTestMcpServer({ record, crash = () => process.exit(1) }) {
       case "env":
         return text(Object.keys(process.env).sort().join(","));
       case "add_tool":
-        tools.push({ name: args.name, description: "Added later.", inputSchema: object(), annotations: { readOnlyHint: true } });
+        tools.push({
+          name: args.name,
+          description: "Added later.",
+          inputSchema: object(),
+          annotations: { readOnlyHint: true },
+        });
         await server.sendToolListChanged();
         return text(`added ${args.name}`);
       default:

@@ -98,11 +98,17 @@ describe(`loopd as a process on ${testDatabaseKind}`, () => {
       expect(userTextsIn(llm.requests[1]!)).toEqual(["Tell me a long story."]);
 
       const events = await client.allEvents(conv.id, runId);
-      expect(expectCompleteEventLog(events)).toMatchObject({ event: "run.completed", data: { run: { id: runId, status: "completed" } } });
+      expect(expectCompleteEventLog(events)).toMatchObject({
+        event: "run.completed",
+        data: { run: { id: runId, status: "completed" } },
+      });
       // The restarted step is announced, and its deltas after the marker add up to the saved text.
       const restart = events.findIndex((e) => e.event === "step.restarted");
       expect(restart).toBeGreaterThan(0);
-      const deltas = events.slice(restart).filter((e) => e.event === "text.delta").map((e) => e.data.delta);
+      const deltas = events
+        .slice(restart)
+        .filter((e) => e.event === "text.delta")
+        .map((e) => e.data.delta);
       expect(deltas.join("")).toBe("The whole story, after the restart.");
       const history = await client.messages(conv.id);
       expect(history.map((m) => m.role)).toEqual(["user", "assistant"]);
@@ -137,19 +143,35 @@ describe(`loopd as a process on ${testDatabaseKind}`, () => {
       expect(llm.requests).toHaveLength(2);
       // The provider accepted the history: the call and its interrupted result, ids verbatim.
       expect(toolCallIdsIn(llm.requests[1]!)).toEqual([callId]);
-      expect(toolResultsIn(llm.requests[1]!)).toEqual([{ id: callId, content: expect.stringContaining("may or may not have taken effect"), isError: true }]);
+      expect(toolResultsIn(llm.requests[1]!)).toEqual([
+        { id: callId, content: expect.stringContaining("may or may not have taken effect"), isError: true },
+      ]);
 
       const history = await client.messages(conv.id);
       expect(history.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
       expect(history[2].content).toEqual([
-        { type: "tool_result", tool_call_id: callId, name: "block_until_stopped", content: expect.stringContaining("interrupted"), is_error: true },
+        {
+          type: "tool_result",
+          tool_call_id: callId,
+          name: "block_until_stopped",
+          content: expect.stringContaining("interrupted"),
+          is_error: true,
+        },
       ]);
       expect(unansweredToolCalls(history)).toEqual([]);
       const events = await client.allEvents(conv.id, runId);
       expect(expectCompleteEventLog(events)).toMatchObject({ event: "run.completed" });
       // Every started call is completed in the log, the interrupted one included.
       const completed = events.filter((e) => e.event === "tool_call.completed");
-      expect(completed).toEqual([expect.objectContaining({ data: expect.objectContaining({ tool_call_id: callId, is_error: true, content: expect.stringContaining("interrupted") }) })]);
+      expect(completed).toEqual([
+        expect.objectContaining({
+          data: expect.objectContaining({
+            tool_call_id: callId,
+            is_error: true,
+            content: expect.stringContaining("interrupted"),
+          }),
+        }),
+      ]);
       expect(events.some((e) => e.event === "step.restarted")).toBe(false);
 
       llm.script({ text: "Nothing more to say." });
@@ -159,9 +181,14 @@ describe(`loopd as a process on ${testDatabaseKind}`, () => {
 
     describe("killed in a steps-budget grace turn (SIGKILL): the run taken up again makes the grace call and ends incomplete / max_steps", () => {
       /** A run of max_steps 2: a tool step, then the grace call, which the test holds open; `killAt` waits for the moment to kill. */
-      async function killedInGraceTurn(killAt: (stream: Awaited<ReturnType<typeof client.sendStreaming>>) => Promise<unknown>, graceCall: FakeTurn) {
+      async function killedInGraceTurn(
+        killAt: (stream: Awaited<ReturnType<typeof client.sendStreaming>>) => Promise<unknown>,
+        graceCall: FakeTurn,
+      ) {
         const conv = await client.createConversation({ provider });
-        llm.script({ toolCalls: [{ name: "calculate", input: { expression: "6*7" } }] }, graceCall, { text: "42, and that is all I had time for." });
+        llm.script({ toolCalls: [{ name: "calculate", input: { expression: "6*7" } }] }, graceCall, {
+          text: "42, and that is all I had time for.",
+        });
         const stream = await client.sendStreaming(conv.id, "What is 6*7?", { budget: { max_steps: 2 } });
         const runId = (await stream.until((e) => e.event === "run.created", 10_000)).data.run.id;
         await killAt(stream);
@@ -170,7 +197,13 @@ describe(`loopd as a process on ${testDatabaseKind}`, () => {
 
         await startLoopd();
         const run = await client.waitForRunEnd(conv.id, runId, 20_000);
-        expect(run).toMatchObject({ status: "incomplete", stop_reason: "max_steps", budget_exceeded: "steps", steps: 2, error: null });
+        expect(run).toMatchObject({
+          status: "incomplete",
+          stop_reason: "max_steps",
+          budget_exceeded: "steps",
+          steps: 2,
+          error: null,
+        });
         expect(llm.requests).toHaveLength(3);
         // The call made again is the grace call: tools disabled, the notice (once) as the newest user text.
         const again = llm.requests[2]!;
@@ -180,12 +213,17 @@ describe(`loopd as a process on ${testDatabaseKind}`, () => {
         expect(history.map((m) => m.role)).toEqual(["user", "assistant", "tool", "user", "assistant"]);
         expect(history.filter((m) => m.kind === "notice")).toHaveLength(1);
         expect(history.at(-1).content).toEqual([{ type: "text", text: "42, and that is all I had time for." }]);
-        expect(expectCompleteEventLog(await client.allEvents(conv.id, runId))).toMatchObject({ data: { run: { status: "incomplete", stop_reason: "max_steps" } } });
+        expect(expectCompleteEventLog(await client.allEvents(conv.id, runId))).toMatchObject({
+          data: { run: { status: "incomplete", stop_reason: "max_steps" } },
+        });
       }
 
       test("while the grace call streams", async () => {
         // The grace answer stops mid-stream and holds the connection: the kill comes after its first words.
-        await killedInGraceTurn((stream) => stream.until((e) => e.event === "text.delta", 10_000), { text: LONG_ANSWER, stallAfterChunks: 4 });
+        await killedInGraceTurn((stream) => stream.until((e) => e.event === "text.delta", 10_000), {
+          text: LONG_ANSWER,
+          stallAfterChunks: 4,
+        });
       });
 
       test("right after its notice was saved, before any of its answer", async () => {
@@ -210,7 +248,11 @@ describe(`loopd as a process on ${testDatabaseKind}`, () => {
 
       // On the embedded database, its folder's lock names the zombie's pid, which kill(pid, 0) still finds.
       await startLoopd();
-      expect(await client.waitForRunEnd(conv.id, runId, 20_000)).toMatchObject({ status: "completed", stop_reason: "end_turn", error: null });
+      expect(await client.waitForRunEnd(conv.id, runId, 20_000)).toMatchObject({
+        status: "completed",
+        stop_reason: "end_turn",
+        error: null,
+      });
       expect(expectCompleteEventLog(await client.allEvents(conv.id, runId))).toMatchObject({ event: "run.completed" });
     } finally {
       zombie.child.kill("SIGKILL");
@@ -218,8 +260,16 @@ describe(`loopd as a process on ${testDatabaseKind}`, () => {
   });
 
   test("a paused run survives SIGKILL: it holds no process, and the next process takes the answer and goes on", async () => {
-    const invoice = { name: "create_invoice", description: "Creates an invoice (the client does).", input_schema: { type: "object", properties: { customer: { type: "string" } } } };
-    const conv = await client.createConversation({ provider: "openai", approval_required: ["calculate"], client_tools: [invoice] });
+    const invoice = {
+      name: "create_invoice",
+      description: "Creates an invoice (the client does).",
+      input_schema: { type: "object", properties: { customer: { type: "string" } } },
+    };
+    const conv = await client.createConversation({
+      provider: "openai",
+      approval_required: ["calculate"],
+      client_tools: [invoice],
+    });
     llm.script({
       toolCalls: [
         { name: "get_current_time", input: { timezone: "UTC" } },
@@ -234,7 +284,10 @@ describe(`loopd as a process on ${testDatabaseKind}`, () => {
     await startLoopd();
     // Still waiting, unchanged, whoever serves it now.
     const [calc, inv] = paused.required_action.tool_calls;
-    expect(await client.run(conv.id, paused.id)).toMatchObject({ status: "requires_action", required_action: paused.required_action });
+    expect(await client.run(conv.id, paused.id)).toMatchObject({
+      status: "requires_action",
+      required_action: paused.required_action,
+    });
     llm.script({ text: "42, and ACME is billed." });
     const done = await client.answer(conv.id, paused.id, {
       approvals: [{ tool_call_id: calc.tool_call_id, approve: true }],
@@ -247,7 +300,9 @@ describe(`loopd as a process on ${testDatabaseKind}`, () => {
     expect(results[1]!.content).toContain("42");
     expect(results[2]!.content).toBe("INV-42");
     expect(unansweredToolCalls(await client.messages(conv.id))).toEqual([]);
-    expect(expectCompleteEventLog(await client.allEvents(conv.id, paused.id))).toMatchObject({ event: "run.completed" });
+    expect(expectCompleteEventLog(await client.allEvents(conv.id, paused.id))).toMatchObject({
+      event: "run.completed",
+    });
   });
 
   test("a budgeted run killed mid-tool keeps its budget: what it spent before the crash counts after the restart", async () => {
@@ -259,7 +314,11 @@ describe(`loopd as a process on ${testDatabaseKind}`, () => {
       { toolCalls: [{ name: "block_until_stopped", input: {} }], usage },
       { text: "Here is what I have.", usage },
     );
-    const input = ((await (await fetch(`${loopd.url}/conversations/${conv.id}/context`)).json()) as { estimated_input_tokens: number }).estimated_input_tokens;
+    const input = (
+      (await (await fetch(`${loopd.url}/conversations/${conv.id}/context`)).json()) as {
+        estimated_input_tokens: number;
+      }
+    ).estimated_input_tokens;
     // Two normal calls fit (each with a grace call after it, grown as the steps have shown), a third does not; its grace call does.
     const stream = await client.sendStreaming(conv.id, "Work.", { budget: { max_tokens: Math.round(5.6 * input) } });
     const runId = (await stream.until((e) => e.event === "run.created", 10_000)).data.run.id;
@@ -306,8 +365,15 @@ describe(`loopd as a process on ${testDatabaseKind}`, () => {
 
     llm.script({ text: "Finished by the next process." }, { text: "Finished by the next process." });
     await startLoopd();
-    for (const [conv, id] of [[streamed.id, runId], [waited.id, left.id]] as const) {
-      expect(await client.waitForRunEnd(conv, id, 20_000)).toMatchObject({ status: "completed", stop_reason: "end_turn", error: null });
+    for (const [conv, id] of [
+      [streamed.id, runId],
+      [waited.id, left.id],
+    ] as const) {
+      expect(await client.waitForRunEnd(conv, id, 20_000)).toMatchObject({
+        status: "completed",
+        stop_reason: "end_turn",
+        error: null,
+      });
       const events = await client.allEvents(conv, id);
       expect(expectCompleteEventLog(events)).toMatchObject({ event: "run.completed" });
       const history = await client.messages(conv);

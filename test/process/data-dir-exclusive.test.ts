@@ -33,7 +33,9 @@ let runId: string;
 let history: unknown[];
 
 const refusal = (pid: number) =>
-  new RegExp(`the embedded database in ${dataDir.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} is in use by process ${pid} \\(the loopd server on http://127\\.0\\.0\\.1:\\d+, since [^)]+\\); only one process may open it`);
+  new RegExp(
+    `the embedded database in ${dataDir.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} is in use by process ${pid} \\(the loopd server on http://127\\.0\\.0\\.1:\\d+, since [^)]+\\); only one process may open it`,
+  );
 
 test("the server holds DATA_DIR: its lock names it and where it answers", async () => {
   server = await spawnLoopd({ env: { DATA_DIR: dataDir } });
@@ -44,7 +46,11 @@ test("the server holds DATA_DIR: its lock names it and where it answers", async 
   expect(sent.output_text).toBe("12*7 = 84");
   history = (await client.messages(conversationId)).map((m: any) => ({ seq: m.seq, content: m.content }));
   expect(history).toHaveLength(4);
-  expect(JSON.parse(readFileSync(path.join(dataDir, LOCK_FILE), "utf8"))).toMatchObject({ pid: server.pid, program: "the loopd server", url: server.url });
+  expect(JSON.parse(readFileSync(path.join(dataDir, LOCK_FILE), "utf8"))).toMatchObject({
+    pid: server.pid,
+    program: "the loopd server",
+    url: server.url,
+  });
 });
 
 test("a second server on the same DATA_DIR is refused with one line, and the first goes on", async () => {
@@ -53,7 +59,9 @@ test("a second server on the same DATA_DIR is refused with one line, and the fir
   expect(second.code).toBe(1);
   expect(second.output.trim().split("\n")).toHaveLength(1);
   expect(second.output).toMatch(new RegExp(`^loopd cannot start: ${refusal(server.pid).source}`));
-  expect((await client.messages(conversationId)).map((m: any) => ({ seq: m.seq, content: m.content }))).toEqual(history);
+  expect((await client.messages(conversationId)).map((m: any) => ({ seq: m.seq, content: m.content }))).toEqual(
+    history,
+  );
 });
 
 test("db:migrate on a held DATA_DIR is refused with the same line", async () => {
@@ -67,10 +75,15 @@ test("replay of a run while the server runs reads it through the server's API", 
   const replay = await runProgram("src/replay/main.ts", { args: [runId, "--out", out], env: { DATA_DIR: dataDir } });
   expect(replay.stderr).toBe("");
   expect(replay.code).toBe(0);
-  expect(replay.stdout).toContain(`the loopd server at ${server.url} holds ${dataDir}: reading the run through its API`);
+  expect(replay.stdout).toContain(
+    `the loopd server at ${server.url} holds ${dataDir}: reading the run through its API`,
+  );
   expect(replay.stdout).toMatch(/step +1 +same_call +calculate\(\{"expression":"12\*7"\}\)/);
   expect(replay.stdout).toMatch(/step +2 +same_text +text "12\*7 = 84"/);
-  expect(JSON.parse(readFileSync(out, "utf8"))).toMatchObject({ run_id: runId, summary: { same_call: 1, same_text: 1 } });
+  expect(JSON.parse(readFileSync(out, "utf8"))).toMatchObject({
+    run_id: runId,
+    summary: { same_call: 1, same_text: 1 },
+  });
 });
 
 test("replay on a DATA_DIR held by a process that serves no API is refused with the clear line", async () => {
@@ -82,7 +95,11 @@ test("replay on a DATA_DIR held by a process that serves no API is refused with 
   const replay = await runProgram("src/replay/main.ts", { args: [runId], env: { DATA_DIR: heldDir } });
   await holder.end();
   expect(replay.code).toBe(1);
-  expect(replay.output).toMatch(new RegExp(`^replay cannot run: the embedded database in ${heldDir.replace(/[/.]/g, "\\$&")} is in use by process ${holder.child.pid} \\(a test holder, since `));
+  expect(replay.output).toMatch(
+    new RegExp(
+      `^replay cannot run: the embedded database in ${heldDir.replace(/[/.]/g, "\\$&")} is in use by process ${holder.child.pid} \\(a test holder, since `,
+    ),
+  );
 });
 
 test("after a stop the lock is gone and the data is intact; after a kill -9 the stale lock is taken over, the data intact", async () => {
@@ -91,13 +108,17 @@ test("after a stop the lock is gone and the data is intact; after a kill -9 the 
   expect(existsSync(path.join(dataDir, LOCK_FILE))).toBe(false);
 
   server = await spawnLoopd({ env: { DATA_DIR: dataDir } });
-  expect((await client.messages(conversationId)).map((m: any) => ({ seq: m.seq, content: m.content }))).toEqual(history);
+  expect((await client.messages(conversationId)).map((m: any) => ({ seq: m.seq, content: m.content }))).toEqual(
+    history,
+  );
   const killed = server.pid;
   await killProcess(server);
   expect(JSON.parse(readFileSync(path.join(dataDir, LOCK_FILE), "utf8"))).toMatchObject({ pid: killed });
 
   server = await spawnLoopd({ env: { DATA_DIR: dataDir } });
   expect(JSON.parse(readFileSync(path.join(dataDir, LOCK_FILE), "utf8"))).toMatchObject({ pid: server.pid });
-  expect((await client.messages(conversationId)).map((m: any) => ({ seq: m.seq, content: m.content }))).toEqual(history);
+  expect((await client.messages(conversationId)).map((m: any) => ({ seq: m.seq, content: m.content }))).toEqual(
+    history,
+  );
   expect((await client.send(conversationId, "What is 2^10?")).output_text).toBe("2^10 = 1024");
 });

@@ -32,7 +32,11 @@ test("create prints the key once, list shows it without the key, a loopd with ke
 
   const listed = await keys("list", "--tenant", "acme");
   expect(listed.code).toBe(0);
-  expect(listed.stdout.trim()).toMatch(new RegExp(`^id +tenant +name +created +last used +revoked\\n${id} +acme +ci +\\d{4}-\\d\\d-\\d\\dT[\\d:]+Z +- +-$`));
+  expect(listed.stdout.trim()).toMatch(
+    new RegExp(
+      `^id +tenant +name +created +last used +revoked\\n${id} +acme +ci +\\d{4}-\\d\\d-\\d\\dT[\\d:]+Z +- +-$`,
+    ),
+  );
   expect(listed.stdout).not.toContain(key);
 
   const loopd = await spawnLoopd({ env: { ...database.env, API_KEYS_REQUIRED: "true" } });
@@ -57,7 +61,9 @@ test("a first start with keys on prints the key it makes even when the log says 
     const loopd = await spawnLoopd({ env: { ...fresh.env, API_KEYS_REQUIRED: "true", LOG_LEVEL: "silent" } });
     const printed = loopd.output().match(/lpd_[A-Za-z0-9_-]{43}/g) ?? [];
     expect(printed).toHaveLength(1);
-    expect((await fetch(`${loopd.url}/conversations`, { headers: { authorization: `Bearer ${printed[0]}` } })).status).toBe(200);
+    expect(
+      (await fetch(`${loopd.url}/conversations`, { headers: { authorization: `Bearer ${printed[0]}` } })).status,
+    ).toBe(200);
     loopd.child.kill("SIGTERM");
     await loopd.exited;
   } finally {

@@ -29,14 +29,20 @@ export function loopdClient(baseUrl: () => string) {
   return {
     createConversation: (body: Record<string, unknown>) => ok("POST", "/conversations", body, 201),
     /** A non-streaming send: answers when the run has ended. */
-    send: (conversationId: string, content: string) => ok("POST", `/conversations/${conversationId}/messages`, { content }),
+    send: (conversationId: string, content: string) =>
+      ok("POST", `/conversations/${conversationId}/messages`, { content }),
     /** A streaming send. */
     sendStreaming: (conversationId: string, content: string, extra: Record<string, unknown> = {}) =>
-      openSse(`${baseUrl()}/conversations/${conversationId}/messages`, { method: "POST", body: { content, stream: true, ...extra } }),
+      openSse(`${baseUrl()}/conversations/${conversationId}/messages`, {
+        method: "POST",
+        body: { content, stream: true, ...extra },
+      }),
     run: (conversationId: string, runId: string) => ok("GET", `/conversations/${conversationId}/runs/${runId}`),
     /** Answers a paused run (non-streaming): resolves when the run ends or pauses again. */
-    answer: (conversationId: string, runId: string, body: Record<string, unknown>) => ok("POST", `/conversations/${conversationId}/runs/${runId}/actions`, body),
-    messages: async (conversationId: string): Promise<any[]> => (await ok("GET", `/conversations/${conversationId}/messages?limit=1000`)).data,
+    answer: (conversationId: string, runId: string, body: Record<string, unknown>) =>
+      ok("POST", `/conversations/${conversationId}/runs/${runId}/actions`, body),
+    messages: async (conversationId: string): Promise<any[]> =>
+      (await ok("GET", `/conversations/${conversationId}/messages?limit=1000`)).data,
 
     /** Polls the run until it leaves queued/running. */
     async waitForRunEnd(conversationId: string, runId: string, timeoutMs: number): Promise<any> {
@@ -68,7 +74,9 @@ export function expectCompleteEventLog(events: SseEvent[]): SseEvent {
   expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
   expect(events[0]?.event).toBe("run.created");
   // One end, the last event; a pause answered since (run.requires_action) is not an end.
-  expect(events.filter((e) => TERMINAL.has(e.event) && e.event !== "run.requires_action").map((e) => e.id)).toEqual([events.length]);
+  expect(events.filter((e) => TERMINAL.has(e.event) && e.event !== "run.requires_action").map((e) => e.id)).toEqual([
+    events.length,
+  ]);
   return events.at(-1)!;
 }
 

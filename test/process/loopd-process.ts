@@ -66,7 +66,13 @@ class PortTaken extends Error {}
 
 async function startOn(
   port: number,
-  { env, entry, readyTimeoutMs, cwd, unreaped }: { env: Record<string, string>; entry: string; readyTimeoutMs: number; cwd: string; unreaped: boolean },
+  {
+    env,
+    entry,
+    readyTimeoutMs,
+    cwd,
+    unreaped,
+  }: { env: Record<string, string>; entry: string; readyTimeoutMs: number; cwd: string; unreaped: boolean },
 ): Promise<LoopdProcess> {
   const args = ["--import", TSX, path.join(repoRoot, entry)];
   const options = {
@@ -82,7 +88,9 @@ async function startOn(
       PORT: String(port),
     },
   };
-  const { child, pid, exited } = unreaped ? await spawnUnreaped(process.execPath, args, options).then(({ parent, ...rest }) => ({ child: parent, ...rest })) : spawnChild(args, options);
+  const { child, pid, exited } = unreaped
+    ? await spawnUnreaped(process.execPath, args, options).then(({ parent, ...rest }) => ({ child: parent, ...rest }))
+    : spawnChild(args, options);
   if (unreaped) unreapedParents.add(child);
   let out = "";
   const keep = (chunk: Buffer) => {
@@ -92,7 +100,14 @@ async function startOn(
   child.stderr!.on("data", keep);
   let ended = false;
   void exited.then(() => (ended = true));
-  const loopd: LoopdProcess = { url: `http://127.0.0.1:${port}`, pid, child, exited, output: () => out, ended: () => ended };
+  const loopd: LoopdProcess = {
+    url: `http://127.0.0.1:${port}`,
+    pid,
+    child,
+    exited,
+    output: () => out,
+    ended: () => ended,
+  };
   started.add(loopd);
   void exited.then(() => started.delete(loopd));
 
@@ -122,9 +137,16 @@ export async function killProcess(loopd: LoopdProcess, signal: NodeJS.Signals = 
   return loopd.exited;
 }
 
-function spawnChild(args: string[], options: SpawnOptions): { child: ChildProcess; pid: number; exited: Promise<Exit> } {
+function spawnChild(
+  args: string[],
+  options: SpawnOptions,
+): { child: ChildProcess; pid: number; exited: Promise<Exit> } {
   const child = spawn(process.execPath, args, { ...options, stdio: ["ignore", "pipe", "pipe"] });
-  return { child, pid: child.pid!, exited: new Promise<Exit>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal }))) };
+  return {
+    child,
+    pid: child.pid!,
+    exited: new Promise<Exit>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal }))),
+  };
 }
 
 /** Every loopd this module started that is still running: for afterAll, whatever happened. */

@@ -14,7 +14,13 @@ const blockUntilStopped = defineTool({
   description: "Waits until the run is stopped. Test tool.",
   input: z.object({}),
   timeoutMs: 600_000,
-  execute: (_input, { signal }) => new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(new Error("stopped")), { once: true })),
+  execute: (_input, { signal }) =>
+    new Promise((_resolve, reject) =>
+      signal.addEventListener("abort", () => reject(new Error("stopped")), { once: true }),
+    ),
 });
 
-await runCli("loopd cannot start:", async () => void (await serve({ tools: [...createBuiltinTools(), blockUntilStopped] })));
+await runCli(
+  "loopd cannot start:",
+  async () => void (await serve({ tools: [...createBuiltinTools(), blockUntilStopped] })),
+);

@@ -10,7 +10,9 @@ import { createTestDatabase, testDatabaseKind, type TestDatabase } from "../help
  * a process is started with to use it; `open` reads it from the test itself
  * (on the embedded database, only while no process holds it).
  */
-export async function createProcessDatabase(prefix: string): Promise<{ env: Record<string, string>; open(): Promise<Database>; drop(): Promise<void> }> {
+export async function createProcessDatabase(
+  prefix: string,
+): Promise<{ env: Record<string, string>; open(): Promise<Database>; drop(): Promise<void> }> {
   if (testDatabaseKind === "postgres") {
     const testDb: TestDatabase = await createTestDatabase();
     return { env: { DATABASE_URL: testDb.url! }, open: () => testDb.open(), drop: () => testDb.drop() };

@@ -47,7 +47,10 @@ afterAll(async () => {
 
 test(`a queued run starts after the process running the run ahead of it is killed (${testDatabaseKind})`, async () => {
   const first: LoopdProcess = await spawnLoopd({ env, entry: "test/process/main-with-test-tools.ts" });
-  const second = testDatabaseKind === "postgres" ? await spawnLoopd({ env, entry: "test/process/main-with-test-tools.ts" }) : undefined;
+  const second =
+    testDatabaseKind === "postgres"
+      ? await spawnLoopd({ env, entry: "test/process/main-with-test-tools.ts" })
+      : undefined;
   const viaFirst = loopdClient(() => first.url);
   const conv = await viaFirst.createConversation({ provider: "anthropic" });
   // The run ahead hangs in its model call until its process dies; taken over, it answers.

@@ -31,13 +31,22 @@ export interface ProgramRun {
  */
 export function runProgram(
   entry: string,
-  { args = [], env = {}, cwd = emptyFolder, timeoutMs = 60_000 }: { args?: string[]; env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {},
+  {
+    args = [],
+    env = {},
+    cwd = emptyFolder,
+    timeoutMs = 60_000,
+  }: { args?: string[]; env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {},
 ): Promise<ProgramRun> {
-  const child = spawn(process.execPath, ["--import", TSX, fileURLToPath(new URL(entry, `file://${repoRoot}/`)), ...args], {
-    cwd,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LOG_LEVEL: "warn", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", TSX, fileURLToPath(new URL(entry, `file://${repoRoot}/`)), ...args],
+    {
+      cwd,
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LOG_LEVEL: "warn", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   const run: ProgramRun = { code: null, stdout: "", stderr: "", output: "" };
   child.stdout.on("data", (c: Buffer) => ((run.stdout += c), (run.output += c)));
   child.stderr.on("data", (c: Buffer) => ((run.stderr += c), (run.output += c)));

@@ -26,14 +26,23 @@ test("a catastrophic pattern in result_schema is judged in linear time: the run 
   const client = loopdClient(() => loopd.url);
   const conversation = await client.createConversation({
     provider: "mock",
-    finish: { result_schema: { type: "object", properties: { code: { type: "string", pattern: "^(a+)+$" } }, required: ["code"] } },
+    finish: {
+      result_schema: {
+        type: "object",
+        properties: { code: { type: "string", pattern: "^(a+)+$" } },
+        required: ["code"],
+      },
+    },
   });
   const evil = `${"a".repeat(40)}!`;
   // The mock calls any offered tool the message spells out.
   const sent = fetch(`${loopd.url}/conversations/${conversation.id}/messages`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ content: `finish ${JSON.stringify({ summary: "s", result: { code: evil } })}`, max_steps: 2 }),
+    body: JSON.stringify({
+      content: `finish ${JSON.stringify({ summary: "s", result: { code: evil } })}`,
+      max_steps: 2,
+    }),
     signal: AbortSignal.timeout(60_000),
   }).then(
     (res) => res.json() as Promise<any>,
@@ -51,11 +60,15 @@ test("a catastrophic pattern in result_schema is judged in linear time: the run 
 test("a small result_schema whose check would take days is given up, the server answering meanwhile", async () => {
   // 1.8 KB: 40 levels that each refer to the next twice, 2^40 steps to check a value; the main thread would be held for good.
   const $defs: Record<string, unknown> = {};
-  for (let i = 0; i < 40; i++) $defs[`d${i}`] = { allOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
+  for (let i = 0; i < 40; i++)
+    $defs[`d${i}`] = { allOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
   $defs.d40 = { type: "number" };
   const loopd = await spawnLoopd({ env: { DATA_DIR: path.join(scratch, "data-refs") } });
   const client = loopdClient(() => loopd.url);
-  const conversation = await client.createConversation({ provider: "mock", finish: { result_schema: { $ref: "#/$defs/d0", $defs } } });
+  const conversation = await client.createConversation({
+    provider: "mock",
+    finish: { result_schema: { $ref: "#/$defs/d0", $defs } },
+  });
   const sent = fetch(`${loopd.url}/conversations/${conversation.id}/messages`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -66,7 +79,10 @@ test("a small result_schema whose check would take days is given up, the server 
   expect(health.status).toBe(200);
   const body = await sent;
   const results = body.messages.filter((m: any) => m.role === "tool").map((m: any) => m.content[0]);
-  expect(results[0]).toMatchObject({ name: "finish", is_error: true, content: expect.stringMatching(/result: could not be checked against the schema: it took longer than/) });
+  expect(results[0]).toMatchObject({
+    name: "finish",
+    is_error: true,
+    content: expect.stringMatching(/result: could not be checked against the schema: it took longer than/),
+  });
   expect(body.run.status).not.toBe("running");
 });
-

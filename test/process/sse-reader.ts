@@ -18,11 +18,18 @@ export interface SseReader {
 }
 
 /** A minimal Server-Sent Events client over fetch, enough to assert on loopd's streams. */
-export async function openSse(url: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<SseReader> {
+export async function openSse(
+  url: string,
+  init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<SseReader> {
   const controller = new AbortController();
   const res = await fetch(url, {
     method: init.method ?? "GET",
-    headers: { accept: "text/event-stream", ...(init.body !== undefined && { "content-type": "application/json" }), ...init.headers },
+    headers: {
+      accept: "text/event-stream",
+      ...(init.body !== undefined && { "content-type": "application/json" }),
+      ...init.headers,
+    },
     ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
     signal: controller.signal,
   });
@@ -53,7 +60,8 @@ export async function openSse(url: string, init: { method?: string; body?: unkno
       timedOut = true;
       controller.abort();
     }, timeoutMs);
-    const timeoutError = () => new Error(`${what} within ${timeoutMs} ms; events so far: ${events.map((e) => e.event).join(", ")}`);
+    const timeoutError = () =>
+      new Error(`${what} within ${timeoutMs} ms; events so far: ${events.map((e) => e.event).join(", ")}`);
     try {
       const value = await work();
       if (timedOut) throw timeoutError();
@@ -72,7 +80,9 @@ export async function openSse(url: string, init: { method?: string; body?: unkno
     until: (matches, timeoutMs) =>
       within(timeoutMs, "no matching event", async () => {
         for (let e = await next(); e; e = await next()) if (matches(e)) return e;
-        throw new Error(`the stream stopped (${end?.kind}) before a matching event; events: ${events.map((x) => x.event).join(", ")}`);
+        throw new Error(
+          `the stream stopped (${end?.kind}) before a matching event; events: ${events.map((x) => x.event).join(", ")}`,
+        );
       }),
     rest: (timeoutMs) =>
       within(timeoutMs, "the stream did not end", async () => {

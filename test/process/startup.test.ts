@@ -33,9 +33,13 @@ const urlWith = (changes: { port?: string; pathname?: string; password?: string 
 };
 
 test("a DATABASE_URL naming a database that does not exist says so, without the password", async () => {
-  const { code, output } = await startAndExit({ DATABASE_URL: urlWith({ pathname: "/loopd_no_such_database", password: "hunter2secret" }) });
+  const { code, output } = await startAndExit({
+    DATABASE_URL: urlWith({ pathname: "/loopd_no_such_database", password: "hunter2secret" }),
+  });
   expect(code).toBe(1);
-  expect(output).toMatch(/^loopd cannot start: the database "loopd_no_such_database" does not exist on .*:\d+: create it/);
+  expect(output).toMatch(
+    /^loopd cannot start: the database "loopd_no_such_database" does not exist on .*:\d+: create it/,
+  );
   expect(output).not.toContain("hunter2secret");
   expect(output).not.toContain("Failed query");
 });
@@ -49,7 +53,9 @@ test("a DATABASE_URL whose port is closed says the server cannot be reached", as
 test("a provider chosen without its key stops the start with what to set", async () => {
   const openai = await startAndExit({ LLM_PROVIDER: "openai" });
   expect(openai.code).toBe(1);
-  expect(openai.output).toMatch(/^loopd cannot start: LLM_PROVIDER is openai but OPENAI_API_KEY is not set \(or OPENAI_BASE_URL, for an OpenAI-compatible local server .*which needs no key\)/m);
+  expect(openai.output).toMatch(
+    /^loopd cannot start: LLM_PROVIDER is openai but OPENAI_API_KEY is not set \(or OPENAI_BASE_URL, for an OpenAI-compatible local server .*which needs no key\)/m,
+  );
   const anthropic = await startAndExit({ LLM_PROVIDER: "anthropic", OPENAI_API_KEY: "fake-key" });
   expect(anthropic.code).toBe(1);
   expect(anthropic.output).toMatch(/^loopd cannot start: LLM_PROVIDER is anthropic but ANTHROPIC_API_KEY is not set/);
@@ -71,31 +77,46 @@ test("every start-up failure is one line after one prefix: a PORT in use, found 
   const { code, output } = await startAndExit({ PORT: String(port), DATA_DIR: dataDir });
   await new Promise<void>((resolve) => taken.close(() => resolve()));
   expect(code).toBe(1);
-  expect(output).toBe(`loopd cannot start: PORT ${port} is already in use on 127.0.0.1 (another loopd, or another server): stop that process or set PORT to a free port\n`);
+  expect(output).toBe(
+    `loopd cannot start: PORT ${port} is already in use on 127.0.0.1 (another loopd, or another server): stop that process or set PORT to a free port\n`,
+  );
   expect(existsSync(dataDir)).toBe(false);
 });
 
 test("npm start reads .env from its folder (the environment wins over it); the mock provider's start warns of nothing", async () => {
   const folder = mkdtempSync(path.join(scratch, "dotenv-"));
-  writeFileSync(path.join(folder, ".env"), `# as .env.example has it\nLLM_MODEL=model-from-dotenv\nDATA_DIR=${path.join(folder, "data")}\nPORT=1\nLOG_LEVEL=info\n`);
+  writeFileSync(
+    path.join(folder, ".env"),
+    `# as .env.example has it\nLLM_MODEL=model-from-dotenv\nDATA_DIR=${path.join(folder, "data")}\nPORT=1\nLOG_LEVEL=info\n`,
+  );
   const loopd = await spawnLoopd({ env: {}, cwd: folder });
   const conversation = await loopdClient(() => loopd.url).createConversation({});
   expect(conversation).toMatchObject({ provider: "mock", model: "model-from-dotenv" });
   expect(existsSync(path.join(folder, "data"))).toBe(true);
   loopd.child.kill("SIGTERM");
   expect(await loopd.exited).toEqual({ code: 0, signal: null });
-  const lines = loopd.output().trim().split("\n").map((l) => JSON.parse(l) as { level: number; msg: string });
+  const lines = loopd
+    .output()
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { level: number; msg: string });
   expect(lines.filter((l) => l.level >= 40)).toEqual([]);
   expect(lines.filter((l) => /API_KEY/.test(l.msg))).toHaveLength(1);
 });
 
 test("a server gone idle after a burst collects the garbage its old generation grew by (IDLE_GC_MB), and says so at debug", async () => {
-  const loopd = await spawnLoopd({ env: { DATA_DIR: path.join(scratch, "data-gc"), LOG_LEVEL: "debug", IDLE_GC_MB: "1", HISTORY_CACHE_MB: "0" } });
+  const loopd = await spawnLoopd({
+    env: { DATA_DIR: path.join(scratch, "data-gc"), LOG_LEVEL: "debug", IDLE_GC_MB: "1", HISTORY_CACHE_MB: "0" },
+  });
   const client = loopdClient(() => loopd.url);
   const { id } = await client.createConversation({});
   // Strings this long are allocated in V8's old generation at once: a few messages grow it by megabytes, garbage once answered.
   for (let i = 0; i < 4; i++) await client.send(id, `${i} ${"x".repeat(400_000)}`);
-  const said = () => loopd.output().split("\n").find((l) => l.includes('"collected garbage while idle"'));
+  const said = () =>
+    loopd
+      .output()
+      .split("\n")
+      .find((l) => l.includes('"collected garbage while idle"'));
   const line = await new Promise<string | undefined>((resolve) => {
     const check = () => {
       const found = said();
@@ -107,7 +128,10 @@ test("a server gone idle after a burst collects the garbage its old generation g
     setTimeout(() => resolve(said()), 30_000).unref();
   });
   expect(line, loopd.output().slice(-3_000)).toBeDefined();
-  const { oldSpaceUsedMbBefore, oldSpaceUsedMbAfter } = JSON.parse(line!) as { oldSpaceUsedMbBefore: number; oldSpaceUsedMbAfter: number };
+  const { oldSpaceUsedMbBefore, oldSpaceUsedMbAfter } = JSON.parse(line!) as {
+    oldSpaceUsedMbBefore: number;
+    oldSpaceUsedMbAfter: number;
+  };
   expect(oldSpaceUsedMbBefore - oldSpaceUsedMbAfter).toBeGreaterThan(1);
   loopd.child.kill("SIGTERM");
   expect(await loopd.exited).toEqual({ code: 0, signal: null });

@@ -16,14 +16,20 @@ vi.setConfig({ testTimeout: 120_000 });
  */
 const scratch = mkdtempSync(path.join(tmpdir(), "loopd-sandbox-start-"));
 const NO_TOOLS_PATH = path.join(scratch, "empty-bin");
-const start = (env: Record<string, string>) => runProgram("src/main.ts", { env: { DATA_DIR: path.join(scratch, "data"), PORT: "0", PATH: NO_TOOLS_PATH, ...env }, timeoutMs: 60_000 });
+const start = (env: Record<string, string>) =>
+  runProgram("src/main.ts", {
+    env: { DATA_DIR: path.join(scratch, "data"), PORT: "0", PATH: NO_TOOLS_PATH, ...env },
+    timeoutMs: 60_000,
+  });
 
 afterAll(killAllLoopd);
 
 test("with run_command on and no sandbox possible, loopd refuses to start, naming the fix", async () => {
   const { code, output } = await start({ ENABLE_RUN_COMMAND: "true" });
   expect(code).toBe(1);
-  expect(output).toMatch(/^loopd cannot start: ENABLE_RUN_COMMAND=true, but commands cannot be confined here: bubblewrap \(bwrap\) is missing .*set TOOL_SANDBOX=none/m);
+  expect(output).toMatch(
+    /^loopd cannot start: ENABLE_RUN_COMMAND=true, but commands cannot be confined here: bubblewrap \(bwrap\) is missing .*set TOOL_SANDBOX=none/m,
+  );
 });
 
 test("TOOL_SANDBOX=bwrap where bwrap cannot run refuses to start, run_command on or off", async () => {
@@ -33,7 +39,14 @@ test("TOOL_SANDBOX=bwrap where bwrap cannot run refuses to start, run_command on
 });
 
 test("TOOL_SANDBOX=none starts it anyway", async () => {
-  const loopd = await spawnLoopd({ env: { DATA_DIR: path.join(scratch, "data-none"), PATH: NO_TOOLS_PATH, ENABLE_RUN_COMMAND: "true", TOOL_SANDBOX: "none" } });
+  const loopd = await spawnLoopd({
+    env: {
+      DATA_DIR: path.join(scratch, "data-none"),
+      PATH: NO_TOOLS_PATH,
+      ENABLE_RUN_COMMAND: "true",
+      TOOL_SANDBOX: "none",
+    },
+  });
   const tools = (await (await fetch(`${loopd.url}/tools`)).json()) as { data: { name: string }[] };
   expect(tools.data.map((t) => t.name)).toContain("run_command");
 });

@@ -28,10 +28,25 @@ beforeAll(async () => {
   // The server runs as TOOL_RUN_AS_USER when the tests run as root, and writes its sweep here.
   chmodSync(serverDir, 0o777);
   const toolsFile = path.join(serverDir, "tools.json");
-  const server = { name: "sweep", command: process.execPath, args: [path.join(repoRoot, "test/mcp/proc-sweep-server.mjs")], cwd: serverDir, env: { SWEEP_FILE: "sweep.txt", SWEEP_MARK: "visible" } };
+  const server = {
+    name: "sweep",
+    command: process.execPath,
+    args: [path.join(repoRoot, "test/mcp/proc-sweep-server.mjs")],
+    cwd: serverDir,
+    env: { SWEEP_FILE: "sweep.txt", SWEEP_MARK: "visible" },
+  };
   writeFileSync(toolsFile, JSON.stringify({ mcp: [server] }));
-  held = await startLoopdHoldingSecrets({ prefix: "loopd-sandbox-db-", env: { ENABLE_RUN_COMMAND: "true", TOOLS_FILE: toolsFile, WORKSPACE_DIR: workspaceDir } });
-  await vi.waitFor(async () => expect(((await (await fetch(`${held.loopd.url}/tools/servers`)).json()) as { data: unknown[] }).data[0]).toMatchObject({ name: "sweep", status: "ready" }), { timeout: 60_000, interval: 200 });
+  held = await startLoopdHoldingSecrets({
+    prefix: "loopd-sandbox-db-",
+    env: { ENABLE_RUN_COMMAND: "true", TOOLS_FILE: toolsFile, WORKSPACE_DIR: workspaceDir },
+  });
+  await vi.waitFor(
+    async () =>
+      expect(
+        ((await (await fetch(`${held.loopd.url}/tools/servers`)).json()) as { data: unknown[] }).data[0],
+      ).toMatchObject({ name: "sweep", status: "ready" }),
+    { timeout: 60_000, interval: 200 },
+  );
 });
 
 afterAll(async () => {
@@ -41,7 +56,6 @@ afterAll(async () => {
 
 beforeEach(() => held.llm.reset());
 
-
 describe(`a tool cannot read loopd's secrets through /proc (${testDatabaseKind})`, () => {
   test("an approved run_command reading every /proc/*/environ and cmdline it can finds none of them", async () => {
     const { client, llm } = held;
@@ -49,7 +63,9 @@ describe(`a tool cannot read loopd's secrets through /proc (${testDatabaseKind})
     llm.script({ toolCalls: [{ name: "run_command", input: { command: SWEEP_COMMAND } }] }, { text: "Done." });
     const paused = (await client.send(conv.id, "Look around.")).run;
     expect(paused).toMatchObject({ status: "requires_action" });
-    const ended = await client.answer(conv.id, paused.id, { approvals: [{ tool_call_id: paused.required_action.tool_calls[0].tool_call_id, approve: true }] });
+    const ended = await client.answer(conv.id, paused.id, {
+      approvals: [{ tool_call_id: paused.required_action.tool_calls[0].tool_call_id, approve: true }],
+    });
     expect(ended.run ?? ended).toMatchObject({ status: "completed" });
     const swept = readFileSync(path.join(workspaceDir, "sweep.txt"), "utf8");
     // It did read: its own environment is there.

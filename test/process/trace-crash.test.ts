@@ -43,7 +43,10 @@ afterAll(async () => {
 });
 
 /** The seqs of the run's answers and results, and of those saved without their span, read straight from the database (the process is dead). */
-async function savedWithoutTrace(conversationId: string, runId: string): Promise<{ seqs: number[]; untraced: number[] }> {
+async function savedWithoutTrace(
+  conversationId: string,
+  runId: string,
+): Promise<{ seqs: number[]; untraced: number[] }> {
   const db: Database = await database!.open();
   try {
     const messages = await db.query({
@@ -51,7 +54,10 @@ async function savedWithoutTrace(conversationId: string, runId: string): Promise
       text: "select seq, span is not null as traced from messages where conversation_id = $1 and run_id = $2 and role <> 'user' order by seq",
       values: [conversationId, runId],
     });
-    return { seqs: messages.map((m: any) => Number(m.seq)), untraced: messages.filter((m: any) => m.traced !== true).map((m: any) => Number(m.seq)) };
+    return {
+      seqs: messages.map((m: any) => Number(m.seq)),
+      untraced: messages.filter((m: any) => m.traced !== true).map((m: any) => Number(m.seq)),
+    };
   } finally {
     await db.close();
   }
@@ -60,13 +66,19 @@ async function savedWithoutTrace(conversationId: string, runId: string): Promise
 test(`killed (SIGKILL) at any step, a run never has a step without its trace (${testDatabaseKind})`, async () => {
   const conv = await client.createConversation({ provider: "openai" });
   let calls = 0;
-  llm.respond = () => (++calls < 60 ? { toolCalls: [{ name: "calculate", input: { expression: `${calls}+1` } }], chunkDelayMs: 2 } : { text: "Done." });
+  llm.respond = () =>
+    ++calls < 60
+      ? { toolCalls: [{ name: "calculate", input: { expression: `${calls}+1` } }], chunkDelayMs: 2 }
+      : { text: "Done." };
   const stream = await client.sendStreaming(conv.id, "Count.", { max_steps: 200 });
   const runId = (await stream.until((e) => e.event === "run.created", 10_000)).data.run.id;
   // Somewhere in the middle of the run, between or inside its writes: after a step chosen at random (never the first, so a step has gone by whole).
   const killAfter = 2 + Math.floor(Math.random() * 40);
   let completed = 0;
-  await stream.until((e) => e.event === "tool_call.completed" && e.data.name === "calculate" && ++completed === killAfter, 30_000);
+  await stream.until(
+    (e) => e.event === "tool_call.completed" && e.data.name === "calculate" && ++completed === killAfter,
+    30_000,
+  );
   expect(await killProcess(loopd)).toEqual({ code: null, signal: "SIGKILL" });
   stream.close();
 
@@ -89,6 +101,8 @@ test(`killed (SIGKILL) at any step, a run never has a step without its trace (${
   const saved = await savedWithoutTrace(conv.id, runId);
   expect(saved.untraced).toEqual([]);
   // Every answer and result the run saved is told by one span of the trace, in order.
-  const told = spans.flatMap((s) => (s.type === "model.call" ? [s.response.message_seq] : s.type === "tool.call" ? [s.result_seq] : []));
+  const told = spans.flatMap((s) =>
+    s.type === "model.call" ? [s.response.message_seq] : s.type === "tool.call" ? [s.result_seq] : [],
+  );
   expect(told).toEqual(saved.seqs);
 });

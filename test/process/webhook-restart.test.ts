@@ -69,11 +69,16 @@ test(`on ${testDatabaseKind}: a webhook pending when loopd is killed is delivere
   const got = await receiver.waitFor(triedBefore + 1, 60_000);
   const delivered = got.at(-1)!;
   expect(delivered.id).toBe(`${run.id}.run.completed`);
-  expect(delivered.verified).toMatchObject({ type: "run.completed", data: { run: { id: run.id, status: "completed", completed_at: run.completed_at } } });
+  expect(delivered.verified).toMatchObject({
+    type: "run.completed",
+    data: { run: { id: run.id, status: "completed", completed_at: run.completed_at } },
+  });
   // Recorded: the 500s before the kill (those that were recorded before it), then the 200.
   let outbox: any;
   for (let i = 0; i < 100; i++) {
-    outbox = (await fetch(`${loopd.url}/conversations/${conv.id}/runs/${run.id}/webhooks`).then((r) => r.json() as Promise<any>)).data[0];
+    outbox = (
+      await fetch(`${loopd.url}/conversations/${conv.id}/runs/${run.id}/webhooks`).then((r) => r.json() as Promise<any>)
+    ).data[0];
     if (outbox.status === "delivered") break;
     await sleep(50);
   }

@@ -10,7 +10,10 @@ async function* events(...list: unknown[]): AsyncGenerator<Anthropic.RawMessageS
 
 const start = {
   type: "message_start",
-  message: { model: "claude-test", usage: { input_tokens: 10, output_tokens: 1, cache_read_input_tokens: null, cache_creation_input_tokens: null } },
+  message: {
+    model: "claude-test",
+    usage: { input_tokens: 10, output_tokens: 1, cache_read_input_tokens: null, cache_creation_input_tokens: null },
+  },
 };
 const stop = [
   { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { input_tokens: null, output_tokens: 9 } },
@@ -29,12 +32,18 @@ describe("accumulateAnthropicStream", () => {
         start,
         { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "", signature: "" } },
         { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "hmm" } },
-        { type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_1", name: "calculate", input: { expression: "1+1" } } },
+        {
+          type: "content_block_start",
+          index: 1,
+          content_block: { type: "tool_use", id: "toolu_1", name: "calculate", input: { expression: "1+1" } },
+        },
         { type: "content_block_stop", index: 1 },
         ...stop,
       ),
     );
-    expect(message.content).toEqual([{ type: "tool_call", id: "toolu_1", name: "calculate", input: { expression: "1+1" } }]);
+    expect(message.content).toEqual([
+      { type: "tool_call", id: "toolu_1", name: "calculate", input: { expression: "1+1" } },
+    ]);
     expect(message.usage).toEqual({ input_tokens: 10, output_tokens: 9, cache_read_tokens: 0, cache_write_tokens: 0 });
     expect(message.rawStopReason).toBe("tool_use");
   });

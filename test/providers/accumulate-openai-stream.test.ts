@@ -4,7 +4,9 @@ import { ProviderError } from "../../src/core/model-provider.js";
 import { accumulateOpenAIStream } from "../../src/providers/openai/accumulate-openai-stream.js";
 
 /** Chunk shapes the fake server does not send but compatible servers do. */
-async function* chunks(...deltas: Array<Partial<OpenAI.ChatCompletionChunk.Choice>>): AsyncGenerator<OpenAI.ChatCompletionChunk> {
+async function* chunks(
+  ...deltas: Array<Partial<OpenAI.ChatCompletionChunk.Choice>>
+): AsyncGenerator<OpenAI.ChatCompletionChunk> {
   for (const choice of deltas) {
     yield {
       id: "chatcmpl-1",
@@ -18,14 +20,20 @@ async function* chunks(...deltas: Array<Partial<OpenAI.ChatCompletionChunk.Choic
 
 describe("accumulateOpenAIStream", () => {
   it("fails with a ProviderError when the stream ends without a finish_reason, half a tool call and all", async () => {
-    const cut = chunks({ delta: { tool_calls: [{ index: 0, id: "call_1", function: { name: "calculate", arguments: '{"expr' } }] } });
+    const cut = chunks({
+      delta: { tool_calls: [{ index: 0, id: "call_1", function: { name: "calculate", arguments: '{"expr' } }] },
+    });
     await expect(accumulateOpenAIStream(cut)).rejects.toBeInstanceOf(ProviderError);
   });
 
   it("keeps a refusal as text and says the model refused", async () => {
     const deltas: string[] = [];
     const message = await accumulateOpenAIStream(
-      chunks({ delta: { role: "assistant", content: "", refusal: null } }, { delta: { refusal: "I can't help with that." } }, { finish_reason: "stop" }),
+      chunks(
+        { delta: { role: "assistant", content: "", refusal: null } },
+        { delta: { refusal: "I can't help with that." } },
+        { finish_reason: "stop" },
+      ),
       { onTextDelta: (d) => deltas.push(d) },
     );
     expect(message.refused).toBe(true);
@@ -42,7 +50,9 @@ describe("accumulateOpenAIStream", () => {
       ),
       { generateId: () => "call_generated" },
     );
-    expect(message.content).toEqual([{ type: "tool_call", id: "call_generated", name: "calculate", input: { expression: "1+1" } }]);
+    expect(message.content).toEqual([
+      { type: "tool_call", id: "call_generated", name: "calculate", input: { expression: "1+1" } },
+    ]);
   });
 
   it("reports progress for each chunk that carries the answer, not for the empty ones some servers send to keep a stream open", async () => {
@@ -63,7 +73,10 @@ describe("accumulateOpenAIStream", () => {
 
   it("reads empty arguments as no arguments", async () => {
     const message = await accumulateOpenAIStream(
-      chunks({ delta: { tool_calls: [{ index: 0, id: "call_1", function: { name: "list_files", arguments: "" } }] } }, { finish_reason: "tool_calls" }),
+      chunks(
+        { delta: { tool_calls: [{ index: 0, id: "call_1", function: { name: "list_files", arguments: "" } }] } },
+        { finish_reason: "tool_calls" },
+      ),
     );
     expect(message.content).toEqual([{ type: "tool_call", id: "call_1", name: "list_files", input: {} }]);
   });

@@ -20,7 +20,11 @@ describe("Anthropic provider on the wire", () => {
     ["pause_turn", "pause_turn", "pause_turn"],
     ["context_window_exceeded", "model_context_window_exceeded", "context_window_exceeded"],
   ])("maps a %s stop (%s) to %s", async (stop, raw, expected) => {
-    llm.script({ text: "partial", ...(stop === "tool" ? { toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] } : {}), stop });
+    llm.script({
+      text: "partial",
+      ...(stop === "tool" ? { toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] } : {}),
+      stop,
+    });
     const response = await anthropicAgainst(llm).generate(modelRequest([user("hi")]));
     expect(response.stopReason).toBe(expected);
     expect(response.rawStopReason).toBe(raw);
@@ -53,11 +57,15 @@ describe("Anthropic provider on the wire", () => {
       llm.script({ text: "ok" });
       await provider.generate(modelRequest([user("hi")], cacheKey ? { cacheKey } : {}));
     }
-    const lastTools = llm.requests.map((r) => (r.body.tools as Array<Record<string, unknown>>).map((t) => t.cache_control ?? null));
+    const lastTools = llm.requests.map((r) =>
+      (r.body.tools as Array<Record<string, unknown>>).map((t) => t.cache_control ?? null),
+    );
     const breakpoint = [...tools.map(() => null).slice(1), { type: "ephemeral" }];
     expect(lastTools).toEqual([tools.map(() => null), breakpoint, tools.map(() => null), breakpoint]);
     // Built once per tools array: the same objects each time (the trace's hash keeps their text).
-    const built = ["a", "b"].map(() => (provider.buildRequest(modelRequest([user("hi")], { cacheKey: "conv_1" })) as { tools?: unknown }).tools);
+    const built = ["a", "b"].map(
+      () => (provider.buildRequest(modelRequest([user("hi")], { cacheKey: "conv_1" })) as { tools?: unknown }).tools,
+    );
     expect(built[0]).toBe(built[1]);
   });
 
@@ -72,15 +80,31 @@ describe("Anthropic provider on the wire", () => {
     llm.script({ text: "In Paris it is 07:05." });
     const history = [
       ...anthropicStyleHistory,
-      { role: "assistant" as const, content: [{ type: "tool_call" as const, id: "toolu_01C", name: "get_current_time", input: { timezone: "Europe/Paris" } }] },
+      {
+        role: "assistant" as const,
+        content: [
+          {
+            type: "tool_call" as const,
+            id: "toolu_01C",
+            name: "get_current_time",
+            input: { timezone: "Europe/Paris" },
+          },
+        ],
+      },
       toolResult("toolu_01C", "get_current_time", '{"time":"07:05"}'),
     ];
     const response = await anthropicAgainst(llm).generate(modelRequest(history));
     expect(response.content).toEqual([{ type: "text", text: "In Paris it is 07:05." }]);
     expect(llm.requests[0]!.body.messages).toEqual([
       ...anthropicStyleWire,
-      { role: "assistant", content: [{ type: "tool_use", id: "toolu_01C", name: "get_current_time", input: { timezone: "Europe/Paris" } }] },
-      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_01C", content: '{"time":"07:05"}', is_error: false }] },
+      {
+        role: "assistant",
+        content: [{ type: "tool_use", id: "toolu_01C", name: "get_current_time", input: { timezone: "Europe/Paris" } }],
+      },
+      {
+        role: "user",
+        content: [{ type: "tool_result", tool_use_id: "toolu_01C", content: '{"time":"07:05"}', is_error: false }],
+      },
     ]);
   });
 

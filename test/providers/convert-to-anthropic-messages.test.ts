@@ -36,11 +36,16 @@ describe("convertToAnthropicMessages", () => {
   it("makes ids Anthropic rejects valid, the same way on the call and its result", () => {
     const history: NewMessage[] = [
       user("hi"),
-      { role: "assistant", content: [{ type: "tool_call", id: "functions.calculate:0", name: "calculate", input: {} }] },
+      {
+        role: "assistant",
+        content: [{ type: "tool_call", id: "functions.calculate:0", name: "calculate", input: {} }],
+      },
       toolResult("functions.calculate:0", "calculate", "1"),
     ];
     const [, assistant, results] = convertToAnthropicMessages(history);
-    expect(assistant!.content).toEqual([{ type: "tool_use", id: "functions_calculate_0", name: "calculate", input: {} }]);
+    expect(assistant!.content).toEqual([
+      { type: "tool_use", id: "functions_calculate_0", name: "calculate", input: {} },
+    ]);
     expect(results!.content).toEqual([
       { type: "tool_result", tool_use_id: "functions_calculate_0", content: "1", is_error: false },
     ]);
@@ -51,7 +56,13 @@ describe("convertToAnthropicMessages", () => {
       user("first"),
       { role: "assistant", content: [{ type: "text", text: "" }] },
       user("second"),
-      { role: "assistant", content: [{ type: "text", text: "  " }, { type: "text", text: "answer" }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "  " },
+          { type: "text", text: "answer" },
+        ],
+      },
     ];
     expect(convertToAnthropicMessages(history)).toEqual([
       {

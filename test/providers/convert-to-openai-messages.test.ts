@@ -13,7 +13,11 @@ describe("convertToOpenAIMessages", () => {
         role: "assistant",
         content: "Let me check both.",
         tool_calls: [
-          { id: "toolu_01A", type: "function", function: { name: "get_current_time", arguments: '{"timezone":"Asia/Tokyo"}' } },
+          {
+            id: "toolu_01A",
+            type: "function",
+            function: { name: "get_current_time", arguments: '{"timezone":"Asia/Tokyo"}' },
+          },
           { id: "toolu_01B", type: "function", function: { name: "calculate", arguments: '{"expression":"12*7"}' } },
         ],
       },
@@ -29,7 +33,9 @@ describe("convertToOpenAIMessages", () => {
     expect(converted[1]).toEqual({
       role: "assistant",
       content: null,
-      tool_calls: [{ id: "call_abc123", type: "function", function: { name: "calculate", arguments: '{"expression": "(3+4)^2"' } }],
+      tool_calls: [
+        { id: "call_abc123", type: "function", function: { name: "calculate", arguments: '{"expression": "(3+4)^2"' } },
+      ],
     });
   });
 
@@ -38,7 +44,15 @@ describe("convertToOpenAIMessages", () => {
       ...openaiStyleHistory.slice(0, 2),
       {
         role: "tool",
-        content: [{ type: "tool_result", tool_call_id: "call_abc123", name: "calculate", content: "error: division by zero", is_error: true }],
+        content: [
+          {
+            type: "tool_result",
+            tool_call_id: "call_abc123",
+            name: "calculate",
+            content: "error: division by zero",
+            is_error: true,
+          },
+        ],
       },
     ]);
     expect(convertToOpenAIMessages(null, openaiStyleHistory)[2]).toEqual({
@@ -60,10 +74,22 @@ describe("convertToOpenAIMessages", () => {
 
   it("keeps several user text blocks apart as text parts", () => {
     const history: NewMessage[] = [
-      { role: "user", content: [{ type: "text", text: "one" }, { type: "text", text: "two" }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "one" },
+          { type: "text", text: "two" },
+        ],
+      },
     ];
     expect(convertToOpenAIMessages(null, history)).toEqual([
-      { role: "user", content: [{ type: "text", text: "one" }, { type: "text", text: "two" }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "one" },
+          { type: "text", text: "two" },
+        ],
+      },
     ]);
   });
 });

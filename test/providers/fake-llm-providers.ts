@@ -8,11 +8,17 @@ import type { FakeLlm } from "../fake-llm/server.js";
 
 /** The real providers, through the real SDKs, pointed at the fake LLM server. */
 export function anthropicAgainst(llm: FakeLlm, { maxRetries }: { maxRetries?: number } = {}): ModelProvider {
-  return createAnthropicProvider({ client: new Anthropic({ apiKey: "test", baseURL: llm.url }), ...(maxRetries === undefined ? {} : { maxRetries }) });
+  return createAnthropicProvider({
+    client: new Anthropic({ apiKey: "test", baseURL: llm.url }),
+    ...(maxRetries === undefined ? {} : { maxRetries }),
+  });
 }
 
 export function openaiAgainst(llm: FakeLlm, { maxRetries }: { maxRetries?: number } = {}): ModelProvider {
-  return createOpenAIProvider({ client: new OpenAI({ apiKey: "test", baseURL: `${llm.url}/v1` }), ...(maxRetries === undefined ? {} : { maxRetries }) });
+  return createOpenAIProvider({
+    client: new OpenAI({ apiKey: "test", baseURL: `${llm.url}/v1` }),
+    ...(maxRetries === undefined ? {} : { maxRetries }),
+  });
 }
 
 export const tools: ToolSpec[] = [

@@ -31,7 +31,9 @@ export const openaiStyleHistory: NewMessage[] = [
   user("What is (3+4)^2?"),
   {
     role: "assistant",
-    content: [{ type: "tool_call", id: "call_abc123", name: "calculate", input: {}, raw_arguments: '{"expression": "(3+4)^2"' }],
+    content: [
+      { type: "tool_call", id: "call_abc123", name: "calculate", input: {}, raw_arguments: '{"expression": "(3+4)^2"' },
+    ],
   },
   toolResult("call_abc123", "calculate", "arguments were not valid JSON", true),
   {
@@ -55,7 +57,12 @@ export const anthropicStyleWire = [
   {
     role: "user",
     content: [
-      { type: "tool_result", tool_use_id: "toolu_01A", content: '{"timezone":"Asia/Tokyo","time":"14:05"}', is_error: false },
+      {
+        type: "tool_result",
+        tool_use_id: "toolu_01A",
+        content: '{"timezone":"Asia/Tokyo","time":"14:05"}',
+        is_error: false,
+      },
       { type: "tool_result", tool_use_id: "toolu_01B", content: "84", is_error: false },
     ],
   },

@@ -45,25 +45,48 @@ describe("mock provider", () => {
     ["what is 12 times 7?", "12 * 7"],
   ])("answers %j with a calculate call for %s", async (question, expression) => {
     const response = await mock.generate(request([user(question)]));
-    expect(response.content).toEqual([{ type: "tool_call", id: "mock_call_1", name: "calculate", input: { expression } }]);
+    expect(response.content).toEqual([
+      { type: "tool_call", id: "mock_call_1", name: "calculate", input: { expression } },
+    ]);
   });
 
   it("calls any offered tool the user spells out with a JSON input, a client's own tool too", async () => {
-    const withInvoice = [...tools, { name: "create_invoice", description: "Client tool", inputSchema: { type: "object" } }];
-    const response = await mock.generate(request([user('Please create_invoice {"customer": "ACME", "lines": [1, 2]} now')], { tools: withInvoice }));
-    expect(response.content).toEqual([{ type: "tool_call", id: "mock_call_1", name: "create_invoice", input: { customer: "ACME", lines: [1, 2] } }]);
+    const withInvoice = [
+      ...tools,
+      { name: "create_invoice", description: "Client tool", inputSchema: { type: "object" } },
+    ];
+    const response = await mock.generate(
+      request([user('Please create_invoice {"customer": "ACME", "lines": [1, 2]} now')], { tools: withInvoice }),
+    );
+    expect(response.content).toEqual([
+      { type: "tool_call", id: "mock_call_1", name: "create_invoice", input: { customer: "ACME", lines: [1, 2] } },
+    ]);
     // Not offered, not JSON, or not right after the name: the other rules apply.
     expect((await mock.generate(request([user('create_invoice {"customer": "ACME"}')]))).content[0]!.type).toBe("text");
-    expect((await mock.generate(request([user("create_invoice {customer: ACME}")], { tools: withInvoice }))).content[0]!.type).toBe("text");
-    expect((await mock.generate(request([user('create_invoice, what is 2+2 {"a": 1}')], { tools: withInvoice }))).content[0]).toMatchObject({ name: "calculate" });
+    expect(
+      (await mock.generate(request([user("create_invoice {customer: ACME}")], { tools: withInvoice }))).content[0]!
+        .type,
+    ).toBe("text");
+    expect(
+      (await mock.generate(request([user('create_invoice, what is 2+2 {"a": 1}')], { tools: withInvoice }))).content[0],
+    ).toMatchObject({ name: "calculate" });
   });
 
   it("answers in text from the tool results, streaming word by word", async () => {
     const deltas: string[] = [];
     const history: NewMessage[] = [
       user("What time is it in Tokyo?"),
-      { role: "assistant", content: [{ type: "tool_call", id: "mock_call_1", name: "get_current_time", input: { timezone: "Asia/Tokyo" } }] },
-      toolResult("mock_call_1", "get_current_time", JSON.stringify({ timezone: "Asia/Tokyo", iso: "2025-01-06T05:05:00.000Z" })),
+      {
+        role: "assistant",
+        content: [
+          { type: "tool_call", id: "mock_call_1", name: "get_current_time", input: { timezone: "Asia/Tokyo" } },
+        ],
+      },
+      toolResult(
+        "mock_call_1",
+        "get_current_time",
+        JSON.stringify({ timezone: "Asia/Tokyo", iso: "2025-01-06T05:05:00.000Z" }),
+      ),
     ];
     const response = await mock.generate(request(history, { onTextDelta: (d) => deltas.push(d) }));
     expect(response.stopReason).toBe("end_turn");
@@ -75,7 +98,10 @@ describe("mock provider", () => {
   it("states the result of a calculation and reports a tool error", async () => {
     const calc: NewMessage[] = [
       user("calculate (3+4)^2"),
-      { role: "assistant", content: [{ type: "tool_call", id: "mock_call_1", name: "calculate", input: { expression: "(3+4)^2" } }] },
+      {
+        role: "assistant",
+        content: [{ type: "tool_call", id: "mock_call_1", name: "calculate", input: { expression: "(3+4)^2" } }],
+      },
       toolResult("mock_call_1", "calculate", '{"result":49}'),
     ];
     expect((await mock.generate(request(calc))).content).toEqual([{ type: "text", text: "(3+4)^2 = 49" }]);
@@ -89,7 +115,10 @@ describe("mock provider", () => {
   it("numbers tool call ids by the calls already in the history", async () => {
     const history: NewMessage[] = [
       user("what is 1+1"),
-      { role: "assistant", content: [{ type: "tool_call", id: "mock_call_1", name: "calculate", input: { expression: "1+1" } }] },
+      {
+        role: "assistant",
+        content: [{ type: "tool_call", id: "mock_call_1", name: "calculate", input: { expression: "1+1" } }],
+      },
       toolResult("mock_call_1", "calculate", "2"),
       { role: "assistant", content: [{ type: "text", text: "1+1 = 2" }] },
       user("and what time is it in Paris?"),
@@ -133,7 +162,14 @@ describe("mock provider", () => {
   });
 
   it("answers from what the built-in tools really return", async () => {
-    const ctx = { signal: new AbortController().signal, workspaceDir: ".", maxResultChars: 16_384, toolCallId: "call_1", conversationId: null, runId: null };
+    const ctx = {
+      signal: new AbortController().signal,
+      workspaceDir: ".",
+      maxResultChars: 16_384,
+      toolCallId: "call_1",
+      conversationId: null,
+      runId: null,
+    };
     const timeTool = createGetCurrentTimeTool({ now: () => new Date("2025-01-06T05:05:00Z") });
     const calcTool = createCalculateTool();
     const timeOutput = toolResultToText(await timeTool.execute(timeTool.input.parse({ timezone: "Asia/Tokyo" }), ctx));
@@ -186,12 +222,16 @@ describe("mock provider on hostile text", () => {
     const started = performance.now();
     const response = await createMockProvider().generate(request([user(`${filler}1 apple. What is 6*7?`)]));
     expect(performance.now() - started).toBeLessThan(LIMIT_MS);
-    expect(response.content).toEqual([{ type: "tool_call", id: "mock_call_1", name: "calculate", input: { expression: "6*7" } }]);
+    expect(response.content).toEqual([
+      { type: "tool_call", id: "mock_call_1", name: "calculate", input: { expression: "6*7" } },
+    ]);
   });
 
   it("reads only the end of a long question, where the question is", async () => {
     const text = `What time is it in Tokyo?\n${"lorem ipsum ".repeat(MOCK_INSPECTED_CHARS)}\nWhat is 6*7?`;
     const response = await createMockProvider().generate(request([user(text)]));
-    expect(response.content).toEqual([{ type: "tool_call", id: "mock_call_1", name: "calculate", input: { expression: "6*7" } }]);
+    expect(response.content).toEqual([
+      { type: "tool_call", id: "mock_call_1", name: "calculate", input: { expression: "6*7" } },
+    ]);
   });
 });

@@ -18,7 +18,11 @@ describe("OpenAI provider on the wire", () => {
     ["max_tokens", "length", "max_tokens"],
     ["content_filter", "content_filter", "content_filter"],
   ])("maps a %s stop (%s) to %s", async (stop, raw, expected) => {
-    llm.script({ text: "partial", ...(stop === "tool" ? { toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] } : {}), stop });
+    llm.script({
+      text: "partial",
+      ...(stop === "tool" ? { toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] } : {}),
+      stop,
+    });
     const response = await openaiAgainst(llm).generate(modelRequest([user("hi")]));
     expect(response.stopReason).toBe(expected);
     expect(response.rawStopReason).toBe(raw);
@@ -46,9 +50,17 @@ describe("OpenAI provider on the wire", () => {
     llm.script({ text: "ok" });
     await openaiAgainst(llm).generate(modelRequest([user("hi")], { maxTokens: 300 }));
     const { body } = llm.requests[0]!;
-    expect(body).toMatchObject({ model: "test-model", max_completion_tokens: 300, stream: true, stream_options: { include_usage: true } });
+    expect(body).toMatchObject({
+      model: "test-model",
+      max_completion_tokens: 300,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     expect(body.tools).toEqual(
-      tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.inputSchema } })),
+      tools.map((t) => ({
+        type: "function",
+        function: { name: t.name, description: t.description, parameters: t.inputSchema },
+      })),
     );
   });
 
@@ -69,13 +81,25 @@ describe("OpenAI provider on the wire", () => {
       {
         role: "assistant",
         content: null,
-        tool_calls: [{ id: "call_abc123", type: "function", function: { name: "calculate", arguments: '{"expression": "(3+4)^2"' } }],
+        tool_calls: [
+          {
+            id: "call_abc123",
+            type: "function",
+            function: { name: "calculate", arguments: '{"expression": "(3+4)^2"' },
+          },
+        ],
       },
       { role: "tool", tool_call_id: "call_abc123", content: "Error: arguments were not valid JSON" },
       {
         role: "assistant",
         content: null,
-        tool_calls: [{ id: "call_def456", type: "function", function: { name: "calculate", arguments: '{"expression":"(3+4)^2"}' } }],
+        tool_calls: [
+          {
+            id: "call_def456",
+            type: "function",
+            function: { name: "calculate", arguments: '{"expression":"(3+4)^2"}' },
+          },
+        ],
       },
       { role: "tool", tool_call_id: "call_def456", content: "49" },
     ]);

@@ -28,7 +28,9 @@ describe.each([
     const text = "Paris is the capital of France, and it is lovely in spring.";
     llm.script({ text });
     const deltas: string[] = [];
-    const response = await provider().generate(modelRequest([user("Capital of France?")], { onTextDelta: (d) => deltas.push(d) }));
+    const response = await provider().generate(
+      modelRequest([user("Capital of France?")], { onTextDelta: (d) => deltas.push(d) }),
+    );
     expect(response.content).toEqual([{ type: "text", text }]);
     expect(response.stopReason).toBe("end_turn");
     expect(deltas.length).toBeGreaterThan(5);
@@ -49,7 +51,12 @@ describe.each([
     expect(response.content).toEqual([
       { type: "text", text: "Let me check." },
       { type: "tool_call", id: `${idPrefix}verbatim01`, name: "get_current_time", input: { timezone: "Asia/Tokyo" } },
-      { type: "tool_call", id: `${idPrefix}verbatim02`, name: "calculate", input: { expression: "12*7", nested: { a: [1, 2] } } },
+      {
+        type: "tool_call",
+        id: `${idPrefix}verbatim02`,
+        name: "calculate",
+        input: { expression: "12*7", nested: { a: [1, 2] } },
+      },
     ]);
   });
 
@@ -60,7 +67,9 @@ describe.each([
   ])("keeps arguments %j (%s) as raw_arguments with input {}", async (rawArguments) => {
     llm.script({ toolCalls: [{ id: `${idPrefix}raw`, name: "calculate", rawArguments }] });
     const response = await provider().generate(modelRequest([user("2+2?")]));
-    expect(response.content).toEqual([{ type: "tool_call", id: `${idPrefix}raw`, name: "calculate", input: {}, raw_arguments: rawArguments }]);
+    expect(response.content).toEqual([
+      { type: "tool_call", id: `${idPrefix}raw`, name: "calculate", input: {}, raw_arguments: rawArguments },
+    ]);
   });
 
   it("maps usage, counting cached tokens apart from the uncached input", async () => {
@@ -136,14 +145,20 @@ describe.each([
 
   it.each([
     ["in the text", { text: "one two three four five six", truncateAfterChunks: 3 }],
-    ["inside a tool call's arguments", { toolCalls: [{ name: "calculate", input: { expression: "(3 + 4) ^ 2 * 12 - 7" } }], truncateAfterChunks: 5 }],
+    [
+      "inside a tool call's arguments",
+      { toolCalls: [{ name: "calculate", input: { expression: "(3 + 4) ^ 2 * 12 - 7" } }], truncateAfterChunks: 5 },
+    ],
   ])("throws a ProviderError when the connection closes %s, before the stream's end", async (_where, turn) => {
     llm.script(turn);
     const error = await provider()
       .generate(modelRequest([user("hi")]))
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderError);
-    expect(error).toMatchObject({ status: null, message: expect.stringMatching(/stream ended before the answer was complete/) });
+    expect(error).toMatchObject({
+      status: null,
+      message: expect.stringMatching(/stream ended before the answer was complete/),
+    });
   });
 
   it("throws a ProviderError with status null when the server cannot be reached", async () => {
@@ -162,7 +177,8 @@ describe.each([
     vi.stubEnv("OPENAI_API_KEY", undefined);
     vi.stubEnv("ANTHROPIC_BASE_URL", llm.url);
     vi.stubEnv("OPENAI_BASE_URL", `${llm.url}/v1`);
-    const keyless = name === "anthropic" ? createAnthropicProvider({ maxRetries: 0 }) : createOpenAIProvider({ maxRetries: 0 });
+    const keyless =
+      name === "anthropic" ? createAnthropicProvider({ maxRetries: 0 }) : createOpenAIProvider({ maxRetries: 0 });
     const error = await keyless.generate(modelRequest([user("hi")])).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderError);
     expect(llm.requests).toHaveLength(0);

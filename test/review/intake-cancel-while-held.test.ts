@@ -27,9 +27,15 @@ test(`a run cancelled while its model call waits for the intake stops at once ($
     await vi.waitFor(() => expect(intake().waiting).toBe(1), { timeout: 10_000, interval: 5 });
 
     const started = Date.now();
-    const cancelled = await f.loopd.app.inject({ method: "POST", url: `/conversations/${conv.id}/runs/${runId}/cancel` });
+    const cancelled = await f.loopd.app.inject({
+      method: "POST",
+      url: `/conversations/${conv.id}/runs/${runId}/cancel`,
+    });
     const tookMs = Date.now() - started;
-    expect({ status: cancelled.json().status, answeredWithin2s: tookMs < 2_000 }).toEqual({ status: "cancelled", answeredWithin2s: true });
+    expect({ status: cancelled.json().status, answeredWithin2s: tookMs < 2_000 }).toEqual({
+      status: "cancelled",
+      answeredWithin2s: true,
+    });
     expect(f.llm.requests).toHaveLength(0);
   } finally {
     taken();

@@ -39,15 +39,23 @@ async function holdConversations(): Promise<() => Promise<void>> {
 
 test(`a chat request refused after its client went away is still taken (${testDatabaseKind})`, async () => {
   const { port } = new URL(f.loopd.url);
-  const body = JSON.stringify({ id: "conv_unknown", trigger: "submit-message", messages: [{ id: "m1", role: "user", parts: [{ type: "text", text: "hi" }] }] });
+  const body = JSON.stringify({
+    id: "conv_unknown",
+    trigger: "submit-message",
+    messages: [{ id: "m1", role: "user", parts: [{ type: "text", text: "hi" }] }],
+  });
 
   const release = await holdConversations();
   let serverSide!: Socket;
-  const accepted = new Promise<void>((resolve) => f.loopd.app.server.once("connection", (s: Socket) => ((serverSide = s), resolve())));
+  const accepted = new Promise<void>((resolve) =>
+    f.loopd.app.server.once("connection", (s: Socket) => ((serverSide = s), resolve())),
+  );
   const client = connect(Number(port), "127.0.0.1");
   await once(client, "connect");
   await accepted;
-  client.write(`POST /ui/chat HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  client.write(
+    `POST /ui/chat HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
   // Its body is in: the request is being taken, and its handler waits for the conversation.
   while (intake().taking === 0) await new Promise((r) => setImmediate(r));
   // The user closes the tab.
@@ -57,16 +65,34 @@ test(`a chat request refused after its client went away is still taken (${testDa
   await release();
 
   // Whatever the handler did is over once a later request to the same routes has been answered.
-  const res = await fetch(`${f.loopd.url}/ui/chat`, { method: "POST", headers: { "content-type": "application/json" }, body });
+  const res = await fetch(`${f.loopd.url}/ui/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body,
+  });
   expect(res.status).toBe(404);
 
   // A run started now: its model call must not be held by a request nobody is taking any more.
   const seen: number[] = [];
   f.llm.respond = () => (seen.push(intake().taking), { text: "not held" });
-  const conversation = ((await (await fetch(`${f.loopd.url}/conversations`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ provider: "openai" }) })).json()) as { id: string }).id;
+  const conversation = (
+    (await (
+      await fetch(`${f.loopd.url}/conversations`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ provider: "openai" }),
+      })
+    ).json()) as { id: string }
+  ).id;
   const started = Date.now();
-  const sent = await fetch(`${f.loopd.url}/conversations/${conversation}/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ content: "meanwhile" }) });
+  const sent = await fetch(`${f.loopd.url}/conversations/${conversation}/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ content: "meanwhile" }),
+  });
   expect(((await sent.json()) as { output_text: string }).output_text).toBe("not held");
-  expect({ takingWhenCalled: seen, heldMs: Date.now() - started < 5_000 ? "under 5 s" : Date.now() - started }).toEqual({ takingWhenCalled: [0], heldMs: "under 5 s" });
+  expect({ takingWhenCalled: seen, heldMs: Date.now() - started < 5_000 ? "under 5 s" : Date.now() - started }).toEqual(
+    { takingWhenCalled: [0], heldMs: "under 5 s" },
+  );
   expect(intake().taking).toBe(0);
 });

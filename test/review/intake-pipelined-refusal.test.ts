@@ -18,14 +18,21 @@ const f = useLoopd({ listen: true, env: { INTAKE_PRIORITY_MS: "10000" } });
 const intake = () => f.loopd.services.intake;
 
 const post = (path: string, body: unknown) =>
-  fetch(`${f.loopd.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-const newConversation = async (): Promise<string> => ((await (await post("/conversations", { provider: "openai" })).json()) as { id: string }).id;
+  fetch(`${f.loopd.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+const newConversation = async (): Promise<string> =>
+  ((await (await post("/conversations", { provider: "openai" })).json()) as { id: string }).id;
 
 test(`a refused request queued behind a long response on its connection holds no model call (${testDatabaseKind})`, async () => {
   // The client's own run, going on for as long as it likes (its model call here; a tool, a long answer…).
   const own = await newConversation();
   f.llm.script({ hang: true });
-  const started = (await (await post(`/conversations/${own}/messages`, { content: "go on", wait: false })).json()) as { run: { id: string } };
+  const started = (await (await post(`/conversations/${own}/messages`, { content: "go on", wait: false })).json()) as {
+    run: { id: string };
+  };
   await vi.waitFor(() => expect(f.llm.requests).toHaveLength(1), { timeout: 10_000, interval: 5 });
 
   // Requests that began being taken, counted.
@@ -52,7 +59,10 @@ test(`a refused request queued behind a long response on its connection holds no
     const t0 = Date.now();
     const res = await post(`/conversations/${await newConversation()}/messages`, { content: "meanwhile" });
     expect(((await res.json()) as { output_text: string }).output_text).toBe("not held");
-    expect({ takingWhenCalled: seen, held: Date.now() - t0 < 5_000 ? "under 5 s" : Date.now() - t0 }).toEqual({ takingWhenCalled: [0], held: "under 5 s" });
+    expect({ takingWhenCalled: seen, held: Date.now() - t0 < 5_000 ? "under 5 s" : Date.now() - t0 }).toEqual({
+      takingWhenCalled: [0],
+      held: "under 5 s",
+    });
   } finally {
     socket.destroy();
   }

@@ -26,7 +26,10 @@ test(`a model call waiting for the intake does not take a run past its max_secon
     const res = await sent;
     const tookS = (Date.now() - started) / 1000;
     // max_seconds 1 + RUN_GRACE_MS 0.5, and a second of slack for a busy machine.
-    expect({ run: res.json().run.status, withinBudget: tookS <= 2.5 ? true : tookS }).toEqual({ run: expect.any(String), withinBudget: true });
+    expect({ run: res.json().run.status, withinBudget: tookS <= 2.5 ? true : tookS }).toEqual({
+      run: expect.any(String),
+      withinBudget: true,
+    });
   } finally {
     taken();
   }

@@ -42,5 +42,7 @@ test("one run's unserializable save does not fail the other saves of its batch",
   expect(results[2]!.status).toBe("rejected");
   // Fails today: the victim's save is rejected with the attacker's RangeError.
   expect(results[1]).toMatchObject({ status: "fulfilled", value: expect.any(Date) });
-  expect((await f.database.db.select().from(messages).where(eq(messages.conversationId, victim!.conversationId))).length).toBe(1);
+  expect(
+    (await f.database.db.select().from(messages).where(eq(messages.conversationId, victim!.conversationId))).length,
+  ).toBe(1);
 });

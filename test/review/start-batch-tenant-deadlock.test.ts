@@ -39,30 +39,42 @@ const item = (conversationId: string, tenant: string, n: number) => ({
   content: [{ type: "text", text: "hi" }],
 });
 
-test.runIf(testDatabaseKind === "postgres")("two batches of starts with a tenant cap never deadlock on the tenants' locks", async () => {
-  // Conversation order: x1 < y1 < y2 < x2.
-  const x1 = await conv("tenant_x");
-  const y1 = await conv("tenant_y");
-  const y2 = await conv("tenant_y");
-  const x2 = await conv("tenant_x");
-  expect([x1, y1, y2, x2]).toEqual([x1, y1, y2, x2].slice().sort());
-  const clients = [0, 1, 2, 3].map(() => new pg.Client({ connectionString: f.testDb.url }));
-  const [blocker, a, b, watcher] = clients as [pg.Client, pg.Client, pg.Client, pg.Client];
-  await Promise.all(clients.map((c) => c.connect()));
-  try {
-    // Another transaction holds y2 and x2 for a moment (an interrupt, a queueing send, a delete).
-    await blocker.query("begin");
-    await blocker.query("select 1 from conversations where id in ($1, $2) for no key update", [y2, x2]);
-    // Batch A (in conversation order, as createRunStarter sends it): x1 (tenant x), y2 (tenant y).
-    const batchA = a.query("select loopd_start_runs($1::jsonb) as results", [JSON.stringify([item(x1, "tenant_x", 1), item(y2, "tenant_y", 2)])]);
-    // Batch B: y1 (tenant y), x2 (tenant x).
-    const batchB = b.query("select loopd_start_runs($1::jsonb) as results", [JSON.stringify([item(y1, "tenant_y", 3), item(x2, "tenant_x", 4)])]);
-    await waitingForLock(watcher, "select loopd_start_runs", 2);
-    await blocker.query("commit");
-    const results = [...(await batchA).rows[0].results, ...(await batchB).rows[0].results];
-    // Every start should succeed; today one of them is undone by a deadlock (code 40P01).
-    expect(results.map((r: { code?: string }) => r.code ?? "started")).toEqual(["started", "started", "started", "started"]);
-  } finally {
-    await Promise.all(clients.map((c) => c.end()));
-  }
-});
+test.runIf(testDatabaseKind === "postgres")(
+  "two batches of starts with a tenant cap never deadlock on the tenants' locks",
+  async () => {
+    // Conversation order: x1 < y1 < y2 < x2.
+    const x1 = await conv("tenant_x");
+    const y1 = await conv("tenant_y");
+    const y2 = await conv("tenant_y");
+    const x2 = await conv("tenant_x");
+    expect([x1, y1, y2, x2]).toEqual([x1, y1, y2, x2].slice().sort());
+    const clients = [0, 1, 2, 3].map(() => new pg.Client({ connectionString: f.testDb.url }));
+    const [blocker, a, b, watcher] = clients as [pg.Client, pg.Client, pg.Client, pg.Client];
+    await Promise.all(clients.map((c) => c.connect()));
+    try {
+      // Another transaction holds y2 and x2 for a moment (an interrupt, a queueing send, a delete).
+      await blocker.query("begin");
+      await blocker.query("select 1 from conversations where id in ($1, $2) for no key update", [y2, x2]);
+      // Batch A (in conversation order, as createRunStarter sends it): x1 (tenant x), y2 (tenant y).
+      const batchA = a.query("select loopd_start_runs($1::jsonb) as results", [
+        JSON.stringify([item(x1, "tenant_x", 1), item(y2, "tenant_y", 2)]),
+      ]);
+      // Batch B: y1 (tenant y), x2 (tenant x).
+      const batchB = b.query("select loopd_start_runs($1::jsonb) as results", [
+        JSON.stringify([item(y1, "tenant_y", 3), item(x2, "tenant_x", 4)]),
+      ]);
+      await waitingForLock(watcher, "select loopd_start_runs", 2);
+      await blocker.query("commit");
+      const results = [...(await batchA).rows[0].results, ...(await batchB).rows[0].results];
+      // Every start should succeed; today one of them is undone by a deadlock (code 40P01).
+      expect(results.map((r: { code?: string }) => r.code ?? "started")).toEqual([
+        "started",
+        "started",
+        "started",
+        "started",
+      ]);
+    } finally {
+      await Promise.all(clients.map((c) => c.end()));
+    }
+  },
+);

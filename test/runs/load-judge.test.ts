@@ -7,7 +7,15 @@ const states = (lags: number[], options = {}) => {
 };
 
 test("a start is not judged until the loop has been healthy 3 samples in a row, or the grace has passed", () => {
-  expect(states([900, 900, 900, 900, 10, 10, 10])).toEqual(["warming", "warming", "warming", "warming", "warming", "warming", "normal"]);
+  expect(states([900, 900, 900, 900, 10, 10, 10])).toEqual([
+    "warming",
+    "warming",
+    "warming",
+    "warming",
+    "warming",
+    "warming",
+    "normal",
+  ]);
   // Lagging all along: armed after the grace, and then overloaded at once (the lag was sustained).
   expect(states([900, 900, 900, 900], { graceSamples: 4 })).toEqual(["warming", "warming", "warming", "overloaded"]);
 });
@@ -21,6 +29,18 @@ test("overloaded only after 3 lagging samples in a row; one slow moment changes 
 test("hysteresis: it stays overloaded until 3 samples in a row are below half the threshold", () => {
   const overloaded = [10, 10, 10, 200, 200, 200];
   // Between half the threshold and the threshold: neither healthy nor lagging.
-  expect(states([...overloaded, 80, 80, 80, 80]).slice(6)).toEqual(["overloaded", "overloaded", "overloaded", "overloaded"]);
-  expect(states([...overloaded, 40, 40, 80, 40, 40, 40]).slice(6)).toEqual(["overloaded", "overloaded", "overloaded", "overloaded", "overloaded", "normal"]);
+  expect(states([...overloaded, 80, 80, 80, 80]).slice(6)).toEqual([
+    "overloaded",
+    "overloaded",
+    "overloaded",
+    "overloaded",
+  ]);
+  expect(states([...overloaded, 40, 40, 80, 40, 40, 40]).slice(6)).toEqual([
+    "overloaded",
+    "overloaded",
+    "overloaded",
+    "overloaded",
+    "overloaded",
+    "normal",
+  ]);
 });

@@ -10,7 +10,14 @@ describe("a run's event log after the run's end", () => {
   it("hands the end to the run's readers for a while, and holds nothing else of the last write", async () => {
     const { runId, conversationId } = await s.runningRun("ended");
     const signals = createRunSignals();
-    const log = createRunEventLog({ store: s.store, signals, runId, conversationId, owner: "me", position: { lastSeq: 0, nextMessageSeq: 1 } });
+    const log = createRunEventLog({
+      store: s.store,
+      signals,
+      runId,
+      conversationId,
+      owner: "me",
+      position: { lastSeq: 0, nextMessageSeq: 1 },
+    });
     // The last write, made in a function of its own: nothing here holds it once it is committed.
     const lastWrite = await (async () => {
       const last: CommitParts = {
@@ -31,7 +38,14 @@ describe("a run's event log after the run's end", () => {
   it("forgets the end it handed to the readers 10 s after it, and not before", async () => {
     const { runId, conversationId } = await s.runningRun("forgotten");
     const signals = createRunSignals();
-    const log = createRunEventLog({ store: s.store, signals, runId, conversationId, owner: "me", position: { lastSeq: 0, nextMessageSeq: 1 } });
+    const log = createRunEventLog({
+      store: s.store,
+      signals,
+      runId,
+      conversationId,
+      owner: "me",
+      position: { lastSeq: 0, nextMessageSeq: 1 },
+    });
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     try {
       await log.commit({

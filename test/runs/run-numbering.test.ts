@@ -29,5 +29,8 @@ test("a message.created of a message outside the write is an event row, and a wr
   const write = numberWrite({ lastSeq: 3, nextMessageSeq: 5 }, { messageCount: 1, eventsOf: () => created(1, 4) });
   expect(write.messages).toEqual([{ seq: 5, eventSeq: undefined }]);
   expect(write.events).toEqual([{ seq: 4, type: "message.created", data: { seq: 4 } }]);
-  expect(numberWrite({ lastSeq: 3, nextMessageSeq: 5 }, { messageCount: 0, eventsOf: () => [] }).next).toEqual({ lastSeq: 3, nextMessageSeq: 5 });
+  expect(numberWrite({ lastSeq: 3, nextMessageSeq: 5 }, { messageCount: 0, eventsOf: () => [] }).next).toEqual({
+    lastSeq: 3,
+    nextMessageSeq: 5,
+  });
 });

@@ -11,7 +11,8 @@ describe("what the README shows against what a command printed", () => {
 
   test("… stands for anything left out, and nothing else is loose", () => {
     const expected = 'id: 4\nevent: text.delta\n…\nid: 12\ndata: {"run":{…,"status":"completed","steps":1,…}}';
-    const actual = 'id: 4\nevent: text.delta\ndata: x\n\nid: 5\n\nid: 12\ndata: {"run":{"id":"run_1","status":"completed","steps":1,"model":"m"}}';
+    const actual =
+      'id: 4\nevent: text.delta\ndata: x\n\nid: 5\n\nid: 12\ndata: {"run":{"id":"run_1","status":"completed","steps":1,"model":"m"}}';
     expect(matchOutput({ lang: "", expected, actual })).toBe(true);
     expect(matchOutput({ lang: "", expected, actual: actual.replace('"steps":1', '"steps":2') })).toBe(false);
   });
@@ -20,7 +21,9 @@ describe("what the README shows against what a command printed", () => {
     // A stream cut by curl --max-time ends where it was cut: nothing after the last event shown.
     const expected = 'id: 4\ndata: {"delta":" two"}\n…';
     expect(matchOutput({ lang: "", expected, actual: 'id: 4\ndata: {"delta":" two"}\n\n' })).toBe(true);
-    expect(matchOutput({ lang: "", expected, actual: 'id: 4\ndata: {"delta":" two"}\n\nid: 5\ndata: {"delta":" three"}' })).toBe(true);
+    expect(
+      matchOutput({ lang: "", expected, actual: 'id: 4\ndata: {"delta":" two"}\n\nid: 5\ndata: {"delta":" three"}' }),
+    ).toBe(true);
     expect(matchOutput({ lang: "", expected: "one\n…\nthree", actual: "one\nthree" })).toBe(true);
     expect(matchOutput({ lang: "", expected: "one\n…\nthree", actual: "one\ntwo\nthree" })).toBe(true);
     expect(matchOutput({ lang: "", expected: "one\n…\nthree", actual: "onethree" })).toBe(false);
@@ -28,15 +31,23 @@ describe("what the README shows against what a command printed", () => {
   });
 
   test("ids, times, weekdays, durations and token counts are any of their kind; other numbers are not", () => {
-    const expected = '{"id":"conv_0mx3f31orsipb4b4h80aja1l0","at":"2026-11-30T15:22:42.126Z","text":"It is 00:22 on Tuesday","duration_ms":1,"input_tokens":131,"steps":2}';
-    const actual = '{"id":"conv_0mx54qiripe77fgl80e1qfb2d","at":"2026-12-01T20:08:33.924Z","text":"It is 05:09 on Wednesday","duration_ms":17,"input_tokens":140,"steps":2}';
+    const expected =
+      '{"id":"conv_0mx3f31orsipb4b4h80aja1l0","at":"2026-11-30T15:22:42.126Z","text":"It is 00:22 on Tuesday","duration_ms":1,"input_tokens":131,"steps":2}';
+    const actual =
+      '{"id":"conv_0mx54qiripe77fgl80e1qfb2d","at":"2026-12-01T20:08:33.924Z","text":"It is 05:09 on Wednesday","duration_ms":17,"input_tokens":140,"steps":2}';
     expect(matchOutput({ lang: "json", expected, actual })).toBe(true);
     expect(matchOutput({ lang: "json", expected, actual: actual.replace('"steps":2', '"steps":3') })).toBe(false);
   });
 
   test("JSON compares without the white space between tokens, never inside strings; a jsonc comment is a gap", () => {
     const expected = '{\n  "tools": ["a", "b"], /* run_id, created_at */\n  "text": "two  spaces"\n}';
-    expect(matchOutput({ lang: "jsonc", expected, actual: '{"tools":[\n  "a",\n  "b"\n],"run_id":"r","text":"two  spaces"}' })).toBe(true);
+    expect(
+      matchOutput({
+        lang: "jsonc",
+        expected,
+        actual: '{"tools":[\n  "a",\n  "b"\n],"run_id":"r","text":"two  spaces"}',
+      }),
+    ).toBe(true);
     expect(matchOutput({ lang: "jsonc", expected, actual: '{"tools":["a","b"],"text":"two spaces"}' })).toBe(false);
   });
 });

@@ -42,7 +42,8 @@ test("a nudge sent in a transaction reaches another listener when it commits, no
     seenInside = [...heard];
   });
   await sender.notify("loopd_run_cancel", "run_b");
-  for (let i = 0; i < 50 && (heard.length === 0 || cancels.length === 0); i++) await new Promise((r) => setTimeout(r, 20));
+  for (let i = 0; i < 50 && (heard.length === 0 || cancels.length === 0); i++)
+    await new Promise((r) => setTimeout(r, 20));
   expect(seenInside).toEqual([]);
   if (testDb.kind === "postgres") {
     expect(heard).toEqual(["run_a"]);

@@ -1,5 +1,15 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -52,7 +62,9 @@ describe("one process per embedded database folder", () => {
     const error = await openDatabase({ dataDir: dir, program: "the test" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DataDirBusyError);
     expect((error as Error).message).toMatch(
-      new RegExp(`^the embedded database in ${escape(dir)} is in use by process ${other.child.pid} \\(a test holder, since \\d{4}-\\d\\d-\\d\\dT[^)]+\\); only one process may open it: stop that one first`),
+      new RegExp(
+        `^the embedded database in ${escape(dir)} is in use by process ${other.child.pid} \\(a test holder, since \\d{4}-\\d\\d-\\d\\dT[^)]+\\); only one process may open it: stop that one first`,
+      ),
     );
     expect((error as Error).message).not.toContain("\n");
     expect(holderOf(dir)).toMatchObject({ pid: other.child.pid, program: "a test holder" });
@@ -78,7 +90,11 @@ describe("one process per embedded database folder", () => {
 
   test("a lock left by a killed process its parent has not reaped (a zombie) is taken over at once", async () => {
     const dir = folder();
-    const holder = await spawnUnreaped(process.execPath, ["--import", TSX, "test/store/hold-data-dir.ts", "hold", dir], { cwd: repoRoot });
+    const holder = await spawnUnreaped(
+      process.execPath,
+      ["--import", TSX, "test/store/hold-data-dir.ts", "hold", dir],
+      { cwd: repoRoot },
+    );
     try {
       const lines = createInterface({ input: holder.parent.stdout! })[Symbol.asyncIterator]();
       expect((await lines.next()).value).toBe("ready");
@@ -101,7 +117,10 @@ describe("one process per embedded database folder", () => {
   test("stale locks are told from live ones: a reused pid, this process's own pid, another host's lock kept fresh or not, an unreadable file", async () => {
     const dir = folder();
     const write = (holder: Record<string, unknown>, ageMs = 0) => {
-      writeFileSync(lockFileOf(dir), JSON.stringify({ program: "an old loopd", started_at: "2026-01-01T00:00:00.000Z", token: "old", ...holder }));
+      writeFileSync(
+        lockFileOf(dir),
+        JSON.stringify({ program: "an old loopd", started_at: "2026-01-01T00:00:00.000Z", token: "old", ...holder }),
+      );
       const at = new Date(Date.now() - ageMs);
       utimesSync(lockFileOf(dir), at, at);
     };
@@ -121,7 +140,9 @@ describe("one process per embedded database folder", () => {
     write({ pid: 4242, host: "another-host" }, 60_000);
     expect(takenOver()).toBe(true);
     write({ pid: 4242, host: "another-host" }, 1_000);
-    expect(() => lockDataDir(dir, { program: "the test" })).toThrow(/in use by process 4242 on host another-host \(an old loopd/);
+    expect(() => lockDataDir(dir, { program: "the test" })).toThrow(
+      /in use by process 4242 on host another-host \(an old loopd/,
+    );
     // A file that is not a lock (a crash while it was written, a disk that filled up).
     writeFileSync(lockFileOf(dir), "{not json");
     expect(takenOver()).toBe(true);
@@ -130,14 +151,30 @@ describe("one process per embedded database folder", () => {
   test("a holder in another pid namespace (another container on this machine, same hostname) is judged by its lock's time, not by a pid of ours", async () => {
     const dir = folder();
     // pid 1 of a new pid namespace: the Dockerfile's loopd is pid 1 too.
-    const child = spawn("unshare", ["--pid", "--fork", "--mount-proc", process.execPath, "--import", TSX, "test/store/hold-data-dir.ts", "hold", dir], { cwd: repoRoot });
+    const child = spawn(
+      "unshare",
+      [
+        "--pid",
+        "--fork",
+        "--mount-proc",
+        process.execPath,
+        "--import",
+        TSX,
+        "test/store/hold-data-dir.ts",
+        "hold",
+        dir,
+      ],
+      { cwd: repoRoot },
+    );
     const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
     try {
       expect((await lines.next()).value).toBe("ready");
       expect((await lines.next()).value).toBe("held");
       expect(lockOf(dir)).toMatchObject({ pid: 1, host: hostname() });
       const error = await openDatabase({ dataDir: dir }).catch((e: unknown) => e);
-      expect((error as Error).message).toMatch(/is in use by process 1 of another container on this machine \(a test holder, .*its lock lapses 30 s after that process stops/);
+      expect((error as Error).message).toMatch(
+        /is in use by process 1 of another container on this machine \(a test holder, .*its lock lapses 30 s after that process stops/,
+      );
     } finally {
       child.kill("SIGKILL");
     }
@@ -149,14 +186,26 @@ describe("one process per embedded database folder", () => {
 
   test("a lock from before a reboot is stale whatever its pid; two names of one folder take one lock", async () => {
     const dir = folder();
-    writeFileSync(lockFileOf(dir), JSON.stringify({ pid: process.ppid, host: hostname(), boot_id: "an-earlier-boot", program: "a loopd before the reboot", started_at: "", token: "old" }));
+    writeFileSync(
+      lockFileOf(dir),
+      JSON.stringify({
+        pid: process.ppid,
+        host: hostname(),
+        boot_id: "an-earlier-boot",
+        program: "a loopd before the reboot",
+        started_at: "",
+        token: "old",
+      }),
+    );
     const lock = lockDataDir(dir, { program: "the test" });
     expect(lockOf(dir)).toMatchObject({ pid: process.pid });
     // A relative path and a symlink name the same folder: the same lock, refused in this process.
     const link = path.join(scratch, `link-${folders}`);
     symlinkSync(dir, link);
     expect(() => lockDataDir(link, { program: "the test" })).toThrow(/already open in this process/);
-    expect(() => lockDataDir(path.relative(process.cwd(), dir), { program: "the test" })).toThrow(/already open in this process/);
+    expect(() => lockDataDir(path.relative(process.cwd(), dir), { program: "the test" })).toThrow(
+      /already open in this process/,
+    );
     lock.release();
   });
 
@@ -168,14 +217,23 @@ describe("one process per embedded database folder", () => {
 
   test("several processes taking over one stale lock at the same moment: exactly one gets it", async () => {
     const dir = folder();
-    writeFileSync(lockFileOf(dir), JSON.stringify({ pid: 2 ** 22 + 1, host: hostname(), program: "a dead loopd", started_at: "", token: "dead" }));
+    writeFileSync(
+      lockFileOf(dir),
+      JSON.stringify({ pid: 2 ** 22 + 1, host: hostname(), program: "a dead loopd", started_at: "", token: "dead" }),
+    );
     const racers = Array.from({ length: 6 }, () => startHolder("race", dir));
     for (const racer of racers) expect(await racer.said()).toBe("ready");
     for (const racer of racers) racer.go();
     const outcomes = await Promise.all(racers.map((r) => r.said()));
     expect(outcomes.filter((o) => o === "held")).toHaveLength(1);
     const winner = racers[outcomes.indexOf("held")]!;
-    expect(outcomes.filter((o) => o !== "held").every((o) => o.includes(`in use by process ${winner.child.pid}`) || o.includes("being opened by another process"))).toBe(true);
+    expect(
+      outcomes
+        .filter((o) => o !== "held")
+        .every(
+          (o) => o.includes(`in use by process ${winner.child.pid}`) || o.includes("being opened by another process"),
+        ),
+    ).toBe(true);
     expect(lockOf(dir)).toMatchObject({ pid: winner.child.pid });
     await Promise.all(racers.map((r) => r.end()));
   }, 60_000);
@@ -188,9 +246,13 @@ describe("one process per embedded database folder", () => {
     for (const dataDir of ["/proc/loopd-nope", path.join(file, "data"), unwritable]) {
       const error = await openDatabase({ dataDir }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(OperatorError);
-      expect((error as Error).message).toMatch(new RegExp(`^DATA_DIR ${escape(dataDir)} cannot be (created|written): `));
+      expect((error as Error).message).toMatch(
+        new RegExp(`^DATA_DIR ${escape(dataDir)} cannot be (created|written): `),
+      );
     }
-    expect(((await openDatabase({ dataDir: unwritable }).catch((e: unknown) => e)) as Error).message).toMatch(new RegExp(`^DATA_DIR ${unwritable} cannot be written: (permission denied|operation not permitted)$`));
+    expect(((await openDatabase({ dataDir: unwritable }).catch((e: unknown) => e)) as Error).message).toMatch(
+      new RegExp(`^DATA_DIR ${unwritable} cannot be written: (permission denied|operation not permitted)$`),
+    );
   });
 
   test("a damaged folder is refused with what to do, never PGlite's Aborted(), and its lock is released", async () => {
@@ -236,26 +298,36 @@ describe("the folder itself: loopd's, or new", () => {
     const dir = folder();
     await (await openDatabase({ dataDir: dir })).close();
     const inside = path.join(dir, "pgdata");
-    await expect(openDatabase({ dataDir: inside })).rejects.toThrow(`DATA_DIR ${inside} is the inside of loopd's folder ${dir}: set DATA_DIR to that folder`);
+    await expect(openDatabase({ dataDir: inside })).rejects.toThrow(
+      `DATA_DIR ${inside} is the inside of loopd's folder ${dir}: set DATA_DIR to that folder`,
+    );
     expect(existsSync(path.join(inside, LOCK_FILE))).toBe(false);
 
     const postgres15 = folder();
     writeFileSync(path.join(postgres15, "PG_VERSION"), "15\n");
-    await expect(openDatabase({ dataDir: postgres15 })).rejects.toThrow(`DATA_DIR ${postgres15} holds a PostgreSQL 15 data folder, not loopd's embedded database`);
+    await expect(openDatabase({ dataDir: postgres15 })).rejects.toThrow(
+      `DATA_DIR ${postgres15} holds a PostgreSQL 15 data folder, not loopd's embedded database`,
+    );
     expect(existsSync(path.join(postgres15, LOCK_FILE))).toBe(false);
 
     const home = folder();
     writeFileSync(path.join(home, "notes.txt"), "mine");
-    await expect(openDatabase({ dataDir: home })).rejects.toThrow(`DATA_DIR ${home} holds other files (notes.txt) and no loopd database: set DATA_DIR to a new or empty folder`);
+    await expect(openDatabase({ dataDir: home })).rejects.toThrow(
+      `DATA_DIR ${home} holds other files (notes.txt) and no loopd database: set DATA_DIR to a new or empty folder`,
+    );
     expect(existsSync(path.join(home, "pgdata"))).toBe(false);
   });
 
   test("a command that only reads (replay, db:export) is refused a folder with no database, and makes none", async () => {
     const missing = path.join(scratch, "mistyped");
-    await expect(openDatabase({ dataDir: missing, mustExist: true })).rejects.toThrow(`there is no embedded database in ${missing} (DATA_DIR): the folder does not exist`);
+    await expect(openDatabase({ dataDir: missing, mustExist: true })).rejects.toThrow(
+      `there is no embedded database in ${missing} (DATA_DIR): the folder does not exist`,
+    );
     expect(existsSync(missing)).toBe(false);
     const empty = folder();
-    await expect(openDatabase({ dataDir: empty, mustExist: true })).rejects.toThrow(/there is no embedded database in .* \(DATA_DIR\): is DATA_DIR the folder loopd serves from\?/);
+    await expect(openDatabase({ dataDir: empty, mustExist: true })).rejects.toThrow(
+      /there is no embedded database in .* \(DATA_DIR\): is DATA_DIR the folder loopd serves from\?/,
+    );
     expect(readdirSync(empty)).toEqual([]);
   });
 });

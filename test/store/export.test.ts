@@ -38,9 +38,14 @@ test("npm run db:export, then psql into a Postgres server: loopd there has the c
   expect(before).toHaveLength(4);
 
   // While the embedded database is open, the export is refused like every second opener.
-  const refused = await runProgram("src/store/export-cli.ts", { args: [path.join(scratch, "early.sql")], env: { DATA_DIR: dataDir } });
+  const refused = await runProgram("src/store/export-cli.ts", {
+    args: [path.join(scratch, "early.sql")],
+    env: { DATA_DIR: dataDir },
+  });
   expect(refused.code).toBe(1);
-  expect(refused.output).toMatch(/^db:export cannot run: the embedded database in .* is already open|^db:export cannot run: the embedded database in .* is in use by process/);
+  expect(refused.output).toMatch(
+    /^db:export cannot run: the embedded database in .* is already open|^db:export cannot run: the embedded database in .* is in use by process/,
+  );
   await loopd.close();
   await embedded.close();
 
@@ -64,7 +69,10 @@ test("npm run db:export, then psql into a Postgres server: loopd there has the c
     await server.migrate();
     loopd = await startLoopd({ database: server, llm });
     expect(await api(loopd.app).history(conversation.id)).toEqual(before);
-    expect((await loopd.app.inject({ method: "GET", url: `/conversations/${conversation.id}` })).json()).toMatchObject({ title: "moving house", message_count: 4 });
+    expect((await loopd.app.inject({ method: "GET", url: `/conversations/${conversation.id}` })).json()).toMatchObject({
+      title: "moving house",
+      message_count: 4,
+    });
     const next = (await api(loopd.app).send(conversation.id, { content: "What is 2^10?" })).json();
     expect(next.messages.map((m: { seq: number }) => m.seq)).toEqual([5, 6, 7, 8]);
     await loopd.close();

@@ -3,9 +3,22 @@ import { expect, test } from "vitest";
 import { isPgSafe, pgSafeJson, toPgSafe } from "../../src/store/pg-safe.js";
 
 // Strings of any UTF-16 code units: NULs, lone surrogates, pairs, backslashes and "u" followed by hex digits.
-const anyText = fc.string({ unit: fc.oneof(fc.constantFrom("\u0000", "\ud800", "\udfff", "\ud83d\ude00", "\\", "u", "0", "d", "8", "a"), fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c))) });
+const anyText = fc.string({
+  unit: fc.oneof(
+    fc.constantFrom("\u0000", "\ud800", "\udfff", "\ud83d\ude00", "\\", "u", "0", "d", "8", "a"),
+    fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)),
+  ),
+});
 const anyJson = fc.letrec((tie) => ({
-  value: fc.oneof({ depthSize: "small" }, anyText, fc.integer(), fc.boolean(), fc.constant(null), fc.array(tie("value"), { maxLength: 4 }), fc.dictionary(anyText, tie("value"), { maxKeys: 4 })),
+  value: fc.oneof(
+    { depthSize: "small" },
+    anyText,
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(tie("value"), { maxLength: 4 }),
+    fc.dictionary(anyText, tie("value"), { maxKeys: 4 }),
+  ),
 })).value;
 
 test("pgSafeJson is the JSON of the mended value, whatever it holds, and what it writes is safe to store", () => {

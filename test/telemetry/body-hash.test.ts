@@ -2,7 +2,10 @@ import { createHash } from "node:crypto";
 import { expect, test } from "vitest";
 import { bodySha256, createBodyHasher } from "../../src/runs/trace/body-hash.js";
 
-const message = (i: number, extra = "") => ({ role: i % 2 ? "assistant" : "user", content: [{ type: "text", text: `message ${i}${extra}` }] });
+const message = (i: number, extra = "") => ({
+  role: i % 2 ? "assistant" : "user",
+  content: [{ type: "text", text: `message ${i}${extra}` }],
+});
 
 test("a run's hasher gives each body the hash of its canonical JSON, however the bodies change from call to call", () => {
   const hashBody = createBodyHasher();
@@ -19,6 +22,10 @@ test("a run's hasher gives each body the hash of its canonical JSON, however the
   ];
   for (const body of bodies) expect(hashBody(body)).toBe(bodySha256(body));
   // Canonical: keys sorted at every level, messages last; the same value whatever the key order.
-  expect(bodySha256({ b: 1, messages: [{ z: 1, a: [2] }], a: "x" })).toBe(createHash("sha256").update('{"a":"x","b":1,"messages":[{"a":[2],"z":1}]}').digest("hex"));
-  expect(bodySha256({ messages: [{ a: [2], z: 1 }], a: "x", b: 1 })).toBe(bodySha256({ b: 1, messages: [{ z: 1, a: [2] }], a: "x" }));
+  expect(bodySha256({ b: 1, messages: [{ z: 1, a: [2] }], a: "x" })).toBe(
+    createHash("sha256").update('{"a":"x","b":1,"messages":[{"a":[2],"z":1}]}').digest("hex"),
+  );
+  expect(bodySha256({ messages: [{ a: [2], z: 1 }], a: "x", b: 1 })).toBe(
+    bodySha256({ b: 1, messages: [{ z: 1, a: [2] }], a: "x" }),
+  );
 });

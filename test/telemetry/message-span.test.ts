@@ -9,7 +9,13 @@ const modelCall = (over: { raw_stop_reason?: string | null; body_sha256?: string
     started_at: "2026-12-01T14:09:36.123Z",
     latency_ms: 812,
     ttft_ms: 95,
-    request: { history_length: 7, token_ratio: 1.05, tool_choice: "auto", body_sha256: "body_sha256" in over ? over.body_sha256 : "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" },
+    request: {
+      history_length: 7,
+      token_ratio: 1.05,
+      tool_choice: "auto",
+      body_sha256:
+        "body_sha256" in over ? over.body_sha256 : "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    },
     response: {
       message_seq: 8,
       stop_reason: "tool_use",
@@ -37,7 +43,12 @@ describe("a model call's span kept on its answer", () => {
     expect(stored.started_at).toBe(Date.parse("2026-12-01T14:09:36.123Z"));
     expect(stored.request.body_sha256).toHaveLength(43);
     expect(stored.request.history_length).toBeUndefined();
-    expect(stored.response).toEqual({ stop_reason: "tool_use", usage: [1200, 40, 1024, 0], model: "claude-sonnet-4-6", request_id: "req_1" });
+    expect(stored.response).toEqual({
+      stop_reason: "tool_use",
+      usage: [1200, 40, 1024, 0],
+      model: "claude-sonnet-4-6",
+      request_id: "req_1",
+    });
     expect(JSON.stringify(stored).length).toBeLessThan(JSON.stringify(modelCall().data).length - 120);
   });
 });

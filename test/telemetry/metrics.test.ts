@@ -22,7 +22,11 @@ async function scrape(): Promise<Sample[]> {
     .filter((line) => line !== "" && !line.startsWith("#"))
     .map((line) => {
       const [, name, labels = "", value] = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)$/.exec(line)!;
-      return { name: name!, labels: Object.fromEntries([...labels.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1]!, m[2]!])), value: Number(value) };
+      return {
+        name: name!,
+        labels: Object.fromEntries([...labels.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1]!, m[2]!])),
+        value: Number(value),
+      };
     });
 }
 
@@ -34,8 +38,10 @@ function valueOf(samples: Sample[], name: string, labels: Record<string, string>
 }
 
 /** How much each metric moved between two scrapes. */
-const delta = (before: Sample[], after: Sample[]) => (name: string, labels: Record<string, string> = {}) =>
-  valueOf(after, name, labels) - valueOf(before, name, labels);
+const delta =
+  (before: Sample[], after: Sample[]) =>
+  (name: string, labels: Record<string, string> = {}) =>
+    valueOf(after, name, labels) - valueOf(before, name, labels);
 
 const MODEL = "claude-sonnet-4-6";
 
@@ -44,7 +50,10 @@ describe("GET /metrics", () => {
     const before = await scrape();
     const conv = await client().createConversation({ provider: "anthropic", model: MODEL });
     f.llm.script(
-      { toolCalls: [{ name: "calculate", input: { expression: "6*7" } }], usage: { input: 100, output: 20, cacheRead: 30, cacheWrite: 5 } },
+      {
+        toolCalls: [{ name: "calculate", input: { expression: "6*7" } }],
+        usage: { input: 100, output: 20, cacheRead: 30, cacheWrite: 5 },
+      },
       { text: "42.", usage: { input: 150, output: 10, cacheRead: 0, cacheWrite: 0 } },
     );
     const { run } = (await client().send(conv.id, { content: "6*7?" })).json();
@@ -67,7 +76,9 @@ describe("GET /metrics", () => {
     expect(moved("loopd_cost_usd_total", model)).toBeCloseTo(run.usage.cost_usd, 12);
     expect(moved("loopd_model_call_duration_seconds_count", { ...model, outcome: "ok" })).toBe(2);
     expect(moved("loopd_model_time_to_first_token_seconds_count", model)).toBe(2);
-    expect(moved("loopd_tool_call_duration_seconds_count", { tool: "calculate", source: "builtin", outcome: "ok" })).toBe(1);
+    expect(
+      moved("loopd_tool_call_duration_seconds_count", { tool: "calculate", source: "builtin", outcome: "ok" }),
+    ).toBe(1);
   });
 
   test("the gauges read the process as it is: a streamed run in flight is active and its stream open, then both are back to 0", async () => {
@@ -93,7 +104,11 @@ describe("GET /metrics", () => {
     expect(valueOf(during, "loopd_runs_active")).toBe(1);
     expect(valueOf(during, "loopd_sse_streams_open")).toBe(1);
 
-    const cancelled = await f.loopd.app.inject({ method: "POST", url: `/conversations/${conv.id}/runs/${runId}/cancel`, payload: {} });
+    const cancelled = await f.loopd.app.inject({
+      method: "POST",
+      url: `/conversations/${conv.id}/runs/${runId}/cancel`,
+      payload: {},
+    });
     expect(cancelled.json()).toMatchObject({ status: "cancelled" });
     await f.loopd.runs.settled(runId);
     let last = "";
@@ -103,7 +118,9 @@ describe("GET /metrics", () => {
     const after = await scrape();
     expect(valueOf(after, "loopd_runs_active")).toBe(0);
     expect(valueOf(after, "loopd_sse_streams_open")).toBe(0);
-    expect(valueOf(after, "loopd_runs_ended_total", { status: "cancelled", stop_reason: "cancelled" })).toBeGreaterThanOrEqual(1);
+    expect(
+      valueOf(after, "loopd_runs_ended_total", { status: "cancelled", stop_reason: "cancelled" }),
+    ).toBeGreaterThanOrEqual(1);
   });
 
   test("a run that pauses for approval counts as paused until it is cancelled, then as ended", async () => {
@@ -133,7 +150,9 @@ describe("GET /metrics", () => {
     await f.loopd.runs.settled(run.id);
     const moved = delta(before, await scrape());
     expect(moved("loopd_model_calls_total", { provider: "openai", model: "gpt-4.1", outcome: "error" })).toBe(1);
-    expect(moved("loopd_model_call_duration_seconds_count", { provider: "openai", model: "gpt-4.1", outcome: "error" })).toBe(1);
+    expect(
+      moved("loopd_model_call_duration_seconds_count", { provider: "openai", model: "gpt-4.1", outcome: "error" }),
+    ).toBe(1);
     expect(moved("loopd_runs_ended_total", { status: "failed", stop_reason: "error" })).toBe(1);
   });
 
@@ -143,7 +162,13 @@ describe("GET /metrics", () => {
     const { run } = (await client().send(conv.id, { content: "Use it." })).json();
     await f.loopd.runs.settled(run.id);
     const samples = await scrape();
-    expect(valueOf(samples, "loopd_tool_call_duration_seconds_count", { tool: "_other", source: "_other", outcome: "error" })).toBeGreaterThanOrEqual(1);
+    expect(
+      valueOf(samples, "loopd_tool_call_duration_seconds_count", {
+        tool: "_other",
+        source: "_other",
+        outcome: "error",
+      }),
+    ).toBeGreaterThanOrEqual(1);
     expect(samples.some((s) => Object.values(s.labels).includes("made_up_tool_4711"))).toBe(false);
     expect(samples.some((s) => Object.values(s.labels).some((v) => /^(run|conv|msg)_/.test(v)))).toBe(false);
   });

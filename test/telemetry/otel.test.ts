@@ -36,7 +36,11 @@ const byStart = (a: ReceivedSpan, b: ReceivedSpan) => (a.startNs < b.startNs ? -
 
 describe("OpenTelemetry spans, with OTEL_EXPORTER_OTLP_ENDPOINT set", () => {
   test("a multi-step tool run is one invoke_agent span with a chat span per model call and an execute_tool span per tool call beneath it", async () => {
-    const conv = await client().createConversation({ provider: "anthropic", model: "claude-sonnet-4-6", system: "SYSTEM-PROMPT-SECRET" });
+    const conv = await client().createConversation({
+      provider: "anthropic",
+      model: "claude-sonnet-4-6",
+      system: "SYSTEM-PROMPT-SECRET",
+    });
     f.llm.script(
       {
         toolCalls: [
@@ -45,10 +49,16 @@ describe("OpenTelemetry spans, with OTEL_EXPORTER_OTLP_ENDPOINT set", () => {
         ],
         usage: { input: 100, output: 20, cacheRead: 30, cacheWrite: 5 },
       },
-      { toolCalls: [{ name: "calculate", input: { expression: "42+1" } }], usage: { input: 200, output: 15, cacheRead: 0, cacheWrite: 0 } },
+      {
+        toolCalls: [{ name: "calculate", input: { expression: "42+1" } }],
+        usage: { input: 200, output: 15, cacheRead: 0, cacheWrite: 0 },
+      },
       { text: "It is 43 o'clock in Tokyo.", usage: { input: 250, output: 12, cacheRead: 0, cacheWrite: 0 } },
     );
-    const { run, runSpan, children } = await runToEnd(conv.id, "USER-TEXT-SECRET: 6*7, then +1, and the time in Tokyo?");
+    const { run, runSpan, children } = await runToEnd(
+      conv.id,
+      "USER-TEXT-SECRET: 6*7, then +1, and the time in Tokyo?",
+    );
     expect(run).toMatchObject({ status: "completed", steps: 3 });
 
     expect(runSpan).toMatchObject({ name: "invoke_agent", kind: SPAN_KIND_INTERNAL, parentSpanId: "" });
@@ -76,7 +86,11 @@ describe("OpenTelemetry spans, with OTEL_EXPORTER_OTLP_ENDPOINT set", () => {
       expect(chat.startNs).toBeGreaterThanOrEqual(runSpan.startNs);
       expect(chat.endNs).toBeLessThanOrEqual(runSpan.endNs);
     }
-    expect(chats.map((c) => c.attributes["gen_ai.response.finish_reasons"])).toEqual([["tool_use"], ["tool_use"], ["end_turn"]]);
+    expect(chats.map((c) => c.attributes["gen_ai.response.finish_reasons"])).toEqual([
+      ["tool_use"],
+      ["tool_use"],
+      ["end_turn"],
+    ]);
     // Input tokens count the cached ones too, as the conventions ask; the cache's share is told apart.
     expect(chats[0]!.attributes).toMatchObject({
       "gen_ai.usage.input_tokens": 135,
@@ -86,13 +100,21 @@ describe("OpenTelemetry spans, with OTEL_EXPORTER_OTLP_ENDPOINT set", () => {
     });
 
     const tools = children.filter((s) => s.attributes["gen_ai.operation.name"] === "execute_tool").sort(byStart);
-    expect(tools.map((t) => t.name).sort()).toEqual(["execute_tool calculate", "execute_tool calculate", "execute_tool get_current_time"]);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      "execute_tool calculate",
+      "execute_tool calculate",
+      "execute_tool get_current_time",
+    ]);
     const history = await client().history(conv.id);
     const callIds = history.flatMap((m) => m.content.filter((b: any) => b.type === "tool_call").map((b: any) => b.id));
     expect(tools.map((t) => t.attributes["gen_ai.tool.call.id"]).sort()).toEqual([...callIds].sort());
     for (const tool of tools) {
       expect(tool).toMatchObject({ kind: SPAN_KIND_INTERNAL, traceId: runSpan.traceId });
-      expect(tool.attributes).toMatchObject({ "gen_ai.tool.type": "function", "loopd.tool.status": "ok", "loopd.tool.source": "builtin" });
+      expect(tool.attributes).toMatchObject({
+        "gen_ai.tool.type": "function",
+        "loopd.tool.status": "ok",
+        "loopd.tool.source": "builtin",
+      });
       expect(tool.attributes["loopd.tool.server"]).toBeUndefined();
       expect(tool.statusCode).not.toBe(STATUS_ERROR);
     }
@@ -104,7 +126,15 @@ describe("OpenTelemetry spans, with OTEL_EXPORTER_OTLP_ENDPOINT set", () => {
 
     // No content: not the system prompt, the user's text, a tool's input or output, the answer, nor a key.
     const sent = receiver.bodies.join("\n");
-    for (const secret of ["SYSTEM-PROMPT-SECRET", "USER-TEXT-SECRET", "6*7", "Asia/Tokyo", "43 o'clock", "test-anthropic-key", "test-openai-key"]) {
+    for (const secret of [
+      "SYSTEM-PROMPT-SECRET",
+      "USER-TEXT-SECRET",
+      "6*7",
+      "Asia/Tokyo",
+      "43 o'clock",
+      "test-anthropic-key",
+      "test-openai-key",
+    ]) {
       expect(sent).not.toContain(secret);
     }
   });
@@ -114,7 +144,10 @@ describe("OpenTelemetry spans, with OTEL_EXPORTER_OTLP_ENDPOINT set", () => {
     f.llm.script({ status: 400, message: "bad request" });
     const { run, runSpan, children } = await runToEnd(conv.id, "hi");
     expect(run.status).toBe("failed");
-    expect(runSpan).toMatchObject({ statusCode: STATUS_ERROR, attributes: expect.objectContaining({ "error.type": "provider_error", "loopd.run.status": "failed" }) });
+    expect(runSpan).toMatchObject({
+      statusCode: STATUS_ERROR,
+      attributes: expect.objectContaining({ "error.type": "provider_error", "loopd.run.status": "failed" }),
+    });
     expect(children).toEqual([
       expect.objectContaining({
         name: "chat gpt-4.1",
@@ -129,7 +162,10 @@ describe("OpenTelemetry spans, with OTEL_EXPORTER_OTLP_ENDPOINT set", () => {
     f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: 12 } }] }, { text: "Sorry." });
     const { children } = await runToEnd(conv.id, "Compute.");
     const tool = children.find((s) => s.name === "execute_tool calculate");
-    expect(tool).toMatchObject({ statusCode: STATUS_ERROR, attributes: expect.objectContaining({ "loopd.tool.status": "error", "error.type": "tool_error" }) });
+    expect(tool).toMatchObject({
+      statusCode: STATUS_ERROR,
+      attributes: expect.objectContaining({ "loopd.tool.status": "error", "error.type": "tool_error" }),
+    });
   });
 });
 
@@ -140,7 +176,12 @@ test("a collector that cannot be reached costs a shutdown a bounded wait, never 
   const { port } = probe.address() as { port: number };
   await new Promise((resolve) => probe.close(resolve));
   const { logger, lines } = captureLogs("warn");
-  const other = await startLoopd({ database: f.database, llm: f.llm, env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` }, logger });
+  const other = await startLoopd({
+    database: f.database,
+    llm: f.llm,
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` },
+    logger,
+  });
   try {
     const conv = await api(other.app).createConversation({ provider: "anthropic" });
     f.llm.script({ text: "Hi." });
@@ -159,14 +200,21 @@ describe("the OTLP endpoint setting", () => {
   test("is off unless set; the general endpoint gets the traces path, the traces endpoint is taken whole", () => {
     expect(loadConfig({}).trace.otlpTracesUrl).toBeUndefined();
     expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "" }).trace.otlpTracesUrl).toBeUndefined();
-    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" }).trace.otlpTracesUrl).toBe("http://collector:4318/v1/traces");
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" }).trace.otlpTracesUrl).toBe(
+      "http://collector:4318/v1/traces",
+    );
     expect(
-      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://traces.example/ingest" }).trace.otlpTracesUrl,
+      loadConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://traces.example/ingest",
+      }).trace.otlpTracesUrl,
     ).toBe("https://traces.example/ingest");
   });
 
   test("refuses what is not an http(s) URL, naming the variable", () => {
     expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" })).toThrow(ConfigError);
-    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "grpc://collector:4317" })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "grpc://collector:4317" })).toThrow(
+      /OTEL_EXPORTER_OTLP_ENDPOINT/,
+    );
   });
 });

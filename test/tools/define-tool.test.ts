@@ -38,7 +38,9 @@ describe("defineTool", () => {
   });
 
   it("refuses an input schema that is not an object", () => {
-    expect(() => defineTool({ name: "bad", description: "", input: z.string(), execute: noop })).toThrow(/object schema/);
+    expect(() => defineTool({ name: "bad", description: "", input: z.string(), execute: noop })).toThrow(
+      /object schema/,
+    );
   });
 
   it("refuses names the providers would reject", () => {

@@ -2,7 +2,11 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { ToolCallBlock } from "../../src/core/messages.js";
 import { defineTool, type Tool } from "../../src/tools/define-tool.js";
-import { DEFAULT_TOOL_CONCURRENCY, executeToolCalls, type ToolCallOutcome } from "../../src/tools/execute-tool-calls.js";
+import {
+  DEFAULT_TOOL_CONCURRENCY,
+  executeToolCalls,
+  type ToolCallOutcome,
+} from "../../src/tools/execute-tool-calls.js";
 import { createToolRegistry } from "../../src/tools/tool-registry.js";
 
 let nextId = 0;
@@ -162,7 +166,10 @@ describe("executeToolCalls: order and concurrency", () => {
 
   it(`runs at most ${DEFAULT_TOOL_CONCURRENCY} read-only calls at once by default`, async () => {
     const { tool, seen } = counting();
-    const outcomes = await run([tool], Array.from({ length: 100 }, (_, n) => call("count", { n })));
+    const outcomes = await run(
+      [tool],
+      Array.from({ length: 100 }, (_, n) => call("count", { n })),
+    );
     expect(seen.most).toBe(DEFAULT_TOOL_CONCURRENCY);
     expect(outcomes.every((o) => o.status === "ok")).toBe(true);
   });
@@ -274,11 +281,15 @@ describe("executeToolCalls: failures become results the model can act on", () =>
         call("calculate", {}),
       ],
     );
-    expect(wrongType!.result.content).toBe("Invalid arguments for calculate: expression: expected string, received number");
+    expect(wrongType!.result.content).toBe(
+      "Invalid arguments for calculate: expression: expected string, received number",
+    );
     expect(nested!.result.content).toBe(
       "Invalid arguments for calculate: options.digits: expected number, received string",
     );
-    expect(missing!.result.content).toBe("Invalid arguments for calculate: expression: expected string, received undefined");
+    expect(missing!.result.content).toBe(
+      "Invalid arguments for calculate: expression: expected string, received undefined",
+    );
   });
 
   it("adds the received value where zod's message leaves it out", async () => {
@@ -289,7 +300,9 @@ describe("executeToolCalls: failures become results the model can act on", () =>
       execute: () => "x",
     });
     const [outcome] = await run([pick], [call("pick", { color: "green" })]);
-    expect(outcome!.result.content).toBe('Invalid arguments for pick: color: expected one of "red"|"blue", received "green"');
+    expect(outcome!.result.content).toBe(
+      'Invalid arguments for pick: color: expected one of "red"|"blue", received "green"',
+    );
   });
 
   it("reports an exception's type and message without the stack", async () => {
@@ -347,7 +360,12 @@ describe("executeToolCalls: failures become results the model can act on", () =>
   });
 
   it("uses defaultTimeoutMs for tools without their own", async () => {
-    const hang = defineTool({ name: "hang", description: "", input: z.object({}), execute: () => new Promise(() => {}) });
+    const hang = defineTool({
+      name: "hang",
+      description: "",
+      input: z.object({}),
+      execute: () => new Promise(() => {}),
+    });
     const [outcome] = await run([hang], [call("hang")], { defaultTimeoutMs: 30 });
     expect(outcome!.result.content).toBe("hang timed out after 0.03 s; try a narrower request.");
   });
@@ -370,7 +388,13 @@ describe("executeToolCalls: cancellation", () => {
       },
     });
     const later = defineTool({ name: "later", description: "", input: z.object({}), execute: () => (laterRan = true) });
-    const reader = defineTool({ name: "reader", description: "", input: z.object({}), readOnly: true, execute: () => 1 });
+    const reader = defineTool({
+      name: "reader",
+      description: "",
+      input: z.object({}),
+      readOnly: true,
+      execute: () => 1,
+    });
     const calls = [call("writer"), call("later"), call("reader")];
     const outcomes = await run([writer, later, reader], calls, {
       signal: controller.signal,
@@ -402,7 +426,13 @@ describe("executeToolCalls: cancellation", () => {
 
   it("keeps the result of a parallel call that finished before the cancellation", async () => {
     const controller = new AbortController();
-    const quick = defineTool({ name: "quick", description: "", input: z.object({}), readOnly: true, execute: () => "done" });
+    const quick = defineTool({
+      name: "quick",
+      description: "",
+      input: z.object({}),
+      readOnly: true,
+      execute: () => "done",
+    });
     const stuck = stuckThenCancel(controller);
     const outcomes = await run([quick, stuck], [call("stuck"), call("quick")], { signal: controller.signal });
     expect(outcomes.map((o) => o.status)).toEqual(["cancelled", "ok"]);
@@ -413,7 +443,11 @@ describe("executeToolCalls: cancellation", () => {
     const started: string[] = [];
     const stuck = stuckThenCancel(controller);
     const calls = [call("stuck"), call("stuck"), call("stuck")];
-    const outcomes = await run([stuck], calls, { concurrency: 1, signal: controller.signal, onStart: (c) => started.push(c.id) });
+    const outcomes = await run([stuck], calls, {
+      concurrency: 1,
+      signal: controller.signal,
+      onStart: (c) => started.push(c.id),
+    });
     expect(outcomes.map((o) => o.result.tool_call_id)).toEqual(calls.map((c) => c.id));
     expect(outcomes.map((o) => o.result.content)).toEqual([
       expect.stringContaining("cancelled before it finished"),
@@ -429,8 +463,18 @@ describe("executeToolCalls: cancellation", () => {
     process.on("warning", onWarning);
     try {
       const gate = deferred();
-      const wait = defineTool({ name: "wait", description: "", input: z.object({}), readOnly: true, execute: () => gate.promise });
-      const done = run([wait], Array.from({ length: 25 }, () => call("wait")), { signal: new AbortController().signal });
+      const wait = defineTool({
+        name: "wait",
+        description: "",
+        input: z.object({}),
+        readOnly: true,
+        execute: () => gate.promise,
+      });
+      const done = run(
+        [wait],
+        Array.from({ length: 25 }, () => call("wait")),
+        { signal: new AbortController().signal },
+      );
       await sleep(10);
       gate.resolve();
       expect(await done).toHaveLength(25);

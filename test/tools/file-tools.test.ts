@@ -148,7 +148,9 @@ describe("read_file", () => {
   });
 
   it("refuses an absolute path", async () => {
-    await expect(run(tool, { path: path.join(outsideDir, "secret.txt") })).rejects.toThrow("path escapes the workspace");
+    await expect(run(tool, { path: path.join(outsideDir, "secret.txt") })).rejects.toThrow(
+      "path escapes the workspace",
+    );
   });
 });
 
@@ -213,7 +215,9 @@ describe("search_files", () => {
     await expect(run(tool, { pattern: "TODO", path: "src" })).resolves.toBe(
       "src/a.ts:1: export const a = 1; // TODO: rename\nsrc/deep/b.ts:1: const b = 'TODO';",
     );
-    await expect(run(tool, { pattern: "milk", path: "notes/todo.md" })).resolves.toBe("notes/todo.md:2: - TODO buy milk");
+    await expect(run(tool, { pattern: "milk", path: "notes/todo.md" })).resolves.toBe(
+      "notes/todo.md:2: - TODO buy milk",
+    );
   });
 
   it("treats /…/flags as a regular expression", async () => {
@@ -223,7 +227,9 @@ describe("search_files", () => {
   });
 
   it("matches a regular expression the same way across files, CRLF lines and the match cap", async () => {
-    await expect(run(tool, { pattern: "/^(one|two)$/", path: "notes" })).resolves.toBe("notes/crlf.txt:1: one\nnotes/crlf.txt:2: two");
+    await expect(run(tool, { pattern: "/^(one|two)$/", path: "notes" })).resolves.toBe(
+      "notes/crlf.txt:1: one\nnotes/crlf.txt:2: two",
+    );
     const literal = (await run(tool, { pattern: "HIT", path: "." })) as string;
     await expect(run(tool, { pattern: "/^HIT$/", path: "." })).resolves.toBe(literal);
     expect(literal.split("\n")).toHaveLength(SEARCH_MAX_MATCHES + 1);
@@ -255,7 +261,13 @@ describe("search_files", () => {
 describe("built-in tools through the executor", () => {
   it("registers the five tools in the contract's order, all read-only", () => {
     const tools = createBuiltinTools();
-    expect(tools.map((t) => t.name)).toEqual(["get_current_time", "calculate", "read_file", "list_files", "search_files"]);
+    expect(tools.map((t) => t.name)).toEqual([
+      "get_current_time",
+      "calculate",
+      "read_file",
+      "list_files",
+      "search_files",
+    ]);
     expect(tools.every((t) => t.readOnly)).toBe(true);
     expect(() => createToolRegistry(tools)).not.toThrow();
   });

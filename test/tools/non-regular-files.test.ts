@@ -53,12 +53,22 @@ afterAll(async () => {
 const run = (tool: ReturnType<typeof createReadFileTool>, input: unknown) => runTool(tool, input, { workspaceDir });
 
 let nextId = 0;
-const call = (name: string, input: Record<string, unknown>): ToolCallBlock => ({ type: "tool_call", id: `call_${++nextId}`, name, input });
+const call = (name: string, input: Record<string, unknown>): ToolCallBlock => ({
+  type: "tool_call",
+  id: `call_${++nextId}`,
+  name,
+  input,
+});
 
 async function execute(calls: ToolCallBlock[]): Promise<ToolCallOutcome[]> {
   const outcomes: ToolCallOutcome[] = [];
   // The timeout only bounds the test: a call that hangs on the pipe shows as a timeout, not as the error expected.
-  for await (const outcome of executeToolCalls({ calls, registry: createToolRegistry(createBuiltinTools()), workspaceDir, defaultTimeoutMs: 5_000 })) {
+  for await (const outcome of executeToolCalls({
+    calls,
+    registry: createToolRegistry(createBuiltinTools()),
+    workspaceDir,
+    defaultTimeoutMs: 5_000,
+  })) {
     outcomes.push(outcome);
   }
   return outcomes;
@@ -80,7 +90,9 @@ describe("a named pipe in the workspace", () => {
   });
 
   it("search_files skips it in a folder and searches the rest", async () => {
-    await expect(run(createSearchFilesTool(), { pattern: "hello", path: "." })).resolves.toBe("folder/note.txt:1: hello");
+    await expect(run(createSearchFilesTool(), { pattern: "hello", path: "." })).resolves.toBe(
+      "folder/note.txt:1: hello",
+    );
     await expect(run(createSearchFilesTool(), { pattern: "nothing", path: "folder" })).resolves.toBe(
       'no matches for "nothing" in 1 files under folder',
     );
@@ -94,12 +106,16 @@ describe("a named pipe in the workspace", () => {
         { name: "pipe", type: "other" },
       ],
     });
-    await expect(run(createListFilesTool(), { path: "pipe" })).rejects.toThrow("pipe is not a folder (nor a regular file)");
+    await expect(run(createListFilesTool(), { path: "pipe" })).rejects.toThrow(
+      "pipe is not a folder (nor a regular file)",
+    );
   });
 
   it("many calls on pipes at once all answer, and other fs work goes on meanwhile", async () => {
     const calls = Array.from({ length: 12 }, (_, i) =>
-      i % 2 === 0 ? call("search_files", { pattern: "x", path: i % 4 === 0 ? "pipe" : "folder/pipe" }) : call("read_file", { path: "pipe" }),
+      i % 2 === 0
+        ? call("search_files", { pattern: "x", path: i % 4 === 0 ? "pipe" : "folder/pipe" })
+        : call("read_file", { path: "pipe" }),
     );
     const outcomes = await execute(calls);
     expect(outcomes.map((o) => [o.status, o.result.content])).toEqual(

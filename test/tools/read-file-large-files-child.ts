@@ -12,7 +12,12 @@ if (!workspaceDir || !file) throw new Error("usage: read-file-large-files-child.
 
 const statuses: Record<string, number> = {};
 for await (const outcome of executeToolCalls({
-  calls: Array.from({ length: 100 }, (_, i) => ({ type: "tool_call", id: `call_${i}`, name: "read_file", input: { path: file } })),
+  calls: Array.from({ length: 100 }, (_, i) => ({
+    type: "tool_call",
+    id: `call_${i}`,
+    name: "read_file",
+    input: { path: file },
+  })),
   registry: createToolRegistry([createReadFileTool()]),
   workspaceDir,
 })) {

@@ -50,12 +50,12 @@ test("the first lines of a large file come with the file's size, not its line co
 test("the last lines of a large file are read to its end", async () => {
   const lineCount = Math.ceil(READ_FILE_MAX_BYTES / 100);
   const lastLength = READ_FILE_MAX_BYTES - (lineCount - 1) * 100;
-  await expect(runTool(createReadFileTool(), { path: "big.log", offset: lineCount - 1 }, { workspaceDir })).resolves.toBe(
-    `${lineCount - 1}\t${"x".repeat(99)}\n${lineCount}\t${"x".repeat(lastLength)}`,
-  );
-  await expect(runTool(createReadFileTool(), { path: "big.log", offset: lineCount + 1 }, { workspaceDir })).rejects.toThrow(
-    `offset ${lineCount + 1} is past the end of big.log, which has ${lineCount} lines`,
-  );
+  await expect(
+    runTool(createReadFileTool(), { path: "big.log", offset: lineCount - 1 }, { workspaceDir }),
+  ).resolves.toBe(`${lineCount - 1}\t${"x".repeat(99)}\n${lineCount}\t${"x".repeat(lastLength)}`);
+  await expect(
+    runTool(createReadFileTool(), { path: "big.log", offset: lineCount + 1 }, { workspaceDir }),
+  ).rejects.toThrow(`offset ${lineCount + 1} is past the end of big.log, which has ${lineCount} lines`);
 });
 
 test("a file over the limit is refused", async () => {
@@ -67,7 +67,10 @@ test("a file over the limit is refused", async () => {
 /** `node --import tsx <args>` in the repository, resolved with its one JSON line of output. */
 function runChild(args: string[]): Promise<{ maxRssBytes: number; statuses: Record<string, number> }> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+    const proc = spawn(process.execPath, ["--import", "tsx", ...args], {
+      cwd: repoRoot,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     let err = "";
     proc.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));

@@ -10,11 +10,23 @@ import { executeToolCalls, type ToolCallOutcome } from "../../src/tools/execute-
 import { createToolRegistry } from "../../src/tools/tool-registry.js";
 import { runTool } from "./run-tool.js";
 
-const long = (n: number) => Array.from({ length: n }, (_, i) => `line ${i} `).join("").slice(0, n);
+const long = (n: number) =>
+  Array.from({ length: n }, (_, i) => `line ${i} `)
+    .join("")
+    .slice(0, n);
 const shout = (name: string, maxResultChars?: number) =>
-  defineTool({ name, description: name, input: z.object({ n: z.number() }), readOnly: true, ...(maxResultChars && { maxResultChars }), execute: ({ n }) => long(n) });
+  defineTool({
+    name,
+    description: name,
+    input: z.object({ n: z.number() }),
+    readOnly: true,
+    ...(maxResultChars && { maxResultChars }),
+    execute: ({ n }) => long(n),
+  });
 
-async function resultsOf(options: Omit<Parameters<typeof executeToolCalls>[0], "workspaceDir">): Promise<ToolCallOutcome[]> {
+async function resultsOf(
+  options: Omit<Parameters<typeof executeToolCalls>[0], "workspaceDir">,
+): Promise<ToolCallOutcome[]> {
   const out: ToolCallOutcome[] = [];
   for await (const outcome of executeToolCalls({ ...options, workspaceDir: "/nonexistent" })) out.push(outcome);
   return out;
@@ -49,19 +61,29 @@ describe("tool result caps", () => {
   test("read_file pages within its cap: a clean 'continue at line' instead of a cut", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "loopd-caps-"));
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
-    writeFileSync(path.join(dir, "big.txt"), Array.from({ length: 1000 }, (_, i) => `row ${i} ${"x".repeat(40)}`).join("\n"));
-    const text = String(await runTool(createReadFileTool(), { path: "big.txt" }, { workspaceDir: dir, maxResultChars: 2000 }));
+    writeFileSync(
+      path.join(dir, "big.txt"),
+      Array.from({ length: 1000 }, (_, i) => `row ${i} ${"x".repeat(40)}`).join("\n"),
+    );
+    const text = String(
+      await runTool(createReadFileTool(), { path: "big.txt" }, { workspaceDir: dir, maxResultChars: 2000 }),
+    );
     expect(text.length).toBeLessThanOrEqual(2000);
     expect(text).not.toMatch(/characters left out/);
     expect(text).toMatch(/offset/);
   });
 
   test("configured per tool by name: TOOL_RESULT_MAX_CHARS and TOOL_RESULT_MAX_CHARS_BY_TOOL", () => {
-    const config = loadConfig({ TOOL_RESULT_MAX_CHARS: "4000", TOOL_RESULT_MAX_CHARS_BY_TOOL: "read_file=32000, search_files = 8000" });
+    const config = loadConfig({
+      TOOL_RESULT_MAX_CHARS: "4000",
+      TOOL_RESULT_MAX_CHARS_BY_TOOL: "read_file=32000, search_files = 8000",
+    });
     expect(config.tools.resultMaxChars).toBe(4000);
     expect(config.tools.resultMaxCharsByTool).toEqual({ read_file: 32_000, search_files: 8000 });
     expect(loadConfig({}).tools.resultMaxChars).toBe(16_384);
     expect(() => loadConfig({ TOOL_RESULT_MAX_CHARS_BY_TOOL: "read_file" })).toThrow(/TOOL_RESULT_MAX_CHARS_BY_TOOL/);
-    expect(() => loadConfig({ TOOL_RESULT_MAX_CHARS_BY_TOOL: "read_file=12" })).toThrow(/TOOL_RESULT_MAX_CHARS_BY_TOOL/);
+    expect(() => loadConfig({ TOOL_RESULT_MAX_CHARS_BY_TOOL: "read_file=12" })).toThrow(
+      /TOOL_RESULT_MAX_CHARS_BY_TOOL/,
+    );
   });
 });

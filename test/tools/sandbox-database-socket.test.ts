@@ -27,12 +27,34 @@ while True:
 `;
 
 async function run(command: string, raw: Record<string, string>) {
-  const e = { DATA_DIR: mkdtempSync("/var/tmp/loopd-data-"), TOOLS_FILE: undefined, PRICES_FILE: undefined, TOOL_SANDBOX: undefined, TOOL_RUN_AS_USER: "nobody", RUN_COMMAND_TENANTS: undefined };
+  const e = {
+    DATA_DIR: mkdtempSync("/var/tmp/loopd-data-"),
+    TOOLS_FILE: undefined,
+    PRICES_FILE: undefined,
+    TOOL_SANDBOX: undefined,
+    TOOL_RUN_AS_USER: "nobody",
+    RUN_COMMAND_TENANTS: undefined,
+  };
   const { hidden, home } = sandboxSettingsOf(e, raw);
-  const tool = createRunCommandTool({ timeoutMs: 10_000, env: { PATH: "/usr/bin:/bin", HOME: "/" }, sandbox: createBwrapSandbox({ hidden, home }) });
+  const tool = createRunCommandTool({
+    timeoutMs: 10_000,
+    env: { PATH: "/usr/bin:/bin", HOME: "/" },
+    sandbox: createBwrapSandbox({ hidden, home }),
+  });
   const workspace = mkdtempSync(path.join(tmpdir(), "loopd-ws-"));
-  const ctx = { signal: new AbortController().signal, workspaceDir: workspace, maxResultChars: 20_000, toolCallId: "call_1", conversationId: null, runId: null };
-  return (await tool.execute(tool.input.parse({ command }), ctx)) as { exit_code: number | null; stdout: string; stderr: string };
+  const ctx = {
+    signal: new AbortController().signal,
+    workspaceDir: workspace,
+    maxResultChars: 20_000,
+    toolCallId: "call_1",
+    conversationId: null,
+    runId: null,
+  };
+  return (await tool.execute(tool.input.parse({ command }), ctx)) as {
+    exit_code: number | null;
+    stdout: string;
+    stderr: string;
+  };
 }
 
 describe("the database's unix socket from inside the sandbox", () => {
@@ -53,8 +75,13 @@ describe("the database's unix socket from inside the sandbox", () => {
     expect(result.stdout).toMatch(/refused/);
   });
 
-  test.runIf(existsSync("/var/run/postgresql/.s.PGSQL.5432"))("a command cannot query this machine's Postgres through its default socket folder", async () => {
-    const result = await run(`psql -h /var/run/postgresql -U postgres -d test -Atc 'select current_user'`, { DATABASE_URL: "postgres://postgres@/test?host=/var/run/postgresql" });
-    expect(result.stdout).not.toMatch(/^postgres$/m);
-  });
+  test.runIf(existsSync("/var/run/postgresql/.s.PGSQL.5432"))(
+    "a command cannot query this machine's Postgres through its default socket folder",
+    async () => {
+      const result = await run(`psql -h /var/run/postgresql -U postgres -d test -Atc 'select current_user'`, {
+        DATABASE_URL: "postgres://postgres@/test?host=/var/run/postgresql",
+      });
+      expect(result.stdout).not.toMatch(/^postgres$/m);
+    },
+  );
 });

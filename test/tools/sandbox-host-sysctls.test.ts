@@ -19,10 +19,29 @@ import { sandboxSettingsOf } from "../../src/tools/sandbox/sandbox-config.js";
 
 describe.runIf(process.getuid?.() === 0)("loopd as root: the sandbox it chooses and the host's sysctls", () => {
   test("a command cannot write a host-wide sysctl", async () => {
-    const e = { DATA_DIR: mkdtempSync("/var/tmp/loopd-data-"), TOOLS_FILE: undefined, PRICES_FILE: undefined, TOOL_SANDBOX: undefined, TOOL_RUN_AS_USER: "nobody", RUN_COMMAND_TENANTS: undefined };
-    const sandbox = chooseToolSandbox({ settings: sandboxSettingsOf(e, {}), runCommand: true, stdioServers: false, warn: () => {} });
+    const e = {
+      DATA_DIR: mkdtempSync("/var/tmp/loopd-data-"),
+      TOOLS_FILE: undefined,
+      PRICES_FILE: undefined,
+      TOOL_SANDBOX: undefined,
+      TOOL_RUN_AS_USER: "nobody",
+      RUN_COMMAND_TENANTS: undefined,
+    };
+    const sandbox = chooseToolSandbox({
+      settings: sandboxSettingsOf(e, {}),
+      runCommand: true,
+      stdioServers: false,
+      warn: () => {},
+    });
     const tool = createRunCommandTool({ timeoutMs: 10_000, env: { PATH: "/usr/bin:/bin", HOME: "/" }, sandbox });
-    const ctx = { signal: new AbortController().signal, workspaceDir: mkdtempSync(path.join(tmpdir(), "loopd-ws-")), maxResultChars: 20_000, toolCallId: "call_1", conversationId: null, runId: null };
+    const ctx = {
+      signal: new AbortController().signal,
+      workspaceDir: mkdtempSync(path.join(tmpdir(), "loopd-ws-")),
+      maxResultChars: 20_000,
+      toolCallId: "call_1",
+      conversationId: null,
+      runId: null,
+    };
     const sysctl = "/proc/sys/kernel/printk_ratelimit_burst";
     const command = `v=$(cat ${sysctl}) && echo "$v" > ${sysctl} && echo host-sysctl-written`;
     const result = (await tool.execute(tool.input.parse({ command }), ctx)) as { stdout: string; stderr: string };
@@ -31,7 +50,11 @@ describe.runIf(process.getuid?.() === 0)("loopd as root: the sandbox it chooses 
     // The operator's stdio MCP servers run under bwrap as loopd (root here): the host's /proc/sys is read-only to them too.
     const servers = sandbox.forServers ?? sandbox;
     const spawned = servers.confine({ command: "sh", args: ["-c", command], cwd: "/", writable: null });
-    const { stdout } = spawnSync(spawned.command, spawned.args, { cwd: spawned.cwd, encoding: "utf8", env: { PATH: "/usr/bin:/bin" } });
+    const { stdout } = spawnSync(spawned.command, spawned.args, {
+      cwd: spawned.cwd,
+      encoding: "utf8",
+      env: { PATH: "/usr/bin:/bin" },
+    });
     expect(stdout).not.toContain("host-sysctl-written");
   });
 });

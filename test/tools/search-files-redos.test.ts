@@ -15,15 +15,28 @@ import { useLoopd } from "../helpers/use-loopd.js";
 
 const TIMEOUT_MS = 300;
 const f = useLoopd({ listen: true, env: { TOOL_TIMEOUT_MS: String(TIMEOUT_MS) } });
-const writeRedosFile = () => writeFile(path.join(f.loopd.config.tools.workspaceDir, "redos.txt"), `${"a".repeat(29)}!\n`);
-const json = (body: unknown) => ({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+const writeRedosFile = () =>
+  writeFile(path.join(f.loopd.config.tools.workspaceDir, "redos.txt"), `${"a".repeat(29)}!\n`);
+const json = (body: unknown) => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify(body),
+});
 
 test("a catastrophic regex in search_files times out, and loopd answers other requests meanwhile", async () => {
   await writeRedosFile();
-  f.llm.script({ toolCalls: [{ name: "search_files", input: { pattern: "/^(a+)+$/", path: "redos.txt" } }] }, { text: "Gave up." });
-  const conv = (await (await fetch(`${f.loopd.url}/conversations`, json({ provider: "anthropic" }))).json()) as { id: string };
+  f.llm.script(
+    { toolCalls: [{ name: "search_files", input: { pattern: "/^(a+)+$/", path: "redos.txt" } }] },
+    { text: "Gave up." },
+  );
+  const conv = (await (await fetch(`${f.loopd.url}/conversations`, json({ provider: "anthropic" }))).json()) as {
+    id: string;
+  };
 
-  const stream = await fetch(`${f.loopd.url}/conversations/${conv.id}/messages`, json({ content: "Search it.", stream: true }));
+  const stream = await fetch(
+    `${f.loopd.url}/conversations/${conv.id}/messages`,
+    json({ content: "Search it.", stream: true }),
+  );
   // When each thing reached this test, in order: the health check is sent
   // once the tool has started, and must be answered before its result arrives.
   const seen: string[] = [];
@@ -59,5 +72,14 @@ test("search_files stops a running regex when its signal aborts", async () => {
   const input = tool.input.parse({ pattern: "/^(a+)+$/", path: "redos.txt" });
   // The executor aborts the tool's signal like this on its timeout.
   const signal = AbortSignal.timeout(TIMEOUT_MS);
-  await expect(tool.execute(input, { signal, workspaceDir: f.loopd.config.tools.workspaceDir, maxResultChars: 16_384, toolCallId: "call_1", conversationId: null, runId: null })).rejects.toMatchObject({ name: "TimeoutError" });
+  await expect(
+    tool.execute(input, {
+      signal,
+      workspaceDir: f.loopd.config.tools.workspaceDir,
+      maxResultChars: 16_384,
+      toolCallId: "call_1",
+      conversationId: null,
+      runId: null,
+    }),
+  ).rejects.toMatchObject({ name: "TimeoutError" });
 });

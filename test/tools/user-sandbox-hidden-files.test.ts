@@ -21,14 +21,30 @@ describe.runIf(process.getuid?.() === 0)("the user sandbox and loopd's secret fi
     writeFileSync(path.join(home, ".env"), "OPENAI_API_KEY=sk-env-not-for-tools\n", { mode: 0o644 });
     const keyFile = path.join(home, "openai_key");
     writeFileSync(keyFile, "sk-file-not-for-tools\n", { mode: 0o444 });
-    const e = { DATA_DIR: path.join(home, "data"), TOOLS_FILE: undefined, PRICES_FILE: undefined, TOOL_SANDBOX: "user" as const, TOOL_RUN_AS_USER: "nobody", RUN_COMMAND_TENANTS: undefined };
+    const e = {
+      DATA_DIR: path.join(home, "data"),
+      TOOLS_FILE: undefined,
+      PRICES_FILE: undefined,
+      TOOL_SANDBOX: "user" as const,
+      TOOL_RUN_AS_USER: "nobody",
+      RUN_COMMAND_TENANTS: undefined,
+    };
     const settings = sandboxSettingsOf(e, { OPENAI_API_KEY_FILE: keyFile }, { cwd: home });
     expect(settings.hidden).toEqual(expect.arrayContaining([path.join(home, ".env"), keyFile]));
     const sandbox = chooseToolSandbox({ settings, runCommand: true, stdioServers: false, warn: () => {} });
     expect(sandbox.kind).toBe("user");
     const tool = createRunCommandTool({ timeoutMs: 10_000, env: { PATH: "/usr/bin:/bin", HOME: "/" }, sandbox });
-    const ctx = { signal: new AbortController().signal, workspaceDir: mkdtempSync(path.join(tmpdir(), "loopd-ws-")), maxResultChars: 20_000, toolCallId: "call_1", conversationId: null, runId: null };
-    const result = (await tool.execute(tool.input.parse({ command: `id -un; cat ${home}/.env ${keyFile}` }), ctx)) as { stdout: string };
+    const ctx = {
+      signal: new AbortController().signal,
+      workspaceDir: mkdtempSync(path.join(tmpdir(), "loopd-ws-")),
+      maxResultChars: 20_000,
+      toolCallId: "call_1",
+      conversationId: null,
+      runId: null,
+    };
+    const result = (await tool.execute(tool.input.parse({ command: `id -un; cat ${home}/.env ${keyFile}` }), ctx)) as {
+      stdout: string;
+    };
     expect(result.stdout).toMatch(/^nobody$/m);
     // Before the fix, both secrets were printed.
     expect(result.stdout).not.toMatch(/sk-env-not-for-tools|sk-file-not-for-tools/);

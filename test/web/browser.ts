@@ -17,7 +17,10 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
  */
 export function useBuiltPlayground(): void {
   beforeAll(() => {
-    execFileSync(process.execPath, [path.join(ROOT, "scripts", "build-if-stale.mjs"), "--only=web"], { cwd: ROOT, stdio: "pipe" });
+    execFileSync(process.execPath, [path.join(ROOT, "scripts", "build-if-stale.mjs"), "--only=web"], {
+      cwd: ROOT,
+      stdio: "pipe",
+    });
   }, 120_000);
 }
 
@@ -47,7 +50,8 @@ export function useBrowser({ args = [] }: { args?: string[] } = {}) {
       page.on("pageerror", (err) => problems.push(`page error: ${err.message}`));
       page.on("console", (m) => {
         // A refused request (a 4xx a test asks for) is the page's to show, not a fault of it.
-        if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) problems.push(`console: ${m.text()}`);
+        if (m.type() === "error" && !m.text().startsWith("Failed to load resource"))
+          problems.push(`console: ${m.text()}`);
       });
       return page;
     },

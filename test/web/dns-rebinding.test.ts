@@ -20,7 +20,11 @@ const browser = useBrowser({ args: [`--host-resolver-rules=MAP ${ATTACKER} 127.0
 /** The attacker's own site: any page will do, what matters is its origin. */
 let site: Server;
 beforeAll(async () => {
-  site = createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><title>elsewhere</title><p>nothing to see</p>"));
+  site = createServer((_req, res) =>
+    res
+      .writeHead(200, { "content-type": "text/html" })
+      .end("<!doctype html><title>elsewhere</title><p>nothing to see</p>"),
+  );
   await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
 });
 afterAll(() => new Promise<void>((resolve) => site.close(() => resolve())));
@@ -49,9 +53,21 @@ test("a name rebound to loopd's address: the page loads as 421 and cannot read t
 });
 
 test("a foreign page's no-cors requests (create, answer a pause, cancel) are refused with 403 and change nothing", async () => {
-  const conversation = (await f.loopd.app.inject({ method: "POST", url: "/conversations", payload: { provider: "anthropic", approval_required: ["calculate"] } })).json().id as string;
+  const conversation = (
+    await f.loopd.app.inject({
+      method: "POST",
+      url: "/conversations",
+      payload: { provider: "anthropic", approval_required: ["calculate"] },
+    })
+  ).json().id as string;
   f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "6*7" } }] });
-  const run = (await f.loopd.app.inject({ method: "POST", url: `/conversations/${conversation}/messages`, payload: { content: "6*7?" } })).json().run;
+  const run = (
+    await f.loopd.app.inject({
+      method: "POST",
+      url: `/conversations/${conversation}/messages`,
+      payload: { content: "6*7?" },
+    })
+  ).json().run;
   expect(run.status).toBe("requires_action");
   const before = await rowCounts(f.database);
 
@@ -68,7 +84,12 @@ test("a foreign page's no-cors requests (create, answer a pause, cancel) are ref
   // What a page can send without a preflight: POST with no body, or a text/plain one.
   const types = await page.evaluate(
     async ({ loopd, paths, callId }) => {
-      const send = (path: string, body?: string) => fetch(`${loopd}${path}`, { method: "POST", mode: "no-cors", ...(body !== undefined && { body, headers: { "content-type": "text/plain" } }) }).then((r) => r.type);
+      const send = (path: string, body?: string) =>
+        fetch(`${loopd}${path}`, {
+          method: "POST",
+          mode: "no-cors",
+          ...(body !== undefined && { body, headers: { "content-type": "text/plain" } }),
+        }).then((r) => r.type);
       return [
         await send(paths.create),
         await send(paths.create, JSON.stringify({ title: "planted" })),
@@ -85,5 +106,7 @@ test("a foreign page's no-cors requests (create, answer a pause, cancel) are ref
   expect(answeredTo(paths.answer, from)).toEqual([403]);
   expect(answeredTo(paths.cancel, from)).toEqual([403]);
   expect(await rowCounts(f.database)).toEqual(before);
-  expect((await f.loopd.app.inject({ method: "GET", url: `/conversations/${conversation}/runs/${run.id}` })).json().status).toBe("requires_action");
+  expect(
+    (await f.loopd.app.inject({ method: "GET", url: `/conversations/${conversation}/runs/${run.id}` })).json().status,
+  ).toBe("requires_action");
 });

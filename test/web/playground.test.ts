@@ -24,7 +24,11 @@ const browser = useBrowser();
 const ANSWER = "Tokyo is nine hours ahead of London, so it is already evening there while London has its lunch.";
 
 async function createConversation(fields: Record<string, unknown> = {}): Promise<string> {
-  const res = await f.loopd.app.inject({ method: "POST", url: "/conversations", payload: { provider: "anthropic", ...fields } });
+  const res = await f.loopd.app.inject({
+    method: "POST",
+    url: "/conversations",
+    payload: { provider: "anthropic", ...fields },
+  });
   expect(res.statusCode).toBe(201);
   return res.json().id as string;
 }
@@ -50,7 +54,9 @@ describe("the playground", () => {
     f.llm.script({ text: ANSWER, chunkDelayMs: 60, usage: { input: 41, output: 23 } });
     await send(page, "What time is it in Tokyo?");
 
-    await expect.poll(() => page.getByRole("article", { name: "Your message" }).locator(".bubble").innerText()).toBe("What time is it in Tokyo?");
+    await expect
+      .poll(() => page.getByRole("article", { name: "Your message" }).locator(".bubble").innerText())
+      .toBe("What time is it in Tokyo?");
     // Part of the answer while the run is still going: it streams.
     const streaming = page.locator('article[aria-busy="true"] .text');
     await streaming.filter({ hasText: "Tokyo is nine" }).waitFor();
@@ -107,7 +113,13 @@ describe("the playground", () => {
 
   test("a client tool's call is answered from the form: the output is the call's result", async () => {
     const id = await createConversation({
-      client_tools: [{ name: "create_invoice", description: "Create an invoice.", input_schema: { type: "object", properties: { customer: { type: "string" } } } }],
+      client_tools: [
+        {
+          name: "create_invoice",
+          description: "Create an invoice.",
+          input_schema: { type: "object", properties: { customer: { type: "string" } } },
+        },
+      ],
     });
     const page = await browser.page();
     await openConversation(page, id);
@@ -119,14 +131,19 @@ describe("the playground", () => {
     await call.getByLabel("Tool output").fill("INV-42 created");
     await call.getByRole("button", { name: "Send output" }).click();
     await answer(page).getByText("Invoice INV-42 is out.").waitFor();
-    expect(toolResultsIn(f.llm.requests.at(-1)!)).toEqual([expect.objectContaining({ content: "INV-42 created", isError: false })]);
+    expect(toolResultsIn(f.llm.requests.at(-1)!)).toEqual([
+      expect.objectContaining({ content: "INV-42 created", isError: false }),
+    ]);
   });
 
   test("an error result is marked and shown open; a budget's notice shows in the answer, the run ends incomplete, and the trace shows the budget", async () => {
     const id = await createConversation({ title: "On a budget", budget: { max_steps: 2 } });
     const page = await browser.page();
     await openConversation(page, id);
-    f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "2 +* 2" } }] }, { text: "I could not compute it." });
+    f.llm.script(
+      { toolCalls: [{ name: "calculate", input: { expression: "2 +* 2" } }] },
+      { text: "I could not compute it." },
+    );
     await send(page, "What is 2 +* 2?");
     await answer(page).getByText("I could not compute it.").waitFor();
     const call = page.locator("details.tool", { hasText: "calculate" });
@@ -141,7 +158,9 @@ describe("the playground", () => {
     await summary.getByText("stop: max_steps").waitFor();
     expect(await summary.innerText()).toMatch(/Steps\s+2 of 2/);
     expect(await summary.innerText()).toContain("budget: steps");
-    expect(await page.getByRole("complementary", { name: "Run trace" }).locator("li.notice").innerText()).toMatch(/^notice: Stopping: /);
+    expect(await page.getByRole("complementary", { name: "Run trace" }).locator("li.notice").innerText()).toMatch(
+      /^notice: Stopping: /,
+    );
   });
 
   test("a run's trace: its steps with latency and tokens (cache reads and writes), the cost, and a step's exact request on demand", async () => {
@@ -149,7 +168,10 @@ describe("the playground", () => {
     const page = await browser.page();
     await openConversation(page, id);
     f.llm.script(
-      { toolCalls: [{ name: "calculate", input: { expression: "6*7" } }], usage: { input: 700, output: 12, cacheRead: 300, cacheWrite: 50 } },
+      {
+        toolCalls: [{ name: "calculate", input: { expression: "6*7" } }],
+        usage: { input: 700, output: 12, cacheRead: 300, cacheWrite: 50 },
+      },
       { text: "It is 42.", usage: { input: 820, output: 7 } },
     );
     await send(page, "What is 6*7?");
@@ -193,7 +215,10 @@ describe("the playground", () => {
     const trace = page.getByRole("complementary", { name: "Run trace" });
     const runId = await trace.locator(".trace-head code").innerText();
 
-    const [download] = await Promise.all([page.waitForEvent("download"), trace.getByRole("button", { name: "Save as eval case" }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      trace.getByRole("button", { name: "Save as eval case" }).click(),
+    ]);
     expect(download.suggestedFilename()).toBe(`eval-case-${runId}.json`);
     const saved = JSON.parse(readFileSync((await download.path())!, "utf8"));
     expect(evalCaseSchema.parse(saved)).toEqual(saved);
@@ -207,18 +232,49 @@ describe("the playground", () => {
   test("the Evals page shows the last report opened: its pass rate, and a row per case with what failed; a reload keeps it", async () => {
     // A real report: a recorded run made a case, run by the eval runner twice, once answered as recorded and once otherwise.
     const id = await createConversation({ title: "Time in Tokyo", tools: ["get_current_time"] });
-    f.llm.script({ toolCalls: [{ name: "get_current_time", input: { timezone: "Asia/Tokyo" } }] }, { text: "It is evening in Tokyo." });
-    const sent = (await f.loopd.app.inject({ method: "POST", url: `/conversations/${id}/messages`, payload: { content: "What time is it in Tokyo?" } })).json();
-    const evalCase = evalCaseSchema.parse((await f.loopd.app.inject({ method: "GET", url: `/conversations/${id}/runs/${sent.run.id}/eval-case` })).json());
-    f.llm.script({ toolCalls: [{ name: "get_current_time", input: { timezone: "Asia/Tokyo" } }] }, { text: "It is evening in Tokyo." }, { text: "No idea." });
+    f.llm.script(
+      { toolCalls: [{ name: "get_current_time", input: { timezone: "Asia/Tokyo" } }] },
+      { text: "It is evening in Tokyo." },
+    );
+    const sent = (
+      await f.loopd.app.inject({
+        method: "POST",
+        url: `/conversations/${id}/messages`,
+        payload: { content: "What time is it in Tokyo?" },
+      })
+    ).json();
+    const evalCase = evalCaseSchema.parse(
+      (await f.loopd.app.inject({ method: "GET", url: `/conversations/${id}/runs/${sent.run.id}/eval-case` })).json(),
+    );
+    f.llm.script(
+      { toolCalls: [{ name: "get_current_time", input: { timezone: "Asia/Tokyo" } }] },
+      { text: "It is evening in Tokyo." },
+      { text: "No idea." },
+    );
     const cases = [
       { file: "cases/tokyo.json", evalCase },
       { file: "cases/tokyo-otherwise.json", evalCase: { ...evalCase, name: "Tokyo, answered otherwise" } },
     ];
     const startedAt = new Date();
-    const { results, summary } = await runEvals({ cases, config: f.loopd.config, providers: f.loopd.services.providers, concurrency: 1 });
+    const { results, summary } = await runEvals({
+      cases,
+      config: f.loopd.config,
+      providers: f.loopd.services.providers,
+      concurrency: 1,
+    });
     const file = path.join(mkdtempSync(path.join(tmpdir(), "loopd-eval-")), "eval-report.json");
-    writeFileSync(file, JSON.stringify(evalReport({ target: "cases", startedAt, options: { liveTools: false, concurrency: 1, minPass: 1 }, summary, results })));
+    writeFileSync(
+      file,
+      JSON.stringify(
+        evalReport({
+          target: "cases",
+          startedAt,
+          options: { liveTools: false, concurrency: 1, minPass: 1 },
+          summary,
+          results,
+        }),
+      ),
+    );
 
     const page = await browser.page();
     await page.goto(`${f.loopd.url}/`);
@@ -242,7 +298,10 @@ describe("the playground", () => {
     const notReport = path.join(path.dirname(file), "not-a-report.json");
     writeFileSync(notReport, JSON.stringify({ hello: 1 }));
     await page.getByLabel("Open a report").setInputFiles(notReport);
-    await page.getByRole("alert").filter({ hasText: "not-a-report.json: this is not a report of npm run eval" }).waitFor();
+    await page
+      .getByRole("alert")
+      .filter({ hasText: "not-a-report.json: this is not a report of npm run eval" })
+      .waitFor();
   });
 
   test("a file attached to a message: the model gets its exact bytes, and the page shows the image, also after a reload", async () => {
@@ -258,13 +317,25 @@ describe("the playground", () => {
     await send(page, "What is in this picture?");
     await answer(page).locator(".badge.status-completed").waitFor();
     const blocks = f.llm.requests.at(-1)!.body.messages.at(-1).content;
-    expect(blocks.find((b: any) => b.type === "image").source).toEqual({ type: "base64", media_type: "image/png", data: image.toString("base64") });
+    expect(blocks.find((b: any) => b.type === "image").source).toEqual({
+      type: "base64",
+      media_type: "image/png",
+      data: image.toString("base64"),
+    });
     const shown = page.getByRole("article", { name: "Your message" }).locator("img.attachment-image");
     await shown.waitFor();
     // After a reload the page is seeded from loopd: the image is the stored attachment, read with the page's key.
     await page.reload();
     await page.getByRole("region", { name: "Conversation" }).waitFor();
-    await expect.poll(() => shown.evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth)).toBe(48);
+    await expect
+      .poll(() =>
+        shown.evaluate(
+          (img) =>
+            (img as unknown as { complete: boolean; naturalWidth: number }).complete &&
+            (img as unknown as { naturalWidth: number }).naturalWidth,
+        ),
+      )
+      .toBe(48);
     expect(await shown.getAttribute("src")).toMatch(/^blob:/);
     await browser.shot(page, "attached-image");
   });
@@ -286,7 +357,9 @@ describe("the playground", () => {
     await answer(page).locator(".badge.status-completed").waitFor();
     expect(await answer(page).locator(".text").innerText()).toBe(long);
     expect(await page.getByRole("article", { name: "Answer" }).count()).toBe(1);
-    expect(await page.getByRole("article", { name: "Your message" }).locator(".bubble").innerText()).toBe("Tell me twice");
+    expect(await page.getByRole("article", { name: "Your message" }).locator(".bubble").innerText()).toBe(
+      "Tell me twice",
+    );
   });
 
   test("cancel while the answer streams: the run stops on the server and the answer says it was cancelled", async () => {
@@ -304,7 +377,12 @@ describe("the playground", () => {
   });
 
   test("with API keys on: the page loads without one, asks for one, keeps it in the browser, and works with it", async () => {
-    const guarded = await startLoopd({ database: f.database, llm: f.llm, listen: true, env: { LLM_PROVIDER: "anthropic", API_KEYS_REQUIRED: "true" } });
+    const guarded = await startLoopd({
+      database: f.database,
+      llm: f.llm,
+      listen: true,
+      env: { LLM_PROVIDER: "anthropic", API_KEYS_REQUIRED: "true" },
+    });
     try {
       const { key } = await guarded.services.store.keys.create({ tenant: "playground", name: null });
       const page = await browser.page();
@@ -319,10 +397,20 @@ describe("the playground", () => {
       await send(page, "Hello with a key");
       await answer(page).getByText("Keyed answer.").waitFor();
       // The page runs in the browser, where localStorage is; this file is type-checked for Node.
-    expect(await page.evaluate(() => (globalThis as unknown as { localStorage: { getItem(k: string): string | null } }).localStorage.getItem("loopd.apiKey"))).toBe(key);
+      expect(
+        await page.evaluate(() =>
+          (globalThis as unknown as { localStorage: { getItem(k: string): string | null } }).localStorage.getItem(
+            "loopd.apiKey",
+          ),
+        ),
+      ).toBe(key);
       // The conversation is the key's tenant's, named by the page after its first answer.
       await page.getByRole("navigation", { name: "Conversations" }).getByText("Hello with a key").waitFor();
-      const listed = await guarded.app.inject({ method: "GET", url: "/conversations", headers: { authorization: `Bearer ${key}` } });
+      const listed = await guarded.app.inject({
+        method: "GET",
+        url: "/conversations",
+        headers: { authorization: `Bearer ${key}` },
+      });
       expect(listed.json().data).toEqual([expect.objectContaining({ title: "Hello with a key" })]);
       // A reload keeps the key: the list shows at once.
       await page.reload();
@@ -336,7 +424,10 @@ describe("the playground", () => {
     const id = await createConversation({ title: "Two at once" });
     const page = await browser.page();
     await openConversation(page, id);
-    f.llm.script({ text: "The first answer, streamed slowly, word after word after word.", chunkDelayMs: 120 }, { text: "The queued answer." });
+    f.llm.script(
+      { text: "The first answer, streamed slowly, word after word after word.", chunkDelayMs: 120 },
+      { text: "The queued answer." },
+    );
     await send(page, "First");
     await page.locator('article[aria-busy="true"]').waitFor();
     await expect.poll(() => page.getByRole("button", { name: "Queue", exact: true }).isVisible()).toBe(true);
@@ -351,21 +442,35 @@ describe("the playground", () => {
       .filter({ hasText: "The queued answer." })
       .waitFor({ timeout: 15_000 })
       .catch(async (err: Error) => {
-        const runs = (await f.loopd.app.inject({ method: "GET", url: `/conversations/${id}/runs` })).json().data.map((r: { id: string; status: string }) => `${r.id} ${r.status}`);
-        throw new Error(`${err.message}\nruns: ${runs.join(", ")}\npage: ${await page.locator("section.chat").innerText()}`);
+        const runs = (await f.loopd.app.inject({ method: "GET", url: `/conversations/${id}/runs` }))
+          .json()
+          .data.map((r: { id: string; status: string }) => `${r.id} ${r.status}`);
+        throw new Error(
+          `${err.message}\nruns: ${runs.join(", ")}\npage: ${await page.locator("section.chat").innerText()}`,
+        );
       });
     await expect.poll(() => queued.count()).toBe(0);
-    await expect.poll(() => page.getByRole("article", { name: "Your message" }).locator(".bubble").allInnerTexts()).toEqual(["First", "Second, while you work"]);
+    await expect
+      .poll(() => page.getByRole("article", { name: "Your message" }).locator(".bubble").allInnerTexts())
+      .toEqual(["First", "Second, while you work"]);
     expect(userTextsIn(f.llm.requests.at(-1)!)).toEqual(["First", "Second, while you work"]);
   });
 
   test("fork from here: a new conversation with everything before that message opens, and goes its own way", async () => {
     const id = await createConversation({ title: "Original" });
     f.llm.script({ text: "One." }, { text: "Two." });
-    for (const content of ["Say one", "Say two"]) expect((await f.loopd.app.inject({ method: "POST", url: `/conversations/${id}/messages`, payload: { content } })).statusCode).toBe(200);
+    for (const content of ["Say one", "Say two"])
+      expect(
+        (await f.loopd.app.inject({ method: "POST", url: `/conversations/${id}/messages`, payload: { content } }))
+          .statusCode,
+      ).toBe(200);
     const page = await browser.page();
     await openConversation(page, id);
-    await page.getByRole("article", { name: "Your message" }).nth(1).getByRole("button", { name: "Fork from here" }).click();
+    await page
+      .getByRole("article", { name: "Your message" })
+      .nth(1)
+      .getByRole("button", { name: "Fork from here" })
+      .click();
     // The fork opens: the first exchange only.
     await expect.poll(() => page.url()).not.toContain(id);
     await expect.poll(() => page.getByRole("article", { name: "Your message" }).count()).toBe(1);
@@ -418,7 +523,10 @@ describe("the playground", () => {
     await button.click();
     await button.getByText("Delete?").waitFor();
     await button.click();
-    await page.getByRole("navigation", { name: "Conversations" }).getByText("To be deleted").waitFor({ state: "detached" });
+    await page
+      .getByRole("navigation", { name: "Conversations" })
+      .getByText("To be deleted")
+      .waitFor({ state: "detached" });
     expect((await f.loopd.app.inject({ method: "GET", url: `/conversations/${id}` })).statusCode).toBe(404);
   });
 });

@@ -4,7 +4,8 @@ import { MAX_RETRY_DELAY_MS, retryDelayMs } from "../../src/webhooks/webhook-wor
 
 test("with the defaults, the first retry comes within a minute and WEBHOOK_MAX_ATTEMPTS tries span about an hour", () => {
   const { retryBaseMs: baseMs, maxAttempts } = loadConfig({}).webhooks;
-  const schedule = (random: () => number) => Array.from({ length: maxAttempts - 1 }, (_, i) => retryDelayMs(i + 1, { baseMs, random }));
+  const schedule = (random: () => number) =>
+    Array.from({ length: maxAttempts - 1 }, (_, i) => retryDelayMs(i + 1, { baseMs, random }));
   for (const random of [() => 0, () => 0.5, () => 0.999]) {
     const delays = schedule(random);
     expect(delays[0]).toBeLessThan(60_000);
@@ -22,7 +23,9 @@ test("with the defaults, the first retry comes within a minute and WEBHOOK_MAX_A
 test("a wait never passes an hour (+20 % jitter), however many tries WEBHOOK_MAX_ATTEMPTS allows (review: try 39 overflowed the database's interval and was never recorded)", () => {
   const { maxAttempts } = loadConfig({ WEBHOOK_MAX_ATTEMPTS: "50", WEBHOOK_RETRY_BASE_MS: "3600000" }).webhooks;
   for (let attempt = 1; attempt < maxAttempts; attempt++) {
-    expect(retryDelayMs(attempt, { baseMs: 30_000, random: () => 0.999 })).toBeLessThanOrEqual(MAX_RETRY_DELAY_MS * 1.2);
+    expect(retryDelayMs(attempt, { baseMs: 30_000, random: () => 0.999 })).toBeLessThanOrEqual(
+      MAX_RETRY_DELAY_MS * 1.2,
+    );
     expect(retryDelayMs(attempt, { baseMs: 3_600_000, random: () => 0 })).toBe(MAX_RETRY_DELAY_MS * 0.8);
   }
   expect(retryDelayMs(40, { baseMs: 30_000, random: () => 0.5 })).toBe(MAX_RETRY_DELAY_MS);

@@ -62,7 +62,11 @@ export function App() {
           loopd <span className="muted">playground</span>
         </a>
         <nav className="topnav" aria-label="Pages">
-          <a href={`#${EVALS}`} aria-current={openId === EVALS ? "page" : undefined} onClick={(e) => (e.preventDefault(), open(EVALS))}>
+          <a
+            href={`#${EVALS}`}
+            aria-current={openId === EVALS ? "page" : undefined}
+            onClick={(e) => (e.preventDefault(), open(EVALS))}
+          >
             Evals
           </a>
         </nav>
@@ -84,7 +88,9 @@ export function App() {
         ) : needsKey ? (
           <div className="empty">
             <h2>An API key is needed</h2>
-            <p>This loopd asks for a key on every request. Paste one in the field above; it stays in this browser only.</p>
+            <p>
+              This loopd asks for a key on every request. Paste one in the field above; it stays in this browser only.
+            </p>
           </div>
         ) : openId ? (
           <ChatView
@@ -102,7 +108,10 @@ export function App() {
         ) : (
           <div className="empty">
             <h2>Talk to an agent</h2>
-            <p>Start a new conversation or open one from the list. Answers stream in as the model writes them; tool calls, approvals and each run's trace show up here.</p>
+            <p>
+              Start a new conversation or open one from the list. Answers stream in as the model writes them; tool
+              calls, approvals and each run's trace show up here.
+            </p>
           </div>
         )}
       </main>

@@ -40,8 +40,22 @@ export function ChatView(props: Props) {
   return <ChatSession {...props} seed={seed} />;
 }
 
-function ChatSession({ api, apiKey, conversationId, conversation, onBack, onChanged, onOpen, onTrace, traceRunId, seed }: Props & { seed: ChatMessage[] }) {
-  const transport = useMemo(() => new DefaultChatTransport<ChatMessage>({ api: "/ui/chat", headers: () => authHeaders(apiKey) }), [apiKey]);
+function ChatSession({
+  api,
+  apiKey,
+  conversationId,
+  conversation,
+  onBack,
+  onChanged,
+  onOpen,
+  onTrace,
+  traceRunId,
+  seed,
+}: Props & { seed: ChatMessage[] }) {
+  const transport = useMemo(
+    () => new DefaultChatTransport<ChatMessage>({ api: "/ui/chat", headers: () => authHeaders(apiKey) }),
+    [apiKey],
+  );
   const chat = useChat<ChatMessage>({
     id: conversationId,
     messages: seed,
@@ -74,13 +88,16 @@ function ChatSession({ api, apiKey, conversationId, conversation, onBack, onChan
   const answers: Answers = {
     approve: (id, approved, reason) => void chat.addToolApprovalResponse({ id, approved, ...(reason && { reason }) }),
     output: (tool, toolCallId, output, isError) =>
-      void (isError ? chat.addToolOutput({ state: "output-error", tool, toolCallId, errorText: output }) : chat.addToolOutput({ tool, toolCallId, output })),
+      void (isError
+        ? chat.addToolOutput({ state: "output-error", tool, toolCallId, errorText: output })
+        : chat.addToolOutput({ tool, toolCallId, output })),
   };
 
   const send = async (text: string, files?: FileList) => {
     const first = chat.messages.length === 0 && !conversation?.title;
     await chat.sendMessage(files && files.length > 0 ? { text, files } : { text });
-    if (first) await api.renameConversation(conversationId, (text || files?.[0]?.name || "Files").slice(0, 60)).catch(() => {});
+    if (first)
+      await api.renameConversation(conversationId, (text || files?.[0]?.name || "Files").slice(0, 60)).catch(() => {});
     await onChanged();
   };
   const cancel = async () => {
@@ -120,7 +137,8 @@ function ChatSession({ api, apiKey, conversationId, conversation, onBack, onChan
             <p className="muted small">
               {conversation.provider} · {conversation.model}
               {conversation.approval_required.length > 0 && ` · approval: ${conversation.approval_required.join(", ")}`}
-              {conversation.client_tools.length > 0 && ` · client tools: ${conversation.client_tools.map((t) => t.name).join(", ")}`}
+              {conversation.client_tools.length > 0 &&
+                ` · client tools: ${conversation.client_tools.map((t) => t.name).join(", ")}`}
             </p>
           )}
         </div>
@@ -140,7 +158,10 @@ function ChatSession({ api, apiKey, conversationId, conversation, onBack, onChan
           />
         ))}
         {chat.status === "submitted" && last?.role === "user" && <p className="muted pad">Waiting for the model…</p>}
-        <QueuedRuns queued={queue.queued} onCancel={(runId) => void queue.cancel(runId).catch((err: Error) => setCancelProblem(err.message))} />
+        <QueuedRuns
+          queued={queue.queued}
+          onCancel={(runId) => void queue.cancel(runId).catch((err: Error) => setCancelProblem(err.message))}
+        />
       </div>
       {(error || cancelProblem) && (
         <div className="error banner" role="alert">
@@ -150,7 +171,14 @@ function ChatSession({ api, apiKey, conversationId, conversation, onBack, onChan
           </button>
         </div>
       )}
-      <Composer busy={busy} paused={paused} canCancel={(busy || paused) && lastRun !== null} onSend={send} onQueue={(text) => queue.add(text).catch((err: Error) => setCancelProblem(err.message))} onCancel={cancel} />
+      <Composer
+        busy={busy}
+        paused={paused}
+        canCancel={(busy || paused) && lastRun !== null}
+        onSend={send}
+        onQueue={(text) => queue.add(text).catch((err: Error) => setCancelProblem(err.message))}
+        onCancel={cancel}
+      />
     </section>
   );
 }

@@ -48,7 +48,13 @@ export function Composer({
         aria-label="Message"
         rows={2}
         value={text}
-        placeholder={paused ? "A new message replaces the calls that wait (they are not run)…" : busy ? "The agent is working: a message now waits its turn…" : "Message the agent…"}
+        placeholder={
+          paused
+            ? "A new message replaces the calls that wait (they are not run)…"
+            : busy
+              ? "The agent is working: a message now waits its turn…"
+              : "Message the agent…"
+        }
         onChange={(e) => setText(e.target.value)}
         onKeyDown={(e) => {
           if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
@@ -58,9 +64,21 @@ export function Composer({
         }}
       />
       <div className="composer-actions">
-        <input ref={picker} type="file" multiple accept={ACCEPTED} aria-label="Attach files" hidden onChange={(e) => setFiles(e.target.files)} />
+        <input
+          ref={picker}
+          type="file"
+          multiple
+          accept={ACCEPTED}
+          aria-label="Attach files"
+          hidden
+          onChange={(e) => setFiles(e.target.files)}
+        />
         {!busy && (
-          <button type="button" onClick={() => picker.current?.click()} title="Images (PNG, JPEG, GIF, WebP), PDFs and text files, sent with the message">
+          <button
+            type="button"
+            onClick={() => picker.current?.click()}
+            title="Images (PNG, JPEG, GIF, WebP), PDFs and text files, sent with the message"
+          >
             Attach
           </button>
         )}
@@ -77,7 +95,11 @@ export function Composer({
             Cancel run
           </button>
         )}
-        <button type="submit" className="primary" disabled={text.trim() === "" && !(files && files.length > 0 && !busy)}>
+        <button
+          type="submit"
+          className="primary"
+          disabled={text.trim() === "" && !(files && files.length > 0 && !busy)}
+        >
           {busy ? "Queue" : "Send"}
         </button>
       </div>

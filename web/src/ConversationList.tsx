@@ -4,7 +4,9 @@ import { NewConversation } from "./NewConversation.tsx";
 
 const when = (iso: string) => {
   const d = new Date(iso);
-  return d.toDateString() === new Date().toDateString() ? d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : d.toLocaleDateString();
+  return d.toDateString() === new Date().toDateString()
+    ? d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })
+    : d.toLocaleDateString();
 };
 
 export const titleOf = (c: Pick<Conversation, "id" | "title">) => c.title ?? `Conversation ${c.id.slice(-6)}`;
@@ -55,7 +57,12 @@ export function ConversationList({
       <ul>
         {conversations?.map((c) => (
           <li key={c.id} className={c.id === openId ? "active" : undefined}>
-            <button type="button" className="conversation" onClick={() => onOpen(c.id)} aria-current={c.id === openId ? "page" : undefined}>
+            <button
+              type="button"
+              className="conversation"
+              onClick={() => onOpen(c.id)}
+              aria-current={c.id === openId ? "page" : undefined}
+            >
               <span className="title">{titleOf(c)}</span>
               <span className="meta">
                 {c.active_run_id && <span className="dot" title="a run is open" />}

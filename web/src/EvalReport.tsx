@@ -10,8 +10,27 @@ interface Report {
   live_tools: boolean;
   min_pass: number;
   passed: boolean;
-  summary: { cases: number; passed: number; pass_rate: number; input_tokens: number; output_tokens: number; cost_usd: number; unpriced_cases: number; latency_ms: { total: number; mean: number; max: number } };
-  cases: { name: string; file: string; pass: boolean; failures: string[]; provider: string; model: string | null; steps: number; usage: Usage | null; latency_ms: number }[];
+  summary: {
+    cases: number;
+    passed: number;
+    pass_rate: number;
+    input_tokens: number;
+    output_tokens: number;
+    cost_usd: number;
+    unpriced_cases: number;
+    latency_ms: { total: number; mean: number; max: number };
+  };
+  cases: {
+    name: string;
+    file: string;
+    pass: boolean;
+    failures: string[];
+    provider: string;
+    model: string | null;
+    steps: number;
+    usage: Usage | null;
+    latency_ms: number;
+  }[];
 }
 
 /** The last report opened in this browser: a report is a file of the machine that ran the eval, never the server's. */
@@ -21,7 +40,8 @@ const KEEP_MAX_CHARS = 1_000_000;
 
 function parseReport(text: string): Report {
   const report = JSON.parse(text) as Partial<Report>;
-  if (!report || typeof report !== "object" || !report.summary || !Array.isArray(report.cases)) throw new Error("this is not a report of npm run eval (it has no summary and cases)");
+  if (!report || typeof report !== "object" || !report.summary || !Array.isArray(report.cases))
+    throw new Error("this is not a report of npm run eval (it has no summary and cases)");
   return report as Report;
 }
 
@@ -60,7 +80,8 @@ export function EvalReport() {
         <div>
           <h1>Eval report</h1>
           <p className="muted small">
-            Run <code>npm run eval -- cases/</code>, then open the report it wrote (<code>reports/eval-….json</code>). The last one opened stays here.
+            Run <code>npm run eval -- cases/</code>, then open the report it wrote (<code>reports/eval-….json</code>).
+            The last one opened stays here.
           </p>
         </div>
       </div>
@@ -80,11 +101,18 @@ export function EvalReport() {
             <dl className="summary" aria-label="Summary">
               <dt>Pass rate</dt>
               <dd>
-                <span className={`badge ${report.passed ? "status-completed" : "bad"}`}>{report.passed ? "passed" : "under --min-pass"}</span> {s.passed}/{s.cases} ({percent(s.pass_rate)}; --min-pass {percent(report.min_pass)})
+                <span className={`badge ${report.passed ? "status-completed" : "bad"}`}>
+                  {report.passed ? "passed" : "under --min-pass"}
+                </span>{" "}
+                {s.passed}/{s.cases} ({percent(s.pass_rate)}; --min-pass {percent(report.min_pass)})
               </dd>
               <dt>Cases</dt>
               <dd>
-                <code>{report.target}</code> on {report.provider ? `${report.provider}/${report.model ?? "its default model"}` : "each case's own model"}, {report.live_tools ? "real tools" : "recorded tool results"}
+                <code>{report.target}</code> on{" "}
+                {report.provider
+                  ? `${report.provider}/${report.model ?? "its default model"}`
+                  : "each case's own model"}
+                , {report.live_tools ? "real tools" : "recorded tool results"}
               </dd>
               <dt>Tokens</dt>
               <dd>

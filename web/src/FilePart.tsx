@@ -36,6 +36,11 @@ export function FilePart({ part, fetchBlob }: { part: FileUIPart; fetchBlob: (pa
       </a>
     );
   }
-  if (image) return src ? <img className="attachment-image" src={src} alt={part.filename ?? "an image you sent"} /> : <span className="attachment-chip">{name}</span>;
+  if (image)
+    return src ? (
+      <img className="attachment-image" src={src} alt={part.filename ?? "an image you sent"} />
+    ) : (
+      <span className="attachment-chip">{name}</span>
+    );
   return <span className="attachment-chip">{name}</span>;
 }

@@ -1,7 +1,15 @@
 import { useState } from "react";
 
 /** The API key, kept in this browser's storage; shown when loopd asks for one, or when one is set. */
-export function KeyField({ value, onChange, required }: { value: string; onChange: (key: string) => void; required: boolean }) {
+export function KeyField({
+  value,
+  onChange,
+  required,
+}: {
+  value: string;
+  onChange: (key: string) => void;
+  required: boolean;
+}) {
   const [draft, setDraft] = useState(value);
   if (!required && !value) return null;
   return (
@@ -13,7 +21,14 @@ export function KeyField({ value, onChange, required }: { value: string; onChang
       }}
     >
       <label htmlFor="api-key">API key</label>
-      <input id="api-key" type="password" autoComplete="off" placeholder="loopd_…" value={draft} onChange={(e) => setDraft(e.target.value)} />
+      <input
+        id="api-key"
+        type="password"
+        autoComplete="off"
+        placeholder="loopd_…"
+        value={draft}
+        onChange={(e) => setDraft(e.target.value)}
+      />
       <button type="submit">{value && draft.trim() === "" ? "Forget" : "Save"}</button>
     </form>
   );

@@ -52,7 +52,12 @@ export function MessageView({
           {text && <div className="bubble">{text}</div>}
         </div>
         {onFork && (
-          <button type="button" className="link fork" onClick={onFork} title="A new conversation with everything before this message, to send it another way">
+          <button
+            type="button"
+            className="link fork"
+            onClick={onFork}
+            title="A new conversation with everything before this message, to send it another way"
+          >
             Fork from here
           </button>
         )}
@@ -63,12 +68,28 @@ export function MessageView({
   const waiting = !streaming && meta?.status === "requires_action";
   let steps = 0;
   return (
-    <article className="message assistant" aria-label="Answer" data-run-id={meta?.run_id ?? message.id} aria-busy={streaming}>
+    <article
+      className="message assistant"
+      aria-label="Answer"
+      data-run-id={meta?.run_id ?? message.id}
+      aria-busy={streaming}
+    >
       {message.parts.map((part, i) => {
         if (part.type === "step-start") return steps++ > 0 ? <hr key={i} className="step-divider" /> : null;
-        if (part.type === "text") return <div key={i} className="text">{part.text}</div>;
-        if (part.type === "data-notice") return <p key={i} className="notice">{part.data.text}</p>;
-        if (isToolUIPart(part)) return <ToolCall key={part.toolCallId} part={part} waiting={waiting} answers={answers} />;
+        if (part.type === "text")
+          return (
+            <div key={i} className="text">
+              {part.text}
+            </div>
+          );
+        if (part.type === "data-notice")
+          return (
+            <p key={i} className="notice">
+              {part.data.text}
+            </p>
+          );
+        if (isToolUIPart(part))
+          return <ToolCall key={part.toolCallId} part={part} waiting={waiting} answers={answers} />;
         return null;
       })}
       {streaming && <span className="cursor" aria-label="streaming" />}
@@ -85,11 +106,21 @@ export function MessageView({
             {meta.usage.cost_usd != null && ` · $${meta.usage.cost_usd.toFixed(4)}`}
           </span>
         )}
-        <button type="button" className="link" aria-pressed={traceOpen} onClick={() => onTrace(meta?.run_id ?? message.id)}>
+        <button
+          type="button"
+          className="link"
+          aria-pressed={traceOpen}
+          onClick={() => onTrace(meta?.run_id ?? message.id)}
+        >
           Trace
         </button>
         {onFork && (
-          <button type="button" className="link fork" onClick={onFork} title="A new conversation with everything up to this answer">
+          <button
+            type="button"
+            className="link fork"
+            onClick={onFork}
+            title="A new conversation with everything up to this answer"
+          >
             Fork from here
           </button>
         )}

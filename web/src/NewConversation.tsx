@@ -46,7 +46,11 @@ export function NewConversation({ api, onCreated }: { api: Api; onCreated: (c: C
       <button type="button" className="primary wide" disabled={busy} onClick={() => void create()}>
         + New conversation
       </button>
-      <details onToggle={(e) => (e.currentTarget.open && tools === null ? void api.tools().then(setTools, () => setTools([])) : undefined)}>
+      <details
+        onToggle={(e) =>
+          e.currentTarget.open && tools === null ? void api.tools().then(setTools, () => setTools([])) : undefined
+        }
+      >
         <summary>Options</summary>
         <label>
           Title
@@ -54,7 +58,12 @@ export function NewConversation({ api, onCreated }: { api: Api; onCreated: (c: C
         </label>
         <label>
           System prompt
-          <textarea rows={2} value={system} onChange={(e) => setSystem(e.target.value)} placeholder="You are a helpful assistant." />
+          <textarea
+            rows={2}
+            value={system}
+            onChange={(e) => setSystem(e.target.value)}
+            placeholder="You are a helpful assistant."
+          />
         </label>
         <label>
           Provider
@@ -73,7 +82,9 @@ export function NewConversation({ api, onCreated }: { api: Api; onCreated: (c: C
               <input
                 type="checkbox"
                 checked={approval.includes(t.name)}
-                onChange={(e) => setApproval((a) => (e.target.checked ? [...a, t.name] : a.filter((n) => n !== t.name)))}
+                onChange={(e) =>
+                  setApproval((a) => (e.target.checked ? [...a, t.name] : a.filter((n) => n !== t.name)))
+                }
               />
               {t.name}
             </label>
@@ -81,7 +92,13 @@ export function NewConversation({ api, onCreated }: { api: Api; onCreated: (c: C
         </fieldset>
         <label>
           Client tools (JSON)
-          <textarea rows={3} value={clientTools} onChange={(e) => setClientTools(e.target.value)} placeholder={CLIENT_TOOLS_EXAMPLE} spellCheck={false} />
+          <textarea
+            rows={3}
+            value={clientTools}
+            onChange={(e) => setClientTools(e.target.value)}
+            placeholder={CLIENT_TOOLS_EXAMPLE}
+            spellCheck={false}
+          />
         </label>
       </details>
       {problem && <p className="error">{problem}</p>}

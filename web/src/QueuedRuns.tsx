@@ -14,7 +14,12 @@ export function useQueue(api: Api, conversationId: string) {
   const reload = useCallback(async (): Promise<Run[]> => {
     const runs = await api.runs(conversationId);
     // The list is newest first; a queue reads oldest first.
-    setQueued(runs.filter((r) => r.status === "queued").reverse().map((r) => ({ id: r.id, text: texts.current.get(r.id) ?? null })));
+    setQueued(
+      runs
+        .filter((r) => r.status === "queued")
+        .reverse()
+        .map((r) => ({ id: r.id, text: texts.current.get(r.id) ?? null })),
+    );
     return runs;
   }, [api, conversationId]);
   useEffect(() => void reload().catch(() => {}), [reload]);
@@ -42,7 +47,8 @@ export function QueuedRuns({ queued, onCancel }: { queued: QueuedRun[]; onCancel
       <ol>
         {queued.map((q) => (
           <li key={q.id} data-run-id={q.id}>
-            <span className="badge status-queued">queued</span> <span className="queued-text">{q.text ?? <code className="small">{q.id}</code>}</span>
+            <span className="badge status-queued">queued</span>{" "}
+            <span className="queued-text">{q.text ?? <code className="small">{q.id}</code>}</span>
             <button type="button" className="link" onClick={() => onCancel(q.id)}>
               Remove
             </button>

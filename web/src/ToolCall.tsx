@@ -33,10 +33,18 @@ export function ToolCall({ part, waiting, answers }: { part: ToolPart; waiting: 
   const label = needsOutput ? "needs output" : LABELS[part.state];
   const attention = part.state === "approval-requested" || needsOutput || part.state === "output-error";
   return (
-    <details className={`tool state-${part.state}${needsOutput ? " state-needs-output" : ""}`} open={attention} data-tool-call-id={part.toolCallId}>
+    <details
+      className={`tool state-${part.state}${needsOutput ? " state-needs-output" : ""}`}
+      open={attention}
+      data-tool-call-id={part.toolCallId}
+    >
       <summary>
         <span className="tool-name">{name}</span>
-        <span className={`badge ${part.state === "output-error" || part.state === "output-denied" ? "bad" : attention ? "warn" : ""}`}>{label}</span>
+        <span
+          className={`badge ${part.state === "output-error" || part.state === "output-denied" ? "bad" : attention ? "warn" : ""}`}
+        >
+          {label}
+        </span>
       </summary>
       <div className="tool-body">
         <div className="label">Input</div>
@@ -53,8 +61,12 @@ export function ToolCall({ part, waiting, answers }: { part: ToolPart; waiting: 
             <pre className="result error-text">{part.errorText}</pre>
           </>
         )}
-        {part.state === "output-denied" && <p className="muted">Denied{part.approval?.reason ? `: ${part.approval.reason}` : ""}. The model was told.</p>}
-        {part.state === "approval-responded" && <p className="muted">{part.approval.approved ? "Approved" : "Denied"}; sending…</p>}
+        {part.state === "output-denied" && (
+          <p className="muted">Denied{part.approval?.reason ? `: ${part.approval.reason}` : ""}. The model was told.</p>
+        )}
+        {part.state === "approval-responded" && (
+          <p className="muted">{part.approval.approved ? "Approved" : "Denied"}; sending…</p>
+        )}
         {part.state === "approval-requested" && <ApprovalCard approvalId={part.approval.id} answers={answers} />}
         {needsOutput && <OutputForm tool={name} toolCallId={part.toolCallId} answers={answers} />}
       </div>
@@ -67,12 +79,25 @@ function ApprovalCard({ approvalId, answers }: { approvalId: string; answers: An
   return (
     <div className="card approval">
       <p>This call waits for your approval.</p>
-      <input aria-label="Reason (optional)" placeholder="Reason (optional, sent to the model)" value={reason} onChange={(e) => setReason(e.target.value)} />
+      <input
+        aria-label="Reason (optional)"
+        placeholder="Reason (optional, sent to the model)"
+        value={reason}
+        onChange={(e) => setReason(e.target.value)}
+      />
       <div className="actions">
-        <button type="button" className="primary" onClick={() => answers.approve(approvalId, true, reason.trim() || undefined)}>
+        <button
+          type="button"
+          className="primary"
+          onClick={() => answers.approve(approvalId, true, reason.trim() || undefined)}
+        >
           Approve
         </button>
-        <button type="button" className="danger" onClick={() => answers.approve(approvalId, false, reason.trim() || undefined)}>
+        <button
+          type="button"
+          className="danger"
+          onClick={() => answers.approve(approvalId, false, reason.trim() || undefined)}
+        >
           Deny
         </button>
       </div>
@@ -94,7 +119,14 @@ function OutputForm({ tool, toolCallId, answers }: { tool: string; toolCallId: s
       <p>
         <strong>{tool}</strong> is a client tool: you run it, and send back what it returned.
       </p>
-      <textarea aria-label="Tool output" rows={3} value={output} onChange={(e) => setOutput(e.target.value)} placeholder="What the tool returned" required />
+      <textarea
+        aria-label="Tool output"
+        rows={3}
+        value={output}
+        onChange={(e) => setOutput(e.target.value)}
+        placeholder="What the tool returned"
+        required
+      />
       <div className="actions">
         <label className="check">
           <input type="checkbox" checked={isError} onChange={(e) => setIsError(e.target.checked)} /> it failed

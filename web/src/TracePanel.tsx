@@ -3,17 +3,22 @@ import type { TraceTarget } from "./App.tsx";
 import type { Api, ModelCallSpan, Span, Trace, Usage } from "./api.ts";
 import { WebhookAttempts } from "./WebhookAttempts.tsx";
 
-const ms = (n: number | null | undefined) => (n == null ? "–" : n >= 10_000 ? `${(n / 1000).toFixed(1)} s` : `${Math.round(n)} ms`);
+const ms = (n: number | null | undefined) =>
+  n == null ? "–" : n >= 10_000 ? `${(n / 1000).toFixed(1)} s` : `${Math.round(n)} ms`;
 const usd = (n: number | null | undefined) => (n == null ? "no price" : `$${n.toFixed(n < 0.01 ? 5 : 4)}`);
 
 function Tokens({ usage }: { usage: Usage }) {
   return (
     <span className="tokens">
-      <span title="input tokens">{usage.input_tokens} in</span> · <span title="output tokens">{usage.output_tokens} out</span>
+      <span title="input tokens">{usage.input_tokens} in</span> ·{" "}
+      <span title="output tokens">{usage.output_tokens} out</span>
       {(usage.cache_read_tokens > 0 || usage.cache_write_tokens > 0) && (
         <>
           {" "}
-          · <span title="prompt cache reads / writes">cache {usage.cache_read_tokens} read / {usage.cache_write_tokens} write</span>
+          ·{" "}
+          <span title="prompt cache reads / writes">
+            cache {usage.cache_read_tokens} read / {usage.cache_write_tokens} write
+          </span>
         </>
       )}
     </span>
@@ -51,7 +56,9 @@ export function TracePanel({ api, target, onClose }: { api: Api; target: TraceTa
     try {
       const full = await api.trace(conversationId, runId, true);
       const map = new Map<number, ModelCallSpan["request"] & { verified?: boolean }>();
-      for (const s of full.spans) if (s.type === "model.call" || s.type === "model.failed") map.set(s.step, { ...s.request, ...(s.type === "model.call" && { verified: s.request_verified }) });
+      for (const s of full.spans)
+        if (s.type === "model.call" || s.type === "model.failed")
+          map.set(s.step, { ...s.request, ...(s.type === "model.call" && { verified: s.request_verified }) });
       setRequests(map);
     } catch (err) {
       setProblem((err as Error).message);
@@ -62,7 +69,9 @@ export function TracePanel({ api, target, onClose }: { api: Api; target: TraceTa
   const saveEvalCase = async () => {
     try {
       const evalCase = await api.evalCase(conversationId, runId);
-      const url = URL.createObjectURL(new Blob([`${JSON.stringify(evalCase, null, 2)}\n`], { type: "application/json" }));
+      const url = URL.createObjectURL(
+        new Blob([`${JSON.stringify(evalCase, null, 2)}\n`], { type: "application/json" }),
+      );
       const link = Object.assign(document.createElement("a"), { href: url, download: `eval-case-${runId}.json` });
       link.click();
       // Once the download has taken the file: revoked at once, a browser may not have read it yet.
@@ -78,7 +87,12 @@ export function TracePanel({ api, target, onClose }: { api: Api; target: TraceTa
       <div className="trace-head">
         <h2>Trace</h2>
         <code className="small">{runId}</code>
-        <button type="button" className="link" onClick={() => void saveEvalCase()} title="Download this run as a case for npm run eval">
+        <button
+          type="button"
+          className="link"
+          onClick={() => void saveEvalCase()}
+          title="Download this run as a case for npm run eval"
+        >
           Save as eval case
         </button>
         <button type="button" className="link close" onClick={onClose} aria-label="Close the trace">
@@ -91,7 +105,8 @@ export function TracePanel({ api, target, onClose }: { api: Api; target: TraceTa
         <dl className="summary">
           <dt>Status</dt>
           <dd>
-            <span className={`badge status-${run.status}`}>{run.status}</span> {run.stop_reason && <span>stop: {run.stop_reason}</span>}
+            <span className={`badge status-${run.status}`}>{run.status}</span>{" "}
+            {run.stop_reason && <span>stop: {run.stop_reason}</span>}
             {run.budget_exceeded && <span className="badge warn">budget: {run.budget_exceeded}</span>}
           </dd>
           <dt>Model</dt>
@@ -136,7 +151,13 @@ export function TracePanel({ api, target, onClose }: { api: Api; target: TraceTa
       )}
       <ol className="spans">
         {trace?.spans.map((span) => (
-          <SpanRow key={span.seq} span={span} shown={shown} requests={requests} onToggle={(step) => void toggleRequest(step)} />
+          <SpanRow
+            key={span.seq}
+            span={span}
+            shown={shown}
+            requests={requests}
+            onToggle={(step) => void toggleRequest(step)}
+          />
         ))}
       </ol>
       <WebhookAttempts api={api} conversationId={conversationId} runId={runId} version={version} />
@@ -163,7 +184,11 @@ function SpanRow({
         <li className={`span step${span.type === "model.failed" ? " failed" : ""}`} aria-label={`Step ${span.step}`}>
           <div className="step-title">
             <strong>Step {span.step}</strong>
-            {span.type === "model.call" ? <span className="muted">stop: {span.response.stop_reason}</span> : <span className="error-text">failed{span.status ? ` (${span.status})` : ""}</span>}
+            {span.type === "model.call" ? (
+              <span className="muted">stop: {span.response.stop_reason}</span>
+            ) : (
+              <span className="error-text">failed{span.status ? ` (${span.status})` : ""}</span>
+            )}
           </div>
           <div className="figures">
             <span title="latency">latency {ms(span.latency_ms)}</span>
@@ -171,13 +196,24 @@ function SpanRow({
             {span.type === "model.call" && <Tokens usage={span.response.usage} />}
           </div>
           {span.type === "model.failed" && <p className="error-text small">{span.error}</p>}
-          <button type="button" className="link" aria-expanded={shown.has(span.step)} onClick={() => onToggle(span.step)}>
+          <button
+            type="button"
+            className="link"
+            aria-expanded={shown.has(span.step)}
+            onClick={() => onToggle(span.step)}
+          >
             {shown.has(span.step) ? "Hide request" : "Show request"}
           </button>
           {shown.has(span.step) &&
             (request?.body ? (
               <>
-                {request.verified !== undefined && <p className="small muted">{request.verified ? "✓ rebuilt request matches the recorded hash" : "✗ rebuilt request differs from the recorded hash"}</p>}
+                {request.verified !== undefined && (
+                  <p className="small muted">
+                    {request.verified
+                      ? "✓ rebuilt request matches the recorded hash"
+                      : "✗ rebuilt request differs from the recorded hash"}
+                  </p>
+                )}
                 <pre className="request">{JSON.stringify(request.body, null, 2)}</pre>
               </>
             ) : (
@@ -189,7 +225,10 @@ function SpanRow({
     case "tool.call":
       return (
         <li className={`span tool-span${span.is_error ? " failed" : ""}`}>
-          <span className="muted">tool</span> <code>{span.name}</code> <span className="muted">{ms(span.duration_ms)} · {span.source}</span>
+          <span className="muted">tool</span> <code>{span.name}</code>{" "}
+          <span className="muted">
+            {ms(span.duration_ms)} · {span.source}
+          </span>
           {span.is_error && <span className="badge bad">error</span>}
         </li>
       );
@@ -198,8 +237,9 @@ function SpanRow({
     case "context.summary":
       return (
         <li className={`span notice${span.error ? " failed" : ""}`}>
-          <span className="muted">summary</span> of messages {span.summarizes.from_seq}–{span.summarizes.to_seq} · <code>{span.model}</code>{" "}
-          <span className="muted">{ms(span.latency_ms)}</span> {span.usage && <Tokens usage={span.usage} />}
+          <span className="muted">summary</span> of messages {span.summarizes.from_seq}–{span.summarizes.to_seq} ·{" "}
+          <code>{span.model}</code> <span className="muted">{ms(span.latency_ms)}</span>{" "}
+          {span.usage && <Tokens usage={span.usage} />}
           {span.error ? <p className="error-text small">{span.error}</p> : <p className="small">{span.answer}</p>}
         </li>
       );
@@ -213,7 +253,11 @@ function SpanRow({
         </li>
       );
     case "run.paused":
-      return <li className="span muted small">paused: waiting for {span.pending.length} call{span.pending.length === 1 ? "" : "s"}</li>;
+      return (
+        <li className="span muted small">
+          paused: waiting for {span.pending.length} call{span.pending.length === 1 ? "" : "s"}
+        </li>
+      );
     default:
       return <li className="span muted small">{span.type}</li>;
   }

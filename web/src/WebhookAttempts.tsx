@@ -2,7 +2,17 @@ import { useEffect, useState } from "react";
 import type { Api, WebhookDelivery } from "./api.ts";
 
 /** A run's webhooks and each attempt to deliver them; nothing when the run has none. */
-export function WebhookAttempts({ api, conversationId, runId, version }: { api: Api; conversationId: string; runId: string; version: string }) {
+export function WebhookAttempts({
+  api,
+  conversationId,
+  runId,
+  version,
+}: {
+  api: Api;
+  conversationId: string;
+  runId: string;
+  version: string;
+}) {
   const [deliveries, setDeliveries] = useState<WebhookDelivery[]>([]);
   useEffect(() => {
     let live = true;
@@ -19,11 +29,13 @@ export function WebhookAttempts({ api, conversationId, runId, version }: { api: 
       <ul>
         {deliveries.map((d) => (
           <li key={d.id}>
-            <span className={`badge webhook-${d.status}`}>{d.status}</span> <code className="small">{d.type}</code> <span className="muted small">{d.url}</span>
+            <span className={`badge webhook-${d.status}`}>{d.status}</span> <code className="small">{d.type}</code>{" "}
+            <span className="muted small">{d.url}</span>
             <ol className="attempts">
               {d.attempts.map((a, i) => (
                 <li key={i} className="small">
-                  {new Date(a.at).toLocaleTimeString()} — {a.status_code !== null ? `HTTP ${a.status_code}` : "no answer"}
+                  {new Date(a.at).toLocaleTimeString()} —{" "}
+                  {a.status_code !== null ? `HTTP ${a.status_code}` : "no answer"}
                   {a.error && <span className="muted"> · {a.error}</span>}
                 </li>
               ))}

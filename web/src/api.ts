@@ -108,7 +108,8 @@ export interface SummarySpan extends SpanBase {
 export interface OtherSpan extends SpanBase {
   type: "model.setup" | "action.answered" | "run.recovered";
 }
-export type Span = ModelCallSpan | ModelFailedSpan | ToolCallSpan | NoticeSpan | SummarySpan | RunEndSpan | RunPausedSpan | OtherSpan;
+export type Span =
+  ModelCallSpan | ModelFailedSpan | ToolCallSpan | NoticeSpan | SummarySpan | RunEndSpan | RunPausedSpan | OtherSpan;
 
 export interface Trace {
   run: Run;
@@ -133,7 +134,8 @@ export class ApiError extends Error {
 
 const KEY_STORAGE = "loopd.apiKey";
 export const storedKey = () => localStorage.getItem(KEY_STORAGE) ?? "";
-export const storeKey = (key: string) => (key ? localStorage.setItem(KEY_STORAGE, key) : localStorage.removeItem(KEY_STORAGE));
+export const storeKey = (key: string) =>
+  key ? localStorage.setItem(KEY_STORAGE, key) : localStorage.removeItem(KEY_STORAGE);
 export const authHeaders = (key: string): Record<string, string> => (key ? { Authorization: `Bearer ${key}` } : {});
 
 /** The contract's error body of a failed answer, as an ApiError (or the text as it came, when it is not that). */
@@ -168,22 +170,34 @@ export function createApi(key: string) {
     deleteConversation: (id: string) => call<void>("DELETE", conv(id)),
     tools: () => call<{ data: ToolInfo[] }>("GET", "/tools").then((r) => r.data),
     uiMessages: <M>(id: string) => call<M[]>("GET", `/ui/chat/${encodeURIComponent(id)}/messages`),
-    trace: (id: string, runId: string, expand = false) => call<Trace>("GET", `${conv(id)}/runs/${encodeURIComponent(runId)}/trace${expand ? "?expand=requests" : ""}`),
+    trace: (id: string, runId: string, expand = false) =>
+      call<Trace>("GET", `${conv(id)}/runs/${encodeURIComponent(runId)}/trace${expand ? "?expand=requests" : ""}`),
     cancel: (id: string, runId: string) => call<Run>("POST", `${conv(id)}/runs/${encodeURIComponent(runId)}/cancel`),
     runs: (id: string) => call<{ data: Run[] }>("GET", `${conv(id)}/runs?limit=100`).then((r) => r.data),
     /** A message sent while a run goes: queued behind it (`on_busy: "enqueue"`), answered 202 at once. */
-    enqueue: (id: string, text: string) => call<{ run: Run }>("POST", `${conv(id)}/messages`, { content: text, on_busy: "enqueue", wait: false }).then((r) => r.run),
+    enqueue: (id: string, text: string) =>
+      call<{ run: Run }>("POST", `${conv(id)}/messages`, { content: text, on_busy: "enqueue", wait: false }).then(
+        (r) => r.run,
+      ),
     /** The canonical history (seqs, run ids), which the UI messages do not carry. */
-    messages: (id: string) => call<{ data: { id: string; seq: number; role: string; run_id: string | null }[] }>("GET", `${conv(id)}/messages?limit=1000`).then((r) => r.data),
+    messages: (id: string) =>
+      call<{ data: { id: string; seq: number; role: string; run_id: string | null }[] }>(
+        "GET",
+        `${conv(id)}/messages?limit=1000`,
+      ).then((r) => r.data),
     fork: (id: string, atSeq: number) => call<Conversation>("POST", `${conv(id)}/fork`, { at_seq: atSeq }),
     /** The run as an eval case for `npm run eval` (kept as the route answers it: the page only saves it). */
-    evalCase: (id: string, runId: string) => call<unknown>("GET", `${conv(id)}/runs/${encodeURIComponent(runId)}/eval-case`),
+    evalCase: (id: string, runId: string) =>
+      call<unknown>("GET", `${conv(id)}/runs/${encodeURIComponent(runId)}/eval-case`),
     /** A file of loopd's (an attachment), read with the key. */
     blob: async (path: string) => {
       const res = await fetch(path, { headers: authHeaders(key) });
       if (!res.ok) throw errorOf(res.status, await res.text());
       return res.blob();
     },
-    webhooks: (id: string, runId: string) => call<{ data: WebhookDelivery[] }>("GET", `${conv(id)}/runs/${encodeURIComponent(runId)}/webhooks`).then((r) => r.data),
+    webhooks: (id: string, runId: string) =>
+      call<{ data: WebhookDelivery[] }>("GET", `${conv(id)}/runs/${encodeURIComponent(runId)}/webhooks`).then(
+        (r) => r.data,
+      ),
   };
 }

@@ -20,7 +20,19 @@ const open = (runs: Run[]) => runs.some((r) => r.status === "running" || r.statu
  * follow that ends looks at the queue once more: a message queued meanwhile
  * is followed too.
  */
-export function useFollowQueue({ api, conversationId, chat, queue, onProblem }: { api: Api; conversationId: string; chat: FollowedChat; queue: ReturnType<typeof useQueue>; onProblem: (message: string) => void }) {
+export function useFollowQueue({
+  api,
+  conversationId,
+  chat,
+  queue,
+  onProblem,
+}: {
+  api: Api;
+  conversationId: string;
+  chat: FollowedChat;
+  queue: ReturnType<typeof useQueue>;
+  onProblem: (message: string) => void;
+}) {
   const following = useRef(false);
   const mounted = useRef(true);
   const [rounds, setRounds] = useState(0);
@@ -34,7 +46,7 @@ export function useFollowQueue({ api, conversationId, chat, queue, onProblem }: 
     following.current = true;
     const history = async () => chat.setMessages(await api.uiMessages<ChatMessage>(conversationId));
     void (async () => {
-      for (let failures = 0; mounted.current; ) {
+      for (let failures = 0; mounted.current;) {
         try {
           let runs = await queue.reload();
           if (!open(runs)) break;

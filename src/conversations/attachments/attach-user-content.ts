@@ -31,7 +31,15 @@ export async function attachUserContent(
       continue;
     }
     const { data, sha256, mediaType, width, height, title } = block;
-    const row = await store.attachments.save({ tenantId: tenant, conversationId, sha256, mediaType, width, height, data });
+    const row = await store.attachments.save({
+      tenantId: tenant,
+      conversationId,
+      sha256,
+      mediaType,
+      width,
+      height,
+      data,
+    });
     saved.push(attachedBlockOf(row, { kind: block.type, title }));
   }
   return saved;

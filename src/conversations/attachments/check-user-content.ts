@@ -30,7 +30,10 @@ export interface AttachmentLimits {
  */
 export async function checkUserContent(
   blocks: readonly UserInputBlock[],
-  { fieldOf = (i) => `body.content[${i}]`, ...limits }: AttachmentLimits & { fieldOf?: ((index: number) => string) | undefined },
+  {
+    fieldOf = (i) => `body.content[${i}]`,
+    ...limits
+  }: AttachmentLimits & { fieldOf?: ((index: number) => string) | undefined },
 ): Promise<CheckedBlock[]> {
   let count = 0;
   const checked: CheckedBlock[] = [];
@@ -40,15 +43,22 @@ export async function checkUserContent(
       continue;
     }
     const field = fieldOf(i);
-    const fail = (message: string, details: Record<string, unknown> = {}) => new AppError("invalid_request", `${field}: ${message}`, { field, ...details });
-    if (++count > limits.maxCount) throw fail(`a message may hold at most ${limits.maxCount} images and documents (MAX_ATTACHMENTS_PER_MESSAGE)`, { limit: limits.maxCount });
+    const fail = (message: string, details: Record<string, unknown> = {}) =>
+      new AppError("invalid_request", `${field}: ${message}`, { field, ...details });
+    if (++count > limits.maxCount)
+      throw fail(`a message may hold at most ${limits.maxCount} images and documents (MAX_ATTACHMENTS_PER_MESSAGE)`, {
+        limit: limits.maxCount,
+      });
     if (block.type === "image" && block.source.type === "url") {
       const { url } = block.source;
-      if (!isPgSafe(url) || !URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) throw fail("the image's url must be an http:// or https:// URL");
+      if (!isPgSafe(url) || !URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol))
+        throw fail("the image's url must be an http:// or https:// URL");
       checked.push({ type: "image", source: { type: "url", url } });
       continue;
     }
-    checked.push(await checkBytes(block as ImageInput & { source: { type: "base64" } } | DocumentInput, limits, fail));
+    checked.push(
+      await checkBytes(block as (ImageInput & { source: { type: "base64" } }) | DocumentInput, limits, fail),
+    );
   }
   return checked;
 }
@@ -59,8 +69,14 @@ async function checkBytes(
   fail: (message: string, details?: Record<string, unknown>) => AppError,
 ): Promise<CheckedAttachment> {
   const title = block.type === "document" ? block.title : undefined;
-  if (title !== undefined && !isPgSafe(title)) throw fail("title must not contain NUL characters or unpaired surrogates");
-  const checked = await checkMediaBytes({ kind: block.type, mediaType: block.source.media_type, data: block.source.data, maxBytes });
+  if (title !== undefined && !isPgSafe(title))
+    throw fail("title must not contain NUL characters or unpaired surrogates");
+  const checked = await checkMediaBytes({
+    kind: block.type,
+    mediaType: block.source.media_type,
+    data: block.source.data,
+    maxBytes,
+  });
   if (isMediaFault(checked)) throw fail(checked.fault, checked.limit === undefined ? {} : { limit: checked.limit });
   return { type: block.type, ...checked, title };
 }

@@ -18,8 +18,20 @@ const keySchema = z.object({
   last_used_at: z.string().nullable(),
   revoked_at: z.string().nullable(),
 });
-const createdKeySchema = z.object({ id: z.string(), key: z.string(), tenant: z.string(), name: z.string().nullable(), created_at: z.string() });
-const unauthorized = { 401: errorAnswer("`unauthorized`: the request does not carry `Authorization: Bearer <ADMIN_TOKEN>`", "unauthorized", "the admin routes need Authorization: Bearer <ADMIN_TOKEN>") };
+const createdKeySchema = z.object({
+  id: z.string(),
+  key: z.string(),
+  tenant: z.string(),
+  name: z.string().nullable(),
+  created_at: z.string(),
+});
+const unauthorized = {
+  401: errorAnswer(
+    "`unauthorized`: the request does not carry `Authorization: Bearer <ADMIN_TOKEN>`",
+    "unauthorized",
+    "the admin routes need Authorization: Bearer <ADMIN_TOKEN>",
+  ),
+};
 
 export const presentKey = (k: ApiKeyInfo) => ({
   id: k.id,
@@ -31,11 +43,19 @@ export const presentKey = (k: ApiKeyInfo) => ({
 });
 
 /** The admin routes, for `ADMIN_TOKEN` only (a tenant's key is refused): API keys made, listed and revoked over HTTP. */
-export function adminRoutes(app: FastifyInstance, { services: { store, toolServers } }: HttpDeps, { adminToken, onRevoked }: { adminToken: string; /** A key was revoked: this instance refuses it from now on. */ onRevoked: () => void }) {
+export function adminRoutes(
+  app: FastifyInstance,
+  { services: { store, toolServers } }: HttpDeps,
+  {
+    adminToken,
+    onRevoked,
+  }: { adminToken: string; /** A key was revoked: this instance refuses it from now on. */ onRevoked: () => void },
+) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ["admin"];
   const onlyAdmin = async (req: Parameters<typeof presentsToken>[0], reply: Parameters<typeof replyError>[0]) => {
-    if (!presentsToken(req, adminToken)) return replyError(reply, "unauthorized", "the admin routes need Authorization: Bearer <ADMIN_TOKEN>");
+    if (!presentsToken(req, adminToken))
+      return replyError(reply, "unauthorized", "the admin routes need Authorization: Bearer <ADMIN_TOKEN>");
   };
   r.post(
     "/admin/keys",
@@ -48,11 +68,19 @@ export function adminRoutes(app: FastifyInstance, { services: { store, toolServe
         operationId: "createApiKey",
         tags,
         body: z.strictObject({
-          tenant: z.string().regex(TENANT_NAME, "must be 1–64 of A-Z, a-z, 0-9, _, . and -, starting with a letter or digit"),
+          tenant: z
+            .string()
+            .regex(TENANT_NAME, "must be 1–64 of A-Z, a-z, 0-9, _, . and -, starting with a letter or digit"),
           name: z.string().trim().min(1).max(200).optional(),
         }),
         response: {
-          201: documented(createdKeySchema, "The key, shown this once", { id: "key_0mx5", key: "lpd_3q…", tenant: "acme", name: "backend", created_at: "2026-12-02T10:00:00.000Z" }),
+          201: documented(createdKeySchema, "The key, shown this once", {
+            id: "key_0mx5",
+            key: "lpd_3q…",
+            tenant: "acme",
+            name: "backend",
+            created_at: "2026-12-02T10:00:00.000Z",
+          }),
           ...bodyErrorResponses,
           ...unauthorized,
         },
@@ -60,7 +88,9 @@ export function adminRoutes(app: FastifyInstance, { services: { store, toolServe
     },
     async (req, reply) => {
       const { key, row } = await store.keys.create({ tenant: req.body.tenant, name: req.body.name ?? null });
-      return reply.code(201).send({ id: row.id, key, tenant: row.tenantId, name: row.name, created_at: row.createdAt.toISOString() });
+      return reply
+        .code(201)
+        .send({ id: row.id, key, tenant: row.tenantId, name: row.name, created_at: row.createdAt.toISOString() });
     },
   );
   r.get(
@@ -74,7 +104,11 @@ export function adminRoutes(app: FastifyInstance, { services: { store, toolServe
         operationId: "listApiKeys",
         tags,
         querystring: z.strictObject({ tenant: z.string().regex(TENANT_NAME).optional() }),
-        response: { 200: documented(z.object({ data: z.array(keySchema) }), "The keys", { data: [] }), ...requestErrorResponses, ...unauthorized },
+        response: {
+          200: documented(z.object({ data: z.array(keySchema) }), "The keys", { data: [] }),
+          ...requestErrorResponses,
+          ...unauthorized,
+        },
       },
     },
     async (req) => ({ data: (await store.keys.list({ tenant: req.query.tenant })).map(presentKey) }),
@@ -86,7 +120,8 @@ export function adminRoutes(app: FastifyInstance, { services: { store, toolServe
       onRequest: onlyAdmin,
       schema: {
         summary: "Revoke an API key",
-        description: "From now on the key is refused with 401: at once on this instance, within a second on every other.",
+        description:
+          "From now on the key is refused with 401: at once on this instance, within a second on every other.",
         operationId: "revokeApiKey",
         tags,
         params: z.object({ key_id: z.string().min(1).max(100) }),
@@ -112,9 +147,33 @@ export function adminRoutes(app: FastifyInstance, { services: { store, toolServe
         operationId: "listToolServersForAdmin",
         tags,
         response: {
-          200: documented(z.object({ data: z.array(serverSchema.extend({ stderr: z.string().nullable().describe("The last line it wrote to stderr before it went; null when it is up or wrote nothing") })) }), "The servers", {
-            data: [{ name: "fs", transport: "stdio", status: "restarting", tools: 14, restarts: 1, exit_code: 1, last_error: "exited with code 1", stderr: "Error: ENOENT: no such file or directory, open '/srv/docs/x'" }],
-          }),
+          200: documented(
+            z.object({
+              data: z.array(
+                serverSchema.extend({
+                  stderr: z
+                    .string()
+                    .nullable()
+                    .describe("The last line it wrote to stderr before it went; null when it is up or wrote nothing"),
+                }),
+              ),
+            }),
+            "The servers",
+            {
+              data: [
+                {
+                  name: "fs",
+                  transport: "stdio",
+                  status: "restarting",
+                  tools: 14,
+                  restarts: 1,
+                  exit_code: 1,
+                  last_error: "exited with code 1",
+                  stderr: "Error: ENOENT: no such file or directory, open '/srv/docs/x'",
+                },
+              ],
+            },
+          ),
           ...requestErrorResponses,
           ...unauthorized,
         },

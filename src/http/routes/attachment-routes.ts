@@ -19,7 +19,10 @@ export function attachmentRoutes(app: FastifyInstance, { services }: HttpDeps) {
         operationId: "getAttachment",
         tags: ["messages"],
         params: attachmentParams,
-        response: { 200: bytesOf("The attachment's bytes", [...IMAGE_MEDIA_TYPES, ...DOCUMENT_MEDIA_TYPES]), ...errorResponses },
+        response: {
+          200: bytesOf("The attachment's bytes", [...IMAGE_MEDIA_TYPES, ...DOCUMENT_MEDIA_TYPES]),
+          ...errorResponses,
+        },
       },
       // The bytes are sent as they are (Fastify serializes no Buffer); what is serialized is an error.
       serializerCompiler: () => (data) => JSON.stringify(data),
@@ -29,13 +32,15 @@ export function attachmentRoutes(app: FastifyInstance, { services }: HttpDeps) {
       // Unknown, of another conversation or of another tenant: the same 404.
       const row = await services.store.attachments.get(req.tenant, id, attachmentId);
       if (!row) throw notFound("attachment", attachmentId);
-      return reply
-        .type(row.mediaType)
-        .header("x-content-type-options", "nosniff")
-        .header("content-disposition", `attachment; filename="${row.id}"`)
-        .header("cache-control", "private, max-age=31536000, immutable")
-        // Bytes, not the string the schema documents them as.
-        .send(row.data as unknown as string);
+      return (
+        reply
+          .type(row.mediaType)
+          .header("x-content-type-options", "nosniff")
+          .header("content-disposition", `attachment; filename="${row.id}"`)
+          .header("cache-control", "private, max-age=31536000, immutable")
+          // Bytes, not the string the schema documents them as.
+          .send(row.data as unknown as string)
+      );
     },
   );
 }

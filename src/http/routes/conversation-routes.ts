@@ -5,7 +5,14 @@ import { conversationExample, forkExample } from "../examples.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
 import { contextResponse, conversationSchema, pageOf } from "../schemas.js";
-import { contextQuery, conversationParams, createConversationBody, forkBody, listQuery, updateConversationBody } from "../request-schemas.js";
+import {
+  contextQuery,
+  conversationParams,
+  createConversationBody,
+  forkBody,
+  listQuery,
+  updateConversationBody,
+} from "../request-schemas.js";
 import { forkConversation } from "../../conversations/fork-conversation.js";
 import { bodyErrorResponses, bodyLimitResponses, errorResponses, requestErrorResponses } from "../error-schemas.js";
 
@@ -20,11 +27,16 @@ export function conversationRoutes(app: FastifyInstance, { conversations, runs, 
     {
       schema: {
         summary: "Create a conversation",
-        description: "Every field is optional; `tools` defaults to every built-in tool, `provider` to the server's default (`mock` without a model key, where it is offered: API keys off, or `MOCK_PROVIDER=true`).",
+        description:
+          "Every field is optional; `tools` defaults to every built-in tool, `provider` to the server's default (`mock` without a model key, where it is offered: API keys off, or `MOCK_PROVIDER=true`).",
         operationId: "createConversation",
         tags,
         body: createConversationBody,
-        response: { 201: documented(conversationSchema, "The conversation created", conversationExample), ...requestErrorResponses, ...bodyLimitResponses },
+        response: {
+          201: documented(conversationSchema, "The conversation created", conversationExample),
+          ...requestErrorResponses,
+          ...bodyLimitResponses,
+        },
       },
     },
     async (req, reply) => reply.code(201).send(await conversations.create(req.tenant, req.body ?? {})),
@@ -44,7 +56,13 @@ export function conversationRoutes(app: FastifyInstance, { conversations, runs, 
         response: { 201: documented(conversationSchema, "The fork", forkExample), ...bodyErrorResponses },
       },
     },
-    async (req, reply) => reply.code(201).send(await forkConversation(services, req.tenant, req.params.id, { atSeq: req.body?.at_seq, title: req.body?.title })),
+    async (req, reply) =>
+      reply.code(201).send(
+        await forkConversation(services, req.tenant, req.params.id, {
+          atSeq: req.body?.at_seq,
+          title: req.body?.title,
+        }),
+      ),
   );
 
   r.get(
@@ -57,7 +75,10 @@ export function conversationRoutes(app: FastifyInstance, { conversations, runs, 
         tags,
         querystring: listQuery,
         response: {
-          200: documented(pageOf(conversationSchema), "A page of conversations", { data: [conversationExample], next_cursor: null }),
+          200: documented(pageOf(conversationSchema), "A page of conversations", {
+            data: [conversationExample],
+            next_cursor: null,
+          }),
           ...requestErrorResponses,
         },
       },
@@ -67,7 +88,15 @@ export function conversationRoutes(app: FastifyInstance, { conversations, runs, 
 
   r.get(
     "/conversations/:id",
-    { schema: { summary: "Get a conversation", operationId: "getConversation", tags, params: conversationParams, response: { 200: theConversation, ...errorResponses } } },
+    {
+      schema: {
+        summary: "Get a conversation",
+        operationId: "getConversation",
+        tags,
+        params: conversationParams,
+        response: { 200: theConversation, ...errorResponses },
+      },
+    },
     (req) => conversations.get(req.tenant, req.params.id),
   );
 
@@ -109,7 +138,8 @@ export function conversationRoutes(app: FastifyInstance, { conversations, runs, 
     {
       schema: {
         summary: "Delete a conversation",
-        description: "Its messages, runs and events go with it; a run in progress is stopped. Deleting again answers 404.",
+        description:
+          "Its messages, runs and events go with it; a run in progress is stopped. Deleting again answers 404.",
         operationId: "deleteConversation",
         tags,
         params: conversationParams,

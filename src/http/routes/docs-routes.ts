@@ -18,7 +18,10 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
         description: "Generated from the routes' own schemas. `GET /docs` shows it as an interactive reference.",
         operationId: "getOpenApi",
         tags: ["operations"],
-        response: { 200: documented(z.record(z.string(), z.unknown()), "The OpenAPI document"), ...requestErrorResponses },
+        response: {
+          200: documented(z.record(z.string(), z.unknown()), "The OpenAPI document"),
+          ...requestErrorResponses,
+        },
       },
       serializerCompiler: serializeTrusted,
     },
@@ -34,6 +37,11 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
     uiConfig: { deepLinking: true, displayOperationId: true, tryItOutEnabled: true, persistAuthorization: true },
     // loopd's own name and icon, not the framework's logo.
     logo: { type: "image/svg+xml", content: LOOPD_LOGO_SVG, href: "/docs", target: "_self" },
-    theme: { title: "loopd API", favicon: [{ filename: "loopd-icon.svg", rel: "icon", sizes: "32x32", type: "image/svg+xml", content: LOOPD_ICON_SVG }] },
+    theme: {
+      title: "loopd API",
+      favicon: [
+        { filename: "loopd-icon.svg", rel: "icon", sizes: "32x32", type: "image/svg+xml", content: LOOPD_ICON_SVG },
+      ],
+    },
   });
 }

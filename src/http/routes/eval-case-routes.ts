@@ -22,13 +22,22 @@ export function evalCaseRoutes(app: FastifyInstance, deps: HttpDeps) {
         description:
           "An eval case built from the run's trace, for `npm run eval`: the conversation's settings, the history before the run, the run's user message (`input`), the tool results it got (`recorded`), and expectations filled from what it did (`expect`), to edit.",
         params: runParams,
-        response: { 200: documented(evalCaseSchema, "The case, as `npm run eval` reads it from a file"), ...errorResponses },
+        response: {
+          200: documented(evalCaseSchema, "The case, as `npm run eval` reads it from a file"),
+          ...errorResponses,
+        },
       },
     },
     async (req) => {
       const run = await conversations.run({ tenant: req.tenant, id: req.params.id, runId: req.params.run_id });
       const conversation = await conversations.get(req.tenant, req.params.id);
-      return buildEvalCase({ store: services.store, run, conversation, redactor: redactorOf(services.config), tenant: req.tenant });
+      return buildEvalCase({
+        store: services.store,
+        run,
+        conversation,
+        redactor: redactorOf(services.config),
+        tenant: req.tenant,
+      });
     },
   );
 }

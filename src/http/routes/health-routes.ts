@@ -33,7 +33,8 @@ export function healthRoutes(app: FastifyInstance, { ping, phase, services }: Ht
     {
       schema: {
         summary: "Liveness",
-        description: "200 while the process is up. Asks no database and is never refused by the overload guard: for a liveness probe.",
+        description:
+          "200 while the process is up. Asks no database and is never refused by the overload guard: for a liveness probe.",
         operationId: "getHealth",
         tags: ["operations"],
         security: [],
@@ -48,13 +49,19 @@ export function healthRoutes(app: FastifyInstance, { ping, phase, services }: Ht
     {
       schema: {
         summary: "Readiness",
-        description: "200 when the database answers and the process takes new runs; else 503 with `details.reason`: `database`, `overloaded`, `shutting_down` or `starting`. For a readiness probe or a load balancer.",
+        description:
+          "200 when the database answers and the process takes new runs; else 503 with `details.reason`: `database`, `overloaded`, `shutting_down` or `starting`. For a readiness probe or a load balancer.",
         operationId: "getReadiness",
         tags: ["operations"],
         security: [],
         response: {
           200: documented(z.object({ status: z.literal("ready") }), "Takes new runs", { status: "ready" }),
-          503: errorAnswer("`unavailable`: not ready now; `details.reason` says why (`database`, `overloaded`, `shutting_down`, `starting`)", "unavailable", "the database is unreachable", { reason: "database" }),
+          503: errorAnswer(
+            "`unavailable`: not ready now; `details.reason` says why (`database`, `overloaded`, `shutting_down`, `starting`)",
+            "unavailable",
+            "the database is unreachable",
+            { reason: "database" },
+          ),
         },
       },
     },
@@ -66,9 +73,14 @@ export function healthRoutes(app: FastifyInstance, { ping, phase, services }: Ht
   );
 }
 
-async function notReady({ ping, phase, overloaded }: Pick<HttpDeps, "ping" | "phase"> & { overloaded: boolean }): Promise<{ reason: NotReady; message: string } | null> {
+async function notReady({
+  ping,
+  phase,
+  overloaded,
+}: Pick<HttpDeps, "ping" | "phase"> & { overloaded: boolean }): Promise<{ reason: NotReady; message: string } | null> {
   const now = phase();
-  const reason: NotReady | null = now === "stopping" ? "shutting_down" : now === "starting" ? "starting" : overloaded ? "overloaded" : null;
+  const reason: NotReady | null =
+    now === "stopping" ? "shutting_down" : now === "starting" ? "starting" : overloaded ? "overloaded" : null;
   if (reason) return { reason, message: NOT_READY[reason] };
   const health = await ping();
   if (health === "ok") return null;

@@ -18,7 +18,11 @@ const historyResponse = documented(
   z.union([
     z.object({ data: z.array(messageSchema), next_after_seq: z.number().int().nullable() }),
     // Anthropic's has `system` beside the messages; OpenAI's has it as the first message.
-    z.object({ format: z.enum(["anthropic", "openai"]), system: z.unknown().optional(), messages: z.array(z.unknown()) }),
+    z.object({
+      format: z.enum(["anthropic", "openai"]),
+      system: z.unknown().optional(),
+      messages: z.array(z.unknown()),
+    }),
   ]),
   "Without `format`: a page of the canonical history (`next_after_seq` is the next `after_seq`, null at the end). With `format`: the whole history as that provider's SDK takes it.",
   { data: messagesExample, next_after_seq: null },
@@ -27,15 +31,28 @@ const historyResponse = documented(
     system: "You are a helpful assistant.",
     messages: [
       { role: "user", content: [{ type: "text", text: "What is 12*7?" }] },
-      { role: "assistant", content: [{ type: "tool_use", id: "mock_call_1", name: "calculate", input: { expression: "12*7" } }] },
-      { role: "user", content: [{ type: "tool_result", tool_use_id: "mock_call_1", content: '{"expression":"12*7","result":84}', is_error: false }] },
+      {
+        role: "assistant",
+        content: [{ type: "tool_use", id: "mock_call_1", name: "calculate", input: { expression: "12*7" } }],
+      },
+      {
+        role: "user",
+        content: [
+          {
+            type: "tool_result",
+            tool_use_id: "mock_call_1",
+            content: '{"expression":"12*7","result":84}',
+            is_error: false,
+          },
+        ],
+      },
       { role: "assistant", content: [{ type: "text", text: "12*7 = 84" }] },
     ],
   },
 );
 
 const queueFull = errorAnswer(
-  "`queue_full`: `on_busy: \"enqueue\"` (or `\"interrupt\"`) with the conversation's queue at `MAX_QUEUED_RUNS`; `too_many_runs`: the tenant's open runs at `MAX_ACTIVE_RUNS_PER_TENANT`; `rate_limited`",
+  '`queue_full`: `on_busy: "enqueue"` (or `"interrupt"`) with the conversation\'s queue at `MAX_QUEUED_RUNS`; `too_many_runs`: the tenant\'s open runs at `MAX_ACTIVE_RUNS_PER_TENANT`; `rate_limited`',
   "queue_full",
   "conversation conv_123 has 10 queued runs, the most MAX_QUEUED_RUNS allows; wait for one to start, or cancel one",
   { queued_runs: 10 },
@@ -55,7 +72,8 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
     {
       schema: {
         summary: "Read the history",
-        description: "The conversation's messages in order (`seq` 1, 2, 3, …), paged by `after_seq`; or, with `format=anthropic|openai`, the whole history in that provider's own format, ready to pass to its SDK.",
+        description:
+          "The conversation's messages in order (`seq` 1, 2, 3, …), paged by `after_seq`; or, with `format=anthropic|openai`, the whole history in that provider's own format, ready to pass to its SDK.",
         operationId: "listMessages",
         tags: ["messages"],
         params: conversationParams,
@@ -67,7 +85,9 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
     async (req) => {
       const { id } = req.params;
       const { format, after_seq, limit } = req.query;
-      return format ? conversations.history({ tenant: req.tenant, id, format }) : conversations.messages({ tenant: req.tenant, id, afterSeq: after_seq, limit });
+      return format
+        ? conversations.history({ tenant: req.tenant, id, format })
+        : conversations.messages({ tenant: req.tenant, id, afterSeq: after_seq, limit });
     },
   );
 
@@ -82,15 +102,23 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
         summary: "Send a message: start a run",
         description:
           "Saves the user message and runs the agent: model calls and tool calls until the model answers, a budget ends the run, or a call needs an approval or a client's output (`requires_action`). " +
-          "Answers 200 whenever a run was created; `run.status` and `run.error` tell the outcome. With `\"stream\": true` or `Accept: text/event-stream` the answer is the run's events as they happen, ending with the run.",
+          'Answers 200 whenever a run was created; `run.status` and `run.error` tell the outcome. With `"stream": true` or `Accept: text/event-stream` the answer is the run\'s events as they happen, ending with the run.',
         operationId: "sendMessage",
         tags: ["messages"],
         params: conversationParams,
         body: sendMessageBody,
         headers: idempotencyHeaders,
         response: {
-          200: jsonOrEventStream(sendMessageResponse, "The run, every message this request appended (starting with the user message), and the last assistant text; or, streaming, the run's events", sendMessageExample),
-          202: documented(z.object({ run: runSchema }), "`\"wait\": false`: the run as it stands; it goes on (follow it with `GET …/events`, poll it, or get a webhook)", { run: { ...sendMessageExample.run, status: "running", stop_reason: null, completed_at: null } }),
+          200: jsonOrEventStream(
+            sendMessageResponse,
+            "The run, every message this request appended (starting with the user message), and the last assistant text; or, streaming, the run's events",
+            sendMessageExample,
+          ),
+          202: documented(
+            z.object({ run: runSchema }),
+            '`"wait": false`: the run as it stands; it goes on (follow it with `GET …/events`, poll it, or get a webhook)',
+            { run: { ...sendMessageExample.run, status: "running", stop_reason: null, completed_at: null } },
+          ),
           ...bodyErrorResponses,
           409: sendConflict,
           429: queueFull,
@@ -100,19 +128,22 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
     async (req, reply) => {
       const { content, max_steps, budget, finish, tool_choice, model, stream, on_busy, wait, webhook } = req.body;
       const release = takeStreamIf(deps, { stream, accept: req.headers.accept, tenant: req.tenant });
-      const { run, replayed } = await sendMessage({ services, runs }, {
-        tenant: req.tenant,
-        conversationId: req.params.id,
-        content,
-        maxSteps: max_steps,
-        budget,
-        finish,
-        toolChoice: tool_choice,
-        model,
-        idempotencyKey: req.headers["idempotency-key"],
-        onBusy: on_busy,
-        webhook,
-      })
+      const { run, replayed } = await sendMessage(
+        { services, runs },
+        {
+          tenant: req.tenant,
+          conversationId: req.params.id,
+          content,
+          maxSteps: max_steps,
+          budget,
+          finish,
+          toolChoice: tool_choice,
+          model,
+          idempotencyKey: req.headers["idempotency-key"],
+          onBusy: on_busy,
+          webhook,
+        },
+      )
         .catch((err: unknown) => {
           release?.();
           throw err;

@@ -16,7 +16,8 @@ export function metricsRoutes(app: FastifyInstance, registry: Registry) {
     {
       schema: {
         summary: "Prometheus metrics",
-        description: "Runs by status and stop reason, model calls, tokens and cost by provider and model, model-call, time-to-first-token and tool-call latency histograms, active and paused runs, open streams, database pool use, process metrics. Open, or with `METRICS_TOKEN` set, for `Authorization: Bearer <METRICS_TOKEN>` only.",
+        description:
+          "Runs by status and stop reason, model calls, tokens and cost by provider and model, model-call, time-to-first-token and tool-call latency histograms, active and paused runs, open streams, database pool use, process metrics. Open, or with `METRICS_TOKEN` set, for `Authorization: Bearer <METRICS_TOKEN>` only.",
         operationId: "getMetrics",
         // Its own token (METRICS_TOKEN), not an API key.
         security: [],

@@ -8,7 +8,14 @@ import type { HttpDeps } from "../http-deps.js";
 import { answeredExample, pausedRunExample, runExample } from "../examples.js";
 import { documented, eventStream, jsonOrEventStream } from "../openapi.js";
 import { pageOf, runSchema, sendMessageResponse } from "../schemas.js";
-import { answerActionsBody, conversationParams, eventsQuery, idempotencyHeaders, listQuery, runParams } from "../request-schemas.js";
+import {
+  answerActionsBody,
+  conversationParams,
+  eventsQuery,
+  idempotencyHeaders,
+  listQuery,
+  runParams,
+} from "../request-schemas.js";
 import { bodyErrorResponses, errorAnswer, errorResponses } from "../error-schemas.js";
 import { answerAction } from "../../conversations/answer-action.js";
 import { answerWithRun, takeStreamIf } from "../answer-with-run.js";
@@ -32,7 +39,10 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
         tags,
         params: conversationParams,
         querystring: listQuery,
-        response: { 200: documented(pageOf(runSchema), "A page of runs", { data: [runExample], next_cursor: null }), ...errorResponses },
+        response: {
+          200: documented(pageOf(runSchema), "A page of runs", { data: [runExample], next_cursor: null }),
+          ...errorResponses,
+        },
       },
     },
     (req) => conversations.runs({ tenant: req.tenant, id: req.params.id, ...req.query }),
@@ -50,7 +60,8 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
         response: { 200: theRun, ...errorResponses },
       },
     },
-    async (req) => presentRun(await conversations.run({ tenant: req.tenant, id: req.params.id, runId: req.params.run_id })),
+    async (req) =>
+      presentRun(await conversations.run({ tenant: req.tenant, id: req.params.id, runId: req.params.run_id })),
   );
 
   r.get(
@@ -58,7 +69,8 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
     {
       schema: {
         summary: "Get a run by its id alone",
-        description: "The same run as `GET /conversations/{id}/runs/{run_id}`, for a caller that knows only the run's id (`npm run replay`): `conversation_id` says whose it is.",
+        description:
+          "The same run as `GET /conversations/{id}/runs/{run_id}`, for a caller that knows only the run's id (`npm run replay`): `conversation_id` says whose it is.",
         operationId: "getRunById",
         tags,
         params: runParams.pick({ run_id: true }),
@@ -73,7 +85,8 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
     {
       schema: {
         summary: "Cancel a run",
-        description: "The run stops at its next safe point; a tool call left without a result gets an error result saying it was cancelled, so the history stays valid. A run that already ended is returned as it is.",
+        description:
+          "The run stops at its next safe point; a tool call left without a result gets an error result saying it was cancelled, so the history stays valid. A run that already ended is returned as it is.",
         operationId: "cancelRun",
         tags,
         params: runParams,
@@ -94,7 +107,7 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
         summary: "Answer a paused run: approvals and client tool outputs",
         description:
           "Answers every call in `run.required_action` in one request: approvals (`approve: false` with a `reason` becomes an error result the model reads) and client tools' outputs. " +
-          "The run then goes on; the answer is the same as sending a message (JSON, or the events with `\"stream\": true`), and its event ids go on from the pause. " +
+          'The run then goes on; the answer is the same as sending a message (JSON, or the events with `"stream": true`), and its event ids go on from the pause. ' +
           "A call left unanswered, an unknown id or an answer of the wrong kind is a 400 naming the ids, and changes nothing.",
         operationId: "answerRunActions",
         tags,
@@ -102,7 +115,11 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
         body: answerActionsBody,
         headers: idempotencyHeaders,
         response: {
-          200: jsonOrEventStream(sendMessageResponse, "The run, the messages this answer appended, and the last assistant text; or, streaming, the run's events after the pause", answeredExample),
+          200: jsonOrEventStream(
+            sendMessageResponse,
+            "The run, the messages this answer appended, and the last assistant text; or, streaming, the run's events after the pause",
+            answeredExample,
+          ),
           ...bodyErrorResponses,
           409: errorAnswer(
             "`run_not_waiting`: the run is not in `requires_action` (already answered, expired, cancelled); or `idempotency_key_reused`: the same Idempotency-Key came with another body",
@@ -116,15 +133,18 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
     async (req, reply) => {
       const { approvals, tool_outputs, actor, stream } = req.body;
       const release = takeStreamIf(deps, { stream, accept: req.headers.accept, tenant: req.tenant });
-      const answered = await answerAction({ services, runs }, {
-        tenant: req.tenant,
-        conversationId: req.params.id,
-        runId: req.params.run_id,
-        approvals,
-        toolOutputs: tool_outputs,
-        actor,
-        idempotencyKey: req.headers["idempotency-key"],
-      })
+      const answered = await answerAction(
+        { services, runs },
+        {
+          tenant: req.tenant,
+          conversationId: req.params.id,
+          runId: req.params.run_id,
+          approvals,
+          toolOutputs: tool_outputs,
+          actor,
+          idempotencyKey: req.headers["idempotency-key"],
+        },
+      )
         .catch((err: unknown) => {
           release?.();
           throw err;
@@ -152,15 +172,25 @@ export function runRoutes(app: FastifyInstance, deps: HttpDeps) {
         tags,
         params: runParams,
         querystring: eventsQuery,
-        headers: z.object({ "last-event-id": z.string().optional().describe("The id of the last event the client has; the stream starts after it (wins over `after`)") }),
-        response: { 200: eventStream("The run's events after the one named, then live ones until the run ends"), ...errorResponses },
+        headers: z.object({
+          "last-event-id": z
+            .string()
+            .optional()
+            .describe("The id of the last event the client has; the stream starts after it (wins over `after`)"),
+        }),
+        response: {
+          200: eventStream("The run's events after the one named, then live ones until the run ends"),
+          ...errorResponses,
+        },
       },
     },
     async (req, reply) => {
       const run = await conversations.run({ tenant: req.tenant, id: req.params.id, runId: req.params.run_id });
       const header = req.headers["last-event-id"];
       if (header !== undefined && !/^\d{1,9}$/.test(header.trim())) {
-        throw new AppError("invalid_request", "Last-Event-ID must be an event id (a non-negative integer)", { field: "headers.last-event-id" });
+        throw new AppError("invalid_request", "Last-Event-ID must be an event id (a non-negative integer)", {
+          field: "headers.last-event-id",
+        });
       }
       const after = header !== undefined ? Number(header.trim()) : (req.query.after ?? 0);
       const release = deps.streams.take(req.tenant);

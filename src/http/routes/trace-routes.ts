@@ -27,7 +27,13 @@ export function traceRoutes(app: FastifyInstance, deps: HttpDeps) {
         description: `A run's trace: each model call (what it was sent, what it answered, latency, usage), each tool call, notice, answer and the run's end. With \`Accept: ${NDJSON}\`, one JSON object per line (the run first), streamed from the database.`,
         params: runParams,
         querystring: traceQuery,
-        response: { 200: documented(traceResponse, "The run and its spans, in order (`?expand=requests`: each model call's request whole, as the provider received it)"), ...errorResponses },
+        response: {
+          200: documented(
+            traceResponse,
+            "The run and its spans, in order (`?expand=requests`: each model call's request whole, as the provider received it)",
+          ),
+          ...errorResponses,
+        },
       },
     },
     async (req, reply) => {
@@ -57,7 +63,9 @@ export function traceRoutes(app: FastifyInstance, deps: HttpDeps) {
         for await (const span of spans) yield `${JSON.stringify(span)}\n`;
       }
       // A stream is sent as it is, not through the response schema (which documents its shape).
-      return reply.type(ndjson ? NDJSON : "application/json; charset=utf-8").send(Readable.from(ndjson ? lines() : json()) as never);
+      return reply
+        .type(ndjson ? NDJSON : "application/json; charset=utf-8")
+        .send(Readable.from(ndjson ? lines() : json()) as never);
     },
   );
   // A case for `npm run eval` is made of a run's trace too.

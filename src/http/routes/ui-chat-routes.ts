@@ -67,61 +67,87 @@ export function uiChatRoutes(app: FastifyInstance, deps: HttpDeps) {
         tags,
         body: uiChatBody,
         headers: idempotencyHeaders,
-        response: { 200: uiMessageStream("The run's events as UI message chunks, then `[DONE]`"), ...bodyErrorResponses, 409: notWaiting },
+        response: {
+          200: uiMessageStream("The run's events as UI message chunks, then `[DONE]`"),
+          ...bodyErrorResponses,
+          409: notWaiting,
+        },
       },
     },
     async (req, reply) => {
       const request = readUiRequest(req.body);
       if (request.kind === "refused") {
-        return reply.header("content-type", "text/event-stream; charset=utf-8").headers(UI_HEADERS).send(uiFrame({ type: "error", errorText: request.reason }) + UI_DONE);
+        return reply
+          .header("content-type", "text/event-stream; charset=utf-8")
+          .headers(UI_HEADERS)
+          .send(uiFrame({ type: "error", errorText: request.reason }) + UI_DONE);
       }
       const { tenant } = req;
-      const conversation = await openChat({ services, conversations }, {
-        tenant,
-        chatId: req.body.id,
-        settings: req.body.conversation ?? undefined,
-        create: request.kind === "send",
-        // A new chat's first message with a bad file makes no conversation (its files are checked again as they are stored).
-        beforeCreate:
-          request.kind === "send"
-            ? () => {
-                checkMessageText(request.content, { maxBytes: services.config.bodies.messageTextBytes, field: request.partsField });
-                return checkUserContent(request.content, { ...services.config.attachments, fieldOf: request.fieldOf });
-              }
-            : undefined,
-      });
+      const conversation = await openChat(
+        { services, conversations },
+        {
+          tenant,
+          chatId: req.body.id,
+          settings: req.body.conversation ?? undefined,
+          create: request.kind === "send",
+          // A new chat's first message with a bad file makes no conversation (its files are checked again as they are stored).
+          beforeCreate:
+            request.kind === "send"
+              ? () => {
+                  checkMessageText(request.content, {
+                    maxBytes: services.config.bodies.messageTextBytes,
+                    field: request.partsField,
+                  });
+                  return checkUserContent(request.content, {
+                    ...services.config.attachments,
+                    fieldOf: request.fieldOf,
+                  });
+                }
+              : undefined,
+        },
+      );
       const release = deps.streams.take(req.tenant);
       try {
         if (request.kind === "send") {
           const { max_steps, budget, finish, tool_choice, model, on_busy } = req.body;
-          const { run } = await sendMessage({ services, runs }, {
-            tenant,
-            conversationId: conversation.id,
-            content: request.content,
-            contentField: request.fieldOf,
-            textField: request.partsField,
-            maxSteps: max_steps,
-            budget,
-            finish,
-            toolChoice: tool_choice,
-            model,
-            idempotencyKey: req.headers["idempotency-key"],
-            onBusy: on_busy,
-          });
+          const { run } = await sendMessage(
+            { services, runs },
+            {
+              tenant,
+              conversationId: conversation.id,
+              content: request.content,
+              contentField: request.fieldOf,
+              textField: request.partsField,
+              maxSteps: max_steps,
+              budget,
+              finish,
+              toolChoice: tool_choice,
+              model,
+              idempotencyKey: req.headers["idempotency-key"],
+              onBusy: on_busy,
+            },
+          );
           taken(req);
           return await streamUi(reply, run, 0, release);
         }
-        const waiting = conversation.active_run_id ? await services.store.runs.getOfTenant(tenant, conversation.active_run_id) : undefined;
+        const waiting = conversation.active_run_id
+          ? await services.store.runs.getOfTenant(tenant, conversation.active_run_id)
+          : undefined;
         if (waiting?.status !== "requires_action" || !waiting.requiredAction) {
-          throw new AppError("run_not_waiting", `conversation ${conversation.id} has no run waiting for an answer`, { run_id: conversation.active_run_id });
+          throw new AppError("run_not_waiting", `conversation ${conversation.id} has no run waiting for an answer`, {
+            run_id: conversation.active_run_id,
+          });
         }
-        const answered = await answerAction({ services, runs }, {
-          tenant,
-          conversationId: conversation.id,
-          runId: waiting.id,
-          ...answersFor(waiting.requiredAction.tool_calls, request),
-          idempotencyKey: req.headers["idempotency-key"],
-        });
+        const answered = await answerAction(
+          { services, runs },
+          {
+            tenant,
+            conversationId: conversation.id,
+            runId: waiting.id,
+            ...answersFor(waiting.requiredAction.tool_calls, request),
+            idempotencyKey: req.headers["idempotency-key"],
+          },
+        );
         taken(req);
         return await streamUi(reply, answered.run, answered.afterEventSeq, release);
       } catch (err) {
@@ -136,11 +162,16 @@ export function uiChatRoutes(app: FastifyInstance, deps: HttpDeps) {
     {
       schema: {
         summary: "Resume a chat's stream (useChat({ resume: true }))",
-        description: "The conversation's open run (running or paused) as UI message chunks from its start; `204` when it has none (or the chat id names no conversation yet).",
+        description:
+          "The conversation's open run (running or paused) as UI message chunks from its start; `204` when it has none (or the chat id names no conversation yet).",
         operationId: "uiChatStream",
         tags,
         params: uiChatParams,
-        response: { 200: uiMessageStream("The open run's UI message stream from its start"), 204: documented(z.null(), "No run is open"), ...errorResponses },
+        response: {
+          200: uiMessageStream("The open run's UI message stream from its start"),
+          204: documented(z.null(), "No run is open"),
+          ...errorResponses,
+        },
       },
     },
     async (req, reply) => {
@@ -162,20 +193,30 @@ export function uiChatRoutes(app: FastifyInstance, deps: HttpDeps) {
         operationId: "uiChatMessages",
         tags,
         params: uiChatParams,
-        response: { 200: documented(z.array(z.record(z.string(), z.unknown())), "The history as UI messages"), ...errorResponses },
+        response: {
+          200: documented(z.array(z.record(z.string(), z.unknown())), "The history as UI messages"),
+          ...errorResponses,
+        },
       },
     },
     async (req) => {
       const conversation = await openKnown(req.tenant, req.params.id);
       if (!conversation) return [];
       const history: Message[] = [];
-      for (let afterSeq = 0; ; ) {
-        const page = await services.store.messages.page({ conversationId: conversation.id, afterSeq, limit: HISTORY_PAGE });
+      for (let afterSeq = 0; ;) {
+        const page = await services.store.messages.page({
+          conversationId: conversation.id,
+          afterSeq,
+          limit: HISTORY_PAGE,
+        });
         history.push(...page.map(presentMessage));
         if (page.length < HISTORY_PAGE) break;
         afterSeq = page.at(-1)!.seq;
       }
-      return uiMessagesOf(history, { conversationId: conversation.id, openRunId: conversation.active_run_id }) as unknown as Record<string, unknown>[];
+      return uiMessagesOf(history, {
+        conversationId: conversation.id,
+        openRunId: conversation.active_run_id,
+      }) as unknown as Record<string, unknown>[];
     },
   );
 

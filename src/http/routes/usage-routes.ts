@@ -11,7 +11,10 @@ const day = () =>
   z
     .string()
     .regex(DAY, "must be a day, YYYY-MM-DD")
-    .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), "must be a day that exists")
+    .refine(
+      (d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d),
+      "must be a day that exists",
+    )
     .refine((d) => Number(d.slice(0, 4)) >= 1970, "must be in 1970 or later");
 const MAX_DAYS = 366;
 const usageRow = z.object({
@@ -40,7 +43,20 @@ export function usageRoutes(app: FastifyInstance, { services: { store } }: HttpD
         querystring: z.strictObject({ from: day().optional(), to: day().optional() }),
         response: {
           200: documented(z.object({ data: z.array(usageRow) }), "The tenant's use, day by day", {
-            data: [{ day: "2026-12-01", provider: "anthropic", model: "claude-sonnet-4-5", runs: 12, steps: 31, input_tokens: 48120, output_tokens: 2210, cache_read_tokens: 30100, cache_write_tokens: 4200, cost_usd: 0.1743 }],
+            data: [
+              {
+                day: "2026-12-01",
+                provider: "anthropic",
+                model: "claude-sonnet-4-5",
+                runs: 12,
+                steps: 31,
+                input_tokens: 48120,
+                output_tokens: 2210,
+                cache_read_tokens: 30100,
+                cache_write_tokens: 4200,
+                cost_usd: 0.1743,
+              },
+            ],
           }),
           ...requestErrorResponses,
         },
@@ -50,8 +66,12 @@ export function usageRoutes(app: FastifyInstance, { services: { store } }: HttpD
       const to = req.query.to ?? isoDay(Date.now());
       const from = req.query.from ?? isoDay(Date.parse(`${to}T00:00:00Z`) - 29 * 86_400_000);
       const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;
-      if (days < 1) throw new AppError("invalid_request", `from (${from}) is after to (${to})`, { field: "querystring.from" });
-      if (days > MAX_DAYS) throw new AppError("invalid_request", `from ${from} to ${to} is ${days} days; at most ${MAX_DAYS} at a time`, { field: "querystring.from" });
+      if (days < 1)
+        throw new AppError("invalid_request", `from (${from}) is after to (${to})`, { field: "querystring.from" });
+      if (days > MAX_DAYS)
+        throw new AppError("invalid_request", `from ${from} to ${to} is ${days} days; at most ${MAX_DAYS} at a time`, {
+          field: "querystring.from",
+        });
       return { data: await store.usage.byDay(req.tenant, { from, to }) };
     },
   );

@@ -11,15 +11,25 @@ import { AppError } from "../../errors.js";
 import { tenantWebhookSecret } from "../../webhooks/tenant-webhook-secret.js";
 
 const webhookDelivery = z.object({
-  id: z.string().describe("The `webhook-id` it is sent with, the same on every try: `<run_id>.<type>` (a run's later pauses: `<run_id>.run.requires_action.2`, `.3`, …)"),
+  id: z
+    .string()
+    .describe(
+      "The `webhook-id` it is sent with, the same on every try: `<run_id>.<type>` (a run's later pauses: `<run_id>.run.requires_action.2`, `.3`, …)",
+    ),
   type: z.enum(WEBHOOK_EVENTS),
   url: z.string(),
-  status: z.enum(["pending", "delivered", "failed"]).describe("`pending` until a 2xx answer (`delivered`) or the last of `WEBHOOK_MAX_ATTEMPTS` tries (`failed`)"),
+  status: z
+    .enum(["pending", "delivered", "failed"])
+    .describe("`pending` until a 2xx answer (`delivered`) or the last of `WEBHOOK_MAX_ATTEMPTS` tries (`failed`)"),
   attempts: z
     .array(
       z.object({
         at: z.string().describe("When the try began"),
-        status_code: z.number().int().nullable().describe("The receiver's status; null when it gave none (a timeout, a refused connection)"),
+        status_code: z
+          .number()
+          .int()
+          .nullable()
+          .describe("The receiver's status; null when it gave none (a timeout, a refused connection)"),
         error: z.string().nullable().describe("Why it did not deliver; null for a 2xx"),
       }),
     )
@@ -27,20 +37,24 @@ const webhookDelivery = z.object({
 });
 
 const RUN_ID = "run_0mx3f31q8z4nmoh047w3m0999";
-const deliveries = documented(z.object({ data: z.array(webhookDelivery) }), "The run's webhook deliveries, oldest first, each with its tries", {
-  data: [
-    {
-      id: `${RUN_ID}.run.completed`,
-      type: "run.completed",
-      url: "https://example.com/hooks/loopd",
-      status: "delivered",
-      attempts: [
-        { at: "2026-01-05T10:00:02.120Z", status_code: 503, error: "HTTP 503" },
-        { at: "2026-01-05T10:00:33.480Z", status_code: 200, error: null },
-      ],
-    },
-  ],
-});
+const deliveries = documented(
+  z.object({ data: z.array(webhookDelivery) }),
+  "The run's webhook deliveries, oldest first, each with its tries",
+  {
+    data: [
+      {
+        id: `${RUN_ID}.run.completed`,
+        type: "run.completed",
+        url: "https://example.com/hooks/loopd",
+        status: "delivered",
+        attempts: [
+          { at: "2026-01-05T10:00:02.120Z", status_code: 503, error: "HTTP 503" },
+          { at: "2026-01-05T10:00:33.480Z", status_code: 200, error: null },
+        ],
+      },
+    ],
+  },
+);
 
 const presentDelivery = (row: WebhookDeliveryRow): z.output<typeof webhookDelivery> => ({
   id: row.id,
@@ -50,12 +64,19 @@ const presentDelivery = (row: WebhookDeliveryRow): z.output<typeof webhookDelive
   attempts: row.attempts,
 });
 
-const secretAnswer = z.object({ secret: z.string().describe("`whsec_…`: verify this tenant's webhooks with it, with any Standard Webhooks library") });
+const secretAnswer = z.object({
+  secret: z.string().describe("`whsec_…`: verify this tenant's webhooks with it, with any Standard Webhooks library"),
+});
 const SECRET_EXAMPLE = { secret: "whsec_9xG0cQk3yq1m0bJ6N0yq8sQh1nq9Lh2b1a0Xw5Jc3Vw=" };
-const NO_WEBHOOKS = "this server sends no webhooks, as it has no WEBHOOK_SECRET to sign them with; its operator can set one";
+const NO_WEBHOOKS =
+  "this server sends no webhooks, as it has no WEBHOOK_SECRET to sign them with; its operator can set one";
 const secretResponses = {
   ...requestErrorResponses,
-  404: errorAnswer("`not_found`: this server sends no webhooks (no `WEBHOOK_SECRET`), so there is no secret", "not_found", NO_WEBHOOKS),
+  404: errorAnswer(
+    "`not_found`: this server sends no webhooks (no `WEBHOOK_SECRET`), so there is no secret",
+    "not_found",
+    NO_WEBHOOKS,
+  ),
 };
 
 export function webhookRoutes(app: FastifyInstance, { services, conversations }: HttpDeps) {
@@ -77,7 +98,10 @@ export function webhookRoutes(app: FastifyInstance, { services, conversations }:
           "After a rotate, the secret it replaced keeps signing for 24 h more: each webhook carries a signature for each, and a receiver verifies with either.",
         operationId: "getWebhookSecret",
         tags: ["webhooks"],
-        response: { 200: documented(secretAnswer, "The caller's current webhook secret", SECRET_EXAMPLE), ...secretResponses },
+        response: {
+          200: documented(secretAnswer, "The caller's current webhook secret", SECRET_EXAMPLE),
+          ...secretResponses,
+        },
       },
     },
     async (req) => {
@@ -96,7 +120,10 @@ export function webhookRoutes(app: FastifyInstance, { services, conversations }:
           "Rotating again within the day keeps the earlier ones signing too, up to the last three replaced.",
         operationId: "rotateWebhookSecret",
         tags: ["webhooks"],
-        response: { 200: documented(secretAnswer, "The caller's new webhook secret", SECRET_EXAMPLE), ...secretResponses },
+        response: {
+          200: documented(secretAnswer, "The caller's new webhook secret", SECRET_EXAMPLE),
+          ...secretResponses,
+        },
       },
     },
     async (req) => {

@@ -36,7 +36,10 @@ export function readUiRequest(body: UiChatBody): UiRequest {
     if (named?.role === "user") return { kind: "refused", reason: APPEND_ONLY };
     return userContentOf(last.parts, `body.messages[${body.messages.length - 1}]`);
   }
-  if (last.role !== "assistant") throw new AppError("invalid_request", "the last message must be the user's, or the assistant's with tool answers", { field: "body.messages" });
+  if (last.role !== "assistant")
+    throw new AppError("invalid_request", "the last message must be the user's, or the assistant's with tool answers", {
+      field: "body.messages",
+    });
   const answered = named?.role === "assistant" ? named : last;
   return { kind: "answer", ...answersIn(answered.parts) };
 }
@@ -47,15 +50,23 @@ function userContentOf(parts: UiPart[], field: string): Extract<UiRequest, { kin
   const fields: string[] = [];
   for (const [j, part] of parts.entries()) {
     const block =
-      part.type === "text" ? (typeof part.text === "string" && part.text.trim() !== "" ? { type: "text" as const, text: part.text } : undefined)
-      : part.type === "file" ? blockOfFilePart(part, `${field}.parts[${j}]`)
-      : undefined;
+      part.type === "text"
+        ? typeof part.text === "string" && part.text.trim() !== ""
+          ? { type: "text" as const, text: part.text }
+          : undefined
+        : part.type === "file"
+          ? blockOfFilePart(part, `${field}.parts[${j}]`)
+          : undefined;
     if (!block) continue;
     content.push(block);
     fields.push(`${field}.parts[${j}]`);
   }
   if (content.length === 0) {
-    throw new AppError("invalid_request", "the last message holds no text and no file: a user message needs a non-empty text part or a file part", { field: "body.messages" });
+    throw new AppError(
+      "invalid_request",
+      "the last message holds no text and no file: a user message needs a non-empty text part or a file part",
+      { field: "body.messages" },
+    );
   }
   return { kind: "send", content, fieldOf: (index) => fields[index]!, partsField: `${field}.parts` };
 }
@@ -68,9 +79,17 @@ function answersIn(parts: UiPart[]): { approvals: ApprovalAnswer[]; toolOutputs:
     if (typeof part.toolCallId !== "string") continue;
     const approval = part.approval as { approved?: unknown; reason?: unknown } | undefined;
     if (part.state === "approval-responded" && typeof approval?.approved === "boolean") {
-      approvals.push({ tool_call_id: part.toolCallId, approve: approval.approved, ...(typeof approval.reason === "string" && { reason: approval.reason }) });
+      approvals.push({
+        tool_call_id: part.toolCallId,
+        approve: approval.approved,
+        ...(typeof approval.reason === "string" && { reason: approval.reason }),
+      });
     } else if (part.state === "output-available" && !approval) {
-      toolOutputs.push({ tool_call_id: part.toolCallId, output: typeof part.output === "string" ? part.output : JSON.stringify(part.output ?? null), is_error: false });
+      toolOutputs.push({
+        tool_call_id: part.toolCallId,
+        output: typeof part.output === "string" ? part.output : JSON.stringify(part.output ?? null),
+        is_error: false,
+      });
     } else if (part.state === "output-error" && !approval && typeof part.errorText === "string") {
       toolOutputs.push({ tool_call_id: part.toolCallId, output: part.errorText, is_error: true });
     }

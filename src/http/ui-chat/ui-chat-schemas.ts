@@ -12,7 +12,13 @@ const uiPart = z.looseObject({
   text: z.string().max(1_000_000).refine(isPgSafe, SAFE_MESSAGE).optional(),
   toolCallId: z.string().max(200).optional(),
   state: z.string().max(50).optional(),
-  approval: z.looseObject({ id: z.string().max(200), approved: z.boolean().optional(), reason: z.string().max(10_000).refine(isPgSafe, SAFE_MESSAGE).optional() }).optional(),
+  approval: z
+    .looseObject({
+      id: z.string().max(200),
+      approved: z.boolean().optional(),
+      reason: z.string().max(10_000).refine(isPgSafe, SAFE_MESSAGE).optional(),
+    })
+    .optional(),
   output: z.unknown().optional(),
   errorText: z.string().max(1_000_000).refine(isPgSafe, SAFE_MESSAGE).optional(),
   // A file part's: its url a data: URL (as long as the body may be) or an http(s) URL, read by `blockOfFilePart`.
@@ -28,7 +34,8 @@ const uiMessage = z.looseObject({
 });
 
 /** The chat id: a conversation id, or the AI SDK's own id for a chat. */
-export const chatId = () => z.string().min(1, "must not be empty").max(200, "must be at most 200 characters").refine(isPgSafe, SAFE_MESSAGE);
+export const chatId = () =>
+  z.string().min(1, "must not be empty").max(200, "must be at most 200 characters").refine(isPgSafe, SAFE_MESSAGE);
 
 /**
  * What `DefaultChatTransport` sends (`id`, `messages`, `trigger`,
@@ -42,9 +49,18 @@ export const uiChatBody = z.looseObject({
   trigger: z.enum(["submit-message", "regenerate-message"]),
   messageId: z.string().max(200).optional(),
   conversation: conversationFields.optional(),
-  ...sendMessageBody.pick({ max_steps: true, budget: true, finish: true, tool_choice: true, model: true, on_busy: true }).shape,
+  ...sendMessageBody.pick({
+    max_steps: true,
+    budget: true,
+    finish: true,
+    tool_choice: true,
+    model: true,
+    on_busy: true,
+  }).shape,
 });
 
 export type UiChatBody = z.infer<typeof uiChatBody>;
 
-export const uiChatParams = z.object({ id: chatId().describe("The chat's id: a conversation id (`conv_…`) or an AI SDK chat id") });
+export const uiChatParams = z.object({
+  id: chatId().describe("The chat's id: a conversation id (`conv_…`) or an AI SDK chat id"),
+});

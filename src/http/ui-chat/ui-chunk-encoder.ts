@@ -107,7 +107,8 @@ export function createUiChunkEncoder(runId: string) {
   const onEnd = (run: Run, out: UIMessageChunk<RunMetadata>[]) => {
     if (run.status === "requires_action") {
       for (const call of run.required_action?.tool_calls ?? []) {
-        if (call.action === "approve") out.push({ type: "tool-approval-request", approvalId: call.tool_call_id, toolCallId: call.tool_call_id });
+        if (call.action === "approve")
+          out.push({ type: "tool-approval-request", approvalId: call.tool_call_id, toolCallId: call.tool_call_id });
       }
     }
     if (run.status === "failed") out.push({ type: "error", errorText: run.error?.message ?? "the run failed" });
@@ -154,7 +155,10 @@ export function createUiChunkEncoder(runId: string) {
           break;
         case "conversation.deleted":
           endStep(out);
-          out.push({ type: "error", errorText: "the conversation was deleted" }, { type: "finish", finishReason: "error", messageMetadata: { run_id: runId } });
+          out.push(
+            { type: "error", errorText: "the conversation was deleted" },
+            { type: "finish", finishReason: "error", messageMetadata: { run_id: runId } },
+          );
           return out.map(uiFrame).join("") + UI_DONE;
         default:
           if (!TERMINAL_EVENT_TYPES.has(event.type)) break;

@@ -17,7 +17,10 @@ type Part = LoopdUIMessage["parts"][number];
  * answer (running or paused) is left out: `GET …/stream` brings it whole,
  * and a client seeded with it would show it twice.
  */
-export function uiMessagesOf(history: Message[], { conversationId, openRunId }: { conversationId: string; openRunId: string | null }): LoopdUIMessage[] {
+export function uiMessagesOf(
+  history: Message[],
+  { conversationId, openRunId }: { conversationId: string; openRunId: string | null },
+): LoopdUIMessage[] {
   const out: LoopdUIMessage[] = [];
   let answer: LoopdUIMessage | null = null;
   const answerFor = (runId: string) => {
@@ -49,7 +52,11 @@ export function uiMessagesOf(history: Message[], { conversationId, openRunId }: 
       const denial = result.is_error ? reasonOfDenial(result.content) : undefined;
       parts[at] = (
         denial !== undefined
-          ? { ...base, state: "output-denied", approval: { id: result.tool_call_id, approved: false, ...(denial && { reason: denial }) } }
+          ? {
+              ...base,
+              state: "output-denied",
+              approval: { id: result.tool_call_id, approved: false, ...(denial && { reason: denial }) },
+            }
           : result.is_error
             ? { ...base, state: "output-error", errorText: result.content }
             : { ...base, state: "output-available", output: result.content }
@@ -78,7 +85,12 @@ function userParts(blocks: UserBlock[], conversationId: string): Part[] {
       else parts.push({ type: "text", text: block.text });
     } else if ("attachment_id" in block) {
       const url = `/conversations/${encodeURIComponent(conversationId)}/attachments/${encodeURIComponent(block.attachment_id)}`;
-      parts.push({ type: "file", mediaType: block.media_type, url, ...(block.type === "document" && block.title !== undefined && { filename: block.title }) });
+      parts.push({
+        type: "file",
+        mediaType: block.media_type,
+        url,
+        ...(block.type === "document" && block.title !== undefined && { filename: block.title }),
+      });
     } else {
       parts.push({ type: "file", mediaType: mediaTypeOfUrl(block.source.url), url: block.source.url });
     }
@@ -86,7 +98,13 @@ function userParts(blocks: UserBlock[], conversationId: string): Part[] {
   return parts.length > 0 ? parts : [{ type: "text", text: "" }];
 }
 
-const IMAGE_EXTENSIONS: Record<string, string> = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp" };
+const IMAGE_EXTENSIONS: Record<string, string> = {
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
+};
 
 /** A URL image's media type, by its extension (it was saved with none): `image/*` when that says nothing. */
 function mediaTypeOfUrl(url: string): string {

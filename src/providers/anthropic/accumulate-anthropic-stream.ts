@@ -32,7 +32,11 @@ export async function accumulateAnthropicStream(
     onTextDelta,
     onProgress,
     onUsage,
-  }: { onTextDelta?: ((delta: string) => void) | undefined; onProgress?: (() => void) | undefined; onUsage?: ((usage: Usage) => void) | undefined } = {},
+  }: {
+    onTextDelta?: ((delta: string) => void) | undefined;
+    onProgress?: (() => void) | undefined;
+    onUsage?: ((usage: Usage) => void) | undefined;
+  } = {},
 ): Promise<AccumulatedAnthropicMessage> {
   const blocks = new Map<number, Pending>();
   const usage: Usage = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 };
@@ -54,7 +58,13 @@ export async function accumulateAnthropicStream(
           blocks.set(event.index, { type: "text", text: block.text });
           if (block.text !== "") onTextDelta?.(block.text);
         } else if (block.type === "tool_use") {
-          blocks.set(event.index, { type: "tool_use", id: block.id, name: block.name, json: "", startInput: block.input });
+          blocks.set(event.index, {
+            type: "tool_use",
+            id: block.id,
+            name: block.name,
+            json: "",
+            startInput: block.input,
+          });
         } else {
           blocks.set(event.index, { type: "other" });
         }

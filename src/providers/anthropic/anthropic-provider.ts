@@ -32,7 +32,8 @@ export function createAnthropicProvider({
   apiKey,
 }: AnthropicProviderOptions = {}): ModelProvider {
   let client = givenClient;
-  const getClient = (): Anthropic => (client ??= new Anthropic({ ...(baseURL && { baseURL }), ...(apiKey && { apiKey }) }));
+  const getClient = (): Anthropic =>
+    (client ??= new Anthropic({ ...(baseURL && { baseURL }), ...(apiKey && { apiKey }) }));
 
   async function generate(request: ModelRequest): Promise<ModelResponse> {
     const { signal, onTextDelta, onProgress, onUsage } = request;
@@ -65,5 +66,11 @@ export function createAnthropicProvider({
     }
   }
 
-  return { name: "anthropic", defaultModel, generate, formatHistory: toAnthropicHistory, buildRequest: (request) => buildAnthropicRequest(request, defaultModel) };
+  return {
+    name: "anthropic",
+    defaultModel,
+    generate,
+    formatHistory: toAnthropicHistory,
+    buildRequest: (request) => buildAnthropicRequest(request, defaultModel),
+  };
 }

@@ -35,7 +35,8 @@ export function buildAnthropicRequest(request: ModelRequestBody, defaultModel: s
   }
   if (caching && toolParams.tools) toolParams.tools = withBreakpointOnLastTool(toolParams.tools);
   let system: Body["system"] | undefined;
-  if (history.system !== null) system = caching ? [{ type: "text", text: history.system, cache_control: EPHEMERAL }] : history.system;
+  if (history.system !== null)
+    system = caching ? [{ type: "text", text: history.system, cache_control: EPHEMERAL }] : history.system;
   return {
     model: request.model || defaultModel,
     max_tokens: request.maxTokens,
@@ -48,7 +49,8 @@ export function buildAnthropicRequest(request: ModelRequestBody, defaultModel: s
 
 /** The turn with a breakpoint on its last block; the turn and the block are copied (converted blocks are shared between requests). */
 function withBreakpointAtEnd(turn: Anthropic.MessageParam): Anthropic.MessageParam {
-  const content = typeof turn.content === "string" ? [{ type: "text", text: turn.content } as Block] : [...turn.content];
+  const content =
+    typeof turn.content === "string" ? [{ type: "text", text: turn.content } as Block] : [...turn.content];
   const end = content.length - 1;
   if (end < 0) return turn;
   content[end] = { ...content[end]!, cache_control: EPHEMERAL } as Block;

@@ -1,5 +1,11 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import { isAttached, type AttachedBlock, type AttachmentData, type NewMessage, type UserBlock } from "../../core/messages.js";
+import {
+  isAttached,
+  type AttachedBlock,
+  type AttachmentData,
+  type NewMessage,
+  type UserBlock,
+} from "../../core/messages.js";
 import { attachmentBase64, notLoaded, textOfBase64 } from "../shared/attachment-data.js";
 
 type ContentBlockParam = Anthropic.ContentBlockParam;
@@ -23,7 +29,10 @@ type AnthropicTurn = { role: "user" | "assistant"; content: ContentBlockParam[] 
  * - Empty or whitespace-only text blocks are dropped (the API rejects them); a
  *   message left with no blocks is dropped whole rather than sent empty.
  */
-export function convertToAnthropicMessages(messages: readonly NewMessage[], attachments?: AttachmentData): Anthropic.MessageParam[] {
+export function convertToAnthropicMessages(
+  messages: readonly NewMessage[],
+  attachments?: AttachmentData,
+): Anthropic.MessageParam[] {
   const turns: AnthropicTurn[] = [];
   for (const message of messages) {
     const role = message.role === "assistant" ? "assistant" : "user";
@@ -50,8 +59,10 @@ export function convertToAnthropicMessages(messages: readonly NewMessage[], atta
  */
 function resultsInCallOrder(assistant: AnthropicTurn, user: AnthropicTurn): void {
   const order = assistant.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : []));
-  const rank = (b: ContentBlockParam) => (b.type === "tool_result" ? order.indexOf(b.tool_use_id) : Number.MAX_SAFE_INTEGER);
-  if (user.content.some((b, i) => i > 0 && rank(b) < rank(user.content[i - 1]!))) user.content.sort((a, b) => rank(a) - rank(b));
+  const rank = (b: ContentBlockParam) =>
+    b.type === "tool_result" ? order.indexOf(b.tool_use_id) : Number.MAX_SAFE_INTEGER;
+  if (user.content.some((b, i) => i > 0 && rank(b) < rank(user.content[i - 1]!)))
+    user.content.sort((a, b) => rank(a) - rank(b));
 }
 
 /**
@@ -62,7 +73,11 @@ function resultsInCallOrder(assistant: AnthropicTurn, user: AnthropicTurn): void
  */
 const CONVERTED = new WeakMap<NewMessage, ContentBlockParam[]>();
 
-function toBlocks(message: NewMessage, attachments: AttachmentData | undefined, missing: { any: boolean }): ContentBlockParam[] {
+function toBlocks(
+  message: NewMessage,
+  attachments: AttachmentData | undefined,
+  missing: { any: boolean },
+): ContentBlockParam[] {
   switch (message.role) {
     case "user":
       return message.content.flatMap((b) => userBlock(b, attachments, missing));
@@ -80,7 +95,12 @@ function toBlocks(message: NewMessage, attachments: AttachmentData | undefined, 
         // An empty result is sent without `content` (optional in the API)
         // rather than as an empty string; a result with images as its text, then each image.
         ...(b.images?.length
-          ? { content: [...(b.content.trim() === "" ? [] : [{ type: "text" as const, text: b.content }]), ...b.images.map((image) => attachedBlock(image, attachments, missing))] }
+          ? {
+              content: [
+                ...(b.content.trim() === "" ? [] : [{ type: "text" as const, text: b.content }]),
+                ...b.images.map((image) => attachedBlock(image, attachments, missing)),
+              ],
+            }
           : b.content === ""
             ? {}
             : { content: b.content }),
@@ -89,14 +109,22 @@ function toBlocks(message: NewMessage, attachments: AttachmentData | undefined, 
   }
 }
 
-function userBlock(b: UserBlock, attachments: AttachmentData | undefined, missing: { any: boolean }): ContentBlockParam[] {
+function userBlock(
+  b: UserBlock,
+  attachments: AttachmentData | undefined,
+  missing: { any: boolean },
+): ContentBlockParam[] {
   if (b.type === "text") return b.text.trim() === "" ? [] : [{ type: "text", text: b.text }];
   if (!isAttached(b)) return [{ type: "image", source: { type: "url", url: b.source.url } }];
   return [attachedBlock(b, attachments, missing)];
 }
 
 /** An attachment as its image or document block, with its bytes; a note when they were not loaded. */
-function attachedBlock(b: AttachedBlock, attachments: AttachmentData | undefined, missing: { any: boolean }): TextBlockParam | ImageBlockParam | DocumentBlockParam {
+function attachedBlock(
+  b: AttachedBlock,
+  attachments: AttachmentData | undefined,
+  missing: { any: boolean },
+): TextBlockParam | ImageBlockParam | DocumentBlockParam {
   const data = attachmentBase64(b, attachments);
   if (data === null) {
     missing.any = true;
@@ -104,7 +132,8 @@ function attachedBlock(b: AttachedBlock, attachments: AttachmentData | undefined
   }
   if (b.type === "image") return { type: "image", source: { type: "base64", media_type: b.media_type, data } };
   const title = b.title === undefined ? {} : { title: b.title };
-  if (b.media_type === "application/pdf") return { type: "document", source: { type: "base64", media_type: "application/pdf", data }, ...title };
+  if (b.media_type === "application/pdf")
+    return { type: "document", source: { type: "base64", media_type: "application/pdf", data }, ...title };
   return { type: "document", source: { type: "text", media_type: "text/plain", data: textOfBase64(data) }, ...title };
 }
 

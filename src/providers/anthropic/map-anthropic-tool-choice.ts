@@ -42,7 +42,11 @@ export function toAnthropicToolParams({
   }
   const historyToolNames = new Set(
     messages.flatMap((m) =>
-      m.role === "assistant" ? m.content.flatMap((b) => (b.type === "tool_call" ? [b.name] : [])) : m.role === "tool" ? m.content.map((b) => b.name) : [],
+      m.role === "assistant"
+        ? m.content.flatMap((b) => (b.type === "tool_call" ? [b.name] : []))
+        : m.role === "tool"
+          ? m.content.map((b) => b.name)
+          : [],
     ),
   );
   if (historyToolNames.size === 0) return {};
@@ -56,6 +60,10 @@ export function toAnthropicToolParams({
   };
 }
 
-const anthropicToolOf = perObject((t: ToolSpec): Anthropic.Tool => ({ name: t.name, description: t.description, input_schema: objectSchemaOf(t.inputSchema) }));
+const anthropicToolOf = perObject((t: ToolSpec): Anthropic.Tool => ({
+  name: t.name,
+  description: t.description,
+  input_schema: objectSchemaOf(t.inputSchema),
+}));
 /** Shared between requests: never changed (a cache breakpoint goes on a copy). */
 const anthropicToolsOf = perObject((tools: readonly ToolSpec[]): Anthropic.Tool[] => tools.map(anthropicToolOf));

@@ -66,7 +66,12 @@ function describeTime(content: string, requestedZone: string | null): string {
 function formatInZone(date: Date, zone: string): { time: string; weekday: string } | null {
   if (Number.isNaN(date.getTime())) return null;
   try {
-    const time = date.toLocaleTimeString("en-GB", { timeZone: zone, hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+    const time = date.toLocaleTimeString("en-GB", {
+      timeZone: zone,
+      hour: "2-digit",
+      minute: "2-digit",
+      hourCycle: "h23",
+    });
     const weekday = date.toLocaleDateString("en-US", { timeZone: zone, weekday: "long" });
     return { time, weekday };
   } catch {

@@ -6,7 +6,10 @@ import { isPlainObject } from "../shared/parse-tool-arguments.js";
  * the mock call any tool, a client's own included. Linear in the text: one
  * `indexOf` per tool name and one JSON parse.
  */
-export function findNamedCall(text: string, toolNames: readonly string[]): { name: string; input: Record<string, unknown> } | null {
+export function findNamedCall(
+  text: string,
+  toolNames: readonly string[],
+): { name: string; input: Record<string, unknown> } | null {
   for (const name of toolNames) {
     const at = text.indexOf(name);
     if (at < 0) continue;

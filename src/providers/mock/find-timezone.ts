@@ -50,7 +50,8 @@ const NAMES = ZONES.flatMap(([names, zone]) => names.map((name) => [name, zone] 
   ([a], [b]) => b.length - a.length,
 );
 
-const TIME_QUESTION = /\b(what(?:'s| is)? (?:the )?time|time (?:is it )?(?:in|at)|current time|local time|time now|time right now)\b/i;
+const TIME_QUESTION =
+  /\b(what(?:'s| is)? (?:the )?time|time (?:is it )?(?:in|at)|current time|local time|time now|time right now)\b/i;
 
 export function isTimeQuestion(text: string): boolean {
   return TIME_QUESTION.test(text);

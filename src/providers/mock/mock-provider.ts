@@ -22,12 +22,18 @@ export interface MockProviderOptions {
  * four characters a token, and honours `signal`. The rules are in
  * `planMockReply`.
  */
-export function createMockProvider({ defaultModel = "loopd-mock", chunkDelayMs = 0 }: MockProviderOptions = {}): ModelProvider {
+export function createMockProvider({
+  defaultModel = "loopd-mock",
+  chunkDelayMs = 0,
+}: MockProviderOptions = {}): ModelProvider {
   async function generate(request: ModelRequest): Promise<ModelResponse> {
     const { signal, onTextDelta, onProgress } = request;
     throwIfAborted(signal);
     request.onRequest?.(buildRequest(request));
-    const reply: MockReply = request.system === SUMMARY_SYSTEM ? { content: [{ type: "text", text: mockSummary(request.messages) }], stopReason: "end_turn" } : planMockReply(request);
+    const reply: MockReply =
+      request.system === SUMMARY_SYSTEM
+        ? { content: [{ type: "text", text: mockSummary(request.messages) }], stopReason: "end_turn" }
+        : planMockReply(request);
     for (const block of reply.content) {
       if (block.type !== "text") continue;
       for (const word of block.text.match(/\S+\s*|\s+/g) ?? []) {
@@ -49,7 +55,10 @@ export function createMockProvider({ defaultModel = "loopd-mock", chunkDelayMs =
   }
 
   // The mock takes loopd's own messages as they are.
-  const formatHistory = (system: string | null, messages: readonly NewMessage[]) => ({ system, messages: [...messages] });
+  const formatHistory = (system: string | null, messages: readonly NewMessage[]) => ({
+    system,
+    messages: [...messages],
+  });
   // What the mock is "sent": the request as loopd holds it.
   const buildRequest = (request: ModelRequestBody) => ({
     model: request.model || defaultModel,

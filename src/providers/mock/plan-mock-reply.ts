@@ -40,7 +40,8 @@ export function planMockReply(request: Pick<ModelRequest, "messages" | "tools" |
   const { messages } = request;
   // loopd's own notices (a budget's grace turn) come after the results they are about.
   let end = messages.length;
-  while (end > 0 && messages[end - 1]!.role === "user" && (messages[end - 1] as { kind?: string }).kind === "notice") end--;
+  while (end > 0 && messages[end - 1]!.role === "user" && (messages[end - 1] as { kind?: string }).kind === "notice")
+    end--;
   const trailingResults = trailingToolResults(messages.slice(0, end));
   if (trailingResults.length > 0) {
     const calls = messages.flatMap(toolCallsOf);
@@ -59,7 +60,12 @@ export function planMockReply(request: Pick<ModelRequest, "messages" | "tools" |
   const named = findNamedCall(inspected, request.tools.map((t) => t.name).filter(mayCall));
   if (named) return toolUse({ type: "tool_call", id: nextId, ...named });
   if (isTimeQuestion(inspected) && mayCall("get_current_time")) {
-    return toolUse({ type: "tool_call", id: nextId, name: "get_current_time", input: { timezone: findTimezone(inspected) } });
+    return toolUse({
+      type: "tool_call",
+      id: nextId,
+      name: "get_current_time",
+      input: { timezone: findTimezone(inspected) },
+    });
   }
   const expression = findArithmetic(inspected);
   if (expression !== null && mayCall("calculate")) {

@@ -82,7 +82,12 @@ export async function accumulateOpenAIStream(
 
   const content: AssistantBlock[] = text === "" ? [] : [{ type: "text", text }];
   for (const [, call] of [...toolCalls.entries()].sort(([a], [b]) => a - b)) {
-    content.push({ type: "tool_call", id: call.id || generateId(), name: call.name, ...parseToolArguments(call.arguments) });
+    content.push({
+      type: "tool_call",
+      id: call.id || generateId(),
+      name: call.name,
+      ...parseToolArguments(call.arguments),
+    });
   }
   return { content: uniqueToolCalls(content), finishReason, refused, usage, model };
 }
@@ -95,7 +100,8 @@ export async function accumulateOpenAIStream(
 function carriesAnswer(chunk: OpenAI.ChatCompletionChunk): boolean {
   const choice = chunk.choices?.[0];
   if (chunk.usage || choice?.finish_reason) return true;
-  const isEmpty = (value: unknown) => value === null || value === undefined || value === "" || (Array.isArray(value) && value.length === 0);
+  const isEmpty = (value: unknown) =>
+    value === null || value === undefined || value === "" || (Array.isArray(value) && value.length === 0);
   return Object.values(choice?.delta ?? {}).some((value: unknown) => !isEmpty(value));
 }
 

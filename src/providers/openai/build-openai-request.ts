@@ -8,7 +8,10 @@ import { toOpenAIToolParams } from "./map-openai-tool-choice.js";
  * prefixes by itself; with caching on, `prompt_cache_key` (the
  * conversation's id) routes a conversation's calls to the same cache.
  */
-export function buildOpenAIRequest(request: ModelRequestBody, defaultModel: string): OpenAI.ChatCompletionCreateParamsStreaming {
+export function buildOpenAIRequest(
+  request: ModelRequestBody,
+  defaultModel: string,
+): OpenAI.ChatCompletionCreateParamsStreaming {
   return {
     model: request.model || defaultModel,
     messages: convertToOpenAIMessages(request.system, request.messages, request.attachments),

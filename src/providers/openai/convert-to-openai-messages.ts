@@ -1,5 +1,11 @@
 import type OpenAI from "openai";
-import { isAttached, type AttachmentData, type NewMessage, type ToolResultBlock, type UserBlock } from "../../core/messages.js";
+import {
+  isAttached,
+  type AttachmentData,
+  type NewMessage,
+  type ToolResultBlock,
+  type UserBlock,
+} from "../../core/messages.js";
 import { attachmentBase64, notLoaded, textOfBase64, toolImagesInWords } from "../shared/attachment-data.js";
 
 type OpenAIMessage = OpenAI.ChatCompletionMessageParam;
@@ -21,7 +27,11 @@ type UserPart = OpenAI.ChatCompletionContentPart;
  * - An assistant message with neither text nor tool calls is dropped: the API
  *   rejects one that has neither.
  */
-export function convertToOpenAIMessages(system: string | null, messages: readonly NewMessage[], attachments?: AttachmentData): OpenAIMessage[] {
+export function convertToOpenAIMessages(
+  system: string | null,
+  messages: readonly NewMessage[],
+  attachments?: AttachmentData,
+): OpenAIMessage[] {
   const out: OpenAIMessage[] = [];
   if (system?.trim()) out.push({ role: "system", content: system });
   let callOrder: string[] = [];
@@ -34,7 +44,8 @@ export function convertToOpenAIMessages(system: string | null, messages: readonl
       if (!missing.any) CONVERTED.set(message, converted);
     }
     if (message.role !== "tool" && resultsFrom >= 0) resultsFrom = inCallOrder(out, resultsFrom, callOrder);
-    if (message.role === "assistant") callOrder = message.content.flatMap((b) => (b.type === "tool_call" ? [b.id] : []));
+    if (message.role === "assistant")
+      callOrder = message.content.flatMap((b) => (b.type === "tool_call" ? [b.id] : []));
     if (message.role === "tool" && resultsFrom < 0) resultsFrom = out.length;
     out.push(...converted);
   }
@@ -66,7 +77,11 @@ function inCallOrder(out: OpenAIMessage[], from: number, callOrder: string[]): n
  */
 const CONVERTED = new WeakMap<NewMessage, OpenAIMessage[]>();
 
-function convertOne(message: NewMessage, attachments: AttachmentData | undefined, missing: { any: boolean }): OpenAIMessage[] {
+function convertOne(
+  message: NewMessage,
+  attachments: AttachmentData | undefined,
+  missing: { any: boolean },
+): OpenAIMessage[] {
   switch (message.role) {
     case "user": {
       const parts = message.content.flatMap((b) => userPart(b, attachments, missing));
@@ -80,15 +95,31 @@ function convertOne(message: NewMessage, attachments: AttachmentData | undefined
       const text = message.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
       const toolCalls = message.content.flatMap((b) =>
         b.type === "tool_call"
-          ? [{ id: b.id, type: "function" as const, function: { name: b.name, arguments: b.raw_arguments ?? JSON.stringify(b.input) } }]
+          ? [
+              {
+                id: b.id,
+                type: "function" as const,
+                function: { name: b.name, arguments: b.raw_arguments ?? JSON.stringify(b.input) },
+              },
+            ]
           : [],
       );
       if (text === "" && toolCalls.length === 0) return [];
-      return [{ role: "assistant", content: text === "" ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) }];
+      return [
+        {
+          role: "assistant",
+          content: text === "" ? null : text,
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+        },
+      ];
     }
     case "tool":
       // Chat Completions' tool messages take no images: a tool's images are told in words after its text.
-      return message.content.map((result) => ({ role: "tool", tool_call_id: result.tool_call_id, content: toolResultContent(result) + toolImagesInWords(result) }));
+      return message.content.map((result) => ({
+        role: "tool",
+        tool_call_id: result.tool_call_id,
+        content: toolResultContent(result) + toolImagesInWords(result),
+      }));
   }
 }
 
@@ -102,7 +133,12 @@ function userPart(b: UserBlock, attachments: AttachmentData | undefined, missing
   }
   if (b.type === "image") return [{ type: "image_url", image_url: { url: `data:${b.media_type};base64,${data}` } }];
   if (b.media_type === "application/pdf") {
-    return [{ type: "file", file: { filename: b.title ?? `${b.attachment_id}.pdf`, file_data: `data:application/pdf;base64,${data}` } }];
+    return [
+      {
+        type: "file",
+        file: { filename: b.title ?? `${b.attachment_id}.pdf`, file_data: `data:application/pdf;base64,${data}` },
+      },
+    ];
   }
   const text = textOfBase64(data);
   return [{ type: "text", text: b.title === undefined ? text : `${b.title}\n\n${text}` }];

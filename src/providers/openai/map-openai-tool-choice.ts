@@ -15,13 +15,10 @@ export function mapOpenAIToolChoice(toolChoice: ToolChoice): OpenAI.ChatCompleti
  * Anthropic, Chat Completions accepts old tool calls in the history without
  * their tools.)
  */
-export function toOpenAIToolParams({
-  tools,
-  toolChoice,
-}: {
-  tools: readonly ToolSpec[];
-  toolChoice: ToolChoice;
-}): { tools?: OpenAI.ChatCompletionFunctionTool[]; tool_choice?: OpenAI.ChatCompletionToolChoiceOption } {
+export function toOpenAIToolParams({ tools, toolChoice }: { tools: readonly ToolSpec[]; toolChoice: ToolChoice }): {
+  tools?: OpenAI.ChatCompletionFunctionTool[];
+  tool_choice?: OpenAI.ChatCompletionToolChoiceOption;
+} {
   if (tools.length === 0) return {};
   return {
     tools: openAIToolsOf(tools),
@@ -29,10 +26,8 @@ export function toOpenAIToolParams({
   };
 }
 
-const openAIToolOf = perObject(
-  (t: ToolSpec): OpenAI.ChatCompletionFunctionTool => ({
-    type: "function",
-    function: { name: t.name, description: t.description, parameters: objectSchemaOf(t.inputSchema) },
-  }),
-);
+const openAIToolOf = perObject((t: ToolSpec): OpenAI.ChatCompletionFunctionTool => ({
+  type: "function",
+  function: { name: t.name, description: t.description, parameters: objectSchemaOf(t.inputSchema) },
+}));
 const openAIToolsOf = perObject((tools: readonly ToolSpec[]) => tools.map(openAIToolOf));

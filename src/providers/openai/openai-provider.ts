@@ -42,7 +42,10 @@ export function createOpenAIProvider({
       const body = buildOpenAIRequest(request, defaultModel);
       request.onRequest?.(body);
       const { data: stream, request_id } = await getClient()
-        .chat.completions.create(body, { ...(signal ? { signal } : {}), ...(maxRetries === undefined ? {} : { maxRetries }) })
+        .chat.completions.create(body, {
+          ...(signal ? { signal } : {}),
+          ...(maxRetries === undefined ? {} : { maxRetries }),
+        })
         .withResponse();
       const message = await accumulateOpenAIStream(stream, { onTextDelta, onProgress });
       // The SDK ends the stream quietly when the signal aborts it.
@@ -69,11 +72,19 @@ export function createOpenAIProvider({
     }
   }
 
-  return { name: "openai", defaultModel, generate, formatHistory: toOpenAIHistory, buildRequest: (request) => buildOpenAIRequest(request, defaultModel) };
+  return {
+    name: "openai",
+    defaultModel,
+    generate,
+    formatHistory: toOpenAIHistory,
+    buildRequest: (request) => buildOpenAIRequest(request, defaultModel),
+  };
 }
 
 /** `error.error` is the body's `error` object; `error.message` prefixes the status. */
 function apiMessageOf(error: APIError): string | null {
   const body: unknown = error.error;
-  return typeof body === "object" && body !== null && "message" in body && typeof body.message === "string" ? body.message : null;
+  return typeof body === "object" && body !== null && "message" in body && typeof body.message === "string"
+    ? body.message
+    : null;
 }

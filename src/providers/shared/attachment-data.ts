@@ -10,7 +10,8 @@ export function attachmentBase64(block: AttachedBlock, attachments: AttachmentDa
 }
 
 /** An image in words ("an image/png of 64×64 pixels"): what the mock says it was shown. */
-export const imageInWords = (image: ImageBlock): string => `an ${image.media_type} of ${image.width}×${image.height} pixels`;
+export const imageInWords = (image: ImageBlock): string =>
+  `an ${image.media_type} of ${image.width}×${image.height} pixels`;
 
 /**
  * A tool result's images as text, a line each ("[an image/png of 64×64
@@ -21,7 +22,8 @@ export const toolImagesInWords = (result: ToolResultBlock): string =>
   (result.images ?? []).map((image) => `\n[${imageInWords(image)}, attachment ${image.attachment_id}]`).join("");
 
 /** What stands for an attachment whose bytes were not loaded. */
-export const notLoaded = (block: AttachedBlock): string => `[${block.type} ${block.attachment_id} (${block.media_type}) not loaded]`;
+export const notLoaded = (block: AttachedBlock): string =>
+  `[${block.type} ${block.attachment_id} (${block.media_type}) not loaded]`;
 
 /** A text/plain document's text, from its base64 (checked as UTF-8 when it was saved). */
 export const textOfBase64 = (base64: string): string => Buffer.from(base64, "base64").toString("utf8");

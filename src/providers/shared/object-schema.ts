@@ -11,4 +11,7 @@ import { perObject } from "../../per-object.js";
  * body (`canonicalJson` keeps each object's text) does not serialize it
  * again.
  */
-export const objectSchemaOf = perObject((inputSchema: ToolSpec["inputSchema"]) => ({ ...inputSchema, type: "object" as const }));
+export const objectSchemaOf = perObject((inputSchema: ToolSpec["inputSchema"]) => ({
+  ...inputSchema,
+  type: "object" as const,
+}));

@@ -8,5 +8,8 @@ import { ProviderError } from "../../core/model-provider.js";
  * for a whole one.
  */
 export function streamCutShort(label: string): ProviderError {
-  return new ProviderError(`The ${label} stream ended before the answer was complete; the connection was probably cut`, { status: null });
+  return new ProviderError(
+    `The ${label} stream ended before the answer was complete; the connection was probably cut`,
+    { status: null },
+  );
 }

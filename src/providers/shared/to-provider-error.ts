@@ -40,7 +40,10 @@ export function toProviderError<E extends Error & { status: number | undefined }
   if (error instanceof ProviderError) return error;
   // APIConnectionError extends APIError, so it is checked first.
   if (error instanceof sdk.APIConnectionError) {
-    return new ProviderError(`Could not reach the ${label} API${url ? ` at ${withoutCredentials(url)}` : ""}: ${error.message}`, { status: null, cause: error });
+    return new ProviderError(
+      `Could not reach the ${label} API${url ? ` at ${withoutCredentials(url)}` : ""}: ${error.message}`,
+      { status: null, cause: error },
+    );
   }
   if (error instanceof sdk.APIError) {
     return new ProviderError(apiMessageOf(error) ?? error.message, { status: error.status ?? null, cause: error });

@@ -32,7 +32,8 @@ export function createBodyHasher() {
   return (body: object): string => {
     const { head, items } = partsOf(body);
     let same = 0;
-    if (head === prevHead) while (same < items.length && same < prevItems.length && items[same] === prevItems[same]) same++;
+    if (head === prevHead)
+      while (same < items.length && same < prevItems.length && items[same] === prevItems[same]) same++;
     // Resume from the state after the common prefix, when it is still kept.
     while (same > 0 && !states.has(same - 1)) same = 0;
     const hash = same === 0 ? createHash("sha256").update(head) : states.get(same - 1)!.copy();
@@ -58,7 +59,10 @@ function partsOf(body: object): { head: string; items: string[] } {
   const fields = keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(record[k])}`);
   const messages = Array.isArray(record.messages) ? (record.messages as unknown[]) : null;
   if (!messages) return { head: `{${fields.join(",")}`, items: [] };
-  return { head: `{${[...fields, '"messages":['].join(",")}`, items: messages.map((m) => (m === undefined ? "null" : canonicalJson(m))) };
+  return {
+    head: `{${[...fields, '"messages":['].join(",")}`,
+    items: messages.map((m) => (m === undefined ? "null" : canonicalJson(m))),
+  };
 }
 
 const tailOf = (body: object) => (Array.isArray((body as { messages?: unknown }).messages) ? "]}" : "}");

@@ -21,10 +21,15 @@ type Data = Record<string, unknown>;
 type Usage = { input_tokens: number; output_tokens: number; cache_read_tokens: number; cache_write_tokens: number };
 
 /** The role of the message each kind of span tells. */
-const ROLE_TOLD: Record<string, MessageRow["role"]> = { "model.call": "assistant", "tool.call": "tool", notice: "user" };
+const ROLE_TOLD: Record<string, MessageRow["role"]> = {
+  "model.call": "assistant",
+  "tool.call": "tool",
+  notice: "user",
+};
 
 /** Whether `span` tells `message` (the one at its `messageSeq`, of the role its type tells): then it is saved as the message's `span`. */
-export const tellsMessage = (span: NewRunSpan, message: { role: MessageRow["role"] } | undefined) => span.messageSeq !== undefined && message !== undefined && ROLE_TOLD[span.type] === message.role;
+export const tellsMessage = (span: NewRunSpan, message: { role: MessageRow["role"] } | undefined) =>
+  span.messageSeq !== undefined && message !== undefined && ROLE_TOLD[span.type] === message.role;
 
 /** What a message's `span` column keeps of the span that tells it. */
 export function messageSpanData({ type, data }: NewRunSpan): Data {
@@ -36,7 +41,11 @@ export function messageSpanData({ type, data }: NewRunSpan): Data {
       return {
         ...rest,
         started_at: Date.parse(started_at),
-        request: { ...record, body_sha256: typeof body_sha256 === "string" ? Buffer.from(body_sha256, "hex").toString("base64url") : body_sha256 },
+        request: {
+          ...record,
+          body_sha256:
+            typeof body_sha256 === "string" ? Buffer.from(body_sha256, "hex").toString("base64url") : body_sha256,
+        },
         response: {
           ...answer,
           usage: [usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens],
@@ -56,7 +65,10 @@ export function messageSpanData({ type, data }: NewRunSpan): Data {
 }
 
 /** A message's span whole again: its type from the message's role, its data with what the row holds put back. */
-export function spanOfMessage(row: Pick<MessageRow, "seq" | "role" | "content"> & { span: Data }): { type: string; data: Data } {
+export function spanOfMessage(row: Pick<MessageRow, "seq" | "role" | "content"> & { span: Data }): {
+  type: string;
+  data: Data;
+} {
   const { seq, span } = row;
   const content = row.content as MessageRow["content"];
   switch (row.role) {
@@ -70,7 +82,12 @@ export function spanOfMessage(row: Pick<MessageRow, "seq" | "role" | "content"> 
         data: {
           ...span,
           started_at: new Date(started_at).toISOString(),
-          request: { history_length: seq - 1, ...record, body_sha256: typeof body_sha256 === "string" ? Buffer.from(body_sha256, "base64url").toString("hex") : body_sha256 },
+          request: {
+            history_length: seq - 1,
+            ...record,
+            body_sha256:
+              typeof body_sha256 === "string" ? Buffer.from(body_sha256, "base64url").toString("hex") : body_sha256,
+          },
           response: {
             message_seq: seq,
             ...answer,
@@ -82,7 +99,16 @@ export function spanOfMessage(row: Pick<MessageRow, "seq" | "role" | "content"> 
     }
     case "tool": {
       const [result] = content as [{ tool_call_id: string; name: string; is_error: boolean }];
-      return { type: "tool.call", data: { tool_call_id: result.tool_call_id, name: result.name, is_error: result.is_error, ...span, result_seq: seq } };
+      return {
+        type: "tool.call",
+        data: {
+          tool_call_id: result.tool_call_id,
+          name: result.name,
+          is_error: result.is_error,
+          ...span,
+          result_seq: seq,
+        },
+      };
     }
     case "user":
       return { type: "notice", data: { message_seq: seq, text: noticeText(content as UserBlock[]) } };

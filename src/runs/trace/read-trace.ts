@@ -69,7 +69,9 @@ export interface TraceEntry {
 
 /** The spans of a run's trace from the database, each model call with its request rebuilt (see `withRequests`). */
 export const storedTraceEntries = (options: StoredTrace): AsyncGenerator<TraceEntry> =>
-  withRequests(traceSpans(options), storedHistory(options), (history) => options.store.attachments.dataOf(options.tenant, history));
+  withRequests(traceSpans(options), storedHistory(options), (history) =>
+    options.store.attachments.dataOf(options.tenant, history),
+  );
 
 /**
  * The first `upTo` messages of the run's conversation (at least), as each
@@ -88,12 +90,17 @@ export type AttachmentReader = (messages: readonly NewMessage[]) => Promise<Atta
  * as the calls need it; each message is looked at for attachments once, so
  * each attachment's bytes are read once.
  */
-export async function* withRequests(spans: AsyncIterable<TraceSpan>, history: HistoryReader, readAttachments: AttachmentReader): AsyncGenerator<TraceEntry> {
+export async function* withRequests(
+  spans: AsyncIterable<TraceSpan>,
+  history: HistoryReader,
+  readAttachments: AttachmentReader,
+): AsyncGenerator<TraceEntry> {
   const setups = new Map<string, ModelSetup>();
   const attachments = new Map<string, string>();
   let looked = 0;
   const attachmentsOf = async (messages: readonly NewMessage[]): Promise<AttachmentData> => {
-    if (messages.length > looked) for (const [id, data] of await readAttachments(messages.slice(looked))) attachments.set(id, data);
+    if (messages.length > looked)
+      for (const [id, data] of await readAttachments(messages.slice(looked))) attachments.set(id, data);
     looked = Math.max(looked, messages.length);
     return attachments;
   };
@@ -103,7 +110,11 @@ export async function* withRequests(spans: AsyncIterable<TraceSpan>, history: Hi
     const setup = record?.setup === undefined ? undefined : setups.get(record.setup);
     if (record && setup && (span.type === "model.call" || span.type === "model.failed")) {
       const messages = await history(record.history_length);
-      yield { span, request: rebuildRequest({ record, setup, history: messages, attachments: await attachmentsOf(messages) }), setup };
+      yield {
+        span,
+        request: rebuildRequest({ record, setup, history: messages, attachments: await attachmentsOf(messages) }),
+        setup,
+      };
     } else {
       yield { span };
     }
@@ -154,7 +165,9 @@ function toolOutputOf(message: TracedMessage | undefined): string | null {
 }
 
 /** A stored message as a history reader pages through it (from the database, or from a server's API). */
-export type PagedMessage = Pick<HistoryRow, "role" | "content" | "kind" | "summarizes" | "excluded"> & { runId: string | null };
+export type PagedMessage = Pick<HistoryRow, "role" | "content" | "kind" | "summarizes" | "excluded"> & {
+  runId: string | null;
+};
 
 /**
  * The run's conversation as its calls were built from it, read a page at a
@@ -162,7 +175,10 @@ export type PagedMessage = Pick<HistoryRow, "role" | "content" | "kind" | "summa
  * is left out of what later calls were sent; this run's own refused turn was
  * marked only as it ended, after its calls.
  */
-export function pagedHistory(runId: string, page: (afterSeq: number, limit: number) => Promise<PagedMessage[]>): HistoryReader {
+export function pagedHistory(
+  runId: string,
+  page: (afterSeq: number, limit: number) => Promise<PagedMessage[]>,
+): HistoryReader {
   const history: NewMessage[] = [];
   return async (upTo) => {
     while (history.length < upTo) {
@@ -175,5 +191,13 @@ export function pagedHistory(runId: string, page: (afterSeq: number, limit: numb
 }
 
 /** The run's conversation from the database (see `pagedHistory`). */
-export const storedHistory = ({ store, run }: { store: Pick<Store, "messages">; run: Pick<RunRow, "id" | "conversationId"> }): HistoryReader =>
-  pagedHistory(run.id, (afterSeq, limit) => store.messages.page({ conversationId: run.conversationId, afterSeq, limit }));
+export const storedHistory = ({
+  store,
+  run,
+}: {
+  store: Pick<Store, "messages">;
+  run: Pick<RunRow, "id" | "conversationId">;
+}): HistoryReader =>
+  pagedHistory(run.id, (afterSeq, limit) =>
+    store.messages.page({ conversationId: run.conversationId, afterSeq, limit }),
+  );

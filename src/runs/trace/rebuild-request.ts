@@ -41,4 +41,5 @@ export function rebuildRequest({
 }
 
 /** The body the provider's SDK was handed, built again (see `rebuildRequest`). */
-export const rebuildBody = (provider: ModelProvider, request: ModelRequestBody): object => provider.buildRequest(request);
+export const rebuildBody = (provider: ModelProvider, request: ModelRequestBody): object =>
+  provider.buildRequest(request);

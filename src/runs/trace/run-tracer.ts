@@ -93,17 +93,39 @@ function setupOf(e: ModelCallEvent): ModelSetup {
   if (!bySystem) setups.set(request.tools, (bySystem = new Map()));
   let byRest = bySystem.get(request.system);
   if (!byRest) bySystem.set(request.system, (byRest = new Map()));
-  const rest = JSON.stringify([e.provider, request.model, request.context, request.fixed_tokens, request.max_tokens_limit, request.cache_key]);
+  const rest = JSON.stringify([
+    e.provider,
+    request.model,
+    request.context,
+    request.fixed_tokens,
+    request.max_tokens_limit,
+    request.cache_key,
+  ]);
   let setup = byRest.get(rest);
   if (!setup) {
     const { system, tools, context, fixed_tokens, max_tokens_limit, cache_key, model } = request;
-    const fields = { provider: e.provider, model, system, tools, context, fixed_tokens, max_tokens: max_tokens_limit, cache_key };
+    const fields = {
+      provider: e.provider,
+      model,
+      system,
+      tools,
+      context,
+      fixed_tokens,
+      max_tokens: max_tokens_limit,
+      cache_key,
+    };
     byRest.set(rest, (setup = { hash: jsonSha256(fields), ...fields }));
   }
   return setup;
 }
 
-export function createRunTracer({ redactor, describeTool = () => undefined }: { redactor: Redactor; describeTool?: ((name: string) => ToolOrigin | undefined) | undefined }) {
+export function createRunTracer({
+  redactor,
+  describeTool = () => undefined,
+}: {
+  redactor: Redactor;
+  describeTool?: ((name: string) => ToolOrigin | undefined) | undefined;
+}) {
   const setupsSent = new Set<string>();
   let lastSetup: string | null = null;
   const hashBody = createBodyHasher();
@@ -126,7 +148,12 @@ export function createRunTracer({ redactor, describeTool = () => undefined }: { 
         body_sha256: e.body === null ? null : hashBody(e.body),
       };
       lastSetup = setup.hash;
-      const common = { step: e.step, started_at: new Date(e.started_at).toISOString(), latency_ms: e.duration_ms, request: record };
+      const common = {
+        step: e.step,
+        started_at: new Date(e.started_at).toISOString(),
+        latency_ms: e.duration_ms,
+        request: record,
+      };
       if (e.type === "model_call.failed") {
         spans.push({ type: "model.failed", data: { ...common, error: redactor.text(e.error), status: e.status } });
         return spans;
@@ -174,14 +201,33 @@ export function createRunTracer({ redactor, describeTool = () => undefined }: { 
     },
 
     /** The spans of messages being saved from `firstSeq` on: each tool result, each notice. */
-    saved(messages: readonly NewMessage[], firstSeq: number, completed: readonly ToolCallCompletion[] = []): NewRunSpan[] {
+    saved(
+      messages: readonly NewMessage[],
+      firstSeq: number,
+      completed: readonly ToolCallCompletion[] = [],
+    ): NewRunSpan[] {
       return messages.flatMap((m, i): NewRunSpan[] => {
-        if (m.role === "user" && m.kind === "notice") return [{ type: "notice", messageSeq: firstSeq + i, data: { message_seq: firstSeq + i, text: noticeText(m.content) } }];
+        if (m.role === "user" && m.kind === "notice")
+          return [
+            {
+              type: "notice",
+              messageSeq: firstSeq + i,
+              data: { message_seq: firstSeq + i, text: noticeText(m.content) },
+            },
+          ];
         if (m.role !== "tool") return [];
         const result = m.content[0];
         const done = completed.find((c) => c.tool_call_id === result.tool_call_id);
         // A result without a status was written by loopd (a repair after a crash, a call not executed), not by running the tool.
-        return [toolSpan({ result, seq: firstSeq + i, source: done?.status ? "executed" : "loopd", done, origin: describeTool(result.name) })];
+        return [
+          toolSpan({
+            result,
+            seq: firstSeq + i,
+            source: done?.status ? "executed" : "loopd",
+            done,
+            origin: describeTool(result.name),
+          }),
+        ];
       });
     },
   };
@@ -221,7 +267,8 @@ export function toolSpan({
 }
 
 /** A notice span's text: its message's. */
-export const noticeText = (content: readonly UserBlock[]) => content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n");
+export const noticeText = (content: readonly UserBlock[]) =>
+  content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n");
 
 /** How a run ended, as its last span tells it; `completed_at` null is filled in by the save (the database's clock). */
 export interface RunEndData {

@@ -21,7 +21,11 @@ const FUNCTIONS: Record<string, MathFunction> = {
   max: { minArgs: 1, maxArgs: Infinity, apply: (args) => Math.max(...args) },
   pow: { minArgs: 2, maxArgs: 2, apply: ([x, y]) => x! ** y! },
   /** log(x) is base 10; log(x, b) is base b. */
-  log: { minArgs: 1, maxArgs: 2, apply: ([x, base]) => (base === undefined ? Math.log10(x!) : Math.log(x!) / Math.log(base)) },
+  log: {
+    minArgs: 1,
+    maxArgs: 2,
+    apply: ([x, base]) => (base === undefined ? Math.log10(x!) : Math.log(x!) / Math.log(base)),
+  },
   ln: unary(Math.log),
   exp: unary(Math.exp),
   sin: unary(Math.sin),

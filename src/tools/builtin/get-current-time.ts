@@ -48,7 +48,14 @@ function currentTimeIn(timezone: string, date: Date) {
   const { year, month, day, hour, minute, second, weekday } = parts as Record<string, string>;
   const local = `${year}-${month}-${day} ${hour}:${minute}:${second}`;
   // The offset is the zone's wall clock read as UTC minus the real instant.
-  const wallClockAsUtc = Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second));
+  const wallClockAsUtc = Date.UTC(
+    Number(year),
+    Number(month) - 1,
+    Number(day),
+    Number(hour),
+    Number(minute),
+    Number(second),
+  );
   const offset = formatOffset(Math.round((wallClockAsUtc - Math.floor(date.getTime() / 1000) * 1000) / 60_000));
   // ICU canonicalizes to its own spelling ("asia/tokyo" → "Asia/Tokyo"), but
   // also to legacy names ("Asia/Kolkata" → "Asia/Calcutta"); keep the caller's

@@ -5,7 +5,13 @@ import { createListFilesTool } from "./list-files.js";
 import { createReadFileTool } from "./read-file.js";
 import { createSearchFilesTool } from "./search-files.js";
 
-export { createCalculateTool, createGetCurrentTimeTool, createListFilesTool, createReadFileTool, createSearchFilesTool };
+export {
+  createCalculateTool,
+  createGetCurrentTimeTool,
+  createListFilesTool,
+  createReadFileTool,
+  createSearchFilesTool,
+};
 
 /** loopd's built-in tools, all read-only, in the order the API contract lists them. */
 export function createBuiltinTools({

@@ -27,7 +27,8 @@ export async function openRegularFile(absolutePath: string, displayPath: string)
   try {
     const info = await explainFsErrors(displayPath, () => handle.stat());
     if (info.isDirectory()) throw new Error(`${displayPath} is a folder; use list_files to see what it holds`);
-    if (!info.isFile()) throw new Error(`${displayPath} is not a regular file (${kindOf(info)}); only regular files can be read`);
+    if (!info.isFile())
+      throw new Error(`${displayPath} is not a regular file (${kindOf(info)}); only regular files can be read`);
     return { handle, size: info.size };
   } catch (error) {
     await handle.close();

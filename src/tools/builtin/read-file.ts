@@ -39,7 +39,10 @@ export function createReadFileTool() {
         .describe(`How many lines to read. Default ${READ_FILE_DEFAULT_LINES}`),
     }),
     readOnly: true,
-    execute: async ({ path, offset = 1, limit = READ_FILE_DEFAULT_LINES }, { workspaceDir, signal, maxResultChars }) => {
+    execute: async (
+      { path, offset = 1, limit = READ_FILE_DEFAULT_LINES },
+      { workspaceDir, signal, maxResultChars },
+    ) => {
       const { absolutePath, displayPath } = await resolveInWorkspace({ workspaceDir, path });
       const { handle, size } = await openRegularFile(absolutePath, displayPath);
       try {
@@ -52,7 +55,14 @@ export function createReadFileTool() {
           throw new Error(`${displayPath} is a binary file (${size} bytes); it cannot be shown as text`);
         }
         const lines = readLines({ handle, maxBytes: READ_FILE_MAX_BYTES, maxLineChars: MAX_LINE_CHARS, signal });
-        return await numberedLines({ lines, displayPath, size, offset, limit, budgetChars: outputBudget(maxResultChars) });
+        return await numberedLines({
+          lines,
+          displayPath,
+          size,
+          offset,
+          limit,
+          budgetChars: outputBudget(maxResultChars),
+        });
       } finally {
         await handle.close();
       }

@@ -77,7 +77,9 @@ export function createRegexLineMatcher({
     const started = new Worker(WORKER_CODE, { eval: true, workerData: { source, flags, maxLineChars }, execArgv: [] });
     started.on("message", (found: LineMatch[]) => settle({ found }));
     started.on("error", (error) => settle({ error }));
-    started.on("exit", (code) => settle({ error: new Error(`the regular expression worker stopped (exit code ${code})`) }));
+    started.on("exit", (code) =>
+      settle({ error: new Error(`the regular expression worker stopped (exit code ${code})`) }),
+    );
     return started;
   };
 

@@ -75,7 +75,9 @@ export function createSearchFilesTool() {
       }
       if (tooLarge > 0) notes.push(`[skipped ${tooLarge} files over ${SEARCH_MAX_FILE_BYTES} bytes]`);
       if (found.length === 0) {
-        return [`no matches for ${JSON.stringify(pattern)} in ${searched} files under ${displayPath}`, ...notes].join("\n");
+        return [`no matches for ${JSON.stringify(pattern)} in ${searched} files under ${displayPath}`, ...notes].join(
+          "\n",
+        );
       }
       return [...found, ...notes].join("\n");
     },
@@ -107,7 +109,12 @@ function parsePattern(pattern: string): Pattern {
  */
 function matcherFor(pattern: Pattern, signal: AbortSignal): LineMatcher {
   if (pattern.kind === "regex") {
-    return createRegexLineMatcher({ source: pattern.source, flags: pattern.flags, maxLineChars: MAX_TESTED_LINE_CHARS, signal });
+    return createRegexLineMatcher({
+      source: pattern.source,
+      flags: pattern.flags,
+      maxLineChars: MAX_TESTED_LINE_CHARS,
+      signal,
+    });
   }
   return {
     matchLines: async (text, limit) => {

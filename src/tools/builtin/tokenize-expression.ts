@@ -33,7 +33,8 @@ export function tokenizeExpression(source: string): Token[] {
     }
     const number = match(NUMBER);
     if (number !== undefined) {
-      if (!Number.isFinite(Number(number))) throw new ExpressionError(`the number ${number} at position ${pos} is too large`);
+      if (!Number.isFinite(Number(number)))
+        throw new ExpressionError(`the number ${number} at position ${pos} is too large`);
       tokens.push({ kind: "number", value: Number(number), text: number, pos });
       i += number.length;
       continue;

@@ -28,20 +28,39 @@ const DEADLINE_GATHER_MS = 250;
  * capped with its head and tail kept; at the deadline it comes with the
  * output so far, even if something it started still holds its pipes.
  */
-export function createRunCommandTool({ timeoutMs, env: childEnv, sandbox = NO_SANDBOX }: { timeoutMs: number; env: Record<string, string>; sandbox?: ToolSandbox }): Tool {
+export function createRunCommandTool({
+  timeoutMs,
+  env: childEnv,
+  sandbox = NO_SANDBOX,
+}: {
+  timeoutMs: number;
+  env: Record<string, string>;
+  sandbox?: ToolSandbox;
+}): Tool {
   const tool = defineTool({
     name: "run_command",
-    description: "Runs a shell command (sh -c) in the workspace folder and returns its exit code, stdout and stderr. Every call waits for a person's approval.",
+    description:
+      "Runs a shell command (sh -c) in the workspace folder and returns its exit code, stdout and stderr. Every call waits for a person's approval.",
     input: z.object({
       command: z.string().min(1).max(10_000).describe("The command line, run by sh -c in the workspace folder"),
-      timeout_s: z.number().positive().max(timeoutMs / 1000).optional().describe(`Seconds it may take, at most ${timeoutMs / 1000}`),
+      timeout_s: z
+        .number()
+        .positive()
+        .max(timeoutMs / 1000)
+        .optional()
+        .describe(`Seconds it may take, at most ${timeoutMs / 1000}`),
     }),
     needsApproval: true,
     // The command's own deadline ends it with its output; the executor's only catches a command that will not die.
     timeoutMs: timeoutMs + GATHER_MS,
     execute: ({ command, timeout_s }, ctx) =>
       runConfined({
-        spawnAs: sandbox.confine({ command: "sh", args: ["-c", command], cwd: ctx.workspaceDir, writable: ctx.workspaceDir }),
+        spawnAs: sandbox.confine({
+          command: "sh",
+          args: ["-c", command],
+          cwd: ctx.workspaceDir,
+          writable: ctx.workspaceDir,
+        }),
         env: childEnv,
         deadlineMs: Math.min(timeout_s ? timeout_s * 1000 : timeoutMs, timeoutMs),
         maxBytes: Math.floor(ctx.maxResultChars / 2) - 100,
@@ -57,58 +76,77 @@ export function commandEnvOf(env: Record<string, unknown>, passEnv: readonly str
   return Object.fromEntries(names.flatMap((n) => (typeof env[n] === "string" ? [[n, env[n]]] : [])));
 }
 
-function runConfined({ spawnAs, env, deadlineMs, maxBytes, signal }: { spawnAs: ConfinedSpawn; env: NodeJS.ProcessEnv; deadlineMs: number; maxBytes: number; signal: AbortSignal }) {
-  return new Promise<{ exit_code: number | null; stdout: string; stderr: string; timed_out: boolean }>((resolve, reject) => {
-    const child = spawn(spawnAs.command, spawnAs.args, { cwd: spawnAs.cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-    const stdout = createHeadAndTail(maxBytes);
-    const stderr = createHeadAndTail(maxBytes);
-    child.stdout.on("data", (c: Buffer) => stdout.push(c));
-    child.stderr.on("data", (c: Buffer) => stderr.push(c));
-    let timedOut = false;
-    let settled = false;
-    let gather: NodeJS.Timeout | undefined;
-    const killGroup = () => {
-      try {
-        process.kill(-child.pid!, "SIGKILL");
-      } catch {
-        // the group is gone already
-      }
-    };
-    const done = (code: number | null) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      clearTimeout(gather);
-      signal.removeEventListener("abort", onAbort);
-      resolve({ exit_code: code, stdout: stdout.text(), stderr: stderr.text(), timed_out: timedOut });
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-      // What the sandbox killed closes its pipes at once; what escaped it (no sandbox: a setsid'ed child) may hold them for good. The result comes anyway, with what was read.
-      gather = setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
-        done(null);
-      }, DEADLINE_GATHER_MS);
-    }, deadlineMs);
-    const onAbort = () => {
-      killGroup();
-      settled = true;
-      clearTimeout(timer);
-      clearTimeout(gather);
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-    child.on("error", (err) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      signal.removeEventListener("abort", onAbort);
-      reject(err);
-    });
-    // When the shell exits, what it left in the background dies with its group (and its namespace), so the pipes close and every byte is read.
-    child.on("exit", killGroup);
-    child.on("close", (code) => done(code));
-  });
+function runConfined({
+  spawnAs,
+  env,
+  deadlineMs,
+  maxBytes,
+  signal,
+}: {
+  spawnAs: ConfinedSpawn;
+  env: NodeJS.ProcessEnv;
+  deadlineMs: number;
+  maxBytes: number;
+  signal: AbortSignal;
+}) {
+  return new Promise<{ exit_code: number | null; stdout: string; stderr: string; timed_out: boolean }>(
+    (resolve, reject) => {
+      const child = spawn(spawnAs.command, spawnAs.args, {
+        cwd: spawnAs.cwd,
+        env,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      const stdout = createHeadAndTail(maxBytes);
+      const stderr = createHeadAndTail(maxBytes);
+      child.stdout.on("data", (c: Buffer) => stdout.push(c));
+      child.stderr.on("data", (c: Buffer) => stderr.push(c));
+      let timedOut = false;
+      let settled = false;
+      let gather: NodeJS.Timeout | undefined;
+      const killGroup = () => {
+        try {
+          process.kill(-child.pid!, "SIGKILL");
+        } catch {
+          // the group is gone already
+        }
+      };
+      const done = (code: number | null) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        clearTimeout(gather);
+        signal.removeEventListener("abort", onAbort);
+        resolve({ exit_code: code, stdout: stdout.text(), stderr: stderr.text(), timed_out: timedOut });
+      };
+      const timer = setTimeout(() => {
+        timedOut = true;
+        killGroup();
+        // What the sandbox killed closes its pipes at once; what escaped it (no sandbox: a setsid'ed child) may hold them for good. The result comes anyway, with what was read.
+        gather = setTimeout(() => {
+          child.stdout.destroy();
+          child.stderr.destroy();
+          done(null);
+        }, DEADLINE_GATHER_MS);
+      }, deadlineMs);
+      const onAbort = () => {
+        killGroup();
+        settled = true;
+        clearTimeout(timer);
+        clearTimeout(gather);
+        reject(signal.reason);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      child.on("error", (err) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
+        reject(err);
+      });
+      // When the shell exits, what it left in the background dies with its group (and its namespace), so the pipes close and every byte is read.
+      child.on("exit", killGroup);
+      child.on("close", (code) => done(code));
+    },
+  );
 }

@@ -38,17 +38,31 @@ export function createHttpTool(entry: HttpToolEntry): Tool<Record<string, unknow
     ...(entry.timeout_ms !== undefined && { timeoutMs: entry.timeout_ms }),
     async execute(input, ctx) {
       await checkToolInput(entry.name, entry.input_schema, input, { signal: ctx.signal });
-      const body = JSON.stringify({ tool_call_id: ctx.toolCallId, name: entry.name, input, conversation_id: ctx.conversationId, run_id: ctx.runId });
+      const body = JSON.stringify({
+        tool_call_id: ctx.toolCallId,
+        name: entry.name,
+        input,
+        conversation_id: ctx.conversationId,
+        run_id: ctx.runId,
+      });
       for (let attempt = 1; ; attempt++) {
         const retry = entry.read_only && attempt === 1;
         let res: Response;
         try {
-          res = await fetch(entry.url, { method: "POST", headers: headersFor(ctx, body), body, signal: ctx.signal, redirect: "manual" });
+          res = await fetch(entry.url, {
+            method: "POST",
+            headers: headersFor(ctx, body),
+            body,
+            signal: ctx.signal,
+            redirect: "manual",
+          });
         } catch (err) {
           if (ctx.signal.aborted) throw ctx.signal.reason;
           const code = causeCode(err);
           if (retry && code === "ECONNREFUSED") continue;
-          throw new ToolErrorResult(`${entry.name} could not reach ${where} (${code ?? (err as Error).message}); the service may be down: try again later or use another tool.`);
+          throw new ToolErrorResult(
+            `${entry.name} could not reach ${where} (${code ?? (err as Error).message}); the service may be down: try again later or use another tool.`,
+          );
         }
         if (retry && RETRIED_STATUSES.has(res.status)) {
           await res.body?.cancel().catch(() => {});
@@ -60,7 +74,11 @@ export function createHttpTool(entry: HttpToolEntry): Tool<Record<string, unknow
   };
 
   function headersFor(ctx: ToolContext, body: string): Record<string, string> {
-    const headers: Record<string, string> = { ...entry.headers, "content-type": "application/json", "idempotency-key": ctx.toolCallId };
+    const headers: Record<string, string> = {
+      ...entry.headers,
+      "content-type": "application/json",
+      "idempotency-key": ctx.toolCallId,
+    };
     if (!signer) return headers;
     const at = new Date();
     return {
@@ -78,19 +96,27 @@ export function createHttpTool(entry: HttpToolEntry): Tool<Record<string, unknow
       read = await readCapped(res, res.ok ? limit : ERROR_BODY_CHARS);
     } catch (err) {
       if (ctx.signal.aborted) throw ctx.signal.reason;
-      throw new ToolErrorResult(`${entry.name}: the connection to ${where} closed before its answer ended (${causeCode(err) ?? (err as Error).message}); try again.`);
+      throw new ToolErrorResult(
+        `${entry.name}: the connection to ${where} closed before its answer ended (${causeCode(err) ?? (err as Error).message}); try again.`,
+      );
     }
     if (!res.ok) {
-      const hint = res.status >= 500 ? "the service failed: try again later or use another tool" : "check the arguments, or use another tool";
+      const hint =
+        res.status >= 500
+          ? "the service failed: try again later or use another tool"
+          : "check the arguments, or use another tool";
       const start = read.text.trim() === "" ? "" : `: ${read.text.trim()}${read.complete ? "" : " …"}`;
       throw new ToolErrorResult(`${entry.name} answered HTTP ${res.status}${start}; ${hint}.`);
     }
     if (!read.complete) {
-      throw new ToolErrorResult(`${entry.name}'s answer is longer than ${limit} characters, more than the model may read; ask for less (a narrower request), or raise the tool's result cap.`);
+      throw new ToolErrorResult(
+        `${entry.name}'s answer is longer than ${limit} characters, more than the model may read; ask for less (a narrower request), or raise the tool's result cap.`,
+      );
     }
     const answer = jsonAnswer(read.text, res.headers.get("content-type"));
     if (!answer) return read.text;
-    if (answer.is_error === true) throw new ToolErrorResult(typeof answer.output === "string" ? answer.output : JSON.stringify(answer.output));
+    if (answer.is_error === true)
+      throw new ToolErrorResult(typeof answer.output === "string" ? answer.output : JSON.stringify(answer.output));
     return answer.output;
   }
 }
@@ -100,7 +126,9 @@ function jsonAnswer(text: string, contentType: string | null): { output: unknown
   if (!contentType?.toLowerCase().includes("json")) return null;
   try {
     const value: unknown = JSON.parse(text);
-    return value && typeof value === "object" && !Array.isArray(value) && "output" in value ? (value as { output: unknown; is_error?: unknown }) : null;
+    return value && typeof value === "object" && !Array.isArray(value) && "output" in value
+      ? (value as { output: unknown; is_error?: unknown })
+      : null;
   } catch {
     return null;
   }

@@ -38,7 +38,10 @@ export function cappedFetch(maxBytes: number): FetchLike {
     let seen = 0;
     let resumable = false;
     const reader = res.body.getReader();
-    const errorEvent = (code: number, message: string) => new TextEncoder().encode(`\n\nevent: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } })}\n\n`);
+    const errorEvent = (code: number, message: string) =>
+      new TextEncoder().encode(
+        `\n\nevent: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } })}\n\n`,
+      );
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
         let chunk: Awaited<ReturnType<typeof reader.read>>;
@@ -99,12 +102,23 @@ class LineScanner {
   /** Keeps a line's first bytes, to see `id:`. */
   private noteStart(chunk: Uint8Array, from: number, to: number): void {
     for (let i = from; i < to && this.lineStart.length < 3; i++) this.lineStart.push(chunk[i]!);
-    if (this.lineStart.length === 3 && this.lineStart[0] === 0x69 && this.lineStart[1] === 0x64 && this.lineStart[2] === 0x3a) this.sawEventId = true;
+    if (
+      this.lineStart.length === 3 &&
+      this.lineStart[0] === 0x69 &&
+      this.lineStart[1] === 0x64 &&
+      this.lineStart[2] === 0x3a
+    )
+      this.sawEventId = true;
   }
 }
 
 /** A JSON answer, read whole up to `maxBytes`; past it, a JSON-RPC error for the request in its place (or, with no id, an answer that fails to read). */
-async function cappedJson(res: Response, maxBytes: number, id: string | number | undefined, tooLong: string): Promise<Response> {
+async function cappedJson(
+  res: Response,
+  maxBytes: number,
+  id: string | number | undefined,
+  tooLong: string,
+): Promise<Response> {
   const reader = res.body!.getReader();
   const chunks: Uint8Array[] = [];
   let seen = 0;
@@ -117,7 +131,11 @@ async function cappedJson(res: Response, maxBytes: number, id: string | number |
       if (id === undefined) throw new Error(tooLong);
       const headers = new Headers(res.headers);
       headers.delete("content-length");
-      return new Response(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32603, message: tooLong } }), { status: res.status, statusText: res.statusText, headers });
+      return new Response(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32603, message: tooLong } }), {
+        status: res.status,
+        statusText: res.statusText,
+        headers,
+      });
     }
     chunks.push(value);
   }
@@ -129,7 +147,9 @@ function requestIdOf(body: unknown): string | number | undefined {
   if (typeof body !== "string") return undefined;
   try {
     const message = JSON.parse(body) as { id?: unknown; method?: unknown };
-    return typeof message.method === "string" && (typeof message.id === "string" || typeof message.id === "number") ? message.id : undefined;
+    return typeof message.method === "string" && (typeof message.id === "string" || typeof message.id === "number")
+      ? message.id
+      : undefined;
   } catch {
     return undefined;
   }

@@ -68,7 +68,13 @@ export class ChildProcessTransport implements Transport {
     const folder = cwd === undefined ? null : path.resolve(cwd);
     const spawnAs = sandbox.confine({ command, args, cwd: folder ?? process.cwd(), writable: folder });
     return new Promise((resolve, reject) => {
-      const child = spawn(spawnAs.command, spawnAs.args, { env, cwd: spawnAs.cwd, stdio: ["pipe", "pipe", "pipe"], detached: true, windowsHide: true });
+      const child = spawn(spawnAs.command, spawnAs.args, {
+        env,
+        cwd: spawnAs.cwd,
+        stdio: ["pipe", "pipe", "pipe"],
+        detached: true,
+        windowsHide: true,
+      });
       this.child = child;
       child.once("spawn", () => resolve());
       child.once("error", (err: NodeJS.ErrnoException) => {
@@ -100,7 +106,8 @@ export class ChildProcessTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
-    if (!stdin || stdin.destroyed) return Promise.reject(new Error(`the server ${this.exitReason ?? "is not running"}`));
+    if (!stdin || stdin.destroyed)
+      return Promise.reject(new Error(`the server ${this.exitReason ?? "is not running"}`));
     return new Promise((resolve, reject) => {
       stdin.write(serializeMessage(message), (err) => (err ? reject(err) : resolve()));
     });
@@ -115,7 +122,11 @@ export class ChildProcessTransport implements Transport {
     const child = this.child;
     if (!child) return;
     const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
-    const within = (ms: number) => Promise.race([closed.then(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, ms, false).unref())]);
+    const within = (ms: number) =>
+      Promise.race([
+        closed.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(resolve, ms, false).unref()),
+      ]);
     // Named when it exits (see reasonOf): a server ending by itself meanwhile (a command that could not run, as a failed handshake closes it) says its own reason.
     this.stopping = true;
     child.stdin.end();
@@ -148,7 +159,11 @@ export class ChildProcessTransport implements Transport {
     this.length += part.length;
     if (this.length <= this.options.maxMessageBytes) return;
     const line = Buffer.concat(this.chunks);
-    this.skipping = { head: line.subarray(0, EDGE_BYTES), tail: Buffer.from(line.subarray(-EDGE_BYTES)), bytes: line.length };
+    this.skipping = {
+      head: line.subarray(0, EDGE_BYTES),
+      tail: Buffer.from(line.subarray(-EDGE_BYTES)),
+      bytes: line.length,
+    };
     this.chunks = [];
     this.length = 0;
   }
@@ -171,7 +186,9 @@ export class ChildProcessTransport implements Transport {
     try {
       message = deserializeMessage(line);
     } catch {
-      this.onerror?.(new Error(`the server wrote a line that is not a JSON-RPC message: ${JSON.stringify(line.slice(0, 120))}`));
+      this.onerror?.(
+        new Error(`the server wrote a line that is not a JSON-RPC message: ${JSON.stringify(line.slice(0, 120))}`),
+      );
       return;
     }
     this.onmessage?.(message);
@@ -180,7 +197,9 @@ export class ChildProcessTransport implements Transport {
 
 /** The id of a JSON-RPC response, from its first or last bytes (`{"jsonrpc":"2.0","id":3,…` or `…,"jsonrpc":"2.0","id":3}`). */
 function idOfEdges(head: string, tail: string): string | number | undefined {
-  const found = /"id"\s*:\s*(-?\d{1,15}|"[^"\\]{0,200}")\s*\}\s*$/.exec(tail) ?? /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,15}|"[^"\\]{0,200}")/.exec(head);
+  const found =
+    /"id"\s*:\s*(-?\d{1,15}|"[^"\\]{0,200}")\s*\}\s*$/.exec(tail) ??
+    /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,15}|"[^"\\]{0,200}")/.exec(head);
   return found ? (JSON.parse(found[1]!) as string | number) : undefined;
 }
 

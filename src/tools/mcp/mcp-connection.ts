@@ -25,13 +25,43 @@ export const HANDSHAKE_TIMEOUT_MS = 30_000;
  */
 export async function openMcpConnection(
   entry: McpServerEntry,
-  { env, maxMessageBytes, closed, opening, sandbox }: { env: Record<string, unknown>; maxMessageBytes: number; closed: () => boolean; opening: (transport: Transport | null) => void; sandbox?: ToolSandbox | undefined },
+  {
+    env,
+    maxMessageBytes,
+    closed,
+    opening,
+    sandbox,
+  }: {
+    env: Record<string, unknown>;
+    maxMessageBytes: number;
+    closed: () => boolean;
+    opening: (transport: Transport | null) => void;
+    sandbox?: ToolSandbox | undefined;
+  },
 ): Promise<{ client: Client; transport: Transport }> {
   const transports: (() => Transport)[] = entry.command
-    ? [() => new ChildProcessTransport({ command: entry.command!, args: entry.args, env: childEnv(entry, env), cwd: entry.cwd, sandbox, maxMessageBytes })]
+    ? [
+        () =>
+          new ChildProcessTransport({
+            command: entry.command!,
+            args: entry.args,
+            env: childEnv(entry, env),
+            cwd: entry.cwd,
+            sandbox,
+            maxMessageBytes,
+          }),
+      ]
     : [
-        () => new StreamableHTTPClientTransport(new URL(entry.url!), { requestInit: { headers: entry.headers }, fetch: cappedFetch(maxMessageBytes) }),
-        () => new SSEClientTransport(new URL(entry.url!), { requestInit: { headers: entry.headers }, fetch: cappedFetch(maxMessageBytes) }),
+        () =>
+          new StreamableHTTPClientTransport(new URL(entry.url!), {
+            requestInit: { headers: entry.headers },
+            fetch: cappedFetch(maxMessageBytes),
+          }),
+        () =>
+          new SSEClientTransport(new URL(entry.url!), {
+            requestInit: { headers: entry.headers },
+            fetch: cappedFetch(maxMessageBytes),
+          }),
       ];
   let first: unknown;
   for (const make of transports) {
@@ -46,7 +76,10 @@ export async function openMcpConnection(
       first ??= err;
       await c.close().catch(() => {});
       if (transport instanceof ChildProcessTransport && transport.exitReason) {
-        throw new McpServerExited({ reason: transport.exitReason, exitCode: transport.exitCode, said: transport.stderr }, { cause: err });
+        throw new McpServerExited(
+          { reason: transport.exitReason, exitCode: transport.exitCode, said: transport.stderr },
+          { cause: err },
+        );
       }
       // Only a server that answered, but not as Streamable HTTP, is tried over SSE.
       if (!(err instanceof StreamableHTTPError)) break;
@@ -66,7 +99,10 @@ export class McpServerExited extends Error {
   readonly reason: string;
   readonly exitCode: number | null;
   readonly said: string;
-  constructor({ reason, exitCode, said }: { reason: string; exitCode: number | null; said: string }, options?: ErrorOptions) {
+  constructor(
+    { reason, exitCode, said }: { reason: string; exitCode: number | null; said: string },
+    options?: ErrorOptions,
+  ) {
     super(`${reason}${said ? `: ${lastLine(said)}` : ""}`, options);
     this.reason = reason;
     this.exitCode = exitCode;

@@ -24,29 +24,39 @@ export interface McpCallResult {
  * cannot be kept, audio and resources described (never dropped silently).
  * `isError: true` is thrown as an error result with the server's words.
  */
-export async function mcpResult(result: McpCallResult, keepImages?: ImageKeeper): Promise<string | ToolResultWithImages> {
+export async function mcpResult(
+  result: McpCallResult,
+  keepImages?: ImageKeeper,
+): Promise<string | ToolResultWithImages> {
   const blocks = Array.isArray(result.content) ? result.content : [];
   const hasText = blocks.some((b) => b.type === "text");
   const images = result.isError === true || !keepImages ? [] : blocks.filter(isImage);
-  const kept = images.length === 0 ? [] : await keepImages!(images.map((b) => ({ mediaType: b.mimeType, data: b.data })));
+  const kept =
+    images.length === 0 ? [] : await keepImages!(images.map((b) => ({ mediaType: b.mimeType, data: b.data })));
   const parts: string[] = [];
   const attached: ImageBlock[] = [];
   for (const block of blocks) {
     const at = images.indexOf(block as ImageContent);
     const outcome = at < 0 ? undefined : kept[at];
     if (outcome === undefined) parts.push(describe(block));
-    else if ("refused" in outcome) parts.push(`${describe(block).slice(0, -1)}: it could not be kept: ${outcome.refused}]`);
+    else if ("refused" in outcome)
+      parts.push(`${describe(block).slice(0, -1)}: it could not be kept: ${outcome.refused}]`);
     else attached.push(outcome);
   }
   if (!hasText && result.structuredContent !== undefined) parts.unshift(JSON.stringify(result.structuredContent));
   const text = parts.join("\n");
   if (result.isError === true) throw new ToolErrorResult(text || "the tool failed and said nothing more");
-  if (attached.length > 0) return new ToolResultWithImages(text || `(the tool returned ${attached.length === 1 ? "an image" : `${attached.length} images`})`, attached);
+  if (attached.length > 0)
+    return new ToolResultWithImages(
+      text || `(the tool returned ${attached.length === 1 ? "an image" : `${attached.length} images`})`,
+      attached,
+    );
   return text || "(the tool returned no content)";
 }
 
 type ImageContent = ContentBlock & { type: "image"; mimeType: string; data: string };
-const isImage = (block: ContentBlock): block is ImageContent => block.type === "image" && typeof block.mimeType === "string" && typeof block.data === "string";
+const isImage = (block: ContentBlock): block is ImageContent =>
+  block.type === "image" && typeof block.mimeType === "string" && typeof block.data === "string";
 
 function describe(block: ContentBlock): string {
   switch (block.type) {

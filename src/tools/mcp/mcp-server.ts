@@ -1,6 +1,11 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { CallToolResultSchema, ListToolsResultSchema, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolResultSchema,
+  ListToolsResultSchema,
+  McpError,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import { describeError } from "../../errors.js";
 import { causeCode } from "../cause-code.js";
@@ -9,7 +14,15 @@ import type { McpServerEntry } from "../tools-file.js";
 import type { ToolSandbox } from "../sandbox/tool-sandbox.js";
 import { CONNECTION_LOST_REASON } from "./capped-fetch.js";
 import { ChildProcessTransport } from "./child-process-transport.js";
-import { HANDSHAKE_TIMEOUT_MS, isConnectionFailure, lastLine, McpServerExited, messageOf, openMcpConnection, streamProblemOf } from "./mcp-connection.js";
+import {
+  HANDSHAKE_TIMEOUT_MS,
+  isConnectionFailure,
+  lastLine,
+  McpServerExited,
+  messageOf,
+  openMcpConnection,
+  streamProblemOf,
+} from "./mcp-connection.js";
 import type { McpCallResult } from "./mcp-result.js";
 import { mcpToolsOf, type ListedTool, type McpTool } from "./mcp-tool.js";
 
@@ -132,7 +145,12 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
         if (problem) dropped(problem);
       };
       c.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-        void relist(c).catch((err) => log.warn({ err: describeError(err), server: entry.name }, "could not list the tools of an MCP server again; its last list is kept"));
+        void relist(c).catch((err) =>
+          log.warn(
+            { err: describeError(err), server: entry.name },
+            "could not list the tools of an MCP server again; its last list is kept",
+          ),
+        );
       });
       client = c;
       await relist(c);
@@ -148,14 +166,25 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
       const exited = err instanceof McpServerExited ? err : null;
       // A child that exited: its reason alone (its stderr is kept apart); other failures are loopd's or the SDK's words.
       went({ reason: exited?.reason ?? messageOf(err), said: exited?.said, exitCode: exited?.exitCode });
-      log.warn({ server: entry.name, error: lastError, stderr: lastSaid }, "MCP server could not be started; trying again");
+      log.warn(
+        { server: entry.name, error: lastError, stderr: lastSaid },
+        "MCP server could not be started; trying again",
+      );
       changed(everReady ? "restarting" : "failed");
       schedule();
     }
   }
 
   /** Why it is down (shown to tenants and in its tools' answers), and, apart, what it wrote last (the log and admins only). */
-  function went({ reason, said, exitCode: code }: { reason: string; said?: string | undefined; exitCode?: number | null | undefined }) {
+  function went({
+    reason,
+    said,
+    exitCode: code,
+  }: {
+    reason: string;
+    said?: string | undefined;
+    exitCode?: number | null | undefined;
+  }) {
     downReason = lastError = options.redact(reason);
     lastSaid = said ? options.redact(lastLine(said)) : null;
     exitCode = code ?? null;
@@ -210,7 +239,11 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
     const tools: ListedTool[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_LIST_PAGES && tools.length < MAX_TOOLS; page++) {
-      const result = await c.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ListToolsResultSchema, { timeout: HANDSHAKE_TIMEOUT_MS });
+      const result = await c.request(
+        { method: "tools/list", params: cursor === undefined ? {} : { cursor } },
+        ListToolsResultSchema,
+        { timeout: HANDSHAKE_TIMEOUT_MS },
+      );
       tools.push(...result.tools);
       cursor = result.nextCursor;
       if (cursor === undefined) break;
@@ -218,13 +251,20 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
     return tools.slice(0, MAX_TOOLS);
   }
 
-  const unavailable = () => new ToolErrorResult(`the MCP server ${entry.name} is unavailable (${downReason}); try again later or use another tool`);
+  const unavailable = () =>
+    new ToolErrorResult(
+      `the MCP server ${entry.name} is unavailable (${downReason}); try again later or use another tool`,
+    );
 
   async function call(tool: string, input: Record<string, unknown>, signal: AbortSignal): Promise<McpCallResult> {
     const c = client;
     if (!c || state !== "ready") throw unavailable();
     try {
-      const result = await c.request({ method: "tools/call", params: { name: tool, arguments: input } }, CallToolResultSchema, { signal, timeout: timeoutMs + TIMEOUT_MARGIN_MS });
+      const result = await c.request(
+        { method: "tools/call", params: { name: tool, arguments: input } },
+        CallToolResultSchema,
+        { signal, timeout: timeoutMs + TIMEOUT_MARGIN_MS },
+      );
       return result;
     } catch (err) {
       if (signal.aborted) throw signal.reason;
@@ -232,7 +272,11 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
       // It died while the call was in flight (the SDK ends every pending request when the connection closes).
       if (client !== c) throw unavailable();
       if (isConnectionFailure(err)) {
-        dropped(err instanceof McpError ? CONNECTION_LOST_REASON : `its connection failed (${causeCode(err) ?? (err as Error).message})`);
+        dropped(
+          err instanceof McpError
+            ? CONNECTION_LOST_REASON
+            : `its connection failed (${causeCode(err) ?? (err as Error).message})`,
+        );
         throw unavailable();
       }
       throw new ToolErrorResult(`${tool} failed on the MCP server ${entry.name}: ${messageOf(err)}`);
@@ -242,7 +286,16 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
   return {
     name: entry.name,
     start: () => void connect(),
-    status: () => ({ name: entry.name, transport: entry.command ? "stdio" : "http", status: state, tools: listed.length, restarts, exit_code: exitCode, last_error: lastError, stderr: lastSaid }),
+    status: () => ({
+      name: entry.name,
+      transport: entry.command ? "stdio" : "http",
+      status: state,
+      tools: listed.length,
+      restarts,
+      exit_code: exitCode,
+      last_error: lastError,
+      stderr: lastSaid,
+    }),
     tools: () => listed,
     async close() {
       closed = true;

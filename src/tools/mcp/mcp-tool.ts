@@ -32,7 +32,15 @@ const MAX_LIST_CHARS = 1024 * 1024;
 export function mcpToolsOf(
   entry: McpServerEntry,
   listed: readonly ListedTool[],
-  { call, available, timeoutMs }: { call: (tool: string, input: Record<string, unknown>, signal: AbortSignal) => Promise<McpCallResult>; available: () => boolean; timeoutMs: number },
+  {
+    call,
+    available,
+    timeoutMs,
+  }: {
+    call: (tool: string, input: Record<string, unknown>, signal: AbortSignal) => Promise<McpCallResult>;
+    available: () => boolean;
+    timeoutMs: number;
+  },
 ): McpTool[] {
   const wanted = entry.tools === undefined ? null : new Set(entry.tools);
   const taken = new Set<string>();
@@ -55,7 +63,12 @@ export function mcpToolsOf(
     }
     taken.add(name);
     const readOnly = t.annotations?.readOnlyHint === true;
-    const approval: ApprovalMode = entry.approval === "destructive" ? (readOnly || t.annotations?.destructiveHint === false ? "never" : "always") : entry.approval;
+    const approval: ApprovalMode =
+      entry.approval === "destructive"
+        ? readOnly || t.annotations?.destructiveHint === false
+          ? "never"
+          : "always"
+        : entry.approval;
     tools.push({
       name,
       original: t.name,

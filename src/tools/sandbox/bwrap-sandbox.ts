@@ -45,8 +45,24 @@ export function createBwrapSandbox({ hidden, home, bwrap = "bwrap", runAs = null
     ...(runAs && { forServers: createBwrapSandbox({ hidden, home, bwrap }) }),
     confine({ command, args, cwd, writable }) {
       // The host's kernel settings stay read-only, whoever the program is outside (loopd's servers run as loopd, root or not).
-      const mounts = ["--ro-bind", "/", "/", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev", "--size", TMPFS_BYTES, "--tmpfs", "/tmp"];
-      if (home && home !== "/" && kindOfPlace(home) === "dir" && (!runAs || reachableBy(home, runAs))) mounts.push("--size", TMPFS_BYTES, "--tmpfs", home);
+      const mounts = [
+        "--ro-bind",
+        "/",
+        "/",
+        "--proc",
+        "/proc",
+        "--ro-bind",
+        "/proc/sys",
+        "/proc/sys",
+        "--dev",
+        "/dev",
+        "--size",
+        TMPFS_BYTES,
+        "--tmpfs",
+        "/tmp",
+      ];
+      if (home && home !== "/" && kindOfPlace(home) === "dir" && (!runAs || reachableBy(home, runAs)))
+        mounts.push("--size", TMPFS_BYTES, "--tmpfs", home);
       // Its folder and its working folder come back even if under the home; loopd's secrets are covered after, even if under them.
       if (writable) mounts.push("--bind", writable, writable);
       if (cwd !== writable && kindOfPlace(cwd) === "dir") mounts.push("--ro-bind", cwd, cwd);
@@ -57,9 +73,30 @@ export function createBwrapSandbox({ hidden, home, bwrap = "bwrap", runAs = null
         if (kind === "dir") mounts.push("--tmpfs", place);
         else if (kind === "file") mounts.push("--ro-bind", "/dev/null", place);
       }
-      const sandboxed = [...NAMESPACES, "--uid", NOBODY, "--gid", NOBODY, "--die-with-parent", "--new-session", ...mounts, "--chdir", cwd, "--", "env", "-u", "PWD", command, ...args];
+      const sandboxed = [
+        ...NAMESPACES,
+        "--uid",
+        NOBODY,
+        "--gid",
+        NOBODY,
+        "--die-with-parent",
+        "--new-session",
+        ...mounts,
+        "--chdir",
+        cwd,
+        "--",
+        "env",
+        "-u",
+        "PWD",
+        command,
+        ...args,
+      ];
       if (!runAs) return { command: bwrap, args: sandboxed, cwd };
-      return { command: "setpriv", args: [`--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, "--clear-groups", "--", bwrap, ...sandboxed], cwd };
+      return {
+        command: "setpriv",
+        args: [`--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, "--clear-groups", "--", bwrap, ...sandboxed],
+        cwd,
+      };
     },
   };
 }

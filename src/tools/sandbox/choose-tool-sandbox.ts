@@ -35,7 +35,15 @@ export interface ChooseSandboxOptions {
  * until now, and refusing would stop a working deployment where the kernel
  * allows no sandbox.
  */
-export function chooseToolSandbox({ settings, runCommand, stdioServers, warn, works = probe, isRoot = process.getuid?.() === 0, idsOf = idsOfUser }: ChooseSandboxOptions): ToolSandbox {
+export function chooseToolSandbox({
+  settings,
+  runCommand,
+  stdioServers,
+  warn,
+  works = probe,
+  isRoot = process.getuid?.() === 0,
+  idsOf = idsOfUser,
+}: ChooseSandboxOptions): ToolSandbox {
   const { mode, runAsUser, hidden, home } = settings;
   if (mode === "none") return NO_SANDBOX;
   // As root, tools never run as root: bwrap too is started as TOOL_RUN_AS_USER (root outside its user namespace could write the host's /proc/sys, read root's files, reach sockets as root).
@@ -44,13 +52,20 @@ export function chooseToolSandbox({ settings, runCommand, stdioServers, warn, wo
   const user = () => (runAs ? createUserSandbox({ ...runAs, hidden }) : null);
   if (mode === "bwrap") {
     if (bwrap && works(bwrap)) return bwrap;
-    throw new OperatorError("TOOL_SANDBOX=bwrap, but bubblewrap cannot run here (is `bwrap` installed, and are user namespaces allowed?); install it, or set TOOL_SANDBOX=user (loopd as root) or TOOL_SANDBOX=none");
+    throw new OperatorError(
+      "TOOL_SANDBOX=bwrap, but bubblewrap cannot run here (is `bwrap` installed, and are user namespaces allowed?); install it, or set TOOL_SANDBOX=user (loopd as root) or TOOL_SANDBOX=none",
+    );
   }
   if (mode === "user") {
-    if (!isRoot) throw new OperatorError("TOOL_SANDBOX=user needs loopd to run as root (to start tools as TOOL_RUN_AS_USER); use TOOL_SANDBOX=bwrap or none");
+    if (!isRoot)
+      throw new OperatorError(
+        "TOOL_SANDBOX=user needs loopd to run as root (to start tools as TOOL_RUN_AS_USER); use TOOL_SANDBOX=bwrap or none",
+      );
     const sandbox = user();
     if (sandbox && works(sandbox)) return sandbox;
-    throw new OperatorError(`TOOL_SANDBOX=user, but tools cannot be started as TOOL_RUN_AS_USER=${runAsUser} here (is it a user of this system, and are util-linux's unshare and setpriv installed?)`);
+    throw new OperatorError(
+      `TOOL_SANDBOX=user, but tools cannot be started as TOOL_RUN_AS_USER=${runAsUser} here (is it a user of this system, and are util-linux's unshare and setpriv installed?)`,
+    );
   }
   if (bwrap && works(bwrap)) return bwrap;
   const fallback = user();
@@ -60,14 +75,22 @@ export function chooseToolSandbox({ settings, runCommand, stdioServers, warn, wo
       "ENABLE_RUN_COMMAND=true, but commands cannot be confined here: bubblewrap (bwrap) is missing or cannot create user namespaces, and loopd is not root (for TOOL_RUN_AS_USER); install bubblewrap, or set TOOL_SANDBOX=none to run commands as loopd's own user (they can then read loopd's secrets)",
     );
   }
-  if (stdioServers) warn("stdio MCP servers run unconfined, as loopd's own user: bubblewrap (bwrap) is missing or cannot create user namespaces here, and loopd is not root; install bubblewrap, or set TOOL_SANDBOX=none to silence this");
+  if (stdioServers)
+    warn(
+      "stdio MCP servers run unconfined, as loopd's own user: bubblewrap (bwrap) is missing or cannot create user namespaces here, and loopd is not root; install bubblewrap, or set TOOL_SANDBOX=none to silence this",
+    );
   return NO_SANDBOX;
 }
 
 function probe(sandbox: ToolSandbox): boolean {
   const { command, args, cwd } = sandbox.confine({ command: "true", args: [], cwd: "/", writable: null });
   try {
-    execFileSync(command, args, { cwd, stdio: "ignore", timeout: PROBE_MS, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
+    execFileSync(command, args, {
+      cwd,
+      stdio: "ignore",
+      timeout: PROBE_MS,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+    });
     return true;
   } catch {
     return false;
@@ -76,7 +99,8 @@ function probe(sandbox: ToolSandbox): boolean {
 
 function idsOfUser(user: string): { uid: number; gid: number } | null {
   try {
-    const id = (flag: string) => Number(execFileSync("id", [flag, user], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim());
+    const id = (flag: string) =>
+      Number(execFileSync("id", [flag, user], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim());
     return { uid: id("-u"), gid: id("-g") };
   } catch {
     return null;
@@ -84,7 +108,10 @@ function idsOfUser(user: string): { uid: number; gid: number } | null {
 }
 
 /** `chooseToolSandbox` for this configuration; no probe when nothing would run in it, unless `TOOL_SANDBOX` names one (the operator hears at once that it cannot work). */
-export function toolSandboxOf(config: Pick<Config, "tools">, { warn = () => {} }: { warn?: (message: string) => void } = {}): ToolSandbox {
+export function toolSandboxOf(
+  config: Pick<Config, "tools">,
+  { warn = () => {} }: { warn?: (message: string) => void } = {},
+): ToolSandbox {
   const runCommand = config.tools.runCommand !== null;
   const stdioServers = config.tools.mcp.some((entry) => entry.command !== undefined);
   if (!runCommand && !stdioServers && config.tools.sandbox.mode === null) return NO_SANDBOX;
@@ -98,7 +125,11 @@ export function toolSandboxOf(config: Pick<Config, "tools">, { warn = () => {} }
  * the one folder they may write: a workspace that user does not own is
  * handed to it (loopd, root, still reads and writes it), and the start says so.
  */
-function handWorkspaceTo(dir: string, { uid, gid }: { uid: number; gid: number }, { warn }: { warn: (message: string) => void }): void {
+function handWorkspaceTo(
+  dir: string,
+  { uid, gid }: { uid: number; gid: number },
+  { warn }: { warn: (message: string) => void },
+): void {
   let owner: number;
   try {
     owner = statSync(dir).uid;
@@ -107,5 +138,7 @@ function handWorkspaceTo(dir: string, { uid, gid }: { uid: number; gid: number }
   }
   if (owner === uid) return;
   chownSync(dir, uid, gid);
-  warn(`WORKSPACE_DIR ${dir} now belongs to TOOL_RUN_AS_USER (uid ${uid}): loopd runs as root, and run_command's commands run as that user, never as root`);
+  warn(
+    `WORKSPACE_DIR ${dir} now belongs to TOOL_RUN_AS_USER (uid ${uid}): loopd runs as root, and run_command's commands run as that user, never as root`,
+  );
 }

@@ -10,18 +10,33 @@ export const sandboxVariables = {
   /** `bwrap`, `user` or `none`; unset: bwrap when it works here, else `user` when loopd runs as root. */
   TOOL_SANDBOX: z.preprocess((v) => (blank(v) ? undefined : v), z.enum(["bwrap", "user", "none"]).optional()),
   /** When loopd runs as root: the user `run_command` runs as (bwrap is started as that user too: never root), and stdio MCP servers under `TOOL_SANDBOX=user`. */
-  TOOL_RUN_AS_USER: z.preprocess((v) => (blank(v) ? undefined : v), z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, "must be a user name or id").default("nobody")),
+  TOOL_RUN_AS_USER: z.preprocess(
+    (v) => (blank(v) ? undefined : v),
+    z
+      .string()
+      .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, "must be a user name or id")
+      .default("nobody"),
+  ),
   /** `acme,globex`: the tenants offered `run_command`; unset: every tenant. */
   RUN_COMMAND_TENANTS: z.preprocess(
     (v) => (blank(v) ? undefined : v),
     z
       .string()
-      .transform((s) => s.split(",").map((t) => t.trim()).filter(Boolean))
+      .transform((s) =>
+        s
+          .split(",")
+          .map((t) => t.trim())
+          .filter(Boolean),
+      )
       .optional(),
   ),
 };
 
-type SandboxVariables = z.output<z.ZodObject<typeof sandboxVariables>> & { DATA_DIR: string; TOOLS_FILE?: string | undefined; PRICES_FILE?: string | undefined };
+type SandboxVariables = z.output<z.ZodObject<typeof sandboxVariables>> & {
+  DATA_DIR: string;
+  TOOLS_FILE?: string | undefined;
+  PRICES_FILE?: string | undefined;
+};
 
 /**
  * `hidden`: what of loopd's a confined tool must not read, besides its
@@ -30,11 +45,28 @@ type SandboxVariables = z.output<z.ZodObject<typeof sandboxVariables>> & { DATA_
  * `*_FILE` variable, as Docker and Kubernetes secrets are passed), and
  * `/run/secrets`.
  */
-export function sandboxSettingsOf(e: SandboxVariables, raw: Record<string, unknown>, { cwd = process.cwd() }: { cwd?: string } = {}) {
+export function sandboxSettingsOf(
+  e: SandboxVariables,
+  raw: Record<string, unknown>,
+  { cwd = process.cwd() }: { cwd?: string } = {},
+) {
   // A secret's file: loopd's own (`ADMIN_TOKEN_FILE`…) or any `*_FILE` named like a secret (`DB_PASSWORD_FILE`); not every `*_FILE` (`SSL_CERT_FILE` is the CA bundle tools need).
-  const isSecretFile = (name: string) => name.endsWith("_FILE") && ((SECRET_FILE_NAMES as readonly string[]).includes(name.slice(0, -5)) || SECRET_NAME.test(name.slice(0, -5)));
-  const files = Object.entries(raw).flatMap(([name, value]) => (isSecretFile(name) && typeof value === "string" && value.trim() !== "" ? [value] : []));
-  const hidden = [e.DATA_DIR, path.join(cwd, ".env"), ...files, e.TOOLS_FILE, e.PRICES_FILE, "/run/secrets", ...DATABASE_SOCKET_DIRS, socketDirOf(raw.DATABASE_URL)]
+  const isSecretFile = (name: string) =>
+    name.endsWith("_FILE") &&
+    ((SECRET_FILE_NAMES as readonly string[]).includes(name.slice(0, -5)) || SECRET_NAME.test(name.slice(0, -5)));
+  const files = Object.entries(raw).flatMap(([name, value]) =>
+    isSecretFile(name) && typeof value === "string" && value.trim() !== "" ? [value] : [],
+  );
+  const hidden = [
+    e.DATA_DIR,
+    path.join(cwd, ".env"),
+    ...files,
+    e.TOOLS_FILE,
+    e.PRICES_FILE,
+    "/run/secrets",
+    ...DATABASE_SOCKET_DIRS,
+    socketDirOf(raw.DATABASE_URL),
+  ]
     .flatMap((p) => (p ? [path.resolve(cwd, p)] : []))
     // One place under two names (/var/run is /run) is covered once, by its real name.
     .map((p) => {

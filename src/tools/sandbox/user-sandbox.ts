@@ -8,7 +8,8 @@ import type { ToolSandbox } from "./tool-sandbox.js";
  * mount that fails stops it (exit 126): the program never runs with a
  * secret in view.
  */
-const COVER = 'while [ "$1" != "--" ]; do case "$1" in d:*) mount -t tmpfs -o size=1m,mode=755 none "${1#d:}" || exit 126;; f:*) mount --bind /dev/null "${1#f:}" || exit 126;; esac; shift; done; shift; exec "$@"';
+const COVER =
+  'while [ "$1" != "--" ]; do case "$1" in d:*) mount -t tmpfs -o size=1m,mode=755 none "${1#d:}" || exit 126;; f:*) mount --bind /dev/null "${1#f:}" || exit 126;; esac; shift; done; shift; exec "$@"';
 
 /**
  * When loopd runs as root without bubblewrap: the program runs as another
@@ -33,7 +34,26 @@ export function createUserSandbox({ uid, gid, hidden = [] }: RunAs & { hidden?: 
       });
       return {
         command: "unshare",
-        args: ["--pid", "--fork", "--kill-child", "--mount-proc", "sh", "-c", COVER, "sh", ...covers, "--", "setpriv", `--reuid=${uid}`, `--regid=${gid}`, "--clear-groups", "--no-new-privs", "--", command, ...args],
+        args: [
+          "--pid",
+          "--fork",
+          "--kill-child",
+          "--mount-proc",
+          "sh",
+          "-c",
+          COVER,
+          "sh",
+          ...covers,
+          "--",
+          "setpriv",
+          `--reuid=${uid}`,
+          `--regid=${gid}`,
+          "--clear-groups",
+          "--no-new-privs",
+          "--",
+          command,
+          ...args,
+        ],
         cwd,
       };
     },

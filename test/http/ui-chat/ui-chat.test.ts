@@ -22,13 +22,23 @@ describe.each(["anthropic", "openai"] as const)("the AI SDK's chat protocol thro
     const [user, answer] = chat.messages;
     expect(user).toMatchObject({ role: "user", parts: [{ type: "text", text: "Say hello" }] });
     expect(answer!.role).toBe("assistant");
-    expect(answer!.parts.filter((p) => p.type === "text")).toEqual([expect.objectContaining({ text: "Hello from the model, streamed in pieces.", state: "done" })]);
-    expect(answer!.metadata).toMatchObject({ run_id: answer!.id, status: "completed", stop_reason: "end_turn", usage: { input_tokens: 30, output_tokens: 9 } });
+    expect(answer!.parts.filter((p) => p.type === "text")).toEqual([
+      expect.objectContaining({ text: "Hello from the model, streamed in pieces.", state: "done" }),
+    ]);
+    expect(answer!.metadata).toMatchObject({
+      run_id: answer!.id,
+      status: "completed",
+      stop_reason: "end_turn",
+      usage: { input_tokens: 30, output_tokens: 9 },
+    });
     // The chat id named a new conversation, which shows it.
-    const conversations = (await f.loopd.app.inject({ method: "GET", url: "/conversations?limit=100" })).json().data as { id: string; chat_id: string | null }[];
+    const conversations = (await f.loopd.app.inject({ method: "GET", url: "/conversations?limit=100" })).json()
+      .data as { id: string; chat_id: string | null }[];
     const conversation = conversations.find((c) => c.chat_id === chat.id)!;
     expect(conversation).toBeDefined();
-    const run = (await f.loopd.app.inject({ method: "GET", url: `/conversations/${conversation.id}/runs/${answer!.id}` })).json();
+    const run = (
+      await f.loopd.app.inject({ method: "GET", url: `/conversations/${conversation.id}/runs/${answer!.id}` })
+    ).json();
     expect(run).toMatchObject({ status: "completed", provider });
   });
 
@@ -37,7 +47,12 @@ describe.each(["anthropic", "openai"] as const)("the AI SDK's chat protocol thro
     const chat = newChat();
     await chat.sendMessage({ text: "What is 6*7?" });
     const answer = chat.messages.at(-1)!;
-    const tool = answer.parts.find((p) => p.type === "tool-calculate") as { state: string; input: unknown; output: string; toolCallId: string };
+    const tool = answer.parts.find((p) => p.type === "tool-calculate") as {
+      state: string;
+      input: unknown;
+      output: string;
+      toolCallId: string;
+    };
     expect(tool).toMatchObject({ state: "output-available", input: { expression: "6*7" } });
     expect(JSON.parse(tool.output)).toMatchObject({ result: 42 });
     expect(answer.parts.filter((p) => p.type === "step-start")).toHaveLength(2);
@@ -48,7 +63,12 @@ describe.each(["anthropic", "openai"] as const)("the AI SDK's chat protocol thro
     f.llm.script({ text: "Still here." });
     await chat.sendMessage({ text: "And again?" });
     expect(chat.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
-    const owned = ((await f.loopd.app.inject({ method: "GET", url: "/conversations?limit=100" })).json().data as { chat_id: string | null; message_count: number }[]).filter((c) => c.chat_id === chat.id);
+    const owned = (
+      (await f.loopd.app.inject({ method: "GET", url: "/conversations?limit=100" })).json().data as {
+        chat_id: string | null;
+        message_count: number;
+      }[]
+    ).filter((c) => c.chat_id === chat.id);
     expect(owned).toHaveLength(1);
     expect(owned[0]!.message_count).toBe(6);
   });
