@@ -4,7 +4,7 @@
 #   docker run -p 3000:3000 -v loopd-data:/app/data loopd        # embedded Postgres (PGlite) in /app/data
 #   docker run -p 3000:3000 -e DATABASE_URL=postgres://… loopd   # a Postgres server
 # The container listens on all of its interfaces, so API keys are required: the first start
-# prints one (tenant `default`) in the log; `node dist/store/keys-cli.js create --tenant <name>` makes more.
+# prints one (tenant `default`) in the log; `node dist/cli/keys.js create --tenant <name>` makes more.
 # `docker compose up` starts it with a Postgres server (docker-compose.yml).
 
 ARG NODE_IMAGE=node:20-bookworm-slim

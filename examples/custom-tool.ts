@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { runCli } from "../src/cli.js";
+import { runCli } from "../src/cli/run-cli.js";
 import { serve } from "../src/serve.js";
 import { createBuiltinTools, defineTool } from "../src/tools/index.js";
 

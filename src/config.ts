@@ -1,10 +1,10 @@
-import { isLoopback } from "./is-loopback.js";
+import { isLoopback } from "./util/is-loopback.js";
 import path from "node:path";
 import { z } from "zod";
 import { OperatorError } from "./errors.js";
 import { canCall } from "./providers/can-call.js";
 import { databaseSettingsOf, databaseVariables } from "./store/database-config.js";
-import { secretsOf } from "./redact.js";
+import { secretsOf } from "./util/redact.js";
 import { DEFAULT_GRACE_WINDOW_MS } from "./agent/run-clock.js";
 import { DEFAULT_MODEL_CALL_TIMEOUT_MS, DEFAULT_MODEL_STREAM_IDLE_MS } from "./agent/model-call-deadline.js";
 import { MAX_TOOL_RESULT_CHARS } from "./tools/clip-tool-result.js";
@@ -12,12 +12,12 @@ import { DEFAULT_TOOL_CONCURRENCY, DEFAULT_TOOL_TIMEOUT_MS } from "./tools/execu
 import { createBuiltinTools } from "./tools/builtin/index.js";
 import { commandEnvOf } from "./tools/command/run-command.js";
 import { loadToolsFile, secretsOfToolsFile, ToolsFileError, type ToolsFile } from "./tools/tools-file.js";
-import { blank, booleanFromEnv, intFromEnv, optionalString } from "./env-values.js";
+import { blank, booleanFromEnv, intFromEnv, optionalString } from "./util/env-values.js";
 import { webhookSettingsOf, webhookVariables } from "./webhooks/webhook-config.js";
 import { attachmentSettingsOf, attachmentVariables } from "./conversations/attachments/attachment-config.js";
 import { hostVariables } from "./http/host-config.js";
-import { readSecretFiles, secretFileVariables } from "./secret-files.js";
-import { fairShareVariables, fairSharesOf } from "./fair-share-config.js";
+import { readSecretFiles, secretFileVariables } from "./config/secret-files.js";
+import { fairShareVariables, fairSharesOf } from "./config/fair-share-config.js";
 import { sandboxSettingsOf, sandboxVariables } from "./tools/sandbox/sandbox-config.js";
 import { bodySettingsOf, bodyVariables } from "./http/body-config.js";
 import { ceilingSettingsOf, ceilingVariables } from "./conversations/ceiling-config.js";

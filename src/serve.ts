@@ -1,10 +1,10 @@
 import { buildApp, createLogger } from "./app.js";
-import { collectGarbageWhenIdle } from "./collect-garbage-when-idle.js";
-import { pricesOf } from "./prices-file.js";
+import { collectGarbageWhenIdle } from "./server/collect-garbage-when-idle.js";
+import { pricesOf } from "./providers/prices/prices-file.js";
 import { loadConfig, type Config } from "./config.js";
 import { describeError, OperatorError } from "./errors.js";
-import { checkListenAddress, explainListenError } from "./listen-address.js";
-import { makeDirectory } from "./make-directory.js";
+import { checkListenAddress, explainListenError } from "./server/listen-address.js";
+import { makeDirectory } from "./util/make-directory.js";
 import { canCall } from "./providers/index.js";
 import { openDatabase } from "./store/db.js";
 import { explainDatabaseError } from "./store/explain-database-error.js";

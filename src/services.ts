@@ -1,5 +1,5 @@
 import type { ModelProvider, ProviderName } from "./core/model-provider.js";
-import type { PriceTable } from "./core/price-table.js";
+import type { PriceTable } from "./providers/prices/price-table.js";
 import type { Config } from "./config.js";
 import type { HistoryCache } from "./runs/history-cache.js";
 import type { Intake } from "./runs/intake.js";

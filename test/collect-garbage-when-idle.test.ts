@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import { runInNewContext } from "node:vm";
 import { Worker } from "node:worker_threads";
 import { afterEach, expect, test, vi } from "vitest";
-import { collectGarbageWhenIdle, eventLoopUtilization } from "../src/collect-garbage-when-idle.js";
+import { collectGarbageWhenIdle, eventLoopUtilization } from "../src/server/collect-garbage-when-idle.js";
 
 const MB = 1_048_576;
 const run = promisify(execFile);
@@ -244,7 +244,7 @@ test("the event loop's utilization is read since the previous read: busy, then i
 });
 
 test("where gc is exposed under another name (--expose-gc-as), asking for it throws instead of handing back nothing", async () => {
-  const script = `import("${pathToFileURL(path.resolve("src/collect-garbage-when-idle.ts")).href}").then(({ fullCollection }) => { try { fullCollection(); console.log("got it"); } catch (err) { console.log(err.message); } })`;
+  const script = `import("${pathToFileURL(path.resolve("src/server/collect-garbage-when-idle.ts")).href}").then(({ fullCollection }) => { try { fullCollection(); console.log("got it"); } catch (err) { console.log(err.message); } })`;
   const { stdout } = await run(process.execPath, [
     "--expose-gc-as=collect",
     "--import",

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { loadConfig } from "../src/config.js";
-import { createRedactor } from "../src/redact.js";
+import { createRedactor } from "../src/util/redact.js";
 import { useLoopd } from "./helpers/use-loopd.js";
 import { runProgram } from "./process/run-program.js";
 
@@ -108,7 +108,7 @@ describe("mistakes stop the start, naming the variable and the path, never the c
 
   test("every program reads them (db:migrate as a process): the URL from the file is the one used, its password never printed", async () => {
     const url = secretFile("refused_url", "postgres://loopd:never-printed-pw@127.0.0.1:1/loopd\n");
-    const refused = await runProgram("src/store/migrate-cli.ts", { env: { DATABASE_URL_FILE: url } });
+    const refused = await runProgram("src/cli/migrate.ts", { env: { DATABASE_URL_FILE: url } });
     expect(refused.code).toBe(1);
     expect(refused.stderr.trim()).toMatch(
       /^db:migrate cannot run: cannot reach PostgreSQL at 127\.0\.0\.1:1: connection refused/,

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.js";
-import { loadDotEnv } from "../src/dot-env.js";
+import { loadDotEnv } from "../src/cli/dot-env.js";
 import { OperatorError } from "../src/errors.js";
 import { serve } from "../src/serve.js";
 

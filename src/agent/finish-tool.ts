@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { checkUserSchema } from "../check-user-schema.js";
+import { checkUserSchema } from "../json-schema/check-user-schema.js";
 import type { NewMessage, ToolCallBlock } from "../core/messages.js";
 import type { RunResult } from "../core/run-outcome.js";
 import { FINISH_TOOL, type FinishOptions } from "../core/run-settings.js";

@@ -1,4 +1,4 @@
-import { linkedAbort } from "../linked-abort.js";
+import { linkedAbort } from "../util/linked-abort.js";
 import { ProviderError } from "../core/model-provider.js";
 
 export const DEFAULT_MODEL_CALL_TIMEOUT_MS = 600_000;

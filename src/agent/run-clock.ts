@@ -1,4 +1,4 @@
-import { linkedAbort } from "../linked-abort.js";
+import { linkedAbort } from "../util/linked-abort.js";
 
 /** The default of the grace call's window when a run is out of time (config `RUN_GRACE_MS`). */
 export const DEFAULT_GRACE_WINDOW_MS = 30_000;

@@ -1,6 +1,6 @@
 import { errorResultFor } from "../agent/repair-history.js";
 import type { NewMessage } from "../core/messages.js";
-import { redactorOf, type Redactor } from "../redact.js";
+import { redactorOf, type Redactor } from "../util/redact.js";
 import { AppError, notFound } from "../errors.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { ActionAnswered } from "../runs/run-events.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { blank, booleanFromEnv } from "../env-values.js";
+import { blank, booleanFromEnv } from "../util/env-values.js";
 
 /** A ceiling from the environment: unset (or empty) is none. */
 const ceiling = (n: z.ZodNumber) => z.preprocess((v) => (blank(v) ? undefined : Number(v)), n.positive().optional());

@@ -2,7 +2,7 @@ import type { AssistantBlock } from "../core/messages.js";
 import type { presentConversation } from "../conversations/present.js";
 import { presentMessage } from "../conversations/present.js";
 import { AppError } from "../errors.js";
-import type { Redactor } from "../redact.js";
+import type { Redactor } from "../util/redact.js";
 import { traceSpans } from "../runs/trace/read-trace.js";
 import type { ModelSetup } from "../runs/trace/run-tracer.js";
 import type { RunRow } from "../store/schema.js";

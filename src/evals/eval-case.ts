@@ -1,7 +1,7 @@
 import { RE2JS } from "re2js";
 import { z } from "zod";
 import { messageSchema } from "../core/messages.js";
-import { isCheckableSchema } from "../json-schema.js";
+import { isCheckableSchema } from "../json-schema/json-schema.js";
 
 /**
  * An eval case (the API contract, "Evals from real runs"): a conversation's

@@ -1,4 +1,4 @@
-import { printable } from "../cli.js";
+import { printable } from "../cli/run-cli.js";
 import type { CaseResult } from "./case-result.js";
 
 /** The whole of an eval: how many cases passed, and what they used. */

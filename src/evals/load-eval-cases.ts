@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { z } from "zod";
 import { OperatorError } from "../errors.js";
-import { fieldPath } from "../field-path.js";
+import { fieldPath } from "../util/field-path.js";
 import { evalCaseSchema } from "./eval-case.js";
 import type { LoadedCase } from "./case-result.js";
 

@@ -1,5 +1,5 @@
 import { RE2JS } from "re2js";
-import { checkUserSchema } from "../check-user-schema.js";
+import { checkUserSchema } from "../json-schema/check-user-schema.js";
 import type { Expectations } from "./eval-case.js";
 
 /** What an eval run did, as scoring reads it. */

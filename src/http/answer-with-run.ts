@@ -2,7 +2,7 @@ import type { FastifyReply } from "fastify";
 import { textOf } from "../core/messages.js";
 import { presentRun } from "../conversations/present.js";
 import { AppError } from "../errors.js";
-import { linkedAbort } from "../linked-abort.js";
+import { linkedAbort } from "../util/linked-abort.js";
 import { waitForRunEnd } from "../runs/wait-for-run-end.js";
 import type { RunRow } from "../store/schema.js";
 import type { HttpDeps } from "./http-deps.js";

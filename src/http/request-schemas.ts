@@ -2,7 +2,7 @@ import { z } from "zod";
 import { DEFAULT_CONTEXT, type ContextSettings } from "../core/context-settings.js";
 import { textBlockSchema } from "../core/messages.js";
 import { documentInputSchema, imageInputSchema } from "../core/attachment-input.js";
-import { isCheckableSchema, isObjectSchema } from "../json-schema.js";
+import { isCheckableSchema, isObjectSchema } from "../json-schema/json-schema.js";
 import { isPgSafe } from "../store/pg-safe.js";
 import { TOOL_NAME } from "../tools/define-tool.js";
 import { WEBHOOK_EVENTS } from "../store/schema.js";

@@ -3,7 +3,7 @@ import type { FastifyReply } from "fastify";
 import { followRunEvents } from "../runs/follow-run-events.js";
 import type { Services } from "../services.js";
 import type { RunRow } from "../store/schema.js";
-import { linkedAbort } from "../linked-abort.js";
+import { linkedAbort } from "../util/linked-abort.js";
 import { presentRunEvents, type PresentedEvent } from "./present-run-events.js";
 
 export interface StreamRunOptions {

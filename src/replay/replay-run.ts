@@ -1,7 +1,7 @@
 import type { AssistantBlock } from "../core/messages.js";
 import type { ModelProvider, ProviderName } from "../core/model-provider.js";
 import type { TraceEntry } from "../runs/trace/read-trace.js";
-import type { Redactor } from "../redact.js";
+import type { Redactor } from "../util/redact.js";
 import { compareAnswers, type ReplayVerdict } from "./compare-answers.js";
 
 /** One recorded model call sent again. */

@@ -8,7 +8,7 @@ import type { Services } from "../services.js";
 import type { NewRunSpan } from "../store/save-run-step.js";
 import type { RunRow } from "../store/schema.js";
 import type { LoggedEvent } from "../store/event-repository.js";
-import { redactorOf } from "../redact.js";
+import { redactorOf } from "../util/redact.js";
 import { createRunTracer, runEndSpan } from "./trace/run-tracer.js";
 import { LeaseLost } from "../core/interruptions.js";
 import { createRunEventLog } from "./run-event-log.js";

@@ -13,7 +13,7 @@ import {
 import { hostname } from "node:os";
 import path from "node:path";
 import { OperatorError } from "../errors.js";
-import { reasonOf } from "../make-directory.js";
+import { reasonOf } from "../util/make-directory.js";
 
 /** Who holds an embedded database's folder: what its lock file says. */
 export interface LockHolder {

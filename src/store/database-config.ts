@@ -1,6 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
-import { intFromEnv, optionalString } from "../env-values.js";
+import { intFromEnv, optionalString } from "../util/env-values.js";
 import { DEFAULT_POOL, type DatabasePoolOptions } from "./db.js";
 
 /**

@@ -10,7 +10,7 @@ import pg from "pg";
 import { BusyReportingPool, DatabaseBusyError } from "./busy-reporting-pool.js";
 import { countStatements } from "./count-pglite-statements.js";
 import { OperatorError } from "../errors.js";
-import { makeDirectory } from "../make-directory.js";
+import { makeDirectory } from "../util/make-directory.js";
 import { lockDataDir, type DataDirLock } from "./data-dir-lock.js";
 import { embeddedFolderOf, isDatabaseFault, unopenedMessage } from "./embedded-folder.js";
 import { schema } from "./schema.js";

@@ -1,4 +1,4 @@
-import { checkUserSchema } from "../check-user-schema.js";
+import { checkUserSchema } from "../json-schema/check-user-schema.js";
 import { ToolErrorResult } from "./define-tool.js";
 
 /**

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { fieldPath } from "../field-path.js";
+import { fieldPath } from "../util/field-path.js";
 
 /**
  * Every error text the executor sends back to the model, in one place. Each

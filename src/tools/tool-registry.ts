@@ -1,6 +1,6 @@
 import type { ToolSpec } from "../core/model-provider.js";
 import type { Tool, ToolSource } from "./define-tool.js";
-import { perObject } from "../per-object.js";
+import { perObject } from "../util/per-object.js";
 import { SERVER_WILDCARD } from "./mcp/mcp-tool-name.js";
 
 export interface ToolRegistry {

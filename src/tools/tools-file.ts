@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import { Webhook } from "standardwebhooks";
 import { z } from "zod";
-import { isCheckableSchema, isObjectSchema } from "../json-schema.js";
-import { SECRET_NAME } from "../redact.js";
+import { isCheckableSchema, isObjectSchema } from "../json-schema/json-schema.js";
+import { SECRET_NAME } from "../util/redact.js";
 import { TOOL_NAME } from "./define-tool.js";
 import { SERVER_NAME, serverPrefixOf } from "./mcp/mcp-tool-name.js";
-import { fieldPath } from "../field-path.js";
+import { fieldPath } from "../util/field-path.js";
 
 /** A `${VAR}` in a string of the file: read from the environment. */
 const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;

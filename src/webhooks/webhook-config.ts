@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { blank, booleanFromEnv, intFromEnv } from "../env-values.js";
+import { blank, booleanFromEnv, intFromEnv } from "../util/env-values.js";
 import { webhookSecret } from "../tools/tools-file.js";
 
 /** The variables of run webhooks (composed into config.ts's). */

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
 import type { Usage } from "../../src/core/usage.js";
-import { createPriceTable, DEFAULT_PRICES } from "../../src/core/price-table.js";
-import { loadPriceFile } from "../../src/prices-file.js";
+import { createPriceTable, DEFAULT_PRICES } from "../../src/providers/prices/price-table.js";
+import { loadPriceFile } from "../../src/providers/prices/prices-file.js";
 
 const usage = (u: Partial<Usage>): Usage => ({
   input_tokens: 0,

@@ -48,7 +48,7 @@ async function evalCommand(args: string[], { keys = ["anthropic", "openai"] }: {
     ...(f.testDb.url && { DATABASE_URL: f.testDb.url }),
   };
   const before = await rowCounts(f.database);
-  const run = await runProgram("src/evals/main.ts", { args, cwd, env });
+  const run = await runProgram("src/cli/eval.ts", { args, cwd, env });
   expect(existsSync(path.join(cwd, "data"))).toBe(false);
   expect(await rowCounts(f.database)).toEqual(before);
   const reports = existsSync(path.join(cwd, "reports")) ? readdirSync(path.join(cwd, "reports")) : [];

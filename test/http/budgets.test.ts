@@ -1,5 +1,5 @@
 import { describe, expect, test, vi } from "vitest";
-import { schemaCheckPool } from "../../src/check-user-schema.js";
+import { schemaCheckPool } from "../../src/json-schema/check-user-schema.js";
 import { api } from "../helpers/api.js";
 import { rowCounts } from "../helpers/row-counts.js";
 import { collectEvents } from "../helpers/sse-client.js";

@@ -4,10 +4,10 @@ import path from "node:path";
 import { createServer } from "node:http";
 import { describe, expect, test } from "vitest";
 import { runOverHttp } from "../../src/replay/run-over-http.js";
-import { writeOutputFile } from "../../src/write-output-file.js";
+import { writeOutputFile } from "../../src/cli/write-output-file.js";
 import { openDatabase } from "../../src/store/db.js";
 import { storedTraceEntries } from "../../src/runs/trace/read-trace.js";
-import { redactorOf } from "../../src/redact.js";
+import { redactorOf } from "../../src/util/redact.js";
 import { replayRun } from "../../src/replay/replay-run.js";
 import { api } from "../helpers/api.js";
 import { startLoopd } from "../helpers/start-loopd.js";
@@ -108,7 +108,7 @@ test("npm run replay prints each step, writes its report without overwriting an 
   await database.close();
 
   const replay = (...args: string[]) =>
-    runProgram("src/replay/main.ts", {
+    runProgram("src/cli/replay.ts", {
       args: [runId, "--base-url", `${f.llm.url}/v1`, ...args],
       cwd: folder,
       env: { DATA_DIR: dataDir, OPENAI_API_KEY: "test-openai-key" },

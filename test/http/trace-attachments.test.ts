@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { redactorOf } from "../../src/redact.js";
+import { redactorOf } from "../../src/util/redact.js";
 import { runOverHttp } from "../../src/replay/run-over-http.js";
 import { storedTraceEntries } from "../../src/runs/trace/read-trace.js";
 import { api } from "../helpers/api.js";

@@ -65,14 +65,14 @@ test("a second server on the same DATA_DIR is refused with one line, and the fir
 });
 
 test("db:migrate on a held DATA_DIR is refused with the same line", async () => {
-  const migrate = await runProgram("src/store/migrate-cli.ts", { env: { DATA_DIR: dataDir } });
+  const migrate = await runProgram("src/cli/migrate.ts", { env: { DATA_DIR: dataDir } });
   expect(migrate.code).toBe(1);
   expect(migrate.output).toMatch(new RegExp(`^db:migrate cannot run: ${refusal(server.pid).source}`));
 });
 
 test("replay of a run while the server runs reads it through the server's API", async () => {
   const out = path.join(scratch, "replay.json");
-  const replay = await runProgram("src/replay/main.ts", { args: [runId, "--out", out], env: { DATA_DIR: dataDir } });
+  const replay = await runProgram("src/cli/replay.ts", { args: [runId, "--out", out], env: { DATA_DIR: dataDir } });
   expect(replay.stderr).toBe("");
   expect(replay.code).toBe(0);
   expect(replay.stdout).toContain(
@@ -92,7 +92,7 @@ test("replay on a DATA_DIR held by a process that serves no API is refused with 
   const holder = startHolder("hold", heldDir);
   expect(await holder.said()).toBe("ready");
   expect(await holder.said()).toBe("held");
-  const replay = await runProgram("src/replay/main.ts", { args: [runId], env: { DATA_DIR: heldDir } });
+  const replay = await runProgram("src/cli/replay.ts", { args: [runId], env: { DATA_DIR: heldDir } });
   await holder.end();
   expect(replay.code).toBe(1);
   expect(replay.output).toMatch(

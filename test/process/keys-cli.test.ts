@@ -20,7 +20,7 @@ afterAll(async () => {
   await killAllLoopd();
   await database?.drop();
 });
-const keys = (...args: string[]) => runProgram("src/store/keys-cli.ts", { args, env: database.env });
+const keys = (...args: string[]) => runProgram("src/cli/keys.ts", { args, env: database.env });
 
 test("create prints the key once, list shows it without the key, a loopd with keys on takes it, revoke ends it", async () => {
   const made = await keys("create", "--tenant", "acme", "--name", "ci");

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { runCli } from "../../src/cli.js";
+import { runCli } from "../../src/cli/run-cli.js";
 import { serve } from "../../src/serve.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { createBuiltinTools } from "../../src/tools/builtin/index.js";

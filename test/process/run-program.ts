@@ -25,7 +25,7 @@ export interface ProgramRun {
 }
 
 /**
- * Runs one of loopd's programs (`src/main.ts`, `src/replay/main.ts`, …) with
+ * Runs one of loopd's programs (`src/main.ts`, `src/cli/replay.ts`, …) with
  * exactly `env` (plus PATH and HOME) until it exits, or `timeoutMs` passes
  * and it is killed.
  */

@@ -4,6 +4,7 @@ import { ProviderError } from "../../src/core/model-provider.js";
 import { createAnthropicProvider } from "../../src/providers/anthropic/index.js";
 import { createOpenAIProvider } from "../../src/providers/openai/index.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
+import { until } from "../helpers/lag-event-loop.js";
 import { anthropicAgainst, modelRequest, openaiAgainst } from "./fake-llm-providers.js";
 import { anthropicStyleHistory, openaiStyleHistory, user } from "./histories.js";
 
@@ -122,7 +123,10 @@ describe.each([
     llm.script({ hang: true });
     const controller = new AbortController();
     const pending = provider().generate(modelRequest([user("hi")], { signal: controller.signal }));
-    setTimeout(() => controller.abort(), 50);
+    // Abort once the fake holds the request: aborted before it arrived, it
+    // could arrive after this test and take the next test's scripted turn.
+    await until(() => llm.requests.length === 1, { what: "the request reaching the fake" });
+    controller.abort();
     await expect(pending).rejects.toMatchObject({ name: "AbortError" });
   });
 

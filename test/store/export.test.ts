@@ -38,7 +38,7 @@ test("npm run db:export, then psql into a Postgres server: loopd there has the c
   expect(before).toHaveLength(4);
 
   // While the embedded database is open, the export is refused like every second opener.
-  const refused = await runProgram("src/store/export-cli.ts", {
+  const refused = await runProgram("src/cli/export.ts", {
     args: [path.join(scratch, "early.sql")],
     env: { DATA_DIR: dataDir },
   });
@@ -50,13 +50,13 @@ test("npm run db:export, then psql into a Postgres server: loopd there has the c
   await embedded.close();
 
   // Into reports/ of its working folder, dated; a second export gets a name of its own.
-  const exported = await runProgram("src/store/export-cli.ts", { cwd: scratch, env: { DATA_DIR: dataDir } });
+  const exported = await runProgram("src/cli/export.ts", { cwd: scratch, env: { DATA_DIR: dataDir } });
   expect(exported.stderr).toBe("");
   expect(exported.code).toBe(0);
   const file = path.join(scratch, "reports", `loopd-${new Date().toISOString().slice(0, 10)}.sql`);
   expect(exported.stdout).toContain(`the embedded database in ${dataDir} is in ${file}\n`);
   expect(readFileSync(file, "utf8")).toContain("CREATE TABLE public.messages");
-  const again = await runProgram("src/store/export-cli.ts", { cwd: scratch, env: { DATA_DIR: dataDir } });
+  const again = await runProgram("src/cli/export.ts", { cwd: scratch, env: { DATA_DIR: dataDir } });
   expect(again.stdout).toContain(`is in ${file.replace(/\.sql$/, "-2.sql")}\n`);
 
   await admin(serverUrl, `create database ${name}`);

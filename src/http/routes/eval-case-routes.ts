@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { buildEvalCase } from "../../evals/build-eval-case.js";
 import { evalCaseSchema } from "../../evals/eval-case.js";
-import { redactorOf } from "../../redact.js";
+import { redactorOf } from "../../util/redact.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
 import { runParams } from "../request-schemas.js";

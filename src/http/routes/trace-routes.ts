@@ -4,7 +4,7 @@ import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { presentRun } from "../../conversations/present.js";
 import { readTrace } from "../../runs/trace/read-trace.js";
-import { redactorOf } from "../../redact.js";
+import { redactorOf } from "../../util/redact.js";
 import type { HttpDeps } from "../http-deps.js";
 import { runParams } from "../request-schemas.js";
 import { errorResponses } from "../error-schemas.js";

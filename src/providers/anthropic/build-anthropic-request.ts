@@ -1,6 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { ModelRequestBody } from "../../core/model-provider.js";
-import { perObject } from "../../per-object.js";
+import { perObject } from "../../util/per-object.js";
 import { toAnthropicToolParams } from "./map-anthropic-tool-choice.js";
 import { toAnthropicHistory } from "./to-anthropic-history.js";
 

@@ -1,7 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { NewMessage } from "../../core/messages.js";
 import type { ToolChoice, ToolSpec } from "../../core/model-provider.js";
-import { perObject } from "../../per-object.js";
+import { perObject } from "../../util/per-object.js";
 import { objectSchemaOf } from "../shared/object-schema.js";
 
 /** loopd's tool choice → Anthropic's (`required` is Anthropic's `any`). */

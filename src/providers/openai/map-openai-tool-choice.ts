@@ -1,6 +1,6 @@
 import type OpenAI from "openai";
 import type { ToolChoice, ToolSpec } from "../../core/model-provider.js";
-import { perObject } from "../../per-object.js";
+import { perObject } from "../../util/per-object.js";
 import { objectSchemaOf } from "../shared/object-schema.js";
 
 /** loopd's tool choice → Chat Completions' (`{name}` names a function). */

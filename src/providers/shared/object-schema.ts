@@ -1,5 +1,5 @@
 import type { ToolSpec } from "../../core/model-provider.js";
-import { perObject } from "../../per-object.js";
+import { perObject } from "../../util/per-object.js";
 
 /**
  * A tool's input schema as the APIs take it (`type: "object"` always set),

@@ -1,5 +1,5 @@
 import { ProviderError } from "../../core/model-provider.js";
-import { withoutCredentials } from "../../redact.js";
+import { withoutCredentials } from "../../util/redact.js";
 import { createAbortError, isAbortError } from "./abort-error.js";
 
 type ErrorClass<E extends Error = Error> = abstract new (...args: never[]) => E;

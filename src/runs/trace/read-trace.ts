@@ -6,7 +6,7 @@ import type { MessageRow, RunRow } from "../../store/schema.js";
 import type { Store } from "../../store/store.js";
 import { TRACE_START, type TracedMessage } from "../../store/trace-repository.js";
 import { rebuildBody, rebuildRequest } from "./rebuild-request.js";
-import type { Redactor } from "../../redact.js";
+import type { Redactor } from "../../util/redact.js";
 import { bodySha256 } from "./body-hash.js";
 import { spanOfMessage } from "./message-span.js";
 import type { ModelCallRecord, ModelSetup } from "./run-tracer.js";

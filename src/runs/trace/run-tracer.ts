@@ -5,7 +5,7 @@ import type { ToolChoice, ToolSpec } from "../../core/model-provider.js";
 import type { ToolCallCompletion } from "../../core/run-outcome.js";
 import type { NewRunSpan } from "../../store/save-run-step.js";
 import { createBodyHasher, jsonSha256 } from "./body-hash.js";
-import type { Redactor } from "../../redact.js";
+import type { Redactor } from "../../util/redact.js";
 import type { ToolOrigin } from "../../tools/tool-registry.js";
 
 /**

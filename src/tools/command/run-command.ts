@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { z } from "zod";
-import { SECRET_NAME } from "../../redact.js";
+import { SECRET_NAME } from "../../util/redact.js";
 import type { Tool } from "../define-tool.js";
 import { defineTool } from "../define-tool.js";
 import { createHeadAndTail } from "./head-and-tail.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Tool as ListedTool } from "@modelcontextprotocol/sdk/types.js";
-import { isObjectSchema } from "../../json-schema.js";
+import { isObjectSchema } from "../../json-schema/json-schema.js";
 import { checkToolInput } from "../check-tool-input.js";
 import type { ApprovalMode, Tool } from "../define-tool.js";
 import { mcpResult, type McpCallResult } from "./mcp-result.js";

@@ -1,9 +1,9 @@
 import { realpathSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { blank } from "../../env-values.js";
-import { SECRET_NAME } from "../../redact.js";
-import { SECRET_FILE_NAMES } from "../../secret-files.js";
+import { blank } from "../../util/env-values.js";
+import { SECRET_NAME } from "../../util/redact.js";
+import { SECRET_FILE_NAMES } from "../../config/secret-files.js";
 
 /** The variables of the tool sandbox and of who may run commands (composed into config.ts's). */
 export const sandboxVariables = {

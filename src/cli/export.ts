@@ -1,8 +1,8 @@
-import { runCli } from "../cli.js";
+import { runCli } from "./run-cli.js";
 import { loadConfig } from "../config.js";
 import { OperatorError } from "../errors.js";
-import { writeOutputFile } from "../write-output-file.js";
-import { openDatabase } from "./db.js";
+import { writeOutputFile } from "./write-output-file.js";
+import { openDatabase } from "../store/db.js";
 
 /**
  * `npm run db:export [-- <file.sql>]`: the embedded database in DATA_DIR as

@@ -1,6 +1,6 @@
 import { mkdirSync, statSync } from "node:fs";
 import path from "node:path";
-import { OperatorError } from "./errors.js";
+import { OperatorError } from "../errors.js";
 
 /**
  * `mkdir -p` that always ends. Node's own recursive mkdir loops forever

@@ -1,4 +1,4 @@
-import { roundUsd, type Usage } from "./usage.js";
+import { roundUsd, type Usage } from "../../core/usage.js";
 
 /** USD per million tokens, one figure per kind of token loopd counts in {@link Usage}. */
 export interface ModelPrice {

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { createPriceTable, type ModelPrice, type PriceTable } from "./core/price-table.js";
-import { OperatorError } from "./errors.js";
+import { createPriceTable, type ModelPrice, type PriceTable } from "./price-table.js";
+import { OperatorError } from "../../errors.js";
 
 const NOT_A_PRICE = "must be a non-negative number";
 const amount = z

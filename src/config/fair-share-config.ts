@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { blank, intFromEnv } from "./env-values.js";
+import { blank, intFromEnv } from "../util/env-values.js";
 
 /** The variables of tenants' fair shares of streams and webhook deliveries (composed into config.ts's). */
 export const fairShareVariables = {

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
-import { blank, optionalString } from "./env-values.js";
-import { OperatorError } from "./errors.js";
+import { blank, optionalString } from "../util/env-values.js";
+import { OperatorError } from "../errors.js";
 
 /** The secrets that may come from a file, as Docker and Kubernetes mount them: `X_FILE` names the file that holds `X`. */
 export const SECRET_FILE_NAMES = [

@@ -1,6 +1,6 @@
-import type { Config } from "./config.js";
-import type { ModelProvider, ProviderName } from "./core/model-provider.js";
-import { canCall, providersOf } from "./providers/index.js";
+import type { Config } from "../config.js";
+import type { ModelProvider, ProviderName } from "../core/model-provider.js";
+import { canCall, providersOf } from "../providers/index.js";
 
 /** The options of the commands that call a model again (`npm run replay`, `npm run eval`), for `parseArgs`. */
 export const MODEL_OPTIONS = {

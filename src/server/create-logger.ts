@@ -1,6 +1,6 @@
 import pino, { type Logger } from "pino";
 import pinoPretty from "pino-pretty";
-import { createRedactor } from "./redact.js";
+import { createRedactor } from "../util/redact.js";
 
 /** Secrets never reach the logs, whatever a request or an error carries. */
 export const REDACT = [

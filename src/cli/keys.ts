@@ -1,11 +1,11 @@
 import { parseArgs } from "node:util";
-import { runCli } from "../cli.js";
+import { runCli } from "./run-cli.js";
 import { loadConfig } from "../config.js";
 import { OperatorError } from "../errors.js";
-import { openDatabase } from "./db.js";
-import { explainDatabaseError } from "./explain-database-error.js";
-import { TENANT_NAME, type ApiKeyInfo } from "./key-repository.js";
-import { createStore } from "./store.js";
+import { openDatabase } from "../store/db.js";
+import { explainDatabaseError } from "../store/explain-database-error.js";
+import { TENANT_NAME, type ApiKeyInfo } from "../store/key-repository.js";
+import { createStore } from "../store/store.js";
 
 const USAGE =
   "usage: npm run keys -- create --tenant <name> [--name <label>] | list [--tenant <name>] | revoke <key_id>";

@@ -1,5 +1,5 @@
 import { createServer } from "node:net";
-import { OperatorError } from "./errors.js";
+import { OperatorError } from "../errors.js";
 
 /**
  * Whether loopd can listen on HOST:PORT, found out before the database is

@@ -1,8 +1,8 @@
-import { runCli } from "../cli.js";
+import { runCli } from "./run-cli.js";
 import { loadConfig } from "../config.js";
 import { OperatorError } from "../errors.js";
-import { openDatabase } from "./db.js";
-import { explainDatabaseError } from "./explain-database-error.js";
+import { openDatabase } from "../store/db.js";
+import { explainDatabaseError } from "../store/explain-database-error.js";
 
 /** `npm run db:migrate`: applies the committed migrations to DATABASE_URL, or to the embedded database in DATA_DIR. */
 await runCli("db:migrate cannot run:", async () => {

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parseEnv } from "node:util";
-import { OperatorError } from "./errors.js";
+import { OperatorError } from "../errors.js";
 
 /** What `.env` set: the file, and the variables it gave (those the environment did not set already). */
 export interface DotEnv {

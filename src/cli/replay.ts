@@ -1,17 +1,17 @@
 import { parseArgs } from "node:util";
-import { printable, runCli } from "../cli.js";
+import { printable, runCli } from "./run-cli.js";
 import { loadConfig } from "../config.js";
 import { OperatorError } from "../errors.js";
-import { MODEL_OPTIONS, MOCK_BASE_URL_NOTE, modelOptionsOf, providersFor } from "../model-options.js";
+import { MODEL_OPTIONS, MOCK_BASE_URL_NOTE, modelOptionsOf, providersFor } from "./model-options.js";
 import { holderOf } from "../store/data-dir-lock.js";
 import { openDatabase } from "../store/db.js";
 import { createStore } from "../store/store.js";
 import { INTERNAL } from "../store/conversation-repository.js";
 import { storedTraceEntries, type TraceEntry } from "../runs/trace/read-trace.js";
-import { redactorOf } from "../redact.js";
-import { replayRun, type ReplayStep } from "./replay-run.js";
-import { runOverHttp } from "./run-over-http.js";
-import { writeOutputFile } from "../write-output-file.js";
+import { redactorOf } from "../util/redact.js";
+import { replayRun, type ReplayStep } from "../replay/replay-run.js";
+import { runOverHttp } from "../replay/run-over-http.js";
+import { writeOutputFile } from "./write-output-file.js";
 
 const USAGE =
   "usage: npm run replay -- <run_id> [--provider anthropic|openai|mock] [--model m] [--base-url u] [--out file.json] [--url http://loopd:3000]";

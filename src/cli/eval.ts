@@ -1,14 +1,14 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { runCli } from "../cli.js";
+import { runCli } from "./run-cli.js";
 import { loadConfig } from "../config.js";
 import { OperatorError } from "../errors.js";
-import { callableWith, MOCK_BASE_URL_NOTE, MODEL_OPTIONS, modelOptionsOf, providersFor } from "../model-options.js";
-import { writeOutputFile } from "../write-output-file.js";
-import { evalReport } from "./eval-report.js";
-import { HEADER, rowOf, summaryLines } from "./eval-summary.js";
-import { loadEvalCases } from "./load-eval-cases.js";
-import { runEvals } from "./run-evals.js";
+import { callableWith, MOCK_BASE_URL_NOTE, MODEL_OPTIONS, modelOptionsOf, providersFor } from "./model-options.js";
+import { writeOutputFile } from "./write-output-file.js";
+import { evalReport } from "../evals/eval-report.js";
+import { HEADER, rowOf, summaryLines } from "../evals/eval-summary.js";
+import { loadEvalCases } from "../evals/load-eval-cases.js";
+import { runEvals } from "../evals/run-evals.js";
 
 const USAGE =
   "usage: npm run eval -- <case file or folder> [--provider anthropic|openai|mock] [--model m] [--base-url u] [--system-file f] [--out report.json] [--min-pass 0.9] [--live-tools] [--concurrency 4]";

@@ -1,6 +1,6 @@
 import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { makeDirectory } from "./make-directory.js";
+import { makeDirectory } from "../util/make-directory.js";
 
 /** Where commands write their reports and exports by default: a folder the repository ignores. */
 export const REPORTS_DIR = "reports";
