@@ -231,9 +231,9 @@ describe("file sizes", () => {
   });
 });
 
-test("the README's project layout names every folder of src/, and no folder that is not there", () => {
-  const readme = readFileSync(path.resolve(SRC, "../README.md"), "utf8");
-  const layout = readme.slice(readme.indexOf("## Project layout"));
+test("the project layout in docs/architecture.md names every folder of src/, and no folder that is not there", () => {
+  const page = readFileSync(path.resolve(SRC, "../docs/architecture.md"), "utf8");
+  const layout = page.slice(page.indexOf("## Project layout"));
   const block = layout.slice(layout.indexOf("```") + 3, layout.indexOf("```", layout.indexOf("```") + 3));
   const named = [...block.matchAll(/^ {2}([a-z-]+(?:\/[a-z-]+)*)\/\s/gm)].map((m) => m[1]!).sort();
   const folders = readdirSync(SRC, { withFileTypes: true })

@@ -16,12 +16,9 @@ test("the values .env.example shows are the defaults: uncommented, they change n
   expect(loadConfig(shown)).toEqual(loadConfig({}));
 });
 
-test("the README's configuration table names every variable too", () => {
-  const readme = read("README.md");
-  const table = readme.slice(
-    readme.indexOf("## Configuration"),
-    readme.indexOf("\n## ", readme.indexOf("## Configuration") + 1),
-  );
+test("the configuration page's table names every variable too", () => {
+  const page = read("docs/operations/configuration.md");
+  const table = page.slice(page.indexOf("# Configuration"), page.indexOf("\n## ", page.indexOf("# Configuration") + 1));
   const named = new Set(
     [...table.matchAll(/^\| `([A-Z][A-Z0-9_]*)`(?:, `([A-Z][A-Z0-9_]*)`)*/gm)].flatMap((m) =>
       [...m[0].matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((n) => n[1]!),

@@ -7,15 +7,16 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { matchOutput } from "./match-output.js";
-import { readWalkthrough, type Step } from "./read-walkthrough.js";
+import { readWalkthrough, restOfWalkthrough, type Step } from "./read-walkthrough.js";
 
 /**
- * `npm run readme`: runs the README's walkthrough top to bottom, as a new
- * user would, and checks that every command prints what the README shows
- * after it (see `matchOutput` for what "the same" allows). One bash, with
+ * `npm run readme`: runs the walkthrough (docs/walkthrough.md, then the pages
+ * its last section lists, in that order) top to bottom, as a new user would,
+ * and checks that every command prints what the page shows after it (see
+ * `matchOutput` for what "the same" allows). One bash, with
  * job control as in a terminal, in a fresh copy of the repository (its
  * tracked files and the new ones git does not ignore; node_modules linked,
- * not installed again); the ports the README names (3000 for loopd, 4010
+ * not installed again); the ports the pages name (3000 for loopd, 4010
  * for the fake LLM) are swapped for free ones. Every step runs; each
  * difference is printed, both sides, and makes the exit status 1. `--keep`
  * leaves the copy for a look.
@@ -26,10 +27,16 @@ const { values } = parseArgs({
 });
 const stepTimeoutMs = Number(values["step-timeout-s"]) * 1000;
 
-const steps = readWalkthrough(readFileSync(path.join(repo, "README.md"), "utf8"), {
-  from: "## Walkthrough with curl",
-  to: "## Configuration",
-});
+const walkthrough = "docs/walkthrough.md";
+const pages = [
+  walkthrough,
+  ...restOfWalkthrough(readFileSync(path.join(repo, walkthrough), "utf8")).map((page) =>
+    path.posix.join(path.posix.dirname(walkthrough), page),
+  ),
+];
+const steps: (Step & { file: string })[] = pages.flatMap((file) =>
+  readWalkthrough(readFileSync(path.join(repo, file), "utf8")).map((step) => ({ ...step, file })),
+);
 const copy = copyOfRepository();
 const [loopdPort, llmPort] = [await freePort(), await freePort()];
 const ports = (text: string) =>
@@ -60,12 +67,12 @@ try {
     const ok = step.expected
       ? matchOutput({ expected: ports(step.expected.text), actual: printed, lang: step.expected.lang })
       : status === 0;
-    console.log(`${ok ? "ok  " : "DIFF"} README.md:${step.line}  ${step.heading}`);
+    console.log(`${ok ? "ok  " : "DIFF"} ${step.file}:${step.line}  ${step.heading}`);
     if (!ok) {
       failed++;
       const shown = step.expected
-        ? `the README shows (\`\`\`${step.expected.lang}):\n${ports(step.expected.text)}`
-        : "the README shows no output: the step must end with status 0";
+        ? `the page shows (\`\`\`${step.expected.lang}):\n${ports(step.expected.text)}`
+        : "the page shows no output: the step must end with status 0";
       console.log(`--- ${shown}\n--- the commands printed (status ${status}):\n${printed}\n---`);
     }
   }
@@ -78,13 +85,13 @@ try {
 }
 console.log(
   failed
-    ? `the README walkthrough differs from what it shows in ${failed} of ${steps.length} steps`
-    : `the README walkthrough printed what it shows: ${steps.length} steps`,
+    ? `the walkthrough differs from what it shows in ${failed} of ${steps.length} steps (${pages.length} pages)`
+    : `the walkthrough printed what it shows: ${steps.length} steps (${pages.length} pages)`,
 );
 process.exitCode = failed ? 1 : 0;
 
 /** Runs one step's commands in the shell; resolves with what they printed and the last command's exit status. */
-async function run(step: Step, index: number): Promise<{ printed: string; status: number }> {
+async function run(step: Step & { file: string }, index: number): Promise<{ printed: string; status: number }> {
   const file = path.join(copy, ".walkthrough", `step-${index + 1}.sh`);
   writeFileSync(file, `${ports(step.commands)}\n`);
   const done = `__walkthrough_step_${index + 1}_done__`;
@@ -97,7 +104,7 @@ async function run(step: Step, index: number): Promise<{ printed: string; status
       const next = await lines.next();
       if (next.done)
         throw new Error(
-          `README.md:${step.line}: the shell ended (or the step ran past ${stepTimeoutMs / 1000} s); it printed:\n${out}`,
+          `${step.file}:${step.line}: the shell ended (or the step ran past ${stepTimeoutMs / 1000} s); it printed:\n${out}`,
         );
       const end = next.value.match(new RegExp(`^${done} (\\d+)$`));
       if (end) return { printed: out.replace(/\n$/, ""), status: Number(end[1]) };

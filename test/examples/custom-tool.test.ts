@@ -11,7 +11,7 @@ vi.setConfig({ testTimeout: 150_000, hookTimeout: 150_000 });
 
 /*
  * examples/custom-tool.ts as a reader runs it: a process of its own, the
- * offline mock provider (no keys), and only HTTP, so what the README shows is
+ * offline mock provider (no keys), and only HTTP, so what docs/tools.md shows is
  * what the example does.
  */
 const scratch = mkdtempSync(path.join(tmpdir(), "loopd-example-"));
@@ -121,10 +121,10 @@ test("a start-up failure is one line, as src/main.ts prints it", async () => {
   expect(output).toMatch(/^loopd cannot start: LLM_PROVIDER is openai but OPENAI_API_KEY is not set/);
 });
 
-test("the README shows the example's code as the file has it", () => {
-  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+test("docs/tools.md shows the example's code as the file has it", () => {
+  const page = readFileSync(new URL("../../docs/tools.md", import.meta.url), "utf8");
   const example = readFileSync(new URL("../../examples/custom-tool.ts", import.meta.url), "utf8");
-  const shown = /### Tools of your own[\s\S]*?```ts\n([\s\S]*?)\n```/.exec(readme)?.[1];
+  const shown = /^## Tools of your own[\s\S]*?```ts\n([\s\S]*?)\n```/m.exec(page)?.[1];
   expect(shown).toBeDefined();
   expect(shown!.split("\n").length).toBeGreaterThan(20);
   expect(example).toContain(shown!);

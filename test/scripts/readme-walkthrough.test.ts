@@ -1,6 +1,11 @@
 import { describe, expect, test } from "vitest";
 import { matchOutput } from "../../scripts/readme-walkthrough/match-output.js";
-import { NOT_RUN, readWalkthrough } from "../../scripts/readme-walkthrough/read-walkthrough.js";
+import {
+  NOT_RUN,
+  readWalkthrough,
+  REST_OF_WALKTHROUGH,
+  restOfWalkthrough,
+} from "../../scripts/readme-walkthrough/read-walkthrough.js";
 
 describe("what the README shows against what a command printed", () => {
   test("the same text matches; a different value does not", () => {
@@ -78,5 +83,32 @@ describe("the walkthrough's steps", () => {
       { line: 2, heading: "Walkthrough", commands: "echo one", expected: { lang: "json", text: '{"one":1}' } },
       { line: 9, heading: "Walkthrough", commands: "echo two", expected: null },
     ]);
+  });
+
+  test("a whole page: from its first line to its last, a marked first block left out too", () => {
+    const page = ["# Streaming", "", `${NOT_RUN}: runs on its own -->`, "```sh", "npm run postman", "```", "## Cancel"];
+    const more = ["Then:", "```sh", "echo three", "```", "```", "three", "```"];
+    expect(readWalkthrough([...page, ...more].join("\n"))).toEqual([
+      { line: 9, heading: "Cancel", commands: "echo three", expected: { lang: "", text: "three" } },
+    ]);
+  });
+});
+
+describe("the pages the walkthrough goes on through", () => {
+  test("the numbered links of its last section, in order, and nothing else", () => {
+    const walkthrough = [
+      "# Walkthrough",
+      "See [streaming](streaming.md) too.",
+      REST_OF_WALKTHROUGH,
+      "",
+      "1. [Streaming](streaming.md)",
+      "2. [Tools](tools.md) (its HTTP endpoint, step by step)",
+      "3. [Keys](operations/keys-and-tenants.md)",
+      "- [not a step](security.md)",
+      "## After",
+      "4. [not in the section](metrics.md)",
+    ].join("\n");
+    expect(restOfWalkthrough(walkthrough)).toEqual(["streaming.md", "tools.md", "operations/keys-and-tenants.md"]);
+    expect(() => restOfWalkthrough("# Walkthrough\n")).toThrow(REST_OF_WALKTHROUGH);
   });
 });
