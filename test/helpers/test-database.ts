@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
+import { inject } from "vitest";
 import { openDatabase, type Database, type DatabasePoolOptions } from "../../src/store/db.js";
+import { copyTemplate } from "./pglite-template.js";
 
 /**
  * A database of the test's own: with TEST_DATABASE_URL, a fresh database
@@ -24,6 +26,9 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (!serverUrl) {
     const dataDir = mkdtempSync(path.join(tmpdir(), "loopd-pglite-"));
+    // A copy of the run's migrated template (test/helpers/pglite-template.ts); migrate() then finds nothing to do.
+    const template = inject("pgliteTemplate");
+    if (template) copyTemplate(template, dataDir);
     return {
       kind: "pglite",
       url: undefined,
