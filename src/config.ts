@@ -14,7 +14,7 @@ import { commandEnvOf } from "./tools/command/run-command.js";
 import { loadToolsFile, secretsOfToolsFile, ToolsFileError, type ToolsFile } from "./tools/tools-file.js";
 import { blank, booleanFromEnv, intFromEnv, optionalString } from "./util/env-values.js";
 import { webhookSettingsOf, webhookVariables } from "./webhooks/webhook-config.js";
-import { attachmentSettingsOf, attachmentVariables } from "./conversations/attachments/attachment-config.js";
+import { attachmentSettingsOf, attachmentVariables } from "./attachments/attachment-config.js";
 import { hostVariables } from "./http/host-config.js";
 import { readSecretFiles, secretFileVariables } from "./config/secret-files.js";
 import { fairShareVariables, fairSharesOf } from "./config/fair-share-config.js";

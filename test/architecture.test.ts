@@ -124,7 +124,7 @@ describe("the import graph", () => {
     expect(
       breaking({
         from: ["store", "tools", "providers"],
-        to: inFolders("agent", "runs", "conversations", "http", "telemetry"),
+        to: inFolders("attachments", "agent", "runs", "conversations", "http", "telemetry"),
         runtimeOnly: false,
       }),
     ).toEqual([]);
@@ -135,7 +135,18 @@ describe("the import graph", () => {
     expect(
       breaking({
         from: ["agent"],
-        to: (i) => packages.includes(i.to) || inFolders("store", "runs", "conversations", "http", "telemetry")(i),
+        to: (i) =>
+          packages.includes(i.to) || inFolders("store", "attachments", "runs", "conversations", "http", "telemetry")(i),
+        runtimeOnly: false,
+      }),
+    ).toEqual([]);
+  });
+
+  test("attachments/ checks and keeps media on core/, store/ and tools/: nothing of agent/, runs/ or above", () => {
+    expect(
+      breaking({
+        from: ["attachments"],
+        to: inFolders("agent", "runs", "conversations", "http", "telemetry"),
         runtimeOnly: false,
       }),
     ).toEqual([]);
@@ -151,7 +162,7 @@ describe("the import graph", () => {
     expect(
       breaking({
         from: ["telemetry"],
-        to: inFolders("runs", "conversations", "http", "agent", "store", "tools", "providers"),
+        to: inFolders("runs", "conversations", "http", "agent", "attachments", "store", "tools", "providers"),
         runtimeOnly: true,
       }),
     ).toEqual([]);

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { answerAction } from "../../conversations/answer-action.js";
 import { isConversationId, openChat } from "../../conversations/open-chat.js";
 import { sendMessage } from "../../conversations/send-message.js";
-import { checkUserContent } from "../../conversations/attachments/check-user-content.js";
+import { checkUserContent } from "../../attachments/check-user-content.js";
 import { checkMessageText } from "../../conversations/check-message-text.js";
 import { AppError } from "../../errors.js";
 import type { RunRow } from "../../store/schema.js";
