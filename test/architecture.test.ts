@@ -120,6 +120,20 @@ describe("the import graph", () => {
     ).toEqual([]);
   });
 
+  test("core/ imports no package but zod: no node: builtin, no media or SDK library", () => {
+    expect(breaking({ from: ["core"], to: (i) => !isLocal(i) && i.to !== "zod", runtimeOnly: false })).toEqual([]);
+  });
+
+  test("util/ is generic: it imports nothing of src/ outside util/ but the error classes (errors.ts imports nothing)", () => {
+    expect(
+      breaking({
+        from: ["util"],
+        to: (i) => isLocal(i) && folderOf(i.to) !== "util" && i.to !== "errors.ts",
+        runtimeOnly: false,
+      }),
+    ).toEqual([]);
+  });
+
   test("store/, tools/ and providers/ take the shared words from core/, never from agent/ or above", () => {
     expect(
       breaking({
@@ -185,6 +199,16 @@ describe("the import graph", () => {
       .map((i) => `${i.from} → ${i.to}`);
     expect(strays).toEqual([]);
   });
+});
+
+test("every file of src/ lives in a folder but the composition root's", () => {
+  const compositionRoot = ["main.ts", "serve.ts", "app.ts", "config.ts", "services.ts", "errors.ts"];
+  const loose = files.map((file) => path.relative(SRC, file)).filter((file) => folderOf(file) === null);
+  expect(loose.filter((file) => !compositionRoot.includes(file))).toEqual([]);
+});
+
+test("errors.ts, which util/ may import, imports nothing of src/", () => {
+  expect(imports.filter((i) => i.from === "errors.ts" && isLocal(i)).map((i) => `${i.from} → ${i.to}`)).toEqual([]);
 });
 
 test("event and message numbers are worked out in one place (runs/run-numbering.ts), not added up by hand", () => {
