@@ -14,12 +14,12 @@ import { commandEnvOf } from "./tools/command/run-command.js";
 import { loadToolsFile, secretsOfToolsFile, ToolsFileError, type ToolsFile } from "./tools/tools-file.js";
 import { blank, booleanFromEnv, intFromEnv, optionalString } from "./util/env-values.js";
 import { webhookSettingsOf, webhookVariables } from "./webhooks/webhook-config.js";
-import { attachmentSettingsOf, attachmentVariables } from "./conversations/attachments/attachment-config.js";
-import { hostVariables } from "./http/host-config.js";
+import { attachmentSettingsOf, attachmentVariables } from "./attachments/attachment-config.js";
+import { hostVariables } from "./http/plugins/host-config.js";
 import { readSecretFiles, secretFileVariables } from "./config/secret-files.js";
 import { fairShareVariables, fairSharesOf } from "./config/fair-share-config.js";
 import { sandboxSettingsOf, sandboxVariables } from "./tools/sandbox/sandbox-config.js";
-import { bodySettingsOf, bodyVariables } from "./http/body-config.js";
+import { bodySettingsOf, bodyVariables } from "./http/plugins/body-config.js";
 import { ceilingSettingsOf, ceilingVariables } from "./conversations/ceiling-config.js";
 
 /** A token a client must present: long enough not to be guessed. */
@@ -209,7 +209,7 @@ const configSchemaOf = (raw: Record<string, unknown>, fromFiles: Record<string, 
         shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
         /** Origins browsers may call loopd from (CORS); none: CORS is off. */
         corsOrigins: e.CORS_ORIGINS,
-        /** Names (`*.example.com`: every name under it) a request's `Host` may carry besides the loopback ones (src/http/host-check.ts). */
+        /** Names (`*.example.com`: every name under it) a request's `Host` may carry besides the loopback ones (src/http/plugins/host-check.ts). */
         allowedHosts: e.ALLOWED_HOSTS,
         /** The playground page at `/` (web/, built into dist/web); `PLAYGROUND=off`: not served. */
         playground: e.PLAYGROUND === "on",

@@ -120,11 +120,25 @@ describe("the import graph", () => {
     ).toEqual([]);
   });
 
+  test("core/ imports no package but zod: no node: builtin, no media or SDK library", () => {
+    expect(breaking({ from: ["core"], to: (i) => !isLocal(i) && i.to !== "zod", runtimeOnly: false })).toEqual([]);
+  });
+
+  test("util/ is generic: it imports nothing of src/ outside util/ but the error classes (errors.ts imports nothing)", () => {
+    expect(
+      breaking({
+        from: ["util"],
+        to: (i) => isLocal(i) && folderOf(i.to) !== "util" && i.to !== "errors.ts",
+        runtimeOnly: false,
+      }),
+    ).toEqual([]);
+  });
+
   test("store/, tools/ and providers/ take the shared words from core/, never from agent/ or above", () => {
     expect(
       breaking({
         from: ["store", "tools", "providers"],
-        to: inFolders("agent", "runs", "conversations", "http", "telemetry"),
+        to: inFolders("attachments", "agent", "runs", "conversations", "http", "telemetry"),
         runtimeOnly: false,
       }),
     ).toEqual([]);
@@ -135,7 +149,18 @@ describe("the import graph", () => {
     expect(
       breaking({
         from: ["agent"],
-        to: (i) => packages.includes(i.to) || inFolders("store", "runs", "conversations", "http", "telemetry")(i),
+        to: (i) =>
+          packages.includes(i.to) || inFolders("store", "attachments", "runs", "conversations", "http", "telemetry")(i),
+        runtimeOnly: false,
+      }),
+    ).toEqual([]);
+  });
+
+  test("attachments/ checks and keeps media on core/, store/ and tools/: nothing of agent/, runs/ or above", () => {
+    expect(
+      breaking({
+        from: ["attachments"],
+        to: inFolders("agent", "runs", "conversations", "http", "telemetry"),
         runtimeOnly: false,
       }),
     ).toEqual([]);
@@ -151,7 +176,7 @@ describe("the import graph", () => {
     expect(
       breaking({
         from: ["telemetry"],
-        to: inFolders("runs", "conversations", "http", "agent", "store", "tools", "providers"),
+        to: inFolders("runs", "conversations", "http", "agent", "attachments", "store", "tools", "providers"),
         runtimeOnly: true,
       }),
     ).toEqual([]);
@@ -174,6 +199,16 @@ describe("the import graph", () => {
       .map((i) => `${i.from} → ${i.to}`);
     expect(strays).toEqual([]);
   });
+});
+
+test("every file of src/ lives in a folder but the composition root's", () => {
+  const compositionRoot = ["main.ts", "serve.ts", "app.ts", "config.ts", "services.ts", "errors.ts"];
+  const loose = files.map((file) => path.relative(SRC, file)).filter((file) => folderOf(file) === null);
+  expect(loose.filter((file) => !compositionRoot.includes(file))).toEqual([]);
+});
+
+test("errors.ts, which util/ may import, imports nothing of src/", () => {
+  expect(imports.filter((i) => i.from === "errors.ts" && isLocal(i)).map((i) => `${i.from} → ${i.to}`)).toEqual([]);
 });
 
 test("event and message numbers are worked out in one place (runs/run-numbering.ts), not added up by hand", () => {
@@ -210,9 +245,6 @@ describe("file sizes", () => {
       "conversations/conversation-service.ts",
       "conversations/send-message.ts",
       "http/request-schemas.ts",
-      "store/data-dir-lock.ts",
-      "store/db.ts",
-      "store/run-repository.ts",
       "tools/mcp/mcp-server.ts",
       "agent/stop-policy.ts",
       "agent/run-agent-loop.ts",

@@ -2,7 +2,7 @@ import path from "node:path";
 import react from "@vitejs/plugin-react";
 import { defineConfig } from "vite";
 
-/** The playground: built into dist/web, which loopd serves at `/` (src/http/playground.ts). */
+/** The playground: built into dist/web, which loopd serves at `/` (src/http/plugins/playground.ts). */
 export default defineConfig({
   root: import.meta.dirname,
   base: "/",

@@ -1,6 +1,6 @@
 import type { UserBlock } from "../core/messages.js";
 import type { UserInputBlock } from "../core/attachment-input.js";
-import { attachUserContent } from "./attachments/attach-user-content.js";
+import { attachUserContent } from "../attachments/attach-user-content.js";
 import { checkMessageText } from "./check-message-text.js";
 import type { ToolChoice } from "../core/model-provider.js";
 import { AppError, findInCauseChain, notFound } from "../errors.js";

@@ -11,8 +11,8 @@ import { runEvalCase } from "./run-eval-case.js";
 import type { CaseResult, EvalUsage, LoadedCase } from "./case-result.js";
 import { scoreEvalCase, type EvalOutcome } from "./score-eval-case.js";
 import { summaryOf, type EvalSummary } from "./eval-summary.js";
-import { attachUserContent } from "../conversations/attachments/attach-user-content.js";
-import { DEFAULT_TENANT } from "../http/request-tenant.js";
+import { attachUserContent } from "../attachments/attach-user-content.js";
+import { DEFAULT_TENANT } from "../http/plugins/request-tenant.js";
 
 export interface EvalOverrides {
   /** @default each case's own */

@@ -2,7 +2,7 @@ import type { ConversationService } from "../conversations/conversation-service.
 import type { RunManager } from "../runs/run-manager.js";
 import type { Services } from "../services.js";
 import type { DatabaseHealth } from "../store/db.js";
-import type { StreamGate } from "./stream-gate.js";
+import type { StreamGate } from "./plugins/stream-gate.js";
 
 /** What the routes are handed; routes stay thin and call the use cases. */
 export interface HttpDeps {

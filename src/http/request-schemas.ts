@@ -6,7 +6,7 @@ import { isCheckableSchema, isObjectSchema } from "../json-schema/json-schema.js
 import { isPgSafe } from "../store/pg-safe.js";
 import { TOOL_NAME } from "../tools/define-tool.js";
 import { WEBHOOK_EVENTS } from "../store/schema.js";
-import { jsonDepth } from "./json-nesting.js";
+import { jsonDepth } from "./plugins/json-nesting.js";
 import { withExamples } from "./openapi.js";
 
 /**

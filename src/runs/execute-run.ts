@@ -5,7 +5,7 @@ import { runAgentLoop } from "../agent/run-agent-loop.js";
 import { endsRefused, type RunOutcome } from "../core/run-outcome.js";
 import { toolBoxOf } from "./tool-box-of.js";
 import { afterIntake } from "./intake.js";
-import { toolImageKeeper } from "./keep-tool-images.js";
+import { toolImageKeeper } from "../attachments/keep-tool-images.js";
 import { RunInterruption } from "../core/interruptions.js";
 import { describeError } from "../errors.js";
 import type { ConversationRow, RunRow } from "../store/schema.js";

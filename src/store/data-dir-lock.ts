@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import {
   readFileSync,
-  readlinkSync,
   realpathSync,
   renameSync,
   rmSync,
@@ -10,10 +9,10 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
-import { hostname } from "node:os";
 import path from "node:path";
 import { OperatorError } from "../errors.js";
 import { reasonOf } from "../util/make-directory.js";
+import { hasExited, here, placeOf, processStartTime } from "./process-place.js";
 
 /** Who holds an embedded database's folder: what its lock file says. */
 export interface LockHolder {
@@ -63,13 +62,6 @@ const BEING_WRITTEN_MS = 5_000;
 
 /** Folders this process holds (by lock file), so a second open in the same process is refused too. */
 const heldHere = new Set<string>();
-
-/** Where this process runs: a holder in the same place can be judged by its pid. */
-const here = {
-  host: hostname(),
-  boot_id: readProc("/proc/sys/kernel/random/boot_id"),
-  pid_ns: readLink("/proc/self/ns/pid"),
-};
 
 /**
  * Takes the embedded database's folder for this process alone: PGlite does
@@ -224,14 +216,6 @@ function readHolder(file: string): SeenLock | null {
   };
 }
 
-/** Where the holder runs, seen from here: this process's pid namespace (its pid can be checked), this machine before a reboot (it is gone), or elsewhere. */
-function placeOf(holder: LockHolder): "same" | "rebooted" | "elsewhere" {
-  if (holder.host !== here.host) return "elsewhere";
-  if (holder.boot_id && here.boot_id && holder.boot_id !== here.boot_id) return "rebooted";
-  if (holder.pid_ns && here.pid_ns && holder.pid_ns !== here.pid_ns) return "elsewhere";
-  return "same";
-}
-
 function isAlive({ holder, mtimeMs }: SeenLock, file: string): boolean {
   if (holder.token === "being-written") return true;
   if (holder.token === "unreadable") return false;
@@ -255,40 +239,6 @@ function isAlive({ holder, mtimeMs }: SeenLock, file: string): boolean {
   if (hasExited(holder.pid)) return false;
   const started = processStartTime(holder.pid);
   return !(holder.pid_started && started && started !== holder.pid_started);
-}
-
-/** The fields of /proc/<pid>/stat after the command's name (field 3, the state, first); null off Linux or when the process is gone. */
-function statFields(pid: number): string[] | null {
-  const stat = readProc(`/proc/${pid}/stat`);
-  // The name (field 2) is in parentheses and may hold spaces or parentheses itself: the fields start after the last ")".
-  return stat === null ? null : stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-}
-
-/** State Z (a zombie: exited, not yet reaped) or X (dead). */
-function hasExited(pid: number): boolean {
-  const state = statFields(pid)?.[0];
-  return state === "Z" || state === "X";
-}
-
-/** Field 22 of /proc/<pid>/stat: when the process started, in clock ticks since boot; null off Linux. */
-function processStartTime(pid: number): string | null {
-  return statFields(pid)?.[19] ?? null;
-}
-
-function readProc(file: string): string | null {
-  try {
-    return readFileSync(file, "utf8").trim();
-  } catch {
-    return null;
-  }
-}
-
-function readLink(file: string): string | null {
-  try {
-    return readlinkSync(file);
-  } catch {
-    return null;
-  }
 }
 
 const optional = <K extends string, V>(key: K, value: V | null) =>

@@ -1,6 +1,5 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { PGlite } from "@electric-sql/pglite";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
 import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
@@ -12,8 +11,9 @@ import { countStatements } from "./count-pglite-statements.js";
 import { OperatorError } from "../errors.js";
 import { makeDirectory } from "../util/make-directory.js";
 import { lockDataDir, type DataDirLock } from "./data-dir-lock.js";
-import { embeddedFolderOf, isDatabaseFault, unopenedMessage } from "./embedded-folder.js";
+import { embeddedFolderOf } from "./embedded-folder.js";
 import { schema } from "./schema.js";
+import { openPglite, reportFaults } from "./open-pglite.js";
 
 /** Runs one parameterized statement and returns its rows. */
 export type RawQuery = (statement: {
@@ -241,16 +241,6 @@ export async function openDatabase({
   };
 }
 
-/** PGlite on `folder` (see `embeddedFolderOf`: beside it, in `dataDir`, the lock file, which PGlite's initdb would not accept in its own folder); in memory without one. */
-async function openPglite(dataDir: string | undefined, folder: string | undefined): Promise<PGlite> {
-  if (!dataDir || !folder) return PGlite.create({});
-  try {
-    return await PGlite.create({ dataDir: folder });
-  } catch (err) {
-    throw new OperatorError(unopenedMessage(dataDir, err), { cause: err });
-  }
-}
-
 /** An arbitrary key, the same in every loopd: processes starting together migrate one after the other. */
 const MIGRATION_LOCK = 0x6c6f6f70; // "loop"
 
@@ -284,25 +274,4 @@ async function answers(query: () => Promise<unknown>): Promise<DatabaseHealth> {
   } catch (err) {
     return err instanceof DatabaseBusyError ? "busy" : "unreachable";
   }
-}
-
-/** Every way drizzle, the migrator and `ping` reach PGlite; a transaction's own queries surface through `transaction`. */
-function reportFaults(client: PGlite, onFault: (err: Error) => void): void {
-  let reported = false;
-  const watch =
-    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
-    async (...args: A): Promise<R> => {
-      try {
-        return await call(...args);
-      } catch (err) {
-        if (!reported && isDatabaseFault(err)) {
-          reported = true;
-          onFault(err as Error);
-        }
-        throw err;
-      }
-    };
-  client.query = watch(client.query.bind(client)) as PGlite["query"];
-  client.exec = watch(client.exec.bind(client));
-  client.transaction = watch(client.transaction.bind(client)) as PGlite["transaction"];
 }

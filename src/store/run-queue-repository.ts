@@ -1,7 +1,8 @@
 import { and, asc, count, desc, eq, inArray, sql } from "drizzle-orm";
 import type { UserBlock } from "../core/messages.js";
 import type { Db } from "./db.js";
-import { leaseUntil, type NewRunFields } from "./run-repository.js";
+import { leaseUntil } from "./run-leases.js";
+import type { NewRunFields } from "./run-repository.js";
 import { conversations, HOLDING_RUN_STATUSES, runs, type RunRow } from "./schema.js";
 
 /** A run queued behind the conversation's active one (`on_busy: "enqueue"` or `"interrupt"`). */

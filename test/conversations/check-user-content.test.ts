@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { checkUserContent, type CheckedAttachment } from "../../src/conversations/attachments/check-user-content.js";
+import { checkUserContent, type CheckedAttachment } from "../../src/attachments/check-user-content.js";
 import type { UserInputBlock } from "../../src/core/attachment-input.js";
 import { b64, exe, gif, jpeg, pdf, png, svg, webp } from "../helpers/test-images.js";
 

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, onTestFinished, test } from "vitest";
 import { findInCauseChain } from "../../src/errors.js";
-import { isDatabaseUnavailable } from "../../src/http/error-handler.js";
+import { isDatabaseUnavailable } from "../../src/http/plugins/error-handler.js";
 import { testDatabaseKind } from "../helpers/test-database.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 

@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { jsonCharsBeside } from "../../src/http/json-chars-beside.js";
+import { jsonCharsBeside } from "../../src/http/plugins/json-chars-beside.js";
 
 test("the string values of the key are left out; keys, other strings and escapes count", () => {
   const data = "A".repeat(1_000);

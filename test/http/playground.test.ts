@@ -4,11 +4,11 @@ import path from "node:path";
 import Fastify from "fastify";
 import { describe, expect, test } from "vitest";
 import { loadConfig } from "../../src/config.js";
-import { handleError } from "../../src/http/error-handler.js";
-import { useNotFoundHandler } from "../../src/http/not-found-handler.js";
-import { usePlayground } from "../../src/http/playground.js";
+import { handleError } from "../../src/http/plugins/error-handler.js";
+import { useNotFoundHandler } from "../../src/http/plugins/not-found-handler.js";
+import { usePlayground } from "../../src/http/plugins/playground.js";
 
-/** The playground's serving (src/http/playground.ts) over a build of the test's own; the page itself is test/web's. */
+/** The playground's serving (src/http/plugins/playground.ts) over a build of the test's own; the page itself is test/web's. */
 
 function fakeBuild(): string {
   const dir = mkdtempSync(path.join(tmpdir(), "loopd-web-"));

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { DATABASE_BUSY, replyError } from "../error-handler.js";
+import { DATABASE_BUSY, replyError } from "../plugins/error-handler.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
 import { errorAnswer } from "../error-schemas.js";

@@ -9,10 +9,10 @@ import { messageSchema, runSchema, sendMessageResponse } from "../schemas.js";
 import { presentRun } from "../../conversations/present.js";
 import { conversationParams, messagesQuery, sendMessageBody, idempotencyHeaders } from "../request-schemas.js";
 import { bodyErrorResponses, errorAnswer, errorResponses, runConflict } from "../error-schemas.js";
-import { serializeTrusted } from "../serialize-trusted.js";
+import { serializeTrusted } from "../plugins/serialize-trusted.js";
 import { answerWithRun, takeStreamIf } from "../answer-with-run.js";
-import { intakeHooks, taken } from "../intake-hooks.js";
-import { messageBodyLimit } from "../message-body-limit.js";
+import { intakeHooks, taken } from "../plugins/intake-hooks.js";
+import { messageBodyLimit } from "../plugins/message-body-limit.js";
 
 const historyResponse = documented(
   z.union([

@@ -19,7 +19,7 @@ import {
 import { bodyErrorResponses, errorAnswer, errorResponses } from "../error-schemas.js";
 import { answerAction } from "../../conversations/answer-action.js";
 import { answerWithRun, takeStreamIf } from "../answer-with-run.js";
-import { intakeHooks, taken } from "../intake-hooks.js";
+import { intakeHooks, taken } from "../plugins/intake-hooks.js";
 import { streamRunEvents } from "../sse.js";
 
 const tags = ["runs"];

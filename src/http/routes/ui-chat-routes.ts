@@ -4,7 +4,7 @@ import { z } from "zod";
 import { answerAction } from "../../conversations/answer-action.js";
 import { isConversationId, openChat } from "../../conversations/open-chat.js";
 import { sendMessage } from "../../conversations/send-message.js";
-import { checkUserContent } from "../../conversations/attachments/check-user-content.js";
+import { checkUserContent } from "../../attachments/check-user-content.js";
 import { checkMessageText } from "../../conversations/check-message-text.js";
 import { AppError } from "../../errors.js";
 import type { RunRow } from "../../store/schema.js";
@@ -14,12 +14,12 @@ import { bodyErrorResponses, errorResponses, runConflict } from "../error-schema
 import { documented, uiMessageStream } from "../openapi.js";
 import { idempotencyHeaders } from "../request-schemas.js";
 import { streamRunEvents } from "../sse.js";
-import { intakeHooks, taken } from "../intake-hooks.js";
+import { intakeHooks, taken } from "../plugins/intake-hooks.js";
 import { createUiChunkEncoder, UI_DONE, uiFrame } from "../ui-chat/ui-chunk-encoder.js";
 import { uiMessagesOf } from "../ui-chat/ui-messages-of.js";
 import { answersFor, readUiRequest } from "../ui-chat/read-ui-message.js";
 import { uiChatBody, uiChatParams } from "../ui-chat/ui-chat-schemas.js";
-import { messageBodyLimit } from "../message-body-limit.js";
+import { messageBodyLimit } from "../plugins/message-body-limit.js";
 import { presentMessage } from "../../conversations/present.js";
 
 const tags = ["chat UIs (AI SDK)"];

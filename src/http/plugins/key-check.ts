@@ -1,7 +1,7 @@
-import type { Log, Services } from "../services.js";
+import type { Log, Services } from "../../services.js";
 import { DEFAULT_TENANT } from "./request-tenant.js";
-import { hashOfKey, KEY_PREFIX } from "../store/key-repository.js";
-import type { Store } from "../store/store.js";
+import { hashOfKey, KEY_PREFIX } from "../../store/key-repository.js";
+import type { Store } from "../../store/store.js";
 
 /** Whose a presented key is. */
 export interface KeyOwner {

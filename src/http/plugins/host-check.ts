@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { isLoopback } from "../util/is-loopback.js";
+import { isLoopback } from "../../util/is-loopback.js";
 import { replyError } from "./error-handler.js";
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { Intake } from "../runs/intake.js";
+import type { Intake } from "../../runs/intake.js";
 
 const takings = new WeakMap<FastifyRequest, () => void>();
 

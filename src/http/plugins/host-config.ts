@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { blank } from "../util/env-values.js";
+import { blank } from "../../util/env-values.js";
 
 /** A host name, `*.` and a name (every name under it), or an IPv6 address in brackets. */
 const ENTRY = /^(?:(?:\*\.)?[a-z0-9_-]+(?:\.[a-z0-9_-]+)*|\[[0-9a-f:.]+\])$/;

@@ -1,6 +1,6 @@
 import { PassThrough, type Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply } from "fastify";
-import { AppError } from "../errors.js";
+import { AppError } from "../../errors.js";
 import { createInflightBodyBytes, type InflightBodyBytes, type InflightRefusal } from "./inflight-body-bytes.js";
 
 declare module "fastify" {

@@ -1,7 +1,7 @@
 import { STATUS_CODES, maxHeaderSize } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyBaseLogger } from "fastify";
-import { errorBody, statusOf, type ErrorCode } from "../errors.js";
+import { errorBody, statusOf, type ErrorCode } from "../../errors.js";
 
 /**
  * Node's HTTP parser refuses some requests before Fastify sees them: headers

@@ -1,8 +1,8 @@
-import type { DocumentInput, ImageInput, UserInputBlock } from "../../core/attachment-input.js";
-import type { ImageUrlBlock, TextBlock } from "../../core/messages.js";
-import { AppError } from "../../errors.js";
-import { isPgSafe } from "../../store/pg-safe.js";
-import { checkMediaBytes, isMediaFault, type CheckedMedia } from "../../core/check-media-bytes.js";
+import type { DocumentInput, ImageInput, UserInputBlock } from "../core/attachment-input.js";
+import type { ImageUrlBlock, TextBlock } from "../core/messages.js";
+import { AppError } from "../errors.js";
+import { isPgSafe } from "../store/pg-safe.js";
+import { checkMediaBytes, isMediaFault, type CheckedMedia } from "./check-media-bytes.js";
 
 /** An attachment whose bytes were checked, to be stored. */
 export interface CheckedAttachment extends CheckedMedia {

@@ -1,8 +1,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
-import { AppError, describeError, errorBody, findInCauseChain, statusOf, type ErrorCode } from "../errors.js";
-import { DatabaseBusyError } from "../store/busy-reporting-pool.js";
-import { isDatabaseFault } from "../store/embedded-folder.js";
+import { AppError, describeError, errorBody, findInCauseChain, statusOf, type ErrorCode } from "../../errors.js";
+import { DatabaseBusyError } from "../../store/busy-reporting-pool.js";
+import { isDatabaseFault } from "../../store/embedded-folder.js";
 import { validationFailure } from "./validation-failure.js";
 
 /** Seconds a client is asked to wait after a 503. */

@@ -1,4 +1,4 @@
-import type { Config } from "../config.js";
+import type { Config } from "../../config.js";
 
 /**
  * The most bytes a body that sends a user message may have: what any body

@@ -1,6 +1,6 @@
 import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance } from "fastify";
-import { AppError } from "../errors.js";
+import { AppError } from "../../errors.js";
 
 /**
  * `RATE_LIMIT_PER_MIN` per API key (`@fastify/rate-limit`, counted in this

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { AppError } from "../errors.js";
+import { AppError } from "../../errors.js";
 import { fieldNestedDeeperThan } from "./json-nesting.js";
 import { jsonCharsBeside } from "./json-chars-beside.js";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { blank, intFromEnv } from "../util/env-values.js";
+import { blank, intFromEnv } from "../../util/env-values.js";
 
 /** The variables of request bodies in time and in proportion (composed into config.ts's). */
 export const bodyVariables = {

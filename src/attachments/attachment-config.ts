@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { intFromEnv } from "../../util/env-values.js";
+import { intFromEnv } from "../util/env-values.js";
 
 /** The variables of images and documents in messages (composed into config.ts's). */
 export const attachmentVariables = {

@@ -1,4 +1,4 @@
-import { AppError } from "../errors.js";
+import { AppError } from "../../errors.js";
 
 /**
  * Bounds the SSE streams one process holds open, in all and per tenant.

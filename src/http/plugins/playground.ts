@@ -4,8 +4,8 @@ import path from "node:path";
 import fastifyStatic from "@fastify/static";
 import type { FastifyInstance, FastifyReply } from "fastify";
 
-/** Where `npm run build:web` puts the playground (web/vite.config.ts): dist/web of the package, from src/http or dist/http alike. */
-export const PLAYGROUND_DIR = path.resolve(import.meta.dirname, "../../dist/web");
+/** Where `npm run build:web` puts the playground (web/vite.config.ts): dist/web of the package, from src/http/plugins or dist/http/plugins alike. */
+export const PLAYGROUND_DIR = path.resolve(import.meta.dirname, "../../../dist/web");
 
 /**
  * The page's own files only: its scripts and styles come from loopd, it

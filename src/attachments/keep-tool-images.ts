@@ -1,4 +1,4 @@
-import { checkMediaBytes, isMediaFault } from "../core/check-media-bytes.js";
+import { checkMediaBytes, isMediaFault } from "./check-media-bytes.js";
 import { attachedBlockOf, IMAGE_MEDIA_TYPES, type ImageBlock } from "../core/messages.js";
 import type { Store } from "../store/store.js";
 import type { ImageKeeper } from "../tools/define-tool.js";

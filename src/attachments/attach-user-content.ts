@@ -1,6 +1,6 @@
-import type { UserInputBlock } from "../../core/attachment-input.js";
-import { attachedBlockOf, type UserBlock } from "../../core/messages.js";
-import type { Store } from "../../store/store.js";
+import type { UserInputBlock } from "../core/attachment-input.js";
+import { attachedBlockOf, type UserBlock } from "../core/messages.js";
+import type { Store } from "../store/store.js";
 import { checkUserContent, type AttachmentLimits } from "./check-user-content.js";
 
 /**
