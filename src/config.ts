@@ -2,7 +2,6 @@ import { isLoopback } from "./util/is-loopback.js";
 import path from "node:path";
 import { z } from "zod";
 import { OperatorError } from "./errors.js";
-import { canCall } from "./providers/can-call.js";
 import { databaseSettingsOf, databaseVariables } from "./store/database-config.js";
 import { secretsOf } from "./util/redact.js";
 import { DEFAULT_GRACE_WINDOW_MS } from "./agent/run-clock.js";
@@ -12,7 +11,8 @@ import { DEFAULT_TOOL_CONCURRENCY, DEFAULT_TOOL_TIMEOUT_MS } from "./tools/execu
 import { createBuiltinTools } from "./tools/builtin/index.js";
 import { commandEnvOf } from "./tools/command/run-command.js";
 import { loadToolsFile, secretsOfToolsFile, ToolsFileError, type ToolsFile } from "./tools/tools-file.js";
-import { blank, booleanFromEnv, intFromEnv, optionalString } from "./util/env-values.js";
+import { blank, booleanFromEnv, intFromEnv, optionalString, optionalUrl } from "./util/env-values.js";
+import { defaultProviderOf, endpointsOf, isOffline, modelVariables } from "./config/model-config.js";
 import { webhookSettingsOf, webhookVariables } from "./webhooks/webhook-config.js";
 import { attachmentSettingsOf, attachmentVariables } from "./conversations/attachments/attachment-config.js";
 import { hostVariables } from "./http/host-config.js";
@@ -28,8 +28,6 @@ const secretToken = z.preprocess(
   z.string().min(16, "must be at least 16 characters (a random one: openssl rand -hex 24)").optional(),
 );
 
-const optionalUrl = z.preprocess((v) => (v === "" ? undefined : v), z.url({ protocol: /^https?$/ }).optional());
-
 /** A limit from the environment: unset (or empty) is no limit. */
 const optionalPositive = (n: z.ZodNumber) =>
   z.preprocess((v) => (blank(v) ? undefined : Number(v)), n.positive().optional());
@@ -38,12 +36,7 @@ const variables = {
   PORT: z.preprocess((v) => (blank(v) ? undefined : Number(v)), z.number().int().min(0).max(65535).default(3000)),
   HOST: z.string().min(1).default("127.0.0.1"),
   ...databaseVariables,
-  LLM_PROVIDER: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["anthropic", "openai", "mock"]).optional()),
-  LLM_MODEL: optionalString,
-  ANTHROPIC_API_KEY: optionalString,
-  ANTHROPIC_BASE_URL: optionalUrl,
-  OPENAI_API_KEY: optionalString,
-  OPENAI_BASE_URL: optionalUrl,
+  ...modelVariables,
   MAX_STEPS: intFromEnv(10),
   MAX_STEPS_LIMIT: intFromEnv(50),
   TOOL_TIMEOUT_MS: intFromEnv(DEFAULT_TOOL_TIMEOUT_MS),
@@ -178,14 +171,11 @@ const configSchemaOf = (raw: Record<string, unknown>, fromFiles: Record<string, 
     const toolsFile: ToolsFile = e.TOOLS_FILE
       ? loadToolsFile(e.TOOLS_FILE, { env: raw, taken: createBuiltinTools().map((t) => t.name) })
       : { http: [], mcp: [] };
-    const providers = {
-      anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },
-      openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
-    };
+    const providers = endpointsOf(e);
     const keysRequired = e.API_KEYS_REQUIRED === undefined ? !isLoopback(e.HOST) : e.API_KEYS_REQUIRED === "true";
     // A stand-in that costs nothing is for trying loopd out, not for every tenant of a shared server.
     const mockOffered = !keysRequired || e.MOCK_PROVIDER === "true";
-    if (e.LLM_PROVIDER === "mock" && !mockOffered) {
+    if (e.LLM_PROVIDER && isOffline(e.LLM_PROVIDER) && !mockOffered) {
       ctx.addIssue({
         code: "custom",
         path: ["LLM_PROVIDER"],
@@ -217,15 +207,7 @@ const configSchemaOf = (raw: Record<string, unknown>, fromFiles: Record<string, 
       database: databaseSettingsOf(e),
       models: {
         /** Named, or the first with a key or a server (an OpenAI-compatible local server needs no key), or the mock where it is offered; null: none (a conversation must name one). */
-        defaultProvider:
-          e.LLM_PROVIDER ??
-          (canCall("anthropic", providers.anthropic)
-            ? "anthropic"
-            : canCall("openai", providers.openai)
-              ? "openai"
-              : mockOffered
-                ? "mock"
-                : null),
+        defaultProvider: defaultProviderOf({ named: e.LLM_PROVIDER, endpoints: providers, mockOffered }),
         /** Whether conversations may use the offline mock provider: with API keys off, or `MOCK_PROVIDER=true`. */
         mockOffered,
         defaultModel: e.LLM_MODEL,
