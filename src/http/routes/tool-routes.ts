@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
+import { TOOL_SOURCES } from "../../tools/define-tool.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
 import { requestErrorResponses } from "../error-schemas.js";
@@ -10,7 +11,7 @@ const toolSchema = z.object({
   name: z.string(),
   description: z.string(),
   input_schema: z.record(z.string(), z.unknown()),
-  source: z.enum(["builtin", "http", "mcp", "command"]),
+  source: z.enum(TOOL_SOURCES),
   server: z.string().nullable(),
   read_only: z.boolean(),
   approval: z.enum(["never", "always", "conditional"]),
