@@ -212,7 +212,6 @@ describe("file sizes", () => {
       "store/data-dir-lock.ts",
       "store/db.ts",
       "store/run-repository.ts",
-      "tools/mcp/mcp-server.ts",
       "agent/stop-policy.ts",
       "agent/run-agent-loop.ts",
     ].map((file) => path.join(...file.split("/"))),
