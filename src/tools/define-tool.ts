@@ -57,6 +57,12 @@ export type ApprovalMode = "never" | "always" | "conditional";
 export const TOOL_SOURCES = ["builtin", "http", "mcp", "command"] as const;
 export type ToolSource = (typeof TOOL_SOURCES)[number];
 
+/** Where a tool comes from; a tool that says nothing is a built-in. */
+export const sourceOf = (tool: Pick<Tool, "source">): ToolSource => tool.source ?? "builtin";
+
+/** `run_command`'s source: never offered by default, and offered only to `RUN_COMMAND_TENANTS` where that is set. */
+export const isCommandTool = (tool: Pick<Tool, "source">): boolean => tool.source === "command";
+
 /** What a tool's `needsApproval` gets besides the call's input. */
 export interface ToolApprovalContext {
   toolCallId: string;

@@ -1,5 +1,5 @@
 import type { ToolSpec } from "../core/model-provider.js";
-import type { Tool, ToolSource } from "./define-tool.js";
+import { isCommandTool, sourceOf, type Tool, type ToolSource } from "./define-tool.js";
 import { perObject } from "../util/per-object.js";
 import { SERVER_WILDCARD } from "./mcp/mcp-tool-name.js";
 
@@ -89,11 +89,11 @@ export function createToolRegistry(tools: Tool[], changing?: ChangingTools): Too
     },
     describe(name) {
       const tool = current().get(name);
-      return tool && { source: tool.source ?? "builtin", server: tool.server ?? null };
+      return tool && { source: sourceOf(tool), server: tool.server ?? null };
     },
     accepts: (name) => current().has(name) || (changing?.accepts(name) ?? false),
     defaults: () => [
-      ...[...fixed.values()].filter((t) => t.source !== "command").map((t) => t.name),
+      ...[...fixed.values()].filter((t) => !isCommandTool(t)).map((t) => t.name),
       ...(changing?.defaults() ?? []),
     ],
   };

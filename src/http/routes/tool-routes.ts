@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { TOOL_SOURCES } from "../../tools/define-tool.js";
+import { sourceOf, TOOL_SOURCES } from "../../tools/define-tool.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
 import { requestErrorResponses } from "../error-schemas.js";
@@ -76,7 +76,7 @@ export function toolRoutes(app: FastifyInstance, { services: { registry, toolSer
           name: tool.name,
           description: tool.description,
           input_schema: tool.inputSchema,
-          source: tool.source ?? "builtin",
+          source: sourceOf(tool),
           server: tool.server ?? null,
           read_only: tool.readOnly,
           approval: tool.approval,
