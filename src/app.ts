@@ -110,7 +110,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const logger = deps.logger ?? createLogger(config.server.logLevel, { secrets: config.secrets });
   const metrics = createMetrics({ describeTool: (name) => services.registry.describe(name) });
   const sandbox = deps.sandbox ?? toolSandboxOf(config, { warn: (message) => logger.warn(message) });
-  const toolServers = createToolSets(config, { sandbox, log: logger, onRestart: metrics.serverRestarted });
+  const toolSets = createToolSets(config, { sandbox, log: logger, onRestart: metrics.serverRestarted });
   // Loaded only when asked for: without an endpoint, tracing costs nothing, not even its modules.
   const tracing = config.trace.otlpTracesUrl
     ? (await import("./telemetry/tracing.js")).createTracing({
@@ -126,12 +126,9 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     providers: deps.providers ?? providersOf(config.models.providers),
     registry: createToolRegistry(
       withResultCaps(deps.tools ?? configuredTools(config, { sandbox }), config.tools.resultMaxCharsByTool),
-      {
-        ...toolServers,
-        tools: () => withResultCaps(toolServers.tools(), config.tools.resultMaxCharsByTool),
-      },
+      toolSets.map((set) => ({ ...set, tools: () => withResultCaps(set.tools(), config.tools.resultMaxCharsByTool) })),
     ),
-    toolServers,
+    toolSets,
     prices: deps.prices ?? pricesOf(config.models),
     signals: signalsOf(database),
     histories: createHistoryCache({ maxChars: config.runs.historyCacheMb * 1024 * 1024 }),
@@ -261,7 +258,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
           onDeleted: (n) => metrics.retentionDeleted(n),
         });
   // In the background: loopd answers while a server starts, or fails to.
-  toolServers.start();
+  for (const set of toolSets) set.start?.();
   webhooks = startWebhooks(services, { metrics });
 
   let closing: Promise<void> | null = null;
@@ -287,7 +284,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
         } finally {
           clearInterval(reap);
           await services.broadcast.close();
-          await toolServers.close();
+          await Promise.all(toolSets.map((set) => set.close?.()));
           await keyCheck.close();
           // After the runs stopped: their last spans go out too.
           await services.telemetry.close();

@@ -35,7 +35,7 @@ export const serverSchema = z.object({
     .describe("What went wrong last, in loopd's words (`exited with code 1`); never what the server wrote to stderr"),
 });
 
-export function toolRoutes(app: FastifyInstance, { services: { registry, toolServers, config } }: HttpDeps) {
+export function toolRoutes(app: FastifyInstance, { services: { registry, toolSets, config } }: HttpDeps) {
   const typed = app.withTypeProvider<ZodTypeProvider>();
   typed.get(
     "/tools",
@@ -112,6 +112,8 @@ export function toolRoutes(app: FastifyInstance, { services: { registry, toolSer
       },
     },
     // Every tenant shares the servers: what one tenant's call made a server write never reaches another.
-    async () => ({ data: toolServers.statuses().map(({ stderr: _admins, ...shown }) => shown) }),
+    async () => ({
+      data: toolSets.flatMap((set) => set.statuses?.() ?? []).map(({ stderr: _admins, ...shown }) => shown),
+    }),
   );
 }
