@@ -1,4 +1,3 @@
-import { cancelReasonOf } from "./core/interruptions.js";
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { maxHeaderSize } from "node:http";
@@ -12,6 +11,7 @@ import type { Config } from "./config.js";
 import { describeError } from "./errors.js";
 import { createConversationService } from "./conversations/conversation-service.js";
 import { createRunManager, type RunManager } from "./runs/run-manager.js";
+import { hearOtherProcesses } from "./runs/hear-other-processes.js";
 import { createRetentionSweeper, type RetentionSweeper } from "./runs/retention-sweeper.js";
 import { createHistoryCache } from "./runs/history-cache.js";
 import { createRunSignals, type RunSignals } from "./runs/run-signals.js";
@@ -32,7 +32,7 @@ import { useApiKeys } from "./http/plugins/api-keys.js";
 import { useHostCheck } from "./http/plugins/host-check.js";
 import { createKeyCheck, makeFirstKey } from "./http/plugins/key-check.js";
 import { requestIdOf } from "./http/plugins/request-id.js";
-import { configuredTools, mcpMessageBytes, withResultCaps } from "./tools/configured-tools.js";
+import { configuredTools, withResultCaps } from "./tools/configured-tools.js";
 import { useRateLimit } from "./http/plugins/rate-limit.js";
 import { createStreamGate } from "./http/plugins/stream-gate.js";
 import { docsRoutes } from "./http/routes/docs-routes.js";
@@ -48,14 +48,13 @@ import type { Tool } from "./tools/define-tool.js";
 import { adminRoutes } from "./http/routes/admin-routes.js";
 import { usePlayground } from "./http/plugins/playground.js";
 import { createToolRegistry } from "./tools/tool-registry.js";
-import { createMcpServers } from "./tools/mcp/mcp-servers.js";
+import { createToolSets } from "./tools/sources.js";
 import { toolSandboxOf } from "./tools/sandbox/choose-tool-sandbox.js";
 import type { ToolSandbox } from "./tools/sandbox/tool-sandbox.js";
 import type { PriceTable } from "./providers/prices/price-table.js";
 import { pricesOf } from "./providers/prices/prices-file.js";
 import { createMetrics } from "./telemetry/metrics.js";
 import { combineTelemetry } from "./telemetry/telemetry.js";
-import { createRedactor } from "./util/redact.js";
 
 export { createLogger, REDACT, type LoggerOptions } from "./server/create-logger.js";
 import { startWebhooks } from "./webhooks/start-webhooks.js";
@@ -111,15 +110,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const logger = deps.logger ?? createLogger(config.server.logLevel, { secrets: config.secrets });
   const metrics = createMetrics({ describeTool: (name) => services.registry.describe(name) });
   const sandbox = deps.sandbox ?? toolSandboxOf(config, { warn: (message) => logger.warn(message) });
-  const toolServers = createMcpServers(config.tools.mcp, {
-    sandbox: sandbox.forServers ?? sandbox,
-    defaultTimeoutMs: config.tools.timeoutMs,
-    maxMessageBytes: mcpMessageBytes(config),
-    env: process.env,
-    log: logger.child({ component: "mcp" }),
-    redact: createRedactor(config.secrets).text,
-    onRestart: (server) => metrics.serverRestarted(server),
-  });
+  const toolSets = createToolSets(config, { sandbox, log: logger, onRestart: metrics.serverRestarted });
   // Loaded only when asked for: without an endpoint, tracing costs nothing, not even its modules.
   const tracing = config.trace.otlpTracesUrl
     ? (await import("./telemetry/tracing.js")).createTracing({
@@ -135,12 +126,9 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     providers: deps.providers ?? providersOf(config.models.providers),
     registry: createToolRegistry(
       withResultCaps(deps.tools ?? configuredTools(config, { sandbox }), config.tools.resultMaxCharsByTool),
-      {
-        ...toolServers,
-        tools: () => withResultCaps(toolServers.tools(), config.tools.resultMaxCharsByTool),
-      },
+      toolSets.map((set) => ({ ...set, tools: () => withResultCaps(set.tools(), config.tools.resultMaxCharsByTool) })),
     ),
-    toolServers,
+    toolSets,
     prices: deps.prices ?? pricesOf(config.models),
     signals: signalsOf(database),
     histories: createHistoryCache({ maxChars: config.runs.historyCacheMb * 1024 * 1024 }),
@@ -166,18 +154,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   };
   checkDefaultModel(config, services.providers);
   const runs = createRunManager(services, { exclusive: services.exclusiveDatabase });
-  // A run of this process signals its readers itself when it commits: its echo through LISTEN would wake them twice.
-  services.broadcast.on("loopd_run_events", (key) => runs.isLocal(key) || services.signals.notify(key));
-  // "<run id> <conversation id>": a run was queued behind that run.
-  services.broadcast.on("loopd_run_queued", (payload) => {
-    const [runId = "", conversationId = ""] = payload.split(" ");
-    runs.noteQueued(runId, conversationId);
-  });
-  // "<run id>" or "<run id> superseded".
-  services.broadcast.on("loopd_run_cancel", (payload) => {
-    const [runId = "", reason] = payload.split(" ");
-    runs.cancelLocal(runId, cancelReasonOf(reason));
-  });
+  hearOtherProcesses(services, runs);
   // A delivery was written (the outbox's trigger); listened to with the others, the worker starts later.
   let webhooks: WebhookWorker | null = null;
   services.broadcast.on("loopd_webhooks", () => webhooks?.wake());
@@ -281,7 +258,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
           onDeleted: (n) => metrics.retentionDeleted(n),
         });
   // In the background: loopd answers while a server starts, or fails to.
-  toolServers.start();
+  for (const set of toolSets) set.start?.();
   webhooks = startWebhooks(services, { metrics });
 
   let closing: Promise<void> | null = null;
@@ -307,7 +284,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
         } finally {
           clearInterval(reap);
           await services.broadcast.close();
-          await toolServers.close();
+          await Promise.all(toolSets.map((set) => set.close?.()));
           await keyCheck.close();
           // After the runs stopped: their last spans go out too.
           await services.telemetry.close();

@@ -1,24 +1,20 @@
 import { isLoopback } from "./util/is-loopback.js";
-import path from "node:path";
 import { z } from "zod";
 import { OperatorError } from "./errors.js";
-import { canCall } from "./providers/can-call.js";
 import { databaseSettingsOf, databaseVariables } from "./store/database-config.js";
 import { secretsOf } from "./util/redact.js";
 import { DEFAULT_GRACE_WINDOW_MS } from "./agent/run-clock.js";
 import { DEFAULT_MODEL_CALL_TIMEOUT_MS, DEFAULT_MODEL_STREAM_IDLE_MS } from "./agent/model-call-deadline.js";
-import { MAX_TOOL_RESULT_CHARS } from "./tools/clip-tool-result.js";
-import { DEFAULT_TOOL_CONCURRENCY, DEFAULT_TOOL_TIMEOUT_MS } from "./tools/execute-tool-calls.js";
-import { createBuiltinTools } from "./tools/builtin/index.js";
-import { commandEnvOf } from "./tools/command/run-command.js";
-import { loadToolsFile, secretsOfToolsFile, ToolsFileError, type ToolsFile } from "./tools/tools-file.js";
-import { blank, booleanFromEnv, intFromEnv, optionalString } from "./util/env-values.js";
+import { secretsOfToolsFile, ToolsFileError } from "./tools/tools-file.js";
+import { toolSettingsOf, toolsFileOf, toolVariables } from "./tools/tool-config.js";
+import { blank, intFromEnv, optionalString, optionalUrl } from "./util/env-values.js";
+import { defaultProviderOf, endpointsOf, isOffline, modelVariables } from "./config/model-config.js";
 import { webhookSettingsOf, webhookVariables } from "./webhooks/webhook-config.js";
 import { attachmentSettingsOf, attachmentVariables } from "./attachments/attachment-config.js";
 import { hostVariables } from "./http/plugins/host-config.js";
 import { readSecretFiles, secretFileVariables } from "./config/secret-files.js";
 import { fairShareVariables, fairSharesOf } from "./config/fair-share-config.js";
-import { sandboxSettingsOf, sandboxVariables } from "./tools/sandbox/sandbox-config.js";
+import { sandboxVariables } from "./tools/sandbox/sandbox-config.js";
 import { bodySettingsOf, bodyVariables } from "./http/plugins/body-config.js";
 import { ceilingSettingsOf, ceilingVariables } from "./conversations/ceiling-config.js";
 
@@ -28,8 +24,6 @@ const secretToken = z.preprocess(
   z.string().min(16, "must be at least 16 characters (a random one: openssl rand -hex 24)").optional(),
 );
 
-const optionalUrl = z.preprocess((v) => (v === "" ? undefined : v), z.url({ protocol: /^https?$/ }).optional());
-
 /** A limit from the environment: unset (or empty) is no limit. */
 const optionalPositive = (n: z.ZodNumber) =>
   z.preprocess((v) => (blank(v) ? undefined : Number(v)), n.positive().optional());
@@ -38,64 +32,15 @@ const variables = {
   PORT: z.preprocess((v) => (blank(v) ? undefined : Number(v)), z.number().int().min(0).max(65535).default(3000)),
   HOST: z.string().min(1).default("127.0.0.1"),
   ...databaseVariables,
-  LLM_PROVIDER: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["anthropic", "openai", "mock"]).optional()),
-  LLM_MODEL: optionalString,
-  ANTHROPIC_API_KEY: optionalString,
-  ANTHROPIC_BASE_URL: optionalUrl,
-  OPENAI_API_KEY: optionalString,
-  OPENAI_BASE_URL: optionalUrl,
+  ...modelVariables,
   MAX_STEPS: intFromEnv(10),
   MAX_STEPS_LIMIT: intFromEnv(50),
-  TOOL_TIMEOUT_MS: intFromEnv(DEFAULT_TOOL_TIMEOUT_MS),
-  TOOL_CONCURRENCY: intFromEnv(DEFAULT_TOOL_CONCURRENCY),
-  TOOL_RESULT_MAX_CHARS: intFromEnv(MAX_TOOL_RESULT_CHARS, { min: 256 }),
-  /** `read_file=32000,search_files=8000`: caps of single tools, over the tool's own and the default. */
-  TOOL_RESULT_MAX_CHARS_BY_TOOL: z.preprocess(
-    (v) => (v === undefined || v === "" ? {} : v),
-    z
-      .union([
-        z.record(z.string(), z.number()),
-        z
-          .string()
-          .regex(
-            /^\s*[\w-]+\s*=\s*\d+\s*(,\s*[\w-]+\s*=\s*\d+\s*)*$/,
-            "must read like read_file=32000,search_files=8000",
-          )
-          .transform((s) =>
-            Object.fromEntries(
-              s
-                .split(",")
-                .map((pair) => pair.split("=").map((x) => x.trim()))
-                .map(([name, chars]) => [name!, Number(chars)]),
-            ),
-          ),
-      ])
-      .pipe(z.record(z.string(), z.number().int().min(256))),
-  ),
+  ...toolVariables,
   ACTION_TIMEOUT_S: intFromEnv(3600),
   RUN_MAX_TOKENS: optionalPositive(z.number().int()),
   RUN_MAX_SECONDS: optionalPositive(z.number()),
   RUN_MAX_COST_USD: optionalPositive(z.number()),
   PRICES_FILE: optionalString,
-  TOOLS_FILE: optionalString,
-  ENABLE_RUN_COMMAND: booleanFromEnv("false"),
-  /** `NODE_ENV,MY_TOOL_HOME`: variables run_command's commands get besides PATH, HOME and LANG. */
-  RUN_COMMAND_ENV: z.preprocess(
-    (v) => (blank(v) ? "" : v),
-    z
-      .string()
-      .regex(
-        /^\s*([A-Za-z_][A-Za-z0-9_]*\s*(,\s*[A-Za-z_][A-Za-z0-9_]*\s*)*)?$/,
-        "must be variable names separated by commas",
-      )
-      .transform((s) =>
-        s
-          .split(",")
-          .map((n) => n.trim())
-          .filter(Boolean),
-      ),
-  ),
-  WORKSPACE_DIR: z.string().min(1).default("./workspace"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   BODY_LIMIT_BYTES: intFromEnv(1_048_576),
   MAX_TOKENS: intFromEnv(4096),
@@ -174,18 +119,12 @@ const configSchemaOf = (raw: Record<string, unknown>, fromFiles: Record<string, 
       });
       return z.NEVER;
     }
-    // A problem of the file is its own line (ToolsFileError, thrown through the parse).
-    const toolsFile: ToolsFile = e.TOOLS_FILE
-      ? loadToolsFile(e.TOOLS_FILE, { env: raw, taken: createBuiltinTools().map((t) => t.name) })
-      : { http: [], mcp: [] };
-    const providers = {
-      anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },
-      openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
-    };
+    const toolsFile = toolsFileOf(e, raw);
+    const providers = endpointsOf(e);
     const keysRequired = e.API_KEYS_REQUIRED === undefined ? !isLoopback(e.HOST) : e.API_KEYS_REQUIRED === "true";
     // A stand-in that costs nothing is for trying loopd out, not for every tenant of a shared server.
     const mockOffered = !keysRequired || e.MOCK_PROVIDER === "true";
-    if (e.LLM_PROVIDER === "mock" && !mockOffered) {
+    if (e.LLM_PROVIDER && isOffline(e.LLM_PROVIDER) && !mockOffered) {
       ctx.addIssue({
         code: "custom",
         path: ["LLM_PROVIDER"],
@@ -217,15 +156,7 @@ const configSchemaOf = (raw: Record<string, unknown>, fromFiles: Record<string, 
       database: databaseSettingsOf(e),
       models: {
         /** Named, or the first with a key or a server (an OpenAI-compatible local server needs no key), or the mock where it is offered; null: none (a conversation must name one). */
-        defaultProvider:
-          e.LLM_PROVIDER ??
-          (canCall("anthropic", providers.anthropic)
-            ? "anthropic"
-            : canCall("openai", providers.openai)
-              ? "openai"
-              : mockOffered
-                ? "mock"
-                : null),
+        defaultProvider: defaultProviderOf({ named: e.LLM_PROVIDER, endpoints: providers, mockOffered }),
         /** Whether conversations may use the offline mock provider: with API keys off, or `MOCK_PROVIDER=true`. */
         mockOffered,
         defaultModel: e.LLM_MODEL,
@@ -240,25 +171,7 @@ const configSchemaOf = (raw: Record<string, unknown>, fromFiles: Record<string, 
         /** A JSON price table that overrides the built-in prices. */
         pricesFile: e.PRICES_FILE,
       },
-      tools: {
-        timeoutMs: e.TOOL_TIMEOUT_MS,
-        /** How many read-only tool calls of one model response may run at once. */
-        concurrency: e.TOOL_CONCURRENCY,
-        /** Tool results longer than this are clipped (head and tail kept, the cut saying how much), unless their tool has a cap of its own. */
-        resultMaxChars: e.TOOL_RESULT_MAX_CHARS,
-        /** Caps of single tools, by name (config wins over the tool's own). */
-        resultMaxCharsByTool: e.TOOL_RESULT_MAX_CHARS_BY_TOOL,
-        /** The folder the file tools are confined to. */
-        workspaceDir: path.resolve(e.WORKSPACE_DIR),
-        /** HTTP endpoints configured as tools (`TOOLS_FILE`). */
-        http: toolsFile.http,
-        /** MCP servers configured as sources of tools (`TOOLS_FILE`). */
-        mcp: toolsFile.mcp,
-        /** `run_command`, when enabled: the environment its commands get. */
-        runCommand: e.ENABLE_RUN_COMMAND === "true" ? { env: commandEnvOf(raw, e.RUN_COMMAND_ENV) } : null,
-        /** Where `run_command` and stdio MCP servers run, and who is offered `run_command`. */
-        sandbox: sandboxSettingsOf(e, raw),
-      },
+      tools: toolSettingsOf(e, raw, toolsFile),
       runs: {
         maxSteps: e.MAX_STEPS,
         maxStepsLimit: e.MAX_STEPS_LIMIT,

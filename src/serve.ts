@@ -5,7 +5,8 @@ import { loadConfig, type Config } from "./config.js";
 import { describeError, OperatorError } from "./errors.js";
 import { checkListenAddress, explainListenError } from "./server/listen-address.js";
 import { makeDirectory } from "./util/make-directory.js";
-import { canCall } from "./providers/index.js";
+import { canCall, PROVIDERS } from "./providers/registry.js";
+import { PROVIDER_NAMES } from "./core/model-provider.js";
 import { openDatabase } from "./store/db.js";
 import { explainDatabaseError } from "./store/explain-database-error.js";
 import type { Tool } from "./tools/define-tool.js";
@@ -71,12 +72,12 @@ export async function serve({ env = process.env, tools }: ServeOptions = {}): Pr
   }
   database.advertise(url);
   // Said once it serves, not before: a start that fails says only why.
-  const keyless = (["anthropic", "openai"] as const).filter(
+  const keyless = PROVIDER_NAMES.filter(
     (p) => p !== config.models.defaultProvider && !canCall(p, config.models.providers[p]),
   );
   if (keyless.length > 0) {
     logger.info(
-      `conversations that choose ${keyless.join(" or ")} will fail until ${keyless.map((p) => KEY_OF[p]).join(" or ")} is set`,
+      `conversations that choose ${keyless.join(" or ")} will fail until ${keyless.map((p) => PROVIDERS[p].keyVariable).join(" or ")} is set`,
     );
   }
   logger.info(
@@ -139,18 +140,16 @@ function startIdleCollector(growthMb: number, logger: ReturnType<typeof createLo
 /** MB with one decimal: a collection that frees a few hundred KB still shows it. */
 const mb = (bytes: number) => Math.round(bytes / 104_857.6) / 10;
 
-const KEY_OF = { anthropic: "ANTHROPIC_API_KEY", openai: "OPENAI_API_KEY" } as const;
-
 /** The default provider must be usable: say so now, not on every run. */
 function checkProviderKey(config: Config): void {
   const provider = config.models.defaultProvider;
   // None (keys on, no model key, no MOCK_PROVIDER): each conversation must name one, and is told so.
-  if (provider === null || provider === "mock" || canCall(provider, config.models.providers[provider])) return;
-  const hint =
-    provider === "openai"
-      ? " (or OPENAI_BASE_URL, for an OpenAI-compatible local server such as Ollama, vLLM or llama.cpp, which needs no key)"
-      : "";
+  if (provider === null || canCall(provider, config.models.providers[provider])) return;
+  const { keyVariable, baseUrlVariable, keyless } = PROVIDERS[provider];
+  const hint = keyless
+    ? ` (or ${baseUrlVariable}, for an OpenAI-compatible local server such as Ollama, vLLM or llama.cpp, which needs no key)`
+    : "";
   throw new OperatorError(
-    `LLM_PROVIDER is ${provider} but ${KEY_OF[provider]} is not set${hint}; set it, or unset LLM_PROVIDER to use the offline mock provider`,
+    `LLM_PROVIDER is ${provider} but ${keyVariable} is not set${hint}; set it, or unset LLM_PROVIDER to use the offline mock provider`,
   );
 }

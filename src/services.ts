@@ -10,7 +10,7 @@ import type { Broadcast } from "./store/broadcast.js";
 import type { Store } from "./store/store.js";
 import type { Telemetry } from "./telemetry/telemetry.js";
 import type { TenantDailyCost } from "./conversations/tenant-daily-cost.js";
-import type { McpServers } from "./tools/mcp/mcp-servers.js";
+import type { ToolSet } from "./tools/tool-set.js";
 import type { ToolRegistry } from "./tools/tool-registry.js";
 
 /** The few log calls the use cases make; pino's logger fits it. */
@@ -28,8 +28,8 @@ export interface Services {
   store: Store;
   providers: Record<ProviderName, ModelProvider>;
   registry: ToolRegistry;
-  /** The MCP servers of `TOOLS_FILE` (their tools are in `registry`). */
-  toolServers: McpServers;
+  /** The tool sets of `TOOLS_FILE` whose tools come and go, its MCP servers (their tools are in `registry`). */
+  toolSets: ToolSet[];
   /** What a model's tokens cost (built-in list prices, or `PRICES_FILE`). */
   prices: PriceTable;
   signals: RunSignals;

@@ -240,12 +240,9 @@ describe("file sizes", () => {
   // that follows it (issue 37). The list only shrinks.
   const stillToSplit = new Set(
     [
-      "app.ts",
-      "config.ts",
       "conversations/conversation-service.ts",
       "conversations/send-message.ts",
       "http/request-schemas.ts",
-      "tools/mcp/mcp-server.ts",
       "agent/stop-policy.ts",
       "agent/run-agent-loop.ts",
     ].map((file) => path.join(...file.split("/"))),
@@ -274,4 +271,70 @@ test("the project layout in docs/architecture.md names every folder of src/, and
   expect(named.filter((n) => !n.includes("/")).sort()).toEqual(folders.sort());
   for (const nested of named.filter((n) => n.includes("/")))
     expect(readdirSync(path.join(SRC, nested)).length).toBeGreaterThan(0);
+});
+
+describe("the extension points are data: a provider or a tool source is named in its registry, not in lists and branches", () => {
+  const PROVIDER_NAMES = ["anthropic", "openai", "mock"];
+  const TOOL_SOURCES = ["builtin", "http", "mcp", "command"];
+  const parsed = files.map((file) => ({
+    file: path.relative(SRC, file),
+    source: ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true),
+  }));
+  const where = (file: string, source: ts.SourceFile, node: ts.Node) =>
+    `${file}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1}: ${node.getText(source)}`;
+  const literals = (source: ts.SourceFile, names: string[]) => {
+    const found: ts.StringLiteralLike[] = [];
+    const visit = (node: ts.Node) => {
+      if (ts.isStringLiteralLike(node) && names.includes(node.text)) found.push(node);
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+    return found;
+  };
+
+  test("no provider's name as a string literal outside core/model-provider.ts, providers/registry.ts and the provider's own folder", () => {
+    // The one place a name may stand: an example's value in the OpenAPI document (`provider: "mock"`), data that a new provider never edits.
+    const isExampleValue = (node: ts.Node) => ts.isPropertyAssignment(node.parent) && node.parent.initializer === node;
+    const allowed = (file: string, name: string) =>
+      file === path.join("core", "model-provider.ts") ||
+      file === path.join("providers", "registry.ts") ||
+      file.startsWith(path.join("providers", name) + path.sep);
+    const strays = parsed.flatMap(({ file, source }) =>
+      literals(source, PROVIDER_NAMES)
+        .filter((node) => !allowed(file, node.text) && !isExampleValue(node))
+        .map((node) => where(file, source, node)),
+    );
+    expect(strays).toEqual([]);
+  });
+
+  test("no tool source spelled out as a list, a type or a branch outside tools/define-tool.ts, tools/sources.ts and the source's own folder", () => {
+    const allowed = (file: string, name: string) =>
+      file === path.join("tools", "define-tool.ts") ||
+      file === path.join("tools", "sources.ts") ||
+      file.startsWith(path.join("tools", name) + path.sep);
+    // A list (two sources or more in one array or union), a lone literal type, or a comparison with a tool's `source`.
+    const isListed = (node: ts.Node) => {
+      const list = node.parent;
+      if (ts.isArrayLiteralExpression(list))
+        return list.elements.filter((e) => ts.isStringLiteralLike(e) && TOOL_SOURCES.includes(e.text)).length > 1;
+      if (ts.isLiteralTypeNode(list))
+        return (
+          !ts.isUnionTypeNode(list.parent) ||
+          list.parent.types.filter(
+            (t) => ts.isLiteralTypeNode(t) && ts.isStringLiteral(t.literal) && TOOL_SOURCES.includes(t.literal.text),
+          ).length > 1
+        );
+      if (ts.isBinaryExpression(list)) {
+        const other = list.left === node ? list.right : list.left;
+        return ts.isPropertyAccessExpression(other) && other.name.text === "source";
+      }
+      return ts.isCaseClause(list);
+    };
+    const strays = parsed.flatMap(({ file, source }) =>
+      literals(source, TOOL_SOURCES)
+        .filter((node) => !allowed(file, node.text) && isListed(node))
+        .map((node) => where(file, source, node)),
+    );
+    expect(strays).toEqual([]);
+  });
 });

@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { runCli } from "./run-cli.js";
 import { loadConfig } from "../config.js";
 import { OperatorError } from "../errors.js";
+import { PROVIDERS } from "../providers/registry.js";
 import { callableWith, MOCK_BASE_URL_NOTE, MODEL_OPTIONS, modelOptionsOf, providersFor } from "./model-options.js";
 import { writeOutputFile } from "./write-output-file.js";
 import { evalReport } from "../evals/eval-report.js";
@@ -54,7 +55,7 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig(process.env);
   const { provider, model, baseURL } = options;
   const liveTools = values["live-tools"] === true;
-  if (baseURL && provider === "mock") console.log(MOCK_BASE_URL_NOTE);
+  if (baseURL && provider && PROVIDERS[provider].offline) console.log(MOCK_BASE_URL_NOTE);
   const on = provider
     ? `${provider}/${model ?? "its default model"}`
     : model

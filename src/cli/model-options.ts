@@ -1,6 +1,6 @@
 import type { Config } from "../config.js";
 import type { ModelProvider, ProviderName } from "../core/model-provider.js";
-import { canCall, providersOf } from "../providers/index.js";
+import { canCall, isProviderName, PROVIDERS, providersOf } from "../providers/registry.js";
 
 /** The options of the commands that call a model again (`npm run replay`, `npm run eval`), for `parseArgs`. */
 export const MODEL_OPTIONS = {
@@ -22,8 +22,8 @@ export function modelOptionsOf(values: {
   model?: string | undefined;
   "base-url"?: string | undefined;
 }): ModelOptions | null {
-  const provider = values.provider as ProviderName | undefined;
-  if (provider !== undefined && !["anthropic", "openai", "mock"].includes(provider)) return null;
+  const provider = values.provider;
+  if (provider !== undefined && !isProviderName(provider)) return null;
   return { provider, model: values.model, baseURL: values["base-url"] };
 }
 
@@ -40,10 +40,9 @@ export const MOCK_BASE_URL_NOTE =
 /** Whether a provider can be called with the configured keys (and `--base-url`): true, or what is missing. */
 export function callableWith(config: Config, { baseURL }: Pick<ModelOptions, "baseURL">) {
   return (name: ProviderName): string | true => {
-    if (name === "mock") return true;
     const endpoint = config.models.providers[name];
     if (canCall(name, { apiKey: endpoint.apiKey, baseUrl: baseURL ?? endpoint.baseUrl })) return true;
-    const variable = name === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
-    return `no API key for ${name}: ${variable} is not set${name === "openai" ? " (nor OPENAI_BASE_URL or --base-url, a server that takes none)" : ""}`;
+    const { keyVariable, baseUrlVariable, keyless } = PROVIDERS[name];
+    return `no API key for ${name}: ${keyVariable} is not set${keyless ? ` (nor ${baseUrlVariable} or --base-url, a server that takes none)` : ""}`;
   };
 }

@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { printable, runCli } from "./run-cli.js";
 import { loadConfig } from "../config.js";
 import { OperatorError } from "../errors.js";
+import { PROVIDERS } from "../providers/registry.js";
 import { MODEL_OPTIONS, MOCK_BASE_URL_NOTE, modelOptionsOf, providersFor } from "./model-options.js";
 import { holderOf } from "../store/data-dir-lock.js";
 import { openDatabase } from "../store/db.js";
@@ -74,7 +75,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     const { run } = source;
     const target = provider ?? (run.provider as NonNullable<typeof provider>);
-    if (baseURL && target === "mock") console.log(MOCK_BASE_URL_NOTE);
+    if (baseURL && PROVIDERS[target].offline) console.log(MOCK_BASE_URL_NOTE);
     const [from, model] = [printable(`${run.provider}/${run.model}`), printable(run.model)];
     console.log(
       `replaying ${run.id} (${from}, ${run.steps} steps) on ${target}/${values.model ?? (target !== run.provider ? "its default model" : model)}`,
@@ -92,7 +93,7 @@ async function main(argv: string[]): Promise<number> {
       name: `replay-${runId}`,
       extension: "json",
       out: values.out,
-      text: `${JSON.stringify({ ...report, replayed_at: new Date().toISOString(), base_url: target === "mock" ? null : (baseURL ?? null) }, null, 2)}\n`,
+      text: `${JSON.stringify({ ...report, replayed_at: new Date().toISOString(), base_url: PROVIDERS[target].offline ? null : (baseURL ?? null) }, null, 2)}\n`,
     });
     console.log(
       `${

@@ -1,21 +1,22 @@
 import { readFileSync } from "node:fs";
 import { blank, optionalString } from "../util/env-values.js";
 import { OperatorError } from "../errors.js";
+import { PROVIDER_NAMES } from "../core/model-provider.js";
+import { PROVIDERS } from "../providers/registry.js";
 
 /** The secrets that may come from a file, as Docker and Kubernetes mount them: `X_FILE` names the file that holds `X`. */
-export const SECRET_FILE_NAMES = [
-  "ANTHROPIC_API_KEY",
-  "OPENAI_API_KEY",
+export const SECRET_FILE_NAMES: readonly string[] = [
+  ...PROVIDER_NAMES.flatMap((name) => PROVIDERS[name].keyVariable ?? []),
   "DATABASE_URL",
   "ADMIN_TOKEN",
   "WEBHOOK_SECRET",
   "METRICS_TOKEN",
-] as const;
+];
 
-/** The `X_FILE` variables (composed into config.ts's, so .env.example and the README list them). */
-export const secretFileVariables = Object.fromEntries(
+/** The `X_FILE` variables (composed into config.ts's, so .env.example and the README list them; read through `readSecretFiles`). */
+export const secretFileVariables: Record<string, typeof optionalString> = Object.fromEntries(
   SECRET_FILE_NAMES.map((name) => [`${name}_FILE`, optionalString]),
-) as Record<`${(typeof SECRET_FILE_NAMES)[number]}_FILE`, typeof optionalString>;
+);
 
 /**
  * The values of the `X_FILE` variables set in `env`: each file's text, its

@@ -1,7 +1,8 @@
 import type { Config } from "../config.js";
-import type { ModelProvider, ProviderName } from "../core/model-provider.js";
+import { PROVIDER_NAMES, type ModelProvider, type ProviderName } from "../core/model-provider.js";
 import { AppError, OperatorError } from "../errors.js";
 import { modelAllowed } from "./ceiling-config.js";
+import { isProviderName, PROVIDERS } from "../providers/registry.js";
 
 /**
  * The one gate every model a run may call goes through (a conversation's,
@@ -13,10 +14,10 @@ export function checkModel(
   config: Pick<Config, "models" | "ceilings">,
   { provider, model, field }: { provider: string; model: string; field: { provider: string; model: string } },
 ): void {
-  if (provider === "mock" && !config.models.mockOffered) {
+  if (isProviderName(provider) && PROVIDERS[provider].offline && !config.models.mockOffered) {
     throw new AppError(
       "invalid_request",
-      `${field.provider}: the mock provider is not offered on this server (API keys are on and MOCK_PROVIDER is not true); name anthropic or openai`,
+      `${field.provider}: the mock provider is not offered on this server (API keys are on and MOCK_PROVIDER is not true); name ${orList(PROVIDER_NAMES.filter((name) => !PROVIDERS[name].offline))}`,
       {
         field: field.provider,
         provider,
@@ -44,7 +45,7 @@ export function defaultProviderOf(config: Pick<Config, "models">): ProviderName 
   if (provider !== null) return provider;
   throw new AppError(
     "invalid_request",
-    "provider: this server has no default model provider (no ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL is set, and the mock provider is offered with API keys on only when MOCK_PROVIDER=true); name one, or ask the operator to set a key or MOCK_PROVIDER=true",
+    `provider: this server has no default model provider (no ${orList(CALLING_VARIABLES)} is set, and the mock provider is offered with API keys on only when MOCK_PROVIDER=true); name one, or ask the operator to set a key or MOCK_PROVIDER=true`,
     { field: "body.provider" },
   );
 }
@@ -63,3 +64,13 @@ export function checkDefaultModel(
     );
   }
 }
+
+/** The variables that make a provider callable: the keys, and the servers that take none. */
+const CALLING_VARIABLES = [
+  ...PROVIDER_NAMES.flatMap((name) => PROVIDERS[name].keyVariable ?? []),
+  ...PROVIDER_NAMES.flatMap((name) => (PROVIDERS[name].keyless ? (PROVIDERS[name].baseUrlVariable ?? []) : [])),
+];
+
+/** `a, b or c`. */
+const orList = (items: readonly string[]) =>
+  items.length < 2 ? (items[0] ?? "") : `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`;

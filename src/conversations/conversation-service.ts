@@ -1,4 +1,5 @@
 import type { ProviderName } from "../core/model-provider.js";
+import type { HistoryFormat } from "../providers/registry.js";
 import { buildContext } from "../agent/build-context.js";
 import { isSummary } from "../agent/summary-in-context.js";
 import { DEFAULT_CONTEXT, type ContextSettings } from "../core/context-settings.js";
@@ -202,7 +203,7 @@ export function createConversationService(services: Services) {
     },
 
     /** The whole history as that provider's SDK takes it (whole: the summaries of parts of it are left out). */
-    async history({ tenant, id, format }: { tenant: string; id: string; format: "anthropic" | "openai" }) {
+    async history({ tenant, id, format }: { tenant: string; id: string; format: HistoryFormat }) {
       const conversation = await load(tenant, id);
       const history = sendable(historyOf(await store.messages.history(id))).filter((m) => !isSummary(m));
       return {

@@ -6,7 +6,9 @@ import type { Usage } from "./usage.js";
  * the loop never sees an SDK type.
  */
 
-export type ProviderName = "anthropic" | "openai" | "mock";
+/** Every model provider loopd knows; each has its folder in src/providers/ and its entry in providers/registry.ts. */
+export const PROVIDER_NAMES = ["anthropic", "openai", "mock"] as const;
+export type ProviderName = (typeof PROVIDER_NAMES)[number];
 
 export type ToolChoice = "auto" | "none" | "required" | { name: string };
 

@@ -1,6 +1,7 @@
 import { RE2JS } from "re2js";
 import { z } from "zod";
 import { messageSchema } from "../core/messages.js";
+import { PROVIDER_NAMES } from "../core/model-provider.js";
 import { isCheckableSchema } from "../json-schema/json-schema.js";
 
 /**
@@ -59,7 +60,7 @@ export const evalCaseSchema = z.object({
   name: z.string().min(1),
   conversation: z.object({
     system: z.string().nullable(),
-    provider: z.enum(["anthropic", "openai", "mock"]),
+    provider: z.enum(PROVIDER_NAMES),
     model: z.string().min(1),
     tools: z.array(z.string()),
     /** As `POST /conversations` takes them (checked there). */

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { DEFAULT_CONTEXT, type ContextSettings } from "../core/context-settings.js";
 import { textBlockSchema } from "../core/messages.js";
+import { PROVIDER_NAMES } from "../core/model-provider.js";
+import { HISTORY_FORMATS } from "../providers/registry.js";
 import { documentInputSchema, imageInputSchema } from "../core/attachment-input.js";
 import { isCheckableSchema, isObjectSchema } from "../json-schema/json-schema.js";
 import { isPgSafe } from "../store/pg-safe.js";
@@ -15,7 +17,7 @@ import { withExamples } from "./openapi.js";
  * 400 naming its field before anything runs.
  */
 
-export const providerSchema = z.enum(["anthropic", "openai", "mock"]);
+export const providerSchema = z.enum(PROVIDER_NAMES);
 
 /** A budget as a client sends it (a request's, or a conversation's defaults); each field optional. */
 export const budgetSchema = z.strictObject({
@@ -299,7 +301,7 @@ export const messagesQuery = z.object({
   after_seq: position().default(0).describe("Messages after this `seq` (the previous page's `next_after_seq`)"),
   limit: limit(1000, 100).describe("Messages per page"),
   format: z
-    .enum(["anthropic", "openai"])
+    .enum(HISTORY_FORMATS)
     .optional()
     .describe("The whole history in this provider's own format instead of a page of canonical messages"),
 });
@@ -312,7 +314,7 @@ export const eventsQuery = z.object({
 
 export const contextQuery = z.strictObject({
   format: z
-    .enum(["anthropic", "openai", "mock"])
+    .enum(PROVIDER_NAMES)
     .optional()
     .describe("The provider whose request to show; default: the conversation's provider"),
 });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { messageSchema } from "../core/messages.js";
+import { PROVIDER_NAMES } from "../core/model-provider.js";
 import { documented } from "./openapi.js";
 import { budgetSchema, finishSchema } from "./request-schemas.js";
 
@@ -117,7 +118,7 @@ export const pageOf = <T extends z.ZodType>(item: T) =>
 /** `GET /conversations/:id/context`: what the next model call would be sent. */
 export const contextResponse = documented(
   z.object({
-    format: z.enum(["anthropic", "openai", "mock"]),
+    format: z.enum(PROVIDER_NAMES),
     /** loopd's estimate of the request's input tokens, calibrated by the provider's last count. */
     estimated_input_tokens: z.number().int(),
     /** Old tool results sent as a short stub (`trim`). */

@@ -4,7 +4,7 @@ import type { Repositories } from "../store/store.js";
 import type { NewRunEvent } from "../store/event-repository.js";
 import type { RunEventData, RunEventType } from "./run-events.js";
 import { messageSpanData } from "./trace/message-span.js";
-import { toolSpan, type ToolSource } from "./trace/run-tracer.js";
+import { toolSpan, type ResultOrigin } from "./trace/run-tracer.js";
 
 /** Where a run's numbers stand: its last event, and the `seq` its conversation's next message gets. */
 export interface RunPosition {
@@ -147,7 +147,7 @@ export function createRunAppender(tx: Repositories, run: RunKey, position: RunPo
      */
     toolResults(
       results: NewMessage[],
-      { sourceOf }: { sourceOf?: ((result: ToolResultBlock) => ToolSource) | undefined } = {},
+      { sourceOf }: { sourceOf?: ((result: ToolResultBlock) => ResultOrigin) | undefined } = {},
     ): Promise<number> {
       const resultOf = (i: number) => (results[i]!.content as [ToolResultBlock])[0];
       return append(results, {

@@ -53,8 +53,15 @@ export class ToolErrorResult extends Error {
 /** Whether a tool's calls need a person's yes: never, always, or depending on the input. */
 export type ApprovalMode = "never" | "always" | "conditional";
 
-/** Where a tool comes from (`GET /tools`). */
-export type ToolSource = "builtin" | "http" | "mcp" | "command";
+/** Where a tool comes from (`GET /tools`): the built-ins, run_command, and the sources of `TOOLS_FILE`. */
+export const TOOL_SOURCES = ["builtin", "http", "mcp", "command"] as const;
+export type ToolSource = (typeof TOOL_SOURCES)[number];
+
+/** Where a tool comes from; a tool that says nothing is a built-in. */
+export const sourceOf = (tool: Pick<Tool, "source">): ToolSource => tool.source ?? "builtin";
+
+/** `run_command`'s source: never offered by default, and offered only to `RUN_COMMAND_TENANTS` where that is set. */
+export const isCommandTool = (tool: Pick<Tool, "source">): boolean => tool.source === "command";
 
 /** What a tool's `needsApproval` gets besides the call's input. */
 export interface ToolApprovalContext {

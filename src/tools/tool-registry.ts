@@ -1,7 +1,8 @@
 import type { ToolSpec } from "../core/model-provider.js";
-import type { Tool, ToolSource } from "./define-tool.js";
+import { isCommandTool, sourceOf, type Tool, type ToolSource } from "./define-tool.js";
 import { perObject } from "../util/per-object.js";
 import { SERVER_WILDCARD } from "./mcp/mcp-tool-name.js";
+import type { ToolSet } from "./tool-set.js";
 
 export interface ToolRegistry {
   get(name: string): Tool | undefined;
@@ -33,27 +34,19 @@ export interface ToolOrigin {
   server: string | null;
 }
 
-/** Tools that come and go (an MCP server's, as it lists them): read again whenever `version` changes. */
-export interface ChangingTools {
-  tools(): Tool[];
-  version(): number;
-  /** Names a conversation may use that are not (yet) among `tools`. */
-  accepts(name: string): boolean;
-  /** What a conversation gets by default, besides the fixed tools. */
-  defaults(): string[];
-}
-
 /**
- * The fixed tools, then the changing ones. Throws on duplicate names among
+ * The fixed tools, then the tool sets' (their tools come and go). Throws on duplicate names among
  * the fixed: two tools with one name is a wiring bug; a changing tool with
  * a name already taken is left out (the configuration keeps names apart).
  */
-export function createToolRegistry(tools: Tool[], changing?: ChangingTools): ToolRegistry {
+export function createToolRegistry(tools: Tool[], toolSets: readonly ToolSet[] = []): ToolRegistry {
   const fixed = new Map<string, Tool>();
   for (const tool of tools) {
     if (fixed.has(tool.name)) throw new Error(`duplicate tool name: ${tool.name}`);
     fixed.set(tool.name, tool);
   }
+  // Each set's version only goes up: their sum changes whenever one of them does.
+  const changing = toolSets.length === 0 ? undefined : combined(toolSets);
   let seen = -1;
   let byName = fixed;
   const current = (): Map<string, Tool> => {
@@ -89,12 +82,19 @@ export function createToolRegistry(tools: Tool[], changing?: ChangingTools): Too
     },
     describe(name) {
       const tool = current().get(name);
-      return tool && { source: tool.source ?? "builtin", server: tool.server ?? null };
+      return tool && { source: sourceOf(tool), server: tool.server ?? null };
     },
     accepts: (name) => current().has(name) || (changing?.accepts(name) ?? false),
     defaults: () => [
-      ...[...fixed.values()].filter((t) => t.source !== "command").map((t) => t.name),
+      ...[...fixed.values()].filter((t) => !isCommandTool(t)).map((t) => t.name),
       ...(changing?.defaults() ?? []),
     ],
   };
 }
+
+const combined = (sets: readonly ToolSet[]): ToolSet => ({
+  tools: () => sets.flatMap((s) => s.tools()),
+  version: () => sets.reduce((sum, s) => sum + s.version(), 0),
+  accepts: (name) => sets.some((s) => s.accepts(name)),
+  defaults: () => sets.flatMap((s) => s.defaults()),
+});

@@ -1,4 +1,4 @@
-import type { Tool } from "./define-tool.js";
+import { isCommandTool, type Tool } from "./define-tool.js";
 import type { ToolRegistry } from "./tool-registry.js";
 
 /**
@@ -14,8 +14,11 @@ export function toolsOfTenant(
   { tenant, commandTenants }: { tenant: string; commandTenants: readonly string[] | null },
 ): ToolRegistry {
   if (commandTenants === null || commandTenants.includes(tenant)) return registry;
-  const hidden = (name: string) => registry.get(name)?.source === "command";
-  const visible = (tool: Tool) => tool.source !== "command";
+  const hidden = (name: string) => {
+    const tool = registry.get(name);
+    return tool !== undefined && isCommandTool(tool);
+  };
+  const visible = (tool: Tool) => !isCommandTool(tool);
   return {
     ...registry,
     get: (name) => (hidden(name) ? undefined : registry.get(name)),

@@ -15,3 +15,6 @@ export const intFromEnv = (
 /** `true` or `false`, unset (or empty) being `fallback`. */
 export const booleanFromEnv = (fallback: "true" | "false") =>
   z.preprocess((v) => (blank(v) ? undefined : v), z.enum(["true", "false"]).default(fallback));
+
+/** An http(s) URL, unset when empty. */
+export const optionalUrl = z.preprocess((v) => (v === "" ? undefined : v), z.url({ protocol: /^https?$/ }).optional());

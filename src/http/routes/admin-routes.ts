@@ -45,7 +45,7 @@ export const presentKey = (k: ApiKeyInfo) => ({
 /** The admin routes, for `ADMIN_TOKEN` only (a tenant's key is refused): API keys made, listed and revoked over HTTP. */
 export function adminRoutes(
   app: FastifyInstance,
-  { services: { store, toolServers } }: HttpDeps,
+  { services: { store, toolSets } }: HttpDeps,
   {
     adminToken,
     onRevoked,
@@ -179,6 +179,6 @@ export function adminRoutes(
         },
       },
     },
-    async () => ({ data: toolServers.statuses() }),
+    async () => ({ data: toolSets.flatMap((set) => set.statuses?.() ?? []) }),
   );
 }

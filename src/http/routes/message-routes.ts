@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { sendMessage } from "../../conversations/send-message.js";
+import { HISTORY_FORMATS } from "../../providers/registry.js";
 import type { HttpDeps } from "../http-deps.js";
 import { messagesExample, sendMessageExample } from "../examples.js";
 import { documented, jsonOrEventStream } from "../openapi.js";
@@ -19,7 +20,7 @@ const historyResponse = documented(
     z.object({ data: z.array(messageSchema), next_after_seq: z.number().int().nullable() }),
     // Anthropic's has `system` beside the messages; OpenAI's has it as the first message.
     z.object({
-      format: z.enum(["anthropic", "openai"]),
+      format: z.enum(HISTORY_FORMATS),
       system: z.unknown().optional(),
       messages: z.array(z.unknown()),
     }),

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
+import { sourceOf, TOOL_SOURCES } from "../../tools/define-tool.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
 import { requestErrorResponses } from "../error-schemas.js";
@@ -10,7 +11,7 @@ const toolSchema = z.object({
   name: z.string(),
   description: z.string(),
   input_schema: z.record(z.string(), z.unknown()),
-  source: z.enum(["builtin", "http", "mcp", "command"]),
+  source: z.enum(TOOL_SOURCES),
   server: z.string().nullable(),
   read_only: z.boolean(),
   approval: z.enum(["never", "always", "conditional"]),
@@ -34,7 +35,7 @@ export const serverSchema = z.object({
     .describe("What went wrong last, in loopd's words (`exited with code 1`); never what the server wrote to stderr"),
 });
 
-export function toolRoutes(app: FastifyInstance, { services: { registry, toolServers, config } }: HttpDeps) {
+export function toolRoutes(app: FastifyInstance, { services: { registry, toolSets, config } }: HttpDeps) {
   const typed = app.withTypeProvider<ZodTypeProvider>();
   typed.get(
     "/tools",
@@ -75,7 +76,7 @@ export function toolRoutes(app: FastifyInstance, { services: { registry, toolSer
           name: tool.name,
           description: tool.description,
           input_schema: tool.inputSchema,
-          source: tool.source ?? "builtin",
+          source: sourceOf(tool),
           server: tool.server ?? null,
           read_only: tool.readOnly,
           approval: tool.approval,
@@ -111,6 +112,8 @@ export function toolRoutes(app: FastifyInstance, { services: { registry, toolSer
       },
     },
     // Every tenant shares the servers: what one tenant's call made a server write never reaches another.
-    async () => ({ data: toolServers.statuses().map(({ stderr: _admins, ...shown }) => shown) }),
+    async () => ({
+      data: toolSets.flatMap((set) => set.statuses?.() ?? []).map(({ stderr: _admins, ...shown }) => shown),
+    }),
   );
 }

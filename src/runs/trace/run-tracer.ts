@@ -78,7 +78,7 @@ export interface ModelCallRecord {
 }
 
 /** Where a tool result came from: a call loopd ran, one the client answered or the user declined, or one loopd answered without running it (cancelled, interrupted, not executed). */
-export type ToolSource = "executed" | "client" | "declined" | "loopd";
+export type ResultOrigin = "executed" | "client" | "declined" | "loopd";
 
 type ModelCallEvent = Extract<AgentEvent, { type: "model_call.finished" | "model_call.failed" }>;
 
@@ -245,7 +245,7 @@ export function toolSpan({
 }: {
   result: { tool_call_id: string; name: string; is_error: boolean };
   seq: number;
-  source: ToolSource;
+  source: ResultOrigin;
   done?: ToolCallCompletion | undefined;
   origin?: ToolOrigin | undefined;
 }): NewRunSpan {

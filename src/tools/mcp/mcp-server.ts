@@ -25,6 +25,9 @@ import {
 } from "./mcp-connection.js";
 import type { McpCallResult } from "./mcp-result.js";
 import { mcpToolsOf, type ListedTool, type McpTool } from "./mcp-tool.js";
+import type { McpServerState, McpServerStatus } from "./mcp-server-status.js";
+
+export type { McpServerState, McpServerStatus } from "./mcp-server-status.js";
 
 /** Pages of `tools/list` followed, and tools kept, at most. */
 const MAX_LIST_PAGES = 100;
@@ -35,23 +38,6 @@ const STABLE_MS = 30_000;
 const RELIST_PAUSE_MS = 1_000;
 /** Room past the tool timeout for the SDK's own timer: loopd's fires first and says so. */
 const TIMEOUT_MARGIN_MS = 1_000;
-
-export type McpServerState = "starting" | "ready" | "restarting" | "failed";
-
-/** `GET /tools/servers`'s row, and what only `ADMIN_TOKEN` holders see besides. */
-export interface McpServerStatus {
-  name: string;
-  transport: "stdio" | "http";
-  status: McpServerState;
-  tools: number;
-  restarts: number;
-  /** The code it last exited with (while it is down); null when it is up, did not exit, or a signal ended it. */
-  exit_code: number | null;
-  /** What went wrong last, in loopd's words ("exited with code 1"): never what the server wrote. */
-  last_error: string | null;
-  /** The last line it wrote to stderr before it went (redacted): it may hold any tenant's tool arguments, so it is for the log and admins only. */
-  stderr: string | null;
-}
 
 export interface McpServer {
   readonly name: string;

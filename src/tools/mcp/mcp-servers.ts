@@ -1,10 +1,11 @@
 import type { Tool } from "../define-tool.js";
+import type { ToolSet } from "../tool-set.js";
 import type { McpServerEntry } from "../tools-file.js";
 import { SERVER_WILDCARD, serverPrefixOf } from "./mcp-tool-name.js";
 import { createMcpServer, type McpServerOptions, type McpServerStatus } from "./mcp-server.js";
 
 /** The MCP servers of `TOOLS_FILE`, as one changing set of tools (see `createToolRegistry`). */
-export interface McpServers {
+export interface McpServers extends ToolSet {
   /** Starts every server in the background. */
   start(): void;
   /** Every server's tools, in the file's order. */

@@ -52,8 +52,7 @@ export function sandboxSettingsOf(
 ) {
   // A secret's file: loopd's own (`ADMIN_TOKEN_FILE`…) or any `*_FILE` named like a secret (`DB_PASSWORD_FILE`); not every `*_FILE` (`SSL_CERT_FILE` is the CA bundle tools need).
   const isSecretFile = (name: string) =>
-    name.endsWith("_FILE") &&
-    ((SECRET_FILE_NAMES as readonly string[]).includes(name.slice(0, -5)) || SECRET_NAME.test(name.slice(0, -5)));
+    name.endsWith("_FILE") && (SECRET_FILE_NAMES.includes(name.slice(0, -5)) || SECRET_NAME.test(name.slice(0, -5)));
   const files = Object.entries(raw).flatMap(([name, value]) =>
     isSecretFile(name) && typeof value === "string" && value.trim() !== "" ? [value] : [],
   );
