@@ -11,7 +11,7 @@ import { decideTurn } from "./decide-turn.js";
 import { estimateFixedTokens } from "./estimate-tokens.js";
 import { createFinishChecker, FINISH_NUDGE, finishResults } from "./finish-tool.js";
 import { prepareStep, type CallSettings } from "./prepare-step.js";
-import { errorResultFor, repairTail } from "./repair-history.js";
+import { errorResultFor, repairTail } from "../core/history.js";
 import { createRunClock } from "./run-clock.js";
 import { createRunState, type SaveMessages } from "./run-state.js";
 import { runTools } from "./run-tools.js";

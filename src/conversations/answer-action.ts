@@ -1,4 +1,4 @@
-import { errorResultFor } from "../agent/repair-history.js";
+import { errorResultFor } from "../core/history.js";
 import type { NewMessage } from "../core/messages.js";
 import { redactorOf, type Redactor } from "../util/redact.js";
 import { AppError, notFound } from "../errors.js";

@@ -1,13 +1,13 @@
 import type { UserBlock } from "../core/messages.js";
 import { emptyUsage } from "../core/usage.js";
-import { repairMessages } from "../agent/repair-history.js";
+import { repairMessages } from "../core/history.js";
 import { AppError, notFound } from "../errors.js";
 import { newId } from "../store/ids.js";
 import type { RunRequest, RunRow, WebhookSetting } from "../store/schema.js";
 import type { Repositories } from "../store/store.js";
 import type { NewRunFields } from "../store/run-repository.js";
 import { closeWaitingRun, SUPERSEDED } from "../runs/close-waiting-run.js";
-import { historyOf } from "../runs/history-of.js";
+import { historyOf } from "../store/message-repository.js";
 import { createRunAppender, newRunPosition, type RunPosition } from "../runs/run-numbering.js";
 import type { Services } from "../services.js";
 

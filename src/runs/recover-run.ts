@@ -1,9 +1,9 @@
 import { toolCallsOf, type NewMessage, type ToolResultBlock } from "../core/messages.js";
-import { CANCELLED_RESULT, findOrphanToolCalls, INTERRUPTED_RESULT, repairMessages } from "../agent/repair-history.js";
+import { CANCELLED_RESULT, findOrphanToolCalls, INTERRUPTED_RESULT, repairMessages } from "../core/history.js";
 import type { PendingToolCall } from "../core/run-outcome.js";
 import type { Services } from "../services.js";
 import type { RunRow } from "../store/schema.js";
-import { historyOf } from "./history-of.js";
+import { historyOf } from "../store/message-repository.js";
 import { positionOf } from "./run-numbering.js";
 import { createRunWriter, type RunWriter } from "./run-writer.js";
 import { toolBoxOf } from "./tool-box-of.js";
