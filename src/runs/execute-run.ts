@@ -4,7 +4,6 @@ import type { ProviderName } from "../core/model-provider.js";
 import { runAgentLoop } from "../agent/run-agent-loop.js";
 import { endsRefused, type RunOutcome } from "../core/run-outcome.js";
 import { toolBoxOf } from "./tool-box-of.js";
-import { afterIntake } from "./intake.js";
 import { toolImageKeeper } from "./keep-tool-images.js";
 import { RunInterruption } from "../core/interruptions.js";
 import { describeError } from "../errors.js";
@@ -65,7 +64,7 @@ export async function executeRun({
     });
     const toolBox = toolBoxOf({ services, conversation, finish, runId: run.id, keepImages });
     result = await runAgentLoop({
-      provider: afterIntake(services.providers[run.provider as ProviderName], services.intake),
+      provider: services.providers[run.provider as ProviderName],
       history,
       save: writer.save,
       toolBox,
@@ -102,6 +101,7 @@ export async function executeRun({
         graceWindowMs: config.runs.graceWindowMs,
       },
       flushEvents: writer.flush,
+      beforeStep: (options) => services.intake.quiet(options),
       signal,
       onEvent: (e) => {
         logAgentEvent(services, run, e);
