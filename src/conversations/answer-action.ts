@@ -132,7 +132,12 @@ export async function answerAction(
       },
     );
   }
-  runs.start(answered.run, { position: answered.position, approvedCalls: answered.approvedCalls });
+  runs.start({
+    kind: "answered",
+    run: answered.run,
+    position: answered.position,
+    approvedCalls: answered.approvedCalls,
+  });
   return {
     run: answered.run,
     afterEventSeq: answered.afterEventSeq,

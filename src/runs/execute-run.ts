@@ -7,9 +7,9 @@ import { toolBoxOf } from "./tool-box-of.js";
 import { toolImageKeeper } from "./keep-tool-images.js";
 import { RunInterruption } from "../core/interruptions.js";
 import { describeError } from "../errors.js";
-import type { ConversationRow, RunRow } from "../store/schema.js";
+import type { RunRow } from "../store/schema.js";
 import type { Services } from "../services.js";
-import type { Appended } from "./history-cache.js";
+import type { RunStart } from "./start-run.js";
 import type { RunWriter } from "./run-writer.js";
 import { INTERNAL } from "../store/conversation-repository.js";
 
@@ -21,24 +21,20 @@ import { INTERNAL } from "../store/conversation-repository.js";
  */
 export async function executeRun({
   services,
-  run,
+  start,
   writer,
   signal,
-  approvedCalls = [],
-  conversation: known,
-  appended,
 }: {
   services: Services;
-  run: RunRow;
+  /** How the run came to execute here, with what its starter already read (the rest is read here). */
+  start: RunStart;
   writer: RunWriter;
   signal: AbortSignal;
-  /** The calls the application approved, when the run goes on after a pause. */
-  approvedCalls?: string[];
-  /** The run's conversation as the request that created the run just read it; read here otherwise. */
-  conversation?: ConversationRow | undefined;
-  /** What the run's creation appended (its user message), when the caller has it. */
-  appended?: Appended | undefined;
 }) {
+  const { run } = start;
+  const known = start.kind === "created" ? start.conversation : undefined;
+  const appended = start.kind === "created" ? start.appended : undefined;
+  const approvedCalls = start.kind === "answered" || start.kind === "recovered" ? start.approvedCalls : [];
   const { store, config, log } = services;
   const observer = services.telemetry.runStarted(run);
   let result: RunOutcome;
