@@ -1,7 +1,6 @@
 import type { AgentEvent } from "../core/agent-events.js";
-import { DEFAULT_CONTEXT } from "../core/context-settings.js";
-import type { ProviderName } from "../core/model-provider.js";
 import { runAgentLoop } from "../agent/run-agent-loop.js";
+import { loopOptionsOf } from "./loop-options-of.js";
 import { endsRefused, type RunOutcome } from "../core/run-outcome.js";
 import { toolBoxOf } from "./tool-box-of.js";
 import { toolImageKeeper } from "./keep-tool-images.js";
@@ -34,7 +33,6 @@ export async function executeRun({
   const { run } = start;
   const known = start.kind === "created" ? start.conversation : undefined;
   const appended = start.kind === "created" ? start.appended : undefined;
-  const approvedCalls = start.kind === "answered" || start.kind === "recovered" ? start.approvedCalls : [];
   const { store, config, log } = services;
   const observer = services.telemetry.runStarted(run);
   let result: RunOutcome;
@@ -59,52 +57,23 @@ export async function executeRun({
       attachments,
     });
     const toolBox = toolBoxOf({ services, conversation, finish, runId: run.id, keepImages });
-    result = await runAgentLoop({
-      provider: services.providers[run.provider as ProviderName],
-      history,
-      save: writer.save,
-      toolBox,
-      call: {
-        model: run.model,
-        system: conversation.system,
-        toolChoice: run.request.tool_choice,
-        context: conversation.context ?? DEFAULT_CONTEXT,
-        cacheKey: conversation.caching ? conversation.id : null,
-        maxTokens: config.models.maxTokens,
+    result = await runAgentLoop(
+      loopOptionsOf({
+        services,
+        start,
+        conversation,
+        history,
         attachments,
-      },
-      budget: run.request.budget ?? {
-        max_steps: run.request.max_steps,
-        max_tokens: null,
-        max_seconds: null,
-        max_cost_usd: null,
-        grace_turn: true,
-      },
-      finish,
-      costOf: (usage, model = run.model) => services.prices.costOf(model, usage),
-      // Time spent paused for the application, or queued before it started, does not count against the run's time.
-      resume: {
-        stepsDone: run.steps,
-        usageSoFar: run.usage,
-        clockStartedAt: run.createdAt.getTime() + run.pausedMs,
-        approvedCalls,
-      },
-      tokenRatio: services.tokenRatios.get(conversation.id),
-      onTokenRatio: (ratio) => services.tokenRatios.set(conversation.id, ratio),
-      limits: {
-        modelCallTimeoutMs: config.models.callTimeoutMs,
-        modelStreamIdleMs: config.models.streamIdleMs,
-        graceWindowMs: config.runs.graceWindowMs,
-      },
-      flushEvents: writer.flush,
-      beforeStep: (options) => services.intake.quiet(options),
-      signal,
-      onEvent: (e) => {
-        logAgentEvent(services, run, e);
-        forwardAgentEvent(writer, e);
-        observer.onEvent(e);
-      },
-    });
+        toolBox,
+        writer,
+        signal,
+        onEvent: (e) => {
+          logAgentEvent(services, run, e);
+          forwardAgentEvent(writer, e);
+          observer.onEvent(e);
+        },
+      }),
+    );
   } catch (err) {
     if (err instanceof RunInterruption || signal.reason instanceof RunInterruption) return observer.end(null);
     // A fault of ours or of the database, not of the model. If the history
