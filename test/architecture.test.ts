@@ -172,6 +172,27 @@ describe("the import graph", () => {
     ).toEqual([]);
   });
 
+  test("conversations/ reaches runs/ only through run-manager.ts and start-run.ts", () => {
+    const doors = ["run-manager.ts", "start-run.ts"].map((file) => path.join("runs", file));
+    // Imports still to move behind those two (issue 37); the list only shrinks.
+    const stillToMove = new Set(
+      [
+        "conversations/answer-action.ts → runs/run-events.ts",
+        "conversations/answer-action.ts → runs/run-numbering.ts",
+        "conversations/answer-action.ts → runs/close-waiting-run.ts",
+        "conversations/conversation-service.ts → runs/tool-box-of.ts",
+        "conversations/send-message.ts → runs/overload-monitor.ts",
+      ].map((line) => line.split("/").join(path.sep)),
+    );
+    expect(
+      breaking({
+        from: ["conversations"],
+        to: (i) => inFolders("runs")(i) && !doors.includes(i.to),
+        runtimeOnly: false,
+      }).filter((line) => !stillToMove.has(line)),
+    ).toEqual([]);
+  });
+
   test("telemetry/ only listens: at runtime it imports nothing of runs/, conversations/, http/ or agent/", () => {
     expect(
       breaking({
@@ -241,7 +262,6 @@ describe("file sizes", () => {
   const stillToSplit = new Set(
     [
       "conversations/conversation-service.ts",
-      "conversations/send-message.ts",
       "http/request-schemas.ts",
       "agent/stop-policy.ts",
       "agent/run-agent-loop.ts",

@@ -3,7 +3,7 @@ import { checkUserSchema } from "../json-schema/check-user-schema.js";
 import type { NewMessage, ToolCallBlock } from "../core/messages.js";
 import type { RunResult } from "../core/run-outcome.js";
 import { FINISH_TOOL, type FinishOptions } from "../core/run-settings.js";
-import { errorResultFor } from "./repair-history.js";
+import { errorResultFor } from "../core/history.js";
 import type { ToolSpec } from "../core/model-provider.js";
 
 export const FINISH_NUDGE =

@@ -11,7 +11,7 @@ import { decideTurn } from "./decide-turn.js";
 import { estimateFixedTokens } from "./estimate-tokens.js";
 import { createFinishChecker, FINISH_NUDGE, finishResults } from "./finish-tool.js";
 import { prepareStep, type CallSettings } from "./prepare-step.js";
-import { errorResultFor, repairTail } from "./repair-history.js";
+import { errorResultFor, repairTail } from "../core/history.js";
 import { createRunClock } from "./run-clock.js";
 import { createRunState, type SaveMessages } from "./run-state.js";
 import { runTools } from "./run-tools.js";
@@ -39,6 +39,11 @@ export interface AgentRunOptions {
   limits: { modelCallTimeoutMs: number; modelStreamIdleMs: number; graceWindowMs: number };
   /** Resolves once every event emitted so far is saved: approved calls are announced durably before they run. */
   flushEvents?: () => Promise<void>;
+  /**
+   * Awaited at the top of each step, before anything of it: resolves when the step may go on (the intake's: once new
+   * requests are taken), at the latest after `atMostMs` or when `signal` aborts; the step is weighed after it.
+   */
+  beforeStep?: (options: { signal?: AbortSignal | undefined; atMostMs: number }) => Promise<void>;
   /** The run's: aborting it cancels (or, with a RunInterruption, interrupts) the run. */
   signal?: AbortSignal;
   onEvent?: (event: AgentEvent) => void;
@@ -117,8 +122,8 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
   let afterTools = state.history.at(-1)?.role === "tool"; // the approved calls', or those a crash cut off (recovery answered them)
 
   for (;;) {
-    // New runs are taken in first (`afterIntake`): the wait is part of the step, weighed with it; a cancel ends it.
-    await provider.whenReady?.({ signal, atMostMs: clock.timeLeftMs() });
+    // New runs are taken in first (the intake's wait): the wait is part of the step, weighed with it; a cancel ends it.
+    await o.beforeStep?.({ signal, atMostMs: clock.timeLeftMs() });
     if (signal?.aborted) return cancelled();
     // A crash or an earlier cancel may have left calls unanswered; answer them first.
     await state.append(repairTail(state.history));

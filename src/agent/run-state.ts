@@ -5,7 +5,7 @@ import { addUsage, emptyUsage, roundUsd, type RunUsage, type Usage } from "../co
 import { buildContext, type BuiltContext } from "./build-context.js";
 import { calibrateTokens } from "./estimate-tokens.js";
 import type { StepsShown } from "./stop-policy.js";
-import { CANCELLED_RESULT, INTERRUPTED_RESULT, repairTail, SUPERSEDED_CALL_RESULT } from "./repair-history.js";
+import { CANCELLED_RESULT, INTERRUPTED_RESULT, repairTail, SUPERSEDED_CALL_RESULT } from "../core/history.js";
 
 /** Commits messages at the end of the history; resolves once they are durable. `completed` announces the tool calls whose results they hold, in the same write. */
 export type SaveMessages = (messages: NewMessage[], options?: { completed?: ToolCallCompletion[] }) => Promise<void>;

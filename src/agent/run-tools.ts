@@ -2,7 +2,7 @@ import type { AgentEvent } from "../core/agent-events.js";
 import { isInterruption, isSuperseded } from "../core/interruptions.js";
 import type { ToolCallBlock } from "../core/messages.js";
 import type { ToolBox } from "../tools/tool-box.js";
-import { INTERRUPTED_RESULT, SUPERSEDED_CALL_RESULT } from "./repair-history.js";
+import { INTERRUPTED_RESULT, SUPERSEDED_CALL_RESULT } from "../core/history.js";
 import type { RunClock } from "./run-clock.js";
 import type { RunState } from "./run-state.js";
 import { TIME_BUDGET_RESULT } from "./stop-policy.js";

@@ -1,4 +1,4 @@
-import { errorResultFor } from "../agent/repair-history.js";
+import { errorResultFor } from "../core/history.js";
 import type { NewMessage } from "../core/messages.js";
 import { redactorOf, type Redactor } from "../util/redact.js";
 import { AppError, notFound } from "../errors.js";
@@ -132,7 +132,12 @@ export async function answerAction(
       },
     );
   }
-  runs.start(answered.run, { position: answered.position, approvedCalls: answered.approvedCalls });
+  runs.start({
+    kind: "answered",
+    run: answered.run,
+    position: answered.position,
+    approvedCalls: answered.approvedCalls,
+  });
   return {
     run: answered.run,
     afterEventSeq: answered.afterEventSeq,

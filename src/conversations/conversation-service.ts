@@ -5,11 +5,10 @@ import { isSummary } from "../agent/summary-in-context.js";
 import { DEFAULT_CONTEXT, type ContextSettings } from "../core/context-settings.js";
 import { estimateFixedTokens } from "../agent/estimate-tokens.js";
 import { sendable } from "../core/messages.js";
-import { repairTail } from "../agent/repair-history.js";
+import { repairTail } from "../core/history.js";
 import { AppError, notFound } from "../errors.js";
 import { toolBoxOf } from "../runs/tool-box-of.js";
 import { toolsOfTenant } from "../tools/tools-of-tenant.js";
-import { historyOf } from "../runs/history-of.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { Services } from "../services.js";
 import type { BudgetInput, ClientTool, RunRow, WebhookSetting } from "../store/schema.js";
@@ -205,7 +204,7 @@ export function createConversationService(services: Services) {
     /** The whole history as that provider's SDK takes it (whole: the summaries of parts of it are left out). */
     async history({ tenant, id, format }: { tenant: string; id: string; format: HistoryFormat }) {
       const conversation = await load(tenant, id);
-      const history = sendable(historyOf(await store.messages.history(id))).filter((m) => !isSummary(m));
+      const history = sendable(await store.messages.history(id)).filter((m) => !isSummary(m));
       return {
         format,
         ...providers[format].formatHistory(
@@ -223,7 +222,7 @@ export function createConversationService(services: Services) {
      */
     async context({ tenant, id, format }: { tenant: string; id: string; format?: ProviderName | undefined }) {
       const conversation = await load(tenant, id);
-      const stored = historyOf(await store.messages.history(id));
+      const stored = await store.messages.history(id);
       // While a run waits for the application, its pending calls have no result yet: they are shown with one saying so.
       const history = [...stored, ...repairTail(stored, PENDING_RESULT)];
       const tools = toolBoxOf({ services, conversation, finish: conversation.finish }).specs;

@@ -5,31 +5,24 @@ import { checkMessageText } from "./check-message-text.js";
 import type { ToolChoice } from "../core/model-provider.js";
 import { AppError, findInCauseChain, notFound } from "../errors.js";
 import { checkSameRequest, hashOfRequest } from "./request-hash.js";
-import { newId } from "../store/ids.js";
 import type { BudgetInput, RunRequest, RunRow, WebhookSetting } from "../store/schema.js";
 import { checkWebhookUrl } from "../webhooks/check-webhook-url.js";
 import { Superseded } from "../core/interruptions.js";
 import {
   createRunInTransaction,
-  newRunFields,
   newRunId,
-  tooManyRuns,
+  startRunAtOnce,
   type CreatedRun,
   type OnBusy,
   type RunToCreate,
-} from "./create-run.js";
+} from "../runs/start-run.js";
 import { settleBudget } from "./settle-budget.js";
 import { checkModel } from "./check-model.js";
 import { summaryModelOf } from "./check-conversation-models.js";
 import { FINISH_TOOL, type FinishOptions } from "../core/run-settings.js";
 import { isLockConflict, uniqueViolation } from "../store/unique-violation.js";
-import type { Appended } from "../runs/history-cache.js";
-import { startedEvents } from "../runs/committed-events.js";
-import type { LoggedEvent } from "../store/event-repository.js";
 import type { RunManager } from "../runs/run-manager.js";
 import { Overloaded } from "../runs/overload-monitor.js";
-import { toPgSafe } from "../store/pg-safe.js";
-import { startedRunPosition, type RunPosition } from "../runs/run-numbering.js";
 import type { Services } from "../services.js";
 
 export interface SendMessageInput {
@@ -187,10 +180,13 @@ export async function sendMessage(
       const created = atOnce ?? (await createRunInTransaction(services, toCreate, onBusy));
       await afterCreated({ services, runs }, created);
       if ("position" in created)
-        runs.start(created.run, {
+        runs.start({
+          kind: "created",
+          run: created.run,
           position: created.position,
           conversation,
-          ...(atOnce && { appended: atOnce.appended, committed: atOnce.committed }),
+          appended: atOnce?.appended,
+          committed: atOnce?.committed,
         });
       return { run: created.run, replayed: false };
     } catch (err) {
@@ -216,44 +212,6 @@ export async function sendMessage(
       });
     }
   }
-}
-
-/** The common case in one statement (`loopd_start_run`): a connection held for one round trip, not a transaction of seven; null when it must take the general path. */
-async function startRunAtOnce(
-  { store, config, instanceId }: Services,
-  r: RunToCreate,
-): Promise<{
-  run: RunRow;
-  position: RunPosition;
-  appended: Appended;
-  committed: LoggedEvent[];
-  superseded: undefined;
-} | null> {
-  const messageId = newId("msg");
-  const started = await store.runs.start({
-    run: { ...newRunFields(r), leaseOwner: instanceId },
-    leaseMs: config.runs.leaseMs,
-    tenant: r.tenant,
-    cap: config.runs.maxActivePerTenant,
-    messageId,
-    content: r.content,
-  });
-  if (started && "openRuns" in started) throw tooManyRuns(r.tenant, started.openRuns);
-  if (!started) return null;
-  // The user message as the database holds it (toPgSafe), so the run need not read it back.
-  const appended = {
-    firstSeq: started.run.firstSeq!,
-    messages: [{ role: "user" as const, content: toPgSafe(r.content) }],
-  };
-  // What it committed for the run's readers: a stream opened now takes it from here.
-  const committed = startedEvents(started.run, { id: messageId, content: r.content });
-  return {
-    run: started.run,
-    position: startedRunPosition(started.run.firstSeq!),
-    appended,
-    committed,
-    superseded: undefined,
-  };
 }
 
 /**

@@ -87,12 +87,6 @@ export interface ModelProvider {
    */
   generate(request: ModelRequest): Promise<ModelResponse>;
   /**
-   * Resolves when the run's next step may go on (`afterIntake`: once new
-   * requests are taken), at the latest after `atMostMs` or when `signal`
-   * aborts; the loop weighs the step after it. @default at once
-   */
-  whenReady?(options: { signal?: AbortSignal | undefined; atMostMs: number }): Promise<void>;
-  /**
    * The request body exactly as `generate` hands it to the provider's SDK
    * (for `GET /conversations/:id/context`, and to rebuild a call from its
    * trace). Pure: the same request gives the same body.

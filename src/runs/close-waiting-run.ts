@@ -1,4 +1,4 @@
-import { errorResultFor } from "../agent/repair-history.js";
+import { errorResultFor } from "../core/history.js";
 import { runEndSpan } from "./trace/run-tracer.js";
 import type { Repositories } from "../store/store.js";
 import type { RunRow } from "../store/schema.js";

@@ -1,16 +1,14 @@
 import type { AgentEvent } from "../core/agent-events.js";
-import { DEFAULT_CONTEXT } from "../core/context-settings.js";
-import type { ProviderName } from "../core/model-provider.js";
 import { runAgentLoop } from "../agent/run-agent-loop.js";
+import { loopOptionsOf } from "./loop-options-of.js";
 import { endsRefused, type RunOutcome } from "../core/run-outcome.js";
 import { toolBoxOf } from "./tool-box-of.js";
-import { afterIntake } from "./intake.js";
 import { toolImageKeeper } from "../attachments/keep-tool-images.js";
 import { RunInterruption } from "../core/interruptions.js";
 import { describeError } from "../errors.js";
-import type { ConversationRow, RunRow } from "../store/schema.js";
+import type { RunRow } from "../store/schema.js";
 import type { Services } from "../services.js";
-import type { Appended } from "./history-cache.js";
+import type { RunStart } from "./start-run.js";
 import type { RunWriter } from "./run-writer.js";
 import { INTERNAL } from "../store/conversation-repository.js";
 
@@ -22,24 +20,19 @@ import { INTERNAL } from "../store/conversation-repository.js";
  */
 export async function executeRun({
   services,
-  run,
+  start,
   writer,
   signal,
-  approvedCalls = [],
-  conversation: known,
-  appended,
 }: {
   services: Services;
-  run: RunRow;
+  /** How the run came to execute here, with what its starter already read (the rest is read here). */
+  start: RunStart;
   writer: RunWriter;
   signal: AbortSignal;
-  /** The calls the application approved, when the run goes on after a pause. */
-  approvedCalls?: string[];
-  /** The run's conversation as the request that created the run just read it; read here otherwise. */
-  conversation?: ConversationRow | undefined;
-  /** What the run's creation appended (its user message), when the caller has it. */
-  appended?: Appended | undefined;
 }) {
+  const { run } = start;
+  const known = start.kind === "created" ? start.conversation : undefined;
+  const appended = start.kind === "created" ? start.appended : undefined;
   const { store, config, log } = services;
   const observer = services.telemetry.runStarted(run);
   let result: RunOutcome;
@@ -64,51 +57,23 @@ export async function executeRun({
       attachments,
     });
     const toolBox = toolBoxOf({ services, conversation, finish, runId: run.id, keepImages });
-    result = await runAgentLoop({
-      provider: afterIntake(services.providers[run.provider as ProviderName], services.intake),
-      history,
-      save: writer.save,
-      toolBox,
-      call: {
-        model: run.model,
-        system: conversation.system,
-        toolChoice: run.request.tool_choice,
-        context: conversation.context ?? DEFAULT_CONTEXT,
-        cacheKey: conversation.caching ? conversation.id : null,
-        maxTokens: config.models.maxTokens,
+    result = await runAgentLoop(
+      loopOptionsOf({
+        services,
+        start,
+        conversation,
+        history,
         attachments,
-      },
-      budget: run.request.budget ?? {
-        max_steps: run.request.max_steps,
-        max_tokens: null,
-        max_seconds: null,
-        max_cost_usd: null,
-        grace_turn: true,
-      },
-      finish,
-      costOf: (usage, model = run.model) => services.prices.costOf(model, usage),
-      // Time spent paused for the application, or queued before it started, does not count against the run's time.
-      resume: {
-        stepsDone: run.steps,
-        usageSoFar: run.usage,
-        clockStartedAt: run.createdAt.getTime() + run.pausedMs,
-        approvedCalls,
-      },
-      tokenRatio: services.tokenRatios.get(conversation.id),
-      onTokenRatio: (ratio) => services.tokenRatios.set(conversation.id, ratio),
-      limits: {
-        modelCallTimeoutMs: config.models.callTimeoutMs,
-        modelStreamIdleMs: config.models.streamIdleMs,
-        graceWindowMs: config.runs.graceWindowMs,
-      },
-      flushEvents: writer.flush,
-      signal,
-      onEvent: (e) => {
-        logAgentEvent(services, run, e);
-        forwardAgentEvent(writer, e);
-        observer.onEvent(e);
-      },
-    });
+        toolBox,
+        writer,
+        signal,
+        onEvent: (e) => {
+          logAgentEvent(services, run, e);
+          forwardAgentEvent(writer, e);
+          observer.onEvent(e);
+        },
+      }),
+    );
   } catch (err) {
     if (err instanceof RunInterruption || signal.reason instanceof RunInterruption) return observer.end(null);
     // A fault of ours or of the database, not of the model. If the history

@@ -1,6 +1,5 @@
 import { refersToAttachments, type NewMessage } from "../core/messages.js";
 import type { Store } from "../store/store.js";
-import { historyOf } from "./history-of.js";
 
 /**
  * The histories of conversations whose runs ended here, kept (up to
@@ -41,7 +40,7 @@ export function createHistoryCache({ maxChars }: { maxChars: number }) {
       // The run just appended these right after what is known (seqs have no gaps): nothing to read.
       if (appended && appended.firstSeq === known.length + 1) return [...known, ...appended.messages];
       // Message seqs run 1, 2, 3 … without gaps: `known` ends at seq known.length.
-      const since = historyOf(await store.messages.history(conversationId, { afterSeq: known.length }));
+      const since = await store.messages.history(conversationId, { afterSeq: known.length });
       return known.length === 0 ? since : [...known, ...since];
     },
 

@@ -1,5 +1,3 @@
-import type { ModelProvider } from "../core/model-provider.js";
-
 /**
  * Requests that start runs go before the next step of the runs already
  * going. Without this, a burst of messages waits behind the model
@@ -73,9 +71,3 @@ export function createIntake({ maxWaitMs }: { maxWaitMs: number }): Intake {
     held,
   };
 }
-
-/** The provider, the run's steps going on once the intake is quiet. */
-export const afterIntake = (provider: ModelProvider, intake: Intake): ModelProvider => ({
-  ...provider,
-  whenReady: (options) => intake.quiet(options),
-});

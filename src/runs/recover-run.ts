@@ -1,12 +1,13 @@
 import { toolCallsOf, type NewMessage, type ToolResultBlock } from "../core/messages.js";
-import { CANCELLED_RESULT, findOrphanToolCalls, INTERRUPTED_RESULT, repairMessages } from "../agent/repair-history.js";
+import { CANCELLED_RESULT, findOrphanToolCalls, INTERRUPTED_RESULT, repairMessages } from "../core/history.js";
 import type { PendingToolCall } from "../core/run-outcome.js";
 import type { Services } from "../services.js";
 import type { RunRow } from "../store/schema.js";
-import { historyOf } from "./history-of.js";
+import { historyOf } from "../store/message-repository.js";
 import { positionOf } from "./run-numbering.js";
 import { createRunWriter, type RunWriter } from "./run-writer.js";
 import { toolBoxOf } from "./tool-box-of.js";
+import type { RunStart } from "./start-run.js";
 import { INTERNAL } from "../store/conversation-repository.js";
 
 /**
@@ -29,7 +30,7 @@ export async function recoverRun({
   services: Services;
   run: RunRow;
   /** Executes the run from its saved state with this writer (running the approved calls first). */
-  launch: (run: RunRow, writer: RunWriter, options?: { approvedCalls?: string[] }) => void;
+  launch: (start: RunStart, writer: RunWriter) => void;
 }): Promise<void> {
   const { store, log } = services;
   // Every model call is preceded by a repair, so an unanswered call can only be in this tail.
@@ -87,7 +88,7 @@ export async function recoverRun({
   const last = tail.at(-1);
   if (approved.size > 0) {
     log.info({ run_id: run.id, approved_calls: approved.size }, "resuming an answered run: its approved calls run now");
-    return launch(run, writer, { approvedCalls: [...approved] });
+    return launch({ kind: "recovered", run, approvedCalls: [...approved] }, writer);
   }
   if (repairs.length === 0 && last?.role === "assistant" && toolCallsOf(last).length === 0) {
     return writer.finish({ status: "completed", stopReason: "end_turn", result: null });
@@ -104,7 +105,7 @@ export async function recoverRun({
     { run_id: run.id, steps: run.steps, interrupted_calls: repairs.length },
     "resuming a run after its process stopped",
   );
-  launch(run, writer);
+  launch({ kind: "recovered", run, approvedCalls: [] }, writer);
 }
 
 /**

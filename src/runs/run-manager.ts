@@ -1,14 +1,12 @@
 import { RunInterruption } from "../core/interruptions.js";
 import { describeError } from "../errors.js";
 import type { Services } from "../services.js";
-import type { ConversationRow, RunRow } from "../store/schema.js";
-import type { Appended } from "./history-cache.js";
-import type { LoggedEvent } from "../store/event-repository.js";
 import { executeRun } from "./execute-run.js";
 import { keepLeases } from "./keep-leases.js";
 import type { LocalRun } from "./local-run.js";
 import { recoverRun } from "./recover-run.js";
-import type { RunPosition } from "./run-numbering.js";
+import type { RunRow } from "../store/schema.js";
+import type { RunStart } from "./start-run.js";
 import { createRunWriter, type RunWriter } from "./run-writer.js";
 import { drainRuns } from "./drain-runs.js";
 import { sweepExpiredRuns } from "./sweep-expired-runs.js";
@@ -42,15 +40,8 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
   const timers: NodeJS.Timeout[] = [];
   let stopping = false;
 
-  function launch(
-    run: RunRow,
-    writer: RunWriter,
-    {
-      approvedCalls,
-      conversation,
-      appended,
-    }: { approvedCalls?: string[]; conversation?: ConversationRow; appended?: Appended } = {},
-  ): void {
+  function launch(start: RunStart, writer: RunWriter): void {
+    const { run } = start;
     if (stopping) {
       // Left for the next process, which may take it over at once; the other
       // runs still finishing here keep their leases.
@@ -62,15 +53,7 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
     }
     const controller = new AbortController();
     const entry: LocalRun = { controller, done: Promise.resolve() };
-    entry.done = executeRun({
-      services,
-      run,
-      writer,
-      signal: controller.signal,
-      approvedCalls,
-      conversation,
-      appended,
-    }).finally(() => {
+    entry.done = executeRun({ services, start, writer, signal: controller.signal }).finally(() => {
       // A run that stopped on a refused write may still have tools running: stop them.
       controller.abort(new RunInterruption(`run ${run.id} is over here`));
       // A run paused and answered at once may already run here again, as a new entry: leave that one.
@@ -93,7 +76,8 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
       const started = await startQueuedRun(services, conversationId);
       if (!started) return;
       if (started.more) queueBehind.add(started.run.id);
-      launch(started.run, createRunWriter({ services, run: started.run, position: started.position }));
+      const start: RunStart = { kind: "dequeued", run: started.run, position: started.position };
+      launch(start, createRunWriter({ services, run: started.run, position: started.position }));
     } catch (err) {
       // Left queued: the sweeper tries again.
       log.warn({ conversation_id: conversationId, err: describeError(err) }, "could not start a queued run");
@@ -138,33 +122,14 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
 
   return {
     /**
-     * Executes a run just created, or just answered after a pause (then the
-     * approved calls run first), its numbers going on from `position`;
-     * `conversation` as the request just read it, and what its creation
-     * appended, when the caller has them (reads less); what its creation
-     * committed, for its readers (no read of the database for them).
+     * Executes a run just created, just answered after a pause (then the
+     * approved calls run first) or just dequeued, its numbers going on from
+     * its `position`; what its creation committed goes to its readers (no
+     * read of the database for them).
      */
-    start(
-      run: RunRow,
-      {
-        position,
-        approvedCalls,
-        conversation,
-        appended,
-        committed,
-      }: {
-        position: RunPosition;
-        approvedCalls?: string[];
-        conversation?: ConversationRow;
-        appended?: Appended;
-        committed?: LoggedEvent[];
-      },
-    ): void {
-      launch(run, createRunWriter({ services, run, position, committed }), {
-        approvedCalls,
-        ...(conversation && { conversation }),
-        ...(appended && { appended }),
-      });
+    start(start: Exclude<RunStart, { kind: "recovered" }>): void {
+      const committed = start.kind === "created" ? start.committed : undefined;
+      launch(start, createRunWriter({ services, run: start.run, position: start.position, committed }));
     },
 
     /** Begins renewing leases and sweeping for abandoned runs; the first sweep runs now. */

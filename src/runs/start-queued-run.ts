@@ -1,9 +1,9 @@
-import { repairMessages } from "../agent/repair-history.js";
+import { repairMessages } from "../core/history.js";
 import type { Services } from "../services.js";
 import type { RunRow } from "../store/schema.js";
 import type { Repositories } from "../store/store.js";
 import { closeWaitingRun, SUPERSEDED } from "./close-waiting-run.js";
-import { historyOf } from "./history-of.js";
+import { historyOf } from "../store/message-repository.js";
 import { createRunAppender, positionOf, type RunPosition } from "./run-numbering.js";
 
 /** A queued run just started here: where its writer takes over. */

@@ -8,6 +8,21 @@ import { messages, type MessageRow } from "./schema.js";
 /** A message as a model is sent it, with its place in the history. */
 export type HistoryRow = Pick<MessageRow, "seq" | "role" | "content" | "kind" | "summarizes" | "excluded">;
 
+/** Stored rows as the loop and the converters take them. */
+export const historyOf = (
+  rows: readonly Pick<HistoryRow, "role" | "content" | "kind" | "summarizes" | "excluded">[],
+): NewMessage[] =>
+  rows.map(
+    (r) =>
+      ({
+        role: r.role,
+        content: r.content,
+        ...(r.kind && { kind: r.kind }),
+        ...(r.summarizes && { summarizes: r.summarizes }),
+        ...(r.excluded && { excluded: r.excluded }),
+      }) as NewMessage,
+  );
+
 export function createMessageRepository({ db }: { db: Db }) {
   return {
     /**
@@ -72,10 +87,9 @@ export function createMessageRepository({ db }: { db: Db }) {
      * The whole history (or all of it after `afterSeq`), in order: one query,
      * of what a model is sent (not the rows' trace spans, ids or times).
      */
-    history(conversationId: string, { afterSeq = 0 }: { afterSeq?: number } = {}): Promise<HistoryRow[]> {
-      return db
+    async history(conversationId: string, { afterSeq = 0 }: { afterSeq?: number } = {}): Promise<NewMessage[]> {
+      const rows = await db
         .select({
-          seq: messages.seq,
           role: messages.role,
           content: messages.content,
           kind: messages.kind,
@@ -85,6 +99,7 @@ export function createMessageRepository({ db }: { db: Db }) {
         .from(messages)
         .where(and(eq(messages.conversationId, conversationId), gt(messages.seq, afterSeq)))
         .orderBy(asc(messages.seq));
+      return historyOf(rows);
     },
 
     /**

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import { finishToolSpec } from "../../src/agent/finish-tool.js";
-import { findOrphanToolCalls } from "../../src/agent/repair-history.js";
+import { findOrphanToolCalls } from "../../src/core/history.js";
 import { runAgentLoop } from "../../src/agent/run-agent-loop.js";
 import { DEFAULT_CONTEXT } from "../../src/core/context-settings.js";
 import { toolCallsOf, type AssistantBlock, type NewMessage } from "../../src/core/messages.js";

@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
 import type { NewMessage } from "../../src/core/messages.js";
-import { repairTail } from "../../src/agent/repair-history.js";
+import { repairTail } from "../../src/core/history.js";
 import { emptyUsage } from "../../src/core/usage.js";
 import { newId } from "../../src/store/ids.js";
 import { useLoopd } from "../helpers/use-loopd.js";

@@ -1,5 +1,4 @@
 import { expect, test } from "vitest";
-import { historyOf } from "../../src/runs/history-of.js";
 import { useLoopd } from "../helpers/use-loopd.js";
 import { b64, png } from "../helpers/test-images.js";
 
@@ -38,7 +37,7 @@ test("the bytes of a conversation's image are read once per call, however often 
   });
   for (let i = 0; i < 8; i++)
     expect((await inject("POST", `/conversations/${conv.id}/fork`, { at_seq: 2 })).statusCode).toBe(201);
-  const history = historyOf(await f.loopd.services.store.messages.history(conv.id));
+  const history = await f.loopd.services.store.messages.history(conv.id);
   const rows = await attachmentRowsRead(() => f.loopd.services.store.attachments.dataOf("default", history));
   // One image: one row. Reading every fork's copy makes each call's read grow with the forks (5 MB × 10 images × forks).
   expect(rows).toBe(1);

@@ -1,7 +1,6 @@
 import type { AssistantBlock, AttachmentData, NewMessage } from "../../core/messages.js";
 import type { ModelProvider, ModelRequestBody, ProviderName } from "../../core/model-provider.js";
-import type { HistoryRow } from "../../store/message-repository.js";
-import { historyOf } from "../history-of.js";
+import { historyOf, type HistoryRow } from "../../store/message-repository.js";
 import type { MessageRow, RunRow } from "../../store/schema.js";
 import type { Store } from "../../store/store.js";
 import { TRACE_START, type TracedMessage } from "../../store/trace-repository.js";

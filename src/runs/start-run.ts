@@ -1,15 +1,44 @@
 import type { UserBlock } from "../core/messages.js";
 import { emptyUsage } from "../core/usage.js";
-import { repairMessages } from "../agent/repair-history.js";
+import { repairMessages } from "../core/history.js";
 import { AppError, notFound } from "../errors.js";
 import { newId } from "../store/ids.js";
 import type { RunRequest, RunRow, WebhookSetting } from "../store/schema.js";
 import type { Repositories } from "../store/store.js";
 import type { NewRunFields } from "../store/run-repository.js";
-import { closeWaitingRun, SUPERSEDED } from "../runs/close-waiting-run.js";
-import { historyOf } from "../runs/history-of.js";
-import { createRunAppender, newRunPosition, type RunPosition } from "../runs/run-numbering.js";
+import { closeWaitingRun, SUPERSEDED } from "./close-waiting-run.js";
+import { historyOf } from "../store/message-repository.js";
+import { createRunAppender, newRunPosition, type RunPosition } from "./run-numbering.js";
 import type { Services } from "../services.js";
+import type { ConversationRow } from "../store/schema.js";
+import type { LoggedEvent } from "../store/event-repository.js";
+import { toPgSafe } from "../store/pg-safe.js";
+import type { Appended } from "./history-cache.js";
+import { startedEvents } from "./committed-events.js";
+import { startedRunPosition } from "./run-numbering.js";
+
+/**
+ * A run about to execute here, with what whoever started it already holds
+ * (so the run need not read it again): its numbers go on from `position`.
+ * `created`: just created by a message (`conversation` as the request read
+ * it; what its creation appended and committed, when it was created in one
+ * statement). `answered`: a pause answered (the approved calls run first).
+ * `dequeued`: a queued run started. `recovered`: taken over from a process
+ * that stopped (its writer made by the recovery; the approved calls that
+ * never began run first).
+ */
+export type RunStart =
+  | {
+      kind: "created";
+      run: RunRow;
+      position: RunPosition;
+      conversation: ConversationRow;
+      appended: Appended | undefined;
+      committed: LoggedEvent[] | undefined;
+    }
+  | { kind: "answered"; run: RunRow; position: RunPosition; approvedCalls: string[] }
+  | { kind: "dequeued"; run: RunRow; position: RunPosition }
+  | { kind: "recovered"; run: RunRow; approvedCalls: string[] };
 
 /** What a conversation does with a message that comes while a run holds it. */
 export type OnBusy = "reject" | "enqueue" | "interrupt";
@@ -135,6 +164,44 @@ export const tooManyRuns = (tenant: string, open: number) =>
     `tenant ${tenant} has ${open} active or paused runs, the most MAX_ACTIVE_RUNS_PER_TENANT allows; wait for one to end, answer or cancel a paused one`,
     { active_runs: open },
   );
+
+/** The common case in one statement (`loopd_start_run`): a connection held for one round trip, not a transaction of seven; null when it must take the general path. */
+export async function startRunAtOnce(
+  { store, config, instanceId }: Services,
+  r: RunToCreate,
+): Promise<{
+  run: RunRow;
+  position: RunPosition;
+  appended: Appended;
+  committed: LoggedEvent[];
+  superseded: undefined;
+} | null> {
+  const messageId = newId("msg");
+  const started = await store.runs.start({
+    run: { ...newRunFields(r), leaseOwner: instanceId },
+    leaseMs: config.runs.leaseMs,
+    tenant: r.tenant,
+    cap: config.runs.maxActivePerTenant,
+    messageId,
+    content: r.content,
+  });
+  if (started && "openRuns" in started) throw tooManyRuns(r.tenant, started.openRuns);
+  if (!started) return null;
+  // The user message as the database holds it (toPgSafe), so the run need not read it back.
+  const appended = {
+    firstSeq: started.run.firstSeq!,
+    messages: [{ role: "user" as const, content: toPgSafe(r.content) }],
+  };
+  // What it committed for the run's readers: a stream opened now takes it from here.
+  const committed = startedEvents(started.run, { id: messageId, content: r.content });
+  return {
+    run: started.run,
+    position: startedRunPosition(started.run.firstSeq!),
+    appended,
+    committed,
+    superseded: undefined,
+  };
+}
 
 /** The run's row as every way of creating it writes it. */
 export const newRunFields = (r: RunToCreate): NewRunFields => ({

@@ -1,4 +1,4 @@
-import { toolCallsOf, type NewMessage, type ToolCallBlock } from "../core/messages.js";
+import { toolCallsOf, type NewMessage, type ToolCallBlock } from "./messages.js";
 
 export const INTERRUPTED_RESULT =
   "tool execution was interrupted (the server stopped): it may or may not have taken effect; check before calling it again";
