@@ -9,7 +9,7 @@ import { runAgentLoop } from "../../src/agent/run-agent-loop.js";
 import { createBuiltinTools } from "../../src/tools/builtin/index.js";
 import { createToolBox } from "../../src/tools/tool-box.js";
 import { createToolRegistry } from "../../src/tools/tool-registry.js";
-import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
+import { type FakeLlm, startFakeLlm } from "../support/fake-llm/server.js";
 import { anthropicAgainst, openaiAgainst } from "../providers/fake-llm-providers.js";
 import { user } from "../providers/histories.js";
 

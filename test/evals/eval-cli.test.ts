@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { beforeAll, expect, test } from "vitest";
 import type { EvalCase } from "../../src/evals/eval-case.js";
-import type { FakeTurn } from "../fake-llm/server.js";
-import { rowCounts } from "../helpers/row-counts.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { runProgram } from "../process/run-program.js";
+import type { FakeTurn } from "../support/fake-llm/server.js";
+import { rowCounts } from "../support/helpers/row-counts.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { runProgram } from "../e2e/run-program.js";
 import { evalTools, recordCase, respondByCase } from "./eval-fixtures.js";
 
 const f = useLoopd({ tools: evalTools() });

@@ -7,11 +7,11 @@ import { z } from "zod";
 import { followRunEvents } from "../../src/runs/follow-run-events.js";
 import { createBuiltinTools } from "../../src/tools/builtin/index.js";
 import { defineTool } from "../../src/tools/define-tool.js";
-import { api } from "../helpers/api.js";
-import { collectEvents } from "../helpers/sse-client.js";
-import { deleteNoteTool, effects, INVOICE_TOOL } from "./action-tools.js";
-import { useLoopd, type LoopdFixture } from "../helpers/use-loopd.js";
-import { toolResultsIn } from "../helpers/wire.js";
+import { api } from "../support/helpers/api.js";
+import { collectEvents } from "../support/helpers/sse-client.js";
+import { deleteNoteTool, effects, INVOICE_TOOL } from "../support/helpers/action-tools.js";
+import { useLoopd, type LoopdFixture } from "../support/helpers/use-loopd.js";
+import { toolResultsIn } from "../support/helpers/wire.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

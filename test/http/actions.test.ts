@@ -2,12 +2,12 @@ import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import { createBuiltinTools } from "../../src/tools/builtin/index.js";
 import { defineTool } from "../../src/tools/define-tool.js";
-import { api } from "../helpers/api.js";
-import { collectEvents, isEvent, readSse, type SseEvent } from "../helpers/sse-client.js";
-import { deleteNoteTool, effects, INVOICE_TOOL } from "./action-tools.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { toolResultsIn } from "../helpers/wire.js";
-import { rowCounts } from "../helpers/row-counts.js";
+import { api } from "../support/helpers/api.js";
+import { collectEvents, isEvent, readSse, type SseEvent } from "../support/helpers/sse-client.js";
+import { deleteNoteTool, effects, INVOICE_TOOL } from "../support/helpers/action-tools.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { toolResultsIn } from "../support/helpers/wire.js";
+import { rowCounts } from "../support/helpers/row-counts.js";
 
 const f = useLoopd({
   listen: true,

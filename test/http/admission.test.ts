@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { expect, onTestFinished, test, vi } from "vitest";
-import { testDatabaseKind } from "../helpers/test-database.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { testDatabaseKind } from "../support/helpers/test-database.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const ADMISSION_WAIT_MS = 300;
 // One connection on Postgres, as PGlite has: holding it holds the whole database.

@@ -1,8 +1,8 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { expect, test } from "vitest";
-import { api } from "../helpers/api.js";
-import { noisePng } from "../helpers/test-images.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { api } from "../support/helpers/api.js";
+import { noisePng } from "../support/helpers/test-images.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const f = useLoopd();
 const LIMIT = 5 * 1024 * 1024;

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "vitest";
-import { api } from "../helpers/api.js";
-import { expectError } from "../helpers/expect-error.js";
-import { rowCounts } from "../helpers/row-counts.js";
-import { b64, exe, jpeg, pdf, png, svg } from "../helpers/test-images.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { api } from "../support/helpers/api.js";
+import { expectError } from "../support/helpers/expect-error.js";
+import { rowCounts } from "../support/helpers/row-counts.js";
+import { b64, exe, jpeg, pdf, png, svg } from "../support/helpers/test-images.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const f = useLoopd();
 const client = () => api(f.loopd.app);

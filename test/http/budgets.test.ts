@@ -1,12 +1,12 @@
 import { describe, expect, test, vi } from "vitest";
 import { schemaCheckPool } from "../../src/json-schema/check-user-schema.js";
-import { api } from "../helpers/api.js";
-import { rowCounts } from "../helpers/row-counts.js";
-import { collectEvents } from "../helpers/sse-client.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { toolResultsIn, userTextsIn } from "../helpers/wire.js";
-import type { RecordedRequest } from "../fake-llm/server.js";
-import { testTools } from "./test-tools.js";
+import { api } from "../support/helpers/api.js";
+import { rowCounts } from "../support/helpers/row-counts.js";
+import { collectEvents } from "../support/helpers/sse-client.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { toolResultsIn, userTextsIn } from "../support/helpers/wire.js";
+import type { RecordedRequest } from "../support/fake-llm/server.js";
+import { testTools } from "../support/helpers/test-tools.js";
 
 const f = useLoopd({ tools: testTools(), listen: true });
 const client = () => api(f.loopd.app);

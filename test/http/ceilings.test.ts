@@ -5,8 +5,8 @@
  * offered, and a summary model without a price refused under a cost budget.
  */
 import { beforeAll, describe, expect, test } from "vitest";
-import { rowCounts } from "../helpers/row-counts.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { rowCounts } from "../support/helpers/row-counts.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const f = useLoopd({
   env: {

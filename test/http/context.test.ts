@@ -2,10 +2,10 @@ import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import { createBuiltinTools } from "../../src/tools/builtin/index.js";
 import { defineTool } from "../../src/tools/define-tool.js";
-import type { RecordedRequest } from "../fake-llm/server.js";
-import { api } from "../helpers/api.js";
-import { toolResults } from "../helpers/tool-heavy-conversation.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import type { RecordedRequest } from "../support/fake-llm/server.js";
+import { api } from "../support/helpers/api.js";
+import { toolResults } from "../support/helpers/tool-heavy-conversation.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const PAGES = toolResults(40, { seed: 21 });
 const fetchPage = defineTool({

@@ -2,8 +2,8 @@ import { sql } from "drizzle-orm";
 import { describe, expect, onTestFinished, test } from "vitest";
 import { findInCauseChain } from "../../src/errors.js";
 import { isDatabaseUnavailable } from "../../src/http/error-handler.js";
-import { testDatabaseKind } from "../helpers/test-database.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { testDatabaseKind } from "../support/helpers/test-database.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const POOL_SIZE = 3;
 const CONNECT_TIMEOUT_MS = 500;

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "vitest";
 import { evalCaseSchema } from "../../src/evals/eval-case.js";
-import { api } from "../helpers/api.js";
-import { startLoopd } from "../helpers/start-loopd.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { api } from "../support/helpers/api.js";
+import { startLoopd } from "../support/helpers/start-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const f = useLoopd();
 const client = () => api(f.loopd.app);

@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
-import { collectEvents, isEvent, readSse, type SseEvent } from "../helpers/sse-client.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { collectEvents, isEvent, readSse, type SseEvent } from "../support/helpers/sse-client.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const MAX_STREAMS = 210;
 const f = useLoopd({

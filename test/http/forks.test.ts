@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { b64, png } from "../helpers/test-images.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { b64, png } from "../support/helpers/test-images.js";
 
 const f = useLoopd({ listen: true });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { startLoopd, type TestLoopd } from "../helpers/start-loopd.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { userTextsIn } from "../helpers/wire.js";
+import { startLoopd, type TestLoopd } from "../support/helpers/start-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { userTextsIn } from "../support/helpers/wire.js";
 
 // Two instances on one database: each keeps the histories of the runs it ran.
 const f = useLoopd();

@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 let maxStepsLimit = "50";
 const f = useLoopd(() => ({ env: { MAX_STEPS_LIMIT: maxStepsLimit } }));

@@ -1,7 +1,7 @@
 import { connect } from "node:net";
 import { expect, test, vi } from "vitest";
-import { testDatabaseKind } from "../helpers/test-database.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { testDatabaseKind } from "../support/helpers/test-database.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 // Long enough that a model call goes only when the intake is quiet: a request counted and never taken would stall the tests.
 const f = useLoopd({ listen: true, env: { INTAKE_PRIORITY_MS: "10000" } });

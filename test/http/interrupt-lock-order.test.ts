@@ -1,8 +1,8 @@
 import pg from "pg";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { testDatabaseKind } from "../helpers/test-database.js";
-import { testTools } from "./test-tools.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { testDatabaseKind } from "../support/helpers/test-database.js";
+import { testTools } from "../support/helpers/test-tools.js";
 
 /**
  * Postgres only (found by review). A run's end (loopd_save) updates its

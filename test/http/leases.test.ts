@@ -4,10 +4,10 @@ import { emptyUsage } from "../../src/core/usage.js";
 import { sendMessage } from "../../src/conversations/send-message.js";
 import { runs } from "../../src/store/schema.js";
 import { createStore } from "../../src/store/store.js";
-import { isEvent, readSse } from "../helpers/sse-client.js";
-import { startLoopd } from "../helpers/start-loopd.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { testTools } from "./test-tools.js";
+import { isEvent, readSse } from "../support/helpers/sse-client.js";
+import { startLoopd } from "../support/helpers/start-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { testTools } from "../support/helpers/test-tools.js";
 
 // A lease far longer than any test: whatever is taken over here is taken over for a reason other than expiry.
 const LEASE_MS = 60_000;

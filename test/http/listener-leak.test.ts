@@ -1,6 +1,6 @@
 /** Many streams at once leave no signal with more listeners than Node allows before it warns of a leak. */
 import { afterAll, expect, test } from "vitest";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const warnings: Error[] = [];
 const onWarning = (w: Error) => void (w.name === "MaxListenersExceededWarning" && warnings.push(w));

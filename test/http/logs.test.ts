@@ -1,9 +1,9 @@
 import { Writable } from "node:stream";
 import { expect, test } from "vitest";
 import { createLogger } from "../../src/app.js";
-import { startLoopd } from "../helpers/start-loopd.js";
-import { createTestDatabase } from "../helpers/test-database.js";
-import { startFakeLlm } from "../fake-llm/server.js";
+import { startLoopd } from "../support/helpers/start-loopd.js";
+import { createTestDatabase } from "../support/helpers/test-database.js";
+import { startFakeLlm } from "../support/fake-llm/server.js";
 
 /** A loopd at `level` whose log lines are kept; runs one tool call and one request with credentials. */
 async function logsOfARun(level: "info" | "debug"): Promise<string> {

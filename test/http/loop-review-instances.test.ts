@@ -5,11 +5,11 @@
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { answerAction } from "../../src/conversations/answer-action.js";
-import { api } from "../helpers/api.js";
-import { startLoopd, type TestLoopd } from "../helpers/start-loopd.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { deleteNoteTool, effects } from "./action-tools.js";
-import { testTools } from "./test-tools.js";
+import { api } from "../support/helpers/api.js";
+import { startLoopd, type TestLoopd } from "../support/helpers/start-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { deleteNoteTool, effects } from "../support/helpers/action-tools.js";
+import { testTools } from "../support/helpers/test-tools.js";
 
 const tools = () => [...testTools(), deleteNoteTool()];
 const f = useLoopd({ tools: tools(), listen: true, instanceId: "instance-a" });

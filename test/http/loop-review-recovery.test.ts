@@ -8,9 +8,9 @@ import { z } from "zod";
 import { answerAction } from "../../src/conversations/answer-action.js";
 import { runs } from "../../src/store/schema.js";
 import { defineTool } from "../../src/tools/define-tool.js";
-import { api } from "../helpers/api.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { deleteNoteTool, effects } from "./action-tools.js";
+import { api } from "../support/helpers/api.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { deleteNoteTool, effects } from "../support/helpers/action-tools.js";
 
 /** A call that runs until it is let go (or its run is stopped). */
 let release: (() => void) | null = null;

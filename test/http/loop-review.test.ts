@@ -4,12 +4,12 @@
  * Each test failed before its fix.
  */
 import { describe, expect, test } from "vitest";
-import type { RecordedRequest } from "../fake-llm/server.js";
-import { api } from "../helpers/api.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { toolCallIdsIn, toolResultsIn, userTextsIn } from "../helpers/wire.js";
-import { deleteNoteTool, effects, INVOICE_TOOL } from "./action-tools.js";
-import { testTools } from "./test-tools.js";
+import type { RecordedRequest } from "../support/fake-llm/server.js";
+import { api } from "../support/helpers/api.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { toolCallIdsIn, toolResultsIn, userTextsIn } from "../support/helpers/wire.js";
+import { deleteNoteTool, effects, INVOICE_TOOL } from "../support/helpers/action-tools.js";
+import { testTools } from "../support/helpers/test-tools.js";
 
 const f = useLoopd({ tools: [...testTools(), deleteNoteTool()], listen: true });
 const client = () => api(f.loopd.app);

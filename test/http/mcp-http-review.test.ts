@@ -3,9 +3,9 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, test, vi } from "vitest";
-import { api } from "../helpers/api.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { startHttpMcpServer, startSseMcpServer, type HttpMcpServer } from "../mcp/http-mcp-server.js";
+import { api } from "../support/helpers/api.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { startHttpMcpServer, startSseMcpServer, type HttpMcpServer } from "../support/mcp/http-mcp-server.js";
 
 const dir = mkdtempSync(path.join(tmpdir(), "loopd-review-"));
 let sse: HttpMcpServer, json: HttpMcpServer, dying: HttpMcpServer;

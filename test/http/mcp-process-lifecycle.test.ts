@@ -1,12 +1,12 @@
-/** Closing loopd leaves no MCP process behind: not a worker a server started, not a server still in its handshake. Real stdio servers (test/mcp/hostile-stdio.mjs). */
+/** Closing loopd leaves no MCP process behind: not a worker a server started, not a server still in its handshake. Real stdio servers (test/support/mcp/hostile-stdio.mjs). */
 import { existsSync, mkdtempSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, expect, test, vi } from "vitest";
-import { processesWith } from "../helpers/processes-with.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { processesWith } from "../support/helpers/processes-with.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
-const SERVER = path.resolve(import.meta.dirname, "../mcp/hostile-stdio.mjs");
+const SERVER = path.resolve(import.meta.dirname, "../support/mcp/hostile-stdio.mjs");
 const dir = mkdtempSync(path.join(tmpdir(), "loopd-review-"));
 // The servers' folder: they run as TOOL_RUN_AS_USER when the tests run as root, and write their records here.
 chmodSync(dir, 0o777);

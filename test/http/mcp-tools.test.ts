@@ -1,17 +1,17 @@
 /**
  * Tools from MCP servers (TOOLS_FILE's `mcp`), against real servers written
- * with the official SDK in test/mcp: one over stdio (a child process), one
+ * with the official SDK in test/support/mcp: one over stdio (a child process), one
  * over Streamable HTTP on 127.0.0.1, and a few that misbehave.
  */
 import { existsSync, mkdtempSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
-import { api } from "../helpers/api.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { startHttpMcpServer, startSseMcpServer, type HttpMcpServer } from "../mcp/http-mcp-server.js";
+import { api } from "../support/helpers/api.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { startHttpMcpServer, startSseMcpServer, type HttpMcpServer } from "../support/mcp/http-mcp-server.js";
 
-const STDIO_SERVER = path.resolve(import.meta.dirname, "../mcp/stdio-server.mjs");
+const STDIO_SERVER = path.resolve(import.meta.dirname, "../support/mcp/stdio-server.mjs");
 const dir = mkdtempSync(path.join(tmpdir(), "loopd-mcp-"));
 // The servers' folder: they run as TOOL_RUN_AS_USER when the tests run as root, and write their records here.
 chmodSync(dir, 0o777);

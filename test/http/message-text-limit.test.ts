@@ -6,9 +6,9 @@
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { expect, test } from "vitest";
-import { expectError } from "../helpers/expect-error.js";
-import { rowCounts } from "../helpers/row-counts.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { expectError } from "../support/helpers/expect-error.js";
+import { rowCounts } from "../support/helpers/row-counts.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const LIMIT = 1_048_576;
 const f = useLoopd({ listen: true });

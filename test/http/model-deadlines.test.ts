@@ -1,8 +1,8 @@
 import { describe, expect, test } from "vitest";
-import type { FakeTurn } from "../fake-llm/server.js";
-import { api } from "../helpers/api.js";
-import { isEvent, readSse, type SseEvent } from "../helpers/sse-client.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import type { FakeTurn } from "../support/fake-llm/server.js";
+import { api } from "../support/helpers/api.js";
+import { isEvent, readSse, type SseEvent } from "../support/helpers/sse-client.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 // Wide enough that a cold SDK's first chunk on a busy machine is not taken for a stall.
 const IDLE_MS = 1_000;

@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { testTools } from "./test-tools.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { testTools } from "../support/helpers/test-tools.js";
 
 /**
  * Many enqueues, interrupts and cancels of queued runs at once on one

@@ -1,11 +1,11 @@
 import { sql } from "drizzle-orm";
 import { afterEach, expect, test } from "vitest";
 import { runs } from "../../src/store/schema.js";
-import { collectEvents } from "../helpers/sse-client.js";
-import { expectError } from "../helpers/expect-error.js";
-import { heldTool } from "../helpers/held-tool.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { testTools } from "./test-tools.js";
+import { collectEvents } from "../support/helpers/sse-client.js";
+import { expectError } from "../support/helpers/expect-error.js";
+import { heldTool } from "../support/helpers/held-tool.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { testTools } from "../support/helpers/test-tools.js";
 
 /** The run ahead stays busy in `hold` exactly as long as a test needs. */
 const hold = heldTool();

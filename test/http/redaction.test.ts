@@ -9,9 +9,9 @@ import { buildApp, createLogger, type Loopd } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createProviders } from "../../src/providers/index.js";
 import type { Database } from "../../src/store/db.js";
-import { startFakeLlm, type FakeLlm } from "../fake-llm/server.js";
-import { api } from "../helpers/api.js";
-import { createTestDatabase, type TestDatabase } from "../helpers/test-database.js";
+import { startFakeLlm, type FakeLlm } from "../support/fake-llm/server.js";
+import { api } from "../support/helpers/api.js";
+import { createTestDatabase, type TestDatabase } from "../support/helpers/test-database.js";
 
 /*
  * Known fake keys, set the way an operator sets them: runs that succeed and

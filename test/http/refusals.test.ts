@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
-import { api } from "../helpers/api.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { userTextsIn } from "../helpers/wire.js";
+import { api } from "../support/helpers/api.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { userTextsIn } from "../support/helpers/wire.js";
 
 const f = useLoopd();
 const client = () => api(f.loopd.app);

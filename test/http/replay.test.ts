@@ -9,10 +9,10 @@ import { openDatabase } from "../../src/store/db.js";
 import { storedTraceEntries } from "../../src/runs/trace/read-trace.js";
 import { redactorOf } from "../../src/util/redact.js";
 import { replayRun } from "../../src/replay/replay-run.js";
-import { api } from "../helpers/api.js";
-import { startLoopd } from "../helpers/start-loopd.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { runProgram } from "../process/run-program.js";
+import { api } from "../support/helpers/api.js";
+import { startLoopd } from "../support/helpers/start-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { runProgram } from "../e2e/run-program.js";
 
 const f = useLoopd({ listen: true });
 const client = () => api(f.loopd.app);

@@ -5,8 +5,8 @@
  */
 import { sql } from "drizzle-orm";
 import { expect, test } from "vitest";
-import { captureLogs } from "../helpers/log-sink.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { captureLogs } from "../support/helpers/log-sink.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const logs = captureLogs("info");
 const f = useLoopd({ env: { RETENTION_DAYS: "30" }, logger: logs.logger });

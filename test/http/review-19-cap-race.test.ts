@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { expect, test, vi } from "vitest";
-import { testDatabaseKind } from "../helpers/test-database.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { testDatabaseKind } from "../support/helpers/test-database.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 // A check (passing): concurrent first messages of one tenant, on the one-statement path, never open more runs than the cap;
 // concurrent sends with one Idempotency-Key on one conversation make one run, answered to all.

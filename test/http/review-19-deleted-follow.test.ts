@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
 import { followRunEvents } from "../../src/runs/follow-run-events.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const f = useLoopd();
 

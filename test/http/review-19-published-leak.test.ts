@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { expect, test, vi } from "vitest";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 // Renewals every second (RUN_LEASE_MS / 3, at most 1 s): a lost lease is noticed within about a second.
 const f = useLoopd({ env: { RUN_LEASE_MS: "3000" } });

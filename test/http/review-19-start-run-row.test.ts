@@ -1,7 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { expect, test } from "vitest";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { testDatabaseKind } from "../helpers/test-database.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { testDatabaseKind } from "../support/helpers/test-database.js";
 
 // Checks (passing) of the fast path's rows against drizzle's and against the general path's.
 const f = useLoopd();

@@ -2,8 +2,8 @@ import { z } from "zod";
 import { expect, test } from "vitest";
 import { createBuiltinTools } from "../../src/tools/builtin/index.js";
 import { defineTool } from "../../src/tools/define-tool.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { sseEventsOf } from "../helpers/sse-events.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { sseEventsOf } from "../support/helpers/sse-events.js";
 
 // A check (passing on both databases): a live stream fed from published batches equals the replay, when
 // toPgSafe mends a tool's result and the model's arguments (NUL, lone surrogates) and the run ends with a finish result.

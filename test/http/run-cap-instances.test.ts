@@ -4,8 +4,8 @@
  * for one tenant at the same moment cannot both get the last place.
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { startLoopd, type TestLoopd } from "../helpers/start-loopd.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { startLoopd, type TestLoopd } from "../support/helpers/start-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const env = { API_KEYS_REQUIRED: "true", MAX_ACTIVE_RUNS_PER_TENANT: "1" };
 const f = useLoopd({ env, instanceId: "instance-a" });

@@ -1,6 +1,6 @@
 /** The per-tenant cap counts open runs after a paused one is superseded: a new message to its conversation at the cap starts. */
 import { expect, test } from "vitest";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const f = useLoopd({ env: { API_KEYS_REQUIRED: "true", MAX_ACTIVE_RUNS_PER_TENANT: "1", RATE_LIMIT_PER_MIN: "0" } });
 const call = (key: string, method: "GET" | "POST", url: string, payload?: object) =>

@@ -1,11 +1,11 @@
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import { defineTool } from "../../src/tools/define-tool.js";
-import { heldTool } from "../helpers/held-tool.js";
-import { collectEvents } from "../helpers/sse-client.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { toolResultsIn } from "../helpers/wire.js";
-import { testTools } from "./test-tools.js";
+import { heldTool } from "../support/helpers/held-tool.js";
+import { collectEvents } from "../support/helpers/sse-client.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { toolResultsIn } from "../support/helpers/wire.js";
+import { testTools } from "../support/helpers/test-tools.js";
 
 /*
  * Runs keep their promises: a queued run's clock starts when it starts, a

@@ -3,7 +3,7 @@ import type { NewMessage } from "../../src/core/messages.js";
 import { repairTail } from "../../src/agent/repair-history.js";
 import { emptyUsage } from "../../src/core/usage.js";
 import { newId } from "../../src/store/ids.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const f = useLoopd();
 

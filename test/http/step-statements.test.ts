@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 // A long lease: renewals (about one a second) rarely land inside a run; the minimum of three runs drops them.
 const f = useLoopd({ env: { RUN_LEASE_MS: "60000" } });

@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { sseEventsOf } from "../helpers/sse-events.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { sseEventsOf } from "../support/helpers/sse-events.js";
 
 // A long lease: renewals (about one a second) rarely land inside a run; the least of three runs drops them.
 const f = useLoopd({ env: { RUN_LEASE_MS: "60000" } });

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import type { Database } from "../../src/store/db.js";
-import { startFakeLlm, type FakeLlm } from "../fake-llm/server.js";
-import { collectEvents, isEvent, readSse, type SseEvent } from "../helpers/sse-client.js";
-import { startLoopd, type TestLoopd } from "../helpers/start-loopd.js";
-import { createTestDatabase, type TestDatabase } from "../helpers/test-database.js";
-import { testTools } from "./test-tools.js";
+import { startFakeLlm, type FakeLlm } from "../support/fake-llm/server.js";
+import { collectEvents, isEvent, readSse, type SseEvent } from "../support/helpers/sse-client.js";
+import { startLoopd, type TestLoopd } from "../support/helpers/start-loopd.js";
+import { createTestDatabase, type TestDatabase } from "../support/helpers/test-database.js";
+import { testTools } from "../support/helpers/test-tools.js";
 
 let llm: FakeLlm;
 let testDb: TestDatabase;

@@ -3,10 +3,10 @@ import { z } from "zod";
 import { SUMMARY_SYSTEM } from "../../src/agent/summary-prompt.js";
 import { createBuiltinTools } from "../../src/tools/builtin/index.js";
 import { defineTool } from "../../src/tools/define-tool.js";
-import type { RecordedRequest } from "../fake-llm/server.js";
-import { api } from "../helpers/api.js";
-import { toolResults } from "../helpers/tool-heavy-conversation.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import type { RecordedRequest } from "../support/fake-llm/server.js";
+import { api } from "../support/helpers/api.js";
+import { toolResults } from "../support/helpers/tool-heavy-conversation.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const PAGES = toolResults(60, { seed: 7, minChars: 1200, maxChars: 3000 });
 const fetchPage = defineTool({

@@ -1,9 +1,9 @@
 import { eq, sql } from "drizzle-orm";
 import { expect, test } from "vitest";
 import { runs } from "../../src/store/schema.js";
-import { collectEvents, isEvent, readSse } from "../helpers/sse-client.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { testTools } from "./test-tools.js";
+import { collectEvents, isEvent, readSse } from "../support/helpers/sse-client.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { testTools } from "../support/helpers/test-tools.js";
 
 // A short lease so that the sweeper takes abandoned runs over within the test.
 const f = useLoopd({ listen: true, tools: testTools(), env: { RUN_LEASE_MS: "1200" } });

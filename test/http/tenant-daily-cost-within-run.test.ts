@@ -5,8 +5,8 @@
  * day (and MAX_ACTIVE_RUNS_PER_TENANT such runs may be admitted at once).
  */
 import { describe, expect, test } from "vitest";
-import { api } from "../helpers/api.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { api } from "../support/helpers/api.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const f = useLoopd({ env: { TENANT_DAILY_COST_USD: "0.01" } });
 const client = () => api(f.loopd.app);

@@ -5,9 +5,9 @@
  * is at most the ceiling.
  */
 import { describe, expect, test } from "vitest";
-import { api } from "../helpers/api.js";
-import { rowCounts } from "../helpers/row-counts.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { api } from "../support/helpers/api.js";
+import { rowCounts } from "../support/helpers/row-counts.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const f = useLoopd({ env: { TENANT_DAILY_COST_USD: "0.01", RUN_MAX_COST_USD_LIMIT: "0.5" } });
 const client = () => api(f.loopd.app);

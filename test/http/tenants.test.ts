@@ -4,9 +4,9 @@
  * exactly as an unknown one, and refuses a request without a live key.
  */
 import { beforeAll, describe, expect, test, vi } from "vitest";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { rowCounts } from "../helpers/row-counts.js";
-import { png } from "../helpers/test-images.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { rowCounts } from "../support/helpers/row-counts.js";
+import { png } from "../support/helpers/test-images.js";
 
 const f = useLoopd({ env: { API_KEYS_REQUIRED: "true", ADMIN_TOKEN: "admin-token-0123456789abcdef" } });
 type Method = "GET" | "POST" | "PATCH" | "DELETE";

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "vitest";
 import { createStore } from "../../src/store/store.js";
-import { api } from "../helpers/api.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { toolCallIdsIn, toolResultsIn, userTextsIn } from "../helpers/wire.js";
-import { ORDERS, peeks, testTools } from "./test-tools.js";
+import { api } from "../support/helpers/api.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { toolCallIdsIn, toolResultsIn, userTextsIn } from "../support/helpers/wire.js";
+import { ORDERS, peeks, testTools } from "../support/helpers/test-tools.js";
 
 let conversationUnderTest = "";
 const f = useLoopd(() => ({

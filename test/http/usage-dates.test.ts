@@ -1,6 +1,6 @@
 /** /usage: a day JavaScript accepts but Postgres does not (year 0) is a 400 that says why, not a 500. */
 import { expect, test } from "vitest";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const f = useLoopd({ env: { API_KEYS_REQUIRED: "true" } });
 

@@ -1,6 +1,6 @@
 /** GET /usage: a tenant's runs' recorded usage and cost, by day, provider and model; another tenant's never. */
 import { beforeAll, expect, test } from "vitest";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const f = useLoopd({ env: { API_KEYS_REQUIRED: "true" } });
 const call = (key: string, method: "GET" | "POST", url: string, payload?: object) =>

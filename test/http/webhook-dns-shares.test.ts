@@ -4,9 +4,9 @@
  * never answers one tenant's names does not hold up another tenant's check.
  */
 import { afterAll, expect, test } from "vitest";
-import { newWebhookSecret } from "../helpers/webhook-receiver.js";
-import { startDnsServer } from "../helpers/dns-server.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { newWebhookSecret } from "../support/helpers/webhook-receiver.js";
+import { startDnsServer } from "../support/helpers/dns-server.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const DNS_TIMEOUT_BOUND_MS = 5_000;
 const dns = await startDnsServer({

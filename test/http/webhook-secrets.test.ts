@@ -6,13 +6,13 @@
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { sql } from "drizzle-orm";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 import {
   newWebhookSecret,
   startWebhookReceiver,
   verifyWebhook,
   type WebhookReceiver,
-} from "../helpers/webhook-receiver.js";
+} from "../support/helpers/webhook-receiver.js";
 
 const MASTER = newWebhookSecret();
 const f = useLoopd({ env: { API_KEYS_REQUIRED: "true", WEBHOOK_SECRET: MASTER, WEBHOOK_ALLOW_PRIVATE: "true" } });

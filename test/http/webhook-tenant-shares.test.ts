@@ -6,8 +6,8 @@
  */
 import { afterAll, expect, test } from "vitest";
 import { TIMEOUTS_TO_PAUSE } from "../../src/webhooks/delivery-shares.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { newWebhookSecret, startWebhookReceiver } from "../helpers/webhook-receiver.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { newWebhookSecret, startWebhookReceiver } from "../support/helpers/webhook-receiver.js";
 
 const SECRET = newWebhookSecret();
 const TIMEOUT_MS = 1_000;

@@ -11,10 +11,10 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Webhook } from "standardwebhooks";
 import { createWebhookAgents, postWebhook } from "../../src/webhooks/post-webhook.js";
 import { webhookLookupsFor } from "../../src/webhooks/webhook-lookups.js";
-import { rowCounts } from "../helpers/row-counts.js";
-import { startLoopd, type TestLoopd } from "../helpers/start-loopd.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { newWebhookSecret, startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.js";
+import { rowCounts } from "../support/helpers/row-counts.js";
+import { startLoopd, type TestLoopd } from "../support/helpers/start-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { newWebhookSecret, startWebhookReceiver, type WebhookReceiver } from "../support/helpers/webhook-receiver.js";
 
 const SECRET = newWebhookSecret();
 const f = useLoopd({ env: { WEBHOOK_SECRET: SECRET } });

@@ -7,10 +7,10 @@
  */
 import { afterEach, describe, expect, test } from "vitest";
 import { createBuiltinTools } from "../../src/tools/builtin/index.js";
-import { heldTool } from "../helpers/held-tool.js";
-import { api } from "../helpers/api.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { newWebhookSecret, startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.js";
+import { heldTool } from "../support/helpers/held-tool.js";
+import { api } from "../support/helpers/api.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { newWebhookSecret, startWebhookReceiver, type WebhookReceiver } from "../support/helpers/webhook-receiver.js";
 
 const SECRET = newWebhookSecret();
 // Long enough that a busy machine (other test files in parallel) does not time out a receiver that answers at once.

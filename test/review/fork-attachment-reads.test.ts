@@ -1,7 +1,7 @@
 import { expect, test } from "vitest";
 import { historyOf } from "../../src/runs/history-of.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { b64, png } from "../helpers/test-images.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { b64, png } from "../support/helpers/test-images.js";
 
 const f = useLoopd();
 

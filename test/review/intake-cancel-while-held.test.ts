@@ -1,7 +1,7 @@
 import { expect, test, vi } from "vitest";
-import { api } from "../helpers/api.js";
-import { testDatabaseKind } from "../helpers/test-database.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { api } from "../support/helpers/api.js";
+import { testDatabaseKind } from "../support/helpers/test-database.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 // Review: callModel awaits `provider.whenReady()` (Intake.quiet) without the
 // run's signal: a run cancelled while its model call waits for the intake

@@ -2,8 +2,8 @@ import { once } from "node:events";
 import { connect, type Socket } from "node:net";
 import { sql } from "drizzle-orm";
 import { expect, test } from "vitest";
-import { testDatabaseKind } from "../helpers/test-database.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { testDatabaseKind } from "../support/helpers/test-database.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 // Review: POST /ui/chat calls `taken(req)` only after sendMessage/answerAction
 // succeeded; on every other path (the chat or conversation unknown, a run not

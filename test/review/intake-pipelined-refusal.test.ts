@@ -1,8 +1,8 @@
 import { once } from "node:events";
 import { connect } from "node:net";
 import { expect, onTestFinished, test, vi } from "vitest";
-import { testDatabaseKind } from "../helpers/test-database.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { testDatabaseKind } from "../support/helpers/test-database.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 // Review: a request refused before its handler calls `taken` (a body that
 // fails validation, on any of the three routes) ends its taking only in

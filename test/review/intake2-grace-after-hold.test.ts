@@ -1,8 +1,8 @@
 import { expect, test } from "vitest";
-import type { RecordedRequest } from "../fake-llm/server.js";
-import { api } from "../helpers/api.js";
-import { testDatabaseKind } from "../helpers/test-database.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import type { RecordedRequest } from "../support/fake-llm/server.js";
+import { api } from "../support/helpers/api.js";
+import { testDatabaseKind } from "../support/helpers/test-database.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 // Review (2): callModel waits for the intake *after* the stop policy weighed
 // the call, at most the run's time left. When that wait is what uses up the

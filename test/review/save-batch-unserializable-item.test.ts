@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { emptyUsage } from "../../src/core/usage.js";
 import { createRunSaver, type RunSave } from "../../src/store/save-run-step.js";
 import { messages } from "../../src/store/schema.js";
-import { useTestStore } from "../helpers/use-test-store.js";
+import { useTestStore } from "../support/helpers/use-test-store.js";
 
 // Review: saveRunSteps serializes the whole batch in one pgSafeJson call, in
 // `many`. A value that only its own save cannot serialize (here: tool-call

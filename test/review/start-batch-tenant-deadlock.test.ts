@@ -1,8 +1,8 @@
 import { expect, test } from "vitest";
 import pg from "pg";
 import { emptyUsage } from "../../src/core/usage.js";
-import { testDatabaseKind } from "../helpers/test-database.js";
-import { useTestStore, waitingForLock } from "../helpers/use-test-store.js";
+import { testDatabaseKind } from "../support/helpers/test-database.js";
+import { useTestStore, waitingForLock } from "../support/helpers/use-test-store.js";
 
 // Review: loopd_start_runs takes each item's locks in conversation order, but
 // with a tenant cap (MAX_ACTIVE_RUNS_PER_TENANT > 0) each item also takes its

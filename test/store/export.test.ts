@@ -4,11 +4,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, expect, test, vi } from "vitest";
 import { openDatabase } from "../../src/store/db.js";
-import { startFakeLlm } from "../fake-llm/server.js";
-import { api } from "../helpers/api.js";
-import { startLoopd } from "../helpers/start-loopd.js";
-import { admin } from "../helpers/test-database.js";
-import { runProgram } from "../process/run-program.js";
+import { startFakeLlm } from "../support/fake-llm/server.js";
+import { api } from "../support/helpers/api.js";
+import { startLoopd } from "../support/helpers/start-loopd.js";
+import { admin } from "../support/helpers/test-database.js";
+import { runProgram } from "../e2e/run-program.js";
 
 vi.setConfig({ testTimeout: 150_000 });
 

@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
-import { testDatabaseKind } from "../helpers/test-database.js";
+import { testDatabaseKind } from "../support/helpers/test-database.js";
 import { startLoopdHoldingSecrets, SWEEP_COMMAND, type LoopdHoldingSecrets } from "./loopd-holding-secrets.js";
 
 // A real process, compiling the sources at start: slow on a busy machine, so bounds, not measures, are generous.

@@ -1,4 +1,4 @@
-import { fullCollection } from "../../src/server/collect-garbage-when-idle.js";
+import { fullCollection } from "../../../src/server/collect-garbage-when-idle.js";
 
 // A full collection on demand, to see what is still held.
 const collectGarbage = fullCollection();

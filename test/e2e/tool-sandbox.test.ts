@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, test, vi } from "vitest";
-import { testDatabaseKind } from "../helpers/test-database.js";
+import { testDatabaseKind } from "../support/helpers/test-database.js";
 import { startLoopdHoldingSecrets, SWEEP_COMMAND, type LoopdHoldingSecrets } from "./loopd-holding-secrets.js";
 import { repoRoot } from "./run-program.js";
 
@@ -31,7 +31,7 @@ beforeAll(async () => {
   const server = {
     name: "sweep",
     command: process.execPath,
-    args: [path.join(repoRoot, "test/mcp/proc-sweep-server.mjs")],
+    args: [path.join(repoRoot, "test/support/mcp/proc-sweep-server.mjs")],
     cwd: serverDir,
     env: { SWEEP_FILE: "sweep.txt", SWEEP_MARK: "visible" },
   };

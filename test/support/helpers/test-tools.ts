@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { createBuiltinTools } from "../../src/tools/builtin/index.js";
-import { defineTool } from "../../src/tools/define-tool.js";
+import { createBuiltinTools } from "../../../src/tools/builtin/index.js";
+import { defineTool } from "../../../src/tools/define-tool.js";
 
 export const ORDERS = [
   { id: "ord_7731", customer: "Ada Lovelace", total: 42.5 },

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { openDatabase, type Database, type DatabasePoolOptions } from "../../src/store/db.js";
+import { openDatabase, type Database, type DatabasePoolOptions } from "../../../src/store/db.js";
 
 /**
  * A database of the test's own: with TEST_DATABASE_URL, a fresh database

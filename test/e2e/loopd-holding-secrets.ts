@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { startFakeLlm, type FakeLlm } from "../fake-llm/server.js";
+import { startFakeLlm, type FakeLlm } from "../support/fake-llm/server.js";
 import { loopdClient } from "./loopd-client.js";
 import { killAllLoopd, spawnLoopd, type LoopdProcess } from "./loopd-process.js";
 import { createProcessDatabase } from "./process-database.js";

@@ -2,13 +2,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, test, vi } from "vitest";
-import { startFakeLlm, type FakeLlm, type FakeTurn } from "../fake-llm/server.js";
-import { testDatabaseKind } from "../helpers/test-database.js";
+import { startFakeLlm, type FakeLlm, type FakeTurn } from "../support/fake-llm/server.js";
+import { testDatabaseKind } from "../support/helpers/test-database.js";
 import { createProcessDatabase } from "./process-database.js";
-import { toolCallIdsIn, toolResultsIn, userTextsIn } from "../helpers/wire.js";
+import { toolCallIdsIn, toolResultsIn, userTextsIn } from "../support/helpers/wire.js";
 import { expectCompleteEventLog, isTerminalEvent, loopdClient, unansweredToolCalls } from "./loopd-client.js";
 import { killAllLoopd, killProcess, sleep, spawnLoopd, type LoopdProcess } from "./loopd-process.js";
-import { processState } from "../helpers/non-reaping-parent.js";
+import { processState } from "../support/helpers/non-reaping-parent.js";
 
 // Real processes, each compiling the sources at start: slow on a busy machine, so bounds, not measures, are generous.
 vi.setConfig({ testTimeout: 150_000, hookTimeout: 150_000 });
@@ -43,7 +43,7 @@ async function until(condition: () => boolean, timeoutMs: number): Promise<void>
 }
 
 async function startLoopd(): Promise<LoopdProcess> {
-  loopd = await spawnLoopd({ env, entry: "test/process/main-with-test-tools.ts" });
+  loopd = await spawnLoopd({ env, entry: "test/e2e/main-with-test-tools.ts" });
   return loopd;
 }
 
@@ -234,7 +234,7 @@ describe(`loopd as a process on ${testDatabaseKind}`, () => {
 
   test("killed (SIGKILL) under a parent that does not reap it: the zombie holds nothing, the next process starts at once and resumes the run", async () => {
     await killProcess(loopd);
-    loopd = await spawnLoopd({ env, entry: "test/process/main-with-test-tools.ts", unreaped: true });
+    loopd = await spawnLoopd({ env, entry: "test/e2e/main-with-test-tools.ts", unreaped: true });
     const conv = await client.createConversation({ provider: "openai" });
     llm.script({ text: LONG_ANSWER, chunkDelayMs: SLOW }, { text: "Finished after the restart." });
     const stream = await client.sendStreaming(conv.id, "Tell me a long story.");

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { openDatabase, type Database } from "../../src/store/db.js";
-import { createTestDatabase, testDatabaseKind, type TestDatabase } from "../helpers/test-database.js";
+import { createTestDatabase, testDatabaseKind, type TestDatabase } from "../support/helpers/test-database.js";
 
 /**
  * A database for loopd processes of a test file: a fresh one on the test

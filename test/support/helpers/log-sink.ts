@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import pino, { type Logger } from "pino";
-import { REDACT } from "../../src/app.js";
+import { REDACT } from "../../../src/app.js";
 
 /** A pino logger whose JSON lines a test can read back. */
 export function captureLogs(level = "debug"): { logger: Logger; lines: any[] } {

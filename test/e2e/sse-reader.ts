@@ -1,4 +1,4 @@
-import { isEvent, readSse, type SseEvent } from "../helpers/sse-client.js";
+import { isEvent, readSse, type SseEvent } from "../support/helpers/sse-client.js";
 
 export type { SseEvent };
 

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 
 /** A small deterministic PRNG (mulberry32): the same seed, the same conversation. */
 export function seeded(seed: number): () => number {
@@ -18,11 +18,11 @@ export function seeded(seed: number): () => number {
 
 /**
  * Source files as a coding agent reads them: a frozen copy of some of
- * loopd's own (test/fixtures/token-corpus), so the conversations built from
+ * loopd's own (test/support/fixtures/token-corpus), so the conversations built from
  * them stay the same as the code base changes.
  */
 const SOURCES = (() => {
-  const dir = path.join(ROOT, "test/fixtures/token-corpus");
+  const dir = path.join(ROOT, "test/support/fixtures/token-corpus");
   return readdirSync(dir)
     .filter((name) => name.endsWith(".ts.txt"))
     .sort()

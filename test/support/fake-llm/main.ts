@@ -4,7 +4,7 @@ import { startFakeLlm } from "./server.js";
 /**
  * Run the fake LLM as its own process, for tests that start loopd as a child:
  *
- *   PORT=0 FAKE_LLM_SCRIPT='[{"text":"hi"}]' tsx test/fake-llm/main.ts
+ *   PORT=0 FAKE_LLM_SCRIPT='[{"text":"hi"}]' tsx test/support/fake-llm/main.ts
  *
  * Prints `FAKE_LLM_URL=<url>` once listening. Drive it over HTTP with
  * `POST /_script` (a JSON array of turns), `GET /_requests`, `GET /_pending`

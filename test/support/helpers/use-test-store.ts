@@ -1,8 +1,8 @@
 import type pg from "pg";
 import { afterAll, beforeAll } from "vitest";
-import { emptyUsage } from "../../src/core/usage.js";
-import type { Database } from "../../src/store/db.js";
-import { createStore, type Store } from "../../src/store/store.js";
+import { emptyUsage } from "../../../src/core/usage.js";
+import type { Database } from "../../../src/store/db.js";
+import { createStore, type Store } from "../../../src/store/store.js";
 import { createTestDatabase, type TestDatabase } from "./test-database.js";
 
 /** A test file's own database and store (opened before its tests, dropped after), and what store-level tests make with it. */

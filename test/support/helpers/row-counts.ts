@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import type { Database } from "../../src/store/db.js";
+import type { Database } from "../../../src/store/db.js";
 
 export interface RowCounts {
   conversations: number;

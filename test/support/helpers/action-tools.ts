@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool } from "../../src/tools/define-tool.js";
+import { defineTool } from "../../../src/tools/define-tool.js";
 
 /** What the tools below did, so a test can tell a call that ran from one that did not. */
 export const effects: string[] = [];

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test, vi } from "vitest";
 import type { Database } from "../../src/store/db.js";
-import { startFakeLlm, type FakeLlm } from "../fake-llm/server.js";
-import { testDatabaseKind } from "../helpers/test-database.js";
+import { startFakeLlm, type FakeLlm } from "../support/fake-llm/server.js";
+import { testDatabaseKind } from "../support/helpers/test-database.js";
 import { loopdClient } from "./loopd-client.js";
 import { createProcessDatabase } from "./process-database.js";
 import { killAllLoopd, killProcess, spawnLoopd, type LoopdProcess } from "./loopd-process.js";

@@ -1,4 +1,4 @@
-import { isBase64 } from "../../src/core/decode-base64.js";
+import { isBase64 } from "../../../src/core/decode-base64.js";
 import type { JsonObject } from "./json-object.js";
 
 /**

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
-import { repoRoot, TSX } from "../process/run-program.js";
+import { repoRoot, TSX } from "../../e2e/run-program.js";
 
 const started = new Set<ChildProcessWithoutNullStreams>();
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool } from "../../src/tools/define-tool.js";
+import { defineTool } from "../../../src/tools/define-tool.js";
 
 function deferred() {
   let resolve!: () => void;

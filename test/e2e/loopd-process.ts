@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
-import { spawnUnreaped } from "../helpers/non-reaping-parent.js";
+import { spawnUnreaped } from "../support/helpers/non-reaping-parent.js";
 import { createServer } from "node:net";
 import path from "node:path";
 import { emptyFolder, repoRoot, TSX } from "./run-program.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach } from "vitest";
-import type { Database, DatabasePoolOptions } from "../../src/store/db.js";
+import type { Database, DatabasePoolOptions } from "../../../src/store/db.js";
 import { startFakeLlm, type FakeLlm } from "../fake-llm/server.js";
 import { startLoopd, type TestLoopd } from "./start-loopd.js";
 import { createTestDatabase, type TestDatabase } from "./test-database.js";

@@ -4,11 +4,11 @@ import path from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import type { Logger } from "pino";
-import { buildApp, createLogger, type Loopd } from "../../src/app.js";
-import { loadConfig } from "../../src/config.js";
-import { createProviders } from "../../src/providers/index.js";
-import type { Database } from "../../src/store/db.js";
-import type { Tool } from "../../src/tools/define-tool.js";
+import { buildApp, createLogger, type Loopd } from "../../../src/app.js";
+import { loadConfig } from "../../../src/config.js";
+import { createProviders } from "../../../src/providers/index.js";
+import type { Database } from "../../../src/store/db.js";
+import type { Tool } from "../../../src/tools/define-tool.js";
 import type { FakeLlm } from "../fake-llm/server.js";
 
 export interface TestLoopd extends Loopd {

@@ -6,7 +6,7 @@ import { LOCK_FILE } from "../../src/store/data-dir-lock.js";
 import { openDatabase } from "../../src/store/db.js";
 import { loopdClient } from "./loopd-client.js";
 import { killAllLoopd, killProcess, spawnLoopd, type LoopdProcess } from "./loopd-process.js";
-import { startHolder } from "../helpers/data-dir-holder.js";
+import { startHolder } from "../support/helpers/data-dir-holder.js";
 import { runProgram } from "./run-program.js";
 
 // Real processes, each compiling the sources at start: slow on a busy machine, so bounds, not measures, are generous.

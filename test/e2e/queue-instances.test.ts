@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, test, vi } from "vitest";
-import { startFakeLlm, type FakeLlm } from "../fake-llm/server.js";
-import { testDatabaseKind } from "../helpers/test-database.js";
+import { startFakeLlm, type FakeLlm } from "../support/fake-llm/server.js";
+import { testDatabaseKind } from "../support/helpers/test-database.js";
 import { createProcessDatabase } from "./process-database.js";
 import { expectCompleteEventLog, loopdClient, unansweredToolCalls } from "./loopd-client.js";
 import { killAllLoopd, killProcess, spawnLoopd, type LoopdProcess } from "./loopd-process.js";
@@ -46,11 +46,9 @@ afterAll(async () => {
 });
 
 test(`a queued run starts after the process running the run ahead of it is killed (${testDatabaseKind})`, async () => {
-  const first: LoopdProcess = await spawnLoopd({ env, entry: "test/process/main-with-test-tools.ts" });
+  const first: LoopdProcess = await spawnLoopd({ env, entry: "test/e2e/main-with-test-tools.ts" });
   const second =
-    testDatabaseKind === "postgres"
-      ? await spawnLoopd({ env, entry: "test/process/main-with-test-tools.ts" })
-      : undefined;
+    testDatabaseKind === "postgres" ? await spawnLoopd({ env, entry: "test/e2e/main-with-test-tools.ts" }) : undefined;
   const viaFirst = loopdClient(() => first.url);
   const conv = await viaFirst.createConversation({ provider: "anthropic" });
   // The run ahead hangs in its model call until its process dies; taken over, it answers.
@@ -72,7 +70,7 @@ test(`a queued run starts after the process running the run ahead of it is kille
 
   expect(await killProcess(first)).toEqual({ code: null, signal: "SIGKILL" });
   ahead.close();
-  survivor = second ?? (await spawnLoopd({ env, entry: "test/process/main-with-test-tools.ts" }));
+  survivor = second ?? (await spawnLoopd({ env, entry: "test/e2e/main-with-test-tools.ts" }));
   const client = loopdClient(() => survivor.url);
 
   expect(await client.waitForRunEnd(conv.id, aheadId, 30_000)).toMatchObject({ status: "completed" });
