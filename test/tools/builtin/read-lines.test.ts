@@ -2,7 +2,7 @@ import { mkdtemp, open, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readLines, type FileLine } from "../../src/tools/builtin/read-lines.js";
+import { readLines, type FileLine } from "../../../src/tools/builtin/read-lines.js";
 
 let dir: string;
 beforeAll(async () => {

@@ -2,9 +2,9 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import type { Usage } from "../../src/core/usage.js";
-import { createPriceTable, DEFAULT_PRICES } from "../../src/providers/prices/price-table.js";
-import { loadPriceFile } from "../../src/providers/prices/prices-file.js";
+import type { Usage } from "../../../src/core/usage.js";
+import { createPriceTable, DEFAULT_PRICES } from "../../../src/providers/prices/price-table.js";
+import { loadPriceFile } from "../../../src/providers/prices/prices-file.js";
 
 const usage = (u: Partial<Usage>): Usage => ({
   input_tokens: 0,

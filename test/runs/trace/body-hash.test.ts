@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { expect, test } from "vitest";
-import { bodySha256, createBodyHasher } from "../../src/runs/trace/body-hash.js";
+import { bodySha256, createBodyHasher } from "../../../src/runs/trace/body-hash.js";
 
 const message = (i: number, extra = "") => ({
   role: i % 2 ? "assistant" : "user",

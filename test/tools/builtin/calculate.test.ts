@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { createCalculateTool } from "../../src/tools/builtin/calculate.js";
-import { evaluateExpression } from "../../src/tools/builtin/evaluate-expression.js";
-import { runTool } from "./run-tool.js";
+import { createCalculateTool } from "../../../src/tools/builtin/calculate.js";
+import { evaluateExpression } from "../../../src/tools/builtin/evaluate-expression.js";
+import { runTool } from "../run-tool.js";
 
 describe("calculate", () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { messageSpanData, spanOfMessage } from "../../src/runs/trace/message-span.js";
+import { messageSpanData, spanOfMessage } from "../../../src/runs/trace/message-span.js";
 
 const modelCall = (over: { raw_stop_reason?: string | null; body_sha256?: string | null } = {}) => ({
   type: "model.call",

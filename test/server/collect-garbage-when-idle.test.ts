@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import { runInNewContext } from "node:vm";
 import { Worker } from "node:worker_threads";
 import { afterEach, expect, test, vi } from "vitest";
-import { collectGarbageWhenIdle, eventLoopUtilization } from "../src/server/collect-garbage-when-idle.js";
+import { collectGarbageWhenIdle, eventLoopUtilization } from "../../src/server/collect-garbage-when-idle.js";
 
 const MB = 1_048_576;
 const run = promisify(execFile);

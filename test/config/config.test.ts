@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../src/config.js";
+import { ConfigError, loadConfig } from "../../src/config.js";
 
 describe("TOOL_CONCURRENCY", () => {
   it("defaults to 8 and takes a positive integer", () => {
@@ -26,10 +26,10 @@ describe("IDLE_GC_MB", () => {
 
 describe("the configuration's sections", () => {
   it("group the settings by owner, each default the owner's own", async () => {
-    const { DEFAULT_TOOL_TIMEOUT_MS } = await import("../src/tools/execute-tool-calls.js");
-    const { DEFAULT_MODEL_CALL_TIMEOUT_MS } = await import("../src/agent/model-call-deadline.js");
-    const { DEFAULT_GRACE_WINDOW_MS } = await import("../src/agent/run-clock.js");
-    const { DEFAULT_POOL } = await import("../src/store/db.js");
+    const { DEFAULT_TOOL_TIMEOUT_MS } = await import("../../src/tools/execute-tool-calls.js");
+    const { DEFAULT_MODEL_CALL_TIMEOUT_MS } = await import("../../src/agent/model-call-deadline.js");
+    const { DEFAULT_GRACE_WINDOW_MS } = await import("../../src/agent/run-clock.js");
+    const { DEFAULT_POOL } = await import("../../src/store/db.js");
     const config = loadConfig({});
     expect(Object.keys(config).sort()).toEqual([
       "attachments",

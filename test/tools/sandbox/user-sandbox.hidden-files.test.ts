@@ -10,9 +10,9 @@ import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import { createRunCommandTool } from "../../src/tools/command/run-command.js";
-import { sandboxSettingsOf } from "../../src/tools/sandbox/sandbox-config.js";
-import { chooseToolSandbox } from "../../src/tools/sandbox/choose-tool-sandbox.js";
+import { createRunCommandTool } from "../../../src/tools/command/run-command.js";
+import { sandboxSettingsOf } from "../../../src/tools/sandbox/sandbox-config.js";
+import { chooseToolSandbox } from "../../../src/tools/sandbox/choose-tool-sandbox.js";
 
 describe.runIf(process.getuid?.() === 0)("the user sandbox and loopd's secret files", () => {
   test("a command run as TOOL_RUN_AS_USER cannot read loopd's .env nor a *_FILE secret", async () => {

@@ -1,9 +1,9 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { expect, test } from "vitest";
-import { createSearchFilesTool } from "../../src/tools/builtin/search-files.js";
-import { isEvent, readSse, type SseEvent } from "../support/helpers/sse-client.js";
-import { useLoopd } from "../support/helpers/use-loopd.js";
+import { createSearchFilesTool } from "../../../src/tools/builtin/search-files.js";
+import { isEvent, readSse, type SseEvent } from "../../support/helpers/sse-client.js";
+import { useLoopd } from "../../support/helpers/use-loopd.js";
 
 /*
  * A regular expression that backtracks catastrophically: /^(a+)+$/ on 29

@@ -3,10 +3,10 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
-import { ConfigError, loadConfig } from "../src/config.js";
-import { loadDotEnv } from "../src/cli/dot-env.js";
-import { OperatorError } from "../src/errors.js";
-import { serve } from "../src/serve.js";
+import { ConfigError, loadConfig } from "../../src/config.js";
+import { loadDotEnv } from "../../src/cli/dot-env.js";
+import { OperatorError } from "../../src/errors.js";
+import { serve } from "../../src/serve.js";
 
 /*
  * What `serve` checks before it opens the database, each failure an

@@ -8,10 +8,10 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import { loadConfig } from "../src/config.js";
-import { createRedactor } from "../src/util/redact.js";
-import { useLoopd } from "./support/helpers/use-loopd.js";
-import { runProgram } from "./e2e/run-program.js";
+import { loadConfig } from "../../src/config.js";
+import { createRedactor } from "../../src/util/redact.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { runProgram } from "../e2e/run-program.js";
 
 const folder = mkdtempSync(path.join(tmpdir(), "loopd-secrets-"));
 function secretFile(name: string, text: string): string {

@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { checkUserSchema, schemaCheckPool } from "../src/json-schema/check-user-schema.js";
+import { checkUserSchema, schemaCheckPool } from "../../src/json-schema/check-user-schema.js";
 
 /** A schema of linear size whose check takes 2^depth steps (and, for a value that fails, lists 2^depth errors): each level refers to the next twice. */
 function doublingSchema(depth: number): Record<string, unknown> {

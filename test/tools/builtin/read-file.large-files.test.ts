@@ -4,11 +4,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { createReadFileTool, READ_FILE_MAX_BYTES } from "../../src/tools/builtin/read-file.js";
-import { runTool } from "./run-tool.js";
+import { createReadFileTool, READ_FILE_MAX_BYTES } from "../../../src/tools/builtin/read-file.js";
+import { runTool } from "../run-tool.js";
 
-const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
-const child = fileURLToPath(new URL("./read-file-large-files-child.ts", import.meta.url));
+const repoRoot = fileURLToPath(new URL("../../..", import.meta.url));
+const child = fileURLToPath(new URL("./read-file.large-files-child.ts", import.meta.url));
 const MiB = 1024 * 1024;
 
 let workspaceDir: string;

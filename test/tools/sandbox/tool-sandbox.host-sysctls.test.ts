@@ -13,9 +13,9 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import { createRunCommandTool } from "../../src/tools/command/run-command.js";
-import { chooseToolSandbox } from "../../src/tools/sandbox/choose-tool-sandbox.js";
-import { sandboxSettingsOf } from "../../src/tools/sandbox/sandbox-config.js";
+import { createRunCommandTool } from "../../../src/tools/command/run-command.js";
+import { chooseToolSandbox } from "../../../src/tools/sandbox/choose-tool-sandbox.js";
+import { sandboxSettingsOf } from "../../../src/tools/sandbox/sandbox-config.js";
 
 describe.runIf(process.getuid?.() === 0)("loopd as root: the sandbox it chooses and the host's sysctls", () => {
   test("a command cannot write a host-wide sysctl", async () => {

@@ -4,15 +4,15 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ToolCallBlock } from "../../src/core/messages.js";
-import { createBuiltinTools } from "../../src/tools/builtin/index.js";
-import { createListFilesTool } from "../../src/tools/builtin/list-files.js";
-import { createReadFileTool } from "../../src/tools/builtin/read-file.js";
-import { openRegularFile } from "../../src/tools/builtin/open-regular-file.js";
-import { createSearchFilesTool } from "../../src/tools/builtin/search-files.js";
-import { executeToolCalls, type ToolCallOutcome } from "../../src/tools/execute-tool-calls.js";
-import { createToolRegistry } from "../../src/tools/tool-registry.js";
-import { runTool } from "./run-tool.js";
+import type { ToolCallBlock } from "../../../src/core/messages.js";
+import { createBuiltinTools } from "../../../src/tools/builtin/index.js";
+import { createListFilesTool } from "../../../src/tools/builtin/list-files.js";
+import { createReadFileTool } from "../../../src/tools/builtin/read-file.js";
+import { openRegularFile } from "../../../src/tools/builtin/open-regular-file.js";
+import { createSearchFilesTool } from "../../../src/tools/builtin/search-files.js";
+import { executeToolCalls, type ToolCallOutcome } from "../../../src/tools/execute-tool-calls.js";
+import { createToolRegistry } from "../../../src/tools/tool-registry.js";
+import { runTool } from "../run-tool.js";
 
 /*
  * A named pipe (FIFO) in the workspace. Opening one for reading waits for a

@@ -7,7 +7,7 @@ import type { FakeTurn } from "../support/fake-llm/server.js";
 import { rowCounts } from "../support/helpers/row-counts.js";
 import { useLoopd } from "../support/helpers/use-loopd.js";
 import { runProgram } from "../e2e/run-program.js";
-import { evalTools, recordCase, respondByCase } from "./eval-fixtures.js";
+import { evalTools, recordCase, respondByCase } from "../evals/eval-fixtures.js";
 
 const f = useLoopd({ tools: evalTools() });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config.js";
-import { modelAllowed } from "../src/conversations/ceiling-config.js";
-import { checkDefaultModel } from "../src/conversations/check-model.js";
+import { loadConfig } from "../../src/config.js";
+import { modelAllowed } from "../../src/conversations/ceiling-config.js";
+import { checkDefaultModel } from "../../src/conversations/check-model.js";
 
 const PROVIDERS = {
   anthropic: { defaultModel: "claude-sonnet-4-6" },

@@ -3,9 +3,9 @@
  * is that of these calls alone: 100 parallel read_file calls on one file,
  * through the executor with its default concurrency. Prints one JSON line.
  */
-import { createReadFileTool } from "../../src/tools/builtin/read-file.js";
-import { executeToolCalls } from "../../src/tools/execute-tool-calls.js";
-import { createToolRegistry } from "../../src/tools/tool-registry.js";
+import { createReadFileTool } from "../../../src/tools/builtin/read-file.js";
+import { executeToolCalls } from "../../../src/tools/execute-tool-calls.js";
+import { createToolRegistry } from "../../../src/tools/tool-registry.js";
 
 const [workspaceDir, file] = process.argv.slice(2);
 if (!workspaceDir || !file) throw new Error("usage: read-file-large-files-child.ts <workspaceDir> <file>");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createGetCurrentTimeTool } from "../../src/tools/builtin/get-current-time.js";
-import { runTool } from "./run-tool.js";
+import { createGetCurrentTimeTool } from "../../../src/tools/builtin/get-current-time.js";
+import { runTool } from "../run-tool.js";
 
 const at = (iso: string) => createGetCurrentTimeTool({ now: () => new Date(iso) });
 

@@ -1,7 +1,7 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, test } from "vitest";
-import { compileUserSchema, isCheckableSchema } from "../src/json-schema/json-schema.js";
+import { compileUserSchema, isCheckableSchema } from "../../src/json-schema/json-schema.js";
 
 describe("a user's JSON Schema, checked in linear time", () => {
   test("each pattern is its own (not the first one compiled), and a catastrophic one answers at once", () => {

@@ -10,9 +10,9 @@ import { chmodSync, existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
-import { createRunCommandTool } from "../../src/tools/command/run-command.js";
-import { createBwrapSandbox } from "../../src/tools/sandbox/bwrap-sandbox.js";
-import { sandboxSettingsOf } from "../../src/tools/sandbox/sandbox-config.js";
+import { createRunCommandTool } from "../../../src/tools/command/run-command.js";
+import { createBwrapSandbox } from "../../../src/tools/sandbox/bwrap-sandbox.js";
+import { sandboxSettingsOf } from "../../../src/tools/sandbox/sandbox-config.js";
 
 /** A unix socket server that answers each connection with its peer's uid, as Postgres' peer authentication reads it. */
 const PEER_SERVER = `

@@ -11,9 +11,9 @@ import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import { createRunCommandTool } from "../../src/tools/command/run-command.js";
-import { chooseToolSandbox } from "../../src/tools/sandbox/choose-tool-sandbox.js";
-import { sandboxSettingsOf } from "../../src/tools/sandbox/sandbox-config.js";
+import { createRunCommandTool } from "../../../src/tools/command/run-command.js";
+import { chooseToolSandbox } from "../../../src/tools/sandbox/choose-tool-sandbox.js";
+import { sandboxSettingsOf } from "../../../src/tools/sandbox/sandbox-config.js";
 
 describe("a command under the sandbox loopd chooses, and files only loopd's user may read", () => {
   test("a 0600 file of loopd's user, not among loopd's settings, is not readable", async () => {

@@ -6,12 +6,12 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } fr
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import { OperatorError } from "../../src/errors.js";
-import { createRunCommandTool } from "../../src/tools/command/run-command.js";
-import { createBwrapSandbox } from "../../src/tools/sandbox/bwrap-sandbox.js";
-import { chooseToolSandbox, type ChooseSandboxOptions } from "../../src/tools/sandbox/choose-tool-sandbox.js";
-import { sandboxSettingsOf } from "../../src/tools/sandbox/sandbox-config.js";
-import { NO_SANDBOX, type ToolSandbox } from "../../src/tools/sandbox/tool-sandbox.js";
+import { OperatorError } from "../../../src/errors.js";
+import { createRunCommandTool } from "../../../src/tools/command/run-command.js";
+import { createBwrapSandbox } from "../../../src/tools/sandbox/bwrap-sandbox.js";
+import { chooseToolSandbox, type ChooseSandboxOptions } from "../../../src/tools/sandbox/choose-tool-sandbox.js";
+import { sandboxSettingsOf } from "../../../src/tools/sandbox/sandbox-config.js";
+import { NO_SANDBOX, type ToolSandbox } from "../../../src/tools/sandbox/tool-sandbox.js";
 
 const settings = (mode: "bwrap" | "user" | "none" | null = null) => ({
   mode,
