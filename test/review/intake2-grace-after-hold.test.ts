@@ -12,7 +12,7 @@ import { useLoopd } from "../support/helpers/use-loopd.js";
 // in flight when the time ran out — only held — so README's rule applies
 // ("Budgets are weighed before every model call"; when a budget runs out while
 // the model still wants tools, the grace turn): a run whose time ran out while
-// its tools ran gets its grace turn (test/http/budgets.test.ts), one whose
+// its tools ran gets its grace turn (test/agent/stop-policy.budgets.test.ts), one whose
 // time ran out while its next call was held by INTAKE_PRIORITY_MS loses it,
 // and a request doomed to be aborted on the next tick is handed to the SDK.
 

@@ -45,7 +45,7 @@ export async function startLoopd({
     SHUTDOWN_TIMEOUT_MS: "2000",
     // Test files leave runs paused across many conversations of the one tenant; the cap has its own tests.
     MAX_ACTIVE_RUNS_PER_TENANT: "0",
-    // Likewise a long transaction of a busy machine would shed new runs; test/http/admission.test.ts turns it on.
+    // Likewise a long transaction of a busy machine would shed new runs; test/conversations/send-message.admission.test.ts turns it on.
     DB_ADMISSION_WAIT_MS: "0",
     ...env,
   });

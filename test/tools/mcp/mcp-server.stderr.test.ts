@@ -9,9 +9,9 @@ import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { beforeAll, expect, test, vi } from "vitest";
-import { useLoopd } from "../support/helpers/use-loopd.js";
+import { useLoopd } from "../../support/helpers/use-loopd.js";
 
-const SERVER = path.resolve(import.meta.dirname, "../support/mcp/stderr-crash-server.mjs");
+const SERVER = path.resolve(import.meta.dirname, "../../support/mcp/stderr-crash-server.mjs");
 const ADMIN_TOKEN = "admin-token-0123456789abcdef";
 /** What tenant acme sends to the tool: nobody else may read it. */
 const ACME_SECRET = "acme-private-order-4711";

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "vitest";
-import { redactorOf } from "../../src/util/redact.js";
-import { runOverHttp } from "../../src/replay/run-over-http.js";
-import { storedTraceEntries } from "../../src/runs/trace/read-trace.js";
-import { api } from "../support/helpers/api.js";
-import { b64, png } from "../support/helpers/test-images.js";
-import { useLoopd } from "../support/helpers/use-loopd.js";
+import { redactorOf } from "../../../src/util/redact.js";
+import { runOverHttp } from "../../../src/replay/run-over-http.js";
+import { storedTraceEntries } from "../../../src/runs/trace/read-trace.js";
+import { api } from "../../support/helpers/api.js";
+import { b64, png } from "../../support/helpers/test-images.js";
+import { useLoopd } from "../../support/helpers/use-loopd.js";
 
 const f = useLoopd({ listen: true });
 const client = () => api(f.loopd.app);

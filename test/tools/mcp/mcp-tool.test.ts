@@ -7,11 +7,11 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync, chmodSync } from 
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
-import { api } from "../support/helpers/api.js";
-import { useLoopd } from "../support/helpers/use-loopd.js";
-import { startHttpMcpServer, startSseMcpServer, type HttpMcpServer } from "../support/mcp/http-mcp-server.js";
+import { api } from "../../support/helpers/api.js";
+import { useLoopd } from "../../support/helpers/use-loopd.js";
+import { startHttpMcpServer, startSseMcpServer, type HttpMcpServer } from "../../support/mcp/http-mcp-server.js";
 
-const STDIO_SERVER = path.resolve(import.meta.dirname, "../support/mcp/stdio-server.mjs");
+const STDIO_SERVER = path.resolve(import.meta.dirname, "../../support/mcp/stdio-server.mjs");
 const dir = mkdtempSync(path.join(tmpdir(), "loopd-mcp-"));
 // The servers' folder: they run as TOOL_RUN_AS_USER when the tests run as root, and write their records here.
 chmodSync(dir, 0o777);

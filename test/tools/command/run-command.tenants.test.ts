@@ -7,7 +7,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, test } from "vitest";
-import { useLoopd } from "../support/helpers/use-loopd.js";
+import { useLoopd } from "../../support/helpers/use-loopd.js";
 
 const f = useLoopd({
   env: {

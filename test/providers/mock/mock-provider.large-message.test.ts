@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
-import { api } from "../support/helpers/api.js";
-import { useLoopd } from "../support/helpers/use-loopd.js";
+import { api } from "../../support/helpers/api.js";
+import { useLoopd } from "../../support/helpers/use-loopd.js";
 
 // Room for a 1 MiB message in its JSON wrapper.
 const f = useLoopd({ env: { BODY_LIMIT_BYTES: String(4 * 1024 * 1024) } });

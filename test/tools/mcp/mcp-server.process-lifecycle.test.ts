@@ -3,10 +3,10 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync, chmodSync } from 
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, expect, test, vi } from "vitest";
-import { processesWith } from "../support/helpers/processes-with.js";
-import { useLoopd } from "../support/helpers/use-loopd.js";
+import { processesWith } from "../../support/helpers/processes-with.js";
+import { useLoopd } from "../../support/helpers/use-loopd.js";
 
-const SERVER = path.resolve(import.meta.dirname, "../support/mcp/hostile-stdio.mjs");
+const SERVER = path.resolve(import.meta.dirname, "../../support/mcp/hostile-stdio.mjs");
 const dir = mkdtempSync(path.join(tmpdir(), "loopd-review-"));
 // The servers' folder: they run as TOOL_RUN_AS_USER when the tests run as root, and write their records here.
 chmodSync(dir, 0o777);

@@ -6,10 +6,10 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, test, vi } from "vitest";
-import { loadConfig } from "../../src/config.js";
-import { api } from "../support/helpers/api.js";
-import { processesWith } from "../support/helpers/processes-with.js";
-import { useLoopd } from "../support/helpers/use-loopd.js";
+import { loadConfig } from "../../../src/config.js";
+import { api } from "../../support/helpers/api.js";
+import { processesWith } from "../../support/helpers/processes-with.js";
+import { useLoopd } from "../../support/helpers/use-loopd.js";
 
 const f = useLoopd({
   env: {

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { describe, expect, test } from "vitest";
-import { createBuiltinTools } from "../../src/tools/builtin/index.js";
-import { defineTool } from "../../src/tools/define-tool.js";
-import { api } from "../support/helpers/api.js";
-import { expectError } from "../support/helpers/expect-error.js";
-import { useLoopd } from "../support/helpers/use-loopd.js";
+import { createBuiltinTools } from "../../../src/tools/builtin/index.js";
+import { defineTool } from "../../../src/tools/define-tool.js";
+import { api } from "../../support/helpers/api.js";
+import { expectError } from "../../support/helpers/expect-error.js";
+import { useLoopd } from "../../support/helpers/use-loopd.js";
 
 const f = useLoopd({
   tools: [

@@ -11,8 +11,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { api } from "../support/helpers/api.js";
-import { useLoopd } from "../support/helpers/use-loopd.js";
+import { api } from "../../support/helpers/api.js";
+import { useLoopd } from "../../support/helpers/use-loopd.js";
 
 const SECRET = `whsec_${randomBytes(24).toString("base64")}`;
 

@@ -2,9 +2,9 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { expect, test } from "vitest";
 import { z } from "zod";
-import { defineTool } from "../../src/tools/define-tool.js";
-import { api } from "../support/helpers/api.js";
-import { useLoopd } from "../support/helpers/use-loopd.js";
+import { defineTool } from "../../../src/tools/define-tool.js";
+import { api } from "../../support/helpers/api.js";
+import { useLoopd } from "../../support/helpers/use-loopd.js";
 
 const BIG_RESULT = 150_000;
 const bigTool = defineTool({

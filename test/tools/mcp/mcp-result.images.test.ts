@@ -8,11 +8,11 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
-import { api } from "../support/helpers/api.js";
-import { b64, jpeg, png, pngClaiming, svg } from "../support/helpers/test-images.js";
-import { useLoopd } from "../support/helpers/use-loopd.js";
-import { rowCounts } from "../support/helpers/row-counts.js";
-import { startHttpMcpServer, type HttpMcpServer } from "../support/mcp/http-mcp-server.js";
+import { api } from "../../support/helpers/api.js";
+import { b64, jpeg, png, pngClaiming, svg } from "../../support/helpers/test-images.js";
+import { useLoopd } from "../../support/helpers/use-loopd.js";
+import { rowCounts } from "../../support/helpers/row-counts.js";
+import { startHttpMcpServer, type HttpMcpServer } from "../../support/mcp/http-mcp-server.js";
 
 let mcp: HttpMcpServer;
 beforeAll(async () => {
