@@ -13,7 +13,7 @@ import { api } from "../../support/helpers/api.js";
 import { useLoopd } from "../../support/helpers/use-loopd.js";
 
 const SERVER = path.resolve(import.meta.dirname, "../../support/mcp/hostile-stdio.mjs");
-const dir = mkdtempSync(path.join(tmpdir(), "loopd-review-"));
+const dir = mkdtempSync(path.join(tmpdir(), "loopd-mcp-"));
 // The servers' folder: they run as TOOL_RUN_AS_USER when the tests run as root, and write their records here.
 chmodSync(dir, 0o777);
 const props: Record<string, unknown> = {};

@@ -1,4 +1,4 @@
-/** MCP tools and approval: wildcards in approval_required, names that never change meaning, secrets kept out of last_error; against a real stdio server (test/support/mcp/hostile-stdio.mjs). Each was found by an independent review. */
+/** MCP tools and approval: wildcards in approval_required, names that never change meaning, secrets kept out of last_error; against a real stdio server (test/support/mcp/hostile-stdio.mjs). Each test failed before its fix. */
 import { mkdtempSync, readFileSync, existsSync, writeFileSync, chmodSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -7,7 +7,7 @@ import { api } from "../../support/helpers/api.js";
 import { useLoopd } from "../../support/helpers/use-loopd.js";
 
 const SERVER = path.resolve(import.meta.dirname, "../../support/mcp/hostile-stdio.mjs");
-const dir = mkdtempSync(path.join(tmpdir(), "loopd-review-"));
+const dir = mkdtempSync(path.join(tmpdir(), "loopd-mcp-"));
 // The servers' folder: they run as TOOL_RUN_AS_USER when the tests run as root, and write their records here.
 chmodSync(dir, 0o777);
 const RECORD = path.join(dir, "r.jsonl");

@@ -5,7 +5,7 @@ import { createRunSaver, type RunSave } from "../../src/store/save-run-step.js";
 import { messages } from "../../src/store/schema.js";
 import { useTestStore } from "../support/helpers/use-test-store.js";
 
-// Review: saveRunSteps serializes the whole batch in one pgSafeJson call, in
+// Before the fix: saveRunSteps serializes the whole batch in one pgSafeJson call, in
 // `many`. A value that only its own save cannot serialize (here: tool-call
 // arguments a model nested deeper than JSON.stringify's recursion allows —
 // JSON.parse reads them, JSON.stringify throws RangeError) makes `many` throw,

@@ -2,7 +2,7 @@ import { expect, test } from "vitest";
 import type { EvalCase } from "../../src/evals/eval-case.js";
 import { runEvals } from "../../src/evals/run-evals.js";
 import { useLoopd } from "../support/helpers/use-loopd.js";
-import { evalTools, recordCase } from "../evals/eval-fixtures.js";
+import { evalTools, recordCase } from "./eval-fixtures.js";
 
 const f = useLoopd({ tools: evalTools() });
 

@@ -1,5 +1,5 @@
 /**
- * Issue 16, found in review: what two instances on one database, a delete
+ * What two instances on one database, a delete
  * racing an answer, and the trace's two forms did to a conversation. Each
  * test failed before its fix.
  */

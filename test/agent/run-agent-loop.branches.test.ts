@@ -1,5 +1,5 @@
 /**
- * Issue 16: what an independent review of the loop's branches found —
+ * The loop's branches:
  * approvals, budgets, the finish tool, the grace call, context while paused.
  * Each test failed before its fix.
  */

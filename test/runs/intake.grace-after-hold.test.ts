@@ -4,7 +4,7 @@ import { api } from "../support/helpers/api.js";
 import { testDatabaseKind } from "../support/helpers/test-database.js";
 import { useLoopd } from "../support/helpers/use-loopd.js";
 
-// Review (2): callModel waits for the intake *after* the stop policy weighed
+// Before the fix: callModel waits for the intake *after* the stop policy weighed
 // the call, at most the run's time left. When that wait is what uses up the
 // run's max_seconds, the call is sent anyway as a normal call with a call
 // timeout of max(0, time left) = 0 ms: it is aborted on the next tick, comes

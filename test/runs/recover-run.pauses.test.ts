@@ -1,5 +1,5 @@
 /**
- * Issue 16, found in review: a run taken over after its process stopped,
+ * A run taken over after its process stopped,
  * between a pause and its calls. Each test failed before its fix.
  */
 import { eq } from "drizzle-orm";

@@ -4,7 +4,7 @@ import { emptyUsage } from "../../src/core/usage.js";
 import { testDatabaseKind } from "../support/helpers/test-database.js";
 import { useTestStore, waitingForLock } from "../support/helpers/use-test-store.js";
 
-// Review: loopd_start_runs takes each item's locks in conversation order, but
+// Before the fix: loopd_start_runs takes each item's locks in conversation order, but
 // with a tenant cap (MAX_ACTIVE_RUNS_PER_TENANT > 0) each item also takes its
 // tenant's advisory lock (pg_advisory_xact_lock), held to the batch's commit.
 // Two batches whose conversations interleave two tenants take the tenant locks

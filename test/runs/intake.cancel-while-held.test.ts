@@ -3,7 +3,7 @@ import { api } from "../support/helpers/api.js";
 import { testDatabaseKind } from "../support/helpers/test-database.js";
 import { useLoopd } from "../support/helpers/use-loopd.js";
 
-// Review: callModel awaits `provider.whenReady()` (Intake.quiet) without the
+// Before the fix: callModel awaits `provider.whenReady()` (Intake.quiet) without the
 // run's signal: a run cancelled while its model call waits for the intake
 // stays running until the intake is quiet or INTAKE_PRIORITY_MS passed (up to
 // 10 s, the variable's maximum). POST …/cancel waits for the run's end (10 s

@@ -1,13 +1,13 @@
-/** MCP over HTTP: size caps on every path (the SSE fallback, JSON answers), a server that dies mid-call. Real SDK servers on 127.0.0.1 (an independent review found each). */
+/** MCP over HTTP: size caps on every path (the SSE fallback, JSON answers), a server that dies mid-call. Real SDK servers on 127.0.0.1; each test failed before its fix. */
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, test, vi } from "vitest";
-import { api } from "../support/helpers/api.js";
-import { useLoopd } from "../support/helpers/use-loopd.js";
-import { startHttpMcpServer, startSseMcpServer, type HttpMcpServer } from "../support/mcp/http-mcp-server.js";
+import { api } from "../../support/helpers/api.js";
+import { useLoopd } from "../../support/helpers/use-loopd.js";
+import { startHttpMcpServer, startSseMcpServer, type HttpMcpServer } from "../../support/mcp/http-mcp-server.js";
 
-const dir = mkdtempSync(path.join(tmpdir(), "loopd-review-"));
+const dir = mkdtempSync(path.join(tmpdir(), "loopd-mcp-"));
 let sse: HttpMcpServer, json: HttpMcpServer, dying: HttpMcpServer;
 beforeAll(async () => {
   [sse, json, dying] = await Promise.all([

@@ -5,7 +5,7 @@ import { expect, test } from "vitest";
 import { testDatabaseKind } from "../support/helpers/test-database.js";
 import { useLoopd } from "../support/helpers/use-loopd.js";
 
-// Review: POST /ui/chat calls `taken(req)` only after sendMessage/answerAction
+// Before the fix: POST /ui/chat calls `taken(req)` only after sendMessage/answerAction
 // succeeded; on every other path (the chat or conversation unknown, a run not
 // waiting, sendMessage refusing: busy, queue full, too many runs…) it relies on
 // onResponse or onRequestAbort. Neither fires when the client goes away after

@@ -1,6 +1,7 @@
 /**
- * Issue 8 under attack (an independent review): races, crash points and odd
- * input around pauses. Each test of the first group failed before its fix.
+ * Pauses under races, crash points and odd input: an answer after expires_at, a
+ * cancel while the step pauses, a stop between answer and call, client tools.
+ * Each test of the first group failed before its fix.
  */
 import { describe, expect, test } from "vitest";
 import { z } from "zod";

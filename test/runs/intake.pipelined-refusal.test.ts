@@ -4,7 +4,7 @@ import { expect, onTestFinished, test, vi } from "vitest";
 import { testDatabaseKind } from "../support/helpers/test-database.js";
 import { useLoopd } from "../support/helpers/use-loopd.js";
 
-// Review: a request refused before its handler calls `taken` (a body that
+// Before the fix: a request refused before its handler calls `taken` (a body that
 // fails validation, on any of the three routes) ends its taking only in
 // onResponse, i.e. when the raw response emits 'finish'. On a keep-alive
 // connection a response waits behind the one before it (HTTP/1.1

@@ -3,7 +3,7 @@ import { api } from "../support/helpers/api.js";
 import { testDatabaseKind } from "../support/helpers/test-database.js";
 import { useLoopd } from "../support/helpers/use-loopd.js";
 
-// Review: a step's call timeout is computed from the run's time left in
+// Before the fix: a step's call timeout is computed from the run's time left in
 // prepareStep, before callModel waits for the intake; the wait is then not
 // taken from it. A run whose time budget runs out while its call waits still
 // sends the call afterwards with the whole of the time it had before, so it
