@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { admin } from "../test/helpers/test-database.js";
+import { admin } from "../test/support/helpers/test-database.js";
 
 /** Where one benchmark pass keeps its data: a fresh PGlite folder, or a fresh database on BENCH_DATABASE_URL's server. */
 export interface BenchDatabase {

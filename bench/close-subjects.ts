@@ -1,5 +1,5 @@
 import { rmSync } from "node:fs";
-import type { FakeLlm } from "../test/fake-llm/server.js";
+import type { FakeLlm } from "../test/support/fake-llm/server.js";
 import type { BenchDatabase } from "./bench-database.js";
 import type { LoopdProcess } from "./start-loopd-process.js";
 

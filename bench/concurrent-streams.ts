@@ -1,6 +1,6 @@
 import os from "node:os";
-import { startFakeLlm } from "../test/fake-llm/server.js";
-import { isEvent, readSse } from "../test/helpers/sse-client.js";
+import { startFakeLlm } from "../test/support/fake-llm/server.js";
+import { isEvent, readSse } from "../test/support/helpers/sse-client.js";
 import type { FloorRequest } from "./floor-loop.js";
 import { loopdClient } from "./loopd-client.js";
 import { percentile } from "./measure.js";

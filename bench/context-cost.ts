@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { RecordedRequest } from "../test/fake-llm/server.js";
-import { startFakeLlm } from "../test/fake-llm/server.js";
-import { toolResults } from "../test/helpers/tool-heavy-conversation.js";
+import type { RecordedRequest } from "../test/support/fake-llm/server.js";
+import { startFakeLlm } from "../test/support/fake-llm/server.js";
+import { toolResults } from "../test/support/helpers/tool-heavy-conversation.js";
 import { startLoopdProcess } from "./start-loopd-process.js";
 
 export interface ContextCostRow {

@@ -1,5 +1,5 @@
 import type OpenAI from "openai";
-import type { FakeLlm } from "../test/fake-llm/server.js";
+import type { FakeLlm } from "../test/support/fake-llm/server.js";
 import { callDirect } from "./call-direct.js";
 import type { LoopdClient } from "./loopd-client.js";
 import { timeMany, type Stats } from "./measure.js";

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import pg from "pg";
-import type { FakeLlm } from "../test/fake-llm/server.js";
-import { readSse } from "../test/helpers/sse-client.js";
+import type { FakeLlm } from "../test/support/fake-llm/server.js";
+import { readSse } from "../test/support/helpers/sse-client.js";
 
 export interface IdleFollowersRow {
   followers: number;

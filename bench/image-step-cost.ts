@@ -1,5 +1,5 @@
-import { startFakeLlm } from "../test/fake-llm/server.js";
-import { noisePng } from "../test/helpers/test-images.js";
+import { startFakeLlm } from "../test/support/fake-llm/server.js";
+import { noisePng } from "../test/support/helpers/test-images.js";
 import { summarize, type Stats } from "./measure.js";
 import { cpuMsOf } from "./proc-cpu.js";
 import { startLoopdProcess } from "./start-loopd-process.js";

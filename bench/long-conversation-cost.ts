@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { SUMMARY_SYSTEM } from "../src/agent/summary-prompt.js";
-import type { RecordedRequest } from "../test/fake-llm/server.js";
-import { startFakeLlm } from "../test/fake-llm/server.js";
-import { toolResults } from "../test/helpers/tool-heavy-conversation.js";
+import type { RecordedRequest } from "../test/support/fake-llm/server.js";
+import { startFakeLlm } from "../test/support/fake-llm/server.js";
+import { toolResults } from "../test/support/helpers/tool-heavy-conversation.js";
 import { costOf, poster, type ContextCostRow } from "./context-cost.js";
 import { startLoopdProcess } from "./start-loopd-process.js";
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { startFakeLlm, type FakeLlm } from "../test/fake-llm/server.js";
+import { startFakeLlm, type FakeLlm } from "../test/support/fake-llm/server.js";
 import type { LongRunSubject } from "./long-run-subjects.js";
 import { writeLongRunFile } from "./long-run-scenario.js";
 import { openServerMonitor, type ServerMonitor } from "./server-monitor.js";

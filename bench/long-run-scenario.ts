@@ -1,6 +1,6 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import type { FakeTurn, RecordedRequest } from "../test/fake-llm/server.js";
+import type { FakeTurn, RecordedRequest } from "../test/support/fake-llm/server.js";
 
 /** The file every step reads: 16 lines of 64 bytes, so each tool result is about 1 KB. */
 export const LONG_RUN_FILE = "one-kb.txt";

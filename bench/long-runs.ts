@@ -1,4 +1,4 @@
-import type { FakeLlm } from "../test/fake-llm/server.js";
+import type { FakeLlm } from "../test/support/fake-llm/server.js";
 import type { FloorRequest } from "./floor-loop.js";
 import { startFloorSubject, startLoopdSubject, type LongRunSubject, type SubjectName } from "./long-run-subjects.js";
 import { openLongRunBench } from "./long-run-bench.js";

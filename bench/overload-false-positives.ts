@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startFakeLlm } from "../test/fake-llm/server.js";
+import { startFakeLlm } from "../test/support/fake-llm/server.js";
 import { createBenchDatabase, type BenchDatabase } from "./bench-database.js";
 import { percentile } from "./measure.js";
 import { buildOnce, startLoopdProcess, type LoopdProcess } from "./start-loopd-process.js";

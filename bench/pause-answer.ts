@@ -1,4 +1,4 @@
-import type { FakeLlm } from "../test/fake-llm/server.js";
+import type { FakeLlm } from "../test/support/fake-llm/server.js";
 import { summarize, type Stats } from "./measure.js";
 
 export interface PauseAnswerRow {

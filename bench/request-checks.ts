@@ -2,7 +2,7 @@ import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { closeSubjects } from "./close-subjects.js";
-import { startFakeLlm } from "../test/fake-llm/server.js";
+import { startFakeLlm } from "../test/support/fake-llm/server.js";
 import { createBenchDatabase } from "./bench-database.js";
 import { summarize, type Stats } from "./measure.js";
 import { cpuMsOf } from "./proc-cpu.js";

@@ -38,7 +38,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import OpenAI from "openai";
-import { startFakeLlm } from "../test/fake-llm/server.js";
+import { startFakeLlm } from "../test/support/fake-llm/server.js";
 import { measureAppendCost, type AppendRow } from "./append-cost.js";
 import { createBenchDatabase, type BenchDatabase } from "./bench-database.js";
 import { measureHistoryGrowth, type GrowthRow } from "./history-growth.js";
@@ -744,7 +744,7 @@ async function main() {
     ...section("httptool", [
       `## (j) Tools by source against the built-in calculate: the same ${20}-tool-step run (${budgetRuns} runs of each, interleaved, ms per step)`,
       "",
-      "An HTTP tool (TOOLS_FILE, signed, read-only) answering from a receiver in the bench process; the echo tool of test/mcp's SDK server over stdio (loopd's child) and over Streamable HTTP (in the bench process). Direct: the same call made from the bench process (one POST; the SDK's client over its own stdio child, or over HTTP to the same server). loopd's own: the step's extra time less the direct call (the input checked against its schema in the worker, the signature or the MCP client, the capped read).",
+      "An HTTP tool (TOOLS_FILE, signed, read-only) answering from a receiver in the bench process; the echo tool of test/support/mcp's SDK server over stdio (loopd's child) and over Streamable HTTP (in the bench process). Direct: the same call made from the bench process (one POST; the SDK's client over its own stdio child, or over HTTP to the same server). loopd's own: the step's extra time less the direct call (the input checked against its schema in the worker, the signature or the MCP client, the capped read).",
       "",
       markdownTable(["db", "source", "p50 per step", "extra p50", "direct call p50", "loopd's own p50"], httpToolRows),
       "",

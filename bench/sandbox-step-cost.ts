@@ -2,13 +2,13 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { closeSubjects } from "./close-subjects.js";
-import { startFakeLlm } from "../test/fake-llm/server.js";
-import { isEvent, readSse } from "../test/helpers/sse-client.js";
+import { startFakeLlm } from "../test/support/fake-llm/server.js";
+import { isEvent, readSse } from "../test/support/helpers/sse-client.js";
 import { createBenchDatabase, type BenchDatabase } from "./bench-database.js";
 import { summarize, type Stats } from "./measure.js";
 import { startLoopdProcess, type LoopdProcess } from "./start-loopd-process.js";
 
-const STDIO_SERVER = path.resolve(import.meta.dirname, "../test/mcp/stdio-server.mjs");
+const STDIO_SERVER = path.resolve(import.meta.dirname, "../test/support/mcp/stdio-server.mjs");
 
 export type SandboxKind = "none" | "bwrap";
 export type SandboxedTool = "run_command" | "mcp stdio";

@@ -1,4 +1,4 @@
-import type { FakeTurn, RecordedRequest } from "../test/fake-llm/server.js";
+import type { FakeTurn, RecordedRequest } from "../test/support/fake-llm/server.js";
 
 export type Scenario = "text" | "tool";
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { startFakeLlm } from "../test/fake-llm/server.js";
+import { startFakeLlm } from "../test/support/fake-llm/server.js";
 import { createBenchDatabase } from "./bench-database.js";
 import { streamOne } from "./concurrent-streams.js";
 import { percentile } from "./measure.js";

@@ -6,12 +6,12 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { startFakeLlm } from "../test/fake-llm/server.js";
-import { startHttpMcpServer } from "../test/mcp/http-mcp-server.js";
+import { startFakeLlm } from "../test/support/fake-llm/server.js";
+import { startHttpMcpServer } from "../test/support/mcp/http-mcp-server.js";
 import { summarize, type Stats } from "./measure.js";
 import { startLoopdProcess } from "./start-loopd-process.js";
 
-const STDIO_SERVER = path.resolve(import.meta.dirname, "../test/mcp/stdio-server.mjs");
+const STDIO_SERVER = path.resolve(import.meta.dirname, "../test/support/mcp/stdio-server.mjs");
 /** How long each of the 8 calls of the parallel/sequential step waits on the server (its I/O). */
 export const PARALLEL_CALL_MS = 20;
 export const PARALLEL_CALLS = 8;

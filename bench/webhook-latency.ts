@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { newWebhookSecret, startWebhookReceiver } from "../test/helpers/webhook-receiver.js";
+import { newWebhookSecret, startWebhookReceiver } from "../test/support/helpers/webhook-receiver.js";
 import { createBenchDatabase } from "./bench-database.js";
 import { percentile } from "./measure.js";
 import { startLoopdProcess } from "./start-loopd-process.js";

@@ -358,3 +358,44 @@ describe("the extension points are data: a provider or a tool source is named in
     expect(strays).toEqual([]);
   });
 });
+
+describe("tests by subject", () => {
+  const TEST = import.meta.dirname;
+  /** Folders of test/ that are not a folder of src/: the contract, whole processes, the shared harness, the repository's other parts. */
+  const outsideSrc = new Set(["http", "e2e", "support", "web", "scripts", "examples"]);
+  const foldersUnder = (root: string, dir = ""): string[] =>
+    readdirSync(path.join(root, dir), { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .flatMap((e) => {
+        const folder = path.join(dir, e.name);
+        return [folder, ...foldersUnder(root, folder)];
+      });
+  const srcFolders = new Set(foldersUnder(SRC));
+  const srcNames = new Set([...srcFolders].map((folder) => path.basename(folder)));
+  /** A test folder mirrors src/: test/a/b is src/a/b; a top folder may also take a subject src/ keeps deeper (attachments). */
+  const strays = (testFolders: string[]) =>
+    testFolders.filter((folder) => {
+      const [top, ...rest] = folder.split(path.sep);
+      if (outsideSrc.has(top!)) return false;
+      return rest.length === 0 ? !srcNames.has(top!) : !srcFolders.has(folder);
+    });
+  const testFiles = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? testFiles(path.join(dir, e.name)) : [path.relative(TEST, path.join(dir, e.name))],
+    );
+
+  test("every folder of test/ names a folder of src/, or is http/, e2e/, support/, web/, scripts/ or examples/", () => {
+    expect(strays(["review", "helpers", path.join("tools", "nope")])).toEqual([
+      "review",
+      "helpers",
+      path.join("tools", "nope"),
+    ]);
+    expect(strays(foldersUnder(TEST))).toEqual([]);
+  });
+
+  test("no test file is named for the review that found it: the name says the behaviour", () => {
+    const named = (files: string[]) => files.filter((file) => /review/i.test(path.basename(file)));
+    expect(named(["runs/review-19-cap-race.test.ts"])).toHaveLength(1);
+    expect(named(testFiles(TEST))).toEqual([]);
+  });
+});

@@ -4,7 +4,7 @@ import { buildContext } from "../../src/agent/build-context.js";
 import type { ContextSettings } from "../../src/core/context-settings.js";
 import { estimateMessageTokens } from "../../src/agent/estimate-tokens.js";
 import type { NewMessage, TextBlock } from "../../src/core/messages.js";
-import { toolResults } from "../helpers/tool-heavy-conversation.js";
+import { toolResults } from "../support/helpers/tool-heavy-conversation.js";
 
 const user = (text: string, extra: Partial<NewMessage> = {}): NewMessage =>
   ({ role: "user", content: [{ type: "text", text }], ...extra }) as NewMessage;

@@ -2,7 +2,7 @@ import { countTokens } from "gpt-tokenizer";
 import { describe, expect, test } from "vitest";
 import { calibrateTokens, estimateMessageTokens, estimateTextTokens } from "../../src/agent/estimate-tokens.js";
 import type { NewMessage } from "../../src/core/messages.js";
-import { toolResults } from "../helpers/tool-heavy-conversation.js";
+import { toolResults } from "../support/helpers/tool-heavy-conversation.js";
 
 const PROSE =
   "Could you look through the billing module and tell me why the invoice totals are off by a cent for some customers? I think it started after last week's change to rounding, but I am not sure which file holds it.";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { checkUserContent, type CheckedAttachment } from "../../src/attachments/check-user-content.js";
 import type { UserInputBlock } from "../../src/core/attachment-input.js";
-import { b64, exe, gif, jpeg, pdf, png, svg, webp } from "../helpers/test-images.js";
+import { b64, exe, gif, jpeg, pdf, png, svg, webp } from "../support/helpers/test-images.js";
 
 const LIMITS = { maxBytes: 5 * 1024 * 1024, maxCount: 10 };
 const image = (media_type: "image/png" | "image/jpeg" | "image/gif" | "image/webp", data: string): UserInputBlock => ({

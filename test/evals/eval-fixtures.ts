@@ -2,9 +2,9 @@ import { z } from "zod";
 import type { EvalCase } from "../../src/evals/eval-case.js";
 import { createBuiltinTools } from "../../src/tools/builtin/index.js";
 import { defineTool } from "../../src/tools/define-tool.js";
-import type { FakeTurn, RecordedRequest } from "../fake-llm/server.js";
-import type { LoopdFixture } from "../helpers/use-loopd.js";
-import { api } from "../helpers/api.js";
+import type { FakeTurn, RecordedRequest } from "../support/fake-llm/server.js";
+import type { LoopdFixture } from "../support/helpers/use-loopd.js";
+import { api } from "../support/helpers/api.js";
 
 /** Every time `lookup_order` really ran, with its input. */
 export const lookups: { number: string }[] = [];

@@ -3,11 +3,11 @@ import { rowOf } from "../../src/evals/eval-summary.js";
 import { RECORDED_MISS } from "../../src/evals/recorded-tools.js";
 import { runEvals } from "../../src/evals/run-evals.js";
 import type { EvalCase } from "../../src/evals/eval-case.js";
-import type { FakeTurn } from "../fake-llm/server.js";
-import { api } from "../helpers/api.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import type { FakeTurn } from "../support/fake-llm/server.js";
+import { api } from "../support/helpers/api.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 import { evalTools, holds, lookups, recordCase, respondByCase, toolResultsOf } from "./eval-fixtures.js";
-import { b64, png } from "../helpers/test-images.js";
+import { b64, png } from "../support/helpers/test-images.js";
 
 const f = useLoopd({ tools: evalTools() });
 

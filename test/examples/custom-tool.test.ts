@@ -2,9 +2,9 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, test, vi } from "vitest";
-import { loopdClient } from "../process/loopd-client.js";
-import { killAllLoopd, spawnLoopd, type LoopdProcess } from "../process/loopd-process.js";
-import { runProgram } from "../process/run-program.js";
+import { loopdClient } from "../e2e/loopd-client.js";
+import { killAllLoopd, spawnLoopd, type LoopdProcess } from "../e2e/loopd-process.js";
+import { runProgram } from "../e2e/run-program.js";
 
 // A real process that compiles the sources at start: slow on a busy machine, so bounds, not measures, are generous.
 vi.setConfig({ testTimeout: 150_000, hookTimeout: 150_000 });

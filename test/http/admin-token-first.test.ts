@@ -1,6 +1,6 @@
 /** The admin routes refuse anyone without ADMIN_TOKEN with 401 before they read the body or the query. */
 import { expect, test } from "vitest";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const f = useLoopd({ env: { API_KEYS_REQUIRED: "true", ADMIN_TOKEN: "admin-token-0123456789abcdef" } });
 

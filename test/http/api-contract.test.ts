@@ -2,11 +2,11 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import type { InjectOptions } from "fastify";
 import { describe, expect, test } from "vitest";
-import { api } from "../helpers/api.js";
-import { expectError } from "../helpers/expect-error.js";
-import { captureLogs } from "../helpers/log-sink.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { toolCallIdsIn, toolResultsIn } from "../helpers/wire.js";
+import { api } from "../support/helpers/api.js";
+import { expectError } from "../support/helpers/expect-error.js";
+import { captureLogs } from "../support/helpers/log-sink.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { toolCallIdsIn, toolResultsIn } from "../support/helpers/wire.js";
 
 const { logger, lines: logLines } = captureLogs("info");
 const f = useLoopd({

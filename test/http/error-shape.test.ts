@@ -1,8 +1,8 @@
 import type { InjectOptions } from "fastify";
 import { describe, expect, test } from "vitest";
-import { expectError } from "../helpers/expect-error.js";
-import { rowCounts } from "../helpers/row-counts.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { expectError } from "../support/helpers/expect-error.js";
+import { rowCounts } from "../support/helpers/row-counts.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const f = useLoopd({ env: { BODY_LIMIT_BYTES: "4096" } });
 const inject = (opts: InjectOptions) => f.loopd.app.inject(opts);

@@ -1,7 +1,7 @@
 /** With keys required and none made yet (a container's first start), loopd makes one and prints it once. */
 import { expect, test } from "vitest";
-import { captureLogs } from "../helpers/log-sink.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { captureLogs } from "../support/helpers/log-sink.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const logs = captureLogs("warn");
 const f = useLoopd({ env: { API_KEYS_REQUIRED: "true" }, logger: logs.logger });

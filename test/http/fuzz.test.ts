@@ -3,9 +3,9 @@ import type { InjectOptions, LightMyRequestResponse } from "fastify";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { z } from "zod";
 import { ERROR_CODES, statusOf } from "../../src/errors.js";
-import { rawRequest } from "../helpers/raw-http.js";
-import { rowCounts, type RowCounts } from "../helpers/row-counts.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { rawRequest } from "../support/helpers/raw-http.js";
+import { rowCounts, type RowCounts } from "../support/helpers/row-counts.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 /**
  * Property-based fuzzing of every route: generated requests with wrong

@@ -7,9 +7,9 @@
 import type { InjectOptions } from "fastify";
 import { describe, expect, test } from "vitest";
 import { loadConfig } from "../../src/config.js";
-import { rowCounts } from "../helpers/row-counts.js";
-import { startLoopd } from "../helpers/start-loopd.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { rowCounts } from "../support/helpers/row-counts.js";
+import { startLoopd } from "../support/helpers/start-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const f = useLoopd({
   env: { ALLOWED_HOSTS: "loopd.example.com, *.internal.example, [fd00::1]", CORS_ORIGINS: "https://app.example.com" },

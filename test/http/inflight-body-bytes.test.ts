@@ -6,9 +6,9 @@
  * 1 MiB file, so its body may have about 1.4 MB).
  */
 import { beforeAll, expect, test, vi } from "vitest";
-import { startUpload, type SlowUpload } from "../helpers/slow-upload.js";
-import { b64, noisePng } from "../helpers/test-images.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { startUpload, type SlowUpload } from "../support/helpers/slow-upload.js";
+import { b64, noisePng } from "../support/helpers/test-images.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const TOTAL = 4 * 1024 * 1024;
 const PER_KEY = 1.5 * 1024 * 1024;

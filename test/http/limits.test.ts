@@ -1,6 +1,6 @@
 /** Limits with keys on: requests per key per minute, and open runs per tenant, counted in the database. */
 import { beforeAll, describe, expect, test } from "vitest";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const f = useLoopd({ env: { API_KEYS_REQUIRED: "true", RATE_LIMIT_PER_MIN: "12", MAX_ACTIVE_RUNS_PER_TENANT: "2" } });
 const call = (key: string, method: "GET" | "POST", url: string, payload?: object) =>

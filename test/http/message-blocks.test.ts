@@ -3,11 +3,11 @@
  * is wrong with it: its type, its fields, its bytes, its size in pixels.
  */
 import { describe, expect, test } from "vitest";
-import { api } from "../helpers/api.js";
-import { expectError } from "../helpers/expect-error.js";
-import { rowCounts } from "../helpers/row-counts.js";
-import { b64, jpeg, png, pngClaiming } from "../helpers/test-images.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { api } from "../support/helpers/api.js";
+import { expectError } from "../support/helpers/expect-error.js";
+import { rowCounts } from "../support/helpers/row-counts.js";
+import { b64, jpeg, png, pngClaiming } from "../support/helpers/test-images.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const f = useLoopd();
 const client = () => api(f.loopd.app);

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { LOOPD_LOGO_SVG } from "../../src/http/loopd-logo.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 /**
  * /openapi.json is what Postman, code generators and /docs read: it must lint

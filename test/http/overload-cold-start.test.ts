@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
 import type { Database } from "../../src/store/db.js";
-import { startFakeLlm, type FakeLlm } from "../fake-llm/server.js";
-import { api } from "../helpers/api.js";
-import { lagEventLoop } from "../helpers/lag-event-loop.js";
-import { startLoopd, type TestLoopd } from "../helpers/start-loopd.js";
-import { createTestDatabase, type TestDatabase } from "../helpers/test-database.js";
+import { startFakeLlm, type FakeLlm } from "../support/fake-llm/server.js";
+import { api } from "../support/helpers/api.js";
+import { lagEventLoop } from "../support/helpers/lag-event-loop.js";
+import { startLoopd, type TestLoopd } from "../support/helpers/start-loopd.js";
+import { createTestDatabase, type TestDatabase } from "../support/helpers/test-database.js";
 
 let llm: FakeLlm;
 let testDb: TestDatabase;

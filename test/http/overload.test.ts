@@ -1,10 +1,10 @@
 import type { InjectOptions } from "fastify";
 import { expect, test } from "vitest";
-import { api } from "../helpers/api.js";
-import { expectError } from "../helpers/expect-error.js";
-import { blockEventLoop, lagEventLoop, until } from "../helpers/lag-event-loop.js";
-import { rowCounts } from "../helpers/row-counts.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { api } from "../support/helpers/api.js";
+import { expectError } from "../support/helpers/expect-error.js";
+import { blockEventLoop, lagEventLoop, until } from "../support/helpers/lag-event-loop.js";
+import { rowCounts } from "../support/helpers/row-counts.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const SAMPLE_MS = 100;
 /** Well above what a machine busy with other test files makes of this process's own work; `lagEventLoop` makes more. */

@@ -1,6 +1,6 @@
 /** The per-key limit counts and labels every keyed answer, those refused by validation included: it is checked before the body is read. */
 import { expect, test } from "vitest";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const f = useLoopd({ env: { API_KEYS_REQUIRED: "true", RATE_LIMIT_PER_MIN: "3" } });
 

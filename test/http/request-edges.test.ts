@@ -1,7 +1,7 @@
 /** What every answer carries: its request id (the client's own when sensible), CORS only for CORS_ORIGINS, security headers on /docs. */
 import { expect, test } from "vitest";
-import { captureLogs } from "../helpers/log-sink.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { captureLogs } from "../support/helpers/log-sink.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const logs = captureLogs("info");
 const f = useLoopd({ env: { CORS_ORIGINS: "https://app.example.com" }, logger: logs.logger });

@@ -1,8 +1,8 @@
 import { connect } from "node:net";
 import { expect, test } from "vitest";
-import { rowCounts } from "../helpers/row-counts.js";
-import { startUpload } from "../helpers/slow-upload.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { rowCounts } from "../support/helpers/row-counts.js";
+import { startUpload } from "../support/helpers/slow-upload.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const TIMEOUT_MS = 800;
 const f = useLoopd({ listen: true, env: { REQUEST_TIMEOUT_MS: String(TIMEOUT_MS) } });

@@ -1,9 +1,9 @@
 import { connect } from "node:net";
 import { describe, expect, test } from "vitest";
-import { expectError } from "../helpers/expect-error.js";
-import { captureLogs } from "../helpers/log-sink.js";
-import { rawRequest } from "../helpers/raw-http.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { expectError } from "../support/helpers/expect-error.js";
+import { captureLogs } from "../support/helpers/log-sink.js";
+import { rawRequest } from "../support/helpers/raw-http.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const logs = captureLogs();
 const f = useLoopd({ listen: true, logger: logs.logger });

@@ -5,9 +5,9 @@
  * places come back when the streams end.
  */
 import { expect, test } from "vitest";
-import { isEvent, readSse } from "../helpers/sse-client.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { rowCounts } from "../helpers/row-counts.js";
+import { isEvent, readSse } from "../support/helpers/sse-client.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { rowCounts } from "../support/helpers/row-counts.js";
 
 const PER_TENANT = 3;
 const f = useLoopd({

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ModelStopReason, ToolChoice } from "../../src/core/model-provider.js";
-import { type FakeLlm, type FakeStop, startFakeLlm } from "../fake-llm/server.js";
+import { type FakeLlm, type FakeStop, startFakeLlm } from "../support/fake-llm/server.js";
 import { anthropicAgainst, modelRequest, tools } from "./fake-llm-providers.js";
 import { anthropicStyleHistory, anthropicStyleWire, toolResult, user } from "./histories.js";
 

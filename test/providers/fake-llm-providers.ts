@@ -4,7 +4,7 @@ import type { NewMessage } from "../../src/core/messages.js";
 import type { ModelProvider, ModelRequest, ToolSpec } from "../../src/core/model-provider.js";
 import { createAnthropicProvider } from "../../src/providers/anthropic/index.js";
 import { createOpenAIProvider } from "../../src/providers/openai/index.js";
-import type { FakeLlm } from "../fake-llm/server.js";
+import type { FakeLlm } from "../support/fake-llm/server.js";
 
 /** The real providers, through the real SDKs, pointed at the fake LLM server. */
 export function anthropicAgainst(llm: FakeLlm, { maxRetries }: { maxRetries?: number } = {}): ModelProvider {

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ModelStopReason, ToolChoice } from "../../src/core/model-provider.js";
-import { type FakeLlm, type FakeStop, startFakeLlm } from "../fake-llm/server.js";
+import { type FakeLlm, type FakeStop, startFakeLlm } from "../support/fake-llm/server.js";
 import { modelRequest, openaiAgainst, tools } from "./fake-llm-providers.js";
 import { openaiStyleHistory, user } from "./histories.js";
 

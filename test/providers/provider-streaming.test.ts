@@ -3,8 +3,8 @@ import type { ModelProvider } from "../../src/core/model-provider.js";
 import { ProviderError } from "../../src/core/model-provider.js";
 import { createAnthropicProvider } from "../../src/providers/anthropic/index.js";
 import { createOpenAIProvider } from "../../src/providers/openai/index.js";
-import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
-import { until } from "../helpers/lag-event-loop.js";
+import { type FakeLlm, startFakeLlm } from "../support/fake-llm/server.js";
+import { until } from "../support/helpers/lag-event-loop.js";
 import { anthropicAgainst, modelRequest, openaiAgainst } from "./fake-llm-providers.js";
 import { anthropicStyleHistory, openaiStyleHistory, user } from "./histories.js";
 

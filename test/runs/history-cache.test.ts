@@ -3,7 +3,7 @@ import type { NewMessage } from "../../src/core/messages.js";
 import { convertToAnthropicMessages } from "../../src/providers/anthropic/convert-to-anthropic-messages.js";
 import { convertToOpenAIMessages } from "../../src/providers/openai/convert-to-openai-messages.js";
 import { createHistoryCache } from "../../src/runs/history-cache.js";
-import { collected } from "../helpers/collect-garbage.js";
+import { collected } from "../support/helpers/collect-garbage.js";
 
 const BASE64 = "A".repeat(1 << 20);
 const attachments = new Map([["att_1", BASE64]]);

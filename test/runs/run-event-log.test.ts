@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
 import { createRunEventLog, type CommitParts } from "../../src/runs/run-event-log.js";
 import { createRunSignals } from "../../src/runs/run-signals.js";
-import { collected } from "../helpers/collect-garbage.js";
-import { useTestStore } from "../helpers/use-test-store.js";
+import { collected } from "../support/helpers/collect-garbage.js";
+import { useTestStore } from "../support/helpers/use-test-store.js";
 
 const s = useTestStore();
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import { createBroadcast, type Broadcast } from "../../src/store/broadcast.js";
 import type { Database } from "../../src/store/db.js";
 import { createStore } from "../../src/store/store.js";
-import { createTestDatabase, type TestDatabase } from "../helpers/test-database.js";
+import { createTestDatabase, type TestDatabase } from "../support/helpers/test-database.js";
 
 let testDb: TestDatabase;
 let database: Database;

@@ -17,9 +17,9 @@ import { afterAll, describe, expect, test } from "vitest";
 import { OperatorError } from "../../src/errors.js";
 import { DataDirBusyError, holderOf, LOCK_FILE, lockDataDir } from "../../src/store/data-dir-lock.js";
 import { openDatabase } from "../../src/store/db.js";
-import { killAllHolders, startHolder } from "../helpers/data-dir-holder.js";
-import { processState, spawnUnreaped } from "../helpers/non-reaping-parent.js";
-import { repoRoot, TSX } from "../process/run-program.js";
+import { killAllHolders, startHolder } from "../support/helpers/data-dir-holder.js";
+import { processState, spawnUnreaped } from "../support/helpers/non-reaping-parent.js";
+import { repoRoot, TSX } from "../e2e/run-program.js";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "loopd-lock-"));
 afterAll(() => {

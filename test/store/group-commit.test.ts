@@ -5,8 +5,8 @@ import { createRunSaver, type RunSave } from "../../src/store/save-run-step.js";
 import { grouped, ItemFailed } from "../../src/store/group-commit.js";
 import { messages, runEvents } from "../../src/store/schema.js";
 import pg from "pg";
-import { testDatabaseKind } from "../helpers/test-database.js";
-import { useTestStore, waitingForLock } from "../helpers/use-test-store.js";
+import { testDatabaseKind } from "../support/helpers/test-database.js";
+import { useTestStore, waitingForLock } from "../support/helpers/use-test-store.js";
 
 const f = useTestStore();
 const runningRun = (i: number) => f.runningRun(`batch_${i}`);

@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from "vitest";
 import { openDatabase, type Database } from "../../src/store/db.js";
-import { admin } from "../helpers/test-database.js";
+import { admin } from "../support/helpers/test-database.js";
 
 /*
  * Several loopd processes starting at once on a fresh Postgres database all

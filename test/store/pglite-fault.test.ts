@@ -4,9 +4,9 @@ import path from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, expect, test, vi } from "vitest";
 import { openDatabase, type Database } from "../../src/store/db.js";
-import { startFakeLlm, type FakeLlm } from "../fake-llm/server.js";
-import { startLoopd, type TestLoopd } from "../helpers/start-loopd.js";
-import { testDatabaseKind } from "../helpers/test-database.js";
+import { startFakeLlm, type FakeLlm } from "../support/fake-llm/server.js";
+import { startLoopd, type TestLoopd } from "../support/helpers/start-loopd.js";
+import { testDatabaseKind } from "../support/helpers/test-database.js";
 
 const dataDir = mkdtempSync(path.join(tmpdir(), "loopd-fault-"));
 let database: Database | undefined;

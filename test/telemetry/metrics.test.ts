@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
-import { api } from "../helpers/api.js";
-import { isEvent, readSse } from "../helpers/sse-client.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { api } from "../support/helpers/api.js";
+import { isEvent, readSse } from "../support/helpers/sse-client.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 
 const f = useLoopd({ listen: true });
 const client = () => api(f.loopd.app);

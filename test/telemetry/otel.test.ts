@@ -2,10 +2,10 @@ import { once } from "node:events";
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config.js";
-import { api } from "../helpers/api.js";
-import { captureLogs } from "../helpers/log-sink.js";
-import { startLoopd } from "../helpers/start-loopd.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { api } from "../support/helpers/api.js";
+import { captureLogs } from "../support/helpers/log-sink.js";
+import { startLoopd } from "../support/helpers/start-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "./otlp-receiver.js";
 
 let receiver: OtlpReceiver;

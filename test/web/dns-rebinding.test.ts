@@ -7,9 +7,9 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { captureLogs } from "../helpers/log-sink.js";
-import { rowCounts } from "../helpers/row-counts.js";
-import { useLoopd } from "../helpers/use-loopd.js";
+import { captureLogs } from "../support/helpers/log-sink.js";
+import { rowCounts } from "../support/helpers/row-counts.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
 import { useBrowser } from "./browser.js";
 
 const ATTACKER = "attacker.example";

@@ -6,10 +6,10 @@ import { describe, expect, test } from "vitest";
 import { evalCaseSchema } from "../../src/evals/eval-case.js";
 import { evalReport } from "../../src/evals/eval-report.js";
 import { runEvals } from "../../src/evals/run-evals.js";
-import { startLoopd } from "../helpers/start-loopd.js";
-import { useLoopd } from "../helpers/use-loopd.js";
-import { toolResultsIn, userTextsIn } from "../helpers/wire.js";
-import { png } from "../helpers/test-images.js";
+import { startLoopd } from "../support/helpers/start-loopd.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { toolResultsIn, userTextsIn } from "../support/helpers/wire.js";
+import { png } from "../support/helpers/test-images.js";
 import { ARTIFACTS, useBrowser, useBuiltPlayground } from "./browser.js";
 
 /**

@@ -3,10 +3,10 @@ import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import { createBuiltinTools } from "../../../src/tools/builtin/index.js";
 import { defineTool } from "../../../src/tools/define-tool.js";
-import { chatWith } from "../../helpers/headless-chat.js";
-import { useLoopd } from "../../helpers/use-loopd.js";
-import { toolResultsIn } from "../../helpers/wire.js";
-import { INVOICE_TOOL } from "../action-tools.js";
+import { chatWith } from "../../support/helpers/headless-chat.js";
+import { useLoopd } from "../../support/helpers/use-loopd.js";
+import { toolResultsIn } from "../../support/helpers/wire.js";
+import { INVOICE_TOOL } from "../../support/helpers/action-tools.js";
 
 /** A tool that returns only when the test opens its gate: a run is still going for as long as the test wants. */
 let openGate: () => void = () => {};

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { rowCounts } from "../../helpers/row-counts.js";
-import { useLoopd } from "../../helpers/use-loopd.js";
+import { rowCounts } from "../../support/helpers/row-counts.js";
+import { useLoopd } from "../../support/helpers/use-loopd.js";
 
 const f = useLoopd();
 const post = (payload: unknown) => f.loopd.app.inject({ method: "POST", url: "/ui/chat", payload: payload as object });

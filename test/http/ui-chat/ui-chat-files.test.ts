@@ -1,9 +1,9 @@
 import { validateUIMessages, type FileUIPart, type UIMessage } from "ai";
 import { describe, expect, test } from "vitest";
-import { chatWith } from "../../helpers/headless-chat.js";
-import { rowCounts } from "../../helpers/row-counts.js";
-import { b64, jpeg, pdf, png, svg } from "../../helpers/test-images.js";
-import { useLoopd } from "../../helpers/use-loopd.js";
+import { chatWith } from "../../support/helpers/headless-chat.js";
+import { rowCounts } from "../../support/helpers/row-counts.js";
+import { b64, jpeg, pdf, png, svg } from "../../support/helpers/test-images.js";
+import { useLoopd } from "../../support/helpers/use-loopd.js";
 
 const f = useLoopd({ listen: true });
 

@@ -1,8 +1,8 @@
 import { validateUIMessages, type UIMessage } from "ai";
 import { describe, expect, test } from "vitest";
-import { chatWith } from "../../helpers/headless-chat.js";
-import { useLoopd } from "../../helpers/use-loopd.js";
-import { toolResultsIn } from "../../helpers/wire.js";
+import { chatWith } from "../../support/helpers/headless-chat.js";
+import { useLoopd } from "../../support/helpers/use-loopd.js";
+import { toolResultsIn } from "../../support/helpers/wire.js";
 
 const f = useLoopd({ listen: true });
 

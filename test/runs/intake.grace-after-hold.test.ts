@@ -1,0 +1,50 @@
+import { expect, test } from "vitest";
+import type { RecordedRequest } from "../support/fake-llm/server.js";
+import { api } from "../support/helpers/api.js";
+import { testDatabaseKind } from "../support/helpers/test-database.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+
+// Before the fix: callModel waits for the intake *after* the stop policy weighed
+// the call, at most the run's time left. When that wait is what uses up the
+// run's max_seconds, the call is sent anyway as a normal call with a call
+// timeout of max(0, time left) = 0 ms: it is aborted on the next tick, comes
+// back `out_of_time`, and the run ends over budget with no answer. No call was
+// in flight when the time ran out — only held — so README's rule applies
+// ("Budgets are weighed before every model call"; when a budget runs out while
+// the model still wants tools, the grace turn): a run whose time ran out while
+// its tools ran gets its grace turn (test/agent/stop-policy.budgets.test.ts), one whose
+// time ran out while its next call was held by INTAKE_PRIORITY_MS loses it,
+// and a request doomed to be aborted on the next tick is handed to the SDK.
+
+const f = useLoopd({ env: { INTAKE_PRIORITY_MS: "5000", RUN_GRACE_MS: "3000" } });
+const intake = () => f.loopd.services.intake;
+
+const toolsDisabled = (req: RecordedRequest) => req.body.tool_choice === "none";
+
+test(`a run whose time runs out while its next call is held still gets its grace turn (${testDatabaseKind})`, async () => {
+  const client = api(f.loopd.app);
+  const conv = await client.createConversation({ provider: "openai" });
+  let holding = null as (() => void) | null;
+  f.llm.respond = (req) => {
+    if (toolsDisabled(req)) return { text: "Here is what I have." };
+    // While the first call answers, a request that starts a run arrives and is slow to be taken
+    // (the intake lets go of it after INTAKE_PRIORITY_MS at the latest: 5 s, past the run's 1 s).
+    holding ??= intake().begin();
+    return { toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] };
+  };
+  try {
+    const body = (await client.send(conv.id, { content: "Compute, then answer.", budget: { max_seconds: 1 } })).json();
+    expect(intake().held.calls).toBeGreaterThan(0);
+    expect({
+      run: { status: body.run.status, stop_reason: body.run.stop_reason, budget_exceeded: body.run.budget_exceeded },
+      notice: body.messages.some((m: { kind?: string }) => m.kind === "notice"),
+      output_text: body.output_text,
+    }).toEqual({
+      run: { status: "incomplete", stop_reason: "budget", budget_exceeded: "seconds" },
+      notice: true,
+      output_text: "Here is what I have.",
+    });
+  } finally {
+    holding?.();
+  }
+});
