@@ -39,38 +39,38 @@ import os from "node:os";
 import path from "node:path";
 import OpenAI from "openai";
 import { startFakeLlm } from "../test/fake-llm/server.js";
-import { measureAppendCost, type AppendRow } from "./append-cost.js";
-import { createBenchDatabase, type BenchDatabase } from "./bench-database.js";
-import { measureHistoryGrowth, type GrowthRow } from "./history-growth.js";
-import { measureConcurrentStreams, type StreamsRow } from "./concurrent-streams.js";
-import { measureIdleFollowers, type IdleFollowersRow } from "./idle-followers.js";
-import { measureQueuedStart, type QueuedStartRow } from "./queued-start.js";
-import { measurePauseAnswer, type PauseAnswerRow } from "./pause-answer.js";
-import { measureAuthOverhead } from "./auth-overhead.js";
-import { measureRequestChecks } from "./request-checks.js";
-import { measureSandboxStepCost } from "./sandbox-step-cost.js";
-import { measureGuardFalsePositives } from "./overload-false-positives.js";
-import { measureTenantFlood } from "./tenant-flood.js";
-import { measureToolSourceOverhead, PARALLEL_CALL_MS, PARALLEL_CALLS } from "./tool-source-overhead.js";
-import { measureImageStepCost } from "./image-step-cost.js";
-import { measureBudgetOverhead, type BudgetOverheadRow } from "./budget-overhead.js";
-import { measureContextCost, type ContextCostRow } from "./context-cost.js";
+import { measureAppendCost, type AppendRow } from "./growth/append-cost.js";
+import { createBenchDatabase, type BenchDatabase } from "./lib/bench-database.js";
+import { measureHistoryGrowth, type GrowthRow } from "./growth/history-growth.js";
+import { measureConcurrentStreams, type StreamsRow } from "./streams/concurrent-streams.js";
+import { measureIdleFollowers, type IdleFollowersRow } from "./idle/idle-followers.js";
+import { measureQueuedStart, type QueuedStartRow } from "./queue/queued-start.js";
+import { measurePauseAnswer, type PauseAnswerRow } from "./pause/pause-answer.js";
+import { measureAuthOverhead } from "./auth/auth-overhead.js";
+import { measureRequestChecks } from "./checks/request-checks.js";
+import { measureSandboxStepCost } from "./sandbox/sandbox-step-cost.js";
+import { measureGuardFalsePositives } from "./guard/overload-false-positives.js";
+import { measureTenantFlood } from "./flood/tenant-flood.js";
+import { measureToolSourceOverhead, PARALLEL_CALL_MS, PARALLEL_CALLS } from "./httptool/tool-source-overhead.js";
+import { measureImageStepCost } from "./images/image-step-cost.js";
+import { measureBudgetOverhead, type BudgetOverheadRow } from "./budget/budget-overhead.js";
+import { measureContextCost, type ContextCostRow } from "./context/context-cost.js";
 import {
   LONG_CONVERSATION_LIMIT,
   measureLongConversationCost,
   type LongConversationRow,
-} from "./long-conversation-cost.js";
-import { measureTraceOverhead, traceOverheadTable } from "./trace-overhead.js";
-import { pgliteLongRunTable, postgresLongRunTable } from "./long-run-tables.js";
-import { measureLongRuns, type LongRunRow } from "./long-runs.js";
-import { loopdClient } from "./loopd-client.js";
-import { markdownTable } from "./markdown-table.js";
-import { ms } from "./measure.js";
-import { measureRunOverhead, type OverheadRow } from "./run-overhead.js";
-import { SCENARIOS } from "./scenarios.js";
-import { startLoopdProcess } from "./start-loopd-process.js";
-import { streamsTable } from "./streams-table.js";
-import { measureWebhookLatency } from "./webhook-latency.js";
+} from "./context/long-conversation-cost.js";
+import { measureTraceOverhead, traceOverheadTable } from "./trace/trace-overhead.js";
+import { pgliteLongRunTable, postgresLongRunTable } from "./floor/long-run-tables.js";
+import { measureLongRuns, type LongRunRow } from "./floor/long-runs.js";
+import { loopdClient } from "./lib/loopd-client.js";
+import { markdownTable } from "./lib/markdown-table.js";
+import { ms } from "./lib/measure.js";
+import { measureRunOverhead, type OverheadRow } from "./overhead/run-overhead.js";
+import { SCENARIOS } from "./lib/run-shapes.js";
+import { startLoopdProcess } from "./lib/start-loopd-process.js";
+import { streamsTable } from "./streams/streams-table.js";
+import { measureWebhookLatency } from "./webhooks/webhook-latency.js";
 
 const runs = positiveInt(process.env.BENCH_RUNS, 200);
 const concurrency = positiveInt(process.env.BENCH_CONCURRENCY, 8);
@@ -794,7 +794,7 @@ async function main() {
     ...section("guard", [
       `## (q) The overload guard on a busy machine: this checkout against BENCH_BASELINE_DIR (${guardSeconds} s of requests, ${guardRate} of each kind per second to each)`,
       "",
-      `K processes spinning (\`node -e "for(;;){}"\`, K = ${guardLoads.map((m) => `${m}×`).join(" and ")} the cores), then both loopds started on that busy machine (a cold start), each sent the same stream without waiting for answers: GET /healthz, GET /conversations/:id, a one-call POST …/messages (non-streaming; on a conversation not busy with another). A refusal is a 503 of the guard (\`details.reason\` \`overloaded\`, or the old guard's \`event_loop_delay\`). The loop's health comes from a probe preloaded into each loopd (\`bench/loop-lag-probe.mjs\`, how late a 50 ms timer fires, independent of either guard): a refusal is a false positive when every tick from 1 s before its answer to 0.5 s after was under ${GUARD_HEALTHY_MS} ms late (half of MAX_EVENT_LOOP_DELAY_MS's default, the new guard's own "healthy"). Also shown: the refusals answered within ${GUARD_HEALTHY_MS} ms of being sent. Rate: false positives over all requests. Requests start once each loopd's /healthz first answers 200.`,
+      `K processes spinning (\`node -e "for(;;){}"\`, K = ${guardLoads.map((m) => `${m}×`).join(" and ")} the cores), then both loopds started on that busy machine (a cold start), each sent the same stream without waiting for answers: GET /healthz, GET /conversations/:id, a one-call POST …/messages (non-streaming; on a conversation not busy with another). A refusal is a 503 of the guard (\`details.reason\` \`overloaded\`, or the old guard's \`event_loop_delay\`). The loop's health comes from a probe preloaded into each loopd (\`bench/guard/loop-lag-probe.mjs\`, how late a 50 ms timer fires, independent of either guard): a refusal is a false positive when every tick from 1 s before its answer to 0.5 s after was under ${GUARD_HEALTHY_MS} ms late (half of MAX_EVENT_LOOP_DELAY_MS's default, the new guard's own "healthy"). Also shown: the refusals answered within ${GUARD_HEALTHY_MS} ms of being sent. Rate: false positives over all requests. Requests start once each loopd's /healthz first answers 200.`,
       "",
       markdownTable(GUARD_COLUMNS, guardRows),
     ]),
