@@ -53,6 +53,7 @@ import { measureGuardFalsePositives } from "./guard/overload-false-positives.js"
 import { measureTenantFlood } from "./flood/tenant-flood.js";
 import { measureToolSourceOverhead, PARALLEL_CALL_MS, PARALLEL_CALLS } from "./httptool/tool-source-overhead.js";
 import { measureImageStepCost } from "./images/image-step-cost.js";
+import { measureFirstStart, type FirstStartRow } from "./first-start/first-start.js";
 import { measureBudgetOverhead, type BudgetOverheadRow } from "./budget/budget-overhead.js";
 import { measureContextCost, type ContextCostRow } from "./context/context-cost.js";
 import {
@@ -65,7 +66,7 @@ import { pgliteLongRunTable, postgresLongRunTable } from "./floor/long-run-table
 import { measureLongRuns, type LongRunRow } from "./floor/long-runs.js";
 import { loopdClient } from "./lib/loopd-client.js";
 import { markdownTable } from "./lib/markdown-table.js";
-import { ms } from "./lib/measure.js";
+import { ms, percentile } from "./lib/measure.js";
 import { measureRunOverhead, type OverheadRow } from "./overhead/run-overhead.js";
 import { SCENARIOS } from "./lib/run-shapes.js";
 import { startLoopdProcess } from "./lib/start-loopd-process.js";
@@ -97,6 +98,8 @@ const TRACE_STEPS = (process.env.BENCH_TRACE_STEPS ?? "10,100,1000").split(",").
 const streams = (process.env.BENCH_STREAMS ?? "50,200,500").split(",").map((n) => positiveInt(n, 200));
 const streamRounds = positiveInt(process.env.BENCH_STREAM_ROUNDS, 3);
 const baselineDir = process.env.BENCH_BASELINE_DIR || undefined;
+const firstStartRounds = positiveInt(process.env.BENCH_FIRST_START_ROUNDS, 1);
+const firstStartRestarts = positiveInt(process.env.BENCH_FIRST_START_RESTARTS, 3);
 const quiet = {
   othersShare: positiveInt(process.env.BENCH_QUIET_PERCENT, 10) / 100,
   tries: positiveInt(process.env.BENCH_ROW_TRIES, 3),
@@ -121,6 +124,7 @@ const SECTIONS = [
   "sandbox",
   "guard",
   "flood",
+  "first-start",
 ] as const;
 type Section = (typeof SECTIONS)[number];
 const only = selectedSections(process.env.BENCH_ONLY);
@@ -582,6 +586,14 @@ async function main() {
     progress("context strategies: a 60-turn conversation");
     longConversationRows = await measureLongConversationCost({ logLevel });
   }
+  let firstStartRows: FirstStartRow[] = [];
+  if (only.has("first-start")) {
+    firstStartRows = await measureFirstStart({
+      rounds: firstStartRounds,
+      restarts: firstStartRestarts,
+      progress,
+    });
+  }
   const naive = contextRows[0];
   const pct = (n: number, of: number | undefined) => (of ? `${((100 * n) / of).toFixed(1)}%` : "—");
   const kTokens = (n: number) => `${(n / 1000).toFixed(1)}k`;
@@ -821,6 +833,30 @@ async function main() {
       "From the run's completed_at (the database's clock, on this machine) to the receiver, in the bench process, having read and verified the signed POST.",
       "",
       markdownTable(["db", "runs", "p50", "p99", "max"], webhookRows),
+    ]),
+    ...section("first-start", [
+      `## first-start: a fresh clone's first \`npm start\` against a restart (${firstStartRounds} clone(s), ${firstStartRestarts} restarts each, s)`,
+      "",
+      "A clone of this checkout's HEAD with its node_modules linked in; `npm start` until /healthz answers 200 (LLM_PROVIDER=mock, the clone's own data/). The first start builds the server and the playground and creates the embedded database; a restart builds nothing. Builds: what scripts/build-if-stale.mjs reported (they run side by side). Goal: first ÷ restart ≤ 3×.",
+      "",
+      markdownTable(
+        ["round", "first start", "server build", "playground build", "restart p50", "first ÷ restart"],
+        firstStartRows.map(({ round, first, restarts }) => {
+          const restart = percentile(
+            restarts.map((r) => r.totalMs).sort((a, b) => a - b),
+            0.5,
+          );
+          const s = (ms?: number) => (ms === undefined ? "–" : (ms / 1000).toFixed(2));
+          return [
+            String(round),
+            s(first.totalMs),
+            s(first.builds.server),
+            s(first.builds.web),
+            s(restart),
+            `${(first.totalMs / restart).toFixed(1)}×`,
+          ];
+        }),
+      ),
     ]),
     ...section("streams", [
       `## (f) ${streams.join(", ")} streaming runs at once (tool round trips, ${streamRounds} rounds each)`,
