@@ -17,7 +17,7 @@ export interface AuthOverhead {
 }
 
 /**
- * (k) What API keys cost: two loopd processes on databases of their own, one
+ * auth: What API keys cost: two loopd processes on databases of their own, one
  * with keys off (loopback, tenant `default`), one with keys on (the key
  * checked on every request, every query scoped by its tenant, the rate
  * limit counting), each doing the same 20-tool-step run and the same reads,

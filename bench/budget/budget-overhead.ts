@@ -10,7 +10,7 @@ export interface BudgetOverheadRow {
 }
 
 /**
- * (g) What the budget checks cost: the same tool-calling run (`steps` tool
+ * budget: What the budget checks cost: the same tool-calling run (`steps` tool
  * steps, then an answer), with and without tokens, seconds and cost limits
  * set high enough never to be reached, interleaved pair by pair.
  */

@@ -19,7 +19,7 @@ export interface RequestChecksRow {
 }
 
 /**
- * (o) What the checks every request now goes through cost (the Host and
+ * checks: What the checks every request now goes through cost (the Host and
  * Origin checks, the body accounting, the message text limit, the ceilings
  * and the tenant's daily cost): this checkout against an older one
  * (`BENCH_BASELINE_DIR`), each its own process on a database of its own,

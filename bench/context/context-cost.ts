@@ -34,7 +34,7 @@ const STRATEGIES = [
 ] as const;
 
 /**
- * (h) What a 30-step tool-heavy conversation costs in input tokens under
+ * context: What a 30-step tool-heavy conversation costs in input tokens under
  * each context strategy: one loopd process on Anthropic's wire format (the
  * fake LLM), a model that reads 30 files of 1–8 KB one at a time, then
  * answers. The fake bills each request as Anthropic documents prompt

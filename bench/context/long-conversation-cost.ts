@@ -8,7 +8,7 @@ import { toolResults } from "../../test/helpers/tool-heavy-conversation.js";
 import { costOf, poster, type ContextCostRow } from "./context-cost.js";
 import { startLoopdProcess } from "../lib/start-loopd-process.js";
 
-/** A row of (h)'s long conversation: its input tokens with the summary calls', and what the summaries cost apart. */
+/** A row of context's long conversation: its input tokens with the summary calls', and what the summaries cost apart. */
 export interface LongConversationRow extends ContextCostRow {
   summaryCalls: number;
   /** The summary calls' own input tokens (already in the row's input figures). */
@@ -37,7 +37,7 @@ const isSummaryCall = (req: RecordedRequest) =>
   JSON.stringify(req.body.system ?? "").includes(SUMMARY_SYSTEM.slice(0, 60));
 
 /**
- * (h), second part: a 60-turn conversation, each turn a question, one
+ * context, second part: a 60-turn conversation, each turn a question, one
  * `read_file` of 1–4 KB and an answer of a few sentences, under each
  * strategy, on Anthropic's wire format. The summary calls are billed like
  * any other request (their input in the row), and their output is shown

@@ -32,7 +32,7 @@ export interface QuietTenant {
 }
 
 /**
- * (r) Two tenants on one loopd (keys on, `MAX_ACTIVE_RUNS_PER_TENANT` =
+ * flood: Two tenants on one loopd (keys on, `MAX_ACTIVE_RUNS_PER_TENANT` =
  * `cap`): tenant A starts N streaming tool round trips at once while tenant B
  * keeps `quiet` of them in flight (each on a conversation of its own, created
  * untimed just before), until A's burst is over; then B alone for as long.

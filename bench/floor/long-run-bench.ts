@@ -18,7 +18,7 @@ export interface LongRunBench {
   close(): Promise<void>;
 }
 
-/** What (e) and (i) share: the fake LLM, a workspace with the file every step reads, the server's monitor, loopd's environment. */
+/** What floor and trace share: the fake LLM, a workspace with the file every step reads, the server's monitor, loopd's environment. */
 export async function openLongRunBench({
   serverUrl,
   stepCounts,

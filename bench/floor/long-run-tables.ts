@@ -27,7 +27,7 @@ function floorOf(rows: LongRunRow[], row: LongRunRow) {
   return floor ? perStep(floor) : null;
 }
 
-/** (e) on Postgres: every figure per step, and loopd's over the floor's. */
+/** floor on Postgres: every figure per step, and loopd's over the floor's. */
 export function postgresLongRunTable(rows: LongRunRow[]): string {
   return markdownTable(
     [
@@ -71,7 +71,7 @@ export function postgresLongRunTable(rows: LongRunRow[]): string {
   );
 }
 
-/** (e) on PGlite: the database is inside the process, so its CPU is the process's. */
+/** floor on PGlite: the database is inside the process, so its CPU is the process's. */
 export function pgliteLongRunTable(rows: LongRunRow[]): string {
   return markdownTable(
     [

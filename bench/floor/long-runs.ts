@@ -29,7 +29,7 @@ export interface QuietRule {
 }
 
 /**
- * (e) Long runs against the floor: for each step count, the floor (see
+ * floor: Long runs against the floor: for each step count, the floor (see
  * floor-loop.ts), loopd and, given `baselineDir`, an older loopd each run
  * the same scenario in turn, each in its own process on its own fresh
  * database, measured by measureWindow.

@@ -1,5 +1,5 @@
 /**
- * Preloaded into a loopd by (q) (`NODE_OPTIONS=--import …`): how late a
+ * Preloaded into a loopd by guard (`NODE_OPTIONS=--import …`): how late a
  * 50 ms timer fires, a line per tick (`<epoch ms> <late ms>`) appended to
  * BENCH_LAG_FILE. Independent of either version's overload guard, it says
  * whether the event loop was turning when the guard refused a request. A

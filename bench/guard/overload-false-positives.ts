@@ -42,7 +42,7 @@ const START_WITHIN_MS = 180_000;
 const NOT_SENT = "not sent (conversations busy)";
 
 /**
- * (q) The overload guard on a loaded machine: `busy` processes spinning
+ * guard: The overload guard on a loaded machine: `busy` processes spinning
  * (bounded in time, killed at the end), then this checkout and the one in
  * `baselineDir` started together on that busy machine (a cold start), each
  * sent the same steady stream for `seconds`: per tick, a `GET /healthz`, a

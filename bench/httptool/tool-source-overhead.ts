@@ -33,7 +33,7 @@ export interface ToolSourceOverhead {
 }
 
 /**
- * (j) What a tool costs per call by where it comes from: the same
+ * httptool: What a tool costs per call by where it comes from: the same
  * tool-calling run (`steps` tool steps, then an answer) with the built-in
  * `calculate`, an HTTP tool (TOOLS_FILE, signed, read-only), and the echo
  * tool of the test MCP server over stdio (loopd's child) and over

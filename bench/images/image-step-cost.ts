@@ -4,7 +4,7 @@ import { summarize, type Stats } from "../lib/measure.js";
 import { cpuMsOf } from "../lib/proc-cpu.js";
 import { startLoopdProcess } from "../lib/start-loopd-process.js";
 
-/** One subject of (n): a conversation whose first message holds `images` images, then tool steps. */
+/** One subject of images: a conversation whose first message holds `images` images, then tool steps. */
 export interface ImageStepRow {
   images: number;
   /** Wall ms per tool step, over each run. */
@@ -16,7 +16,7 @@ export interface ImageStepRow {
 }
 
 /**
- * (n) What images already in a conversation cost each later step: the same
+ * images: What images already in a conversation cost each later step: the same
  * tool-calling run (`steps` steps of `calculate`, then an answer) on a
  * conversation whose first message held 10 images of about 300 KB (noise,
  * uncompressed PNG: nothing to gain from compression) against one whose

@@ -18,7 +18,7 @@ const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
  * production runs it: `node dist/main.js` (the Dockerfile's command and
  * `npm start`), its build brought up to date first. Through tsx, the figures
  * would carry tsx's transpiled sources and source maps: about 90 MB more RSS
- * in (f). `BENCH_LOOPD_FROM=source` runs `src/main.ts` through tsx all the
+ * in streams. `BENCH_LOOPD_FROM=source` runs `src/main.ts` through tsx all the
  * same. Resolves once /healthz answers.
  */
 export async function startLoopdProcess({
@@ -40,7 +40,7 @@ export async function startLoopdProcess({
   const profile = process.env.BENCH_CPU_PROF_DIR
     ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF_DIR]
     : [];
-  // BENCH_NODE_FLAGS: Node and V8 flags for each loopd (`--heap-growing-percent=50`: how a GC setting moves (f)'s RSS).
+  // BENCH_NODE_FLAGS: Node and V8 flags for each loopd (`--heap-growing-percent=50`: how a GC setting moves streams' RSS).
   const flags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
   const entry = fromSource ? ["--import", "tsx", "src/main.ts"] : ["dist/main.js"];
   const child = spawn(process.execPath, [...profile, ...flags, ...entry], {

@@ -13,7 +13,7 @@ export interface OverheadRow {
 }
 
 /**
- * (a) A full loopd run (POST /messages, non-streaming, a fresh conversation
+ * overhead: A full loopd run (POST /messages, non-streaming, a fresh conversation
  * each) against the same model calls made directly through the SDK.
  */
 export async function measureRunOverhead({

@@ -9,7 +9,7 @@ export interface PauseAnswerRow {
 }
 
 /**
- * (d) What a pause costs the loop once answered: the same step (the model
+ * pause: What a pause costs the loop once answered: the same step (the model
  * calls `calculate`, then answers), once run straight through and once
  * paused for approval and approved. Times are taken where the fake model
  * sees each request arrive, so both exclude the run's start and end.

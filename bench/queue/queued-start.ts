@@ -12,7 +12,7 @@ export interface QueuedStartRow {
 const AHEAD_MS = 50;
 
 /**
- * (l) What starting an enqueued run costs against a client that chains its
+ * queue: What starting an enqueued run costs against a client that chains its
  * messages itself: on a fresh conversation each time, a run whose model
  * answers after AHEAD_MS, then a second run — once enqueued while the first
  * runs (`on_busy: "enqueue"`, `wait: false`: loopd starts it when the first

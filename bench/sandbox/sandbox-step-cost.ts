@@ -24,7 +24,7 @@ export interface SandboxStepRow {
 }
 
 /**
- * (p) What the tool sandbox costs a step: two loopd processes, one with
+ * sandbox: What the tool sandbox costs a step: two loopd processes, one with
  * TOOL_SANDBOX=bwrap and one with TOOL_SANDBOX=none, on databases of their
  * own, each running the same runs interleaved. A run_command run of `steps`
  * calls of `true`, each approved by the client (run_command always asks a

@@ -64,7 +64,7 @@ interface Tally {
 type Start = (name: StreamSubjectName) => Promise<StreamSubject>;
 
 /**
- * (f) N streaming runs started at once (`stream: true`), each on a
+ * streams: N streaming runs started at once (`stream: true`), each on a
  * conversation of its own, each a tool round trip (model → calculate →
  * model), for each N of `concurrencies`: the concurrent floor, loopd, an
  * older loopd given `baselineDir`, and on Postgres the same loopds twice

@@ -1,5 +1,5 @@
 /**
- * The concurrent floor of bench section (f): the least a durable streaming
+ * The concurrent floor of bench section streams: the least a durable streaming
  * agent server must do per run: the user message inserted before
  * `run.created` goes out, then per step one streamed model call (its text
  * forwarded as SSE), the tool run, one insert of the step's messages. The
@@ -212,7 +212,7 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
  * One streaming run. The conversation is not looked up: the floor keeps no
  * conversation rows (loopd creates them untimed), and behind the round-robin
  * proxy it was created on the other instance. One run per conversation, as
- * in section (f), so the user message is seq 1.
+ * in section streams, so the user message is seq 1.
  */
 async function streamRun(conversationId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = parseJson(await readBody(req)) as { content?: unknown; stream?: unknown } | null;

@@ -13,7 +13,7 @@ export interface PoolWait {
   waitedMs: number;
 }
 
-/** Something (f) sends streaming runs to: one URL, the processes behind it, its own database. */
+/** Something streams sends streaming runs to: one URL, the processes behind it, its own database. */
 export interface StreamSubject {
   name: StreamSubjectName;
   url: string;

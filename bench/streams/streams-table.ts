@@ -3,7 +3,7 @@ import { markdownTable } from "../lib/markdown-table.js";
 
 const fixed = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : "–");
 
-/** (f) many streaming runs at once: each row next to the floor's of the same N and database. */
+/** streams many streaming runs at once: each row next to the floor's of the same N and database. */
 export function streamsTable(rows: Array<StreamsRow & { kind: string }>): string {
   const floorOf = (r: StreamsRow & { kind: string }) =>
     rows.find((f) => f.kind === r.kind && f.concurrency === r.concurrency && f.subject === "floor");

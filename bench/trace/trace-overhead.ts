@@ -18,7 +18,7 @@ export interface TraceOverheadRow {
 }
 
 /**
- * (h) What the trace costs: the long-run scenario of (e) (a ~1 KB tool
+ * trace: What the trace costs: the long-run scenario of floor (a ~1 KB tool
  * result per step) on two loopd processes of this checkout, one with
  * `TRACE=off`, each on its own fresh database, measured in turn for each
  * step count: time, CPU and WAL per step, and the size of the trace.
@@ -119,7 +119,7 @@ const fixed = (n: number | null, digits: number) => (n === null || !Number.isFin
 const ratio = (a: number | null, b: number | null) =>
   a === null || b === null || b === 0 ? "–" : `${(a / b).toFixed(2)}×`;
 
-/** (h): per tool step, TRACE=off against on. */
+/** trace: per tool step, TRACE=off against on. */
 export function traceOverheadTable(kind: string, rows: TraceOverheadRow[]): string {
   return markdownTable(
     [

@@ -15,7 +15,7 @@ export interface WebhookLatency {
 }
 
 /**
- * (m) Webhook latency: a loopd process (mock provider, so a run is one
+ * webhooks: Webhook latency: a loopd process (mock provider, so a run is one
  * quick step) with a webhook on its conversation, and a receiver in the
  * bench process that verifies each request; runs one after another, each
  * timed from its end in the database to the receiver reading its webhook
