@@ -1,35 +1,15 @@
 /**
  * `npm run bench`: whole-process figures for loopd, each against a baseline
- * measured in the same run. Never part of the tests.
- *
- *   (a) overhead of a run: the fake LLM called directly through the OpenAI SDK
- *       vs. a full loopd run (POST /messages, non-streaming), sequential and
- *       with several in flight;
- *   (b) cost of persistence as a conversation grows: whole runs at 10, 100 and
- *       1000 messages, and the store's append and history read alone;
- *   (c) idle SSE followers: statements per second and memory while 500
- *       clients follow a run that waits on its model;
- *   (d) a pause answered: answer POST → the next model request, against the
- *       same step run straight through (model request → next model request);
- *   (e) long runs against the floor: 10, 100 and 1000 tool steps of ~1 KB
- *       results, loopd against the least any durable loop must do (one SDK
- *       call and one append per step), CPU, WAL and round trips per step;
- *   (f) 200 streaming runs at once: runs/s and time to the first event;
- *   (g) budget checks: the same tool loop with and without limits set;
- *   (h) context strategies: billed-equivalent input tokens of a 30-step
- *       tool-heavy conversation, full without caching, full with caching,
- *       trim with caching (Anthropic's caching arithmetic, in the fake);
- *   (i) the trace: the long runs of (e) with TRACE=on against TRACE=off;
- *   (m) webhook latency: a run's end to its webhook's arrival, p50/p99;
- *   (p) the tool sandbox: run_command and an MCP stdio call per step, bwrap against none;
- *   (q) the overload guard on a busy machine: refusals while the loop was healthy, against BENCH_BASELINE_DIR;
- *   (r) a tenant flooding N streaming runs: the quiet tenant's first-event p99 with and without it.
+ * measured in the same run. Never part of the tests. One folder per
+ * scenario, named for its BENCH_ONLY key (bench/README.md lists them); the
+ * plumbing they share is in bench/lib/. This file runs the chosen ones and
+ * prints their tables.
  *
  * On PGlite always; also on Postgres when BENCH_DATABASE_URL is set (a fresh
  * database is created on that server and dropped afterwards; BENCH_DATABASES=postgres
- * leaves PGlite out). BENCH_ONLY
- * picks sections (overhead, growth, pause, budget, idle, floor, streams, context, trace); BENCH_BASELINE_DIR
- * names an older checkout measured alongside in (e) and (f).
+ * leaves PGlite out). BENCH_ONLY picks scenarios by key (comma-separated);
+ * BENCH_BASELINE_DIR names an older checkout measured alongside in floor,
+ * streams, checks and guard.
  *
  *   BENCH_RUNS=200 BENCH_CONCURRENCY=8 BENCH_DATABASE_URL=postgres://… npm run bench
  *   BENCH_ONLY=floor,streams BENCH_BASELINE_DIR=/tmp/loopd-before npm run bench
@@ -39,38 +19,39 @@ import os from "node:os";
 import path from "node:path";
 import OpenAI from "openai";
 import { startFakeLlm } from "../test/support/fake-llm/server.js";
-import { measureAppendCost, type AppendRow } from "./append-cost.js";
-import { createBenchDatabase, type BenchDatabase } from "./bench-database.js";
-import { measureHistoryGrowth, type GrowthRow } from "./history-growth.js";
-import { measureConcurrentStreams, type StreamsRow } from "./concurrent-streams.js";
-import { measureIdleFollowers, type IdleFollowersRow } from "./idle-followers.js";
-import { measureQueuedStart, type QueuedStartRow } from "./queued-start.js";
-import { measurePauseAnswer, type PauseAnswerRow } from "./pause-answer.js";
-import { measureAuthOverhead } from "./auth-overhead.js";
-import { measureRequestChecks } from "./request-checks.js";
-import { measureSandboxStepCost } from "./sandbox-step-cost.js";
-import { measureGuardFalsePositives } from "./overload-false-positives.js";
-import { measureTenantFlood } from "./tenant-flood.js";
-import { measureToolSourceOverhead, PARALLEL_CALL_MS, PARALLEL_CALLS } from "./tool-source-overhead.js";
-import { measureImageStepCost } from "./image-step-cost.js";
-import { measureBudgetOverhead, type BudgetOverheadRow } from "./budget-overhead.js";
-import { measureContextCost, type ContextCostRow } from "./context-cost.js";
+import { measureAppendCost, type AppendRow } from "./growth/append-cost.js";
+import { createBenchDatabase, type BenchDatabase } from "./lib/bench-database.js";
+import { measureHistoryGrowth, type GrowthRow } from "./growth/history-growth.js";
+import { measureConcurrentStreams, type StreamsRow } from "./streams/concurrent-streams.js";
+import { measureIdleFollowers, type IdleFollowersRow } from "./idle/idle-followers.js";
+import { measureQueuedStart, type QueuedStartRow } from "./queue/queued-start.js";
+import { measurePauseAnswer, type PauseAnswerRow } from "./pause/pause-answer.js";
+import { measureAuthOverhead } from "./auth/auth-overhead.js";
+import { measureRequestChecks } from "./checks/request-checks.js";
+import { measureSandboxStepCost } from "./sandbox/sandbox-step-cost.js";
+import { measureGuardFalsePositives } from "./guard/overload-false-positives.js";
+import { measureTenantFlood } from "./flood/tenant-flood.js";
+import { measureToolSourceOverhead, PARALLEL_CALL_MS, PARALLEL_CALLS } from "./httptool/tool-source-overhead.js";
+import { measureImageStepCost } from "./images/image-step-cost.js";
+import { measureFirstStart, type FirstStartRow } from "./first-start/first-start.js";
+import { measureBudgetOverhead, type BudgetOverheadRow } from "./budget/budget-overhead.js";
+import { measureContextCost, type ContextCostRow } from "./context/context-cost.js";
 import {
   LONG_CONVERSATION_LIMIT,
   measureLongConversationCost,
   type LongConversationRow,
-} from "./long-conversation-cost.js";
-import { measureTraceOverhead, traceOverheadTable } from "./trace-overhead.js";
-import { pgliteLongRunTable, postgresLongRunTable } from "./long-run-tables.js";
-import { measureLongRuns, type LongRunRow } from "./long-runs.js";
-import { loopdClient } from "./loopd-client.js";
-import { markdownTable } from "./markdown-table.js";
-import { ms } from "./measure.js";
-import { measureRunOverhead, type OverheadRow } from "./run-overhead.js";
-import { SCENARIOS } from "./scenarios.js";
-import { startLoopdProcess } from "./start-loopd-process.js";
-import { streamsTable } from "./streams-table.js";
-import { measureWebhookLatency } from "./webhook-latency.js";
+} from "./context/long-conversation-cost.js";
+import { measureTraceOverhead, traceOverheadTable } from "./trace/trace-overhead.js";
+import { pgliteLongRunTable, postgresLongRunTable } from "./floor/long-run-tables.js";
+import { measureLongRuns, type LongRunRow } from "./floor/long-runs.js";
+import { loopdClient } from "./lib/loopd-client.js";
+import { markdownTable } from "./lib/markdown-table.js";
+import { ms, percentile } from "./lib/measure.js";
+import { measureRunOverhead, type OverheadRow } from "./overhead/run-overhead.js";
+import { SCENARIOS } from "./lib/run-shapes.js";
+import { startLoopdProcess } from "./lib/start-loopd-process.js";
+import { streamsTable } from "./streams/streams-table.js";
+import { measureWebhookLatency } from "./webhooks/webhook-latency.js";
 
 const runs = positiveInt(process.env.BENCH_RUNS, 200);
 const concurrency = positiveInt(process.env.BENCH_CONCURRENCY, 8);
@@ -97,6 +78,8 @@ const TRACE_STEPS = (process.env.BENCH_TRACE_STEPS ?? "10,100,1000").split(",").
 const streams = (process.env.BENCH_STREAMS ?? "50,200,500").split(",").map((n) => positiveInt(n, 200));
 const streamRounds = positiveInt(process.env.BENCH_STREAM_ROUNDS, 3);
 const baselineDir = process.env.BENCH_BASELINE_DIR || undefined;
+const firstStartRounds = positiveInt(process.env.BENCH_FIRST_START_ROUNDS, 1);
+const firstStartRestarts = positiveInt(process.env.BENCH_FIRST_START_RESTARTS, 3);
 const quiet = {
   othersShare: positiveInt(process.env.BENCH_QUIET_PERCENT, 10) / 100,
   tries: positiveInt(process.env.BENCH_ROW_TRIES, 3),
@@ -121,6 +104,7 @@ const SECTIONS = [
   "sandbox",
   "guard",
   "flood",
+  "first-start",
 ] as const;
 type Section = (typeof SECTIONS)[number];
 const only = selectedSections(process.env.BENCH_ONLY);
@@ -399,7 +383,7 @@ async function main() {
       ]);
     }
     if (only.has("checks") && !baselineDir)
-      progress("(o) left out: it measures this checkout against BENCH_BASELINE_DIR, which is not set");
+      progress("checks left out: it measures this checkout against BENCH_BASELINE_DIR, which is not set");
     if (only.has("checks") && baselineDir) {
       progress(`${kind}: plain requests against the checkout in BENCH_BASELINE_DIR`);
       const rows = await measureRequestChecks({
@@ -442,7 +426,7 @@ async function main() {
       }
     }
     if (only.has("guard") && !baselineDir)
-      progress("(q) left out: it measures this checkout against BENCH_BASELINE_DIR, which is not set");
+      progress("guard left out: it measures this checkout against BENCH_BASELINE_DIR, which is not set");
     if (only.has("guard") && baselineDir) {
       const busyCounts = guardLoads.map((m) => m * os.cpus().length);
       const rows = await measureGuardFalsePositives({
@@ -582,6 +566,14 @@ async function main() {
     progress("context strategies: a 60-turn conversation");
     longConversationRows = await measureLongConversationCost({ logLevel });
   }
+  let firstStartRows: FirstStartRow[] = [];
+  if (only.has("first-start")) {
+    firstStartRows = await measureFirstStart({
+      rounds: firstStartRounds,
+      restarts: firstStartRestarts,
+      progress,
+    });
+  }
   const naive = contextRows[0];
   const pct = (n: number, of: number | undefined) => (of ? `${((100 * n) / of).toFixed(1)}%` : "—");
   const kTokens = (n: number) => `${(n / 1000).toFixed(1)}k`;
@@ -595,7 +587,7 @@ async function main() {
     ...(baselineDir ? [`"loopd before" is the checkout in ${baselineDir}, started the same way.`] : []),
     "",
     ...section("overhead", [
-      "## (a) Overhead of a loopd run over the same model calls made directly",
+      "## overhead: Overhead of a loopd run over the same model calls made directly",
       "",
       "Times in ms per run (mean unless marked); throughput in runs per second.",
       "",
@@ -617,18 +609,18 @@ async function main() {
       ),
     ]),
     ...section("growth", [
-      "## (b) One conversation growing: a whole run at N messages (p50 of 20 runs, ms)",
+      "## growth: One conversation growing: a whole run at N messages (p50 of 20 runs, ms)",
       "",
       "The direct call sends the same whole history loopd sent; the overhead includes reading the history (once per run) and the appends.",
       "",
       markdownTable(["db", "messages", "SDK direct", "loopd run", "overhead"], growthRows),
       "",
-      "## (b) Persistence alone: one append per transaction at N messages (50 appends, ms)",
+      "## growth: Persistence alone: one append per transaction at N messages (50 appends, ms)",
       "",
       markdownTable(["db", "messages", "append p50", "append p95", "read whole history p50"], appendRows),
     ]),
     ...section("pause", [
-      `## (d) A pause answered, against the same step run straight through (${pauseSamples} of each, interleaved, ms)`,
+      `## pause: A pause answered, against the same step run straight through (${pauseSamples} of each, interleaved, ms)`,
       "",
       "Tool round trip: the model's request → its next request (answer, save, `calculate`, save). Answered pause: the answer POST sent → the model's next request (the answer saved and the run resumed, `calculate`, save).",
       "",
@@ -638,14 +630,14 @@ async function main() {
       ),
     ]),
     ...section("queue", [
-      `## (l) An enqueued run, against the client chaining the same two messages (${pauseSamples} of each, interleaved, ms)`,
+      `## queue: An enqueued run, against the client chaining the same two messages (${pauseSamples} of each, interleaved, ms)`,
       "",
       "The run ahead's model request → the next run's (the model answers the first after 50 ms). Chained: the client waits for the first run's answer, then sends the second. Enqueued: the second was sent with `on_busy: \"enqueue\"` while the first ran; loopd starts it when the first ends.",
       "",
       markdownTable(["db", "chained p50", "p95", "enqueued p50", "p95", "difference p50", "ratio p50"], queueRows),
     ]),
     ...section("budget", [
-      `## (g) Budget checks: the same ${20}-tool-step run with and without limits (${budgetRuns} pairs, interleaved, ms per step)`,
+      `## budget: Budget checks: the same ${20}-tool-step run with and without limits (${budgetRuns} pairs, interleaved, ms per step)`,
       "",
       "Budgeted: tokens, seconds and cost all set, none reached (so every check runs and none stops the run).",
       "",
@@ -655,14 +647,14 @@ async function main() {
       ),
     ]),
     ...section("idle", [
-      `## (c) ${followers} idle SSE followers of one run waiting on its model`,
+      `## idle: ${followers} idle SSE followers of one run waiting on its model`,
       "",
       "Statements per second the database ran meanwhile (Postgres's own counters; not countable from outside on PGlite), and loopd's resident memory.",
       "",
       markdownTable(["db", "followers", "statements/s", "RSS before (MiB)", "RSS with followers (MiB)"], idleRows),
     ]),
     ...section("floor", [
-      "## (e) A long run against the floor",
+      "## floor: A long run against the floor",
       "",
       "Per tool step, over all the runs of a row (their fixed costs and final answers included). CPU: the process, plus on Postgres its backends.",
       "",
@@ -672,7 +664,7 @@ async function main() {
       pgliteLongRunTable(longRuns.pglite),
     ]),
     ...section("context", [
-      "## (h) What each model call is sent: a 30-step tool-heavy conversation (files of 1–8 KB read one by one), Anthropic",
+      "## context: What each model call is sent: a 30-step tool-heavy conversation (files of 1–8 KB read one by one), Anthropic",
       "",
       "Tokens counted by the fake LLM with o200k over the requests exactly as loopd sent them; cache reads and writes by Anthropic's rules (a prefix up to a breakpoint, identical to one an earlier request cached, 1,024 tokens or more). Billed-equivalent: input + 0.1 × cache reads + 1.25 × cache writes.",
       "",
@@ -735,16 +727,16 @@ async function main() {
       ),
     ]),
     ...section("trace", [
-      "## (i) The trace: the long runs of (e) with TRACE=on against TRACE=off",
+      "## trace: The trace: the long runs of floor with TRACE=on against TRACE=off",
       "",
       "Per tool step, over all the runs of a row; CPU: the process, plus on Postgres its backends. Stored B/step: the row's last run's spans as stored (Postgres); export B/step: its compact NDJSON export (tool outputs and answers included), per step.",
       "",
       ...traceTables.flatMap((table) => [table, ""]),
     ]),
     ...section("httptool", [
-      `## (j) Tools by source against the built-in calculate: the same ${20}-tool-step run (${budgetRuns} runs of each, interleaved, ms per step)`,
+      `## httptool: Tools by source against the built-in calculate: the same ${20}-tool-step run (${budgetRuns} runs of each, interleaved, ms per step)`,
       "",
-      "An HTTP tool (TOOLS_FILE, signed, read-only) answering from a receiver in the bench process; the echo tool of test/support/mcp's SDK server over stdio (loopd's child) and over Streamable HTTP (in the bench process). Direct: the same call made from the bench process (one POST; the SDK's client over its own stdio child, or over HTTP to the same server). loopd's own: the step's extra time less the direct call (the input checked against its schema in the worker, the signature or the MCP client, the capped read).",
+      "An HTTP tool (TOOLS_FILE, signed, read-only) answering from a receiver in the bench process; the echo tool of test/mcp's SDK server over stdio (loopd's child) and over Streamable HTTP (in the bench process). Direct: the same call made from the bench process (one POST; the SDK's client over its own stdio child, or over HTTP to the same server). loopd's own: the step's extra time less the direct call (the input checked against its schema in the worker, the signature or the MCP client, the capped read).",
       "",
       markdownTable(["db", "source", "p50 per step", "extra p50", "direct call p50", "loopd's own p50"], httpToolRows),
       "",
@@ -753,7 +745,7 @@ async function main() {
       markdownTable(["db", "8 read-only p50", "8 sequential p50", "ratio"], parallelRows),
     ]),
     ...section("auth", [
-      `## (k) API keys on against off: the same ${20}-tool-step run and the same read (${budgetRuns} of each, interleaved)`,
+      `## auth: API keys on against off: the same ${20}-tool-step run and the same read (${budgetRuns} of each, interleaved)`,
       "",
       "Two loopd processes on databases of their own: keys off (tenant default), and keys on (the key looked up on every request, every query scoped by its tenant, the rate limit counting). ms per tool step of the run, and ms of one GET /conversations/:id (the mean of 10 after each run), p50.",
       "",
@@ -763,7 +755,7 @@ async function main() {
       ),
     ]),
     ...section("checks", [
-      "## (o) The checks of a plain request: this checkout against BENCH_BASELINE_DIR, the same requests interleaved",
+      "## checks: The checks of a plain request: this checkout against BENCH_BASELINE_DIR, the same requests interleaved",
       "",
       "Two loopd processes on databases of their own (keys off), each sent the same GET /conversations/:id and one-call POST …/messages in turn. ms p50 of each, and loopd's own CPU ms per request (the process, from /proc, over the row), with the difference against the older checkout.",
       "",
@@ -773,7 +765,7 @@ async function main() {
       ),
     ]),
     ...section("sandbox", [
-      `## (p) The tool sandbox per step: the same ${sandboxSteps}-tool-step runs under TOOL_SANDBOX=bwrap and =none (${sandboxRuns} runs of each, interleaved, ms)`,
+      `## sandbox: The tool sandbox per step: the same ${sandboxSteps}-tool-step runs under TOOL_SANDBOX=bwrap and =none (${sandboxRuns} runs of each, interleaved, ms)`,
       "",
       "Two loopd processes on databases of their own. run_command runs `true`, every call approved by the client (the step includes the pause, the answer's POST and the run resumed); the MCP tool is the echo tool of the test server over stdio, started once per process (inside bwrap, or not), `approval: \"never\"`. Per step: the run's wall time over its steps, p50 of the runs; call: the tool call's own `duration_ms` (its `tool_call.completed` event), p50 of all calls.",
       "",
@@ -792,21 +784,21 @@ async function main() {
       ),
     ]),
     ...section("guard", [
-      `## (q) The overload guard on a busy machine: this checkout against BENCH_BASELINE_DIR (${guardSeconds} s of requests, ${guardRate} of each kind per second to each)`,
+      `## guard: The overload guard on a busy machine: this checkout against BENCH_BASELINE_DIR (${guardSeconds} s of requests, ${guardRate} of each kind per second to each)`,
       "",
-      `K processes spinning (\`node -e "for(;;){}"\`, K = ${guardLoads.map((m) => `${m}×`).join(" and ")} the cores), then both loopds started on that busy machine (a cold start), each sent the same stream without waiting for answers: GET /healthz, GET /conversations/:id, a one-call POST …/messages (non-streaming; on a conversation not busy with another). A refusal is a 503 of the guard (\`details.reason\` \`overloaded\`, or the old guard's \`event_loop_delay\`). The loop's health comes from a probe preloaded into each loopd (\`bench/loop-lag-probe.mjs\`, how late a 50 ms timer fires, independent of either guard): a refusal is a false positive when every tick from 1 s before its answer to 0.5 s after was under ${GUARD_HEALTHY_MS} ms late (half of MAX_EVENT_LOOP_DELAY_MS's default, the new guard's own "healthy"). Also shown: the refusals answered within ${GUARD_HEALTHY_MS} ms of being sent. Rate: false positives over all requests. Requests start once each loopd's /healthz first answers 200.`,
+      `K processes spinning (\`node -e "for(;;){}"\`, K = ${guardLoads.map((m) => `${m}×`).join(" and ")} the cores), then both loopds started on that busy machine (a cold start), each sent the same stream without waiting for answers: GET /healthz, GET /conversations/:id, a one-call POST …/messages (non-streaming; on a conversation not busy with another). A refusal is a 503 of the guard (\`details.reason\` \`overloaded\`, or the old guard's \`event_loop_delay\`). The loop's health comes from a probe preloaded into each loopd (\`bench/guard/loop-lag-probe.mjs\`, how late a 50 ms timer fires, independent of either guard): a refusal is a false positive when every tick from 1 s before its answer to 0.5 s after was under ${GUARD_HEALTHY_MS} ms late (half of MAX_EVENT_LOOP_DELAY_MS's default, the new guard's own "healthy"). Also shown: the refusals answered within ${GUARD_HEALTHY_MS} ms of being sent. Rate: false positives over all requests. Requests start once each loopd's /healthz first answers 200.`,
       "",
       markdownTable(GUARD_COLUMNS, guardRows),
     ]),
     ...section("flood", [
-      `## (r) A flooding tenant and a quiet one: N streaming runs of tenant A at once, tenant B keeping ${floodQuiet} going (${floodRounds} rounds each, ms)`,
+      `## flood: A flooding tenant and a quiet one: N streaming runs of tenant A at once, tenant B keeping ${floodQuiet} going (${floodRounds} rounds each, ms)`,
       "",
-      `One loopd, API keys on, two tenants: MAX_ACTIVE_RUNS_PER_TENANT=${floodCap}, MAX_STREAMS_PER_TENANT=100 (its default), RATE_LIMIT_PER_MIN out of the way. Each run a streaming tool round trip, as in (f). A round: A starts N at once (conversations created beforehand) while B keeps ${floodQuiet} in flight (each on a conversation created just before, untimed) until A's last answer; then B alone for as long. A's refusals by status and code; B's runs/s and time to its first SSE event with the flood and without it.`,
+      `One loopd, API keys on, two tenants: MAX_ACTIVE_RUNS_PER_TENANT=${floodCap}, MAX_STREAMS_PER_TENANT=100 (its default), RATE_LIMIT_PER_MIN out of the way. Each run a streaming tool round trip, as in streams. A round: A starts N at once (conversations created beforehand) while B keeps ${floodQuiet} in flight (each on a conversation created just before, untimed) until A's last answer; then B alone for as long. A's refusals by status and code; B's runs/s and time to its first SSE event with the flood and without it.`,
       "",
       markdownTable(FLOOD_COLUMNS, floodRows),
     ]),
     ...section("images", [
-      `## (n) Images already in a conversation: the same ${20}-tool-step run on a conversation whose first message held 10 images (about 300 KB each) against one holding none (${budgetRuns} runs of each, interleaved)`,
+      `## images: Images already in a conversation: the same ${20}-tool-step run on a conversation whose first message held 10 images (about 300 KB each) against one holding none (${budgetRuns} runs of each, interleaved)`,
       "",
       "Anthropic's wire format (the fake LLM, which decodes every image it is sent). ms per tool step (p50), loopd's own CPU ms per tool step (the process, from /proc, mean), the size of the last request, and the ratios with images over without.",
       "",
@@ -816,14 +808,38 @@ async function main() {
       ),
     ]),
     ...section("webhooks", [
-      `## (m) Webhook latency: a run's end to its webhook at the receiver (${webhookRuns} runs, one after another, ms)`,
+      `## webhooks: Webhook latency: a run's end to its webhook at the receiver (${webhookRuns} runs, one after another, ms)`,
       "",
       "From the run's completed_at (the database's clock, on this machine) to the receiver, in the bench process, having read and verified the signed POST.",
       "",
       markdownTable(["db", "runs", "p50", "p99", "max"], webhookRows),
     ]),
+    ...section("first-start", [
+      `## first-start: a fresh clone's first \`npm start\` against a restart (${firstStartRounds} clone(s), ${firstStartRestarts} restarts each, s)`,
+      "",
+      "A clone of this checkout's HEAD with its node_modules linked in; `npm start` until /healthz answers 200 (LLM_PROVIDER=mock, the clone's own data/). The first start builds the server and the playground and creates the embedded database; a restart builds nothing. Builds: what scripts/build-if-stale.mjs reported (they run side by side). Goal: first ÷ restart ≤ 3×.",
+      "",
+      markdownTable(
+        ["round", "first start", "server build", "playground build", "restart p50", "first ÷ restart"],
+        firstStartRows.map(({ round, first, restarts }) => {
+          const restart = percentile(
+            restarts.map((r) => r.totalMs).sort((a, b) => a - b),
+            0.5,
+          );
+          const s = (ms?: number) => (ms === undefined ? "–" : (ms / 1000).toFixed(2));
+          return [
+            String(round),
+            s(first.totalMs),
+            s(first.builds.server),
+            s(first.builds.web),
+            s(restart),
+            `${(first.totalMs / restart).toFixed(1)}×`,
+          ];
+        }),
+      ),
+    ]),
     ...section("streams", [
-      `## (f) ${streams.join(", ")} streaming runs at once (tool round trips, ${streamRounds} rounds each)`,
+      `## streams: ${streams.join(", ")} streaming runs at once (tool round trips, ${streamRounds} rounds each)`,
       "",
       streamsTable(streamRows),
     ]),

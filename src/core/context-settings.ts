@@ -24,6 +24,6 @@ export interface ContextSettings {
  * conversation it bills as little as resending everything with the prompt
  * cache (17.3% of the naive resend) while its largest request is 30% of the
  * naive largest, not 100%; keeping 5 or 6 bills more and sends more, keeping
- * 3 rewrites the cache more often (bench/README.md (h)).
+ * 3 rewrites the cache more often (bench/results/2026-12-04-issue22-context.md).
  */
 export const DEFAULT_CONTEXT: ContextSettings = { strategy: "trim", keep_tool_results: 4, max_input_tokens: null };

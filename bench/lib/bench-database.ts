@@ -1,0 +1,42 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { admin } from "../../test/support/helpers/test-database.js";
+
+/** Where one benchmark pass keeps its data: a fresh PGlite folder, or a fresh database on BENCH_DATABASE_URL's server. */
+export interface BenchDatabase {
+  kind: "pglite" | "postgres";
+  /** The database's name on the server (Postgres only), which its backends show in their process titles. */
+  name?: string;
+  /** Environment that points loopd at it. */
+  env: Record<string, string>;
+  /** For opening it in this process (after loopd has let go of a PGlite folder). */
+  open: { databaseUrl?: string; dataDir?: string };
+  drop(): Promise<void>;
+}
+
+let created = 0;
+
+export async function createBenchDatabase(serverUrl: string | undefined): Promise<BenchDatabase> {
+  if (!serverUrl) {
+    const dataDir = mkdtempSync(path.join(tmpdir(), "loopd-bench-"));
+    return {
+      kind: "pglite",
+      env: { DATA_DIR: dataDir },
+      open: { dataDir },
+      drop: async () => rmSync(dataDir, { recursive: true, force: true }),
+    };
+  }
+  // Several at once in one run (one per measured subject), so a counter, not only the time.
+  const name = `loopd_bench_${process.pid}_${Date.now().toString(36)}_${++created}`;
+  await admin(serverUrl, `create database ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    kind: "postgres",
+    name,
+    env: { DATABASE_URL: url.toString() },
+    open: { databaseUrl: url.toString() },
+    drop: () => admin(serverUrl, `drop database if exists ${name} with (force)`),
+  };
+}
