@@ -54,6 +54,11 @@ export async function measureWebhookLatency({
     return (await res.json()) as any;
   };
   try {
+    // Each tenant signs with a secret of its own, derived from WEBHOOK_SECRET: the receiver verifies with the tenant's.
+    const tenantSecret = await fetch(`${loopd.url}/webhooks/secret`).then(
+      (res) => res.json() as Promise<{ secret: string }>,
+    );
+    receiver.secret = tenantSecret.secret;
     const conv = (await post("/conversations", { webhook: { url: receiver.url, events: ["run.completed"] } }))
       .id as string;
     const samples: number[] = [];
