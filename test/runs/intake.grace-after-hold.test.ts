@@ -16,7 +16,9 @@ import { useLoopd } from "../support/helpers/use-loopd.js";
 // time ran out while its next call was held by INTAKE_PRIORITY_MS loses it,
 // and a request doomed to be aborted on the next tick is handed to the SDK.
 
-const f = useLoopd({ env: { INTAKE_PRIORITY_MS: "5000", RUN_GRACE_MS: "3000" } });
+// max_seconds 3: the first step (a call and a tool) must end with time left for the hold to use up, also on a
+// busy machine (at max_seconds 1 and load 12 it did not, and the hold had no time to take).
+const f = useLoopd({ env: { INTAKE_PRIORITY_MS: "10000", RUN_GRACE_MS: "3000" } });
 const intake = () => f.loopd.services.intake;
 
 const toolsDisabled = (req: RecordedRequest) => req.body.tool_choice === "none";
@@ -28,12 +30,12 @@ test(`a run whose time runs out while its next call is held still gets its grace
   f.llm.respond = (req) => {
     if (toolsDisabled(req)) return { text: "Here is what I have." };
     // While the first call answers, a request that starts a run arrives and is slow to be taken
-    // (the intake lets go of it after INTAKE_PRIORITY_MS at the latest: 5 s, past the run's 1 s).
+    // (the intake lets go of it after INTAKE_PRIORITY_MS at the latest: 10 s, past the run's 3 s).
     holding ??= intake().begin();
     return { toolCalls: [{ name: "calculate", input: { expression: "1+1" } }] };
   };
   try {
-    const body = (await client.send(conv.id, { content: "Compute, then answer.", budget: { max_seconds: 1 } })).json();
+    const body = (await client.send(conv.id, { content: "Compute, then answer.", budget: { max_seconds: 3 } })).json();
     expect(intake().held.calls).toBeGreaterThan(0);
     expect({
       run: { status: body.run.status, stop_reason: body.run.stop_reason, budget_exceeded: body.run.budget_exceeded },
