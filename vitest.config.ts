@@ -4,7 +4,8 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     // On PGlite, one migrated database that each test file's database starts as a copy of.
-    globalSetup: ["test/support/helpers/pglite-template.ts"],
+    // And src/ built into dist/ once, so that programs started as processes run compiled.
+    globalSetup: ["test/support/helpers/pglite-template.ts", "test/support/helpers/build-server.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Suites share one machine-wide Postgres database when TEST_DATABASE_URL is

@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { spawnUnreaped } from "../support/helpers/non-reaping-parent.js";
 import { createServer } from "node:net";
-import path from "node:path";
-import { emptyFolder, repoRoot, TSX } from "./run-program.js";
+import { emptyFolder, programArgs } from "./run-program.js";
 
 export interface Exit {
   code: number | null;
@@ -74,7 +73,7 @@ async function startOn(
     unreaped,
   }: { env: Record<string, string>; entry: string; readyTimeoutMs: number; cwd: string; unreaped: boolean },
 ): Promise<LoopdProcess> {
-  const args = ["--import", TSX, path.join(repoRoot, entry)];
+  const args = programArgs(entry);
   const options = {
     cwd,
     env: {

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,6 +15,17 @@ export const emptyFolder = mkdtempSync(path.join(tmpdir(), "loopd-cwd-"));
 
 /** The `--import` that runs TypeScript sources, by path: it works from any working folder. */
 export const TSX = fileURLToPath(import.meta.resolve("tsx"));
+
+/**
+ * The arguments to node that run `entry` (relative to the repository): a
+ * program of src/ as the run's build of it in dist/ (test/support/helpers/build-server.ts),
+ * anything else (a test's own entry, or src/ when there is no build) through tsx.
+ */
+export function programArgs(entry: string): string[] {
+  const source = path.join(repoRoot, entry);
+  const built = path.join(repoRoot, "dist", path.relative(path.join(repoRoot, "src"), source)).replace(/\.ts$/, ".js");
+  return entry.startsWith("src/") && existsSync(built) ? [built] : ["--import", TSX, source];
+}
 
 export interface ProgramRun {
   code: number | null;
@@ -38,15 +49,11 @@ export function runProgram(
     timeoutMs = 60_000,
   }: { args?: string[]; env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {},
 ): Promise<ProgramRun> {
-  const child = spawn(
-    process.execPath,
-    ["--import", TSX, fileURLToPath(new URL(entry, `file://${repoRoot}/`)), ...args],
-    {
-      cwd,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LOG_LEVEL: "warn", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
+  const child = spawn(process.execPath, [...programArgs(entry), ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const run: ProgramRun = { code: null, stdout: "", stderr: "", output: "" };
   child.stdout.on("data", (c: Buffer) => ((run.stdout += c), (run.output += c)));
   child.stderr.on("data", (c: Buffer) => ((run.stderr += c), (run.output += c)));
