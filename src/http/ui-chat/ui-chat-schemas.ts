@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { isPgSafe } from "../../store/pg-safe.js";
-import { conversationFields, SAFE_MESSAGE, sendMessageBody } from "../request-schemas.js";
+import { conversationFields, SAFE_MESSAGE, sendMessageBody } from "../schemas/conversations.js";
 
 /**
  * A UI message part as the AI SDK sends it: only the fields loopd reads are

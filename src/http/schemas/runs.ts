@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { messageSchema } from "../core/messages.js";
-import { PROVIDER_NAMES } from "../core/model-provider.js";
-import { documented } from "./openapi.js";
-import { budgetSchema, finishSchema } from "./request-schemas.js";
+import { messageSchema } from "../../core/messages.js";
+import { PROVIDER_NAMES } from "../../core/model-provider.js";
+import { documented } from "../openapi.js";
+import { budgetSchema, finishSchema } from "./conversations.js";
 
 /** The contract's answers, as zod: routes declare them and /openapi.json is generated from them. */
 

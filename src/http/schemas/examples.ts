@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { conversationSchema, messageSchema, runSchema, sendMessageResponse } from "./schemas.js";
+import type { conversationSchema, messageSchema, runSchema, sendMessageResponse } from "./runs.js";
 
 /**
  * Examples for /openapi.json, taken from the README's walkthrough on the

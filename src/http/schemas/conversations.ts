@@ -1,15 +1,15 @@
 import { z } from "zod";
-import { DEFAULT_CONTEXT, type ContextSettings } from "../core/context-settings.js";
-import { textBlockSchema } from "../core/messages.js";
-import { PROVIDER_NAMES } from "../core/model-provider.js";
-import { HISTORY_FORMATS } from "../providers/registry.js";
-import { documentInputSchema, imageInputSchema } from "../core/attachment-input.js";
-import { isCheckableSchema, isObjectSchema } from "../json-schema/json-schema.js";
-import { isPgSafe } from "../store/pg-safe.js";
-import { TOOL_NAME } from "../tools/define-tool.js";
-import { WEBHOOK_EVENTS } from "../store/schema.js";
-import { jsonDepth } from "./plugins/json-nesting.js";
-import { withExamples } from "./openapi.js";
+import { DEFAULT_CONTEXT, type ContextSettings } from "../../core/context-settings.js";
+import { textBlockSchema } from "../../core/messages.js";
+import { PROVIDER_NAMES } from "../../core/model-provider.js";
+import { HISTORY_FORMATS } from "../../providers/registry.js";
+import { documentInputSchema, imageInputSchema } from "../../core/attachment-input.js";
+import { isCheckableSchema, isObjectSchema } from "../../json-schema/json-schema.js";
+import { isPgSafe } from "../../store/pg-safe.js";
+import { TOOL_NAME } from "../../tools/define-tool.js";
+import { WEBHOOK_EVENTS } from "../../store/schema.js";
+import { jsonDepth } from "../plugins/json-nesting.js";
+import { withExamples } from "../openapi.js";
 
 /**
  * What clients send, as zod: path params, bodies, headers and queries. Bodies
