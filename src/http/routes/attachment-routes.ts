@@ -4,7 +4,7 @@ import { DOCUMENT_MEDIA_TYPES, IMAGE_MEDIA_TYPES } from "../../core/messages.js"
 import { notFound } from "../../errors.js";
 import type { HttpDeps } from "../http-deps.js";
 import { bytesOf } from "../openapi.js";
-import { attachmentParams } from "../schemas/conversations.js";
+import { attachmentParams } from "../schemas/attachments.js";
 import { errorResponses } from "../schemas/errors.js";
 
 export function attachmentRoutes(app: FastifyInstance, { services }: HttpDeps) {

@@ -4,15 +4,16 @@ import { z } from "zod";
 import { conversationExample, forkExample } from "../schemas/examples.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
-import { contextResponse, conversationSchema, pageOf } from "../schemas/runs.js";
+import { contextResponse, conversationSchema } from "../schemas/conversations.js";
+import { pageOf } from "../schemas/shared.js";
 import {
   contextQuery,
   conversationParams,
   createConversationBody,
   forkBody,
-  listQuery,
   updateConversationBody,
 } from "../schemas/conversations.js";
+import { listQuery } from "../schemas/shared.js";
 import { forkConversation } from "../../conversations/fork-conversation.js";
 import { bodyErrorResponses, bodyLimitResponses, errorResponses, requestErrorResponses } from "../schemas/errors.js";
 

@@ -5,7 +5,7 @@ import { evalCaseSchema } from "../../evals/eval-case.js";
 import { redactorOf } from "../../util/redact.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
-import { runParams } from "../schemas/conversations.js";
+import { runParams } from "../schemas/runs.js";
 import { errorResponses } from "../schemas/errors.js";
 
 export function evalCaseRoutes(app: FastifyInstance, deps: HttpDeps) {

@@ -7,15 +7,12 @@ import { AppError } from "../../errors.js";
 import type { HttpDeps } from "../http-deps.js";
 import { answeredExample, pausedRunExample, runExample } from "../schemas/examples.js";
 import { documented, eventStream, jsonOrEventStream } from "../openapi.js";
-import { pageOf, runSchema, sendMessageResponse } from "../schemas/runs.js";
-import {
-  answerActionsBody,
-  conversationParams,
-  eventsQuery,
-  idempotencyHeaders,
-  listQuery,
-  runParams,
-} from "../schemas/conversations.js";
+import { pageOf } from "../schemas/shared.js";
+import { runSchema } from "../schemas/runs.js";
+import { sendMessageResponse } from "../schemas/messages.js";
+import { answerActionsBody, eventsQuery, runParams } from "../schemas/runs.js";
+import { conversationParams } from "../schemas/conversations.js";
+import { idempotencyHeaders, listQuery } from "../schemas/shared.js";
 import { bodyErrorResponses, errorAnswer, errorResponses } from "../schemas/errors.js";
 import { answerAction } from "../../conversations/answer-action.js";
 import { answerWithRun, takeStreamIf } from "../answer-with-run.js";

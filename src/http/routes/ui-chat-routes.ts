@@ -12,7 +12,7 @@ import type { Message } from "../../core/messages.js";
 import type { HttpDeps } from "../http-deps.js";
 import { bodyErrorResponses, errorResponses, runConflict } from "../schemas/errors.js";
 import { documented, uiMessageStream } from "../openapi.js";
-import { idempotencyHeaders } from "../schemas/conversations.js";
+import { idempotencyHeaders } from "../schemas/shared.js";
 import { streamRunEvents } from "../sse.js";
 import { intakeHooks, taken } from "../plugins/intake-hooks.js";
 import { createUiChunkEncoder, UI_DONE, uiFrame } from "../ui-chat/ui-chunk-encoder.js";
