@@ -39,7 +39,7 @@ import { docsRoutes } from "./http/routes/docs-routes.js";
 import { resourceRoutes } from "./http/routes/resource-routes.js";
 import { healthRoutes, isProbe } from "./http/routes/health-routes.js";
 import { metricsRoutes } from "./http/routes/metrics-routes.js";
-import { BODY_MAX_DEPTH } from "./http/request-schemas.js";
+import { BODY_MAX_DEPTH } from "./http/schemas/shared.js";
 import { providersOf } from "./providers/index.js";
 import type { Database } from "./store/db.js";
 import { createBroadcast } from "./store/broadcast.js";

@@ -238,7 +238,8 @@ test("event and message numbers are worked out in one place (runs/run-numbering.
     .filter((file) => ["runs", "conversations", "http", "agent"].includes(folderOf(path.relative(SRC, file)) ?? ""))
     .filter(
       (file) =>
-        !file.endsWith(path.join("runs", "run-numbering.ts")) && !file.endsWith(path.join("http", "examples.ts")),
+        !file.endsWith(path.join("runs", "run-numbering.ts")) &&
+        !file.endsWith(path.join("http", "schemas", "examples.ts")),
     )
     .flatMap((file) =>
       readFileSync(file, "utf8")
@@ -260,12 +261,9 @@ describe("file sizes", () => {
   // Files that grew past their cap when the formatter unfolded their long lines, each split by the restructuring
   // that follows it (issue 37). The list only shrinks.
   const stillToSplit = new Set(
-    [
-      "conversations/conversation-service.ts",
-      "http/request-schemas.ts",
-      "agent/stop-policy.ts",
-      "agent/run-agent-loop.ts",
-    ].map((file) => path.join(...file.split("/"))),
+    ["conversations/conversation-service.ts", "agent/stop-policy.ts", "agent/run-agent-loop.ts"].map((file) =>
+      path.join(...file.split("/")),
+    ),
   );
 
   test("no file over 300 lines but the drizzle schema", () => {

@@ -8,7 +8,7 @@ import { replyError } from "../plugins/error-handler.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
 import { serverSchema } from "./tool-routes.js";
-import { bodyErrorResponses, errorAnswer, errorResponses, requestErrorResponses } from "../error-schemas.js";
+import { bodyErrorResponses, errorAnswer, errorResponses, requestErrorResponses } from "../schemas/errors.js";
 
 const keySchema = z.object({
   id: z.string(),

@@ -4,8 +4,8 @@ import { DOCUMENT_MEDIA_TYPES, IMAGE_MEDIA_TYPES } from "../../core/messages.js"
 import { notFound } from "../../errors.js";
 import type { HttpDeps } from "../http-deps.js";
 import { bytesOf } from "../openapi.js";
-import { attachmentParams } from "../request-schemas.js";
-import { errorResponses } from "../error-schemas.js";
+import { attachmentParams } from "../schemas/attachments.js";
+import { errorResponses } from "../schemas/errors.js";
 
 export function attachmentRoutes(app: FastifyInstance, { services }: HttpDeps) {
   app.withTypeProvider<ZodTypeProvider>().get(

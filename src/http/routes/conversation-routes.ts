@@ -1,20 +1,21 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { conversationExample, forkExample } from "../examples.js";
+import { conversationExample, forkExample } from "../schemas/examples.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
-import { contextResponse, conversationSchema, pageOf } from "../schemas.js";
+import { contextResponse, conversationSchema } from "../schemas/conversations.js";
+import { pageOf } from "../schemas/shared.js";
 import {
   contextQuery,
   conversationParams,
   createConversationBody,
   forkBody,
-  listQuery,
   updateConversationBody,
-} from "../request-schemas.js";
+} from "../schemas/conversations.js";
+import { listQuery } from "../schemas/shared.js";
 import { forkConversation } from "../../conversations/fork-conversation.js";
-import { bodyErrorResponses, bodyLimitResponses, errorResponses, requestErrorResponses } from "../error-schemas.js";
+import { bodyErrorResponses, bodyLimitResponses, errorResponses, requestErrorResponses } from "../schemas/errors.js";
 
 const tags = ["conversations"];
 const theConversation = documented(conversationSchema, "The conversation", conversationExample);

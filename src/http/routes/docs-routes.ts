@@ -5,7 +5,7 @@ import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { LOOPD_ICON_SVG, LOOPD_LOGO_SVG } from "../loopd-logo.js";
 import { documented } from "../openapi.js";
-import { requestErrorResponses } from "../error-schemas.js";
+import { requestErrorResponses } from "../schemas/errors.js";
 import { serializeTrusted } from "../plugins/serialize-trusted.js";
 
 /** `GET /openapi.json`, and `GET /docs`: Swagger UI, its assets served from the package (no CDN). Add after the other routes. */

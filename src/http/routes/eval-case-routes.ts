@@ -5,8 +5,8 @@ import { evalCaseSchema } from "../../evals/eval-case.js";
 import { redactorOf } from "../../util/redact.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
-import { runParams } from "../request-schemas.js";
-import { errorResponses } from "../error-schemas.js";
+import { runParams } from "../schemas/runs.js";
+import { errorResponses } from "../schemas/errors.js";
 
 export function evalCaseRoutes(app: FastifyInstance, deps: HttpDeps) {
   const { services, conversations } = deps;

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { DATABASE_BUSY, replyError } from "../plugins/error-handler.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
-import { errorAnswer } from "../error-schemas.js";
+import { errorAnswer } from "../schemas/errors.js";
 
 const PROBES = new Set(["/healthz", "/readyz"]);
 

@@ -5,18 +5,15 @@ import { cancelRun } from "../../runs/cancel-run.js";
 import { presentRun } from "../../conversations/present.js";
 import { AppError } from "../../errors.js";
 import type { HttpDeps } from "../http-deps.js";
-import { answeredExample, pausedRunExample, runExample } from "../examples.js";
+import { answeredExample, pausedRunExample, runExample } from "../schemas/examples.js";
 import { documented, eventStream, jsonOrEventStream } from "../openapi.js";
-import { pageOf, runSchema, sendMessageResponse } from "../schemas.js";
-import {
-  answerActionsBody,
-  conversationParams,
-  eventsQuery,
-  idempotencyHeaders,
-  listQuery,
-  runParams,
-} from "../request-schemas.js";
-import { bodyErrorResponses, errorAnswer, errorResponses } from "../error-schemas.js";
+import { pageOf } from "../schemas/shared.js";
+import { runSchema } from "../schemas/runs.js";
+import { sendMessageResponse } from "../schemas/messages.js";
+import { answerActionsBody, eventsQuery, runParams } from "../schemas/runs.js";
+import { conversationParams } from "../schemas/conversations.js";
+import { idempotencyHeaders, listQuery } from "../schemas/shared.js";
+import { bodyErrorResponses, errorAnswer, errorResponses } from "../schemas/errors.js";
 import { answerAction } from "../../conversations/answer-action.js";
 import { answerWithRun, takeStreamIf } from "../answer-with-run.js";
 import { intakeHooks, taken } from "../plugins/intake-hooks.js";

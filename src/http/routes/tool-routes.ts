@@ -4,7 +4,7 @@ import { z } from "zod";
 import { sourceOf, TOOL_SOURCES } from "../../tools/define-tool.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
-import { requestErrorResponses } from "../error-schemas.js";
+import { requestErrorResponses } from "../schemas/errors.js";
 import { toolsOfTenant } from "../../tools/tools-of-tenant.js";
 
 const toolSchema = z.object({

@@ -6,9 +6,9 @@ import { presentRun } from "../../conversations/present.js";
 import { readTrace } from "../../runs/trace/read-trace.js";
 import { redactorOf } from "../../util/redact.js";
 import type { HttpDeps } from "../http-deps.js";
-import { runParams } from "../request-schemas.js";
-import { errorResponses } from "../error-schemas.js";
-import { traceQuery, traceResponse } from "../trace-schemas.js";
+import { runParams } from "../schemas/runs.js";
+import { errorResponses } from "../schemas/errors.js";
+import { traceQuery, traceResponse } from "../schemas/traces.js";
 import { evalCaseRoutes } from "./eval-case-routes.js";
 
 const NDJSON = "application/x-ndjson";

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { AppError } from "../../errors.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
-import { requestErrorResponses } from "../error-schemas.js";
+import { requestErrorResponses } from "../schemas/errors.js";
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const day = () =>

@@ -5,8 +5,8 @@ import type { WebhookDeliveryRow } from "../../store/schema.js";
 import { WEBHOOK_EVENTS } from "../../store/schema.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
-import { runParams } from "../request-schemas.js";
-import { errorAnswer, errorResponses, requestErrorResponses } from "../error-schemas.js";
+import { runParams } from "../schemas/runs.js";
+import { errorAnswer, errorResponses, requestErrorResponses } from "../schemas/errors.js";
 import { AppError } from "../../errors.js";
 import { tenantWebhookSecret } from "../../webhooks/tenant-webhook-secret.js";
 

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { isPgSafe } from "../../store/pg-safe.js";
-import { conversationFields, SAFE_MESSAGE, sendMessageBody } from "../request-schemas.js";
+import { conversationFields } from "../schemas/conversations.js";
+import { SAFE_MESSAGE } from "../schemas/shared.js";
+import { sendMessageBody } from "../schemas/messages.js";
 
 /**
  * A UI message part as the AI SDK sends it: only the fields loopd reads are

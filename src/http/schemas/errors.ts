@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { ERROR_CODES, errorBody, type ErrorCode } from "../errors.js";
-import { documented } from "./openapi.js";
+import { ERROR_CODES, errorBody, type ErrorCode } from "../../errors.js";
+import { documented } from "../openapi.js";
 
 /** The contract's error answers, as zod and as /openapi.json describes them. */
 

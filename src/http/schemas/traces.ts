@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { runSchema } from "./schemas.js";
+import { runSchema } from "./runs.js";
 
 /** The trace route's shapes (the API contract, "Traces"). */
 

@@ -1,5 +1,7 @@
 import type { z } from "zod";
-import type { conversationSchema, messageSchema, runSchema, sendMessageResponse } from "./schemas.js";
+import type { conversationSchema } from "./conversations.js";
+import type { messageSchema, sendMessageResponse } from "./messages.js";
+import type { runSchema } from "./runs.js";
 
 /**
  * Examples for /openapi.json, taken from the README's walkthrough on the
