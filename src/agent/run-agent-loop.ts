@@ -16,7 +16,8 @@ import { createRunClock } from "./run-clock.js";
 import { createRunState, type SaveMessages } from "./run-state.js";
 import { runTools } from "./run-tools.js";
 import { createSummarizer } from "./summarize-context.js";
-import { budgetConditions, createStopPolicy, graceNotice, graceTurnOf } from "./stop-policy.js";
+import { budgetConditions } from "./budget-conditions.js";
+import { createStopPolicy, graceNotice, graceTurnOf } from "./stop-policy.js";
 
 export interface AgentRunOptions {
   provider: ModelProvider;

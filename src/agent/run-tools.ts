@@ -5,7 +5,7 @@ import type { ToolBox } from "../tools/tool-box.js";
 import { INTERRUPTED_RESULT, SUPERSEDED_CALL_RESULT } from "../core/history.js";
 import type { RunClock } from "./run-clock.js";
 import type { RunState } from "./run-state.js";
-import { TIME_BUDGET_RESULT } from "./stop-policy.js";
+import { TIME_BUDGET_RESULT } from "./budget-conditions.js";
 
 /**
  * Runs the calls a turn said to run, through the tool box, each result saved
