@@ -75,3 +75,15 @@ export async function runTools(
     stop.dispose();
   }
 }
+
+/** A paused run answered: the calls the application approved (`approved`, their ids) run first, announced durably before they do. */
+export async function runApprovedCalls(
+  approved: readonly string[],
+  { flushEvents, ...context }: Parameters<typeof runTools>[1] & { flushEvents?: (() => Promise<void>) | undefined },
+): Promise<void> {
+  const calls = context.state.lastCalls().filter((call) => approved.includes(call.id));
+  for (const call of calls)
+    context.emit({ type: "tool_call.started", tool_call_id: call.id, name: call.name, input: call.input });
+  if (calls.length > 0) await flushEvents?.();
+  await runTools(calls, { ...context, announced: true });
+}
