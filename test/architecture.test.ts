@@ -181,7 +181,6 @@ describe("the import graph", () => {
         "conversations/answer-action.ts → runs/run-numbering.ts",
         "conversations/answer-action.ts → runs/close-waiting-run.ts",
         "conversations/conversation-context.ts → runs/tool-box-of.ts",
-        "conversations/send-message.ts → runs/overload-monitor.ts",
       ].map((line) => line.split("/").join(path.sep)),
     );
     expect(
