@@ -5,7 +5,7 @@ import type { ToolBox } from "../tools/tool-box.js";
 import { INTERRUPTED_RESULT, SUPERSEDED_CALL_RESULT } from "../core/history.js";
 import type { RunClock } from "./run-clock.js";
 import type { RunState } from "./run-state.js";
-import { TIME_BUDGET_RESULT } from "./stop-policy.js";
+import { TIME_BUDGET_RESULT } from "./budget-conditions.js";
 
 /**
  * Runs the calls a turn said to run, through the tool box, each result saved
@@ -74,4 +74,16 @@ export async function runTools(
   } finally {
     stop.dispose();
   }
+}
+
+/** A paused run answered: the calls the application approved (`approved`, their ids) run first, announced durably before they do. */
+export async function runApprovedCalls(
+  approved: readonly string[],
+  { flushEvents, ...context }: Parameters<typeof runTools>[1] & { flushEvents?: (() => Promise<void>) | undefined },
+): Promise<void> {
+  const calls = context.state.lastCalls().filter((call) => approved.includes(call.id));
+  for (const call of calls)
+    context.emit({ type: "tool_call.started", tool_call_id: call.id, name: call.name, input: call.input });
+  if (calls.length > 0) await flushEvents?.();
+  await runTools(calls, { ...context, announced: true });
 }

@@ -9,7 +9,8 @@ import type { RunClock } from "./run-clock.js";
 import type { RunState } from "./run-state.js";
 import { SUMMARY_SYSTEM, summaryRequestText } from "./summary-prompt.js";
 import type { RunBudget } from "../core/run-settings.js";
-import { budgetConditions, roomForCall } from "./stop-policy.js";
+import { budgetConditions } from "./budget-conditions.js";
+import { roomForCall } from "./stop-policy.js";
 
 /** The fewest output tokens a summary call is given. */
 const MIN_SUMMARY_TOKENS = 256;

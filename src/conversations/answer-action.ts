@@ -1,17 +1,12 @@
 import { errorResultFor } from "../core/history.js";
 import type { NewMessage } from "../core/messages.js";
-import { redactorOf, type Redactor } from "../util/redact.js";
 import { AppError, notFound } from "../errors.js";
 import type { RunManager } from "../runs/run-manager.js";
-import type { ActionAnswered } from "../runs/run-events.js";
 import type { Services } from "../services.js";
 import type { RunRow } from "../store/schema.js";
-import type { Repositories } from "../store/store.js";
 import { clipToolResult } from "../tools/clip-tool-result.js";
 import { checkActionAnswer, type ApprovalAnswer, type OutputAnswer } from "./check-action-answer.js";
 import { checkSameRequest, hashOfRequest } from "./request-hash.js";
-import { createRunAppender, positionOf } from "../runs/run-numbering.js";
-import { closeWaitingRun, EXPIRED } from "../runs/close-waiting-run.js";
 
 export interface AnswerActionInput {
   /** Whose conversation the run's must be. */
@@ -63,7 +58,7 @@ export async function answerAction(
   { services, runs }: { services: Services; runs: RunManager },
   input: AnswerActionInput,
 ): Promise<AnsweredRun> {
-  const { store, config, instanceId, signals } = services;
+  const { store, config, signals } = services;
   const found = await store.runs.getOfTenant(input.tenant, input.runId);
   if (!found || found.conversationId !== input.conversationId) throw notFound("run", input.runId);
   const requestHash = hashOfRequest({
@@ -83,28 +78,15 @@ export async function answerAction(
   const earlier = await replay();
   if (earlier) return earlier;
 
-  let answered: Awaited<ReturnType<typeof saveAnswer>> | "expired";
+  let answered: Awaited<ReturnType<RunManager["answer"]>>;
   try {
-    answered = await store.transaction(async (tx) => {
-      const waiting = await tx.runs.lockWaiting(found.id);
-      if (!waiting) {
-        throw new AppError("run_not_waiting", `run ${found.id} is not waiting for an answer`, { run_id: found.id });
-      }
-      // Past its deadline, the calls were given up, whether or not the sweeper has been round yet.
-      if (await tx.runs.lockWaiting(found.id, { overdue: true })) {
-        await closeWaitingRun(tx, waiting, EXPIRED);
-        return "expired" as const;
-      }
-      return saveAnswer(tx, {
-        waiting,
-        input,
-        requestHash,
-        owner: instanceId,
-        leaseMs: config.runs.leaseMs,
-        maxResultChars: config.tools.resultMaxChars,
-        trace: config.trace.enabled,
-        redactor: redactorOf(config),
-      });
+    answered = await runs.answer(found.id, {
+      actor: input.actor ?? null,
+      approvals: input.approvals,
+      toolOutputs: input.toolOutputs,
+      idempotencyKey: input.idempotencyKey ?? null,
+      requestHash,
+      resultsOf: (waiting) => resultsOf(waiting, input, config.tools.resultMaxChars),
     });
   } catch (err) {
     // The same key sent twice at once: the one that got in is the answer to both.
@@ -120,7 +102,7 @@ export async function answerAction(
   }
   signals.notify(found.id);
   if (answered === "expired") {
-    services.telemetry.runEnded({ status: "incomplete", stopReason: EXPIRED.stopReason });
+    services.telemetry.runEnded({ status: "incomplete", stopReason: "action_expired" });
     await runs.startQueued(found.conversationId);
     throw new AppError(
       "run_not_waiting",
@@ -146,34 +128,14 @@ export async function answerAction(
   };
 }
 
-async function saveAnswer(
-  tx: Repositories,
-  {
-    waiting,
-    input,
-    requestHash,
-    owner,
-    leaseMs,
-    maxResultChars,
-    trace,
-    redactor,
-  }: {
-    waiting: RunRow;
-    input: AnswerActionInput;
-    requestHash: string;
-    owner: string;
-    leaseMs: number;
-    maxResultChars: number;
-    trace: boolean;
-    redactor: Redactor;
-  },
-) {
+/** The answer checked against the run's pending calls, and their results: denials and outputs, in the model's order. */
+function resultsOf(waiting: RunRow, input: AnswerActionInput, maxResultChars: number): NewMessage[] {
   const pending = waiting.requiredAction?.tool_calls ?? [];
   checkActionAnswer(pending, { approvals: input.approvals, outputs: input.toolOutputs });
   const approvals = new Map(input.approvals.map((a) => [a.tool_call_id, a]));
   const outputs = new Map(input.toolOutputs.map((o) => [o.tool_call_id, o]));
   // In the model's order; approved calls get theirs when they have run.
-  const results = pending.flatMap((call): NewMessage[] => {
+  return pending.flatMap((call): NewMessage[] => {
     const output = outputs.get(call.tool_call_id);
     if (output) {
       return [
@@ -201,42 +163,4 @@ async function saveAnswer(
           ),
         ];
   });
-  const decisions: ActionAnswered = {
-    actor: input.actor ?? null,
-    approvals: input.approvals.map(({ tool_call_id, approve, reason }) => ({
-      tool_call_id,
-      approve,
-      ...(reason !== undefined && { reason }),
-    })),
-    tool_outputs: input.toolOutputs.map(({ tool_call_id, is_error }) => ({ tool_call_id, is_error })),
-  };
-  const appender = createRunAppender(tx, waiting, await positionOf(tx, waiting));
-  const afterEventSeq = appender.position.lastSeq;
-  await appender.event("run.action_answered", decisions);
-  const firstMessageSeq = await appender.toolResults(results, {
-    sourceOf: trace ? (result) => (outputs.has(result.tool_call_id) ? "client" : "declined") : undefined,
-  });
-  // Before the results' spans (each on its message).
-  if (trace)
-    await tx.traces.append(waiting.id, [{ type: "action.answered", data: redactor.value({ ...decisions }) }], {
-      nextMessageSeq: firstMessageSeq,
-    });
-  const run = await tx.runs.resume(waiting.id, { owner, leaseMs });
-  await tx.actions.insert({
-    runId: waiting.id,
-    actor: decisions.actor,
-    answer: { approvals: decisions.approvals, tool_outputs: decisions.tool_outputs },
-    idempotencyKey: input.idempotencyKey ?? null,
-    requestHash,
-    afterEventSeq,
-    firstMessageSeq,
-  });
-  await tx.notify("loopd_run_events", waiting.id);
-  return {
-    run,
-    afterEventSeq,
-    firstMessageSeq,
-    position: appender.position,
-    approvedCalls: input.approvals.filter((a) => a.approve).map((a) => a.tool_call_id),
-  };
 }

@@ -1,13 +1,7 @@
 import type { ProviderName } from "../core/model-provider.js";
 import type { HistoryFormat } from "../providers/registry.js";
-import { buildContext } from "../agent/build-context.js";
-import { isSummary } from "../agent/summary-in-context.js";
-import { DEFAULT_CONTEXT, type ContextSettings } from "../core/context-settings.js";
-import { estimateFixedTokens } from "../agent/estimate-tokens.js";
-import { sendable } from "../core/messages.js";
-import { repairTail } from "../core/history.js";
+import type { ContextSettings } from "../core/context-settings.js";
 import { AppError, notFound } from "../errors.js";
-import { toolBoxOf } from "../runs/tool-box-of.js";
 import { toolsOfTenant } from "../tools/tools-of-tenant.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { Services } from "../services.js";
@@ -20,10 +14,7 @@ import { capBudget } from "./settle-budget.js";
 import type { FinishOptions } from "../core/run-settings.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { presentConversation, presentMessage, presentRun } from "./present.js";
-
-/** What `GET …/context` shows as the result of a call a paused run still waits on. */
-export const PENDING_RESULT =
-  "not answered yet: the run waits for the application to approve this call or submit its output";
+import { historyAs, nextCallOf } from "./conversation-context.js";
 
 export interface CreateConversationInput {
   system?: string | null | undefined;
@@ -202,55 +193,12 @@ export function createConversationService(services: Services) {
     },
 
     /** The whole history as that provider's SDK takes it (whole: the summaries of parts of it are left out). */
-    async history({ tenant, id, format }: { tenant: string; id: string; format: HistoryFormat }) {
-      const conversation = await load(tenant, id);
-      const history = sendable(await store.messages.history(id)).filter((m) => !isSummary(m));
-      return {
-        format,
-        ...providers[format].formatHistory(
-          conversation.system,
-          history,
-          await store.attachments.dataOf(tenant, history),
-        ),
-      };
-    },
+    history: async ({ tenant, id, format }: { tenant: string; id: string; format: HistoryFormat }) =>
+      historyAs(services, { tenant, conversation: await load(tenant, id), format }),
 
-    /**
-     * Exactly what the conversation's next model call would be sent, as the
-     * provider's SDK would get it: its context built from the history as it
-     * stands, with the system prompt, the tools and the caching settings.
-     */
-    async context({ tenant, id, format }: { tenant: string; id: string; format?: ProviderName | undefined }) {
-      const conversation = await load(tenant, id);
-      const stored = await store.messages.history(id);
-      // While a run waits for the application, its pending calls have no result yet: they are shown with one saying so.
-      const history = [...stored, ...repairTail(stored, PENDING_RESULT)];
-      const tools = toolBoxOf({ services, conversation, finish: conversation.finish }).specs;
-      const built = buildContext({
-        history,
-        settings: conversation.context ?? DEFAULT_CONTEXT,
-        fixedTokens: estimateFixedTokens({ system: conversation.system, tools }),
-        tokenRatio: services.tokenRatios.get(id),
-      });
-      const as = format ?? (conversation.provider as ProviderName);
-      const request = providers[as].buildRequest({
-        model: conversation.model,
-        system: conversation.system,
-        messages: built.messages,
-        tools,
-        toolChoice: tools.length === 0 ? "none" : "auto",
-        maxTokens: config.models.maxTokens,
-        cacheKey: conversation.caching ? conversation.id : null,
-        attachments: await store.attachments.dataOf(tenant, built.messages),
-      });
-      return {
-        format: as,
-        estimated_input_tokens: built.estimatedTokens,
-        stubbed_tool_results: built.stubbed,
-        left_out: { refused: built.leftOut.refused, trimmed: built.leftOut.trimmed },
-        request: request as Record<string, unknown>,
-      };
-    },
+    /** Exactly what the conversation's next model call would be sent, as the provider's SDK would get it. */
+    context: async ({ tenant, id, format }: { tenant: string; id: string; format?: ProviderName | undefined }) =>
+      nextCallOf(services, { tenant, conversation: await load(tenant, id), format }),
 
     /** A run of a tenant's conversation; not found when the conversation is another's, or not its conversation. */
     async run({ tenant, id, runId }: { tenant: string; id: string; runId: string }) {

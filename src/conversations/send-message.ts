@@ -22,7 +22,6 @@ import { summaryModelOf } from "./check-conversation-models.js";
 import { FINISH_TOOL, type FinishOptions } from "../core/run-settings.js";
 import { isLockConflict, uniqueViolation } from "../store/unique-violation.js";
 import type { RunManager } from "../runs/run-manager.js";
-import { Overloaded } from "../runs/overload-monitor.js";
 import type { Services } from "../services.js";
 
 export interface SendMessageInput {
@@ -249,7 +248,13 @@ async function afterCreated(
  * accepted get the time and the connections they need to finish.
  */
 function admit({ store, config, overload }: Services): void {
-  if (overload.overloaded) throw new Overloaded();
+  // 503 with Retry-After, as is the database's refusal below.
+  if (overload.overloaded)
+    throw new AppError(
+      "unavailable",
+      "the server is overloaded: new runs are refused until it recovers; try again shortly",
+      { reason: "overloaded" },
+    );
   const limit = config.database.admissionWaitMs;
   const waited = store.longestWaitMs();
   if (limit === 0 || waited <= limit) return;

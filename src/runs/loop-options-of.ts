@@ -2,7 +2,7 @@ import type { AgentEvent } from "../core/agent-events.js";
 import type { AttachmentData, NewMessage } from "../core/messages.js";
 import { DEFAULT_CONTEXT } from "../core/context-settings.js";
 import type { ProviderName } from "../core/model-provider.js";
-import type { AgentRunOptions } from "../agent/run-agent-loop.js";
+import type { AgentRunOptions } from "../agent/agent-run-options.js";
 import type { Services } from "../services.js";
 import type { ConversationRow } from "../store/schema.js";
 import type { ToolBox } from "../tools/tool-box.js";

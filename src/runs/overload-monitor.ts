@@ -1,15 +1,5 @@
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
-import { AppError } from "../errors.js";
 import { createLoadJudge, type LoadState } from "./load-judge.js";
-
-/** What a new run is answered while the process is overloaded (503 with Retry-After). */
-export class Overloaded extends AppError {
-  constructor() {
-    super("unavailable", "the server is overloaded: new runs are refused until it recovers; try again shortly", {
-      reason: "overloaded",
-    });
-  }
-}
 
 export interface OverloadMonitor {
   /** `off` when MAX_EVENT_LOOP_DELAY_MS is 0. */

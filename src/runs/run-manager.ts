@@ -1,3 +1,4 @@
+import { answerPausedRun, type PausedRunAnswer } from "./answer-paused-run.js";
 import { RunInterruption } from "../core/interruptions.js";
 import { describeError } from "../errors.js";
 import type { Services } from "../services.js";
@@ -131,6 +132,9 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
       const committed = start.kind === "created" ? start.committed : undefined;
       launch(start, createRunWriter({ services, run: start.run, position: start.position, committed }));
     },
+
+    /** Saves an answer to a paused run (see `answerPausedRun`); `start` it after. */
+    answer: (runId: string, answer: PausedRunAnswer) => answerPausedRun(services, runId, answer),
 
     /** Begins renewing leases and sweeping for abandoned runs; the first sweep runs now. */
     async open(): Promise<void> {

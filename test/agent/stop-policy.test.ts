@@ -1,13 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { graceNotice, graceTurnOf, NOTICE_TOKENS } from "../../src/agent/grace-turn.js";
-import {
-  costBudget,
-  createStopPolicy,
-  MIN_OUTPUT_TOKENS,
-  timeBudget,
-  tokenBudget,
-  type BudgetSpent,
-} from "../../src/agent/stop-policy.js";
+import { costBudget, timeBudget, tokenBudget, type BudgetSpent } from "../../src/agent/budget-conditions.js";
+import { createStopPolicy, MIN_OUTPUT_TOKENS } from "../../src/agent/stop-policy.js";
 import type { NewMessage } from "../../src/core/messages.js";
 import type { RunBudget } from "../../src/core/run-settings.js";
 import { emptyUsage } from "../../src/core/usage.js";
