@@ -10,7 +10,8 @@ import { useLoopd } from "../support/helpers/use-loopd.js";
 // passes max_seconds by up to INTAKE_PRIORITY_MS (10 s at most) on each call,
 // where README promises RUN_GRACE_MS is "all a run may pass its time budget by".
 
-const f = useLoopd({ env: { INTAKE_PRIORITY_MS: "5000", RUN_GRACE_MS: "500" } });
+// The intake holds for up to 10 s: without the fix the run takes that long; with it, its 1 s and the grace.
+const f = useLoopd({ env: { INTAKE_PRIORITY_MS: "10000", RUN_GRACE_MS: "500" } });
 const intake = () => f.loopd.services.intake;
 
 test(`a model call waiting for the intake does not take a run past its max_seconds (${testDatabaseKind})`, async () => {
@@ -25,8 +26,8 @@ test(`a model call waiting for the intake does not take a run past its max_secon
     await vi.waitFor(() => expect(intake().waiting).toBe(1), { timeout: 10_000, interval: 5 });
     const res = await sent;
     const tookS = (Date.now() - started) / 1000;
-    // max_seconds 1 + RUN_GRACE_MS 0.5, and a second of slack for a busy machine.
-    expect({ run: res.json().run.status, withinBudget: tookS <= 2.5 ? true : tookS }).toEqual({
+    // max_seconds 1 + RUN_GRACE_MS 0.5, and three seconds of slack for a busy machine (one was not enough at load 12).
+    expect({ run: res.json().run.status, withinBudget: tookS <= 4.5 ? true : tookS }).toEqual({
       run: expect.any(String),
       withinBudget: true,
     });
