@@ -1,11 +1,35 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * With TEST_DATABASE_POOLER=pgbouncer (and TEST_DATABASE_URL), the suite's
+ * third database kind: Postgres behind pgbouncer in transaction mode. Only
+ * what a pooler can change runs there — many instances on one database,
+ * queues, leases and takeovers, cancels and approvals from another instance,
+ * the shared rate limit, webhooks — and test/scale, which starts poolers of
+ * its own and runs only there.
+ */
+const behindPooler = process.env.TEST_DATABASE_POOLER === "pgbouncer";
+const POOLED = [
+  "test/scale/**/*.test.ts",
+  "test/runs/{keep-leases,recover-run.takeover,run-cap.instances,run-cap.concurrent-starts,history-cache.instances,follow-run-events.followers,follow-run-events.streaming,run-signals.lost-lease,retention-sweeper}.test.ts",
+  "test/conversations/{answer-action.instances-and-deletes,answer-action.races,send-message.on-busy,send-message.on-busy-storm}.test.ts",
+  "test/e2e/{queue-instances,webhook-restart}.test.ts",
+  "test/http/rate-limit-refused.test.ts",
+  "test/webhooks/webhook-worker.end-to-end.test.ts",
+  "test/store/broadcast.test.ts",
+];
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    // On PGlite, one migrated database that each test file's database starts as a copy of.
-    // And src/ built into dist/ once, so that programs started as processes run compiled.
-    globalSetup: ["test/support/helpers/pglite-template.ts", "test/support/helpers/build-server.ts"],
+    include: behindPooler ? POOLED : ["test/**/*.test.ts"],
+    exclude: behindPooler ? [] : ["test/scale/**", "**/node_modules/**"],
+    // On PGlite, one migrated database that each test file's database starts as a copy of; behind
+    // pgbouncer, the run's pooler. And src/ built into dist/ once, so that programs started as processes run compiled.
+    globalSetup: [
+      "test/support/helpers/pglite-template.ts",
+      "test/support/helpers/pgbouncer-setup.ts",
+      "test/support/helpers/build-server.ts",
+    ],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Suites share one machine-wide Postgres database when TEST_DATABASE_URL is

@@ -28,11 +28,15 @@ import { measureQueuedStart, type QueuedStartRow } from "./queue/queued-start.js
 import { measurePauseAnswer, type PauseAnswerRow } from "./pause/pause-answer.js";
 import { measureAuthOverhead } from "./auth/auth-overhead.js";
 import { measureRequestChecks } from "./checks/request-checks.js";
+import { measureAgentResolution } from "./agent/agent-resolution.js";
+import { measureAgentCallers } from "./mcp-a2a/agent-callers.js";
 import { measureSandboxStepCost } from "./sandbox/sandbox-step-cost.js";
 import { measureGuardFalsePositives } from "./guard/overload-false-positives.js";
+import { measureChaos } from "./chaos/chaos-runs.js";
 import { measureTenantFlood } from "./flood/tenant-flood.js";
 import { measureToolSourceOverhead, PARALLEL_CALL_MS, PARALLEL_CALLS } from "./httptool/tool-source-overhead.js";
 import { measureImageStepCost } from "./images/image-step-cost.js";
+import { measureAgentCallCost } from "./agentcall/agent-call-cost.js";
 import { measureFirstStart, type FirstStartRow } from "./first-start/first-start.js";
 import { measureBudgetOverhead, type BudgetOverheadRow } from "./budget/budget-overhead.js";
 import { measureContextCost, type ContextCostRow } from "./context/context-cost.js";
@@ -49,9 +53,13 @@ import { markdownTable } from "./lib/markdown-table.js";
 import { ms, percentile } from "./lib/measure.js";
 import { measureRunOverhead, type OverheadRow } from "./overhead/run-overhead.js";
 import { SCENARIOS } from "./lib/run-shapes.js";
-import { startLoopdProcess } from "./lib/start-loopd-process.js";
+import { startLoopdProcess, openAiOnFakeLlm } from "./lib/start-loopd-process.js";
 import { streamsTable } from "./streams/streams-table.js";
+import { measureResponsesStreams, type ResponsesRow } from "./responses/responses-streams.js";
+import { responsesTable } from "./responses/responses-table.js";
 import { measureWebhookLatency } from "./webhooks/webhook-latency.js";
+import type { Via } from "./scale/instance-fleet.js";
+import { measureScale } from "./scale/scale-section.js";
 
 const runs = positiveInt(process.env.BENCH_RUNS, 200);
 const concurrency = positiveInt(process.env.BENCH_CONCURRENCY, 8);
@@ -71,13 +79,39 @@ const floods = (process.env.BENCH_FLOOD ?? "200,500").split(",").map((n) => posi
 const floodQuiet = positiveInt(process.env.BENCH_FLOOD_QUIET, 20);
 const floodCap = positiveInt(process.env.BENCH_FLOOD_CAP, 100);
 const floodRounds = positiveInt(process.env.BENCH_FLOOD_ROUNDS, 3);
+const chaosRuns = positiveInt(process.env.BENCH_CHAOS_RUNS, 200);
+const chaosFaultPercent = positiveInt(process.env.BENCH_CHAOS_FAULT_PERCENT, 20);
+const chaosOutageMs = positiveInt(process.env.BENCH_CHAOS_OUTAGE_MS, 10_000);
+const agentCalls = positiveInt(process.env.BENCH_AGENT_CALLS, 100);
 /** A loop whose timer fires less than this late is healthy: half of MAX_EVENT_LOOP_DELAY_MS's default, the new guard's own "healthy". */
 const GUARD_HEALTHY_MS = 500;
 const LONG_RUN_STEPS = (process.env.BENCH_STEPS ?? "10,100,1000").split(",").map((n) => positiveInt(n, 10));
 const TRACE_STEPS = (process.env.BENCH_TRACE_STEPS ?? "10,100,1000").split(",").map((n) => positiveInt(n, 10));
 const streams = (process.env.BENCH_STREAMS ?? "50,200,500").split(",").map((n) => positiveInt(n, 200));
 const streamRounds = positiveInt(process.env.BENCH_STREAM_ROUNDS, 3);
+const responsesConcurrency = positiveInt(process.env.BENCH_RESPONSES_STREAMS, 200);
+const responsesRounds = positiveInt(process.env.BENCH_RESPONSES_ROUNDS, 3);
+const responsesSubjects = (process.env.BENCH_RESPONSES_SUBJECTS ?? "messages,responses,openai sdk")
+  .split(",")
+  .map((s) => s.trim());
+const responsesShapes = (process.env.BENCH_RESPONSES_SHAPES ?? "tool,text").split(",").map((s) => s.trim());
 const baselineDir = process.env.BENCH_BASELINE_DIR || undefined;
+const scaleOptions = {
+  counts: (process.env.BENCH_SCALE_INSTANCES ?? "1,2,3").split(",").map((n) => positiveInt(n, 1)),
+  // direct, pgbouncer (with DATABASE_DIRECT_URL), polling (pgbouncer without it).
+  vias: (process.env.BENCH_SCALE_VIAS ?? "direct,pgbouncer,polling")
+    .split(",")
+    .map((v) => v.trim())
+    .map((v) => (v === "polling" ? "pgbouncer, polling" : v)) as Via[],
+  rounds: positiveInt(process.env.BENCH_SCALE_ROUNDS, 2),
+  concurrency: positiveInt(process.env.BENCH_SCALE_CONCURRENCY, 200),
+  steps: positiveInt(process.env.BENCH_SCALE_STEPS, 10),
+  warmup: positiveInt(process.env.BENCH_SCALE_WARMUP, 20),
+  killSeconds: process.env.BENCH_SCALE_KILL_SECONDS === "0" ? 0 : positiveInt(process.env.BENCH_SCALE_KILL_SECONDS, 60),
+  killConcurrency: positiveInt(process.env.BENCH_SCALE_KILL_CONCURRENCY, 60),
+  killLeaseMs: positiveInt(process.env.BENCH_SCALE_KILL_LEASE_MS, 5_000),
+  bouncerPoolPerInstance: 10,
+};
 const firstStartRounds = positiveInt(process.env.BENCH_FIRST_START_ROUNDS, 1);
 const firstStartRestarts = positiveInt(process.env.BENCH_FIRST_START_RESTARTS, 3);
 const quiet = {
@@ -105,6 +139,12 @@ const SECTIONS = [
   "guard",
   "flood",
   "first-start",
+  "chaos",
+  "agentcall",
+  "agent",
+  "mcp-a2a",
+  "scale",
+  "responses",
 ] as const;
 type Section = (typeof SECTIONS)[number];
 const only = selectedSections(process.env.BENCH_ONLY);
@@ -125,6 +165,19 @@ const GUARD_COLUMNS = [
   "other answers",
 ];
 
+const CHAOS_COLUMNS = [
+  "db",
+  "phase",
+  "completed",
+  "not completed",
+  "faults / model calls",
+  "model.retry · model.fallback events",
+  "tools run twice",
+  "steps whose streamed text ≠ saved",
+  "run p50 · p99 ms",
+  "added p50 · p99 ms (vs clean)",
+];
+
 const FLOOD_COLUMNS = [
   "db",
   "A starts at once",
@@ -137,6 +190,23 @@ const FLOOD_COLUMNS = [
   "B p99 with ÷ without",
   "B failed with · without",
 ];
+
+const CALLER_COLUMNS = [
+  "db",
+  "path",
+  "calls",
+  "p50 ms",
+  "p99 ms",
+  "added p50 · p99 (vs messages)",
+  "added, paired p50",
+  "loopd CPU ms/call",
+  "added CPU (vs messages)",
+  "Postgres CPU ms/call",
+  "added (vs messages)",
+  "client CPU ms/call",
+];
+
+const signed = (n: number) => `${n >= 0 ? "+" : "−"}${ms(Math.abs(n))}`;
 
 function positiveInt(value: string | undefined, fallback: number): number {
   const n = Number(value);
@@ -159,9 +229,7 @@ async function benchOn(database: BenchDatabase) {
   const loopd = await startLoopdProcess({
     env: {
       ...database.env,
-      LLM_PROVIDER: "openai",
-      OPENAI_API_KEY: "bench",
-      OPENAI_BASE_URL: `${llm.url}/v1`,
+      ...openAiOnFakeLlm(llm.url),
       LOG_LEVEL: logLevel,
       WORKSPACE_DIR: workspace,
     },
@@ -257,12 +325,20 @@ async function main() {
   const httpToolRows: string[][] = [];
   const imageRows: string[][] = [];
   const checksRows: string[][] = [];
+  const agentRows: string[][] = [];
   const parallelRows: string[][] = [];
   const authRows: string[][] = [];
   const webhookRows: string[][] = [];
   const sandboxRows: string[][] = [];
   const guardRows: string[][] = [];
   const floodRows: string[][] = [];
+  const chaosRows: string[][] = [];
+  const agentCallRows: string[][] = [];
+  const callerRows: string[][] = [];
+  const callerLoad: string[] = [];
+  const scaleLines: string[] = [];
+  const responsesRows: Array<ResponsesRow & { kind: string }> = [];
+  const responsesLoad: string[] = [];
   for (const serverUrl of backends) {
     const kind = serverUrl ? "postgres" : "pglite";
     if (WHOLE_PROCESS_SECTIONS.some((section) => only.has(section))) {
@@ -382,6 +458,26 @@ async function main() {
         pct(readOn.p50, readOff.p50),
       ]);
     }
+    if (only.has("agent")) {
+      progress(`${kind}: the same runs on a conversation from an agent and on one without`);
+      const rounds = positiveInt(process.env.BENCH_AGENT_ROUNDS, 300);
+      const vs = (a: number, b: number) => `${(((a - b) / b) * 100).toFixed(1)}%`;
+      for (const row of await measureAgentResolution({ serverUrl, rounds, logLevel })) {
+        agentRows.push([
+          kind,
+          row.shape,
+          ms(row.plain.p50),
+          ms(row.agent.p50),
+          vs(row.agent.p50, row.plain.p50),
+          ms(row.plain.mean),
+          ms(row.agent.mean),
+          vs(row.agent.mean, row.plain.mean),
+          row.plainCpu.toFixed(2),
+          row.agentCpu.toFixed(2),
+          vs(row.agentCpu, row.plainCpu),
+        ]);
+      }
+    }
     if (only.has("checks") && !baselineDir)
       progress("checks left out: it measures this checkout against BENCH_BASELINE_DIR, which is not set");
     if (only.has("checks") && baselineDir) {
@@ -406,6 +502,77 @@ async function main() {
           vs(row.cpuPerRequest, before!.cpuPerRequest),
         ]);
       }
+    }
+    // Many instances on one server, and pgbouncer in front of it: Postgres only.
+    if (only.has("scale") && serverUrl) {
+      scaleLines.push(
+        ...(await measureScale({
+          serverUrl,
+          logLevel,
+          options: scaleOptions,
+          progress,
+        })),
+      );
+      progress(`postgres: scale\n${scaleLines.join("\n")}`);
+    }
+    if (only.has("mcp-a2a")) {
+      progress(`${kind}: one agent called over /mcp, A2A and POST …/messages`);
+      const { rows, machineBusy, loopdBusy } = await measureAgentCallers({
+        serverUrl,
+        rounds: positiveInt(process.env.BENCH_CALLER_ROUNDS, 300),
+        logLevel,
+      });
+      callerLoad.push(
+        `${kind}: the machine ${(machineBusy * 100).toFixed(0)}% busy over the rounds, loopd ${(loopdBusy * 100).toFixed(0)}% of it`,
+      );
+      const base = rows.find((r) => r.path === "messages")!;
+      const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+      const p50 = (xs: number[]) => percentile(sorted(xs), 0.5);
+      const p99 = (xs: number[]) => percentile(sorted(xs), 0.99);
+      for (const row of rows) {
+        const isBase = row === base;
+        // Paired: each call against the messages call of its own round, so a busy moment falls on both.
+        const paired = row.latencies.map((t, i) => t - base.latencies[i]!);
+        callerRows.push([
+          kind,
+          row.path,
+          String(row.latencies.length),
+          ms(p50(row.latencies)),
+          ms(p99(row.latencies)),
+          isBase
+            ? "–"
+            : `${signed(p50(row.latencies) - p50(base.latencies))} · ${signed(p99(row.latencies) - p99(base.latencies))}`,
+          isBase ? "–" : signed(p50(paired)),
+          row.cpuPerCall.toFixed(2),
+          isBase
+            ? "–"
+            : `${signed(row.cpuPerCall - base.cpuPerCall)} (${(row.cpuPerCall / base.cpuPerCall).toFixed(2)}×)`,
+          row.databaseCpuPerCall === null ? "–" : row.databaseCpuPerCall.toFixed(2),
+          row.databaseCpuPerCall === null || base.databaseCpuPerCall === null || isBase
+            ? "–"
+            : signed(row.databaseCpuPerCall - base.databaseCpuPerCall),
+          row.clientCpuPerCall.toFixed(2),
+        ]);
+      }
+    }
+    if (only.has("responses")) {
+      progress(`${kind}: ${responsesConcurrency} streaming runs at once through /v1/responses and POST …/messages`);
+      const { rows, loadBefore, loadAfter } = await measureResponsesStreams({
+        serverUrl,
+        concurrency: responsesConcurrency,
+        rounds: responsesRounds,
+        shapes: responsesShapes,
+        subjects: responsesSubjects,
+        logLevel,
+        progress,
+      });
+      responsesRows.push(...rows.map((row) => ({ kind, ...row })));
+      responsesLoad.push(
+        `${kind}: load average ${loadBefore.toFixed(1)} before the first round, ${loadAfter.toFixed(1)} after the last`,
+      );
+      progress(
+        `${kind}: /v1/responses against POST …/messages\n${responsesTable(responsesRows.filter((r) => r.kind === kind))}`,
+      );
     }
     if (only.has("sandbox")) {
       progress(`${kind}: run_command and an MCP stdio call under bwrap against unconfined`);
@@ -493,6 +660,57 @@ async function main() {
         ]);
       }
       progress(`${kind}: a flooding tenant and a quiet one\n${markdownTable(FLOOD_COLUMNS, floodRows)}`);
+    }
+    if (only.has("chaos")) {
+      const rows = await measureChaos({
+        serverUrl,
+        runs: chaosRuns,
+        faultShare: chaosFaultPercent / 100,
+        outageMs: chaosOutageMs,
+        logLevel,
+        progress: (line) => progress(`${kind}: ${line}`),
+      });
+      const clean = rows.find((r) => r.phase === "clean");
+      for (const r of rows) {
+        const failed =
+          Object.entries(r.failures)
+            .map(([why, n]) => `${why} ×${n}`)
+            .join(", ") || "0";
+        chaosRows.push([
+          kind,
+          r.phase,
+          `${r.completed}/${r.runs}`,
+          failed,
+          `${r.faults}/${r.calls}`,
+          `${r.retries} · ${r.fallbacks}`,
+          `${r.duplicateExecutions} of ${r.executions}`,
+          String(r.textMismatches),
+          `${ms(r.p50)} · ${ms(r.p99)}`,
+          clean && r !== clean ? `${signed(r.p50 - clean.p50)} · ${signed(r.p99 - clean.p99)}` : "–",
+        ]);
+      }
+      progress(`${kind}: chaos\n${markdownTable(CHAOS_COLUMNS, chaosRows)}`);
+    }
+    if (only.has("agentcall")) {
+      progress(`${kind}: a child agent's call against a tool call of the same work, ${agentCalls} of each`);
+      const database = await createBenchDatabase(serverUrl);
+      try {
+        const [tool, agent] = await measureAgentCallCost({ open: database.open, samples: agentCalls, logLevel });
+        for (const row of [tool!, agent!])
+          agentCallRows.push([
+            kind,
+            row.subject,
+            ms(row.call.p50),
+            ms(row.call.p99),
+            row.statementsPerRun.toFixed(1),
+            ms(row.cpuMsPerRun),
+            row === agent
+              ? `+${ms(agent.call.p50 - tool!.call.p50)} ms · +${(agent.statementsPerRun - tool!.statementsPerRun).toFixed(1)} · +${ms(agent.cpuMsPerRun - tool!.cpuMsPerRun)} ms`
+              : "",
+          ]);
+      } finally {
+        await database.drop();
+      }
     }
     if (only.has("images")) {
       progress(`${kind}: a conversation holding 10 images against one holding none`);
@@ -764,6 +982,46 @@ async function main() {
         checksRows,
       ),
     ]),
+    ...section("agent", [
+      `## agent: An agent's cost to a run: the same run on a conversation from an agent and on one given the same configuration (${positiveInt(process.env.BENCH_AGENT_ROUNDS, 300)} pairs, interleaved)`,
+      "",
+      "One loopd process; each round a fresh conversation of each kind (not timed), then the same message to each, in turn, the order alternating. ms from the POST …/messages to its answer (the run ended), and loopd's own CPU ms per run (the process, from /proc). text: one model call; tool: calculate and the answer (two model calls, one tool call).",
+      "",
+      markdownTable(
+        [
+          "db",
+          "run",
+          "plain p50",
+          "agent p50",
+          "p50",
+          "plain mean",
+          "agent mean",
+          "mean",
+          "CPU ms plain",
+          "CPU ms agent",
+          "CPU",
+        ],
+        agentRows,
+      ),
+    ]),
+    ...section("mcp-a2a", [
+      `## mcp-a2a: One agent called over /mcp and A2A against POST …/messages: the same run, interleaved (${positiveInt(process.env.BENCH_CALLER_ROUNDS, 300)} rounds)`,
+      "",
+      "One loopd process, keys off; an agent with `calculate`, each call a new conversation from it and one run of a tool call and an answer (2 model calls). messages: `POST /conversations` with the agent, then a non-streaming `POST …/messages` (the two requests timed together); mcp: the MCP SDK's client (Streamable HTTP, one session) calling `agent_adder`; a2a: `@a2a-js/sdk`'s client (JSON-RPC, card read once) sending a blocking `SendMessage`. A round calls each once, the order rotating; 20 rounds of warm-up first. Latency as the caller saw it; loopd's CPU from /proc around each call, summed per path over the rounds (10 ms ticks); Postgres CPU: the server's backends serving loopd's database, from /proc around each call (on PGlite the database's work is inside loopd's own CPU); client CPU: this process (the SDK client and the fake LLM) around each call. Added, paired: the median over rounds of the call less the messages call of the same round.",
+      "",
+      markdownTable(CALLER_COLUMNS, callerRows),
+      "",
+      ...callerLoad.map((line) => `- ${line}`),
+    ]),
+    ...section("responses", [
+      `## responses: /v1/responses streaming against POST …/messages streaming: the same runs, ${responsesConcurrency} at once (${responsesRounds} rounds of each, interleaved)`,
+      "",
+      "One loopd process, keys off. Each run on a new conversation: tool: `calculate` then the answer (2 model calls); text: the answer (1 model call). messages: `POST /conversations` then `POST …/messages` with `stream: true` (timed together); responses: `POST /v1/responses` with `stream: true` (its conversation made inside it), both read with fetch; openai sdk: the official client's `responses.stream`. A round starts N runs of one subject and shape at once; the subjects take rounds in turn, their order rotating. Times from the request's start to the first and last SSE event; runs/s: completed runs over the rounds' wall time. Ratios over all rounds, then (in brackets) round by round, each round against the messages round of the same index; † marks a round in which either had runs refused. A refusal (`503` with Retry-After: the overload guard at its defaults, new runs refused while the loop lags or statements wait on the database) is sent again after the wait it asks for, up to 10 times, as the openai client does by itself; a run's times count from its first attempt, so refusals cost their subject time and throughput. Each round starts once `/readyz` answers 200. CPU: loopd's process (and on Postgres the backends serving its database) from /proc over each round, per completed run; client CPU: this process (the clients and the fake model). Machine busy: all cores, others' work included, lowest–highest round.",
+      "",
+      responsesTable(responsesRows),
+      "",
+      ...responsesLoad.map((line) => `- ${line}`),
+    ]),
     ...section("sandbox", [
       `## sandbox: The tool sandbox per step: the same ${sandboxSteps}-tool-step runs under TOOL_SANDBOX=bwrap and =none (${sandboxRuns} runs of each, interleaved, ms)`,
       "",
@@ -796,6 +1054,31 @@ async function main() {
       `One loopd, API keys on, two tenants: MAX_ACTIVE_RUNS_PER_TENANT=${floodCap}, MAX_STREAMS_PER_TENANT=100 (its default), RATE_LIMIT_PER_MIN out of the way. Each run a streaming tool round trip, as in streams. A round: A starts N at once (conversations created beforehand) while B keeps ${floodQuiet} in flight (each on a conversation created just before, untimed) until A's last answer; then B alone for as long. A's refusals by status and code; B's runs/s and time to its first SSE event with the flood and without it.`,
       "",
       markdownTable(FLOOD_COLUMNS, floodRows),
+    ]),
+    ...section("chaos", [
+      `## chaos: ${chaosRuns} streaming runs against a failing provider: clean, ${chaosFaultPercent}% of model calls failing, and a ${chaosOutageMs / 1000} s outage of the primary`,
+      "",
+      `One loopd, the primary on OpenAI's wire and a fallback (\`fallbacks\`) on Anthropic's, both the fake LLM; each run a tool call (an HTTP tool whose receiver in the bench process counts executions by tool_call_id) and an answer. Each phase starts its runs evenly over ${(2 * chaosOutageMs) / 1000} s. clean: no faults. faults: ${chaosFaultPercent}% of all model calls (either provider) failing at random, a third each 529, 429 with Retry-After: 1 and a failure mid-stream (half an error event, half a cut connection) (seeded, so runs draw the same faults). outage: the primary answers 503 for the phase's first ${chaosOutageMs / 1000} s. Latency from the request to run.completed; added: against the clean phase of the same run. The streamed text check: text.delta since the step began, less what step.restarted withdrew, against the assistant message saved.`,
+      "",
+      markdownTable(CHAOS_COLUMNS, chaosRows),
+    ]),
+    ...section("agentcall", [
+      `## agentcall: A child agent's call against a tool call of the same work (${agentCalls} of each, interleaved)`,
+      "",
+      "The same run twice: the model calls a tool, then answers. Tool call: `lookup` returns the answer at once. Agent call: `agent__helper`, whose child run (its own conversation) makes one model call that returns the same answer. loopd in the bench's process (buildApp, as the tests start it; the fake model answers at once), so its statement counter reads the same on PGlite and Postgres. Call: the model's request → its next request (the call made and its result saved), ms. Statements and CPU: the whole run (this process's CPU, the fake model and the client included), mean per run.",
+      "",
+      markdownTable(
+        [
+          "db",
+          "subject",
+          "call p50",
+          "call p99",
+          "statements/run",
+          "CPU ms/run",
+          "agent − tool (p50 · statements · CPU)",
+        ],
+        agentCallRows,
+      ),
     ]),
     ...section("images", [
       `## images: Images already in a conversation: the same ${20}-tool-step run on a conversation whose first message held 10 images (about 300 KB each) against one holding none (${budgetRuns} runs of each, interleaved)`,
@@ -838,6 +1121,7 @@ async function main() {
         }),
       ),
     ]),
+    ...section("scale", scaleLines),
     ...section("streams", [
       `## streams: ${streams.join(", ")} streaming runs at once (tool round trips, ${streamRounds} rounds each)`,
       "",

@@ -23,7 +23,7 @@ import newman from "newman";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 // "trace" waits for GET …/runs/:run_id/trace; add it here when that route lands.
-const DEFAULT_FOLDERS = ["walkthrough", "approvals", "trace", "errors"];
+const DEFAULT_FOLDERS = ["walkthrough", "approvals", "agents", "trace", "errors", "mcp", "a2a", "openai"];
 
 const { values: args } = parseArgs({
   options: { url: { type: "string" }, folder: { type: "string", multiple: true } },

@@ -1,7 +1,7 @@
+import { createModelCooldown } from "./agent/model-cooldown.js";
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { maxHeaderSize } from "node:http";
-import cors from "@fastify/cors";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
 import type { Logger } from "pino";
@@ -10,15 +10,18 @@ import type { ModelProvider, ProviderName } from "./core/model-provider.js";
 import type { Config } from "./config.js";
 import { describeError } from "./errors.js";
 import { createConversationService } from "./conversations/conversation-service.js";
+import { createAgentService } from "./agents/agent-service.js";
+import { applyAgentsFile } from "./agents/apply-agents-file.js";
 import { createRunManager, type RunManager } from "./runs/run-manager.js";
 import { hearOtherProcesses } from "./runs/hear-other-processes.js";
 import { createRetentionSweeper, type RetentionSweeper } from "./runs/retention-sweeper.js";
 import { createHistoryCache } from "./runs/history-cache.js";
-import { createRunSignals, type RunSignals } from "./runs/run-signals.js";
+import { signalsOf } from "./runs/run-signals.js";
 import { createTokenRatios } from "./runs/token-ratios.js";
 import { createIntake } from "./runs/intake.js";
 import { createOverloadMonitor } from "./runs/overload-monitor.js";
 import type { Services } from "./services.js";
+import { createAgentCaller } from "./agents/call-agent.js";
 import { createClientErrorHandler } from "./http/plugins/client-error-handler.js";
 import { handleError, replyError } from "./http/plugins/error-handler.js";
 import type { HttpDeps } from "./http/http-deps.js";
@@ -27,14 +30,16 @@ import { useNotFoundHandler } from "./http/plugins/not-found-handler.js";
 import { useOpenApi } from "./http/plugins/openapi-document.js";
 import { useRequestTenant } from "./http/plugins/request-tenant.js";
 import { requestTimeoutOptions } from "./http/plugins/request-timeout.js";
+import { connectionReaper } from "./server/reap-connections.js";
 import { useInflightBodyBound } from "./http/plugins/inflight-body-bound.js";
 import { useApiKeys } from "./http/plugins/api-keys.js";
 import { useHostCheck } from "./http/plugins/host-check.js";
+import { useCors } from "./http/plugins/cors.js";
 import { createKeyCheck, makeFirstKey } from "./http/plugins/key-check.js";
 import { requestIdOf } from "./http/plugins/request-id.js";
-import { configuredTools, withResultCaps } from "./tools/configured-tools.js";
-import { useRateLimit } from "./http/plugins/rate-limit.js";
-import { createStreamGate } from "./http/plugins/stream-gate.js";
+import { configuredTools, createToolSets, withResultCaps } from "./tools/configured-tools.js";
+import { sharedHits, useRateLimit } from "./http/plugins/rate-limit.js";
+import { streamGateFor } from "./http/plugins/stream-share.js";
 import { docsRoutes } from "./http/routes/docs-routes.js";
 import { resourceRoutes } from "./http/routes/resource-routes.js";
 import { healthRoutes, isProbe } from "./http/routes/health-routes.js";
@@ -44,11 +49,11 @@ import { providersOf } from "./providers/index.js";
 import type { Database } from "./store/db.js";
 import { createBroadcast } from "./store/broadcast.js";
 import { createStore } from "./store/store.js";
+import { sayDatabasePath } from "./server/say-database-path.js";
 import type { Tool } from "./tools/define-tool.js";
 import { adminRoutes } from "./http/routes/admin-routes.js";
 import { usePlayground } from "./http/plugins/playground.js";
 import { createToolRegistry } from "./tools/tool-registry.js";
-import { createToolSets } from "./tools/sources.js";
 import { toolSandboxOf } from "./tools/sandbox/choose-tool-sandbox.js";
 import type { ToolSandbox } from "./tools/sandbox/tool-sandbox.js";
 import type { PriceTable } from "./providers/prices/price-table.js";
@@ -68,9 +73,9 @@ export interface AppDeps {
   database: Database;
   /** @default the real providers, reading their keys and base URLs from the environment */
   providers?: Record<ProviderName, ModelProvider>;
-  /** @default the built-in tools */
+  /** @default the built-in tools (and `run_command`, when enabled); the tools of `TOOLS_FILE` come after them */
   tools?: Tool[];
-  /** Where `run_command` and stdio MCP servers run. @default chosen from the configuration (`TOOL_SANDBOX`) */
+  /** Where `run_command` and the programs of `TOOLS_FILE`'s sources run. @default chosen from the configuration (`TOOL_SANDBOX`) */
   sandbox?: ToolSandbox;
   /** @default the built-in prices, with `PRICES_FILE` over them */
   prices?: PriceTable;
@@ -89,28 +94,21 @@ export interface Loopd {
   runs: RunManager;
   /** The sweep of idle conversations, with `RETENTION_DAYS`. */
   retention: RetentionSweeper | null;
+  /** The stream gate (`MAX_STREAMS`, and each tenant's share on every instance); `sync` publishes and learns the others' now. */
+  streams: Pick<ReturnType<typeof streamGateFor>, "gate" | "sync">;
   /** Graceful stop: refuse new requests, let running steps save, end streams, release leases. */
   close(): Promise<void>;
-}
-
-/**
- * Commit signals belong to the database, not to the app: two apps on one
- * embedded database (one process) must hear each other's commits, as they
- * cannot through LISTEN.
- */
-const signalsByDatabase = new WeakMap<Database, RunSignals>();
-function signalsOf(database: Database): RunSignals {
-  let signals = signalsByDatabase.get(database);
-  if (!signals) signalsByDatabase.set(database, (signals = createRunSignals()));
-  return signals;
 }
 
 export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const { config, database } = deps;
   const logger = deps.logger ?? createLogger(config.server.logLevel, { secrets: config.secrets });
-  const metrics = createMetrics({ describeTool: (name) => services.registry.describe(name) });
+  const metrics = createMetrics({
+    describeTool: (name) => services.registry.describe(name),
+    modelStates: () => services.modelCooldown.list(),
+  });
   const sandbox = deps.sandbox ?? toolSandboxOf(config, { warn: (message) => logger.warn(message) });
-  const toolSets = createToolSets(config, { sandbox, log: logger, onRestart: metrics.serverRestarted });
+  const toolSets = await createToolSets(config, { sandbox, log: logger, onRestart: metrics.serverRestarted });
   // Loaded only when asked for: without an endpoint, tracing costs nothing, not even its modules.
   const tracing = config.trace.otlpTracesUrl
     ? (await import("./telemetry/tracing.js")).createTracing({
@@ -134,9 +132,11 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     histories: createHistoryCache({ maxChars: config.runs.historyCacheMb * 1024 * 1024 }),
     intake: createIntake({ maxWaitMs: config.runs.intakePriorityMs }),
     tokenRatios: createTokenRatios(),
+    modelCooldown: createModelCooldown(config.models.resilience.cooldown),
     broadcast: createBroadcast({
       database,
       onError: (err) => logger.warn({ err }, "LISTEN connection failed; followers fall back to polling"),
+      pollIntervalMs: config.database.pollIntervalMs,
     }),
     exclusiveDatabase: database.kind === "pglite",
     instanceId: deps.instanceId ?? randomUUID(),
@@ -153,6 +153,8 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     }),
   };
   checkDefaultModel(config, services.providers);
+  sayDatabasePath(database, services.broadcast, logger);
+  await applyAgentsFile(services, config.agents);
   const runs = createRunManager(services, { exclusive: services.exclusiveDatabase });
   hearOtherProcesses(services, runs);
   // A delivery was written (the outbox's trigger); listened to with the others, the worker starts later.
@@ -161,14 +163,18 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const shutdown = new AbortController();
   // Every open stream listens for the shutdown (up to MAX_STREAMS): no leak, many listeners.
   setMaxListeners(0, shutdown.signal);
+  const streamShare = streamGateFor(services, { shared: database.kind === "postgres" });
+  const conversations = createConversationService(services);
+  services.agentCaller = createAgentCaller({ services, runs, conversations });
   const http: HttpDeps = {
     services,
-    conversations: createConversationService(services),
+    conversations,
+    agents: createAgentService(services),
     runs,
     shutdown: shutdown.signal,
     ssePingMs: deps.ssePingMs,
     ping: database.ping,
-    streams: createStreamGate({ max: config.server.maxStreams, maxPerTenant: config.fairShares.maxStreamsPerTenant }),
+    streams: streamShare.gate,
     phase: () => (stopping ? "stopping" : started ? "serving" : "starting"),
   };
   metrics.watch({
@@ -198,6 +204,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     clientErrorHandler: createClientErrorHandler(logger as FastifyBaseLogger),
     return503OnClosing: false,
   });
+  const connections = connectionReaper(app.server);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(handleError);
@@ -211,17 +218,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     allowedHosts: config.server.allowedHosts,
     corsOrigins: config.server.corsOrigins,
   });
-  if (config.server.corsOrigins.length > 0)
-    await app.register(cors, {
-      origin: config.server.corsOrigins,
-      exposedHeaders: [
-        "x-request-id",
-        "retry-after",
-        "x-ratelimit-limit",
-        "x-ratelimit-remaining",
-        "x-ratelimit-reset",
-      ],
-    });
+  await useCors(app, config.server.corsOrigins);
   useNotFoundHandler(app);
   app.addHook("onRequest", async (req, reply) => {
     // What a request carried, for debugging; REDACT keeps its credentials out.
@@ -235,7 +232,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const keyCheck = createKeyCheck(services.store, { log: logger });
   useApiKeys(app, { required: config.auth.required, keys: keyCheck, metricsToken: config.auth.metricsToken });
   if (config.auth.required && config.auth.ratePerMin > 0)
-    await useRateLimit(app, { perMinute: config.auth.ratePerMin });
+    await useRateLimit(app, { perMinute: config.auth.ratePerMin, countHit: sharedHits(services, database) });
   useInflightBodyBound(app, { total: config.bodies.inflightBytes, perKey: config.bodies.inflightBytesPerKey });
   await useOpenApi(app);
   healthRoutes(app, http);
@@ -258,7 +255,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
           onDeleted: (n) => metrics.retentionDeleted(n),
         });
   // In the background: loopd answers while a server starts, or fails to.
-  for (const set of toolSets) set.start?.();
+  for (const set of toolSets) set.start();
   webhooks = startWebhooks(services, { metrics });
 
   let closing: Promise<void> | null = null;
@@ -267,24 +264,27 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     services,
     runs,
     retention,
+    streams: streamShare,
     close: () =>
       (closing ??= (async () => {
         stopping = true;
         const server = app.close(); // new requests now get 503; open connections are awaited
         // close() drops only the keep-alive sockets idle at this moment. A
         // stream or request that ends later leaves its socket open for the
-        // client to reuse, and close() would wait until the client drops it.
-        const reap = setInterval(() => app.server.closeIdleConnections(), 100);
+        // client to reuse, and close() would wait until the client drops it;
+        // as it would for a socket that never sent a request (reap-connections.ts).
+        const reap = setInterval(() => connections.reap(), 100);
         try {
           await retention?.close();
           await runs.close({ timeoutMs: config.server.shutdownTimeoutMs });
           await webhooks?.close();
           shutdown.abort();
+          await streamShare.close();
           await server;
         } finally {
           clearInterval(reap);
           await services.broadcast.close();
-          await Promise.all(toolSets.map((set) => set.close?.()));
+          await Promise.all(toolSets.map((set) => set.close()));
           await keyCheck.close();
           // After the runs stopped: their last spans go out too.
           await services.telemetry.close();

@@ -5,6 +5,8 @@ import { databaseSettingsOf, databaseVariables } from "./store/database-config.j
 import { secretsOf } from "./util/redact.js";
 import { DEFAULT_GRACE_WINDOW_MS } from "./agent/run-clock.js";
 import { DEFAULT_MODEL_CALL_TIMEOUT_MS, DEFAULT_MODEL_STREAM_IDLE_MS } from "./agent/model-call-deadline.js";
+import { DEFAULT_RETRY } from "./agent/retry-policy.js";
+import { DEFAULT_COOLDOWN_AFTER, DEFAULT_COOLDOWN_MS } from "./agent/model-cooldown.js";
 import { secretsOfToolsFile, ToolsFileError } from "./tools/tools-file.js";
 import { toolSettingsOf, toolsFileOf, toolVariables } from "./tools/tool-config.js";
 import { blank, intFromEnv, optionalString, optionalUrl } from "./util/env-values.js";
@@ -14,9 +16,14 @@ import { attachmentSettingsOf, attachmentVariables } from "./attachments/attachm
 import { hostVariables } from "./http/plugins/host-config.js";
 import { readSecretFiles, secretFileVariables } from "./config/secret-files.js";
 import { fairShareVariables, fairSharesOf } from "./config/fair-share-config.js";
+import { mcpSessionVariables, mcpSessionsOf } from "./config/mcp-session-config.js";
+import { tracesUrl } from "./config/trace-config.js";
 import { sandboxVariables } from "./tools/sandbox/sandbox-config.js";
 import { bodySettingsOf, bodyVariables } from "./http/plugins/body-config.js";
 import { ceilingSettingsOf, ceilingVariables } from "./conversations/ceiling-config.js";
+import { agentVariables, AgentsFileError, loadAgentsFile } from "./agents/agents-file.js";
+import { agentFileEntry } from "./http/schemas/agents.js";
+import { compactSettingsOf, compactVariables } from "./openai-api/responses/compact-config.js";
 
 /** A token a client must present: long enough not to be guessed. */
 const secretToken = z.preprocess(
@@ -37,6 +44,7 @@ const variables = {
   MAX_STEPS_LIMIT: intFromEnv(50),
   ...toolVariables,
   ACTION_TIMEOUT_S: intFromEnv(3600),
+  MAX_AGENT_DEPTH: intFromEnv(3, { max: 10 }),
   RUN_MAX_TOKENS: optionalPositive(z.number().int()),
   RUN_MAX_SECONDS: optionalPositive(z.number()),
   RUN_MAX_COST_USD: optionalPositive(z.number()),
@@ -50,6 +58,12 @@ const variables = {
   SHUTDOWN_TIMEOUT_MS: intFromEnv(10_000),
   MODEL_CALL_TIMEOUT_MS: intFromEnv(DEFAULT_MODEL_CALL_TIMEOUT_MS),
   MODEL_STREAM_IDLE_MS: intFromEnv(DEFAULT_MODEL_STREAM_IDLE_MS),
+  MODEL_RETRY_BASE_MS: intFromEnv(DEFAULT_RETRY.baseMs, { min: 0 }),
+  MODEL_MAX_ATTEMPTS: intFromEnv(DEFAULT_RETRY.maxAttempts, { min: 1, max: 20 }),
+  MODEL_RETRY_MAX_WAIT_MS: intFromEnv(DEFAULT_RETRY.maxWaitMs, { min: 0 }),
+  MODEL_COOLDOWN_AFTER: intFromEnv(DEFAULT_COOLDOWN_AFTER, { min: 1 }),
+  MODEL_COOLDOWN_MS: intFromEnv(DEFAULT_COOLDOWN_MS, { min: 1 }),
+  MODEL_OUTAGE_MAX_WAIT_S: intFromEnv(3_600),
   RUN_GRACE_MS: intFromEnv(DEFAULT_GRACE_WINDOW_MS),
   INTAKE_PRIORITY_MS: intFromEnv(250, { min: 0, max: 10_000 }),
   MAX_EVENT_LOOP_DELAY_MS: intFromEnv(1_000, { min: 0 }),
@@ -95,9 +109,12 @@ const variables = {
   ...hostVariables,
   ...secretFileVariables,
   ...fairShareVariables,
+  ...mcpSessionVariables,
   ...sandboxVariables,
   ...bodyVariables,
   ...ceilingVariables,
+  ...agentVariables,
+  ...compactVariables,
 };
 
 /** Every variable loopd reads (`.env.example` and the README's table list each one). */
@@ -170,6 +187,18 @@ const configSchemaOf = (raw: Record<string, unknown>, fromFiles: Record<string, 
         streamIdleMs: e.MODEL_STREAM_IDLE_MS,
         /** A JSON price table that overrides the built-in prices. */
         pricesFile: e.PRICES_FILE,
+        /** How model calls ride out a failing provider: loopd's one retry loop, and the circuit per model and server. */
+        resilience: {
+          retry: {
+            baseMs: e.MODEL_RETRY_BASE_MS,
+            maxAttempts: e.MODEL_MAX_ATTEMPTS,
+            maxWaitMs: e.MODEL_RETRY_MAX_WAIT_MS,
+          },
+          /** After how many failed attempts in a row (within a minute) a model is skipped, and for how long before one call probes it. */
+          cooldown: { after: e.MODEL_COOLDOWN_AFTER, cooldownMs: e.MODEL_COOLDOWN_MS },
+          /** How long a run with `on_provider_outage: "wait"` and no `max_seconds` waits out an outage before it fails (s); it is probed no more often than `cooldownMs`. */
+          outageMaxWaitS: e.MODEL_OUTAGE_MAX_WAIT_S,
+        },
       },
       tools: toolSettingsOf(e, raw, toolsFile),
       runs: {
@@ -187,6 +216,8 @@ const configSchemaOf = (raw: Record<string, unknown>, fromFiles: Record<string, 
         intakePriorityMs: e.INTAKE_PRIORITY_MS,
         /** How long a paused run waits for the application's answer before its calls are given up (a conversation may set its own). */
         actionTimeoutS: e.ACTION_TIMEOUT_S,
+        /** How deep agents may call agents (`agent__<name>`): the top run is depth 1; a call past it is refused with an error result. */
+        maxAgentDepth: e.MAX_AGENT_DEPTH,
         /** How long a run's lease lasts before another process may take it over. */
         leaseMs: e.RUN_LEASE_MS,
         /** Conversations idle this many days are deleted (null: kept for ever), swept every `retentionSweepS`. */
@@ -218,9 +249,18 @@ const configSchemaOf = (raw: Record<string, unknown>, fromFiles: Record<string, 
       webhooks: webhookSettingsOf(e),
       attachments: attachmentSettingsOf(e),
       fairShares: fairSharesOf(e),
+      /** loopd's own MCP server at `/mcp`: its sessions' bounds. */
+      mcpSessions: mcpSessionsOf(e),
       bodies: bodySettingsOf(e),
       /** The operator's ceilings: budgets no run passes, the models allowed, a tenant's daily cost. */
       ceilings: ceilingSettingsOf(e),
+      /** `AGENTS_FILE`'s agents, read and checked; written at every start (src/agents/apply-agents-file.ts). */
+      agents: {
+        file: e.AGENTS_FILE ?? null,
+        entries: e.AGENTS_FILE ? loadAgentsFile(e.AGENTS_FILE, { entry: agentFileEntry }) : [],
+      },
+      /** The OpenAI-compatible API's own settings: the key that seals `/v1/responses/compact`'s compactions. */
+      openaiApi: compactSettingsOf(e),
       /** Values that never appear in a trace, a log or a recorded error (API keys and the like, from the environment). */
       secrets: [...secretsOf({ ...(raw as NodeJS.ProcessEnv), ...fromFiles }), ...secretsOfToolsFile(toolsFile)],
     };
@@ -241,7 +281,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   try {
     parsed = schema.safeParse({ ...env, ...fromFiles });
   } catch (err) {
-    if (err instanceof ToolsFileError) throw new ConfigError(err.message);
+    if (err instanceof ToolsFileError || err instanceof AgentsFileError) throw new ConfigError(err.message);
     throw err;
   }
   if (!parsed.success) {
@@ -253,13 +293,4 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${problems}`);
   }
   return parsed.data;
-}
-
-/**
- * As the OpenTelemetry SDKs read them: the traces endpoint is a whole URL;
- * the general one is a base, with the signal's path added.
- */
-function tracesUrl(traces: string | undefined, base: string | undefined): string | undefined {
-  if (traces) return traces;
-  return base && `${base.replace(/\/+$/, "")}/v1/traces`;
 }

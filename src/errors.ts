@@ -13,11 +13,16 @@ export const ERROR_CODES = [
   "conversation_busy",
   "idempotency_key_reused",
   "run_not_waiting",
+  "agent_exists",
+  "agent_archived",
+  "agent_from_file",
+  "version_conflict",
   "payload_too_large",
   "unsupported_media_type",
   "rate_limited",
   "too_many_runs",
   "too_many_streams",
+  "too_many_sessions",
   "queue_full",
   "tenant_budget_exhausted",
   "headers_too_large",
@@ -66,6 +71,10 @@ export function statusOf(code: ErrorCode): number {
     case "conversation_busy":
     case "idempotency_key_reused":
     case "run_not_waiting":
+    case "agent_exists":
+    case "agent_archived":
+    case "agent_from_file":
+    case "version_conflict":
       return 409;
     case "payload_too_large":
       return 413;
@@ -74,6 +83,7 @@ export function statusOf(code: ErrorCode): number {
     case "rate_limited":
     case "too_many_runs":
     case "too_many_streams":
+    case "too_many_sessions":
     case "queue_full":
     case "tenant_budget_exhausted":
       return 429;

@@ -43,6 +43,7 @@ export async function serve({ env = process.env, tools }: ServeOptions = {}): Pr
   await checkListenAddress(config.server);
   const database = await openDatabase({
     databaseUrl: config.database.url,
+    directUrl: config.database.directUrl,
     dataDir: config.database.dataDir,
     program: "the loopd server",
     ...config.database.pool,

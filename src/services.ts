@@ -1,4 +1,5 @@
 import type { ModelProvider, ProviderName } from "./core/model-provider.js";
+import type { ModelCooldown } from "./agent/model-cooldown.js";
 import type { PriceTable } from "./providers/prices/price-table.js";
 import type { Config } from "./config.js";
 import type { HistoryCache } from "./runs/history-cache.js";
@@ -12,6 +13,7 @@ import type { Telemetry } from "./telemetry/telemetry.js";
 import type { TenantDailyCost } from "./conversations/tenant-daily-cost.js";
 import type { ToolSet } from "./tools/tool-set.js";
 import type { ToolRegistry } from "./tools/tool-registry.js";
+import type { AgentCaller } from "./tools/agent-tools.js";
 
 /** The few log calls the use cases make; pino's logger fits it. */
 export interface Log {
@@ -28,7 +30,7 @@ export interface Services {
   store: Store;
   providers: Record<ProviderName, ModelProvider>;
   registry: ToolRegistry;
-  /** The tool sets of `TOOLS_FILE` whose tools come and go, its MCP servers (their tools are in `registry`). */
+  /** The tool sets of `TOOLS_FILE`'s sources (their tools are in `registry`; `GET /tools/servers` shows their servers). */
   toolSets: ToolSet[];
   /** What a model's tokens cost (built-in list prices, or `PRICES_FILE`). */
   prices: PriceTable;
@@ -39,6 +41,8 @@ export interface Services {
   intake: Intake;
   /** Per conversation, estimated tokens → its provider's count. */
   tokenRatios: TokenRatios;
+  /** This process's circuit per model and server: who is cooling down after failing (`GET /models/health`). */
+  modelCooldown: ModelCooldown;
   /** Hears the nudges of the other loopd processes on the same database. */
   broadcast: Broadcast;
   /**
@@ -55,4 +59,6 @@ export interface Services {
   overload: OverloadMonitor;
   /** `TENANT_DAILY_COST_USD`: what each tenant's runs cost today, kept briefly, and the refusal past it. */
   tenantCost: TenantDailyCost;
+  /** Runs agents for other agents' calls (`agent__<name>`); set once the run manager exists (absent: no agent is offered as a tool). */
+  agentCaller?: AgentCaller | undefined;
 }

@@ -114,6 +114,34 @@ describe("the import graph", () => {
     expect(cycles).toEqual([]);
   });
 
+  test("agents/ sits on conversations/: nothing under http/ imports it, but the composition root", () => {
+    expect(
+      breaking({
+        from: ["core", "util", "store", "tools", "providers", "agent", "runs", "conversations", "telemetry"],
+        to: inFolders("agents"),
+        runtimeOnly: false,
+      }),
+    ).toEqual([]);
+  });
+
+  test("mcp-server/ and a2a/ are front doors: only http/ imports them, and neither imports the other", () => {
+    const below = [
+      "core",
+      "util",
+      "store",
+      "tools",
+      "providers",
+      "agent",
+      "runs",
+      "conversations",
+      "agents",
+      "telemetry",
+    ];
+    expect(breaking({ from: below, to: inFolders("mcp-server", "a2a"), runtimeOnly: false })).toEqual([]);
+    expect(breaking({ from: ["mcp-server"], to: inFolders("a2a", "http"), runtimeOnly: false })).toEqual([]);
+    expect(breaking({ from: ["a2a"], to: inFolders("mcp-server", "http"), runtimeOnly: false })).toEqual([]);
+  });
+
   test("core/ is the bottom: it imports only core/", () => {
     expect(
       breaking({ from: ["core"], to: (i) => isLocal(i) && folderOf(i.to) !== "core", runtimeOnly: false }),
@@ -174,16 +202,12 @@ describe("the import graph", () => {
 
   test("conversations/ reaches runs/ only through run-manager.ts and start-run.ts", () => {
     const doors = ["run-manager.ts", "start-run.ts"].map((file) => path.join("runs", file));
-    // Imports still to move behind those two (issue 37); the list only shrinks.
-    const stillToMove = new Set(
-      ["conversations/conversation-context.ts → runs/tool-box-of.ts"].map((line) => line.split("/").join(path.sep)),
-    );
     expect(
       breaking({
         from: ["conversations"],
         to: (i) => inFolders("runs")(i) && !doors.includes(i.to),
         runtimeOnly: false,
-      }).filter((line) => !stillToMove.has(line)),
+      }),
     ).toEqual([]);
   });
 
@@ -197,7 +221,7 @@ describe("the import graph", () => {
     ).toEqual([]);
   });
 
-  test("only providers/ import an LLM SDK, only store/ drizzle and the drivers, only http/ (and app.ts) Fastify", () => {
+  test("only providers/ import an LLM SDK, only store/ drizzle and the drivers, only http/ (and app.ts) Fastify, only a2a/ the A2A SDK", () => {
     const owners: Record<string, string[]> = {
       "@anthropic-ai/sdk": ["providers"],
       openai: ["providers"],
@@ -205,6 +229,7 @@ describe("the import graph", () => {
       pg: ["store"],
       "@electric-sql/pglite": ["store"],
       fastify: ["http", "app.ts"],
+      "@a2a-js/sdk": ["a2a"],
     };
     const strays = imports
       .filter(
@@ -266,7 +291,7 @@ test("the project layout in docs/architecture.md names every folder of src/, and
   const page = readFileSync(path.resolve(SRC, "../docs/architecture.md"), "utf8");
   const layout = page.slice(page.indexOf("## Project layout"));
   const block = layout.slice(layout.indexOf("```") + 3, layout.indexOf("```", layout.indexOf("```") + 3));
-  const named = [...block.matchAll(/^ {2}([a-z-]+(?:\/[a-z-]+)*)\/\s/gm)].map((m) => m[1]!).sort();
+  const named = [...block.matchAll(/^ {2}([a-z0-9-]+(?:\/[a-z0-9-]+)*)\/\s/gm)].map((m) => m[1]!).sort();
   const folders = readdirSync(SRC, { withFileTypes: true })
     .filter((e) => e.isDirectory())
     .map((e) => e.name);
@@ -309,6 +334,35 @@ describe("the extension points are data: a provider or a tool source is named in
     expect(strays).toEqual([]);
   });
 
+  test("a TOOLS_FILE source's key as a string literal only in its own folder (tools/<key>/) and tools/sources.ts", () => {
+    const FILE_SOURCES = ["http", "mcp"];
+    // Where "http" means something else: a server's transport, an OpenAPI security scheme's type.
+    const otherMeaning: Record<string, string> = {
+      [path.join("tools", "tool-server-status.ts")]: "http",
+      [path.join("tools", "mcp", "mcp-server.ts")]: "http",
+      [path.join("http", "plugins", "openapi-document.ts")]: "http",
+    };
+    const allowed = (file: string, key: string) =>
+      file === path.join("tools", "sources.ts") ||
+      file.startsWith(path.join("tools", key) + path.sep) ||
+      otherMeaning[file] === key;
+    const strays = parsed.flatMap(({ file, source }) =>
+      literals(source, FILE_SOURCES)
+        .filter((node) => !allowed(file, node.text))
+        .map((node) => where(file, source, node)),
+    );
+    expect(strays).toEqual([]);
+  });
+
+  test("the composition root wires tool sources without naming one: app.ts and services.ts never mention MCP", () => {
+    const mentions = ["app.ts", "services.ts"].flatMap((file) =>
+      readFileSync(path.join(SRC, file), "utf8")
+        .split("\n")
+        .flatMap((line, i) => (/mcp/i.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+    );
+    expect(mentions).toEqual([]);
+  });
+
   test("no tool source spelled out as a list, a type or a branch outside tools/define-tool.ts, tools/sources.ts and the source's own folder", () => {
     const allowed = (file: string, name: string) =>
       file === path.join("tools", "define-tool.ts") ||
@@ -343,8 +397,8 @@ describe("the extension points are data: a provider or a tool source is named in
 
 describe("tests by subject", () => {
   const TEST = import.meta.dirname;
-  /** Folders of test/ that are not a folder of src/: the contract, whole processes, the shared harness, the repository's other parts. */
-  const outsideSrc = new Set(["http", "e2e", "support", "web", "scripts", "examples"]);
+  /** Folders of test/ that are not a folder of src/: the contract, whole processes, many instances behind a pooler, the shared harness, the repository's other parts. */
+  const outsideSrc = new Set(["http", "e2e", "scale", "support", "web", "scripts", "examples"]);
   const foldersUnder = (root: string, dir = ""): string[] =>
     readdirSync(path.join(root, dir), { withFileTypes: true })
       .filter((e) => e.isDirectory())
@@ -366,7 +420,7 @@ describe("tests by subject", () => {
       e.isDirectory() ? testFiles(path.join(dir, e.name)) : [path.relative(TEST, path.join(dir, e.name))],
     );
 
-  test("every folder of test/ names a folder of src/, or is http/, e2e/, support/, web/, scripts/ or examples/", () => {
+  test("every folder of test/ names a folder of src/, or is http/, e2e/, scale/, support/, web/, scripts/ or examples/", () => {
     expect(strays(["review", "helpers", path.join("tools", "nope")])).toEqual([
       "review",
       "helpers",

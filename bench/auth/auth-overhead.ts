@@ -4,7 +4,7 @@ import path from "node:path";
 import { startFakeLlm } from "../../test/support/fake-llm/server.js";
 import { createBenchDatabase } from "../lib/bench-database.js";
 import { summarize, type Stats } from "../lib/measure.js";
-import { startLoopdProcess } from "../lib/start-loopd-process.js";
+import { startLoopdProcess, openAiOnFakeLlm } from "../lib/start-loopd-process.js";
 
 export interface AuthOverhead {
   steps: number;
@@ -45,9 +45,7 @@ export async function measureAuthOverhead({
   const adminToken = "bench-admin-token-0123456789";
   const [dbOff, dbOn] = [await createBenchDatabase(serverUrl), await createBenchDatabase(serverUrl)];
   const common = {
-    LLM_PROVIDER: "openai",
-    OPENAI_API_KEY: "bench",
-    OPENAI_BASE_URL: `${llm.url}/v1`,
+    ...openAiOnFakeLlm(llm.url),
     LOG_LEVEL: logLevel,
     WORKSPACE_DIR: dir,
     RATE_LIMIT_PER_MIN: "100000",

@@ -6,7 +6,7 @@ import { startFakeLlm } from "../../test/support/fake-llm/server.js";
 import { createBenchDatabase } from "../lib/bench-database.js";
 import { summarize, type Stats } from "../lib/measure.js";
 import { cpuMsOf } from "../lib/proc-cpu.js";
-import { startLoopdProcess, type LoopdProcess } from "../lib/start-loopd-process.js";
+import { startLoopdProcess, type LoopdProcess, openAiOnFakeLlm } from "../lib/start-loopd-process.js";
 
 export interface RequestChecksRow {
   subject: "loopd" | "before";
@@ -41,9 +41,7 @@ export async function measureRequestChecks({
   const dir = mkdtempSync(path.join(os.tmpdir(), "loopd-bench-checks-"));
   const databases = [await createBenchDatabase(serverUrl), await createBenchDatabase(serverUrl)];
   const env = {
-    LLM_PROVIDER: "openai",
-    OPENAI_API_KEY: "bench",
-    OPENAI_BASE_URL: `${llm.url}/v1`,
+    ...openAiOnFakeLlm(llm.url),
     LOG_LEVEL: logLevel,
     WORKSPACE_DIR: dir,
   };

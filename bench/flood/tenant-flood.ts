@@ -6,7 +6,7 @@ import { createBenchDatabase } from "../lib/bench-database.js";
 import { streamOne } from "../streams/concurrent-streams.js";
 import { percentile } from "../lib/measure.js";
 import { SCENARIOS } from "../lib/run-shapes.js";
-import { startLoopdProcess } from "../lib/start-loopd-process.js";
+import { startLoopdProcess, openAiOnFakeLlm } from "../lib/start-loopd-process.js";
 
 /** One N: the flooding tenant's burst, and the quiet tenant with and without it. */
 export interface FloodRow {
@@ -67,9 +67,7 @@ export async function measureTenantFlood({
   const loopd = await startLoopdProcess({
     env: {
       ...database.env,
-      LLM_PROVIDER: "openai",
-      OPENAI_API_KEY: "bench",
-      OPENAI_BASE_URL: `${llm.url}/v1`,
+      ...openAiOnFakeLlm(llm.url),
       LOG_LEVEL: logLevel,
       WORKSPACE_DIR: dir,
       API_KEYS_REQUIRED: "true",

@@ -1,3 +1,4 @@
+import { openAiOnFakeLlm } from "../lib/start-loopd-process.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -39,9 +40,7 @@ export async function openLongRunBench({
     monitor,
     subjects,
     env: {
-      LLM_PROVIDER: "openai",
-      OPENAI_API_KEY: "bench",
-      OPENAI_BASE_URL: `${llm.url}/v1`,
+      ...openAiOnFakeLlm(llm.url),
       LOG_LEVEL: logLevel,
       WORKSPACE_DIR: workspaceDir,
       // One step of room past the last: the last of max_steps would be a grace call.

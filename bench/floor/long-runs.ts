@@ -142,7 +142,7 @@ async function measureRow({
 }
 
 /** One short loopd run, to give the floor loopd's very request (model, tools, limits, system prompt). */
-async function recordLoopdRequest(llm: FakeLlm, loopd: LongRunSubject): Promise<FloorRequest> {
+export async function recordLoopdRequest(llm: FakeLlm, loopd: LongRunSubject): Promise<FloorRequest> {
   llm.requests.length = 0;
   llm.respond = toolStepsThenAnswer(1);
   await (

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { startFakeLlm } from "../../test/support/fake-llm/server.js";
 import { createBenchDatabase, type BenchDatabase } from "../lib/bench-database.js";
 import { percentile } from "../lib/measure.js";
-import { buildOnce, startLoopdProcess, type LoopdProcess } from "../lib/start-loopd-process.js";
+import { buildOnce, startLoopdProcess, type LoopdProcess, openAiOnFakeLlm } from "../lib/start-loopd-process.js";
 
 export type RouteClass = "health" | "read" | "run";
 
@@ -93,9 +93,7 @@ export async function measureGuardFalsePositives({
           perSecond,
           healthyMs,
           env: {
-            LLM_PROVIDER: "openai",
-            OPENAI_API_KEY: "bench",
-            OPENAI_BASE_URL: `${llm.url}/v1`,
+            ...openAiOnFakeLlm(llm.url),
             LOG_LEVEL: logLevel,
           },
         })),

@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { startFakeLlm } from "../../test/support/fake-llm/server.js";
 import { startHttpMcpServer } from "../../test/support/mcp/http-mcp-server.js";
 import { summarize, type Stats } from "../lib/measure.js";
-import { startLoopdProcess } from "../lib/start-loopd-process.js";
+import { startLoopdProcess, openAiOnFakeLlm } from "../lib/start-loopd-process.js";
 
 const STDIO_SERVER = path.resolve(import.meta.dirname, "../../test/support/mcp/stdio-server.mjs");
 /** How long each of the 8 calls of the parallel/sequential step waits on the server (its I/O). */
@@ -92,9 +92,7 @@ export async function measureToolSourceOverhead({
   const loopd = await startLoopdProcess({
     env: {
       ...databaseEnv,
-      LLM_PROVIDER: "openai",
-      OPENAI_API_KEY: "bench",
-      OPENAI_BASE_URL: `${llm.url}/v1`,
+      ...openAiOnFakeLlm(llm.url),
       LOG_LEVEL: logLevel,
       WORKSPACE_DIR: dir,
       TOOLS_FILE: toolsFile,

@@ -79,10 +79,13 @@ export async function measureWindow<T>({
   };
 }
 
-function difference(after: WireCounts, before: WireCounts): WireCounts {
+/** What crossed the wire between two readings of a counter. */
+export function difference(after: WireCounts, before: WireCounts): WireCounts {
   return {
     statements: after.statements - before.statements,
     roundTrips: after.roundTrips - before.roundTrips,
     transactions: after.transactions - before.transactions,
+    notifications: after.notifications - before.notifications,
+    kinds: Object.fromEntries(Object.entries(after.kinds).map(([kind, n]) => [kind, n - (before.kinds[kind] ?? 0)])),
   };
 }

@@ -7,6 +7,10 @@ export interface WireCounts {
   roundTrips: number;
   /** Transactions ended: a ReadyForQuery that finds the session idle after a statement ran (an autocommit statement, a COMMIT or a ROLLBACK). */
   transactions: number;
+  /** NOTIFYs the server delivered to a LISTEN of a client (NotificationResponse messages). */
+  notifications: number;
+  /** Statements whose text matched each of `kinds` (by its first bytes; a named statement only when it is parsed). */
+  kinds: Record<string, number>;
 }
 
 export interface PgWireCounter {
@@ -23,9 +27,26 @@ export interface PgWireCounter {
  * pg_stat_statements. It relays bytes unchanged; it only adds the hop's
  * latency. Plain connections only (an SSL request is refused).
  */
-export async function startPgWireCounter(databaseUrl: string): Promise<PgWireCounter> {
+export async function startPgWireCounter(
+  databaseUrl: string,
+  {
+    kinds = {},
+  }: {
+    /** Statements to count apart, by a pattern of their text's first bytes (of a simple Query or a Parse). */
+    kinds?: Record<string, RegExp>;
+  } = {},
+): Promise<PgWireCounter> {
   const target = new URL(databaseUrl);
-  const counts: WireCounts = { statements: 0, roundTrips: 0, transactions: 0 };
+  const counts: WireCounts = {
+    statements: 0,
+    roundTrips: 0,
+    transactions: 0,
+    notifications: 0,
+    kinds: Object.fromEntries(Object.keys(kinds).map((kind) => [kind, 0])),
+  };
+  const classify = (text: string) => {
+    for (const [kind, pattern] of Object.entries(kinds)) if (pattern.test(text)) counts.kinds[kind]!++;
+  };
   const sockets = new Set<Socket>();
 
   const server = createServer((client) => {
@@ -39,11 +60,15 @@ export async function startPgWireCounter(databaseUrl: string): Promise<PgWireCou
       });
     }
     let statementSinceIdle = false;
-    const fromClient = messageReader({ startup: true }, (type) => {
+    const fromClient = messageReader({ startup: true }, (type, head) => {
       if (type === "Q") {
         counts.statements++;
         counts.roundTrips++;
         statementSinceIdle = true;
+        classify(head.toString("utf8"));
+      } else if (type === "P") {
+        // The statement's name (a C string, empty when unnamed), then its text.
+        classify(head.subarray(head.indexOf(0) + 1).toString("utf8"));
       } else if (type === "E") {
         counts.statements++;
         statementSinceIdle = true;
@@ -53,8 +78,10 @@ export async function startPgWireCounter(databaseUrl: string): Promise<PgWireCou
         client.destroy(new Error("pg-wire-counter relays plain connections only"));
       }
     });
-    const fromServer = messageReader({ startup: false }, (type, firstByte) => {
+    const fromServer = messageReader({ startup: false }, (type, head) => {
+      if (type === "A") counts.notifications++;
       if (type !== "Z") return;
+      const firstByte = head[0];
       // ReadyForQuery's status: I idle, T in a transaction, E in a failed one.
       if (firstByte === 0x49 && statementSinceIdle) counts.transactions++;
       if (firstByte === 0x49) statementSinceIdle = false;
@@ -80,7 +107,7 @@ export async function startPgWireCounter(databaseUrl: string): Promise<PgWireCou
   url.port = String(typeof address === "object" && address ? address.port : 0);
   return {
     url: url.toString(),
-    counts: () => ({ ...counts }),
+    counts: () => ({ ...counts, kinds: { ...counts.kinds } }),
     close() {
       for (const socket of sockets) socket.destroy();
       return new Promise((resolve) => server.close(() => resolve()));
@@ -88,16 +115,20 @@ export async function startPgWireCounter(databaseUrl: string): Promise<PgWireCou
   };
 }
 
+/** How much of a message's payload is read: enough of a statement's text to tell which it is. */
+const HEAD_BYTES = 120;
+
 /**
  * Splits a byte stream into protocol messages (a type byte, then a length
- * that counts itself) and reports each one's type and first payload byte.
- * A client's first message has no type byte: the startup packet (or an SSL
- * request, reported as "startup-ssl"). A long message is reported from its
- * first bytes and the rest of it skipped as it streams past, not buffered.
+ * that counts itself) and reports each one's type and the first bytes of its
+ * payload (up to HEAD_BYTES). A client's first message has no type byte: the
+ * startup packet (or an SSL request, reported as "startup-ssl"). A long
+ * message is reported from its first bytes and the rest of it skipped as it
+ * streams past, not buffered.
  */
 function messageReader(
   { startup }: { startup: boolean },
-  onMessage: (type: string, firstByte: number | undefined) => void,
+  onMessage: (type: string, head: Buffer) => void,
 ): (chunk: Buffer) => void {
   let pending: Buffer = Buffer.alloc(0);
   let untyped = startup;
@@ -115,16 +146,16 @@ function messageReader(
       const available = pending.length - at;
       if (untyped) {
         if (available < 8) break;
-        if (pending.readInt32BE(at + 4) === 80877103) onMessage("startup-ssl", undefined);
+        if (pending.readInt32BE(at + 4) === 80877103) onMessage("startup-ssl", Buffer.alloc(0));
         untyped = false;
         at += pending.readInt32BE(at);
         continue;
       }
       if (available < 5) break;
       const length = pending.readInt32BE(at + 1);
-      const hasPayload = length > 4;
-      if (hasPayload && available < 6) break;
-      onMessage(String.fromCharCode(pending[at]!), hasPayload ? pending[at + 5] : undefined);
+      const head = Math.min(length - 4, HEAD_BYTES);
+      if (available < 5 + head) break;
+      onMessage(String.fromCharCode(pending[at]!), pending.subarray(at + 5, at + 5 + head));
       at += 1 + length;
     }
     if (at > pending.length) {

@@ -19,6 +19,8 @@ export interface ServerMonitor {
 /** Opens the monitor on `serverUrl`'s own database (not the one measured, so its statements are not counted there). */
 export async function openServerMonitor(serverUrl: string): Promise<ServerMonitor> {
   const client = new pg.Client({ connectionString: serverUrl });
+  // Terminated by someone else's work on a shared server: the next query says so, not an unhandled 'error' that ends the bench.
+  client.on("error", () => {});
   await client.connect();
   const { rows } = await client.query<{ pid: number }>("select pg_backend_pid() as pid");
   const backendPid = rows[0]!.pid;

@@ -23,11 +23,11 @@ const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
  */
 export async function startLoopdProcess({
   env,
-  checkout = repoRoot,
+  checkout = process.env.BENCH_LOOPD_CHECKOUT ?? repoRoot,
   healthWithinMs = 60_000,
 }: {
   env: Record<string, string>;
-  /** The loopd checkout to start (its own node_modules); another one measures an older version in the same run. @default this one */
+  /** The loopd checkout to start (its own node_modules); another one measures an older version in the same run. @default `BENCH_LOOPD_CHECKOUT`, else this one */
   checkout?: string;
   /** How long its /healthz has to answer 200 (a start on a machine kept busy on purpose takes longer). @default 60 s */
   healthWithinMs?: number;
@@ -64,7 +64,8 @@ export async function startLoopdProcess({
     url,
     pid: child.pid ?? -1,
     async stop() {
-      if (child.exitCode !== null) return;
+      // Exited already (killed by a signal: exitCode stays null).
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = once(child, "exit");
       child.kill("SIGTERM");
       await exited;
@@ -121,3 +122,10 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** The env that points a loopd's default provider at the bench's fake LLM server (OpenAI's wire format). */
+export const openAiOnFakeLlm = (llmUrl: string) => ({
+  LLM_PROVIDER: "openai",
+  OPENAI_API_KEY: "bench",
+  OPENAI_BASE_URL: `${llmUrl}/v1`,
+});

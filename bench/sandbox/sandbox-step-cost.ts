@@ -6,7 +6,7 @@ import { startFakeLlm } from "../../test/support/fake-llm/server.js";
 import { isEvent, readSse } from "../../test/support/helpers/sse-client.js";
 import { createBenchDatabase, type BenchDatabase } from "../lib/bench-database.js";
 import { summarize, type Stats } from "../lib/measure.js";
-import { startLoopdProcess, type LoopdProcess } from "../lib/start-loopd-process.js";
+import { startLoopdProcess, type LoopdProcess, openAiOnFakeLlm } from "../lib/start-loopd-process.js";
 
 const STDIO_SERVER = path.resolve(import.meta.dirname, "../../test/support/mcp/stdio-server.mjs");
 
@@ -81,9 +81,7 @@ export async function measureSandboxStepCost({
       databases.push(database);
       const env = {
         ...database.env,
-        LLM_PROVIDER: "openai",
-        OPENAI_API_KEY: "bench",
-        OPENAI_BASE_URL: `${llm.url}/v1`,
+        ...openAiOnFakeLlm(llm.url),
         LOG_LEVEL: logLevel,
         WORKSPACE_DIR: workspace,
         TOOLS_FILE: toolsFile,

@@ -1,3 +1,4 @@
+import { openAiOnFakeLlm } from "../lib/start-loopd-process.js";
 import os from "node:os";
 import { startFakeLlm } from "../../test/support/fake-llm/server.js";
 import { isEvent, readSse } from "../../test/support/helpers/sse-client.js";
@@ -66,7 +67,8 @@ type Start = (name: StreamSubjectName) => Promise<StreamSubject>;
 /**
  * streams: N streaming runs started at once (`stream: true`), each on a
  * conversation of its own, each a tool round trip (model → calculate →
- * model), for each N of `concurrencies`: the concurrent floor, loopd, an
+ * model), for each N of `concurrencies`: the concurrent floor, the same
+ * floor saving nothing (the loop's physical limit), loopd, an
  * older loopd given `baselineDir`, and on Postgres the same loopds twice
  * behind a round-robin proxy. The subjects take turns round by round, so
  * that all see the same machine.
@@ -97,9 +99,7 @@ export async function measureConcurrentStreams({
     return respond(req);
   };
   const env = {
-    LLM_PROVIDER: "openai",
-    OPENAI_API_KEY: "bench",
-    OPENAI_BASE_URL: `${llm.url}/v1`,
+    ...openAiOnFakeLlm(llm.url),
     LOG_LEVEL: logLevel,
   };
   const monitor: ServerMonitor | null = serverUrl ? await openServerMonitor(serverUrl) : null;
@@ -112,8 +112,13 @@ export async function measureConcurrentStreams({
         const checkout = name.startsWith("loopd before") ? baselineDir : undefined;
         const instances = name.endsWith("×2") ? 2 : 1;
         const subject =
-          name === "floor"
-            ? await startFloorStreamSubject({ serverUrl, llmUrl: llm.url, request: recorded! })
+          name === "floor" || name === "no-db floor"
+            ? await startFloorStreamSubject({
+                serverUrl,
+                llmUrl: llm.url,
+                request: recorded!,
+                noDatabase: name === "no-db floor",
+              })
             : await startLoopdStreamSubject({ name, serverUrl, env, checkout, instances });
         subjects.push(subject);
         // Warm-up: every pooled connection opened, the code paths compiled.
@@ -122,7 +127,12 @@ export async function measureConcurrentStreams({
       };
       try {
         // loopd first: its first request is the floor's to send.
-        const names: StreamSubjectName[] = ["loopd", "floor", ...(baselineDir ? ["loopd before" as const] : [])];
+        const names: StreamSubjectName[] = [
+          "loopd",
+          "floor",
+          "no-db floor",
+          ...(baselineDir ? ["loopd before" as const] : []),
+        ];
         // BENCH_STREAM_PAIRS=0 leaves the two-instance rows out (to measure one change quickly).
         if (serverUrl && process.env.BENCH_STREAM_PAIRS !== "0")
           names.push("loopd ×2", ...(baselineDir ? ["loopd before ×2" as const] : []));

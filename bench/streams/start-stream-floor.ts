@@ -36,6 +36,7 @@ export async function startStreamFloor({
   database,
   request,
   poolSize,
+  noDatabase = false,
 }: {
   /** The fake's url (`FakeLlm.url`); `/v1` is added unless it is there already. */
   llmUrl: string;
@@ -43,6 +44,8 @@ export async function startStreamFloor({
   request: FloorRequest;
   /** Postgres only. @default 10, loopd's default */
   poolSize?: number;
+  /** Save nothing: the floor's inserts left out (the SDK, HTTP and the model alone). */
+  noDatabase?: boolean;
 }): Promise<StreamFloor> {
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", entry], {
@@ -54,6 +57,7 @@ export async function startStreamFloor({
       FLOOR_DATA_DIR: database.dataDir ?? "",
       FLOOR_POOL_SIZE: poolSize === undefined ? "" : String(poolSize),
       FLOOR_REQUEST: JSON.stringify(request),
+      FLOOR_NO_DATABASE: noDatabase ? "1" : "",
     },
     stdio: ["ignore", "ignore", "pipe"],
   });

@@ -10,6 +10,8 @@
  *   FLOOR_DATABASE_URL  a Postgres database (a pg.Pool of FLOOR_POOL_SIZE, default 10 as loopd's), or
  *   FLOOR_DATA_DIR      a folder for PGlite in this process
  *   FLOOR_REQUEST       JSON FloorRequest: loopd's model, tools, limits and system messages
+ *   FLOOR_NO_DATABASE   1: the same server saving nothing (no database opened, no insert): the SDK, HTTP and the
+ *                       model alone, the loop's physical limit
  */
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
@@ -56,6 +58,7 @@ const poolWaits: number[] = [];
 let [runs, steps, failures] = [0, 0, 0];
 
 async function openStore(): Promise<Store> {
+  if (env("FLOOR_NO_DATABASE") === "1") return { append: async () => {}, close: async () => {} };
   const databaseUrl = env("FLOOR_DATABASE_URL");
   if (databaseUrl) {
     // loopd's pool settings (src/store/db.ts), idle timeout left at pg's default as there.

@@ -5,7 +5,7 @@ import { startLoopdProcess, type LoopdProcess } from "../lib/start-loopd-process
 import { startRoundRobinProxy } from "./round-robin-proxy.js";
 import { startStreamFloor } from "./start-stream-floor.js";
 
-export type StreamSubjectName = "floor" | "loopd" | "loopd before" | "loopd ×2" | "loopd before ×2";
+export type StreamSubjectName = "floor" | "no-db floor" | "loopd" | "loopd before" | "loopd ×2" | "loopd before ×2";
 
 /** Connections a pool handed out, and the time their askers waited for them in all. */
 export interface PoolWait {
@@ -114,20 +114,26 @@ export async function startLoopdStreamSubject({
   };
 }
 
-/** The concurrent floor (stream-floor-server.ts) on a database of its own, sending loopd's very request. */
+/**
+ * The concurrent floor (stream-floor-server.ts) on a database of its own,
+ * sending loopd's very request; `noDatabase`: the same server saving nothing
+ * (its database created all the same, left unopened).
+ */
 export async function startFloorStreamSubject({
   serverUrl,
   llmUrl,
   request,
+  noDatabase = false,
 }: {
   serverUrl: string | undefined;
   llmUrl: string;
   request: FloorRequest;
+  noDatabase?: boolean;
 }): Promise<StreamSubject> {
   const database = await createBenchDatabase(serverUrl);
-  const floor = await startStreamFloor({ llmUrl, database: database.open, request });
+  const floor = await startStreamFloor({ llmUrl, database: database.open, request, noDatabase });
   return {
-    name: "floor",
+    name: noDatabase ? "no-db floor" : "floor",
     url: floor.url,
     pids: [floor.pid],
     database,

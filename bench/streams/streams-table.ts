@@ -3,10 +3,18 @@ import { markdownTable } from "../lib/markdown-table.js";
 
 const fixed = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : "–");
 
-/** streams many streaming runs at once: each row next to the floor's of the same N and database. */
+/**
+ * streams many streaming runs at once: each row next to the floors' of the
+ * same N and database (the one-INSERT floor, and the floor saving nothing):
+ * runs/s and first event p99 as ratios to each.
+ */
 export function streamsTable(rows: Array<StreamsRow & { kind: string }>): string {
-  const floorOf = (r: StreamsRow & { kind: string }) =>
-    rows.find((f) => f.kind === r.kind && f.concurrency === r.concurrency && f.subject === "floor");
+  const floorOf = (r: StreamsRow & { kind: string }, subject: "floor" | "no-db floor") =>
+    rows.find((f) => f.kind === r.kind && f.concurrency === r.concurrency && f.subject === subject);
+  const ratios = (r: StreamsRow, floor: StreamsRow | undefined) =>
+    floor && floor !== r
+      ? `${fixed(r.runsPerSecond / floor.runsPerSecond, 2)}× · ${fixed(r.ttfeP99 / floor.ttfeP99, 2)}×`
+      : "–";
   return markdownTable(
     [
       "db",
@@ -15,7 +23,8 @@ export function streamsTable(rows: Array<StreamsRow & { kind: string }>): string
       "runs",
       "failed",
       "runs/s",
-      "÷ floor",
+      "÷ floor (runs/s · first event p99)",
+      "÷ no-db floor (runs/s · first event p99)",
       "steps/s",
       "first event p50 · p99 ms",
       "last event p50 · p99 ms",
@@ -25,7 +34,6 @@ export function streamsTable(rows: Array<StreamsRow & { kind: string }>): string
       "load",
     ],
     rows.map((r) => {
-      const floor = floorOf(r);
       const failed =
         r.failures === 0
           ? "0"
@@ -39,7 +47,8 @@ export function streamsTable(rows: Array<StreamsRow & { kind: string }>): string
         String(r.runs),
         failed,
         fixed(r.runsPerSecond, 1),
-        floor && floor !== r ? `${fixed(r.runsPerSecond / floor.runsPerSecond, 2)}×` : "–",
+        ratios(r, floorOf(r, "floor")),
+        ratios(r, floorOf(r, "no-db floor")),
         fixed(r.stepsPerSecond, 1),
         `${fixed(r.ttfeP50, 0)} · ${fixed(r.ttfeP99, 0)}`,
         `${fixed(r.ttleP50, 0)} · ${fixed(r.ttleP99, 0)}`,

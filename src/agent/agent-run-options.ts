@@ -4,12 +4,17 @@ import type { ModelProvider } from "../core/model-provider.js";
 import type { FinishOptions, RunBudget } from "../core/run-settings.js";
 import type { RunUsage, Usage } from "../core/usage.js";
 import type { ToolBox } from "../tools/tool-box.js";
+import type { ModelChoice, ModelResilience } from "./call-model.js";
 import type { CallSettings } from "./prepare-step.js";
 import type { SaveMessages } from "./run-state.js";
 
 /** What a run of the agent loop is given: its provider, history, tools, budgets and limits, and where it reports. */
 export interface AgentRunOptions {
   provider: ModelProvider;
+  /** The models a step goes on with, in order, when the run's cannot answer (`fallbacks`). */
+  fallbacks?: ModelChoice[];
+  /** The retry rule and the process's model circuits. @default 4 attempts from 500 ms, a circuit of the run's own */
+  resilience?: ModelResilience;
   /** The conversation so far, the new user message included, all of it already saved. */
   history: NewMessage[];
   save: SaveMessages;

@@ -31,6 +31,9 @@ export function finishToolSpec({ result_schema: resultSchema }: FinishOptions): 
   };
 }
 
+/** The loop's own tools for a run: `finish` when the run ends with one, else none. */
+export const loopToolsOf = (finish: FinishOptions | null): ToolSpec[] => (finish ? [finishToolSpec(finish)] : []);
+
 /** A `finish` call judged: its result, or what is wrong with it. */
 export type FinishVerdict = { ok: true; result: RunResult } | { ok: false; message: string };
 

@@ -28,12 +28,18 @@ export interface ModelCallDeadline {
 export function startModelCallDeadline({
   signal,
   callTimeoutMs = DEFAULT_MODEL_CALL_TIMEOUT_MS,
+  callLimitMs = callTimeoutMs,
   idleMs = DEFAULT_MODEL_STREAM_IDLE_MS,
 }: {
   /** The run's signal. */
   signal?: AbortSignal | undefined;
   /** The most the whole call may take, the SDK's retries included. @default 600000 */
   callTimeoutMs?: number | undefined;
+  /**
+   * The call's whole limit as its error names it, when `callTimeoutMs` is what is left of it
+   * after earlier attempts. @default callTimeoutMs
+   */
+  callLimitMs?: number | undefined;
   /** The most the call may go without progress, counted from its start too. @default 60000 */
   idleMs?: number | undefined;
 }): ModelCallDeadline {
@@ -41,13 +47,16 @@ export function startModelCallDeadline({
   const link = linkedAbort(deadline.signal, ...(signal ? [signal] : []));
   let expired: ProviderError | null = null;
   let over = false;
+  let progressed = false;
   const expire = (message: string) => () => {
-    expired = new ProviderError(message, { status: null });
+    // A timeout before the first part of the answer is worth another attempt (when the call's time allows one);
+    // a stream that stalls halfway is not retried: what it streamed stays as it was, and the run fails as before.
+    expired = new ProviderError(message, { status: null, kind: progressed ? "fatal" : "retryable" });
     over = true;
     deadline.abort(expired);
   };
   const whole = setTimeout(
-    expire(`the model call took longer than ${seconds(callTimeoutMs)}; it was abandoned`),
+    expire(`the model call took longer than ${seconds(callLimitMs)}; it was abandoned`),
     callTimeoutMs,
   );
   // Counted from the start as well: headers followed by nothing is a stall too.
@@ -58,6 +67,7 @@ export function startModelCallDeadline({
   return {
     signal: link.signal,
     onProgress() {
+      progressed = true;
       // refresh() would bring a fired or cleared timer back to life.
       if (!over) idle.refresh();
     },

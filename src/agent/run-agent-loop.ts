@@ -54,7 +54,8 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
   const cancelled = () => endCancelled(state, signal);
   const overBudget = (over: BudgetName) => endOverBudget(state, over);
 
-  await runApprovedCalls(o.resume?.approvedCalls ?? [], { ...tools, flushEvents: o.flushEvents });
+  const stillWaiting = await runApprovedCalls(o.resume?.approvedCalls ?? [], { ...tools, flushEvents: o.flushEvents });
+  if (stillWaiting.length > 0) return state.pause(stillWaiting);
   let afterTools = state.history.at(-1)?.role === "tool"; // the approved calls', or those a crash cut off (recovery answered them)
 
   for (;;) {
@@ -69,6 +70,8 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
     const step = prepareStep({ state, settings, gate, clock });
     const called = await callModel(step, {
       provider,
+      ...(o.fallbacks && { fallbacks: o.fallbacks }),
+      ...(o.resilience && { resilience: o.resilience }),
       state,
       clock,
       signal,
@@ -99,14 +102,15 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
       case "finish":
         state.hold(finishResults(turn));
         return state.end({ status: "completed", stopReason: "finish", result: turn.result });
-      case "run_tools":
-        await runTools(turn.run, tools);
+      case "run_tools": {
+        const waits = [...turn.waiting, ...(await runTools(turn.run, tools))];
         await state.append(turn.refused.map(({ call, message }) => errorResultFor(call, message)));
         if (signal?.aborted) return cancelled();
-        // The application decides the rest: the run waits, holding nothing.
-        if (turn.waiting.length > 0) return state.pause(turn.waiting);
+        // The application decides the rest (what a child run waits on too): the run waits, holding nothing.
+        if (waits.length > 0) return state.pause(waits);
         afterTools = true;
         continue;
+      }
     }
   }
 }

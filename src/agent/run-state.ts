@@ -52,11 +52,15 @@ export function createRunState({
   let lastRaw: number | null = null;
   let largestGrowth = 0;
   let largestOutput = 0;
-
   // The end of the history not saved yet: nothing acts on it, so it goes with the next write (the run's end, most often).
   let held: NewMessage[] = [];
   const push = (messages: NewMessage[]) => history.push(...messages);
-
+  const addSpent = ({ cost_usd: cost = null, ...spent }: RunUsage) => {
+    usage = {
+      ...addUsage(usage, spent),
+      cost_usd: usage.cost_usd == null || cost === null ? null : roundUsd(usage.cost_usd + cost),
+    };
+  };
   /** Saves what was held and `messages`, in one write. */
   async function append(messages: NewMessage[], options?: { completed?: ToolCallCompletion[] }): Promise<void> {
     if (messages.length === 0 && held.length === 0) return;
@@ -85,7 +89,6 @@ export function createRunState({
     get tokenRatio() {
       return tokenRatio;
     },
-
     /** A user-role message of loopd's own; not again when the history ends with it (a run resumed after a crash). */
     async appendNotice(text: string): Promise<void> {
       const last = history.at(-1);
@@ -133,13 +136,11 @@ export function createRunState({
     /** Adds a call's usage, and its cost, to the run's; returns the call's cost. `model`: the call's, when not the run's. */
     spend(used: Usage, model?: string): number | null {
       const cost = costOf(used, model);
-      usage = {
-        ...addUsage(usage, used),
-        cost_usd: usage.cost_usd == null || cost === null ? null : roundUsd(usage.cost_usd + cost),
-      };
+      addSpent({ ...used, cost_usd: cost });
       return cost;
     },
-
+    /** Adds what a call spent of its own (a child run's tokens and cost): the run's budget counts them. */
+    addSpent,
     /** What the provider counted for a request teaches the estimate of the next. */
     learnTokens({ counted, estimated }: { counted: number; estimated: number }): void {
       if (counted <= 0) return;

@@ -1,6 +1,7 @@
 import type { AgentEvent } from "../core/agent-events.js";
 import { isInterruption, isSuperseded } from "../core/interruptions.js";
 import type { ToolCallBlock } from "../core/messages.js";
+import type { PendingToolCall } from "../core/run-outcome.js";
 import type { ToolBox } from "../tools/tool-box.js";
 import { INTERRUPTED_RESULT, SUPERSEDED_CALL_RESULT } from "../core/history.js";
 import type { RunClock } from "./run-clock.js";
@@ -12,7 +13,11 @@ import { TIME_BUDGET_RESULT } from "./budget-conditions.js";
  * (with its `tool_call.completed`) the moment it exists. The run's time
  * budget stops a call in flight at its deadline, as does the run's signal.
  * `announced`: the calls' `tool_call.started` was written already (approved
- * calls, announced durably before they run).
+ * calls, announced durably before they run). Returns the calls the run must
+ * wait on before those calls have a result (a child run's, paused): their
+ * calls stay unanswered, and run again once the application has answered.
+ * A call that spent tokens of its own (a child run) adds them to the run's
+ * usage, saved with its result.
  */
 export async function runTools(
   calls: ToolCallBlock[],
@@ -31,8 +36,9 @@ export async function runTools(
     emit: (event: AgentEvent) => void;
     announced?: boolean;
   },
-): Promise<void> {
-  if (calls.length === 0) return;
+): Promise<PendingToolCall[]> {
+  const waits: PendingToolCall[] = [];
+  if (calls.length === 0) return waits;
   const stop = clock.toolSignal(signal);
   try {
     const outcomes = toolBox.run(calls, {
@@ -54,6 +60,14 @@ export async function runTools(
               : stop.outOfTime()
                 ? TIME_BUDGET_RESULT
                 : null;
+      if (outcome.waiting && status === "ok") {
+        waits.push(...outcome.waiting);
+        continue;
+      }
+      if (outcome.spent) {
+        state.addSpent(outcome.spent);
+        emit({ type: "usage.added", tool_call_id: call.id, run_steps: state.steps, run_usage: state.usage });
+      }
       const result = stoppedBy ? { ...outcome.result, content: stoppedBy } : outcome.result;
       await state.append([{ role: "tool", content: [result] }], {
         completed: [
@@ -74,16 +88,17 @@ export async function runTools(
   } finally {
     stop.dispose();
   }
+  return waits;
 }
 
 /** A paused run answered: the calls the application approved (`approved`, their ids) run first, announced durably before they do. */
 export async function runApprovedCalls(
   approved: readonly string[],
   { flushEvents, ...context }: Parameters<typeof runTools>[1] & { flushEvents?: (() => Promise<void>) | undefined },
-): Promise<void> {
+): Promise<PendingToolCall[]> {
   const calls = context.state.lastCalls().filter((call) => approved.includes(call.id));
   for (const call of calls)
     context.emit({ type: "tool_call.started", tool_call_id: call.id, name: call.name, input: call.input });
   if (calls.length > 0) await flushEvents?.();
-  await runTools(calls, { ...context, announced: true });
+  return runTools(calls, { ...context, announced: true });
 }

@@ -35,6 +35,7 @@ await runCli("keys cannot run:", async () => {
   const config = loadConfig();
   const database = await openDatabase({
     databaseUrl: config.database.url,
+    directUrl: config.database.directUrl,
     dataDir: config.database.dataDir,
     program: "npm run keys",
     ...config.database.pool,

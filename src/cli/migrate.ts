@@ -9,6 +9,7 @@ await runCli("db:migrate cannot run:", async () => {
   const config = loadConfig();
   const database = await openDatabase({
     databaseUrl: config.database.url,
+    directUrl: config.database.directUrl,
     dataDir: config.database.dataDir,
     program: "npm run db:migrate",
     ...config.database.pool,

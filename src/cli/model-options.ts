@@ -46,3 +46,28 @@ export function callableWith(config: Config, { baseURL }: Pick<ModelOptions, "ba
     return `no API key for ${name}: ${keyVariable} is not set${keyless ? ` (nor ${baseUrlVariable} or --base-url, a server that takes none)` : ""}`;
   };
 }
+
+/** `--agent name@N` (repeatable; `name` alone: its latest version), for `parseArgs`. */
+export const AGENT_OPTION = { agent: { type: "string", multiple: true } } as const;
+
+/** An agent's version as `--agent` names it (`version` absent: the latest). */
+export interface AgentRef {
+  name: string;
+  version: number | undefined;
+}
+
+const AGENT_REF = /^([a-z0-9_-]{1,48})(?:@([1-9][0-9]{0,8}))?$/;
+
+/** What `--agent` values parsed to, or one line saying which value is not `name` or `name@N`. */
+export function agentRefsOf(values: string[] | undefined): { refs: AgentRef[] } | { problem: string } {
+  const refs: AgentRef[] = [];
+  for (const value of values ?? []) {
+    const m = AGENT_REF.exec(value);
+    if (!m)
+      return {
+        problem: `--agent ${JSON.stringify(value)} is not name or name@version (a name is 1–48 of a-z, 0-9, _ and -; a version a whole number from 1)`,
+      };
+    refs.push({ name: m[1]!, version: m[2] === undefined ? undefined : Number(m[2]) });
+  }
+  return { refs };
+}

@@ -54,6 +54,7 @@ async function main(argv: string[]): Promise<number> {
   } else {
     const database = await openDatabase({
       databaseUrl: config.database.url,
+      directUrl: config.database.directUrl,
       dataDir: config.database.dataDir,
       program: "npm run replay",
       mustExist: true,

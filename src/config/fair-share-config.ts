@@ -35,7 +35,7 @@ type FairShareVariables = z.output<z.ZodObject<typeof fairShareVariables>>;
 
 export function fairSharesOf(e: FairShareVariables & { MAX_STREAMS: number }) {
   return {
-    /** Open streams one tenant holds on this server at most; past it a new one is `429 too_many_streams`. */
+    /** Open streams one tenant holds at most, on every instance together (see `createStreamShare`); past it a new one is `429 too_many_streams`. */
     maxStreamsPerTenant: e.MAX_STREAMS_PER_TENANT ?? Math.max(1, Math.floor(e.MAX_STREAMS / 10)),
     webhookMaxInflightPerHost: e.WEBHOOK_MAX_INFLIGHT_PER_HOST,
     /** Empty: the servers of the system's resolver configuration. */

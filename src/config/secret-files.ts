@@ -8,9 +8,11 @@ import { PROVIDERS } from "../providers/registry.js";
 export const SECRET_FILE_NAMES: readonly string[] = [
   ...PROVIDER_NAMES.flatMap((name) => PROVIDERS[name].keyVariable ?? []),
   "DATABASE_URL",
+  "DATABASE_DIRECT_URL",
   "ADMIN_TOKEN",
   "WEBHOOK_SECRET",
   "METRICS_TOKEN",
+  "RESPONSES_COMPACT_KEY",
 ];
 
 /** The `X_FILE` variables (composed into config.ts's, so .env.example and the README list them; read through `readSecretFiles`). */

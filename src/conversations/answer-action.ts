@@ -77,6 +77,7 @@ export async function answerAction(
   };
   const earlier = await replay();
   if (earlier) return earlier;
+  await carryToChildren({ services, runs }, found, input);
 
   let answered: Awaited<ReturnType<RunManager["answer"]>>;
   try {
@@ -102,7 +103,7 @@ export async function answerAction(
   }
   signals.notify(found.id);
   if (answered === "expired") {
-    services.telemetry.runEnded({ status: "incomplete", stopReason: "action_expired" });
+    services.telemetry.runEnded({ status: "incomplete", stopReason: "action_expired", request: found.request });
     await runs.startQueued(found.conversationId);
     throw new AppError(
       "run_not_waiting",
@@ -128,14 +129,48 @@ export async function answerAction(
   };
 }
 
+/**
+ * The calls a child run waits on, answered on its parent: the answer goes
+ * to each child first (and on to its own children), then the parent's call
+ * of the child runs again and waits for the child's end. A child that no
+ * longer waits (ended, or answered before a crash stopped this) is left as
+ * it stands: the parent's call finds it so.
+ */
+async function carryToChildren(
+  deps: { services: Services; runs: RunManager },
+  run: RunRow,
+  input: AnswerActionInput,
+): Promise<void> {
+  const pending = run.status === "requires_action" ? (run.requiredAction?.tool_calls ?? []) : [];
+  const children = new Map(pending.flatMap((p) => (p.via ? [[p.via.run_id, p.via.conversation_id] as const] : [])));
+  if (children.size === 0) return;
+  checkActionAnswer(pending, { approvals: input.approvals, outputs: input.toolOutputs });
+  for (const [runId, conversationId] of children) {
+    const ids = new Set(pending.filter((p) => p.via?.run_id === runId).map((p) => p.tool_call_id));
+    try {
+      await answerAction(deps, {
+        tenant: input.tenant,
+        conversationId,
+        runId,
+        approvals: input.approvals.filter((a) => ids.has(a.tool_call_id)),
+        toolOutputs: input.toolOutputs.filter((o) => ids.has(o.tool_call_id)),
+        actor: input.actor,
+      });
+    } catch (err) {
+      if (!(err instanceof AppError) || !["run_not_waiting", "not_found"].includes(err.code)) throw err;
+    }
+  }
+}
+
 /** The answer checked against the run's pending calls, and their results: denials and outputs, in the model's order. */
 function resultsOf(waiting: RunRow, input: AnswerActionInput, maxResultChars: number): NewMessage[] {
   const pending = waiting.requiredAction?.tool_calls ?? [];
   checkActionAnswer(pending, { approvals: input.approvals, outputs: input.toolOutputs });
   const approvals = new Map(input.approvals.map((a) => [a.tool_call_id, a]));
   const outputs = new Map(input.toolOutputs.map((o) => [o.tool_call_id, o]));
-  // In the model's order; approved calls get theirs when they have run.
+  // In the model's order; approved calls get theirs when they have run, and a child's calls are the child's (its answer goes there).
   return pending.flatMap((call): NewMessage[] => {
+    if (call.via) return [];
     const output = outputs.get(call.tool_call_id);
     if (output) {
       return [

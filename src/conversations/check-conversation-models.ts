@@ -1,5 +1,6 @@
 import type { ContextSettings } from "../core/context-settings.js";
 import type { Services } from "../services.js";
+import type { RunBudget } from "../core/run-settings.js";
 import type { BudgetInput } from "../store/schema.js";
 import { checkModel } from "./check-model.js";
 import { settleBudget, type BudgetFields } from "./settle-budget.js";
@@ -13,6 +14,7 @@ export const summaryModelOf = (context: ContextSettings | null | undefined): str
  * each one allowed (`MODELS_ALLOWED`, the mock where it is offered), and
  * priced when a cost limit applies to its runs (its own budget, the
  * server's, a ceiling, the tenant's daily one). 400s name the field.
+ * Returns the budget its runs would get (when the request sets none).
  */
 export function checkConversationModels(
   { config, prices }: Pick<Services, "config" | "prices">,
@@ -29,7 +31,7 @@ export function checkConversationModels(
     budget: BudgetInput | null | undefined;
     fields: BudgetFields & { provider: string };
   },
-): void {
+): RunBudget {
   checkModel(config, { provider, model, field: fields });
   if (context?.summary_model)
     checkModel(config, {
@@ -37,7 +39,7 @@ export function checkConversationModels(
       model: context.summary_model,
       field: { provider: fields.provider, model: fields.summaryModel },
     });
-  settleBudget({
+  return settleBudget({
     request: undefined,
     maxSteps: undefined,
     conversation: budget ?? null,

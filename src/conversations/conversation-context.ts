@@ -6,7 +6,8 @@ import { repairTail } from "../core/history.js";
 import { sendable } from "../core/messages.js";
 import type { ProviderName } from "../core/model-provider.js";
 import type { HistoryFormat } from "../providers/registry.js";
-import { toolBoxOf } from "../runs/tool-box-of.js";
+import { toolBoxOf } from "../tools/tool-box-of.js";
+import { loopToolsOf } from "../agent/finish-tool.js";
 import type { Services } from "../services.js";
 import type { ConversationRow } from "../store/schema.js";
 
@@ -45,7 +46,12 @@ export async function nextCallOf(
   const stored = await store.messages.history(conversation.id);
   // While a run waits for the application, its pending calls have no result yet: they are shown with one saying so.
   const history = [...stored, ...repairTail(stored, PENDING_RESULT)];
-  const tools = toolBoxOf({ services, conversation, finish: conversation.finish }).specs;
+  const tools = toolBoxOf({
+    registry: services.registry,
+    settings: config.tools,
+    conversation,
+    loopTools: loopToolsOf(conversation.finish),
+  }).specs;
   const built = buildContext({
     history,
     settings: conversation.context ?? DEFAULT_CONTEXT,

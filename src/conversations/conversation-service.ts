@@ -1,41 +1,34 @@
 import type { ProviderName } from "../core/model-provider.js";
 import type { HistoryFormat } from "../providers/registry.js";
-import type { ContextSettings } from "../core/context-settings.js";
-import { AppError, notFound } from "../errors.js";
-import { toolsOfTenant } from "../tools/tools-of-tenant.js";
+import { notFound } from "../errors.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { Services } from "../services.js";
-import type { BudgetInput, ClientTool, RunRow, WebhookSetting } from "../store/schema.js";
+import type { Configuration, ConversationParent, ModelFallback, RunRow } from "../store/schema.js";
 import { checkWebhookUrl } from "../webhooks/check-webhook-url.js";
 import { checkToolSettings } from "./check-tool-settings.js";
-import { defaultProviderOf } from "./check-model.js";
+import { checkAgents } from "./check-agents.js";
 import { checkConversationModels } from "./check-conversation-models.js";
+import { checkFallbacks, costLimitOf } from "./check-fallbacks.js";
 import { capBudget } from "./settle-budget.js";
-import type { FinishOptions } from "../core/run-settings.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { presentConversation, presentMessage, presentRun } from "./present.js";
 import { historyAs, nextCallOf } from "./conversation-context.js";
+import { givenFields, pinAgent, type AgentPin } from "./pin-agent.js";
+import { BODY_FIELDS, checkTools, defaultModelOf, settleConfiguration } from "./settle-configuration.js";
+import { moveAgentVersion, overridesAfter } from "./move-agent-version.js";
 
-export interface CreateConversationInput {
-  system?: string | null | undefined;
+/** A conversation's fields as a client writes them: its configuration, its title, the agent it starts from. */
+export type CreateConversationInput = Configuration & {
   title?: string | null | undefined;
-  provider?: ProviderName | undefined;
-  model?: string | undefined;
-  tools?: string[] | undefined;
-  metadata?: Record<string, unknown> | undefined;
-  approval_required?: string[] | undefined;
-  client_tools?: ClientTool[] | undefined;
-  action_timeout_s?: number | null | undefined;
-  budget?: BudgetInput | null | undefined;
-  finish?: FinishOptions | null | undefined;
-  context?: ContextSettings | null | undefined;
-  caching?: boolean | undefined;
-  webhook?: WebhookSetting | null | undefined;
-}
+  agent?: AgentPin | undefined;
+};
+
+/** A change: the same fields, and `agent_version` to move it to another version of its agent. */
+export type UpdateConversationInput = Omit<CreateConversationInput, "agent"> & { agent_version?: number | undefined };
 
 /** Conversations, their history and their runs: the read and bookkeeping use cases. */
 export function createConversationService(services: Services) {
-  const { store, config, providers, registry } = services;
+  const { store, config } = services;
 
   /** A tenant's conversation; another tenant's is not found, as an unknown id is not. */
   const load = async (tenant: string, id: string) => {
@@ -44,60 +37,24 @@ export function createConversationService(services: Services) {
     return row;
   };
 
-  const checkTools = (tenant: string, tools: string[]) => {
-    const registry = toolsOfTenant(services.registry, {
-      tenant,
-      commandTenants: config.tools.sandbox.runCommandTenants,
-    });
-    const unknown = tools.filter((name) => !registry.accepts(name));
-    if (unknown.length > 0) {
-      throw new AppError(
-        "invalid_request",
-        `unknown tool ${unknown.map((n) => JSON.stringify(n)).join(", ")}; available: ${registry.names().join(", ")}`,
-        {
-          field: "body.tools",
-          unknown,
-          available: registry.names(),
-        },
-      );
-    }
-    return [...new Set(tools)];
-  };
-  const defaultModelOf = (provider: ProviderName) =>
-    provider === config.models.defaultProvider && config.models.defaultModel
-      ? config.models.defaultModel
-      : providers[provider].defaultModel;
-
   return {
-    /** `chatId`: the AI SDK chat id that names it on `/ui/chat`. */
-    async create(tenant: string, input: CreateConversationInput, { chatId = null }: { chatId?: string | null } = {}) {
-      const provider = input.provider ?? defaultProviderOf(config);
-      const model = input.model ?? defaultModelOf(provider);
-      const budget = input.budget ? capBudget(input.budget, config.ceilings) : null;
-      checkConversationModels(services, { provider, model, context: input.context, budget, fields: BODY_FIELDS });
-      // run_command is offered only to a conversation that names it.
-      const tools = checkTools(tenant, input.tools ?? registry.defaults());
-      if (input.webhook) await checkWebhookUrl(input.webhook.url, { config, field: "body.webhook.url", tenant });
+    /** `chatId`: the AI SDK chat id that names it on `/ui/chat`; `parent`: the call of an agent it is the child of. */
+    async create(
+      tenant: string,
+      input: CreateConversationInput,
+      { chatId = null, parent = null }: { chatId?: string | null; parent?: ConversationParent | null } = {},
+    ) {
+      const { title, agent, ...fields } = input;
+      // Pinned to a version of the agent: its configuration, with the fields given beside it over it.
+      const pinned = agent === undefined ? null : await pinAgent(store, { tenant, pin: agent });
+      const overrides = givenFields(fields);
       const row = await store.conversations.create({
         tenantId: tenant,
-        title: input.title ?? null,
-        system: input.system ?? null,
-        provider,
-        model,
-        tools,
-        metadata: input.metadata ?? {},
-        ...checkToolSettings({
-          tools,
-          approvalRequired: input.approval_required ?? [],
-          clientTools: input.client_tools ?? [],
-        }),
-        actionTimeoutS: input.action_timeout_s ?? null,
-        budget,
-        finish: input.finish ?? null,
-        context: input.context ?? null,
-        caching: input.caching ?? true,
-        webhook: input.webhook ?? null,
+        title: title ?? null,
+        ...(await settleConfiguration(services, tenant, { ...pinned?.at.configuration, ...overrides })),
         chatId,
+        parent,
+        ...(pinned && { agentName: pinned.name, agentVersion: pinned.at.version, agentOverrides: overrides }),
       });
       return presentConversation(row);
     },
@@ -107,16 +64,19 @@ export function createConversationService(services: Services) {
      * history: it is provider-neutral and converted on every call; the model
      * becomes that provider's default unless one is given.
      */
-    async update(tenant: string, id: string, input: CreateConversationInput) {
+    async update(tenant: string, id: string, { agent_version, ...input }: UpdateConversationInput) {
       const current = await load(tenant, id);
+      if (agent_version !== undefined)
+        return presentConversation(await moveAgentVersion(services, { current, to: agent_version, input }));
       const switching = input.provider !== undefined && input.provider !== current.provider;
-      const model = input.model ?? (switching ? defaultModelOf(input.provider!) : current.model);
+      const model = input.model ?? (switching ? defaultModelOf(services, input.provider!) : current.model);
       const budget = input.budget ? capBudget(input.budget, config.ceilings) : input.budget;
       // Checked as they will stand, when the change touches them (a title's change does not refuse a conversation made under other settings).
-      if ([input.provider, input.model, input.context, input.budget].some((v) => v !== undefined)) {
+      let fallbacks: ModelFallback[] | null | undefined;
+      if ([input.provider, input.model, input.context, input.budget, input.fallbacks].some((v) => v !== undefined)) {
         const given = (field: keyof typeof BODY_FIELDS, set: boolean) =>
           set ? BODY_FIELDS[field] : CONVERSATION_FIELDS[field];
-        checkConversationModels(services, {
+        const settled = checkConversationModels(services, {
           provider: input.provider ?? current.provider,
           model,
           context: input.context !== undefined ? input.context : current.context,
@@ -128,8 +88,17 @@ export function createConversationService(services: Services) {
             conversationCost: given("conversationCost", input.budget !== undefined),
           },
         });
+        // Stored fallbacks carry the provider they were settled with, so checked again as they stand.
+        const chain = input.fallbacks !== undefined ? (input.fallbacks ?? []) : (current.fallbacks ?? []);
+        const settledChain = checkFallbacks(services, {
+          fallbacks: chain,
+          provider: input.provider ?? current.provider,
+          costLimit: costLimitOf(settled.max_cost_usd, config),
+          field: input.fallbacks !== undefined ? "body.fallbacks" : "conversation.fallbacks",
+        });
+        if (input.fallbacks !== undefined) fallbacks = settledChain.length > 0 ? settledChain : null;
       }
-      const tools = input.tools !== undefined ? checkTools(tenant, input.tools) : current.tools;
+      const tools = input.tools !== undefined ? checkTools(services, tenant, input.tools) : current.tools;
       // Checked together as they will stand: a new tool list must still hold every tool that needs approval.
       const settings = checkToolSettings({
         tools,
@@ -137,20 +106,26 @@ export function createConversationService(services: Services) {
         clientTools: input.client_tools ?? current.clientTools,
       });
       if (input.webhook) await checkWebhookUrl(input.webhook.url, { config, field: "body.webhook.url", tenant });
+      const agents = input.agents !== undefined ? await checkAgents(services, tenant, input.agents) : undefined;
       const row = await store.conversations.update(tenant, id, {
         ...settings,
+        ...(agents !== undefined && { agents }),
         ...(input.webhook !== undefined && { webhook: input.webhook }),
+        ...(fallbacks !== undefined && { fallbacks }),
         ...(input.action_timeout_s !== undefined && { actionTimeoutS: input.action_timeout_s }),
         ...(budget !== undefined && { budget }),
         ...(input.finish !== undefined && { finish: input.finish }),
         ...(input.context !== undefined && { context: input.context }),
         ...(input.caching !== undefined && { caching: input.caching }),
+        ...(input.on_provider_outage !== undefined && { onProviderOutage: input.on_provider_outage }),
         ...(input.title !== undefined && { title: input.title }),
         ...(input.system !== undefined && { system: input.system }),
         ...(input.provider !== undefined && { provider: input.provider }),
         ...((input.model !== undefined || switching) && { model }),
         ...(input.tools !== undefined && { tools }),
         ...(input.metadata !== undefined && { metadata: input.metadata }),
+        // On a conversation from an agent, what changes is kept over every version it moves to.
+        ...(current.agentName !== null && { agentOverrides: overridesAfter(current, input) }),
       });
       if (!row) throw notFound("conversation", id);
       return presentConversation(row);
@@ -241,13 +216,7 @@ export function createConversationService(services: Services) {
   };
 }
 
-/** The fields a 400 about a conversation's models names: the body's, or the conversation's as it stands. */
-const BODY_FIELDS = {
-  provider: "body.provider",
-  model: "body.model",
-  summaryModel: "body.context.summary_model",
-  conversationCost: "body.budget.max_cost_usd",
-};
+/** The fields a 400 about a conversation's models names when they stand as they are. */
 const CONVERSATION_FIELDS = {
   provider: "conversation.provider",
   model: "conversation.model",

@@ -66,6 +66,7 @@ export async function forkConversation(
       provider: original.provider,
       model: original.model,
       tools: original.tools,
+      agents: original.agents,
       metadata: original.metadata,
       approvalRequired: original.approvalRequired,
       clientTools: original.clientTools,
@@ -73,8 +74,12 @@ export async function forkConversation(
       finish: original.finish,
       context: original.context,
       caching: original.caching,
+      onProviderOutage: original.onProviderOutage,
       webhook: original.webhook,
       forkedFrom: { conversation_id: id, seq: at },
+      agentName: original.agentName,
+      agentVersion: original.agentVersion,
+      agentOverrides: original.agentOverrides,
     });
     await tx.forks.copyMessages(id, fork.id, at);
     return { ...fork, messageCount: at };

@@ -5,7 +5,7 @@ import { checkMessageText } from "./check-message-text.js";
 import type { ToolChoice } from "../core/model-provider.js";
 import { AppError, findInCauseChain, notFound } from "../errors.js";
 import { checkSameRequest, hashOfRequest } from "./request-hash.js";
-import type { BudgetInput, RunRequest, RunRow, WebhookSetting } from "../store/schema.js";
+import type { BudgetInput, OnProviderOutage, RunRequest, RunRow, WebhookSetting } from "../store/schema.js";
 import { checkWebhookUrl } from "../webhooks/check-webhook-url.js";
 import { Superseded } from "../core/interruptions.js";
 import {
@@ -17,6 +17,7 @@ import {
   type RunToCreate,
 } from "../runs/start-run.js";
 import { settleBudget } from "./settle-budget.js";
+import { checkFallbacks, costLimitOf, type FallbackInput } from "./check-fallbacks.js";
 import { checkModel } from "./check-model.js";
 import { summaryModelOf } from "./check-conversation-models.js";
 import { FINISH_TOOL, type FinishOptions } from "../core/run-settings.js";
@@ -45,6 +46,15 @@ export interface SendMessageInput {
   onBusy?: OnBusy | undefined;
   /** This run's webhook (null: none); absent: the conversation's. */
   webhook?: WebhookSetting | null | undefined;
+  /** What this run does when every model is down; absent: what the conversation says. */
+  onProviderOutage?: OnProviderOutage | undefined;
+  /** This run's fallbacks ([]: none); absent: the conversation's. */
+  fallbacks?: FallbackInput[] | undefined;
+  /** `/v1/responses` (no Idempotency-Key there, so not hashed): instructions for this run only; the most each model call may write. */
+  instructions?: string | null | undefined;
+  maxOutputTokens?: number | null | undefined;
+  /** `/v1/responses` with a client's own history: written with the run (see `RunToCreate.prelude`); its run is never queued. */
+  prelude?: RunToCreate["prelude"];
 }
 
 /**
@@ -78,10 +88,7 @@ export async function sendMessage(
     throw new AppError(
       "invalid_request",
       `tool_choice names ${toolChoice.name}, which is not one of this conversation's tools`,
-      {
-        field: "tool_choice.name",
-        tools: offered,
-      },
+      { field: "tool_choice.name", tools: offered },
     );
   }
   const model = input.model ?? conversation.model;
@@ -113,14 +120,30 @@ export async function sendMessage(
       conversationCost: "conversation.budget.max_cost_usd",
     },
   });
+  // The request's own chain, else the conversation's (checked again: the server's settings may have changed).
+  const fallbacks = checkFallbacks(services, {
+    fallbacks: input.fallbacks ?? conversation.fallbacks ?? [],
+    provider: conversation.provider,
+    costLimit: costLimitOf(budget.max_cost_usd, config),
+    field: input.fallbacks !== undefined ? "body.fallbacks" : "conversation.fallbacks",
+  });
   const request: RunRequest = {
     max_steps: budget.max_steps,
     tool_choice: toolChoice,
     model: input.model ?? null,
     budget,
     finish,
+    on_provider_outage: input.onProviderOutage ?? conversation.onProviderOutage,
+    ...(fallbacks.length > 0 && { fallbacks }),
+    ...(input.instructions != null && { instructions: input.instructions }),
+    ...(input.maxOutputTokens != null && { max_output_tokens: input.maxOutputTokens }),
+    // The version the conversation is pinned to: it cannot move while this run is open.
+    ...(conversation.agentName !== null &&
+      conversation.agentVersion !== null && {
+        agent: { name: conversation.agentName, version: conversation.agentVersion },
+      }),
   };
-  const onBusy = input.onBusy ?? "reject";
+  const onBusy = input.prelude ? "reject" : (input.onBusy ?? "reject");
   if (input.webhook)
     await checkWebhookUrl(input.webhook.url, { config, field: "body.webhook.url", tenant: input.tenant });
   const webhook = input.webhook !== undefined ? input.webhook : conversation.webhook;
@@ -147,6 +170,8 @@ export async function sendMessage(
     ...(input.finish !== undefined && { finish: input.finish }),
     ...(input.onBusy && { on_busy: input.onBusy }),
     ...(input.webhook !== undefined && { webhook: input.webhook }),
+    ...(input.onProviderOutage && { on_provider_outage: input.onProviderOutage }),
+    ...(input.fallbacks !== undefined && { fallbacks: input.fallbacks }),
   });
 
   if (input.idempotencyKey) {
@@ -170,6 +195,7 @@ export async function sendMessage(
     requestHash,
     idempotencyKey: input.idempotencyKey,
     webhook,
+    prelude: input.prelude,
   };
   for (let attempt = 1; ; attempt++) {
     try {
@@ -247,7 +273,7 @@ async function afterCreated(
  * DB_ADMISSION_WAIT_MS, a new run is refused at once, so the runs already
  * accepted get the time and the connections they need to finish.
  */
-function admit({ store, config, overload }: Services): void {
+export function admit({ store, config, overload }: Services): void {
   // 503 with Retry-After, as is the database's refusal below.
   if (overload.overloaded)
     throw new AppError(

@@ -31,6 +31,25 @@ interface ModelCallSent {
   body: object | null;
   /** When the call started (ms since the epoch). */
   started_at: number;
+  /** Which attempt at the step this was, counting every model's (1 for the first). */
+  attempt?: number;
+}
+
+/** What a model call failed with, as the stream and the trace show it (never a credential). */
+export interface ModelFailure {
+  status: number | null;
+  /** The provider's word for it (`overloaded_error`, `rate_limit_exceeded`), or loopd's (`connection`). */
+  type: string | null;
+  message: string;
+}
+
+/** Why a step left a model for the next of its chain. */
+export type FallbackReason =
+  "attempts_used_up" | "capacity" | "context_window" | "retry_after_too_long" | "cooling_down";
+
+export interface ModelRef {
+  provider: ProviderName;
+  model: string;
 }
 
 /**
@@ -89,6 +108,38 @@ export type AgentEvent =
       duration_ms: number;
       /** The request as the provider's SDK was handed it; null when it failed before that. */
       body: object | null;
+    }
+  | {
+      /** A model call failed and is made again after `delay_ms`. */
+      type: "model.retry";
+      step: number;
+      /** The attempt that failed (1 for the first). */
+      attempt: number;
+      provider: ProviderName;
+      model: string;
+      delay_ms: number;
+      reason: ModelFailure;
+    }
+  | {
+      /** The step goes on with the next model of the chain. */
+      type: "model.fallback";
+      step: number;
+      from: ModelRef;
+      to: ModelRef;
+      reason: { code: FallbackReason } & ModelFailure;
+    }
+  | {
+      /** A call spent tokens of its own (a child agent's run): the run's totals, those included, are saved with its result. */
+      type: "usage.added";
+      tool_call_id: string;
+      run_steps: number;
+      run_usage: Usage;
+    }
+  | {
+      /** The text deltas of this step so far are void: the attempt that streamed them failed. */
+      type: "step.restarted";
+      step: number;
+      reason: string;
     }
   | ({
       type: "model_call.failed";

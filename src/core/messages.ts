@@ -136,9 +136,17 @@ export type NewMessage = (
   | { role: "assistant"; content: AssistantBlock[] }
   | { role: "tool"; content: [ToolResultBlock] }
 ) & {
-  /** Part of a turn the provider refused: kept in the history, never sent to a model again. */
-  excluded?: "refusal";
+  /**
+   * Kept in the history, never sent to a model again: `refusal`, part of a
+   * turn the provider refused; `deleted`, an item a client deleted
+   * (`DELETE /v1/conversations/:id/items/:item_id`), its content emptied.
+   */
+  excluded?: Exclusion;
 };
+
+/** Why a stored message is never sent to a model again. */
+export const EXCLUSIONS = ["refusal", "deleted"] as const;
+export type Exclusion = (typeof EXCLUSIONS)[number];
 
 /**
  * The history as a model may be sent it: without the turns a provider
@@ -174,7 +182,7 @@ export const messageSchema = z.object({
   created_at: z.string(),
   kind: z.enum(["notice", "summary"]).optional(),
   summarizes: z.object({ from_seq: z.number().int(), to_seq: z.number().int() }).optional(),
-  excluded: z.literal("refusal").optional(),
+  excluded: z.enum(EXCLUSIONS).optional(),
   content: z.array(
     z.union([
       textBlockSchema,

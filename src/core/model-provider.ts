@@ -18,6 +18,8 @@ export interface ToolSpec {
   description: string;
   /** JSON Schema (draft 2020-12 / OpenAPI-compatible object schema). */
   inputSchema: Record<string, unknown>;
+  /** A client's tool (the application runs it); absent: the server's. */
+  client?: true;
 }
 
 /**
@@ -81,9 +83,11 @@ export interface ModelResponse {
 export interface ModelProvider {
   readonly name: ProviderName;
   readonly defaultModel: string;
+  /** The host of the server its calls go to (`api.anthropic.com`, `127.0.0.1:8080`): models are cooled down per server. Absent: one server. */
+  baseUrlHost?(): string;
   /**
-   * One model call. Throws `ProviderError` when the provider fails after the
-   * SDK's own retries, and an `AbortError`-like error when `signal` aborts.
+   * One model call, one attempt (no retries). Throws `ProviderError` when the
+   * provider fails, and an `AbortError`-like error when `signal` aborts.
    */
   generate(request: ModelRequest): Promise<ModelResponse>;
   /**
@@ -104,12 +108,47 @@ export interface ModelProvider {
   ): { system?: unknown; messages: unknown[] };
 }
 
-/** A provider failure that survived the SDK's retries. */
+/**
+ * What a failed model call allows (`classifyProviderError` in
+ * providers/shared decides it, in one place): `retryable` (try again after a
+ * wait: 408, 409, 429, 5xx, 529, no response, an error inside the stream),
+ * `capacity` (this model will not answer soon: a used-up quota; go to the
+ * next model at once), `context_window` (the request is too long for this
+ * model; the next may take it), `fatal` (the request is wrong: no retry, no
+ * fallback).
+ */
+export type ProviderErrorKind = "retryable" | "capacity" | "context_window" | "fatal";
+
+/** A provider failure, as `ModelProvider.generate` throws it (the SDKs make no retries of their own: loopd's loop does). */
 export class ProviderError extends Error {
   override readonly name = "ProviderError";
+  /** The HTTP status; null when no response came back (connection, timeout, an error inside the stream). */
   readonly status: number | null;
-  constructor(message: string, { status = null, cause }: { status?: number | null; cause?: unknown } = {}) {
+  /** The provider's own word for the error (`overloaded_error`, `rate_limit_exceeded`, `insufficient_quota`); null when it gave none. */
+  readonly type: string | null;
+  /** How long the provider asked to wait (`retry-after-ms`, `Retry-After`); null when it did not say. */
+  readonly retryAfterMs: number | null;
+  readonly kind: ProviderErrorKind;
+  constructor(
+    message: string,
+    {
+      status = null,
+      type = null,
+      retryAfterMs = null,
+      kind = "fatal",
+      cause,
+    }: {
+      status?: number | null;
+      type?: string | null;
+      retryAfterMs?: number | null;
+      kind?: ProviderErrorKind;
+      cause?: unknown;
+    } = {},
+  ) {
     super(message, { cause });
     this.status = status;
+    this.type = type;
+    this.retryAfterMs = retryAfterMs;
+    this.kind = kind;
   }
 }

@@ -20,6 +20,36 @@ export interface PendingToolCall {
   name: string;
   input: Record<string, unknown>;
   action: Exclude<ToolAction, "run">;
+  /**
+   * A call a child agent's run waits on (its own `tool_call_id`), shown on
+   * the parent that called it: the answer given on the parent is carried to
+   * the child, and the parent's call (`tool_call_id` here) runs again to
+   * wait for the child's end. Absent: a call of the run itself.
+   */
+  via?: ChildRunRef & { tool_call_id: string; name: string };
+}
+
+/**
+ * The run's own calls a pause holds unanswered: its pending calls, and for
+ * the calls a child run waits on, the run's call of that child (once each).
+ * What ends a pause without going on answers these.
+ */
+export function ownCallsOf(
+  pending: readonly PendingToolCall[],
+): Array<Pick<PendingToolCall, "tool_call_id" | "name" | "input">> {
+  const own = pending.filter((p) => !p.via);
+  const viaCalls = new Map(
+    pending.flatMap((p) =>
+      p.via ? [[p.via.tool_call_id, { tool_call_id: p.via.tool_call_id, name: p.via.name, input: {} }] as const] : [],
+    ),
+  );
+  return [...own, ...viaCalls.values()];
+}
+
+/** A run another run's call of an agent started (`agent__<name>`), in its own conversation. */
+export interface ChildRunRef {
+  conversation_id: string;
+  run_id: string;
 }
 
 /** A tool call's end, as its `tool_call.completed` event tells it. */
@@ -37,6 +67,18 @@ export interface RunError {
   message: string;
 }
 
+/**
+ * A run parked because every model is down (`on_provider_outage: "wait"`):
+ * when it is probed next and when it gives up (from now), since when it
+ * waits out this outage (null: from now on) and how many times it parked in it.
+ */
+export interface OutageWait {
+  wakeInMs: number;
+  giveUpInMs: number;
+  since: string | null;
+  probes: number;
+}
+
 /** How a run ended, or why it waits: one member per status, each with the fields that status has. */
 export type RunEnding =
   | { status: "completed"; stopReason: "end_turn" | "finish"; result: RunResult | null }
@@ -45,7 +87,8 @@ export type RunEnding =
   | { status: "incomplete"; stopReason: "action_expired" | "superseded" }
   | { status: "failed"; stopReason: "error"; error: RunError }
   | { status: "cancelled"; stopReason: "cancelled" | "superseded" }
-  | { status: "requires_action"; stopReason: null; pending: PendingToolCall[] };
+  | { status: "requires_action"; stopReason: null; pending: PendingToolCall[] }
+  | { status: "waiting"; stopReason: null; error: RunError; outage: OutageWait };
 
 export type RunStatus = RunEnding["status"];
 /** The contract's stop reasons (null while running or waiting). */
@@ -74,5 +117,6 @@ export function endingFields(ending: RunEnding) {
     budgetExceeded: "budgetExceeded" in ending ? ending.budgetExceeded : null,
     result: "result" in ending ? ending.result : null,
     pending: "pending" in ending ? ending.pending : null,
+    outage: "outage" in ending ? ending.outage : null,
   };
 }

@@ -53,8 +53,9 @@ export async function buildEvalCase({
   let traced = false;
   for await (const span of traceSpans({ store, run, redactor })) {
     if (span.type === "model.setup") setup ??= span as unknown as ModelSetup;
-    if (span.type === "model.call" || span.type === "model.failed") traced = true;
-    if (span.type === "model.call") {
+    if (span.type === "model.call") traced = true;
+    // Only answered attempts: a failed one (retried, or fallen over) proposed nothing.
+    if (span.type === "model.call" && span.outcome !== "failed") {
       const content = (span.response as { content: AssistantBlock[] }).content;
       toolCalls.push(...content.flatMap((b) => (b.type === "tool_call" ? [b.name] : [])));
       finalText = content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
@@ -95,6 +96,7 @@ export async function buildEvalCase({
       context: (setup?.context ?? conversation.context) as unknown as Record<string, unknown>,
       client_tools: conversation.client_tools as unknown as Record<string, unknown>[] | null,
     },
+    agent: run.request.agent ?? null,
     // Secrets the trace hides are hidden here too: a case is a file to keep and share.
     history: shown.map((m) => redactor.value(withInlineAttachments(m, data))),
     input: redactor.value(input ? withInlineAttachments(input, data).content : []) as EvalCase["input"],

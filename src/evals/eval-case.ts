@@ -67,6 +67,8 @@ export const evalCaseSchema = z.object({
     context: z.record(z.string(), z.unknown()).nullable().optional(),
     client_tools: z.array(z.record(z.string(), z.unknown())).nullable().optional(),
   }),
+  /** The agent version the recorded run ran with (null or absent: none); `npm run eval -- --agent` runs the case on others. */
+  agent: z.object({ name: z.string(), version: z.number().int().positive() }).nullable().optional(),
   history: z.array(historyMessageSchema),
   /** The run's user message: its content blocks, or a text. */
   input: z.union([z.string().min(1), z.array(blockSchema).min(1)]),

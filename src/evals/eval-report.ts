@@ -1,6 +1,7 @@
 import type { ProviderName } from "../core/model-provider.js";
 import type { CaseResult } from "./case-result.js";
 import type { EvalSummary } from "./eval-summary.js";
+import type { ChangedCase, EvalColumn } from "./compare-evals.js";
 
 /** What `npm run eval` ran with (its command line). */
 export interface EvalOptions {
@@ -34,16 +35,7 @@ export function evalReport({
   results: CaseResult[];
 }) {
   return {
-    target,
-    started_at: startedAt.toISOString(),
-    finished_at: finishedAt.toISOString(),
-    provider: options.provider ?? null,
-    model: options.model ?? null,
-    base_url: options.baseURL ?? null,
-    system_file: options.systemFile ?? null,
-    live_tools: options.liveTools,
-    concurrency: options.concurrency,
-    min_pass: options.minPass,
+    ...header({ target, startedAt, finishedAt, options }),
     passed: summary.pass_rate >= options.minPass,
     summary,
     cases: results,
@@ -51,3 +43,54 @@ export function evalReport({
 }
 
 export type EvalReport = ReturnType<typeof evalReport>;
+
+/**
+ * The JSON report of `npm run eval -- --agent a@1 --agent a@2`: the same
+ * cases run as each version, a column each (its summary and cases), and the
+ * cases whose verdict changed. `passed`: every column reached `min_pass`.
+ */
+export function comparisonReport({
+  target,
+  startedAt,
+  finishedAt = new Date(),
+  options,
+  columns,
+  changed,
+}: {
+  target: string;
+  startedAt: Date;
+  finishedAt?: Date;
+  options: EvalOptions;
+  columns: EvalColumn[];
+  changed: ChangedCase[];
+}) {
+  return {
+    ...header({ target, startedAt, finishedAt, options }),
+    passed: columns.every((c) => c.passed),
+    agents: columns,
+    changed,
+  };
+}
+
+const header = ({
+  target,
+  startedAt,
+  finishedAt,
+  options,
+}: {
+  target: string;
+  startedAt: Date;
+  finishedAt: Date;
+  options: EvalOptions;
+}) => ({
+  target,
+  started_at: startedAt.toISOString(),
+  finished_at: finishedAt.toISOString(),
+  provider: options.provider ?? null,
+  model: options.model ?? null,
+  base_url: options.baseURL ?? null,
+  system_file: options.systemFile ?? null,
+  live_tools: options.liveTools,
+  concurrency: options.concurrency,
+  min_pass: options.minPass,
+});

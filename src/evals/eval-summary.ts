@@ -13,8 +13,10 @@ export interface EvalSummary {
   /** USD of the cases whose model has a price; `unpriced_cases` says how many had none. */
   cost_usd: number;
   unpriced_cases: number;
-  /** Per case, from its message sent to its run's end. */
-  latency_ms: { total: number; mean: number; max: number };
+  /** Model calls of every case. */
+  steps: number;
+  /** Per case, from its message sent to its run's end (`p50`: the median of the cases that ran). */
+  latency_ms: { total: number; mean: number; p50: number; max: number };
 }
 
 export function summaryOf(results: readonly CaseResult[]): EvalSummary {
@@ -31,9 +33,11 @@ export function summaryOf(results: readonly CaseResult[]): EvalSummary {
     output_tokens: sum((r) => r.usage?.output_tokens ?? 0),
     cost_usd: sum((r) => r.usage?.cost_usd ?? 0),
     unpriced_cases: ran.filter((r) => r.usage!.cost_usd === null).length,
+    steps: sum((r) => r.steps),
     latency_ms: {
       total: latency,
       mean: ran.length === 0 ? 0 : Math.round(latency / ran.length),
+      p50: median(ran.map((r) => r.latency_ms)),
       max: Math.max(0, ...results.map((r) => r.latency_ms)),
     },
   };
@@ -71,4 +75,10 @@ export function summaryLines(s: EvalSummary): string[] {
   ];
 }
 
-const costText = (usd: number | null) => (usd === null ? "no price" : `$${usd.toFixed(4)}`);
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length === 0 ? 0 : sorted.length % 2 ? sorted[mid]! : Math.round((sorted[mid - 1]! + sorted[mid]!) / 2);
+}
+
+export const costText = (usd: number | null) => (usd === null ? "no price" : `$${usd.toFixed(4)}`);

@@ -3,7 +3,9 @@ import { buildApp, createLogger } from "../app.js";
 import type { Config } from "../config.js";
 import type { ModelProvider, ProviderName } from "../core/model-provider.js";
 import { openDatabase } from "../store/db.js";
-import { configuredTools } from "../tools/configured-tools.js";
+import { configuredTools, createToolSets } from "../tools/configured-tools.js";
+import { NO_SANDBOX } from "../tools/sandbox/tool-sandbox.js";
+import { emptyToolsFile } from "../tools/tools-file.js";
 import type { Tool } from "../tools/define-tool.js";
 import type { EvalCase } from "./eval-case.js";
 import { createRecordedAnswers, recordedLookup } from "./recorded-tools.js";
@@ -12,6 +14,8 @@ import type { CaseResult, EvalUsage, LoadedCase } from "./case-result.js";
 import { scoreEvalCase, type EvalOutcome } from "./score-eval-case.js";
 import { summaryOf, type EvalSummary } from "./eval-summary.js";
 import { attachUserContent } from "../attachments/attach-user-content.js";
+import type { AgentUnderTest } from "./agent-under-test.js";
+import { caseModel, caseSettings } from "./case-settings.js";
 import { DEFAULT_TENANT } from "../http/plugins/request-tenant.js";
 
 export interface EvalOverrides {
@@ -28,7 +32,7 @@ export interface EvalOverrides {
  * in-memory database (the service's own is never opened), each case a
  * conversation of it, up to `concurrency` at once, then scores each. The
  * tools are stand-ins that answer from each case's recorded results and run
- * nothing (`liveTools`: the real tools run, MCP servers included).
+ * nothing (`liveTools`: the real tools run, `TOOLS_FILE`'s servers included).
  */
 export async function runEvals({
   cases,
@@ -39,12 +43,13 @@ export async function runEvals({
   concurrency = 4,
   overrides = {},
   canCall = () => true,
+  agent,
   onResult,
 }: {
   cases: LoadedCase[];
   config: Config;
   providers: Record<ProviderName, ModelProvider>;
-  /** The tools the cases may name. @default the configured ones (built-ins, `TOOLS_FILE`'s HTTP tools) */
+  /** The tools the cases may name besides `TOOLS_FILE`'s. @default the built-ins (and `run_command`, when enabled) */
   tools?: Tool[];
   /** @default false */
   liveTools?: boolean;
@@ -53,6 +58,8 @@ export async function runEvals({
   overrides?: EvalOverrides;
   /** Whether a provider has what it needs to be called (a key); a case on one that has not fails with the reason. @default always */
   canCall?: (provider: ProviderName) => string | true;
+  /** An agent's version each case runs as, instead of its own settings. @default none */
+  agent?: AgentUnderTest | undefined;
   onResult?: (result: CaseResult) => void;
 }): Promise<{ results: CaseResult[]; summary: EvalSummary }> {
   const answers = createRecordedAnswers();
@@ -65,7 +72,8 @@ export async function runEvals({
     auth: { ...config.auth, required: false, ratePerMin: 0 },
     // Cases at once are runs of one tenant.
     runs: { ...config.runs, retentionDays: null, maxActivePerTenant: 0 },
-    tools: { ...config.tools, mcp: liveTools ? config.tools.mcp : [] },
+    // Not live, no source of TOOLS_FILE runs: the tools its entries fix answer from the recordings with the rest.
+    tools: { ...config.tools, file: liveTools ? config.tools.file : emptyToolsFile() },
   };
   const database = await openDatabase({});
   try {
@@ -74,14 +82,16 @@ export async function runEvals({
       config: evalConfig,
       database,
       providers,
-      tools: liveTools ? tools : answers.standIns(tools),
+      tools: liveTools ? tools : answers.standIns([...tools, ...(await fileToolsAtRest(config))]),
       logger: createLogger("silent"),
     });
     /** One case: run unless its provider cannot be called, then scored. */
     const evalOne = async ({ file, evalCase }: LoadedCase): Promise<CaseResult> => {
-      const provider = overrides.provider ?? evalCase.conversation.provider;
-      const model =
-        overrides.model ?? (provider === evalCase.conversation.provider ? evalCase.conversation.model : null);
+      const { provider, model } = caseModel(evalCase, {
+        overrides,
+        agent,
+        defaultProvider: config.models.defaultProvider,
+      });
       const base = { name: evalCase.name, file, provider, model };
       const callable = canCall(provider);
       if (callable !== true) return notRun(base, callable);
@@ -92,7 +102,7 @@ export async function runEvals({
           app: loopd.app,
           store: loopd.services.store,
           evalCase,
-          settings: settingsOf(evalCase, { provider, model, system: overrides.system }),
+          settings: caseSettings(evalCase, { provider, model, system: overrides.system, agent }),
           lookup,
           maxStepsLimit: evalConfig.runs.maxStepsLimit,
           onConversation: (id) => answers.set((conversationId = id), lookup),
@@ -135,24 +145,6 @@ export async function runEvals({
   }
 }
 
-/** The case's conversation as `POST /conversations` takes it; a case that expects a finish result gets the finish tool with that schema. */
-function settingsOf(
-  evalCase: EvalCase,
-  { provider, model, system }: { provider: ProviderName; model: string | null; system: string | undefined },
-) {
-  const { conversation, expect } = evalCase;
-  return {
-    title: evalCase.name.slice(0, 500),
-    system: system ?? conversation.system,
-    provider,
-    ...(model !== null && { model }),
-    tools: conversation.tools,
-    ...(conversation.context && { context: conversation.context }),
-    ...(conversation.client_tools && { client_tools: conversation.client_tools }),
-    ...(expect.finish_result && { finish: { result_schema: expect.finish_result } }),
-  };
-}
-
 type Base = Pick<CaseResult, "name" | "file" | "provider" | "model">;
 
 async function resultOf(
@@ -188,3 +180,11 @@ const notRun = (base: Base, reason: string): CaseResult => ({
   tool_calls: [],
   final_text: null,
 });
+
+/** The tools `TOOLS_FILE`'s entries fix before anything runs: an endpoint's, not a server's (listed once it runs). */
+async function fileToolsAtRest(config: Config): Promise<Tool[]> {
+  const sets = await createToolSets(config, { sandbox: NO_SANDBOX, log: createLogger("silent"), onRestart: () => {} });
+  const tools = sets.flatMap((set) => set.tools());
+  await Promise.all(sets.map((set) => set.close()));
+  return tools;
+}

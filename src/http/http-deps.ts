@@ -1,3 +1,4 @@
+import type { AgentService } from "../agents/agent-service.js";
 import type { ConversationService } from "../conversations/conversation-service.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { Services } from "../services.js";
@@ -8,6 +9,7 @@ import type { StreamGate } from "./plugins/stream-gate.js";
 export interface HttpDeps {
   services: Services;
   conversations: ConversationService;
+  agents: AgentService;
   runs: RunManager;
   /** Aborted when the server begins to shut down. */
   shutdown: AbortSignal;

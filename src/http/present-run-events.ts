@@ -64,6 +64,8 @@ function presentData(row: RunEventRow, run: RunRow, messages: Map<number, Messag
       const result = messages.get(seq)?.content[0] as ToolResultBlock | undefined;
       return { ...rest, content: result?.content ?? "" };
     }
+    case "run.waiting":
+      return { run: presentRun(atState(run, event.data.run)) };
     default:
       if (TERMINAL_EVENT_TYPES.has(row.type))
         return { run: presentRun(atState(run, (row.data as { run: RunState }).run)) };
@@ -71,11 +73,19 @@ function presentData(row: RunEventRow, run: RunRow, messages: Map<number, Messag
   }
 }
 
-const atState = (run: RunRow, state: RunState): RunRow => ({
+const atState = (run: RunRow, { wakeAt, giveUpAt, outageSince, outageProbes, ...state }: RunState): RunRow => ({
   ...run,
   ...state,
   requiredAction: state.requiredAction ?? null,
   budgetExceeded: state.budgetExceeded ?? null,
   result: state.result ?? null,
+  modelsUsed: state.modelsUsed ?? null,
   completedAt: state.completedAt === null ? null : new Date(state.completedAt),
+  // A wait out an outage as it stood then (the database's times).
+  ...(state.status === "waiting" && {
+    wakeAt: wakeAt ? new Date(wakeAt) : null,
+    giveUpAt: giveUpAt ? new Date(giveUpAt) : null,
+    outageSince: outageSince ? new Date(outageSince) : null,
+    outageProbes: outageProbes ?? 0,
+  }),
 });

@@ -1,10 +1,9 @@
 import { once } from "node:events";
 import type { FastifyReply } from "fastify";
-import { followRunEvents } from "../runs/follow-run-events.js";
 import type { Services } from "../services.js";
 import type { RunRow } from "../store/schema.js";
-import { linkedAbort } from "../util/linked-abort.js";
-import { presentRunEvents, type PresentedEvent } from "./present-run-events.js";
+import { pipeRunEvents } from "./pipe-run-events.js";
+import type { PresentedEvent } from "./present-run-events.js";
 
 export interface StreamRunOptions {
   run: RunRow;
@@ -40,12 +39,11 @@ const loopdEvents: EventEncoder = { encode: formatEvent };
  * socket's backpressure is respected: while the client is slow we stop
  * reading, and the events wait in the database, not in memory.
  */
-export async function streamRunEvents(
-  services: Pick<Services, "store" | "signals" | "broadcast" | "exclusiveDatabase">,
-  reply: FastifyReply,
-  { run, after, shutdown, pingMs = 15_000, release = () => {}, encoder = loopdEvents }: StreamRunOptions,
-): Promise<void> {
-  // Those the route set (x-loopd-run-id …) go out with the stream's own.
+/**
+ * Takes the response from fastify and writes an event stream's head: the
+ * headers the route set (x-loopd-run-id …) with the stream's own, and `extra`.
+ */
+export function openEventStream(reply: FastifyReply, extra?: Record<string, string>) {
   const headers = Object.fromEntries(
     Object.entries(reply.getHeaders()).filter((e): e is [string, string | number | string[]] => e[1] !== undefined),
   );
@@ -57,55 +55,36 @@ export async function streamRunEvents(
     "cache-control": "no-cache, no-transform",
     connection: "keep-alive",
     "x-accel-buffering": "no",
-    ...encoder.headers,
+    ...extra,
   });
+  return res;
+}
+
+export async function streamRunEvents(
+  services: Pick<Services, "store" | "signals" | "broadcast" | "exclusiveDatabase">,
+  reply: FastifyReply,
+  { run, after, shutdown, pingMs = 15_000, release = () => {}, encoder = loopdEvents }: StreamRunOptions,
+): Promise<void> {
+  const res = openEventStream(reply, encoder.headers);
   if (encoder.open) res.write(encoder.open());
   res.flushHeaders();
   const gone = new AbortController();
   res.once("close", () => gone.abort());
-  const stop = linkedAbort(gone.signal, shutdown);
   const ping = setInterval(() => res.write(": ping\n\n"), pingMs);
-  let last = after;
-
-  const send = async (event: PresentedEvent) => {
-    last = event.seq;
-    const text = encoder.encode(event);
-    // A slow client: wait for its socket to drain (or close) before reading on.
-    if (text !== "" && !res.write(text)) await once(res, "drain", { signal: gone.signal }).catch(() => {});
-  };
-  const sendAll = async (rows: Parameters<typeof presentRunEvents>[2]) => {
-    for (const event of await presentRunEvents(services.store, run, rows)) {
-      if (gone.signal.aborted) return;
-      await send(event);
-    }
-  };
-  const events = followRunEvents(services, {
-    runId: run.id,
-    conversationId: run.conversationId,
-    after,
-    signal: stop.signal,
-  });
   try {
-    let next = await events.next();
-    for (; !next.done && !gone.signal.aborted; next = await events.next()) await sendAll(next.value);
-    if (next.done && next.value.type === "run_gone" && !gone.signal.aborted) {
-      // Deleted with its conversation while the client watched: say so, as the last event.
-      await send({
-        seq: last + 1,
-        type: "conversation.deleted",
-        data: { conversation_id: run.conversationId, run_id: run.id },
-      });
-    }
-    // Shutting down: what was saved before the runs stopped still goes out.
-    if (shutdown.aborted && !gone.signal.aborted) {
-      await sendAll(await services.store.events.after({ runId: run.id, afterSeq: last, limit: 10_000 }));
-    }
-  } catch {
-    // The database went away mid-stream: end it; the client resumes with Last-Event-ID.
+    await pipeRunEvents(services, {
+      run,
+      after,
+      gone: gone.signal,
+      shutdown,
+      send: async (event) => {
+        const text = encoder.encode(event);
+        // A slow client: wait for its socket to drain (or close) before reading on.
+        if (text !== "" && !res.write(text)) await once(res, "drain", { signal: gone.signal }).catch(() => {});
+      },
+    });
   } finally {
-    await events.return({ type: "stopped" }).catch(() => {});
     clearInterval(ping);
-    stop.dispose();
     res.end();
     release();
   }

@@ -1,5 +1,5 @@
 import type { AssistantBlock } from "../core/messages.js";
-import type { ModelProvider, ProviderName } from "../core/model-provider.js";
+import type { ModelProvider, ModelRequestBody, ProviderName } from "../core/model-provider.js";
 import type { TraceEntry } from "../runs/trace/read-trace.js";
 import type { Redactor } from "../util/redact.js";
 import { compareAnswers, type ReplayVerdict } from "./compare-answers.js";
@@ -7,7 +7,7 @@ import { compareAnswers, type ReplayVerdict } from "./compare-answers.js";
 /** One recorded model call sent again. */
 export interface ReplayStep {
   step: number;
-  /** `error`: the replay's call failed (the message says why); `recorded_error`: the recorded call had failed, so there is nothing to compare with. */
+  /** `error`: the replay's call failed (the message says why); `recorded_error`: the recorded step had failed (its last attempt is sent again), so there is nothing to compare with. */
   verdict: ReplayVerdict | "error" | "recorded_error";
   recorded: AnswerSummary | null;
   replayed: AnswerSummary | null;
@@ -66,12 +66,10 @@ export async function replayRun({
   const name = providerName ?? (run.provider as ProviderName);
   const provider = providers[name];
   const steps: ReplayStep[] = [];
-  for await (const { span, request } of entries) {
-    if (!request) continue;
-    const recorded =
-      span.type === "model.call"
-        ? summaryOf(span.response as { content: AssistantBlock[]; stop_reason: string })
-        : null;
+  const replay = async ({ span, request }: TraceEntry & { request: ModelRequestBody }) => {
+    const recorded = answered(span)
+      ? summaryOf(span.response as { content: AssistantBlock[]; stop_reason: string })
+      : null;
     let step: ReplayStep;
     try {
       const answer = await provider.generate({
@@ -94,7 +92,21 @@ export async function replayRun({
     }
     steps.push(step);
     onStep?.(step);
+  };
+  // A failed attempt is sent again only when no later attempt answered its step (the step the run failed at).
+  let unanswered: (TraceEntry & { request: ModelRequestBody }) | null = null;
+  for await (const entry of entries) {
+    const { span, request } = entry;
+    if (!request) continue;
+    if (!answered(span)) {
+      unanswered = { span, request };
+      continue;
+    }
+    if (unanswered && unanswered.span.step !== span.step) await replay(unanswered);
+    unanswered = null;
+    await replay({ span, request });
   }
+  if (unanswered) await replay(unanswered);
   const summary: ReplayReport["summary"] = {};
   for (const s of steps) summary[s.verdict] = (summary[s.verdict] ?? 0) + 1;
   return {
@@ -105,6 +117,9 @@ export async function replayRun({
     summary,
   };
 }
+
+/** An attempt that the model answered: a `model.call` span not `outcome: "failed"` (nor an older trace's `model.failed`). */
+const answered = (span: TraceEntry["span"]) => span.type === "model.call" && span.outcome !== "failed";
 
 function summaryOf({ content, stop_reason }: { content: AssistantBlock[]; stop_reason: string }): AnswerSummary {
   return {

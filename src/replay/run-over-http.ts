@@ -90,7 +90,8 @@ export async function runOverHttp({
       if (!line) continue;
       const span = JSON.parse(line) as TraceSpan;
       if (span.type === "run") continue;
-      if ((span.type === "model.call" || span.type === "model.failed") && ++calls > run.steps + 1) {
+      // Answered calls only: failed attempts (retries, fallbacks) are as many as the provider's trouble was; the replay sends again only a step's last unanswered one.
+      if (span.type === "model.call" && span.outcome !== "failed" && ++calls > run.steps + 1) {
         throw new OperatorError(
           `the loopd server at ${url} sent more model calls for ${runId} than its ${run.steps} steps: it is not to be trusted`,
         );

@@ -1,4 +1,5 @@
 import type { NewMessage } from "../core/messages.js";
+import { ownCallsOf } from "../core/run-outcome.js";
 import { AppError } from "../errors.js";
 import type { Services } from "../services.js";
 import type { RunRow } from "../store/schema.js";
@@ -75,7 +76,18 @@ export async function answerPausedRun(services: Services, runId: string, answer:
       afterEventSeq,
       firstMessageSeq,
       position: appender.position,
-      approvedCalls: answer.approvals.filter((a) => a.approve).map((a) => a.tool_call_id),
+      approvedCalls: callsToRun(waiting, answer),
     };
   });
+}
+
+/** The calls that run once the run goes on: its own the answer approved, and its calls of child runs that waited (each goes back to waiting for its child, which has its answer). */
+function callsToRun(waiting: RunRow, answer: PausedRunAnswer): string[] {
+  const pending = waiting.requiredAction?.tool_calls ?? [];
+  const ofChildren = new Set(pending.flatMap((p) => (p.via ? [p.tool_call_id] : [])));
+  const approved = answer.approvals
+    .filter((a) => a.approve && !ofChildren.has(a.tool_call_id))
+    .map((a) => a.tool_call_id);
+  const childCalls = ownCallsOf(pending.filter((p) => p.via)).map((c) => c.tool_call_id);
+  return [...approved, ...childCalls];
 }

@@ -1,4 +1,5 @@
 import { errorResultFor } from "../core/history.js";
+import { ownCallsOf } from "../core/run-outcome.js";
 import { runEndSpan } from "./trace/run-tracer.js";
 import type { Repositories } from "../store/store.js";
 import type { RunRow } from "../store/schema.js";
@@ -13,10 +14,17 @@ export const CANCELLED_WAITING_RESULT = "cancelled: the run was cancelled while 
 export type WaitingRunEnd =
   | { status: "incomplete"; stopReason: "action_expired"; content: typeof EXPIRED_RESULT }
   | { status: "incomplete"; stopReason: "superseded"; content: typeof SUPERSEDED_RESULT }
-  | { status: "cancelled"; stopReason: "cancelled"; content: typeof CANCELLED_WAITING_RESULT };
+  | { status: "cancelled"; stopReason: "cancelled"; content: typeof CANCELLED_WAITING_RESULT }
+  | { status: "cancelled"; stopReason: "superseded"; content: typeof SUPERSEDED_RESULT };
 
 export const EXPIRED: WaitingRunEnd = { status: "incomplete", stopReason: "action_expired", content: EXPIRED_RESULT };
 export const SUPERSEDED: WaitingRunEnd = { status: "incomplete", stopReason: "superseded", content: SUPERSEDED_RESULT };
+/** A run waiting out an outage that a new message interrupts (`on_busy: "interrupt"`): as a running run would, it ends cancelled. */
+export const INTERRUPTED_WAITING: WaitingRunEnd = {
+  status: "cancelled",
+  stopReason: "superseded",
+  content: SUPERSEDED_RESULT,
+};
 export const CANCELLED_WAITING: WaitingRunEnd = {
   status: "cancelled",
   stopReason: "cancelled",
@@ -24,14 +32,15 @@ export const CANCELLED_WAITING: WaitingRunEnd = {
 };
 
 /**
- * Ends a paused run, in the caller's transaction and with its row locked
- * (`runs.lockWaiting`): each pending call gets an error result saying why
+ * Ends a paused run, or one waiting out an outage (which has no pending
+ * call), in the caller's transaction and with its row locked
+ * (`runs.lockWaiting`, `runs.lockParked`): each pending call gets an error result saying why
  * it never ran, so the history stays valid, then the run's end and its
  * terminal event. Nothing is left half done: either all of it commits, or
  * the run still waits.
  */
 export async function closeWaitingRun(tx: Repositories, run: RunRow, end: WaitingRunEnd): Promise<RunRow> {
-  const pending = run.requiredAction?.tool_calls ?? [];
+  const pending = ownCallsOf(run.requiredAction?.tool_calls ?? []);
   const results = pending.map((call) =>
     errorResultFor({ type: "tool_call", id: call.tool_call_id, name: call.name, input: call.input }, end.content),
   );

@@ -10,10 +10,10 @@ import { startedRunWrite } from "./run-numbering.js";
  * its event rows and the `message.created` of each message it announced,
  * with the message, every row at `savedAt` (the save's transaction time),
  * a terminal event's run completed then too. Null for a pause, whose
- * deadline the database works out.
+ * deadline the database works out, and for a wait out an outage (its wake, likewise).
  */
 export function committedEvents(save: RunSave, savedAt: Date): LoggedEvent[] | null {
-  if (save.end?.status === "requires_action") return null;
+  if (save.end?.status === "requires_action" || save.end?.status === "waiting") return null;
   const completedAt = save.end ? savedAt.toISOString() : null;
   const events = save.events.map((e): LoggedEvent => {
     const data = asStored(e.data) as Record<string, unknown>;

@@ -2,7 +2,9 @@ import type { AgentEvent } from "../core/agent-events.js";
 import { runAgentLoop } from "../agent/run-agent-loop.js";
 import { loopOptionsOf } from "./loop-options-of.js";
 import { endsRefused, type RunOutcome } from "../core/run-outcome.js";
-import { toolBoxOf } from "./tool-box-of.js";
+import { toolBoxOf } from "../tools/tool-box-of.js";
+import { agentToolsOf } from "../tools/agent-tools.js";
+import { loopToolsOf } from "../agent/finish-tool.js";
 import { toolImageKeeper } from "../attachments/keep-tool-images.js";
 import { RunInterruption } from "../core/interruptions.js";
 import { describeError } from "../errors.js";
@@ -11,6 +13,7 @@ import type { Services } from "../services.js";
 import type { RunStart } from "./start-run.js";
 import type { RunWriter } from "./run-writer.js";
 import { INTERNAL } from "../store/conversation-repository.js";
+import { carriedOutageOf, waitOutOutage } from "./wait-out-outage.js";
 
 /**
  * Carries a run from its saved state to its end: the loop runs with every
@@ -39,6 +42,8 @@ export async function executeRun({
   let actionTimeoutS = config.runs.actionTimeoutS;
   let historyVersion = 0;
   let tenant: string | null = null;
+  // The outage it was waiting out, until a model answers here.
+  let carried = carriedOutageOf(run);
   try {
     const conversation = known ?? (await store.conversations.get(INTERNAL, run.conversationId));
     if (!conversation) return observer.end(null); // deleted meanwhile: its runs went with it
@@ -56,7 +61,15 @@ export async function executeRun({
       conversationId: conversation.id,
       attachments,
     });
-    const toolBox = toolBoxOf({ services, conversation, finish, runId: run.id, keepImages });
+    const toolBox = toolBoxOf({
+      registry: services.registry,
+      settings: services.config.tools,
+      conversation,
+      loopTools: loopToolsOf(finish),
+      runId: run.id,
+      keepImages,
+      ownTools: await agentToolsOf(services.agentCaller, conversation),
+    });
     result = await runAgentLoop(
       loopOptionsOf({
         services,
@@ -68,6 +81,7 @@ export async function executeRun({
         writer,
         signal,
         onEvent: (e) => {
+          if (e.type === "model_call.finished") carried = null;
           logAgentEvent(services, run, e);
           forwardAgentEvent(writer, e);
           observer.onEvent(e);
@@ -95,6 +109,13 @@ export async function executeRun({
     await (result.unsaved?.length ? writer.save(result.unsaved) : writer.flush()).catch(() => {});
     return observer.end(null);
   }
+  // Every model down: with on_provider_outage "wait" the run parks (until its give-up time) instead of failing.
+  result = waitOutOutage(result, {
+    run,
+    carried,
+    cooldownMs: config.models.resilience.cooldown.cooldownMs,
+    maxWaitS: config.models.resilience.outageMaxWaitS,
+  });
   await writer.finish(result, { actionTimeoutS });
   // What it cost is in the tenant's day now: the next new run of the tenant here reads it.
   if (tenant !== null) services.tenantCost.forget(tenant);
@@ -116,11 +137,20 @@ function forwardAgentEvent(writer: RunWriter, e: AgentEvent) {
       return; // written with the call's result (see the loop's save)
     case "model_call.finished":
       writer.traceModelCall(e);
+      writer.countModel(e.provider, e.request.model);
       return writer.setProgress(e.run_steps, e.run_usage);
     case "model_call.failed":
       return writer.traceModelCall(e);
+    case "model.retry":
+    case "model.fallback":
+    case "step.restarted": {
+      const { type, ...data } = e;
+      return writer.emit(type, data);
+    }
     case "context.summary":
       writer.traceSummary(e);
+      return writer.setProgress(e.run_steps, e.run_usage);
+    case "usage.added":
       return writer.setProgress(e.run_steps, e.run_usage);
   }
 }
@@ -152,6 +182,23 @@ function logAgentEvent({ log }: Services, run: RunRow, e: AgentEvent) {
           ms: e.duration_ms,
         },
         "model call failed",
+      );
+    case "model.retry":
+      return log.warn(
+        {
+          run_id: run.id,
+          step: e.step,
+          provider: e.provider,
+          model: e.model,
+          attempt: e.attempt,
+          delay_ms: e.delay_ms,
+        },
+        "model call failed; retrying",
+      );
+    case "model.fallback":
+      return log.warn(
+        { run_id: run.id, step: e.step, from: e.from, to: e.to, reason: e.reason.code },
+        "model call goes to the next model of the chain",
       );
     case "tool_call.completed": {
       const line = {

@@ -1,6 +1,6 @@
 import type { Services } from "../services.js";
 import type { LoggedEvent } from "../store/event-repository.js";
-import { isActiveRun } from "../store/schema.js";
+import { isOverRun } from "../store/schema.js";
 import { TERMINAL_EVENT_TYPES } from "./run-events.js";
 
 export interface FollowOptions {
@@ -97,15 +97,18 @@ export async function* followRunEvents(
         const run = await store.runs.get(runId);
         if (!run) return { type: "run_gone" };
         if (run.status === "requires_action" && readPause) return { type: "stopped" };
-        // A reader that came in after a pause waits for what comes of it (answer, expiry, cancel).
-        if (!isActiveRun(run) && run.status !== "requires_action") {
+        // A reader that came in after a pause waits for what comes of it (answer, expiry, cancel);
+        // one of a run waiting out an outage, for its wake (the stream stays open).
+        if (isOverRun(run)) {
           ended = true;
           continue; // one last read: the end may have been committed after ours
         }
       }
       // Every commit of this database reaches us when it is ours alone, or while LISTEN works.
       const wakeUpsFlow = exclusiveDatabase || broadcast.listening;
-      delay = rows.length > 0 ? pollMs : Math.min(delay * 2, maxPollMs);
+      // Without LISTEN for good (a transaction-mode pooler), never further apart than POLL_INTERVAL_MS.
+      const slowest = Math.min(maxPollMs, broadcast.fallbackPollMs ?? maxPollMs);
+      delay = rows.length > 0 ? Math.min(pollMs, slowest) : Math.min(delay * 2, slowest);
       await wakeUps.wait({ timeoutMs: wakeUpsFlow ? idleCheckMs : delay, signal });
     }
     return { type: "stopped" };

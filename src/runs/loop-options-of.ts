@@ -37,16 +37,22 @@ export function loopOptionsOf({
   const approvedCalls = start.kind === "answered" || start.kind === "recovered" ? start.approvedCalls : [];
   return {
     provider: services.providers[run.provider as ProviderName],
+    fallbacks: (run.request.fallbacks ?? []).map(({ provider, model }) => ({
+      provider: services.providers[provider as ProviderName],
+      model,
+    })),
+    resilience: { retry: config.models.resilience.retry, cooldown: services.modelCooldown },
     history,
     save: writer.save,
     toolBox,
     call: {
       model: run.model,
-      system: conversation.system,
+      // A `/v1/responses` request's instructions apply to its run only, after the conversation's own prompt.
+      system: [conversation.system, run.request.instructions].filter((s) => s != null && s !== "").join("\n\n") || null,
       toolChoice: run.request.tool_choice,
       context: conversation.context ?? DEFAULT_CONTEXT,
       cacheKey: conversation.caching ? conversation.id : null,
-      maxTokens: config.models.maxTokens,
+      maxTokens: Math.min(config.models.maxTokens, run.request.max_output_tokens ?? Infinity),
       attachments,
     },
     budget: run.request.budget ?? {

@@ -6,7 +6,9 @@ import type { RunRow } from "../store/schema.js";
 import { historyOf } from "../store/message-repository.js";
 import { positionOf } from "./run-numbering.js";
 import { createRunWriter, type RunWriter } from "./run-writer.js";
-import { toolBoxOf } from "./tool-box-of.js";
+import { toolBoxOf } from "../tools/tool-box-of.js";
+import { calledAgentOf } from "../tools/agent-tools.js";
+import { loopToolsOf } from "../agent/finish-tool.js";
 import type { RunStart } from "./start-run.js";
 import { INTERNAL } from "../store/conversation-repository.js";
 
@@ -45,7 +47,17 @@ export async function recoverRun({
   // A call that waits for the application never ran without its answer: it still waits (the step paused too late).
   const conversation = await store.conversations.get(INTERNAL, run.conversationId);
   if (!conversation) return; // deleted meanwhile: its runs went with it
-  const toolBox = toolBoxOf({ services, conversation, finish: run.request.finish ?? null, runId: run.id });
+  const toolBox = toolBoxOf({
+    registry: services.registry,
+    settings: services.config.tools,
+    conversation,
+    loopTools: loopToolsOf(run.request.finish ?? null),
+    runId: run.id,
+  });
+  // A call of an agent cut off runs again: it finds the child it started (never a second one) and waits for its end.
+  if (!run.cancelRequested)
+    for (const call of findOrphanToolCalls(tail))
+      if (calledAgentOf(call.name, conversation.agents) !== null) approved.add(call.id);
   const waiting = run.cancelRequested
     ? []
     : findOrphanToolCalls(tail).flatMap((call): PendingToolCall[] => {

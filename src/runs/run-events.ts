@@ -1,7 +1,10 @@
+import type { AgentEvent } from "../core/agent-events.js";
 import type { RunRow } from "../store/schema.js";
 
 /** What a terminal event records of the run as it ended; the rest of the run never changes. */
 export type RunState = Pick<RunRow, "status" | "stopReason" | "steps" | "usage" | "error"> & {
+  /** The models that answered its steps, when a fallback answered any (absent: the run's own answered every step). */
+  modelsUsed?: RunRow["modelsUsed"];
   /** Which budget ended it (absent on events stored before budgets). */
   budgetExceeded?: RunRow["budgetExceeded"];
   /** What a `finish` call reported. */
@@ -9,6 +12,11 @@ export type RunState = Pick<RunRow, "status" | "stopReason" | "steps" | "usage" 
   completedAt: string | null;
   /** A pause's: what the run waits on. */
   requiredAction?: RunRow["requiredAction"];
+  /** A wait out an outage's (the database's times). */
+  wakeAt?: string;
+  giveUpAt?: string;
+  outageSince?: string;
+  outageProbes?: number;
 };
 
 export const runStateOf = (row: RunRow): RunState => ({
@@ -20,6 +28,7 @@ export const runStateOf = (row: RunRow): RunState => ({
   completedAt: row.completedAt?.toISOString() ?? null,
   budgetExceeded: row.budgetExceeded,
   result: row.result,
+  ...(row.modelsUsed && { modelsUsed: row.modelsUsed }),
   ...(row.requiredAction && { requiredAction: row.requiredAction }),
 });
 
@@ -43,6 +52,10 @@ export type StoredRunEvent =
       data: { tool_call_id: string; name: string; is_error: boolean; duration_ms: number; seq: number };
     }
   | { type: "step.restarted"; data: { step: number; reason: string } }
+  /** Every model is down: the run parks until a probe (the stream goes on). */
+  | { type: "run.waiting"; data: { run: RunState } }
+  | { type: "model.retry"; data: Omit<Extract<AgentEvent, { type: "model.retry" }>, "type"> }
+  | { type: "model.fallback"; data: Omit<Extract<AgentEvent, { type: "model.fallback" }>, "type"> }
   | { type: "run.action_answered"; data: ActionAnswered }
   | { type: TerminalEventType; data: { run: RunState } };
 

@@ -14,6 +14,7 @@ import { sweepExpiredRuns } from "./sweep-expired-runs.js";
 import { expireOverdueActions } from "./expire-overdue-actions.js";
 import { startQueuedRun } from "./start-queued-run.js";
 import { startStalledQueues } from "./start-stalled-queues.js";
+import { wakeWaitingRuns } from "./wake-waiting-runs.js";
 import type { Superseded } from "../core/interruptions.js";
 
 export interface RunManagerOptions {
@@ -62,9 +63,11 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
       // Stopped here without its end (lease lost, shutdown): its readers go to the database.
       if (!writer.ended) writer.release();
       else {
-        // Ended or paused: a run queued behind it starts here.
+        // Ended or paused: a run queued behind it starts here (behind a woken run, one may have queued while it waited: none told us).
         leftHere(run.id);
-        if (queueBehind.delete(run.id)) void startQueued(run.conversationId);
+        // Without LISTEN for good, whoever queued behind it could not tell us: look.
+        const untold = start.kind === "woken" || services.broadcast.fallbackPollMs !== null;
+        if (queueBehind.delete(run.id) || untold) void startQueued(run.conversationId);
       }
     });
     active.set(run.id, entry);
@@ -128,7 +131,7 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
      * its `position`; what its creation committed goes to its readers (no
      * read of the database for them).
      */
-    start(start: Exclude<RunStart, { kind: "recovered" }>): void {
+    start(start: Exclude<RunStart, { kind: "recovered" | "woken" }>): void {
       const committed = start.kind === "created" ? start.committed : undefined;
       launch(start, createRunWriter({ services, run: start.run, position: start.position, committed }));
     },
@@ -150,6 +153,10 @@ export function createRunManager(services: Services, { exclusive = false }: RunM
       // An abandoned run is taken over within about a lease and a quarter of its
       // owner's death; a paused run past its deadline is ended as soon.
       every(Math.max(100, Math.min(5_000, Math.floor(config.runs.leaseMs / 4))), () => sweep());
+      // Runs waiting out an outage are probed within a quarter of MODEL_COOLDOWN_MS (at most a second) of their time.
+      every(Math.max(50, Math.min(1_000, Math.floor(config.models.resilience.cooldown.cooldownMs / 4))), () =>
+        stopping ? Promise.resolve() : wakeWaitingRuns({ services, launch, startQueued }),
+      );
       // The embedded database's engine runs in this process, so this clock is its clock.
       await sweep(exclusive ? new Date() : undefined);
     },

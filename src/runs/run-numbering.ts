@@ -106,7 +106,7 @@ export function createRunAppender(tx: Repositories, run: RunKey, position: RunPo
     }: {
       runId: string | null;
       eventsOf: (firstSeq: number) => EventInput[];
-      spanOf?: ((i: number, seq: number) => Record<string, unknown>) | undefined;
+      spanOf?: ((i: number, seq: number) => Record<string, unknown> | unknown[]) | undefined;
     },
   ): Promise<number> {
     const write = numberWrite(at, { messageCount: items.length, eventsOf });

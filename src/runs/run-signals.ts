@@ -1,5 +1,6 @@
 import { EventEmitter } from "node:events";
 import type { LoggedEvent } from "../store/event-repository.js";
+import type { Database } from "../store/db.js";
 import { isNextEvent } from "./run-numbering.js";
 
 /**
@@ -94,4 +95,16 @@ export function createRunSignals(): RunSignals {
       };
     },
   };
+}
+
+/**
+ * Commit signals belong to the database, not to the app: two apps on one
+ * embedded database (one process) must hear each other's commits, as they
+ * cannot through LISTEN.
+ */
+const signalsByDatabase = new WeakMap<Database, RunSignals>();
+export function signalsOf(database: Database): RunSignals {
+  let signals = signalsByDatabase.get(database);
+  if (!signals) signalsByDatabase.set(database, (signals = createRunSignals()));
+  return signals;
 }

@@ -5,7 +5,7 @@ import { endingFields, type RunEnding } from "../core/run-outcome.js";
 import type { ToolCallCompletion } from "../core/run-outcome.js";
 import { describeError } from "../errors.js";
 import type { Services } from "../services.js";
-import type { NewRunSpan } from "../store/save-run-step.js";
+import type { NewRunSpan, RunSaveEnd } from "../store/save-run-step.js";
 import type { RunRow } from "../store/schema.js";
 import type { LoggedEvent } from "../store/event-repository.js";
 import { redactorOf } from "../util/redact.js";
@@ -49,6 +49,8 @@ export function createRunWriter({
   let progress: { steps: number; usage: Usage } | null = null;
   let totals = { steps: run.steps, usage: run.usage };
   let ended = false;
+  // Null while every step was answered by the run's own model (the usual case: nothing more to write).
+  let modelsUsed = run.modelsUsed;
   const takeProgress = () => {
     const p = progress;
     progress = null;
@@ -74,6 +76,15 @@ export function createRunWriter({
     emit: events.emit,
     flush: events.flush,
     release: events.release,
+
+    /** A step was answered by this model (a fallback's, perhaps): counted before its progress is set. */
+    countModel(provider: string, model: string) {
+      if (modelsUsed === null && provider === run.provider && model === run.model) return;
+      modelsUsed ??= totals.steps > 0 ? [{ provider: run.provider, model: run.model, steps: totals.steps }] : [];
+      const used = modelsUsed.find((m) => m.provider === provider && m.model === model);
+      if (used) used.steps++;
+      else modelsUsed.push({ provider, model, steps: 1 });
+    },
 
     /** Recorded with the next save (or the end), not in a write of its own. */
     setProgress(steps: number, usage: Usage) {
@@ -127,6 +138,7 @@ export function createRunWriter({
       const { status, stopReason, budgetExceeded, result } = fields;
       const messages = end.unsaved ?? [];
       try {
+        if (modelsUsed !== null) await store.runs.setModelsUsed(run.id, services.instanceId, modelsUsed);
         await events.commit({
           messages,
           progress: { steps, usage },
@@ -139,21 +151,30 @@ export function createRunWriter({
                 ]
               : []),
           ],
-          end:
-            status === "requires_action"
-              ? { status, pending: fields.pending ?? [], timeoutS: actionTimeoutS }
-              : { status, stopReason, error, budgetExceeded, result },
+          end: saveEndOf({ ...fields, error }, actionTimeoutS),
           // completedAt (or, for a pause, requiredAction) is the database's: the save fills it in.
           events: (first) => [
             ...announced(messages, first, []),
             {
               type: `run.${status}`,
-              data: { run: { status, stopReason, steps, usage, error, completedAt: null, budgetExceeded, result } },
+              data: {
+                run: {
+                  status,
+                  stopReason,
+                  steps,
+                  usage,
+                  error,
+                  completedAt: null,
+                  budgetExceeded,
+                  result,
+                  ...(modelsUsed && { modelsUsed }),
+                },
+              },
             },
           ],
         });
         ended = true;
-        services.telemetry.runEnded({ status, stopReason });
+        services.telemetry.runEnded({ status, stopReason, request: run.request });
         const budget = run.request.budget ?? null;
         log.info(
           {
@@ -196,6 +217,14 @@ function announced(messages: NewMessage[], first: number, completed: ToolCallCom
   ];
 }
 
+/** What the save records of an end: a pause's calls and deadline, an outage's wake, or the end itself. */
+function saveEndOf(end: ReturnType<typeof endingFields>, actionTimeoutS: number): RunSaveEnd {
+  const { status, stopReason, error, budgetExceeded, result } = end;
+  if (status === "requires_action") return { status, pending: end.pending ?? [], timeoutS: actionTimeoutS };
+  if (status === "waiting") return { status, error: error!, outage: end.outage! };
+  return { status, stopReason, error, budgetExceeded, result };
+}
+
 /** The last span of a run's trace, or of its stretch before a pause; `completed_at` is the database's (filled in by the save). */
 function endSpan(
   end: ReturnType<typeof endingFields>,
@@ -203,6 +232,18 @@ function endSpan(
 ): NewRunSpan {
   if (end.status === "requires_action")
     return { type: "run.paused", data: { pending: end.pending ?? [], timeout_s: timeoutS, steps, usage } };
+  if (end.status === "waiting")
+    return {
+      type: "run.waiting",
+      data: {
+        error: end.error,
+        wake_in_ms: end.outage?.wakeInMs ?? null,
+        give_up_in_ms: end.outage?.giveUpInMs ?? null,
+        probes: end.outage?.probes ?? null,
+        steps,
+        usage,
+      },
+    };
   return runEndSpan({
     status: end.status,
     stop_reason: end.stopReason,

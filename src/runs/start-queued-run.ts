@@ -2,7 +2,13 @@ import { repairMessages } from "../core/history.js";
 import type { Services } from "../services.js";
 import type { RunRow } from "../store/schema.js";
 import type { Repositories } from "../store/store.js";
-import { closeWaitingRun, SUPERSEDED } from "./close-waiting-run.js";
+import {
+  CANCELLED_WAITING,
+  closeWaitingRun,
+  INTERRUPTED_WAITING,
+  SUPERSEDED,
+  type WaitingRunEnd,
+} from "./close-waiting-run.js";
 import { historyOf } from "../store/message-repository.js";
 import { createRunAppender, positionOf, type RunPosition } from "./run-numbering.js";
 
@@ -19,7 +25,8 @@ export interface StartedQueuedRun {
 /**
  * Starts the conversation's next queued run, if nothing runs there: under
  * the conversation's lock, a paused run gives way (superseded, as by any
- * new message), the queued run becomes `running` under this process's
+ * new message; one waiting out an outage, only if it was asked to stop as it
+ * parked), the queued run becomes `running` under this process's
  * lease, and its `run.started`, a repair of unanswered calls and its user
  * message are written — all in one transaction, so a crash leaves it queued
  * for the sweeper. Undefined when there is nothing to start, or a run still
@@ -36,10 +43,12 @@ export async function startQueuedRun(
     if (holding?.status === "running") return undefined;
     const next = await tx.queue.lockNext(conversationId);
     if (!next) return undefined;
-    const waiting = holding && (await tx.runs.lockWaiting(holding.id));
-    // Answered (running again) since it was read: whoever ends it starts the queue.
-    if (holding && !waiting) return undefined;
-    const superseded = waiting ? await closeWaitingRun(tx, waiting, SUPERSEDED) : undefined;
+    const waiting =
+      holding &&
+      (holding.status === "waiting" ? await tx.runs.lockParked(holding.id) : await tx.runs.lockWaiting(holding.id));
+    // Answered or woken (running again) since it was read, or waiting out an outage (it goes on by itself): whoever ends it starts the queue.
+    if (holding && (!waiting || (waiting.status === "waiting" && !waiting.cancelRequested))) return undefined;
+    const superseded = waiting ? await closeWaitingRun(tx, waiting, givingWay(waiting)) : undefined;
     const run = await tx.queue.start(next.id, { owner: instanceId, leaseMs: config.runs.leaseMs });
     const position = await beginRun(tx, run, next.queuedContent ?? []);
     return {
@@ -56,6 +65,18 @@ export async function startQueuedRun(
   if (started) services.signals.notify(started.run.id);
   return started;
 }
+
+/**
+ * How the run holding the conversation gives way: a paused one is superseded
+ * by any new message; one waiting out an outage only when it was asked to
+ * stop (interrupted, or cancelled) as it parked, after it last looked.
+ */
+const givingWay = (run: RunRow): WaitingRunEnd =>
+  run.status === "requires_action"
+    ? SUPERSEDED
+    : run.cancelReason === "superseded"
+      ? INTERRUPTED_WAITING
+      : CANCELLED_WAITING;
 
 /** A queued run's first writes: `run.started`, the repair of calls a crash left unanswered, then its user message. */
 async function beginRun(tx: Repositories, run: RunRow, content: NonNullable<RunRow["queuedContent"]>) {

@@ -1,4 +1,4 @@
-import type { UserBlock } from "../core/messages.js";
+import type { NewMessage, UserBlock } from "../core/messages.js";
 import { emptyUsage } from "../core/usage.js";
 import { repairMessages } from "../core/history.js";
 import { AppError, notFound } from "../errors.js";
@@ -6,7 +6,7 @@ import { newId } from "../store/ids.js";
 import type { RunRequest, RunRow, WebhookSetting } from "../store/schema.js";
 import type { Repositories } from "../store/store.js";
 import type { NewRunFields } from "../store/run-repository.js";
-import { closeWaitingRun, SUPERSEDED } from "./close-waiting-run.js";
+import { closeWaitingRun, INTERRUPTED_WAITING, SUPERSEDED } from "./close-waiting-run.js";
 import { historyOf } from "../store/message-repository.js";
 import { createRunAppender, newRunPosition, type RunPosition } from "./run-numbering.js";
 import type { Services } from "../services.js";
@@ -25,7 +25,9 @@ import { startedRunPosition } from "./run-numbering.js";
  * statement). `answered`: a pause answered (the approved calls run first).
  * `dequeued`: a queued run started. `recovered`: taken over from a process
  * that stopped (its writer made by the recovery; the approved calls that
- * never began run first).
+ * never began run first). `woken`: a run that waited out an outage, claimed
+ * here when its wake time came (its writer made by the waker; its next model
+ * call is the probe).
  */
 export type RunStart =
   | {
@@ -38,7 +40,8 @@ export type RunStart =
     }
   | { kind: "answered"; run: RunRow; position: RunPosition; approvedCalls: string[] }
   | { kind: "dequeued"; run: RunRow; position: RunPosition }
-  | { kind: "recovered"; run: RunRow; approvedCalls: string[] };
+  | { kind: "recovered"; run: RunRow; approvedCalls: string[] }
+  | { kind: "woken"; run: RunRow };
 
 /** What a conversation does with a message that comes while a run holds it. */
 export type OnBusy = "reject" | "enqueue" | "interrupt";
@@ -52,12 +55,26 @@ export interface RunToCreate {
   requestHash: string;
   idempotencyKey: string | undefined;
   webhook: WebhookSetting | null;
+  /**
+   * What comes before the run's first message, written in its transaction
+   * (a client's own history, sent with `/v1/responses`): it returns the
+   * messages the run opens with in place of the user message (outputs of the
+   * history's last calls), or none. Such a run is never queued.
+   */
+  prelude?: ((tx: Repositories) => Promise<NewMessage[]>) | undefined;
 }
 
 /** A run created: started here (`position`), or queued (then, maybe, a run it interrupts, and whether the queue needs a start). */
 export type CreatedRun =
   | { run: RunRow; position: RunPosition; superseded: RunRow | undefined }
-  | { run: RunRow; queued: true; interrupts: string | undefined; behind: string | undefined; superseded: undefined };
+  | {
+      run: RunRow;
+      queued: true;
+      interrupts: string | undefined;
+      behind: string | undefined;
+      /** A run waiting out an outage it interrupted (ended). */
+      superseded: RunRow | undefined;
+    };
 
 /**
  * The general path of a run's creation, in one transaction under the
@@ -67,7 +84,9 @@ export type CreatedRun =
  * running and nothing queued the run starts, its user message after any
  * repair of calls a crash left unanswered; otherwise `reject` is a 409 and
  * `enqueue`/`interrupt` queue it (an interrupt ahead of enqueued runs, and
- * the running run asked to stop, `superseded`).
+ * the running run asked to stop, `superseded`). A run waiting out an outage
+ * holds the conversation as a running one does; an interrupt ends it here and
+ * now (cancelled, `superseded`: it runs nowhere to be asked to stop).
  */
 export async function createRunInTransaction(
   { store, config, instanceId }: Services,
@@ -76,16 +95,24 @@ export async function createRunInTransaction(
 ): Promise<CreatedRun> {
   return store.transaction(async (tx) => {
     if (!(await tx.queue.lockConversation(r.conversation.id))) throw notFound("conversation", r.conversation.id);
-    const holding = await tx.queue.holdingOf(r.conversation.id);
+    let holding = await tx.queue.holdingOf(r.conversation.id);
     const queued = await tx.queue.queuedCount(r.conversation.id);
-    const waitsBehind = holding?.status === "running" || queued > 0;
-    if (waitsBehind && onBusy === "reject") {
+    const interrupted =
+      holding?.status === "waiting" && onBusy === "interrupt" ? await tx.runs.lockParked(holding.id) : undefined;
+    // Not parked any more: woken meanwhile, it runs, and is interrupted as a running run is.
+    if (holding?.status === "waiting" && onBusy === "interrupt")
+      holding = interrupted ? undefined : await tx.queue.holdingOf(r.conversation.id);
+    const ended = interrupted && (await closeWaitingRun(tx, interrupted, INTERRUPTED_WAITING));
+    const waitsBehind = holding?.status === "running" || holding?.status === "waiting" || queued > 0;
+    // A client's own history (a prelude) goes on a free conversation only: it cannot wait behind a run that adds to it.
+    if (waitsBehind && (onBusy === "reject" || r.prelude)) {
       throw new AppError("conversation_busy", `conversation ${r.conversation.id} already has an active run`, {
         active_run_id: holding?.id ?? (await tx.queue.lastQueued(r.conversation.id, 1)) ?? null,
       });
     }
     if (waitsBehind)
       return queueRun(tx, r, {
+        ended,
         holding,
         queued,
         rank: onBusy === "interrupt" ? 0 : 1,
@@ -94,7 +121,7 @@ export async function createRunInTransaction(
       });
     // A run waiting for the application gives way: a crash leaves either the pause or the new run.
     const waiting = holding && (await tx.runs.lockWaiting(holding.id));
-    const superseded = waiting ? await closeWaitingRun(tx, waiting, SUPERSEDED) : undefined;
+    const superseded = waiting ? await closeWaitingRun(tx, waiting, SUPERSEDED) : ended;
     await checkTenantCap(tx, r.tenant, config.runs.maxActivePerTenant);
     const run = await tx.runs.insert({
       ...newRunFields(r),
@@ -102,12 +129,13 @@ export async function createRunInTransaction(
       leaseOwner: instanceId,
       leaseMs: config.runs.leaseMs,
     });
+    const opening = (await r.prelude?.(tx)) ?? [];
     // Read after the run's row: from there on, nothing else appends to the conversation.
     const tail = await tx.messages.sinceLastAssistant(r.conversation.id);
     const appender = createRunAppender(tx, run, newRunPosition(tail.at(-1)?.seq ?? 0));
     await appender.event("run.created", {});
-    await appender.repairs(repairMessages(historyOf(tail)));
-    const userSeq = await appender.messages([{ role: "user", content: r.content }]);
+    await appender.repairs(repairMessages([...historyOf(tail), ...opening]));
+    const userSeq = await appender.messages(opening.length > 0 ? opening : [{ role: "user", content: r.content }]);
     return { run: (await tx.runs.setFirstSeq(r.runId, userSeq)) ?? run, position: appender.position, superseded };
   });
 }
@@ -116,12 +144,21 @@ async function queueRun(
   tx: Repositories,
   r: RunToCreate,
   {
+    ended,
     holding,
     queued,
     rank,
     maxQueued,
     cap,
-  }: { holding: RunRow | undefined; queued: number; rank: 0 | 1; maxQueued: number; cap: number },
+  }: {
+    /** A run waiting out an outage this one interrupted, ended in this transaction. */
+    ended: RunRow | undefined;
+    holding: RunRow | undefined;
+    queued: number;
+    rank: 0 | 1;
+    maxQueued: number;
+    cap: number;
+  },
 ): Promise<CreatedRun> {
   if (queued >= maxQueued) {
     throw new AppError(
@@ -141,14 +178,9 @@ async function queueRun(
   await createRunAppender(tx, run, newRunPosition(0)).event("run.created", { status: "queued" });
   const interrupts = rank === 0 && holding?.status === "running" ? holding.id : undefined;
   if (interrupts) await tx.runs.requestCancel(interrupts, "superseded");
-  // `behind`: the running run whose end starts the queue; none (the run before ended, or waits for the application): start it now.
-  return {
-    run,
-    queued: true,
-    interrupts,
-    behind: holding?.status === "running" ? holding.id : undefined,
-    superseded: undefined,
-  };
+  // `behind`: the running (or outage-waiting) run whose end starts the queue; none (the run before ended, or waits for the application): start it now.
+  const goesOn = holding?.status === "running" || holding?.status === "waiting";
+  return { run, queued: true, interrupts, behind: goesOn ? holding!.id : undefined, superseded: ended };
 }
 
 /** Counted under a lock of the tenant's, in the database: the cap holds across instances. */
@@ -165,7 +197,7 @@ export const tooManyRuns = (tenant: string, open: number) =>
     { active_runs: open },
   );
 
-/** The common case in one statement (`loopd_start_run`): a connection held for one round trip, not a transaction of seven; null when it must take the general path. */
+/** The common case in one statement (`loopd_start_run`): a connection held for one round trip, not a transaction of seven; null when it must take the general path (a prelude takes it too). */
 export async function startRunAtOnce(
   { store, config, instanceId }: Services,
   r: RunToCreate,
@@ -176,6 +208,7 @@ export async function startRunAtOnce(
   committed: LoggedEvent[];
   superseded: undefined;
 } | null> {
+  if (r.prelude) return null;
   const messageId = newId("msg");
   const started = await store.runs.start({
     run: { ...newRunFields(r), leaseOwner: instanceId },

@@ -70,3 +70,13 @@ export class BusyReportingPool extends pg.Pool {
     ) as never;
   }
 }
+
+/** Whether the database answers `query`: busy when every pooled connection stayed in use. */
+export async function healthOf(query: () => Promise<unknown>): Promise<"ok" | "busy" | "unreachable"> {
+  try {
+    await query();
+    return "ok";
+  } catch (err) {
+    return err instanceof DatabaseBusyError ? "busy" : "unreachable";
+  }
+}

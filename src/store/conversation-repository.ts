@@ -12,7 +12,11 @@ import {
   runs,
   type BudgetInput,
   type ClientTool,
+  type ModelFallback,
+  type Configuration,
+  type ConversationParent,
   type ConversationRow,
+  type OnProviderOutage,
   type WebhookSetting,
 } from "./schema.js";
 
@@ -59,10 +63,22 @@ export interface NewConversation {
   chatId?: string | null;
   /** @default true */
   caching?: boolean;
+  /** @default "fail" */
+  onProviderOutage?: OnProviderOutage;
   /** @default null: no webhook */
   webhook?: WebhookSetting | null;
   /** @default null: not a fork */
   forkedFrom?: { conversation_id: string; seq: number } | null;
+  /** @default null: no fallbacks */
+  fallbacks?: ModelFallback[] | null;
+  /** @default null: not started from an agent */
+  agentName?: string | null;
+  agentVersion?: number | null;
+  agentOverrides?: Configuration | null;
+  /** @default []: calls no agent */
+  agents?: string[];
+  /** @default null: not a child agent's */
+  parent?: ConversationParent | null;
 }
 
 /** jsonb comes back as an object (pg) or a string (some drivers); sums of bigint as strings. */
@@ -82,7 +98,7 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
   // Matches the partial index runs_one_active_per_conversation_key, so it is an index lookup.
   const activeRunId = sql<
     string | null
-  >`(select r.id from runs r where r.conversation_id = "conversations"."id" and r.status in ('queued', 'running', 'requires_action') order by r.status = 'queued', r.queue_rank, r.queue_order limit 1)`;
+  >`(select r.id from runs r where r.conversation_id = "conversations"."id" and r.status in ('queued', 'running', 'requires_action', 'waiting') order by r.status = 'queued', r.queue_rank, r.queue_order limit 1)`;
   // The history's length, read off the end of its primary key.
   const messageCount =
     sql<number>`(select coalesce(max(m.seq), 0) from messages m where m.conversation_id = "conversations"."id")`.mapWith(
@@ -126,6 +142,21 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
         .select({ ...conversationColumns(), activeRunId })
         .from(conversations)
         .where(inArray(conversations.id, ids));
+    },
+
+    /** The child conversation a run's call of an agent started, if it did (one per call: `conversations_parent_call_key`). */
+    async childOf(tenant: string, { runId, toolCallId }: { runId: string; toolCallId: string }) {
+      const [row] = await db
+        .select(withActiveRun)
+        .from(conversations)
+        .where(
+          and(
+            eq(conversations.tenantId, tenant),
+            sql`${conversations.parent}->>'run_id' = ${runId}`,
+            sql`${conversations.parent}->>'tool_call_id' = ${toolCallId}`,
+          ),
+        );
+      return row;
     },
 
     /** A tenant's conversation named by an AI SDK chat id. */
@@ -220,10 +251,17 @@ function conversationColumns() {
     finish,
     context,
     caching,
+    onProviderOutage,
     historyVersion,
     chatId,
     webhook,
     forkedFrom,
+    fallbacks,
+    agentName,
+    agentVersion,
+    agentOverrides,
+    agents,
+    parent,
   } = conversations;
   return {
     id,
@@ -243,10 +281,17 @@ function conversationColumns() {
     finish,
     context,
     caching,
+    onProviderOutage,
     historyVersion,
     chatId,
     webhook,
     forkedFrom,
+    fallbacks,
+    agentName,
+    agentVersion,
+    agentOverrides,
+    agents,
+    parent,
   };
 }
 

@@ -33,12 +33,14 @@ const databaseUrl = optionalString.superRefine((url, ctx) => {
 /** The variables of the database and its pool (composed into config.ts's). */
 export const databaseVariables = {
   DATABASE_URL: databaseUrl,
+  DATABASE_DIRECT_URL: databaseUrl,
   DATA_DIR: z.string().min(1).default("./data"),
   DB_POOL_SIZE: intFromEnv(DEFAULT_POOL.poolSize),
   DB_CONNECT_TIMEOUT_MS: intFromEnv(DEFAULT_POOL.connectTimeoutMs),
   DB_STATEMENT_TIMEOUT_MS: intFromEnv(DEFAULT_POOL.statementTimeoutMs, { min: 0 }),
   DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: intFromEnv(DEFAULT_POOL.idleInTransactionTimeoutMs, { min: 0 }),
   DB_ADMISSION_WAIT_MS: intFromEnv(1_000, { min: 0 }),
+  POLL_INTERVAL_MS: intFromEnv(500, { min: 10 }),
 };
 
 type DatabaseVariables = z.output<z.ZodObject<typeof databaseVariables>>;
@@ -47,6 +49,13 @@ export function databaseSettingsOf(e: DatabaseVariables) {
   return {
     /** A Postgres server; unset: the embedded database in `dataDir`. */
     url: e.DATABASE_URL,
+    /**
+     * A direct (or session-mode) connection to the same database, used only
+     * for migrations and LISTEN, when `url` is a transaction-mode pooler.
+     */
+    directUrl: e.DATABASE_URL ? e.DATABASE_DIRECT_URL : undefined,
+    /** How often loopd polls for what other instances did when LISTEN is not delivered. */
+    pollIntervalMs: e.POLL_INTERVAL_MS,
     dataDir: path.resolve(e.DATA_DIR),
     /** The limits of the pool when on a Postgres server. */
     pool: {

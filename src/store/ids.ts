@@ -7,7 +7,7 @@ const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
  * millisecond timestamp then 80 random bits, so ids sort roughly by creation
  * and never collide in practice.
  */
-export function newId(prefix: "conv" | "msg" | "run" | "act" | "key" | "att"): string {
+export function newId(prefix: "conv" | "msg" | "run" | "act" | "key" | "att" | "agt" | "resp" | "cmp"): string {
   const time = Date.now().toString(36).padStart(9, "0");
   if (used + 16 > pool.length) {
     pool = randomBytes(4096);

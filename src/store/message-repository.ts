@@ -1,9 +1,9 @@
-import { and, asc, eq, gt, gte, inArray, max, sql } from "drizzle-orm";
-import type { NewMessage } from "../core/messages.js";
+import { and, asc, eq, gt, gte, inArray, max, or, sql } from "drizzle-orm";
+import type { Exclusion, NewMessage } from "../core/messages.js";
 import type { Db } from "./db.js";
 import { newId } from "./ids.js";
 import { toPgSafe } from "./pg-safe.js";
-import { messages, type MessageRow } from "./schema.js";
+import { conversations, messages, type MessageRow } from "./schema.js";
 
 /** A message as a model is sent it, with its place in the history. */
 export type HistoryRow = Pick<MessageRow, "seq" | "role" | "content" | "kind" | "summarizes" | "excluded">;
@@ -50,7 +50,7 @@ export function createMessageRepository({ db }: { db: Db }) {
        */
       eventSeqOf?: (i: number) => number;
       /** Item i's trace span, stored on it (see src/runs/trace/message-span.ts). @default none */
-      spanOf?: (i: number) => Record<string, unknown>;
+      spanOf?: (i: number) => Record<string, unknown> | unknown[];
     }): Promise<MessageRow[]> {
       if (items.length === 0) return [];
       const first = firstSeq ?? (await this.lastSeq(conversationId)) + 1;
@@ -122,6 +122,54 @@ export function createMessageRepository({ db }: { db: Db }) {
         .where(and(eq(messages.conversationId, conversationId), gt(messages.seq, afterSeq)))
         .orderBy(asc(messages.seq))
         .limit(limit);
+    },
+
+    /** Every message of a conversation, in order (its rows: ids, times, runs). */
+    all(conversationId: string): Promise<MessageRow[]> {
+      return db.select().from(messages).where(eq(messages.conversationId, conversationId)).orderBy(asc(messages.seq));
+    },
+
+    /**
+     * Changes messages already written (what an item's deletion leaves of
+     * them), each row keeping its seq, so the history still runs 1, 2, 3 …
+     * without gaps; the conversation's history version moves on with them,
+     * so no copy of the history kept in memory outlives the change. Safe
+     * where nothing else writes to the conversation meanwhile (under its lock,
+     * without an open run).
+     */
+    async rewrite({
+      conversationId,
+      changes,
+    }: {
+      conversationId: string;
+      changes: { seq: number; content: MessageRow["content"]; excluded: Exclusion | null }[];
+    }): Promise<void> {
+      if (changes.length === 0) return;
+      for (const { seq, content, excluded } of changes)
+        await db
+          .update(messages)
+          .set({ content: toPgSafe(content), excluded })
+          .where(and(eq(messages.conversationId, conversationId), eq(messages.seq, seq)));
+      await db
+        .update(conversations)
+        .set({ historyVersion: sql`${conversations.historyVersion} + 1` })
+        .where(eq(conversations.id, conversationId));
+    },
+
+    /** Which of these tool call ids the conversation's assistant messages already hold. */
+    async callIdsAmong(conversationId: string, ids: string[]): Promise<Set<string>> {
+      if (ids.length === 0) return new Set();
+      const holding = ids.map(
+        (id) => sql`${messages.content} @> ${JSON.stringify([{ type: "tool_call", id }])}::jsonb`,
+      );
+      const rows = await db
+        .select({ content: messages.content })
+        .from(messages)
+        .where(and(eq(messages.conversationId, conversationId), eq(messages.role, "assistant"), or(...holding)));
+      const asked = new Set(ids);
+      return new Set(
+        rows.flatMap((r) => r.content.flatMap((b) => (b.type === "tool_call" && asked.has(b.id) ? [b.id] : []))),
+      );
     },
 
     /** The messages of a conversation with these `seq`s, in order. */

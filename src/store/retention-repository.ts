@@ -23,7 +23,7 @@ export function createRetentionRepository({ db }: { db: Db }) {
         if (!locked.rows[0]?.got) return null;
         const cutoff = sql`now() - make_interval(days => ${days})`;
         const idle = sql`not exists (select 1 from runs r where r.conversation_id = c.id
-          and (r.status in ('queued', 'running', 'requires_action') or coalesce(r.completed_at, r.created_at) >= ${cutoff}))`;
+          and (r.status in ('queued', 'running', 'requires_action', 'waiting') or coalesce(r.completed_at, r.created_at) >= ${cutoff}))`;
         // The candidates, locked (a run being created for one holds it: skipped)...
         const candidates = (await tx.execute(sql`
           select c.id from conversations c where c.updated_at < ${cutoff} and ${idle}

@@ -78,6 +78,29 @@ export function runLeases(db: Db) {
         .returning();
     },
 
+    /**
+     * Claims, in one statement, up to `limit` runs waiting out an outage whose
+     * wake time came (the earliest first): each becomes `running` under
+     * `owner`'s lease, its wake and give-up times kept (they say whether this
+     * wake is a probe or the end of the wait). Rows another process is
+     * claiming are skipped; the partial index on the wake time makes this
+     * cheap when nothing waits.
+     */
+    async claimWaking({ owner, leaseMs, limit }: { owner: string; leaseMs: number; limit: number }): Promise<RunRow[]> {
+      const due = db
+        .select({ id: runs.id })
+        .from(runs)
+        .where(and(eq(runs.status, "waiting"), sql`${runs.wakeAt} <= now()`))
+        .orderBy(asc(runs.wakeAt))
+        .limit(limit)
+        .for("update", { skipLocked: true });
+      return db
+        .update(runs)
+        .set({ status: "running", leaseOwner: owner, leaseExpiresAt: leaseUntil(leaseMs) })
+        .where(and(inArray(runs.id, due), eq(runs.status, "waiting")))
+        .returning();
+    },
+
     /** Lets one run of a stopping process be taken over at once. */
     async releaseLease(runId: string, owner: string): Promise<void> {
       await db

@@ -121,7 +121,7 @@ export function createRunQueueRepository({ db }: { db: Db }) {
     /**
      * Conversations whose queue waits for no running run and was queued
      * over `olderThanMs` ago (the database's clock): the run ahead ended and whoever ended it did not start
-     * the next (its process died). A paused run gives way to a queued one.
+     * the next (its process died). A paused run gives way to a queued one; one waiting out an outage does not.
      */
     async stalled(olderThanMs: number, limit: number): Promise<string[]> {
       const rows = await db
@@ -131,7 +131,7 @@ export function createRunQueueRepository({ db }: { db: Db }) {
           and(
             isQueued,
             sql`${runs.createdAt} < now() - ${`${olderThanMs} milliseconds`}::interval`,
-            sql`not exists (select 1 from runs r where r.conversation_id = ${runs.conversationId} and r.status = 'running')`,
+            sql`not exists (select 1 from runs r where r.conversation_id = ${runs.conversationId} and r.status in ('running', 'waiting'))`,
           ),
         )
         .limit(limit);

@@ -5,7 +5,16 @@ import { olderThan, pageOf, type Keyset } from "./keyset.js";
 import { toPgSafe } from "./pg-safe.js";
 import type { RunSave } from "./save-run-step.js";
 import type { RunStarter } from "./start-runs.js";
-import { ACTIVE_RUN_STATUSES, conversations, OPEN_RUN_STATUSES, runs, type RunRow } from "./schema.js";
+import {
+  ACTIVE_RUN_STATUSES,
+  conversations,
+  OPEN_RUN_STATUSES,
+  runs,
+  type ModelUsed,
+  type RunChild,
+  type RunRow,
+} from "./schema.js";
+import type { RunUsage } from "../core/usage.js";
 
 export type { NewRunFields, StartRun } from "./start-runs.js";
 
@@ -113,6 +122,30 @@ export function createRunRepository({
       return row;
     },
 
+    /** Which models answered the run's steps (a fallback answered some): written before the write that ends or pauses it, by the process holding it. */
+    async setModelsUsed(runId: string, owner: string, modelsUsed: ModelUsed[]): Promise<void> {
+      await db
+        .update(runs)
+        .set({ modelsUsed })
+        .where(and(eq(runs.id, runId), eq(runs.leaseOwner, owner), isActive));
+    },
+
+    /** A child run the run's call started (`agent__<name>`), recorded once per call. */
+    async addChild(runId: string, child: Omit<RunChild, "usage">): Promise<void> {
+      await db.execute(sql`update runs set children = children || jsonb_build_array(${JSON.stringify(child)}::jsonb)
+        where id = ${runId} and not exists (
+          select 1 from jsonb_array_elements(runs.children) c where c->>'tool_call_id' = ${child.tool_call_id})`);
+    },
+
+    /** A child's end was added to the run's usage (with the call's result): `/usage` takes it out of the run's. */
+    async foldChild(runId: string, toolCallId: string, usage: RunUsage): Promise<void> {
+      await db.execute(sql`update runs set children = (
+          select coalesce(jsonb_agg(case when c->>'tool_call_id' = ${toolCallId}
+            then c || jsonb_build_object('usage', ${JSON.stringify(usage)}::jsonb) else c end order by n), '[]'::jsonb)
+          from jsonb_array_elements(runs.children) with ordinality as e(c, n))
+        where id = ${runId}`);
+    },
+
     /** Updates an active run; a run that already ended is never changed again. */
     async update(runId: string, { ended, ...patch }: RunPatch): Promise<RunRow | undefined> {
       const [row] = await db
@@ -152,6 +185,16 @@ export function createRunRepository({
       return row;
     },
 
+    /** Locks the run if it waits out an outage (`waiting`); undefined otherwise (woken meanwhile, or ended). */
+    async lockParked(runId: string): Promise<RunRow | undefined> {
+      const [row] = await db
+        .select()
+        .from(runs)
+        .where(and(eq(runs.id, runId), eq(runs.status, "waiting")))
+        .for("update");
+      return row;
+    },
+
     /** A paused run (locked by the caller) goes on: running again, under `owner`'s lease. */
     async resume(runId: string, { owner, leaseMs }: { owner: string; leaseMs: number }): Promise<RunRow> {
       const [row] = await db
@@ -173,15 +216,23 @@ export function createRunRepository({
       return row!;
     },
 
-    /** Ends a paused run (locked by the caller) without going on. */
+    /** Ends a paused run, or one waiting out an outage (locked by the caller), without going on. */
     async endWaiting(
       runId: string,
       { status, stopReason }: { status: "incomplete" | "cancelled"; stopReason: string },
     ): Promise<RunRow> {
       const [row] = await db
         .update(runs)
-        .set({ status, stopReason, requiredAction: null, actionExpiresAt: null, completedAt: sql`now()` })
-        .where(and(eq(runs.id, runId), eq(runs.status, "requires_action")))
+        .set({
+          status,
+          stopReason,
+          requiredAction: null,
+          actionExpiresAt: null,
+          wakeAt: null,
+          giveUpAt: null,
+          completedAt: sql`now()`,
+        })
+        .where(and(eq(runs.id, runId), inArray(runs.status, ["requires_action", "waiting"])))
         .returning();
       return row!;
     },

@@ -1,5 +1,5 @@
 import type { Role } from "../core/messages.js";
-import type { BudgetName, RunResult } from "../core/run-outcome.js";
+import type { BudgetName, OutageWait, RunResult } from "../core/run-outcome.js";
 import type { Usage } from "../core/usage.js";
 import type { RawQuery } from "./db.js";
 import type { NewRunEvent } from "./event-repository.js";
@@ -34,7 +34,7 @@ export interface RunSave {
     kind?: "notice" | "summary";
     summarizes?: { from_seq: number; to_seq: number };
     event_seq?: number;
-    span?: Record<string, unknown>;
+    span?: Record<string, unknown> | unknown[];
   }[];
   events: NewRunEvent[];
   /** The run's totals so far, when they changed. */
@@ -71,24 +71,37 @@ export interface NewRunSpan {
 
 export type RunSaveEnd =
   | {
-      status: Exclude<RunStatus, "requires_action">;
+      status: Exclude<RunStatus, "requires_action" | "waiting">;
       stopReason: string | null;
       error: RunError | null;
       budgetExceeded?: BudgetName | null | undefined;
       result?: RunResult | null | undefined;
     }
-  | { status: "requires_action"; pending: PendingCall[]; timeoutS: number };
+  | { status: "requires_action"; pending: PendingCall[]; timeoutS: number }
+  /** Parked out an outage: the lease is given up, the wake and the give-up are set from the database's now(). */
+  | { status: "waiting"; error: RunError; outage: OutageWait };
 
 const endParameter = (end: RunSaveEnd) =>
   end.status === "requires_action"
     ? { status: end.status, required_action: { tool_calls: end.pending, timeout_s: end.timeoutS } }
-    : {
-        status: end.status,
-        stop_reason: end.stopReason,
-        error: end.error,
-        budget_exceeded: end.budgetExceeded ?? null,
-        result: end.result ?? null,
-      };
+    : end.status === "waiting"
+      ? {
+          status: end.status,
+          error: end.error,
+          outage: {
+            wake_in_ms: end.outage.wakeInMs,
+            give_up_in_ms: end.outage.giveUpInMs,
+            since: end.outage.since,
+            probes: end.outage.probes,
+          },
+        }
+      : {
+          status: end.status,
+          stop_reason: end.stopReason,
+          error: end.error,
+          budget_exceeded: end.budgetExceeded ?? null,
+          result: end.result ?? null,
+        };
 
 const SAVE = {
   name: "loopd_save",

@@ -17,8 +17,9 @@ import type { RunResult } from "../core/run-outcome.js";
 import type { FinishOptions } from "../core/run-settings.js";
 import type { PendingToolCall } from "../core/run-outcome.js";
 import type { ContextSettings } from "../core/context-settings.js";
-import type { AssistantBlock, Summarizes, ToolResultBlock, UserBlock } from "../core/messages.js";
+import type { AssistantBlock, Exclusion, Summarizes, ToolResultBlock, UserBlock } from "../core/messages.js";
 import type { RunUsage } from "../core/usage.js";
+import type { ProviderName } from "../core/model-provider.js";
 
 const createdAt = () => timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow();
 
@@ -50,9 +51,11 @@ export const conversations = pgTable(
     context: jsonb("context").$type<ContextSettings>(),
     /** Prompt caching (Anthropic breakpoints, OpenAI's cache key). */
     caching: boolean("caching").notNull().default(true),
+    /** What its runs do when every model is down: fail, or wait it out (`waiting`); a message may say otherwise for its run. */
+    onProviderOutage: text("on_provider_outage").$type<OnProviderOutage>().notNull().default("fail"),
     /**
      * Counts the changes to messages already written (a refused turn marked
-     * `excluded`): a copy of the history kept in memory is the database's
+     * `excluded`, an item deleted): a copy of the history kept in memory is the database's
      * only while its version is this one.
      */
     historyVersion: integer("history_version").notNull().default(0),
@@ -62,11 +65,31 @@ export const conversations = pgTable(
     webhook: jsonb("webhook").$type<WebhookSetting>(),
     /** The conversation and message it was forked from (no reference: the original may be deleted). */
     forkedFrom: jsonb("forked_from").$type<{ conversation_id: string; seq: number }>(),
+    /** The models its runs' steps go on with when its own cannot answer (provider settled); null: none. */
+    fallbacks: jsonb("fallbacks").$type<ModelFallback[]>(),
+    /**
+     * The agent it was started from, and the version it is pinned to (null:
+     * none). Its settings above are that version's configuration with
+     * `agent_overrides` over it, worked out when it is pinned, so a run
+     * reads them as any conversation's.
+     */
+    agentName: text("agent_name"),
+    agentVersion: integer("agent_version"),
+    /** The fields given beside the agent (at creation, or changed since): kept over every version it moves to. */
+    agentOverrides: jsonb("agent_overrides").$type<Configuration>(),
+    /** The agents its model may call as tools (`agent__<name>`), each run in a child conversation. */
+    agents: jsonb("agents").$type<string[]>().notNull().default([]),
+    /** A child agent's conversation: the run and call that started it (null: a conversation of its own). */
+    parent: jsonb("parent").$type<ConversationParent>(),
   },
   (t) => [
     // Lists are a tenant's, newest first.
     index("conversations_tenant_created_at_id_idx").on(t.tenantId, t.createdAt.desc(), t.id.desc()),
     uniqueIndex("conversations_tenant_chat_id_idx").on(t.tenantId, t.chatId),
+    // One child per call, whatever crashes and retries: a call run again finds its child here.
+    uniqueIndex("conversations_parent_call_key")
+      .on(sql`(${t.parent}->>'run_id')`, sql`(${t.parent}->>'tool_call_id')`)
+      .where(sql`${t.parent} is not null`),
   ],
 );
 
@@ -92,8 +115,8 @@ export const messages = pgTable(
      * Null for messages saved without one (repairs, older rows).
      */
     eventSeq: integer("event_seq"),
-    /** `refusal`: part of a turn the provider refused: kept, never sent to a model again. */
-    excluded: text("excluded").$type<"refusal">(),
+    /** `refusal`: part of a turn the provider refused; `deleted`: an item a client deleted (content emptied). Kept, never sent to a model again. */
+    excluded: text("excluded").$type<Exclusion>(),
     /** A user-role message loopd wrote itself: `notice` (a budget's grace turn), `summary` (older messages condensed). */
     kind: text("kind").$type<"notice" | "summary">(),
     /** A summary's: the seqs of the messages it condenses. */
@@ -104,9 +127,10 @@ export const messages = pgTable(
      * it, the `tool.call` whose result it holds, the `notice`), without what
      * the row itself holds (its seq, content, time): the span is this
      * column, not a row of `run_spans` (one tuple and index entry less per
-     * message saved). Null for messages without one (the user's, `TRACE=off`).
+     * message saved). Null for messages without one (the user's, `TRACE=off`);
+     * an array for a model or tool call (see src/runs/trace/message-span.ts).
      */
-    span: jsonb("span").$type<Record<string, unknown>>(),
+    span: jsonb("span").$type<Record<string, unknown> | unknown[]>(),
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ name: "messages_pkey", columns: [t.conversationId, t.seq] })],
@@ -120,6 +144,54 @@ export interface ClientTool {
 }
 
 export type PendingCall = PendingToolCall;
+
+/** Where a child agent's conversation was started: the run and the call (`agent__<name>`) that called it, and how deep (the top run is 1). */
+export interface ConversationParent {
+  conversation_id: string;
+  run_id: string;
+  tool_call_id: string;
+  depth: number;
+}
+
+/** A child run a run's call started; `usage` once its end was added to the run's (so `/usage` counts it once). */
+export interface RunChild {
+  conversation_id: string;
+  run_id: string;
+  tool_call_id: string;
+  usage?: RunUsage | undefined;
+}
+
+/**
+ * A conversation's configuration as a client writes it, each field optional:
+ * what an agent's version holds and what a conversation's `agent_overrides`
+ * hold (the API's zod schema, `agentConfigurationFields`, is checked against it).
+ */
+export interface Configuration {
+  system?: string | null | undefined;
+  provider?: ProviderName | undefined;
+  model?: string | undefined;
+  tools?: string[] | undefined;
+  metadata?: Record<string, unknown> | undefined;
+  approval_required?: string[] | undefined;
+  client_tools?: ClientTool[] | undefined;
+  action_timeout_s?: number | null | undefined;
+  budget?: BudgetInput | null | undefined;
+  finish?: FinishOptions | null | undefined;
+  context?: ContextSettings | null | undefined;
+  caching?: boolean | undefined;
+  on_provider_outage?: OnProviderOutage | undefined;
+  webhook?: WebhookSetting | null | undefined;
+  /** As given: a fallback without `provider` keeps the conversation's. */
+  fallbacks?: Array<{ provider?: ProviderName | undefined; model: string }> | null | undefined;
+  /** Agents its model may call as tools (`agent__<name>`). */
+  agents?: string[] | undefined;
+}
+
+/** An agent's version as a run records it. */
+export interface AgentRef {
+  name: string;
+  version: number;
+}
 
 /** The run events a webhook may be sent for. */
 export const WEBHOOK_EVENTS = [
@@ -157,6 +229,9 @@ export interface BudgetInput {
   grace_turn?: boolean | undefined;
 }
 
+/** What a run does when every model is down: end `failed` (`provider_unavailable`), or park in `waiting` until a model answers. */
+export type OnProviderOutage = "fail" | "wait";
+
 /** What the client asked for, kept so a resumed or replayed run uses the same settings. */
 export interface RunRequest {
   max_steps: number;
@@ -166,6 +241,29 @@ export interface RunRequest {
   budget?: RunBudget;
   /** Set when the run is to end with a `finish` call. */
   finish?: FinishOptions | null;
+  /** The message's, else its conversation's, when it was created (absent on runs made before: `fail`). */
+  on_provider_outage?: OnProviderOutage;
+  /** The models a step goes on with when the run's cannot answer, each with its provider settled (the request's, else the conversation's). */
+  fallbacks?: ModelFallback[];
+  /** The agent version its conversation was pinned to when it was created (absent: none). */
+  agent?: AgentRef | null;
+  /** Instructions for this run only, after the conversation's system prompt (`/v1/responses`' `instructions`). */
+  instructions?: string | null;
+  /** The most each model call of this run may write (below the server's `MAX_TOKENS`). */
+  max_output_tokens?: number | null;
+}
+
+/** A model of a fallback chain, as stored: its provider always named. */
+export interface ModelFallback {
+  provider: string;
+  model: string;
+}
+
+/** A model that answered steps of a run, and how many. */
+export interface ModelUsed {
+  provider: string;
+  model: string;
+  steps: number;
 }
 
 export const runs = pgTable(
@@ -176,7 +274,9 @@ export const runs = pgTable(
       .notNull()
       .references(() => conversations.id, { onDelete: "cascade" }),
     status: text("status")
-      .$type<"queued" | "running" | "requires_action" | "completed" | "incomplete" | "failed" | "cancelled">()
+      .$type<
+        "queued" | "running" | "requires_action" | "waiting" | "completed" | "incomplete" | "failed" | "cancelled"
+      >()
       .notNull(),
     stopReason: text("stop_reason"),
     steps: integer("steps").notNull().default(0),
@@ -199,6 +299,14 @@ export const runs = pgTable(
     actionExpiresAt: timestamp("action_expires_at", { withTimezone: true, precision: 3 }),
     /** While `requires_action`: since when. */
     pausedAt: timestamp("paused_at", { withTimezone: true, precision: 3 }),
+    /** While `waiting` (every model down): when it is probed next, by whichever process claims it then. */
+    wakeAt: timestamp("wake_at", { withTimezone: true, precision: 3 }),
+    /** While `waiting`: when it stops waiting and ends `failed` (its `max_seconds`, else `MODEL_OUTAGE_MAX_WAIT_S` after `outage_since`). */
+    giveUpAt: timestamp("give_up_at", { withTimezone: true, precision: 3 }),
+    /** When it first parked in the outage it waits out (null once a model answered again). */
+    outageSince: timestamp("outage_since", { withTimezone: true, precision: 3 }),
+    /** How many times it parked in that outage: the wait doubles with each. */
+    outageProbes: integer("outage_probes").notNull().default(0),
     /** Time spent paused, and queued before it started, which the run's time budget does not count. */
     pausedMs: integer("paused_ms").notNull().default(0),
     /** Which budget ended the run, when one did. */
@@ -216,16 +324,20 @@ export const runs = pgTable(
     queuedBehind: text("queued_behind"),
     /** Why a cancel was asked: `superseded` when a new message interrupts the run; null: a client's cancel. */
     cancelReason: text("cancel_reason"),
+    /** The models that answered its steps, when a fallback answered any; null: every step was the run's own model's. */
+    modelsUsed: jsonb("models_used").$type<ModelUsed[]>(),
+    /** The child runs its calls of agents started, in the order they started. */
+    children: jsonb("children").$type<RunChild[]>().notNull().default([]),
     createdAt: createdAt(),
     completedAt: timestamp("completed_at", { withTimezone: true, precision: 3 }),
   },
   (t) => [
     index("runs_conversation_id_created_at_idx").on(t.conversationId, t.createdAt.desc(), t.id.desc()),
-    // At most one open run per conversation (executing, or paused on the
-    // application), across every process sharing the database; queued ones wait behind it.
+    // At most one open run per conversation (executing, paused on the
+    // application, or waiting out an outage), across every process sharing the database; queued ones wait behind it.
     uniqueIndex("runs_one_active_per_conversation_key")
       .on(t.conversationId)
-      .where(sql`status in ('running', 'requires_action')`),
+      .where(sql`status in ('running', 'requires_action', 'waiting')`),
     index("runs_queued_idx")
       .on(t.conversationId, t.queueRank, t.queueOrder)
       .where(sql`status = 'queued'`),
@@ -238,6 +350,10 @@ export const runs = pgTable(
     index("runs_action_expires_at_idx")
       .on(t.actionExpiresAt)
       .where(sql`status = 'requires_action'`),
+    // The waker's one statement per tick: empty (and so cheap) while nothing waits.
+    index("runs_wake_at_idx")
+      .on(t.wakeAt)
+      .where(sql`status = 'waiting'`),
   ],
 );
 
@@ -343,12 +459,20 @@ export type ApiKeyRow = typeof apiKeys.$inferSelect;
 export type RunStatus = RunRow["status"];
 /** Runs not over and not paused: queued or executing. */
 export const ACTIVE_RUN_STATUSES = ["queued", "running"] as const satisfies readonly RunStatus[];
-/** Runs that hold their conversation: executing, or waiting for the application (queued ones wait behind them). */
-export const HOLDING_RUN_STATUSES = ["running", "requires_action"] as const satisfies readonly RunStatus[];
-/** Runs not over: queued, executing, or waiting for the application. */
-export const OPEN_RUN_STATUSES = ["queued", "running", "requires_action"] as const satisfies readonly RunStatus[];
+/** Runs that hold their conversation: executing, waiting for the application or out an outage (queued ones wait behind them). */
+export const HOLDING_RUN_STATUSES = ["running", "requires_action", "waiting"] as const satisfies readonly RunStatus[];
+/** Runs not over: queued, executing, waiting for the application or out an outage. */
+export const OPEN_RUN_STATUSES = [
+  "queued",
+  "running",
+  "requires_action",
+  "waiting",
+] as const satisfies readonly RunStatus[];
 export const isActiveRun = (run: Pick<RunRow, "status">) =>
   (ACTIVE_RUN_STATUSES as readonly RunStatus[]).includes(run.status);
+/** Whether a run is over: nothing more happens to it. */
+export const isOverRun = (run: Pick<RunRow, "status">) =>
+  !(OPEN_RUN_STATUSES as readonly RunStatus[]).includes(run.status);
 
 /** One try at POSTing a webhook: when, the receiver's status (null: no answer), and what went wrong (null: a 2xx). */
 export interface WebhookAttempt {
@@ -449,6 +573,125 @@ export const attachments = pgTable(
 
 export type AttachmentRow = typeof attachments.$inferSelect;
 
+/**
+ * Named agents: a configuration conversations start from, versioned. The
+ * row is the agent; its versions are `agent_versions`, never changed once
+ * written. `version` is the latest, the one a `PATCH` must name (a change
+ * moves it on only from the version the client saw).
+ */
+export const agents = pgTable(
+  "agents",
+  {
+    /** `agt_…`, the same in every version. */
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull(),
+    /** 1–48 of [a-z0-9_-]; a tenant's names are unique, archived ones too. */
+    name: text("name").notNull(),
+    version: integer("version").notNull(),
+    /** New conversations from it are refused from then on. */
+    archivedAt: timestamp("archived_at", { withTimezone: true, precision: 3 }),
+    /** Written by `AGENTS_FILE` at start: read-only over HTTP. */
+    fromFile: boolean("from_file").notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: timestamp("updated_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("agents_tenant_name_key").on(t.tenantId, t.name),
+    // Lists are a tenant's, newest first.
+    index("agents_tenant_created_at_id_idx").on(t.tenantId, t.createdAt.desc(), t.id.desc()),
+  ],
+);
+
+/** Each version of an agent, as it was written. */
+export const agentVersions = pgTable(
+  "agent_versions",
+  {
+    agentId: text("agent_id")
+      .notNull()
+      .references(() => agents.id, { onDelete: "cascade" }),
+    version: integer("version").notNull(),
+    description: text("description"),
+    configuration: jsonb("configuration").$type<Configuration>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ name: "agent_versions_pkey", columns: [t.agentId, t.version] })],
+);
+
+export type AgentRow = typeof agents.$inferSelect;
+export type AgentVersionRow = typeof agentVersions.$inferSelect;
+
+/**
+ * The per-key rate limit's current window (`RATE_LIMIT_PER_MIN`), counted
+ * here so that every instance on the database counts the same requests: a
+ * key gets its limit, not its limit at each instance.
+ */
+export const rateLimitWindows = pgTable("rate_limit_windows", {
+  keyId: text("key_id").primaryKey(),
+  startedAt: timestamp("started_at", { withTimezone: true, precision: 3 }).notNull(),
+  hits: integer("hits").notNull(),
+});
+
+/**
+ * The SSE streams each instance holds open per tenant, published every
+ * second or so, so that a tenant's share (`MAX_STREAMS_PER_TENANT`) counts
+ * its streams on every instance; an instance that stops publishing drops out
+ * after a few seconds.
+ */
+export const openStreams = pgTable(
+  "open_streams",
+  {
+    instanceId: text("instance_id").notNull(),
+    tenantId: text("tenant_id").notNull(),
+    streams: integer("streams").notNull(),
+    seenAt: timestamp("seen_at", { withTimezone: true, precision: 3 }).notNull(),
+  },
+  (t) => [primaryKey({ name: "open_streams_pkey", columns: [t.instanceId, t.tenantId] })],
+);
+
+/**
+ * A response of the OpenAI-compatible `/v1/responses`: a stretch of one of
+ * loopd's runs, from `after_event` (the run's last event before it: 0 for a
+ * run it started; the pause it answered otherwise) to the run's next end or
+ * pause. Its output is worked out from the run's messages from `from_seq`.
+ */
+export const openaiResponses = pgTable(
+  "openai_responses",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull(),
+    conversationId: text("conversation_id")
+      .notNull()
+      .references(() => conversations.id, { onDelete: "cascade" }),
+    runId: text("run_id").notNull(),
+    afterEvent: integer("after_event").notNull().default(0),
+    /** The seq of its first message (the user's, or the first answer's); null while its run is queued. */
+    fromSeq: integer("from_seq"),
+    previousResponseId: text("previous_response_id"),
+    background: boolean("background").notNull().default(false),
+    /** What the request asked for, echoed in the response (model, instructions, tools, sampling …). */
+    request: jsonb("request").$type<Record<string, unknown>>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("openai_responses_conversation_created_at_idx").on(t.conversationId, t.createdAt.desc()),
+    index("openai_responses_run_id_idx").on(t.runId),
+  ],
+);
+
+export type OpenaiResponseRow = typeof openaiResponses.$inferSelect;
+
+/**
+ * Keys loopd made for itself, one per name, shared by every process on the
+ * database: `responses_compact`, what seals `/v1/responses/compact`'s
+ * `encrypted_content` when `RESPONSES_COMPACT_KEY` is unset. The first
+ * process that needs one inserts it; the others read that one.
+ */
+export const serverKeys = pgTable("server_keys", {
+  name: text("name").primaryKey(),
+  key: bytea("key").notNull(),
+  createdAt: createdAt(),
+});
+
 export const schema = {
   conversations,
   messages,
@@ -460,4 +703,10 @@ export const schema = {
   webhookDeliveries,
   attachments,
   webhookSecrets,
+  agents,
+  agentVersions,
+  rateLimitWindows,
+  openStreams,
+  openaiResponses,
+  serverKeys,
 };

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { createActionRepository } from "./action-repository.js";
+import { createAgentRepository } from "./agent-repository.js";
 import { createAttachmentRepository } from "./attachment-repository.js";
 import { createConversationRepository } from "./conversation-repository.js";
 import type { Database, Db } from "./db.js";
@@ -11,9 +12,12 @@ import { createMessageRepository } from "./message-repository.js";
 import { createRunRepository } from "./run-repository.js";
 import { createRunQueueRepository } from "./run-queue-repository.js";
 import { createForkRepository } from "./fork-repository.js";
+import { createOpenaiResponseRepository } from "./openai-response-repository.js";
+import { createServerKeyRepository } from "./server-key-repository.js";
 import { createTraceRepository } from "./trace-repository.js";
 import { createWebhookRepository } from "./webhook-repository.js";
 import { createWebhookSecretRepository } from "./webhook-secret-repository.js";
+import { createSharedLimitRepository } from "./shared-limit-repository.js";
 import { createRunSaver, type RunSave } from "./save-run-step.js";
 import { createRunStarter, type RunStarter } from "./start-runs.js";
 import { grouped } from "./group-commit.js";
@@ -44,6 +48,10 @@ function createRepositories(
     webhooks: createWebhookRepository({ db }),
     webhookSecrets: createWebhookSecretRepository({ db }),
     attachments: createAttachmentRepository({ db }),
+    agents: createAgentRepository({ db }),
+    sharedLimits: createSharedLimitRepository({ db }),
+    openaiResponses: createOpenaiResponseRepository({ db }),
+    serverKeys: createServerKeyRepository({ db }),
     /**
      * Nudges every loopd process listening on `channel` (Postgres NOTIFY): in
      * a transaction it is sent when the transaction commits. The embedded

@@ -6,7 +6,7 @@ import { messages, runSpans, type MessageRow, type RunRow, type RunSpanRow } fro
 
 /** A message of the run with the span that tells it. */
 export type TracedMessage = Pick<MessageRow, "seq" | "role" | "content" | "createdAt"> & {
-  span: Record<string, unknown>;
+  span: Record<string, unknown> | unknown[];
 };
 
 /** One entry of a run's trace as stored: a row of `run_spans`, or a message with its `span`. */

@@ -1,31 +1,21 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
 import type { AgentEvent } from "../core/agent-events.js";
 import type { Usage } from "../core/usage.js";
-import type { PoolUse } from "../store/db.js";
 import { boundedLabel, OTHER_LABEL } from "./bounded-label.js";
+import { createPauseCounters } from "./pause-counters.js";
+import { createModelMetrics, type ModelState } from "./model-metrics.js";
 import type { RunObserver, Telemetry } from "./telemetry.js";
-
-/** What the gauges read when /metrics is scraped (nothing is sampled in between). */
-export interface MetricsSources {
-  /** Runs executing in this process. */
-  activeRuns(): number;
-  /** Runs waiting for the application, in the whole database. */
-  pausedRuns(): Promise<number>;
-  /** SSE streams this process holds open. */
-  openStreams(): number;
-  /** The database pool's connections; null when embedded (no pool). */
-  poolUse(): PoolUse | null;
-  /** How long the oldest webhook delivery still pending has waited (ms), in the whole database; null: none pending. */
-  oldestPendingWebhookMs(): Promise<number | null>;
-  /** Model calls that waited for requests that start runs to be taken (`Intake`), and how long in all (ms). */
-  heldModelCalls(): { calls: number; ms: number };
-}
+import { watchState, type MetricsSources } from "./watch-state.js";
 
 export interface MetricsOptions {
   /** Where a registered tool comes from (its source and MCP server); undefined for a name a model made up, counted as `_other`. */
   describeTool: (name: string) => { source: string; server: string | null } | undefined;
+  /** The state of each called model's circuit in this process (`GET /models/health`). */
+  modelStates: () => ModelState[];
   /** Distinct model names kept as label values, per metric family; past it, `_other`. @default 100 */
   maxModels?: number;
+  /** Distinct agent names kept as label values; past it, `_other`. @default 100 */
+  maxAgents?: number;
 }
 
 export interface Metrics {
@@ -53,39 +43,45 @@ const TOOL_CALL_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 
  * loop's events. Labels are provider, model, tool name and outcomes, never
  * an id, so the number of series stays bounded.
  */
-export function createMetrics({ describeTool, maxModels = 100 }: MetricsOptions): Metrics {
+export function createMetrics({
+  describeTool,
+  modelStates,
+  maxModels = 100,
+  maxAgents = 100,
+}: MetricsOptions): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
   const modelLabel = boundedLabel(maxModels);
+  const modelMetrics = createModelMetrics({ registers, modelLabel, modelStates });
+  // The agent's name, "" for a run without one: names are few, and bounded anyway (a tenant makes them).
+  const agentLabel = boundedLabel(maxAgents);
+  const agentOf = (run: { request?: { agent?: { name: string } | null | undefined } }) =>
+    agentLabel(run.request?.agent?.name ?? "");
 
   const runsEnded = new Counter({
     name: "loopd_runs_ended_total",
-    help: "Runs that ended, by status and stop reason",
-    labelNames: ["status", "stop_reason"],
+    help: "Runs that ended, by status, stop reason and agent (empty for runs without one)",
+    labelNames: ["status", "stop_reason", "agent"],
     registers,
   });
-  const runsPausedTotal = new Counter({
-    name: "loopd_run_pauses_total",
-    help: "Times a run paused to wait for the application (requires_action)",
-    registers,
-  });
+  const countPause = createPauseCounters(registers);
   const modelCalls = new Counter({
     name: "loopd_model_calls_total",
-    help: "Model calls (steps), by provider, model and outcome (the model's stop reason, or error)",
-    labelNames: ["provider", "model", "outcome"],
+    help: "Model calls (steps), by provider, model, outcome (the model's stop reason, or error) and agent",
+    labelNames: ["provider", "model", "outcome", "agent"],
     registers,
   });
   const tokens = new Counter({
     name: "loopd_tokens_total",
-    help: "Tokens used by model calls, by provider, model and type (input, output, cache_read, cache_write)",
-    labelNames: ["provider", "model", "type"],
+    help: "Tokens used by model calls, by provider, model, type (input, output, cache_read, cache_write) and agent",
+    labelNames: ["provider", "model", "type", "agent"],
     registers,
   });
   const cost = new Counter({
     name: "loopd_cost_usd_total",
-    help: "What model calls cost in USD, by provider and model (models with a price only)",
-    labelNames: ["provider", "model"],
+    help: "What model calls cost in USD, by provider, model (models with a price only) and agent",
+    labelNames: ["provider", "model", "agent"],
     registers,
   });
   const histogram = <L extends string>(name: string, help: string, labelNames: L[], buckets: number[]) =>
@@ -132,13 +128,14 @@ export function createMetrics({ describeTool, maxModels = 100 }: MetricsOptions)
     registers,
   });
 
-  const onEvent = (e: AgentEvent) => {
+  const onEvent = (agent: string, e: AgentEvent) => {
+    modelMetrics.onEvent(e);
     switch (e.type) {
       case "model_call.finished": {
         const labels = { provider: e.provider, model: modelLabel(e.model) };
-        modelCalls.inc({ ...labels, outcome: e.stop_reason });
-        for (const [type, n] of usageCounts(e.usage)) tokens.inc({ ...labels, type }, n);
-        if (e.cost_usd !== null) cost.inc(labels, e.cost_usd);
+        modelCalls.inc({ ...labels, outcome: e.stop_reason, agent });
+        for (const [type, n] of usageCounts(e.usage)) tokens.inc({ ...labels, type, agent }, n);
+        if (e.cost_usd !== null) cost.inc({ ...labels, agent }, e.cost_usd);
         modelCallSeconds.observe({ ...labels, outcome: "ok" }, e.duration_ms / 1000);
         if (e.ttft_ms !== null) firstTokenSeconds.observe(labels, e.ttft_ms / 1000);
         return;
@@ -146,15 +143,15 @@ export function createMetrics({ describeTool, maxModels = 100 }: MetricsOptions)
       case "context.summary": {
         // A summary call is billed like any other: its tokens and cost count.
         const labels = { provider: e.provider, model: modelLabel(e.model) };
-        modelCalls.inc({ ...labels, outcome: e.error === null ? "summary" : "error" });
-        if (e.usage) for (const [type, n] of usageCounts(e.usage)) tokens.inc({ ...labels, type }, n);
-        if (e.cost_usd !== null) cost.inc(labels, e.cost_usd);
+        modelCalls.inc({ ...labels, outcome: e.error === null ? "summary" : "error", agent });
+        if (e.usage) for (const [type, n] of usageCounts(e.usage)) tokens.inc({ ...labels, type, agent }, n);
+        if (e.cost_usd !== null) cost.inc({ ...labels, agent }, e.cost_usd);
         modelCallSeconds.observe({ ...labels, outcome: e.error === null ? "ok" : "error" }, e.duration_ms / 1000);
         return;
       }
       case "model_call.failed": {
         const labels = { provider: e.provider, model: modelLabel(e.model), outcome: "error" };
-        modelCalls.inc(labels);
+        modelCalls.inc({ ...labels, agent });
         modelCallSeconds.observe(labels, e.duration_ms / 1000);
         return;
       }
@@ -170,16 +167,21 @@ export function createMetrics({ describeTool, maxModels = 100 }: MetricsOptions)
         return;
     }
   };
-  // Metrics keep no state per run: every run shares one observer.
-  const observer: RunObserver = { onEvent, end: () => {} };
+  // Metrics keep no state per run: the runs of one agent share one observer.
+  const observers = new Map<string, RunObserver>();
+  const observerOf = (agent: string) => {
+    let observer = observers.get(agent);
+    if (!observer) observers.set(agent, (observer = { onEvent: (e) => onEvent(agent, e), end: () => {} }));
+    return observer;
+  };
 
   return {
     registry,
     telemetry: {
-      runStarted: () => observer,
-      runEnded({ status, stopReason }) {
-        if (status === "requires_action") runsPausedTotal.inc();
-        else runsEnded.inc({ status, stop_reason: stopReason ?? "none" });
+      runStarted: (run) => observerOf(agentOf(run)),
+      runEnded(run) {
+        if (!countPause(run.status))
+          runsEnded.inc({ status: run.status, stop_reason: run.stopReason ?? "none", agent: agentOf(run) });
       },
       flush: async () => {},
       close: async () => {},
@@ -190,100 +192,6 @@ export function createMetrics({ describeTool, maxModels = 100 }: MetricsOptions)
     webhookAttempted: (outcome) => void (outcome !== "delivered" && webhookFailures.inc({ reason: outcome })),
     webhookSettled: (status) => webhookDeliveries.inc({ status }),
   };
-}
-
-function watchState(registry: Registry, sources: MetricsSources): void {
-  const registers = [registry];
-  new Gauge({
-    name: "loopd_runs_active",
-    help: "Runs executing in this process",
-    registers,
-    collect() {
-      this.set(sources.activeRuns());
-    },
-  });
-  /** A gauge read from the database at each scrape. */
-  const databaseGauge = (name: string, help: string, read: () => Promise<number>) =>
-    new Gauge({
-      name,
-      help,
-      registers,
-      async collect() {
-        try {
-          this.set(await read());
-        } catch {
-          // The database is unreachable: no value rather than a stale one, and the rest of the scrape still answers.
-          this.reset();
-        }
-      },
-    });
-  databaseGauge(
-    "loopd_runs_paused",
-    "Runs waiting for the application (requires_action), in the whole database",
-    sources.pausedRuns,
-  );
-  databaseGauge(
-    "loopd_webhook_oldest_pending_seconds",
-    "Age of the oldest webhook delivery not yet delivered nor given up, in the whole database (0: none pending)",
-    async () => ((await sources.oldestPendingWebhookMs()) ?? 0) / 1000,
-  );
-  new Gauge({
-    name: "loopd_sse_streams_open",
-    help: "SSE streams this process holds open",
-    registers,
-    collect() {
-      this.set(sources.openStreams());
-    },
-  });
-  // Counters kept elsewhere: read at each scrape.
-  const readCounter = (name: string, help: string, read: () => number | null) =>
-    new Counter({
-      name,
-      help,
-      registers,
-      collect() {
-        const value = read();
-        if (value === null) return;
-        this.reset();
-        this.inc(value);
-      },
-    });
-  readCounter(
-    "loopd_model_calls_held_total",
-    "Model calls that waited while requests that start runs were being taken (INTAKE_PRIORITY_MS)",
-    () => sources.heldModelCalls().calls,
-  );
-  readCounter(
-    "loopd_model_calls_held_seconds_total",
-    "Time model calls waited while requests that start runs were being taken, summed",
-    () => sources.heldModelCalls().ms / 1000,
-  );
-  if (sources.poolUse() === null) return;
-  new Gauge({
-    name: "loopd_db_pool_connections",
-    help: "Connections of the database pool, by state (total, idle), and queries waiting for one (waiting)",
-    labelNames: ["state"],
-    registers,
-    collect() {
-      const use = sources.poolUse();
-      if (!use) return;
-      this.set({ state: "total" }, use.total);
-      this.set({ state: "idle" }, use.idle);
-      this.set({ state: "waiting" }, use.waiting);
-    },
-  });
-  // Counters kept by the pool itself.
-  const poolCounter = (name: string, help: string, read: (use: PoolUse) => number) =>
-    readCounter(name, help, () => {
-      const use = sources.poolUse();
-      return use && read(use);
-    });
-  poolCounter("loopd_db_pool_acquisitions_total", "Connections the database pool handed out", (use) => use.acquired);
-  poolCounter(
-    "loopd_db_pool_wait_seconds_total",
-    "Time spent waiting for a connection of the database pool, summed over every acquisition",
-    (use) => use.waitedMs / 1000,
-  );
 }
 
 /** A call's tokens by the `type` label of `loopd_tokens_total`. */

@@ -1,6 +1,6 @@
 import type { AgentEvent } from "../core/agent-events.js";
 import type { RunOutcome } from "../core/run-outcome.js";
-import type { RunRow } from "../store/schema.js";
+import type { RunRequest, RunRow } from "../store/schema.js";
 
 /** What the telemetry hears of one run while it executes in this process. */
 export interface RunObserver {
@@ -18,8 +18,8 @@ export interface RunObserver {
 export interface Telemetry {
   /** A run begins executing here: created, answered after a pause, or taken over from another process. */
   runStarted(run: RunRow): RunObserver;
-  /** A run's end (or its pause for the application) was recorded, by whichever path recorded it. */
-  runEnded(run: Pick<RunRow, "status" | "stopReason">): void;
+  /** A run's end (or its pause for the application) was recorded, by whichever path recorded it; `request` names its agent. */
+  runEnded(run: Pick<RunRow, "status" | "stopReason"> & { request?: Pick<RunRequest, "agent"> }): void;
   /** Sends what is buffered now. */
   flush(): Promise<void>;
   /** Sends what is still buffered, then stops. */

@@ -84,6 +84,10 @@ export function createTracing({
           "gen_ai.request.model": run.model,
           ...conversation,
           "loopd.run.id": run.id,
+          ...(run.request.agent && {
+            "gen_ai.agent.name": run.request.agent.name,
+            "loopd.agent.version": run.request.agent.version,
+          }),
         },
       });
       const parent: Context = trace.setSpan(ROOT_CONTEXT, runSpan);

@@ -1,12 +1,16 @@
+import type { Logger } from "pino";
 import type { Config } from "../config.js";
+import { createRedactor } from "../util/redact.js";
 import { createBuiltinTools } from "./builtin/index.js";
 import { createRunCommandTool } from "./command/run-command.js";
 import type { Tool } from "./define-tool.js";
-import { createHttpTool } from "./http/http-tool.js";
 import type { ToolSandbox } from "./sandbox/tool-sandbox.js";
 import { toolSandboxOf } from "./sandbox/choose-tool-sandbox.js";
+import { toolSources } from "./sources.js";
+import type { ToolSet } from "./tool-set.js";
+import { entriesOf } from "./tools-file.js";
 
-/** The built-ins (`run_command` last among them, when enabled, confined by `sandbox`), then the HTTP tools of `TOOLS_FILE`. */
+/** The built-ins, `run_command` last among them when enabled (confined by `sandbox`). */
 export function configuredTools(
   config: Config,
   { sandbox = toolSandboxOf(config) }: { sandbox?: ToolSandbox } = {},
@@ -15,18 +19,25 @@ export function configuredTools(
   const command = tools.runCommand
     ? [createRunCommandTool({ timeoutMs: tools.timeoutMs, env: tools.runCommand.env, sandbox })]
     : [];
-  return [...createBuiltinTools(), ...command, ...tools.http.map(createHttpTool)];
+  return [...createBuiltinTools(), ...command];
 }
 
-/**
- * The longest message read from an MCP server: room for the biggest result
- * cap configured (a result is clipped to it after), and for what a result
- * may carry besides its text (an image of a few MB, described, not shown),
- * and small enough that parsing it does not hold the event loop long.
- */
-export function mcpMessageBytes({ tools }: Config): number {
-  const biggestCap = Math.max(tools.resultMaxChars, ...Object.values(tools.resultMaxCharsByTool));
-  return Math.max(4 * 1024 * 1024, biggestCap * 4);
+/** The tool sets of `TOOLS_FILE`'s sources, in the order of `TOOL_SOURCES` (not started). */
+export function createToolSets(
+  config: Config,
+  { sandbox, log, onRestart }: { sandbox: ToolSandbox; log: Logger; onRestart: (server: string) => void },
+): Promise<ToolSet[]> {
+  const { tools } = config;
+  const deps = {
+    defaultTimeoutMs: tools.timeoutMs,
+    biggestResultChars: Math.max(tools.resultMaxChars, ...Object.values(tools.resultMaxCharsByTool)),
+    sandbox,
+    env: process.env,
+    log,
+    redact: createRedactor(config.secrets).text,
+    onRestart,
+  };
+  return Promise.all(toolSources.map((source) => source.create(entriesOf(tools.file, source), deps)));
 }
 
 /** Tools with the result caps the configuration sets for them by name. */

@@ -53,12 +53,8 @@ export class ToolErrorResult extends Error {
 /** Whether a tool's calls need a person's yes: never, always, or depending on the input. */
 export type ApprovalMode = "never" | "always" | "conditional";
 
-/** Where a tool comes from (`GET /tools`): the built-ins, run_command, and the sources of `TOOLS_FILE`. */
-export const TOOL_SOURCES = ["builtin", "http", "mcp", "command"] as const;
-export type ToolSource = (typeof TOOL_SOURCES)[number];
-
-/** Where a tool comes from; a tool that says nothing is a built-in. */
-export const sourceOf = (tool: Pick<Tool, "source">): ToolSource => tool.source ?? "builtin";
+/** Where a tool comes from (`GET /tools`); a tool that says nothing is a built-in (every name: `TOOL_ORIGINS` in sources.ts). */
+export const sourceOf = (tool: Pick<Tool, "source">): string => tool.source ?? "builtin";
 
 /** `run_command`'s source: never offered by default, and offered only to `RUN_COMMAND_TENANTS` where that is set. */
 export const isCommandTool = (tool: Pick<Tool, "source">): boolean => tool.source === "command";
@@ -102,9 +98,9 @@ export interface Tool<I = any> {
   needsApproval(input: I, ctx: ToolApprovalContext): boolean;
   /** What `needsApproval` is, as `GET /tools` shows it. */
   approval: ApprovalMode;
-  /** @default "builtin" */
-  source?: ToolSource;
-  /** The MCP server it belongs to. */
+  /** `command` (run_command), or the key of the `TOOLS_FILE` source that made it. @default "builtin" */
+  source?: string;
+  /** The server it belongs to (an MCP server's tool). */
   server?: string;
   /** Whether it can be called now (an MCP server's tool, while its server restarts, cannot). @default always */
   available?: () => boolean;

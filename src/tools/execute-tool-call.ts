@@ -10,6 +10,9 @@ import {
   unknownToolMessage,
 } from "./tool-failure-messages.js";
 import { toolResultToText } from "./tool-result-to-text.js";
+import { ToolCallWaits, ToolResultWithUsage } from "./agent-tools.js";
+import type { PendingToolCall } from "../core/run-outcome.js";
+import type { RunUsage } from "../core/usage.js";
 
 export interface ToolCallOutcome {
   call: ToolCallBlock;
@@ -17,6 +20,10 @@ export interface ToolCallOutcome {
   /** From the moment the call began (after `onStart`) until its result was ready; 0 if it never began. */
   durationMs: number;
   status: "ok" | "error" | "timeout" | "cancelled";
+  /** The call has no result yet: the run waits on these calls (a child run's), then runs it again. */
+  waiting?: PendingToolCall[];
+  /** What the call spent of its own (a child run's tokens): the run counts it as its own. */
+  spent?: RunUsage;
 }
 
 /**
@@ -85,6 +92,11 @@ export async function executeToolCall({
   switch (settled.kind) {
     case "ok": {
       if (settled.value instanceof ToolResultWithImages) return done("ok", settled.value.text, settled.value.images);
+      if (settled.value instanceof ToolCallWaits) return { ...done("ok", ""), waiting: settled.value.pending };
+      if (settled.value instanceof ToolResultWithUsage) {
+        const { text, isError, usage } = settled.value;
+        return { ...done(isError ? "error" : "ok", text), ...(usage && { spent: usage }) };
+      }
       let text: string;
       try {
         text = toolResultToText(settled.value);

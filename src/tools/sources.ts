@@ -1,29 +1,16 @@
-import type { Logger } from "pino";
-import type { Config } from "../config.js";
-import { createRedactor } from "../util/redact.js";
-import { mcpMessageBytes } from "./configured-tools.js";
-import { createMcpServers } from "./mcp/mcp-servers.js";
-import type { ToolSet } from "./tool-set.js";
-import type { ToolSandbox } from "./sandbox/tool-sandbox.js";
+import { httpToolSource } from "./http/http-tool-source.js";
+import { mcpToolSource } from "./mcp/mcp-tool-source.js";
+import type { ToolSource } from "./tool-source.js";
 
 /**
- * The tool sets of `TOOLS_FILE`'s sources whose tools come and go (its MCP
- * servers), which the tool registry reads again when they change. A new such
- * source is one more entry here.
+ * The sources of `TOOLS_FILE`, in the order their tools are listed (after
+ * the built-ins). A new source is its folder and one entry here: the file's
+ * sections, its secrets, the sandbox and the tool registry follow from it.
  */
-export function createToolSets(
-  config: Config,
-  { sandbox, log, onRestart }: { sandbox: ToolSandbox; log: Logger; onRestart: (server: string) => void },
-): ToolSet[] {
-  return [
-    createMcpServers(config.tools.mcp, {
-      sandbox: sandbox.forServers ?? sandbox,
-      defaultTimeoutMs: config.tools.timeoutMs,
-      maxMessageBytes: mcpMessageBytes(config),
-      env: process.env,
-      log: log.child({ component: "mcp" }),
-      redact: createRedactor(config.secrets).text,
-      onRestart,
-    }),
-  ];
-}
+export const TOOL_SOURCES = [httpToolSource, mcpToolSource] as const;
+
+/** Every source as the code that treats them alike sees it. */
+export const toolSources: readonly ToolSource[] = TOOL_SOURCES;
+
+/** Where a tool comes from (`GET /tools`): the built-ins, a source of `TOOLS_FILE`, or run_command. */
+export const TOOL_ORIGINS: readonly string[] = ["builtin", ...toolSources.map((source) => source.key), "command"];

@@ -72,7 +72,7 @@ export function createToolBox({
   const decided = new Map<string, Tool>();
 
   return {
-    specs: [...registry.specs(allowed), ...clientTools, ...loopTools],
+    specs: [...registry.specs(allowed), ...clientTools.map((t) => ({ ...t, client: true as const })), ...loopTools],
 
     /**
      * A client tool's output must be submitted; a call to a tool the

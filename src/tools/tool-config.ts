@@ -6,7 +6,7 @@ import { MAX_TOOL_RESULT_CHARS } from "./clip-tool-result.js";
 import { commandEnvOf } from "./command/run-command.js";
 import { DEFAULT_TOOL_CONCURRENCY, DEFAULT_TOOL_TIMEOUT_MS } from "./execute-tool-calls.js";
 import { sandboxSettingsOf } from "./sandbox/sandbox-config.js";
-import { loadToolsFile, type ToolsFile } from "./tools-file.js";
+import { emptyToolsFile, loadToolsFile, type ToolsFile } from "./tools-file.js";
 
 /** The variables of the tools (composed into config.ts's). */
 export const toolVariables = {
@@ -63,7 +63,7 @@ type ToolValues = z.output<z.ZodObject<typeof toolVariables>> & Parameters<typeo
 export const toolsFileOf = (e: Pick<ToolValues, "TOOLS_FILE">, raw: Record<string, unknown>): ToolsFile =>
   e.TOOLS_FILE
     ? loadToolsFile(e.TOOLS_FILE, { env: raw, taken: createBuiltinTools().map((t) => t.name) })
-    : { http: [], mcp: [] };
+    : emptyToolsFile();
 
 /** The tools' settings: limits, the workspace, the sources of `TOOLS_FILE`, `run_command` and its sandbox. */
 export const toolSettingsOf = (e: ToolValues, raw: Record<string, unknown>, toolsFile: ToolsFile) => ({
@@ -76,12 +76,10 @@ export const toolSettingsOf = (e: ToolValues, raw: Record<string, unknown>, tool
   resultMaxCharsByTool: e.TOOL_RESULT_MAX_CHARS_BY_TOOL,
   /** The folder the file tools are confined to. */
   workspaceDir: path.resolve(e.WORKSPACE_DIR),
-  /** HTTP endpoints configured as tools (`TOOLS_FILE`). */
-  http: toolsFile.http,
-  /** MCP servers configured as sources of tools (`TOOLS_FILE`). */
-  mcp: toolsFile.mcp,
+  /** The sources of tools configured in `TOOLS_FILE`: each one's entries under its key (tools/sources.ts). */
+  file: toolsFile,
   /** `run_command`, when enabled: the environment its commands get. */
   runCommand: e.ENABLE_RUN_COMMAND === "true" ? { env: commandEnvOf(raw, e.RUN_COMMAND_ENV) } : null,
-  /** Where `run_command` and stdio MCP servers run, and who is offered `run_command`. */
+  /** Where `run_command` and the programs of `TOOLS_FILE`'s sources run, and who is offered `run_command`. */
   sandbox: sandboxSettingsOf(e, raw),
 });

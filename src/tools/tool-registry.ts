@@ -1,7 +1,6 @@
 import type { ToolSpec } from "../core/model-provider.js";
-import { isCommandTool, sourceOf, type Tool, type ToolSource } from "./define-tool.js";
+import { isCommandTool, sourceOf, type Tool } from "./define-tool.js";
 import { perObject } from "../util/per-object.js";
-import { SERVER_WILDCARD } from "./mcp/mcp-tool-name.js";
 import type { ToolSet } from "./tool-set.js";
 
 export interface ToolRegistry {
@@ -30,7 +29,8 @@ export interface ToolRegistry {
 
 /** Where a tool comes from, for metrics and traces. */
 export interface ToolOrigin {
-  source: ToolSource;
+  /** `builtin`, `command`, or a `TOOLS_FILE` source's key (`TOOL_ORIGINS`). */
+  source: string;
   server: string | null;
 }
 
@@ -73,12 +73,10 @@ export function createToolRegistry(tools: Tool[], toolSets: readonly ToolSet[] =
       return [...current().values()].filter((tool) => wanted?.has(tool.name) ?? true).map(specOf);
     },
     resolve(names) {
-      const servers = new Set(names.flatMap((name) => SERVER_WILDCARD.exec(name)?.[1] ?? []));
-      if (servers.size === 0) return [...names];
-      const expanded = [...current().values()]
-        .filter((t) => t.server !== undefined && servers.has(t.server))
-        .map((t) => t.name);
-      return [...new Set([...names.filter((name) => !SERVER_WILDCARD.test(name)), ...expanded])];
+      const wildcards = names.flatMap((name) => changing?.wildcard(name) ?? []);
+      if (wildcards.length === 0) return [...names];
+      const expanded = [...current().values()].filter((t) => wildcards.some((covers) => covers(t))).map((t) => t.name);
+      return [...new Set([...names.filter((name) => !changing?.wildcard(name)), ...expanded])];
     },
     describe(name) {
       const tool = current().get(name);
@@ -92,9 +90,12 @@ export function createToolRegistry(tools: Tool[], toolSets: readonly ToolSet[] =
   };
 }
 
-const combined = (sets: readonly ToolSet[]): ToolSet => ({
+const combined = (
+  sets: readonly ToolSet[],
+): Pick<ToolSet, "tools" | "version" | "accepts" | "defaults" | "wildcard"> => ({
   tools: () => sets.flatMap((s) => s.tools()),
   version: () => sets.reduce((sum, s) => sum + s.version(), 0),
   accepts: (name) => sets.some((s) => s.accepts(name)),
   defaults: () => sets.flatMap((s) => s.defaults()),
+  wildcard: (name) => sets.map((s) => s.wildcard(name)).find((covers) => covers !== null) ?? null,
 });

@@ -1,71 +1,27 @@
 import { readFileSync } from "node:fs";
-import { Webhook } from "standardwebhooks";
 import { z } from "zod";
-import { isCheckableSchema, isObjectSchema } from "../json-schema/json-schema.js";
-import { SECRET_NAME } from "../util/redact.js";
-import { TOOL_NAME } from "./define-tool.js";
-import { SERVER_NAME, serverPrefixOf } from "./mcp/mcp-tool-name.js";
 import { fieldPath } from "../util/field-path.js";
+import { type TOOL_SOURCES, toolSources } from "./sources.js";
+import { familyOf, type NameClaim, type ToolSource } from "./tool-source.js";
 
 /** A `${VAR}` in a string of the file: read from the environment. */
 const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
-const inputSchema = z
-  .record(z.string(), z.unknown())
-  .refine(isObjectSchema, 'must be a JSON Schema of an object: {"type": "object", "properties": {…}}')
-  .refine(isCheckableSchema, "must be a JSON Schema loopd can check (no unresolved $ref; patterns RE2 can run)");
+/** One section per source, under its key: a list of its entries, empty when absent. */
+const toolsFileSchema = z.strictObject(
+  Object.fromEntries(toolSources.map((source) => [source.key, z.array(source.fileSchema).default([])])),
+);
 
-/** A Standard Webhooks signing secret (`whsec_` and base64), as the `standardwebhooks` package takes it. */
-export const webhookSecret = z.string().refine((s) => {
-  try {
-    new Webhook(s);
-    return true;
-  } catch {
-    return false;
-  }
-}, "must be a Standard Webhooks secret: whsec_ and base64");
+type EntryOf<S> = S extends ToolSource<infer Entry, string> ? Entry : never;
+/** `TOOLS_FILE` read: each source's entries under its key (`http`, `mcp`). */
+export type ToolsFile = { [S in (typeof TOOL_SOURCES)[number] as S["key"]]: EntryOf<S>[] };
 
-const httpTool = z.strictObject({
-  name: z.string().regex(TOOL_NAME, `must match ${TOOL_NAME.source} (what both providers accept)`),
-  description: z.string().max(10_000).default(""),
-  input_schema: inputSchema,
-  url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }),
-  headers: z.record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "must be a header name"), z.string()).default({}),
-  secret: webhookSecret.optional(),
-  timeout_ms: z.number().int().positive().max(3_600_000).optional(),
-  read_only: z.boolean().default(false),
-  /** @default "never" for a read-only tool, else "always" */
-  approval: z.enum(["never", "always"]).optional(),
-});
+/** A source's section of the file. */
+export const entriesOf = (file: ToolsFile, source: ToolSource): readonly unknown[] =>
+  (file as Record<string, readonly unknown[]>)[source.key] ?? [];
 
-const mcpServer = z
-  .strictObject({
-    name: z
-      .string()
-      .regex(
-        SERVER_NAME,
-        "must be 1–32 of a-z, A-Z, 0-9, - and single _ between them (`__` ends a server's name in its tools' names)",
-      ),
-    command: z.string().min(1).optional(),
-    args: z.array(z.string()).default([]),
-    env: z.record(z.string(), z.string()).default({}),
-    cwd: z.string().min(1).optional(),
-    url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
-    headers: z.record(z.string(), z.string()).default({}),
-    approval: z.enum(["destructive", "always", "never"]).default("destructive"),
-    tools: z.array(z.string().min(1)).optional(),
-    timeout_ms: z.number().int().positive().max(3_600_000).optional(),
-  })
-  .refine((s) => (s.command === undefined) !== (s.url === undefined), {
-    message: "needs either command (stdio) or url (Streamable HTTP), not both",
-    path: ["command"],
-  });
-
-const toolsFileSchema = z.strictObject({ http: z.array(httpTool).default([]), mcp: z.array(mcpServer).default([]) });
-
-export type HttpToolEntry = z.output<typeof httpTool>;
-export type McpServerEntry = z.output<typeof mcpServer>;
-export type ToolsFile = z.output<typeof toolsFileSchema>;
+/** The file without a tool (no `TOOLS_FILE`). */
+export const emptyToolsFile = (): ToolsFile => toolsFileSchema.parse({}) as ToolsFile;
 
 export class ToolsFileError extends Error {
   override readonly name = "ToolsFileError";
@@ -102,45 +58,55 @@ export function loadToolsFile(
     const field = issue.code === "unrecognized_keys" ? [...issue.path, issue.keys[0]!] : issue.path;
     fail(fieldPath(field), issue.code === "unrecognized_keys" ? "is not a field loopd knows" : issue.message);
   }
-  const tools = parsed.data!;
-  const owners = new Map<string, string>(taken.map((name) => [name, "a built-in tool"]));
-  tools.http.forEach((tool, i) => {
-    const owner = owners.get(tool.name);
-    if (owner)
-      fail(`http[${i}].name`, `${tool.name} is also ${owner}'s name: tool names are unique across every source`);
-    owners.set(tool.name, `http[${i}]`);
-  });
-  const servers = new Map<string, number>();
-  tools.mcp.forEach((server, i) => {
-    if (servers.has(server.name))
-      fail(`mcp[${i}].name`, `${server.name} is also mcp[${servers.get(server.name)}]'s name`);
-    servers.set(server.name, i);
-  });
-  // A server's tools are named `<server>__<tool>`: no other tool may take a name of that form.
-  tools.http.forEach((tool, i) => {
-    const server = serverPrefixOf(tool.name);
-    if (server !== null && servers.has(server))
-      fail(
-        `http[${i}].name`,
-        `${tool.name} is a name of mcp[${servers.get(server)}]'s tools (${server}__…): tool names are unique across every source`,
-      );
-  });
+  // Composed from the sources, the schema's output is typed loosely: it is a ToolsFile by construction.
+  const tools = parsed.data as ToolsFile;
+  checkNames(tools, { taken, fail });
   return tools;
 }
 
 /**
- * The file's header values and secrets (with what `${VAR}` put into them),
- * and its MCP servers' environment values named like secrets: they never
- * appear in a log or a trace.
+ * Names are unique across every source and `taken`: a tool's name, and a
+ * family's (a server's), whose tools are named `<family>__<tool>`, so no
+ * other tool may take a name of that form.
  */
-export function secretsOfToolsFile(tools: ToolsFile): string[] {
-  return [
-    ...tools.http.flatMap((t) => [...Object.values(t.headers), ...(t.secret ? [t.secret] : [])]),
-    ...tools.mcp.flatMap((s) => [
-      ...Object.values(s.headers),
-      ...Object.entries(s.env).flatMap(([name, value]) => (SECRET_NAME.test(name) ? [value] : [])),
-    ]),
-  ];
+function checkNames(
+  file: ToolsFile,
+  { taken, fail }: { taken: readonly string[]; fail: (where: string, message: string) => never },
+): void {
+  const claims = toolSources.flatMap((source) =>
+    entriesOf(file, source).map((entry, i): { where: string; claim: NameClaim } => ({
+      where: `${source.key}[${i}]`,
+      claim: source.claimOf(entry),
+    })),
+  );
+  const tools = claims.flatMap(({ where, claim }) => ("tool" in claim ? [{ where, name: claim.tool }] : []));
+  const families = claims.flatMap(({ where, claim }) => ("family" in claim ? [{ where, name: claim.family }] : []));
+  const owners = new Map<string, string>(taken.map((name) => [name, "a built-in tool"]));
+  for (const { where, name } of tools) {
+    const owner = owners.get(name);
+    if (owner) fail(`${where}.name`, `${name} is also ${owner}'s name: tool names are unique across every source`);
+    owners.set(name, where);
+  }
+  const familyOwners = new Map<string, string>();
+  for (const { where, name } of families) {
+    const owner = familyOwners.get(name);
+    if (owner) fail(`${where}.name`, `${name} is also ${owner}'s name`);
+    familyOwners.set(name, where);
+  }
+  for (const { where, name } of tools) {
+    const family = familyOf(name);
+    const owner = family === null ? undefined : familyOwners.get(family);
+    if (owner)
+      fail(
+        `${where}.name`,
+        `${name} is a name of ${owner}'s tools (${family}__…): tool names are unique across every source`,
+      );
+  }
+}
+
+/** What of the file never appears in a log or a trace: each source says what of its entries is secret. */
+export function secretsOfToolsFile(file: ToolsFile): string[] {
+  return toolSources.flatMap((source) => entriesOf(file, source).flatMap((entry) => source.secretsOf(entry)));
 }
 
 function substitute(

@@ -33,6 +33,8 @@ export function startWebhooks(
     onSettled: (status) => metrics.webhookSettled(status),
     maxInflightPerHost: config.fairShares.webhookMaxInflightPerHost,
     lookups: webhookLookupsFor(config.fairShares.webhookDnsServers),
+    // Without LISTEN for good, the outbox's trigger reaches nobody: look for new deliveries at POLL_INTERVAL_MS.
+    ...(services.broadcast.fallbackPollMs !== null && { idleMs: services.broadcast.fallbackPollMs }),
   });
   worker.start();
   return worker;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { blank, booleanFromEnv, intFromEnv } from "../util/env-values.js";
-import { webhookSecret } from "../tools/tools-file.js";
+import { webhookSecret } from "../util/webhook-secret.js";
 
 /** The variables of run webhooks (composed into config.ts's). */
 export const webhookVariables = {

@@ -99,6 +99,18 @@ describe.each(["anthropic", "openai"] as const)("deadlines of model calls throug
     expect(toEnd).toBeLessThan(CALL_TIMEOUT_MS + 1_000);
   });
 
+  test("a retried call that runs past the deadline names the call's whole limit, not what was left of it", async () => {
+    const conv = await client().createConversation({ provider });
+    const words = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
+    f.llm.script({ status: provider === "anthropic" ? 529 : 503 }, { text: words, chunkDelayMs: 100 });
+    const events = await streamRun(conv.id, "Talk for a while.");
+    expect(events.filter((e) => e.event === "model.retry")).toHaveLength(1);
+    expect(events.at(-1)!.data.run).toMatchObject({
+      status: "failed",
+      error: { code: "provider_error", message: "the model call took longer than 3 s; it was abandoned" },
+    });
+  });
+
   test("a cancel during a model call still ends the run cancelled, not failed", async () => {
     const conv = await client().createConversation({ provider });
     f.llm.script({ text: "one two three four five six seven eight nine ten", chunkDelayMs: 100 });

@@ -227,18 +227,15 @@ describe.each(["anthropic", "openai"] as const)("the tool-calling loop through %
     expect(body.output_text).toBe("Hello!");
   });
 
-  test("a persistent 500 fails the run with provider_error, and the next message succeeds", async () => {
+  test("a persistent 500 fails the run with provider_unavailable, and the next message succeeds", async () => {
     const conv = await newConversation();
-    f.llm.script(
-      { status: 500, message: "upstream exploded" },
-      { status: 500, message: "upstream exploded" },
-      { status: 500, message: "upstream exploded" },
-    );
+    const down = { status: 500, message: "upstream exploded" };
+    f.llm.script(down, down, down, down);
     const failed = (await client().send(conv.id, { content: "Hi" })).json();
     expect(failed.run).toMatchObject({ status: "failed", stop_reason: "error" });
-    expect(failed.run.error.code).toBe("provider_error");
+    expect(failed.run.error.code).toBe("provider_unavailable");
     expect(failed.run.error.message).toContain("upstream exploded");
-    expect(f.llm.requests).toHaveLength(3); // the first try and the SDK's two retries
+    expect(f.llm.requests).toHaveLength(4); // loopd's four attempts (MODEL_MAX_ATTEMPTS); the SDK makes none
 
     f.llm.script({ text: "Back again." });
     const ok = (await client().send(conv.id, { content: "Hi again" })).json();

@@ -195,7 +195,7 @@ test("options out of range are refused with the usage line and what is wrong, ex
   const run = await evalCommand([cases, "--min-pass", "90", "--concurrency", "0"]);
   expect(run.code).toBe(2);
   expect(run.stderr).toBe(
-    "usage: npm run eval -- <case file or folder> [--provider anthropic|openai|mock] [--model m] [--base-url u] [--system-file f] [--out report.json] [--min-pass 0.9] [--live-tools] [--concurrency 4]\n" +
+    "usage: npm run eval -- <case file or folder> [--provider anthropic|openai|mock] [--model m] [--base-url u] [--system-file f] [--out report.json] [--min-pass 0.9] [--live-tools] [--concurrency 4] [--agent name@version …] [--url http://loopd:3000]\n" +
       "--min-pass is a pass rate from 0 to 1\n--concurrency is a whole number of at least 1\n",
   );
   expect(run.reports).toEqual([]);

@@ -32,13 +32,16 @@ describe("the configuration's sections", () => {
     const { DEFAULT_POOL } = await import("../../src/store/db.js");
     const config = loadConfig({});
     expect(Object.keys(config).sort()).toEqual([
+      "agents",
       "attachments",
       "auth",
       "bodies",
       "ceilings",
       "database",
       "fairShares",
+      "mcpSessions",
       "models",
+      "openaiApi",
       "runs",
       "secrets",
       "server",
@@ -55,6 +58,7 @@ describe("the configuration's sections", () => {
     expect(config.models.callTimeoutMs).toBe(DEFAULT_MODEL_CALL_TIMEOUT_MS);
     expect(config.runs.graceWindowMs).toBe(DEFAULT_GRACE_WINDOW_MS);
     expect(config.database.pool).toEqual(DEFAULT_POOL);
+    expect(config.agents).toEqual({ file: null, entries: [] });
     expect(config.attachments).toEqual({ maxBytes: 5 * 1024 * 1024, maxCount: 10 });
     expect(config.bodies).toEqual({
       requestTimeoutMs: 30_000,

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { until } from "../support/helpers/lag-event-loop.js";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, test, vi } from "vitest";
@@ -7,7 +8,7 @@ import { testDatabaseKind } from "../support/helpers/test-database.js";
 import { createProcessDatabase } from "./process-database.js";
 import { toolCallIdsIn, toolResultsIn, userTextsIn } from "../support/helpers/wire.js";
 import { expectCompleteEventLog, isTerminalEvent, loopdClient, unansweredToolCalls } from "./loopd-client.js";
-import { killAllLoopd, killProcess, sleep, spawnLoopd, type LoopdProcess } from "./loopd-process.js";
+import { killAllLoopd, killProcess, spawnLoopd, type LoopdProcess } from "./loopd-process.js";
 import { processState } from "../support/helpers/non-reaping-parent.js";
 
 // Real processes, each compiling the sources at start: slow on a busy machine, so bounds, not measures, are generous.
@@ -33,14 +34,6 @@ let workspaceDir: string;
 let env: Record<string, string>;
 let loopd: LoopdProcess;
 const client = loopdClient(() => loopd.url);
-
-async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await sleep(20);
-  }
-}
 
 async function startLoopd(): Promise<LoopdProcess> {
   loopd = await spawnLoopd({ env, entry: "test/e2e/main-with-test-tools.ts" });
@@ -227,7 +220,7 @@ describe(`loopd as a process on ${testDatabaseKind}`, () => {
       });
 
       test("right after its notice was saved, before any of its answer", async () => {
-        await killedInGraceTurn(() => until(() => llm.requests.length === 2, 10_000), { hang: true });
+        await killedInGraceTurn(() => until(() => llm.requests.length === 2, { timeoutMs: 10_000 }), { hang: true });
       });
     });
   });
@@ -348,7 +341,7 @@ describe(`loopd as a process on ${testDatabaseKind}`, () => {
     await stream.until((e) => e.event === "text.delta", 10_000);
     // A non-streaming send waits for its run's end, which this process will not see.
     const answer = client.send(waited.id, "And a third one.");
-    await until(() => llm.requests.length === 2, 10_000);
+    await until(() => llm.requests.length === 2, { timeoutMs: 10_000 });
     const stopping = loopd;
     const signalledAt = Date.now();
     stopping.child.kill("SIGTERM");

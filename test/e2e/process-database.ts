@@ -15,7 +15,8 @@ export async function createProcessDatabase(
 ): Promise<{ env: Record<string, string>; open(): Promise<Database>; drop(): Promise<void> }> {
   if (testDatabaseKind === "postgres") {
     const testDb: TestDatabase = await createTestDatabase();
-    return { env: { DATABASE_URL: testDb.url! }, open: () => testDb.open(), drop: () => testDb.drop() };
+    const env = { DATABASE_URL: testDb.url!, ...(testDb.directUrl && { DATABASE_DIRECT_URL: testDb.directUrl }) };
+    return { env, open: () => testDb.open(), drop: () => testDb.drop() };
   }
   const dataDir = mkdtempSync(path.join(tmpdir(), prefix));
   return {

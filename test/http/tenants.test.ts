@@ -33,6 +33,8 @@ let paused = "";
 let ended = "";
 /** The image tenant a sent in its first message. */
 let att = "";
+/** Tenant a's agent. */
+const agent = "support";
 
 beforeAll(async () => {
   a = (await f.loopd.services.store.keys.create({ tenant: "acme", name: null })).key;
@@ -40,6 +42,7 @@ beforeAll(async () => {
   const gone = await f.loopd.services.store.keys.create({ tenant: "acme", name: "old" });
   await f.loopd.services.store.keys.revoke(gone.row.id);
   revoked = gone.key;
+  expect((await call(a, "POST", "/agents", { name: agent, provider: "openai" })).statusCode).toBe(201);
   const created = await call(a, "POST", "/conversations", { provider: "openai", approval_required: ["calculate"] });
   expect(created.statusCode).toBe(201);
   conv = created.json().id;
@@ -60,10 +63,10 @@ beforeAll(async () => {
 });
 
 /**
- * Every route that names a conversation or a run, as [method, url, body], read from /openapi.json as
+ * Every route that names a conversation, a run or an agent, as [method, url, body], read from /openapi.json as
  * fuzz.test.ts does: a new route is checked without anyone remembering to list it. `{conv}`, `{ended}`,
- * `{paused}` and `{att}` stand for the ids; a pause's answer and cancel take the paused run, the rest the
- * ended one. The deletion goes last (it ends the conversation the others read).
+ * `{paused}`, `{att}` and `{agent}` stand for the ids; a pause's answer and cancel take the paused run, the rest
+ * the ended one. The deletions go last (they end the conversation and the agent the others read).
  */
 let ROUTES: [Method, string, object?][] = [];
 /** The bodies of the routes that take one; any other POST sends `{}`. */
@@ -71,6 +74,7 @@ const BODIES: Record<string, object> = {
   "PATCH /conversations/{id}": { title: "mine" },
   "POST /conversations/{id}/messages": { content: "Another." },
   "POST /conversations/{id}/runs/{run_id}/actions": { approvals: [{ tool_call_id: "x", approve: true }] },
+  "PATCH /agents/{name}": { version: 1, system: "mine" },
 };
 /** The order the routes are called in (each route's own answer is checked once the one before it answered); new ones go before the deletion. */
 const ORDER = [
@@ -96,13 +100,18 @@ const rank = (route: string) =>
 beforeAll(async () => {
   const doc = (await f.loopd.app.inject({ method: "GET", url: "/openapi.json" })).json();
   const named = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
-    .filter(([path]) => path.startsWith("/conversations/{id}") || path.startsWith("/runs/{run_id}"))
+    .filter(([path]) => ["/conversations/{id}", "/runs/{run_id}", "/agents/{name}"].some((p) => path.startsWith(p)))
     .flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`))
     .sort((x, y) => rank(x) - rank(y));
   ROUTES = named.flatMap((route): [Method, string, object?][] => {
     const [method, path] = route.split(" ") as [Method, string];
     const run = /\/(actions|cancel)$/.test(path) ? "{paused}" : "{ended}";
-    const url = path.replace("{id}", "{conv}").replace("{run_id}", run).replace("{attachment_id}", "{att}");
+    const url = path
+      .replace("{id}", "{conv}")
+      .replace("{run_id}", run)
+      .replace("{attachment_id}", "{att}")
+      .replace("{name}", "{agent}")
+      .replace("{version}", "1");
     const body = BODIES[route] ?? (method === "POST" ? {} : undefined);
     const entry: [Method, string, object?] = body ? [method, url, body] : [method, url];
     // The history in Anthropic's shape is read by the same route with a query: checked too.
@@ -110,18 +119,21 @@ beforeAll(async () => {
   });
 });
 
-const fill = (url: string, ids = { conv, ended, paused, att }) =>
+const fill = (url: string, ids = { conv, ended, paused, att, agent }) =>
   url
     .replace("{conv}", ids.conv)
     .replace("{ended}", ids.ended)
     .replace("{paused}", ids.paused)
-    .replace("{att}", ids.att);
+    .replace("{att}", ids.att)
+    .replace("{agent}", ids.agent);
 const routes = (): [Method, string, object?][] => ROUTES.map(([method, url, body]) => [method, fill(url), body]);
 
 /** A body with the ids it names taken out, to compare one 404 with another. */
 const shape = (res: { statusCode: number; json(): any }) => ({
   status: res.statusCode,
-  body: JSON.stringify(res.json()).replaceAll(/(conv|run|att)_[a-z0-9]+/g, "$1_ID"),
+  body: JSON.stringify(res.json())
+    .replaceAll(/(conv|run|att)_[a-z0-9]+/g, "$1_ID")
+    .replaceAll(/agent [a-z0-9_-]+/g, "agent NAME"),
 });
 /** The same route with ids that do not exist. */
 const unknownOf = (url: string) =>
@@ -130,10 +142,11 @@ const unknownOf = (url: string) =>
     ended: "run_0mx0000000000000000000000",
     paused: "run_0mx0000000000000000000001",
     att: "att_0mx0000000000000000000000",
+    agent: "no-such-agent",
   });
 
 describe("another tenant's ids", () => {
-  test("every route that names a conversation or a run: beta gets what an unknown id gets, and changes nothing", async () => {
+  test("every route that names a conversation, a run or an agent: beta gets what an unknown id gets, and changes nothing", async () => {
     expect(ROUTES.length).toBeGreaterThan(0);
     for (const [method, url, body] of ROUTES) {
       const before = await rowCounts(f.database);
@@ -154,6 +167,8 @@ describe("another tenant's ids", () => {
   test("lists show only the caller's own", async () => {
     expect((await call(b, "GET", "/conversations")).json().data).toEqual([]);
     expect((await call(a, "GET", "/conversations")).json().data.map((c: { id: string }) => c.id)).toContain(conv);
+    expect((await call(b, "GET", "/agents")).json().data).toEqual([]);
+    expect((await call(a, "GET", "/agents")).json().data.map((x: { name: string }) => x.name)).toEqual([agent]);
   });
 });
 
@@ -168,6 +183,8 @@ describe("without a live key", () => {
       ...routes(),
       ["GET", "/conversations"],
       ["POST", "/conversations", {}],
+      ["GET", "/agents"],
+      ["POST", "/agents", { name: "x" }],
       ["GET", "/tools"],
       ["GET", "/tools/servers"],
       ["GET", "/webhooks/secret"],

@@ -92,11 +92,14 @@ describe.each([
     expect(llm.requests[0]!.body.model).toBe("test-model");
   });
 
-  it("succeeds after a 429 through the SDK's own retry", async () => {
-    llm.script({ status: 429 }, { text: "after the rate limit" });
-    const response = await provider().generate(modelRequest([user("hi")]));
-    expect(response.content).toEqual([{ type: "text", text: "after the rate limit" }]);
-    expect(llm.requests).toHaveLength(2);
+  it("makes no retry of its own: a 429 is thrown as a retryable ProviderError with the wait it asked for (loopd's loop retries)", async () => {
+    llm.script({ status: 429, headers: { "retry-after": "3" } }, { text: "not asked for" });
+    const error = await provider()
+      .generate(modelRequest([user("hi")]))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(error).toMatchObject({ status: 429, kind: "retryable", retryAfterMs: 3000 });
+    expect(llm.requests).toHaveLength(1);
   });
 
   it("throws a ProviderError with status 500 and the API's message when every attempt fails", async () => {

@@ -17,8 +17,9 @@ import { useLoopd } from "../support/helpers/use-loopd.js";
 // and a request doomed to be aborted on the next tick is handed to the SDK.
 
 // max_seconds 3: the first step (a call and a tool) must end with time left for the hold to use up, also on a
-// busy machine (at max_seconds 1 and load 12 it did not, and the hold had no time to take).
-const f = useLoopd({ env: { INTAKE_PRIORITY_MS: "10000", RUN_GRACE_MS: "3000" } });
+// busy machine (at max_seconds 1 and load 12 it did not, and the hold had no time to take). The grace call's window
+// (RUN_GRACE_MS) is what the grace turn may take: 3 s was not always enough at load 13 (no notice, no answer).
+const f = useLoopd({ env: { INTAKE_PRIORITY_MS: "10000", RUN_GRACE_MS: "10000" } });
 const intake = () => f.loopd.services.intake;
 
 const toolsDisabled = (req: RecordedRequest) => req.body.tool_choice === "none";

@@ -151,11 +151,15 @@ describe("a model server that is down", () => {
     try {
       const conversation = (await post(served.url, "/conversations", {})) as { id: string };
       const answer = (await post(served.url, `/conversations/${conversation.id}/messages`, { content: "hello" })) as {
-        run: { status: string; error: { message: string } };
+        run: { status: string; error: { code: string; message: string } };
       };
       expect(answer.run.status).toBe("failed");
+      expect(answer.run.error.code).toBe("provider_unavailable");
+      // Every model down (here the only one, after its attempts): provider_unavailable, naming the model and the URL.
       expect(answer.run.error.message).toMatch(
-        new RegExp(`^Could not reach the OpenAI API at http://127\\.0\\.0\\.1:${port}/v1: `),
+        new RegExp(
+          `^no model could answer: openai/\\S+: .*Could not reach the OpenAI API at http://127\\.0\\.0\\.1:${port}/v1: `,
+        ),
       );
       expect(JSON.stringify(answer)).not.toContain("hunter2secret");
     } finally {

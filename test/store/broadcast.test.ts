@@ -25,14 +25,21 @@ const broadcast = () => {
 };
 
 test("a nudge sent in a transaction reaches another listener when it commits, not before (on a real server; the embedded database has one process and sends nothing)", async () => {
+  const warnings: string[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning.message);
+  process.on("warning", onWarning);
   const listener = broadcast();
   const heard: string[] = [];
   listener.on("loopd_run_events", (id) => heard.push(id));
+  // More channels while the first LISTEN connects: each LISTEN waits its turn.
   const cancels: string[] = [];
   listener.on("loopd_run_cancel", (id) => cancels.push(id));
+  listener.on("loopd_run_queued", () => {});
   await new Promise((r) => setTimeout(r, 200)); // LISTEN is in place
 
   expect(listener.listening).toBe(testDb.kind === "postgres");
+  process.off("warning", onWarning);
+  expect(warnings.filter((message) => message.includes("already executing a query"))).toEqual([]);
 
   const sender = createStore(database);
   let seenInside: string[] = [];

@@ -36,7 +36,7 @@ describe("TOOLS_FILE is checked at start: one line naming the file, the entry an
       TOOLS_FILE: file({ http: [lookup({ headers: { Authorization: "Bearer ${ORDERS_TOKEN}" } })] }),
       ORDERS_TOKEN: "orders-token-1234",
     });
-    expect(config.tools.http).toEqual([
+    expect(config.tools.file.http).toEqual([
       {
         ...lookup(),
         description: "",
@@ -52,7 +52,7 @@ describe("TOOLS_FILE is checked at start: one line naming the file, the entry an
       TOOLS_FILE: file({ http: [lookup({ url: "http://127.0.0.1:${PORT}/tools/lookup" })] }),
       PORT: "4100",
     });
-    expect(config.tools.http[0]!.url).toBe("http://127.0.0.1:4100/tools/lookup");
+    expect(config.tools.file.http[0]!.url).toBe("http://127.0.0.1:4100/tools/lookup");
     expect(
       loadConfig({ ENABLE_RUN_COMMAND: "true", RUN_COMMAND_ENV: "MAX_STEPS", MAX_STEPS: "7" }).tools.runCommand?.env
         .MAX_STEPS,
@@ -127,7 +127,7 @@ describe("TOOLS_FILE is checked at start: one line naming the file, the entry an
       GH_TOKEN: "ghp_secret_value_1234",
       MCP_TOKEN: "mcp-token-5678",
     });
-    expect(config.tools.mcp[0]).toEqual({
+    expect(config.tools.file.mcp[0]).toEqual({
       name: "gh",
       command: "gh-mcp",
       args: [],

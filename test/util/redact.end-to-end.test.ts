@@ -114,7 +114,7 @@ test("keys never appear in logs, traces, events, run errors or answers, whatever
     await call("GET", `/conversations/${conv}/runs/${run}/events`);
   }
   const trace = JSON.parse(answers.at(-3)!);
-  expect(trace.spans.find((s: any) => s.type === "model.failed").error).toContain("[redacted]");
+  expect(trace.spans.find((s: any) => s.type === "model.call" && s.outcome === "failed").error).toContain("[redacted]");
 
   const rows = async (table: string) =>
     JSON.stringify(await database.query({ name: "", text: `select * from ${table}`, values: [] }));

@@ -204,6 +204,34 @@ describe("the playground", () => {
     copyFileSync(path.join(ARTIFACTS, "trace.png"), path.join(ARTIFACTS, "playground.png"));
   });
 
+  test("a retried step's trace: each attempt, the failed one with its status and error, and its own request on demand", async () => {
+    const id = await createConversation({ title: "Retried" });
+    const page = await browser.page();
+    await openConversation(page, id);
+    const sent = f.llm.requests.length;
+    f.llm.script({ status: 529, message: "Overloaded for the test" }, { text: "Made it." });
+    await send(page, "Try hard");
+    await answer(page).locator(".badge.status-completed").waitFor();
+    await answer(page).getByRole("button", { name: "Trace" }).click();
+
+    const trace = page.getByRole("complementary", { name: "Run trace" });
+    const steps = trace.locator("li.step");
+    await expect.poll(() => steps.count()).toBe(2);
+    const failed = steps.nth(0);
+    expect(await failed.getAttribute("class")).toContain("failed");
+    expect(await failed.innerText()).toMatch(/Step 1\s+attempt 1 of 2/);
+    expect(await failed.innerText()).toContain("anthropic");
+    expect(await failed.innerText()).toContain("failed (529)");
+    expect(await failed.innerText()).toContain("Overloaded for the test");
+    expect(await steps.nth(1).innerText()).toMatch(/attempt 2 of 2[\s\S]*stop: end_turn/);
+
+    await failed.getByRole("button", { name: "Show request" }).click();
+    const request = failed.locator("pre.request");
+    await request.waitFor();
+    expect(JSON.parse(await request.innerText())).toEqual(f.llm.requests[sent]!.body);
+    expect(await steps.nth(1).locator("pre.request").count()).toBe(0);
+  });
+
   test("Save as eval case: the run in the trace panel downloads as a case file that npm run eval reads", async () => {
     const id = await createConversation({ title: "Saved" });
     const page = await browser.page();

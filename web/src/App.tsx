@@ -2,14 +2,19 @@ import { useCallback, useEffect, useMemo, useState } from "react";
 import { ApiError, createApi, storedKey, storeKey, type Conversation } from "./api.ts";
 import { ChatView } from "./ChatView.tsx";
 import { ConversationList } from "./ConversationList.tsx";
+import { AgentsPage } from "./AgentsPage.tsx";
 import { EvalReport } from "./EvalReport.tsx";
 import { KeyField } from "./KeyField.tsx";
 import { TracePanel } from "./TracePanel.tsx";
 import icon from "./icon.svg";
 
-/** The open conversation is in the URL's hash, so a reload (or a shared link) opens it again; `#evals` is the Evals page. */
+/** The open conversation is in the URL's hash, so a reload (or a shared link) opens it again; `#evals` is the Evals page, `#agents[/<name>]` the Agents page. */
 const hashId = () => decodeURIComponent(location.hash.slice(1)) || null;
 const EVALS = "evals";
+const AGENTS = "agents";
+/** The agent `#agents/<name>` opens: undefined off the Agents page, null on its list. */
+const agentOf = (id: string | null) =>
+  id === AGENTS ? null : id?.startsWith(`${AGENTS}/`) ? id.slice(AGENTS.length + 1) : undefined;
 
 export interface TraceTarget {
   conversationId: string;
@@ -52,6 +57,7 @@ export function App() {
     setKey(next);
   };
   const needsKey = listError?.status === 401;
+  const agentPage = agentOf(openId);
   const opened = conversations?.find((c) => c.id === openId) ?? null;
 
   return (
@@ -62,6 +68,13 @@ export function App() {
           loopd <span className="muted">playground</span>
         </a>
         <nav className="topnav" aria-label="Pages">
+          <a
+            href={`#${AGENTS}`}
+            aria-current={agentPage !== undefined ? "page" : undefined}
+            onClick={(e) => (e.preventDefault(), open(AGENTS))}
+          >
+            Agents
+          </a>
           <a
             href={`#${EVALS}`}
             aria-current={openId === EVALS ? "page" : undefined}
@@ -85,6 +98,16 @@ export function App() {
       <main className="main">
         {openId === EVALS ? (
           <EvalReport />
+        ) : agentPage !== undefined && !needsKey ? (
+          <AgentsPage
+            api={api}
+            name={agentPage}
+            onOpenAgent={(name) => open(name === null ? AGENTS : `${AGENTS}/${name}`)}
+            onConversation={async (id) => {
+              await refresh();
+              open(id);
+            }}
+          />
         ) : needsKey ? (
           <div className="empty">
             <h2>An API key is needed</h2>

@@ -66,7 +66,8 @@ export function ConversationList({
               <span className="title">{titleOf(c)}</span>
               <span className="meta">
                 {c.active_run_id && <span className="dot" title="a run is open" />}
-                {c.message_count} messages · {c.provider} · {when(c.updated_at)}
+                {c.message_count} messages · {c.agent ? `${c.agent.name}@${c.agent.version}` : c.provider} ·{" "}
+                {when(c.updated_at)}
               </span>
             </button>
             <button

@@ -1,5 +1,6 @@
 import { useState } from "react";
 import type { Usage } from "./api.ts";
+import { EvalComparison, type Comparison } from "./EvalComparison.tsx";
 
 /** `npm run eval`'s JSON report (src/evals/eval-report.ts), as this page reads it. */
 interface Report {
@@ -38,14 +39,20 @@ const STORAGE = "loopd.evalReport";
 /** Past this a report is shown but not kept (a browser's storage holds a few MB in all). */
 const KEEP_MAX_CHARS = 1_000_000;
 
-function parseReport(text: string): Report {
-  const report = JSON.parse(text) as Partial<Report>;
+/** A report of one eval, or of agent versions compared. */
+type AnyReport = Report | (Comparison & Omit<Report, "summary" | "cases" | "passed" | "min_pass">);
+const isComparison = (r: AnyReport): r is Extract<AnyReport, Comparison> => "agents" in r;
+
+function parseReport(text: string): AnyReport {
+  const report = JSON.parse(text) as Partial<Report & Comparison>;
+  if (report && typeof report === "object" && Array.isArray(report.agents) && Array.isArray(report.changed))
+    return report as AnyReport;
   if (!report || typeof report !== "object" || !report.summary || !Array.isArray(report.cases))
     throw new Error("this is not a report of npm run eval (it has no summary and cases)");
   return report as Report;
 }
 
-function stored(): Report | null {
+function stored(): AnyReport | null {
   try {
     const text = localStorage.getItem(STORAGE);
     return text ? parseReport(text) : null;
@@ -59,7 +66,7 @@ const percent = (rate: number) => `${(rate * 100).toFixed(1)}%`;
 
 /** The Evals page: the last eval report opened here, its summary and a row per case with what failed. */
 export function EvalReport() {
-  const [report, setReport] = useState<Report | null>(stored);
+  const [report, setReport] = useState<AnyReport | null>(stored);
   const [problem, setProblem] = useState<string | null>(null);
   const open = async (file: File | undefined) => {
     if (!file) return;
@@ -73,7 +80,7 @@ export function EvalReport() {
       setProblem(`${file.name}: ${(err as Error).message}`);
     }
   };
-  const s = report?.summary;
+  const s = report && !isComparison(report) ? report.summary : undefined;
   return (
     <section className="evals" aria-label="Eval report">
       <div className="chat-head">
@@ -96,7 +103,17 @@ export function EvalReport() {
           </p>
         )}
         {!report && !problem && <p className="muted">No report opened yet.</p>}
-        {report && s && (
+        {report && isComparison(report) && (
+          <>
+            <p>
+              <code>{report.target}</code> as {report.agents.map((a) => a.label).join(", ")},{" "}
+              {report.live_tools ? "real tools" : "recorded tool results"};{" "}
+              {new Date(report.started_at).toLocaleString()}
+            </p>
+            <EvalComparison report={report} />
+          </>
+        )}
+        {report && !isComparison(report) && s && (
           <>
             <dl className="summary" aria-label="Summary">
               <dt>Pass rate</dt>

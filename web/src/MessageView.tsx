@@ -5,6 +5,7 @@ import { ToolCall } from "./ToolCall.tsx";
 
 const STATUS_LABELS: Record<string, string> = {
   requires_action: "waiting for you",
+  waiting: "waiting out a provider outage",
   completed: "completed",
   incomplete: "incomplete",
   failed: "failed",

@@ -25,7 +25,7 @@ function Tokens({ usage }: { usage: Usage }) {
   );
 }
 
-/** A run's trace: its outcome, usage and budget; each model call with latency, time to first token, tokens, and the exact request on demand. */
+/** A run's trace: its outcome, usage and budget; each model call attempt (failed ones with their status and error, a fallback marked) with its provider and model, latency, time to first token, tokens, and the exact request on demand. */
 export function TracePanel({ api, target, onClose }: { api: Api; target: TraceTarget; onClose: () => void }) {
   const [trace, setTrace] = useState<Trace | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
@@ -47,18 +47,18 @@ export function TracePanel({ api, target, onClose }: { api: Api; target: TraceTa
     setShown(new Set());
   }, [runId]);
 
-  const toggleRequest = async (step: number) => {
+  /** Show or hide the request of the model call span `seq` (an attempt: a step may have several). */
+  const toggleRequest = async (seq: number) => {
     const next = new Set(shown);
-    if (next.has(step)) next.delete(step);
-    else next.add(step);
+    if (next.has(seq)) next.delete(seq);
+    else next.add(seq);
     setShown(next);
-    if (requests?.has(step) || !next.has(step)) return;
+    if (requests?.has(seq) || !next.has(seq)) return;
     try {
       const full = await api.trace(conversationId, runId, true);
       const map = new Map<number, ModelCallSpan["request"] & { verified?: boolean }>();
       for (const s of full.spans)
-        if (s.type === "model.call" || s.type === "model.failed")
-          map.set(s.step, { ...s.request, ...(s.type === "model.call" && { verified: s.request_verified }) });
+        if (s.type === "model.call") map.set(s.seq, { ...s.request, verified: s.request_verified });
       setRequests(map);
     } catch (err) {
       setProblem((err as Error).message);
@@ -150,61 +150,93 @@ export function TracePanel({ api, target, onClose }: { api: Api; target: TraceTa
         </dl>
       )}
       <ol className="spans">
-        {trace?.spans.map((span) => (
-          <SpanRow
-            key={span.seq}
-            span={span}
-            shown={shown}
-            requests={requests}
-            onToggle={(step) => void toggleRequest(step)}
-          />
-        ))}
+        {trace &&
+          withAttempts(trace.spans).map(({ span, attempt }) => (
+            <SpanRow
+              key={span.seq}
+              span={span}
+              attempt={attempt}
+              shown={shown}
+              requests={requests}
+              onToggle={(seq) => void toggleRequest(seq)}
+            />
+          ))}
       </ol>
       <WebhookAttempts api={api} conversationId={conversationId} runId={runId} version={version} />
     </div>
   );
 }
 
+/** Where a model call span stands in its step: its attempt number, whether the step has several, and whether it went to another model than the attempt before (a fallback). */
+interface Attempt {
+  n: number;
+  of: number;
+  fallback: boolean;
+}
+
+/** The spans, each model call with its attempt (retries and fallbacks are attempts of the same step). */
+function withAttempts(spans: Span[]): { span: Span; attempt: Attempt | null }[] {
+  const calls = spans.filter((s) => s.type === "model.call");
+  return spans.map((span) => {
+    if (span.type !== "model.call") return { span, attempt: null };
+    const ofStep = calls.filter((c) => c.step === span.step);
+    const n = ofStep.indexOf(span) + 1;
+    const before = ofStep[n - 2];
+    const fallback = before !== undefined && (before.provider !== span.provider || before.model !== span.model);
+    return { span, attempt: { n, of: ofStep.length, fallback } };
+  });
+}
+
 function SpanRow({
   span,
+  attempt,
   shown,
   requests,
   onToggle,
 }: {
   span: Span;
+  attempt: Attempt | null;
   shown: Set<number>;
   requests: Map<number, ModelCallSpan["request"] & { verified?: boolean }> | null;
-  onToggle: (step: number) => void;
+  onToggle: (seq: number) => void;
 }) {
   switch (span.type) {
-    case "model.call":
-    case "model.failed": {
-      const request = requests?.get(span.step);
+    case "model.call": {
+      const request = requests?.get(span.seq);
+      const failed = span.outcome === "failed";
+      const several = attempt !== null && attempt.of > 1;
       return (
-        <li className={`span step${span.type === "model.failed" ? " failed" : ""}`} aria-label={`Step ${span.step}`}>
+        <li
+          className={`span step${failed ? " failed" : ""}`}
+          aria-label={`Step ${span.step}${several ? `, attempt ${attempt.n}` : ""}`}
+        >
           <div className="step-title">
             <strong>Step {span.step}</strong>
-            {span.type === "model.call" ? (
-              <span className="muted">stop: {span.response.stop_reason}</span>
+            {several && (
+              <span className="muted">
+                attempt {attempt.n} of {attempt.of}
+              </span>
+            )}
+            {attempt?.fallback && <span className="badge warn">fallback</span>}
+            <code className="small" title="the provider and model this attempt went to">
+              {span.provider} · {span.model}
+            </code>
+            {failed ? (
+              <span className="error-text">failed{span.status !== null ? ` (${span.status})` : " (no response)"}</span>
             ) : (
-              <span className="error-text">failed{span.status ? ` (${span.status})` : ""}</span>
+              <span className="muted">stop: {span.response.stop_reason}</span>
             )}
           </div>
           <div className="figures">
             <span title="latency">latency {ms(span.latency_ms)}</span>
-            {span.type === "model.call" && <span title="time to first token">TTFT {ms(span.ttft_ms)}</span>}
-            {span.type === "model.call" && <Tokens usage={span.response.usage} />}
+            {!failed && <span title="time to first token">TTFT {ms(span.ttft_ms)}</span>}
+            {!failed && <Tokens usage={span.response.usage} />}
           </div>
-          {span.type === "model.failed" && <p className="error-text small">{span.error}</p>}
-          <button
-            type="button"
-            className="link"
-            aria-expanded={shown.has(span.step)}
-            onClick={() => onToggle(span.step)}
-          >
-            {shown.has(span.step) ? "Hide request" : "Show request"}
+          {failed && <p className="error-text small">{span.error}</p>}
+          <button type="button" className="link" aria-expanded={shown.has(span.seq)} onClick={() => onToggle(span.seq)}>
+            {shown.has(span.seq) ? "Hide request" : "Show request"}
           </button>
-          {shown.has(span.step) &&
+          {shown.has(span.seq) &&
             (request?.body ? (
               <>
                 {request.verified !== undefined && (

@@ -26,11 +26,26 @@ export interface Conversation {
   active_run_id: string | null;
   approval_required: string[];
   client_tools: ClientTool[];
+  /** The agent's version it is pinned to (null: none). */
+  agent?: { name: string; version: number } | null;
+}
+
+/** An agent at one of its versions: its own fields, then its configuration's (whatever it holds). */
+export interface Agent {
+  id: string;
+  name: string;
+  version: number;
+  description: string | null;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+  from_file: boolean;
+  [field: string]: unknown;
 }
 
 export interface Run {
   id: string;
-  status: "queued" | "running" | "requires_action" | "completed" | "incomplete" | "failed" | "cancelled";
+  status: "queued" | "running" | "requires_action" | "waiting" | "completed" | "incomplete" | "failed" | "cancelled";
   stop_reason: string | null;
   steps: number;
   provider: string;
@@ -57,22 +72,26 @@ interface SpanBase {
   seq: number;
   at: string;
 }
-export interface ModelCallSpan extends SpanBase {
+/** An attempt at a step's model call: where it went (with fallbacks, not always the run's model) and what it sent. */
+interface ModelAttemptSpan extends SpanBase {
   type: "model.call";
   step: number;
+  provider: string;
+  model: string;
   latency_ms: number;
-  ttft_ms: number | null;
   request: { history_length: number; body_sha256: string | null; body?: Record<string, unknown> };
   request_verified?: boolean;
+}
+export interface ModelCallSpan extends ModelAttemptSpan {
+  outcome: "ok";
+  ttft_ms: number | null;
   response: { stop_reason: string; raw_stop_reason: string | null; usage: Usage; model: string };
 }
-export interface ModelFailedSpan extends SpanBase {
-  type: "model.failed";
-  step: number;
-  latency_ms: number;
+/** An attempt that failed: retried, fallen over, or the step's end. */
+export interface ModelFailedSpan extends ModelAttemptSpan {
+  outcome: "failed";
   error: string;
   status: number | null;
-  request: ModelCallSpan["request"];
 }
 export interface ToolCallSpan extends SpanBase {
   type: "tool.call";
@@ -163,6 +182,7 @@ export function createApi(key: string) {
     return (text ? JSON.parse(text) : undefined) as T;
   }
   const conv = (id: string) => `/conversations/${encodeURIComponent(id)}`;
+  const agentPath = (name: string) => `/agents/${encodeURIComponent(name)}`;
   return {
     conversations: () => call<{ data: Conversation[] }>("GET", "/conversations?limit=100").then((r) => r.data),
     createConversation: (fields: Record<string, unknown>) => call<Conversation>("POST", "/conversations", fields),
@@ -195,6 +215,11 @@ export function createApi(key: string) {
       if (!res.ok) throw errorOf(res.status, await res.text());
       return res.blob();
     },
+    agents: () => call<{ data: Agent[] }>("GET", "/agents?limit=100").then((r) => r.data),
+    agent: (name: string) => call<Agent>("GET", agentPath(name)),
+    agentVersions: (name: string) =>
+      call<{ data: Agent[] }>("GET", `${agentPath(name)}/versions?limit=100`).then((r) => r.data),
+    archiveAgent: (name: string) => call<Agent>("DELETE", agentPath(name)),
     webhooks: (id: string, runId: string) =>
       call<{ data: WebhookDelivery[] }>("GET", `${conv(id)}/runs/${encodeURIComponent(runId)}/webhooks`).then(
         (r) => r.data,

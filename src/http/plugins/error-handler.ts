@@ -4,6 +4,7 @@ import { AppError, describeError, errorBody, findInCauseChain, statusOf, type Er
 import { DatabaseBusyError } from "../../store/busy-reporting-pool.js";
 import { isDatabaseFault } from "../../store/embedded-folder.js";
 import { validationFailure } from "./validation-failure.js";
+import { isOpenAiPath, openAiErrorOf } from "../../openai-api/openai-errors.js";
 
 /** Seconds a client is asked to wait after a 503. */
 export const RETRY_AFTER_S = 5;
@@ -20,7 +21,11 @@ export function replyError(
   // A refusal that knows when it ends (a tenant's daily budget: at 00:00 UTC) says so.
   if (code === "tenant_budget_exhausted" && typeof details.retry_after_s === "number")
     reply.header("retry-after", String(details.retry_after_s));
-  return reply.code(status).send(errorBody(code, message, details));
+  // `/v1/*` is OpenAI's API: its error shape, the same status.
+  const body = isOpenAiPath(reply.request.url)
+    ? openAiErrorOf(code, message, details)
+    : errorBody(code, message, details);
+  return reply.code(status).send(body);
 }
 
 /**

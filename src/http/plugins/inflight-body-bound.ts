@@ -39,6 +39,8 @@ export function useInflightBodyBound(app: FastifyInstance, { total, perKey }: { 
     // However the request ends: its body in, refused, aborted, timed out.
     req.raw.once("close", release);
     reply.raw.once("close", release);
+    // Closed while an earlier hook (the key check) ran: no "close" is coming.
+    if (req.raw.destroyed || reply.raw.destroyed) release();
     let received = 0;
     let covered = upFront;
     const counted = new PassThrough();

@@ -10,10 +10,13 @@ const takings = new WeakMap<FastifyRequest, () => void>();
  * long as it likes) until the first of: the handler says `taken`, its answer
  * is decided (`onSend`: sent now, or queued behind an earlier answer on a
  * pipelining connection), or its connection closes (the client went away:
- * no answer is ever sent then).
+ * no answer is ever sent then). `startsRun`, for a route that answers other
+ * requests too (a JSON-RPC endpoint): only the requests it picks, by their
+ * parsed body, are taken first.
  */
-export const intakeHooks = (intake: Intake) => ({
+export const intakeHooks = (intake: Intake, startsRun?: (req: FastifyRequest) => boolean) => ({
   preValidation: async (req: FastifyRequest, reply: FastifyReply) => {
+    if (startsRun && !startsRun(req)) return;
     const taking = intake.begin();
     takings.set(req, taking);
     reply.raw.once("close", taking);

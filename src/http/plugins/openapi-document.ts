@@ -34,7 +34,10 @@ export const EVENT_STREAM_DESCRIPTION = [
   "| `tool_call.started` | `{tool_call_id, name, input}` |",
   "| `tool_call.completed` | `{tool_call_id, name, is_error, content, duration_ms}` |",
   "| `run.action_answered` | `{actor, approvals, tool_outputs}`: a paused run's answer |",
-  "| `step.restarted` | `{step, reason}`: a model call cut off by a crash is made again; drop its text deltas |",
+  "| `step.restarted` | `{step, reason}`: a model call cut off by a crash, an attempt that failed mid-answer, or an outage waited out is made again; drop its text deltas |",
+  '| `run.waiting` | `{run}`: every model is down and the run (`on_provider_outage: "wait"`) waits it out, `run.outage` saying when it is probed next; the stream stays open and goes on when a model answers |',
+  "| `model.retry` | `{step, attempt, provider, model, delay_ms, reason: {status, type, message}}`: a model call failed and is made again after `delay_ms` |",
+  "| `model.fallback` | `{step, from: {provider, model}, to: {provider, model}, reason: {code, status, type, message}}`: the step goes on with the next model of its chain (`code`: `attempts_used_up`, `capacity`, `context_window`, `retry_after_too_long`, `cooling_down`) |",
   "| `run.completed`, `run.incomplete`, `run.failed`, `run.cancelled`, `run.requires_action` | `{run}`: the last event; the stream then ends |",
   "| `conversation.deleted` | `{conversation_id, run_id}`: the conversation was deleted while the stream was open; the last event |",
   "",
@@ -173,6 +176,7 @@ export async function useOpenApi(app: FastifyInstance): Promise<void> {
       },
       security: [{ apiKey: [] }, { apiKeyHeader: [] }],
       tags: [
+        { name: "agents", description: "Agents: named, versioned configurations conversations start from" },
         { name: "conversations", description: "Conversations: their settings and tools" },
         {
           name: "messages",
@@ -188,6 +192,16 @@ export async function useOpenApi(app: FastifyInstance): Promise<void> {
             "API keys, and the MCP servers' stderr, with `ADMIN_TOKEN` only (these routes exist only when it is set)",
         },
         { name: "webhooks", description: "The tenant's own webhook secret: read it, rotate it" },
+        {
+          name: "mcp-server",
+          description:
+            "loopd as an MCP server: the tenant's agents as tools, over Streamable HTTP (docs/mcp-server.md)",
+        },
+        {
+          name: "OpenAI-compatible API",
+          description:
+            "OpenAI's API over loopd's (`/v1/*`): OpenAI's shapes, times in Unix seconds, OpenAI's error body",
+        },
       ],
     },
     transform: describeRoute,

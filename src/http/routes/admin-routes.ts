@@ -179,6 +179,6 @@ export function adminRoutes(
         },
       },
     },
-    async () => ({ data: toolSets.flatMap((set) => set.statuses?.() ?? []) }),
+    async () => ({ data: toolSets.flatMap((set) => set.statuses()) }),
   );
 }

@@ -15,7 +15,14 @@ import {
 } from "../schemas/conversations.js";
 import { listQuery } from "../schemas/shared.js";
 import { forkConversation } from "../../conversations/fork-conversation.js";
-import { bodyErrorResponses, bodyLimitResponses, errorResponses, requestErrorResponses } from "../schemas/errors.js";
+import {
+  bodyErrorResponses,
+  bodyLimitResponses,
+  errorAnswer,
+  errorResponses,
+  requestErrorResponses,
+  runConflict,
+} from "../schemas/errors.js";
 
 const tags = ["conversations"];
 const theConversation = documented(conversationSchema, "The conversation", conversationExample);
@@ -29,7 +36,7 @@ export function conversationRoutes(app: FastifyInstance, { conversations, runs, 
       schema: {
         summary: "Create a conversation",
         description:
-          "Every field is optional; `tools` defaults to every built-in tool, `provider` to the server's default (`mock` without a model key, where it is offered: API keys off, or `MOCK_PROVIDER=true`).",
+          "Every field is optional; `tools` defaults to every built-in tool, `provider` to the server's default (`mock` without a model key, where it is offered: API keys off, or `MOCK_PROVIDER=true`). With `agent`, it starts from that agent's configuration (its latest version, or the one named), pinned to that version; the fields given beside it override it (`agent_overrides`).",
         operationId: "createConversation",
         tags,
         body: createConversationBody,
@@ -37,6 +44,12 @@ export function conversationRoutes(app: FastifyInstance, { conversations, runs, 
           201: documented(conversationSchema, "The conversation created", conversationExample),
           ...requestErrorResponses,
           ...bodyLimitResponses,
+          409: errorAnswer(
+            "`agent_archived`: `agent` names an archived agent",
+            "agent_archived",
+            "agent support is archived: no new conversation starts from it",
+            { field: "body.agent" },
+          ),
         },
       },
     },
@@ -123,12 +136,17 @@ export function conversationRoutes(app: FastifyInstance, { conversations, runs, 
     {
       schema: {
         summary: "Update a conversation",
-        description: "The same fields as on create; they apply to the runs to come.",
+        description:
+          "The same fields as on create; they apply to the runs to come. `agent_version` moves a conversation started from an agent to another of its versions (its overrides stay over it), between runs only.",
         operationId: "updateConversation",
         tags,
         params: conversationParams,
         body: updateConversationBody,
-        response: { 200: theConversation, ...bodyErrorResponses },
+        response: {
+          200: theConversation,
+          ...bodyErrorResponses,
+          409: runConflict("`conversation_busy`: `agent_version` while a run is open (`details.active_run_id`)"),
+        },
       },
     },
     (req) => conversations.update(req.tenant, req.params.id, req.body),

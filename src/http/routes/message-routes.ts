@@ -130,7 +130,20 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
       },
     },
     async (req, reply) => {
-      const { content, max_steps, budget, finish, tool_choice, model, stream, on_busy, wait, webhook } = req.body;
+      const {
+        content,
+        max_steps,
+        budget,
+        finish,
+        tool_choice,
+        model,
+        stream,
+        on_busy,
+        wait,
+        webhook,
+        on_provider_outage,
+        fallbacks,
+      } = req.body;
       const release = takeStreamIf(deps, { stream, accept: req.headers.accept, tenant: req.tenant });
       const { run, replayed } = await sendMessage(
         { services, runs },
@@ -145,7 +158,9 @@ export function messageRoutes(app: FastifyInstance, deps: HttpDeps) {
           model,
           idempotencyKey: req.headers["idempotency-key"],
           onBusy: on_busy,
+          onProviderOutage: on_provider_outage,
           webhook,
+          fallbacks,
         },
       )
         .catch((err: unknown) => {

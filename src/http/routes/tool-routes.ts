@@ -1,7 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { sourceOf, TOOL_SOURCES } from "../../tools/define-tool.js";
+import { sourceOf } from "../../tools/define-tool.js";
+import { TOOL_ORIGINS } from "../../tools/sources.js";
+import { SERVER_STATES, SERVER_TRANSPORTS } from "../../tools/tool-server-status.js";
 import type { HttpDeps } from "../http-deps.js";
 import { documented } from "../openapi.js";
 import { requestErrorResponses } from "../schemas/errors.js";
@@ -11,7 +13,7 @@ const toolSchema = z.object({
   name: z.string(),
   description: z.string(),
   input_schema: z.record(z.string(), z.unknown()),
-  source: z.enum(TOOL_SOURCES),
+  source: z.enum(TOOL_ORIGINS),
   server: z.string().nullable(),
   read_only: z.boolean(),
   approval: z.enum(["never", "always", "conditional"]),
@@ -20,8 +22,8 @@ const toolSchema = z.object({
 
 export const serverSchema = z.object({
   name: z.string(),
-  transport: z.enum(["stdio", "http"]),
-  status: z.enum(["starting", "ready", "restarting", "failed"]),
+  transport: z.enum(SERVER_TRANSPORTS),
+  status: z.enum(SERVER_STATES),
   tools: z.number().int(),
   restarts: z.number().int(),
   exit_code: z
@@ -113,7 +115,7 @@ export function toolRoutes(app: FastifyInstance, { services: { registry, toolSet
     },
     // Every tenant shares the servers: what one tenant's call made a server write never reaches another.
     async () => ({
-      data: toolSets.flatMap((set) => set.statuses?.() ?? []).map(({ stderr: _admins, ...shown }) => shown),
+      data: toolSets.flatMap((set) => set.statuses()).map(({ stderr: _admins, ...shown }) => shown),
     }),
   );
 }

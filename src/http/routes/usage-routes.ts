@@ -28,6 +28,9 @@ const usageRow = z.object({
   cache_read_tokens: z.number().int(),
   cache_write_tokens: z.number().int(),
   cost_usd: z.number().nullable(),
+  /** With `group_by=agent`: the agent version the runs ran with (null: none). */
+  agent: z.string().nullable().optional(),
+  agent_version: z.number().int().nullable().optional(),
 });
 const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
@@ -37,10 +40,19 @@ export function usageRoutes(app: FastifyInstance, { services: { store } }: HttpD
     {
       schema: {
         summary: "Usage and cost",
-        description: `What the caller's tenant used, from the usage and cost its runs recorded, by UTC day (of the run's start), provider and model. \`from\` and \`to\` are days (YYYY-MM-DD), both included; by default the last 30 days; at most ${MAX_DAYS} days.`,
+        description: `What the caller's tenant used, from the usage and cost its runs recorded, by UTC day (of the run's start), provider and model (and agent version, with \`group_by=agent\`). \`from\` and \`to\` are days (YYYY-MM-DD), both included; by default the last 30 days; at most ${MAX_DAYS} days.`,
         operationId: "getUsage",
         tags: ["usage"],
-        querystring: z.strictObject({ from: day().optional(), to: day().optional() }),
+        querystring: z.strictObject({
+          from: day().optional(),
+          to: day().optional(),
+          group_by: z
+            .enum(["agent"])
+            .optional()
+            .describe(
+              "`agent`: each row is also one agent version's (`agent`, `agent_version`; null for runs without one)",
+            ),
+        }),
         response: {
           200: documented(z.object({ data: z.array(usageRow) }), "The tenant's use, day by day", {
             data: [
@@ -72,7 +84,7 @@ export function usageRoutes(app: FastifyInstance, { services: { store } }: HttpD
         throw new AppError("invalid_request", `from ${from} to ${to} is ${days} days; at most ${MAX_DAYS} at a time`, {
           field: "querystring.from",
         });
-      return { data: await store.usage.byDay(req.tenant, { from, to }) };
+      return { data: await store.usage.byDay(req.tenant, { from, to, byAgent: req.query.group_by === "agent" }) };
     },
   );
 }

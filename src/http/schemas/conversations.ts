@@ -6,7 +6,17 @@ import { isPgSafe } from "../../store/pg-safe.js";
 import { WEBHOOK_EVENTS } from "../../store/schema.js";
 import { TOOL_NAME } from "../../tools/define-tool.js";
 import { documented, withExamples } from "../openapi.js";
-import { boundedJsonObject, FREE_JSON, id, name, providerSchema, text, usageSchema } from "./shared.js";
+import {
+  boundedJsonObject,
+  FREE_JSON,
+  id,
+  name,
+  onProviderOutageSchema,
+  providerSchema,
+  text,
+  usageSchema,
+} from "./shared.js";
+import { agentName, agentRefSchema, agentVersionNumber } from "./agent-names.js";
 
 /**
  * Conversations, as zod: what clients send (their fields, a fork, the
@@ -73,10 +83,22 @@ export const webhookSchema = z.strictObject({
   events: z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(WEBHOOK_EVENTS.length).optional(),
 });
 
-// Bodies are strict: a misspelt field (`max_step`) is a 400 naming it, not silently ignored.
-export const conversationFields = z.strictObject({
+/** A model a step goes on with when the ones before it cannot answer; without `provider`, the conversation's. */
+export const fallbacksSchema = z
+  .array(z.strictObject({ provider: providerSchema.optional(), model: name().max(200) }))
+  .max(5)
+  .describe(
+    "The models a step goes on with, in order, when the conversation's cannot answer (its retries used up, a used-up quota, a context-window error, or cooling down); a fallback without `provider` keeps the conversation's",
+  );
+
+/**
+ * A conversation's configuration, as a client writes it: every field of a
+ * conversation but its title, and every field an agent's version holds
+ * (src/store/schema.ts `Configuration`). Bodies are strict: a misspelt field
+ * (`max_step`) is a 400 naming it, not silently ignored.
+ */
+export const configurationFields = z.strictObject({
   system: text().max(100_000).nullable().optional(),
-  title: text().max(500).nullable().optional(),
   provider: providerSchema.optional(),
   model: name().max(200).optional(),
   tools: z.array(name().max(100)).max(100).optional(),
@@ -102,12 +124,20 @@ export const conversationFields = z.strictObject({
   /** null: the whole history, as by default. */
   context: contextSchema.nullable().optional(),
   caching: z.boolean().optional(),
+  /** What its runs do when every model is down: `"wait"`: when every model is down the run parks in `waiting` and goes on by itself once a model answers (bounded by `max_seconds`, else `MODEL_OUTAGE_MAX_WAIT_S`); `"fail"` (the default): it ends `failed` with `provider_unavailable`. */
+  on_provider_outage: onProviderOutageSchema.optional(),
   /** null: none. */
   webhook: webhookSchema.nullable().optional(),
+  /** null or []: none. */
+  fallbacks: fallbacksSchema.nullable().optional(),
+  /** Agents of the tenant its model may call as tools, each offered as `agent__<name>` (input `{message}`) and run in a child conversation. */
+  agents: z.array(agentName()).max(20).optional(),
 });
 
+export const conversationFields = configurationFields.extend({ title: text().max(500).nullable().optional() });
+
 /** Every field is optional, and so is the body itself. */
-export const createConversationBody = withExamples(conversationFields.nullish(), {
+export const createConversationBody = withExamples(conversationFields.extend({ agent: agentRefSchema }).nullish(), {
   "a title and a system prompt": { title: "Tokyo trip", system: "You are a helpful assistant." },
   "calls to calculate wait for a person's approval": { title: "Careful maths", approval_required: ["calculate"] },
   "a client tool the application runs": {
@@ -124,13 +154,21 @@ export const createConversationBody = withExamples(conversationFields.nullish(),
     ],
   },
 });
-/** PATCH: the same fields, for the runs to come. */
-export const updateConversationBody = withExamples(conversationFields, {
-  "a new title, and older tool results sent as stubs": {
-    title: "Tokyo trip, day 2",
-    context: { strategy: "trim", keep_tool_results: 6 },
+/** PATCH: the same fields, for the runs to come; `agent_version` moves it to another version of its agent. */
+export const updateConversationBody = withExamples(
+  conversationFields.extend({
+    agent_version: agentVersionNumber()
+      .optional()
+      .describe("Another version of the conversation's agent (between runs only); the overrides stay over it"),
+  }),
+  {
+    "a new title, and older tool results sent as stubs": {
+      title: "Tokyo trip, day 2",
+      context: { strategy: "trim", keep_tool_results: 6 },
+    },
+    "moved to version 4 of its agent": { agent_version: 4 },
   },
-});
+);
 
 /** `POST …/fork`; the body itself is optional. */
 export const forkBody = withExamples(
@@ -157,10 +195,30 @@ const contextSettingsSchema = z.object({
   summary_model: z.string().optional(),
 });
 
+const webhookOut = z.object({ url: z.string(), events: z.array(z.string()).optional() });
+
 export const clientToolSchema = z.object({
   name: z.string(),
   description: z.string(),
   input_schema: z.record(z.string(), z.unknown()),
+});
+
+/** A configuration as it was written (an agent's version, a conversation's overrides): only the fields given. */
+export const configurationSchema = z.object({
+  system: z.string().nullable().optional(),
+  provider: z.string().optional(),
+  model: z.string().optional(),
+  tools: z.array(z.string()).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  approval_required: z.array(z.string()).optional(),
+  client_tools: z.array(clientToolSchema).optional(),
+  action_timeout_s: z.number().int().nullable().optional(),
+  budget: budgetSchema.nullable().optional(),
+  finish: finishSchema.nullable().optional(),
+  context: contextSettingsSchema.nullable().optional(),
+  caching: z.boolean().optional(),
+  webhook: webhookOut.nullable().optional(),
+  agents: z.array(z.string()).optional(),
 });
 
 export const conversationSchema = z.object({
@@ -182,14 +240,26 @@ export const conversationSchema = z.object({
   context: contextSettingsSchema,
   /** Prompt caching (on unless turned off). */
   caching: z.boolean(),
+  /** What its runs do when every model is down (a message may say otherwise for its run). */
+  on_provider_outage: onProviderOutageSchema,
   /** What its runs used, together. */
   usage: usageSchema,
   message_count: z.number().int(),
   active_run_id: z.string().nullable(),
   /** The AI SDK chat id that names it on `/ui/chat`; null when none. */
   chat_id: z.string().nullable(),
-  webhook: z.object({ url: z.string(), events: z.array(z.string()).optional() }).nullable(),
+  webhook: webhookOut.nullable(),
   forked_from: z.object({ conversation_id: z.string(), seq: z.number().int() }).nullable(),
+  /** The models its runs' steps go on with when its own cannot answer, each with its provider. */
+  fallbacks: z.array(z.object({ provider: z.string(), model: z.string() })),
+  /** The agent version it is pinned to; null: not started from an agent. */
+  agent: z.object({ name: z.string(), version: z.number().int() }).nullable(),
+  /** The fields given beside the agent, over its version's configuration; null without an agent. */
+  agent_overrides: configurationSchema.nullable(),
+  /** The agents its model may call as tools (`agent__<name>`). */
+  agents: z.array(z.string()),
+  /** A child agent's conversation: the run and the call (`agent__<name>`) that started it; null otherwise. */
+  parent: z.object({ conversation_id: z.string(), run_id: z.string(), tool_call_id: z.string() }).nullable(),
 });
 
 /** `GET /conversations/:id/context`: what the next model call would be sent. */

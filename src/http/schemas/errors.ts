@@ -24,7 +24,7 @@ export const requestErrorResponses = {
     "an API key is required: send Authorization: Bearer <key> or x-api-key: <key>",
   ),
   429: errorAnswer(
-    "`rate_limited`: more requests a minute with this key than `RATE_LIMIT_PER_MIN` (see `Retry-After`); or, starting a run, `too_many_runs`: the tenant has `MAX_ACTIVE_RUNS_PER_TENANT` open runs (`details.active_runs`), or `tenant_budget_exhausted`: the tenant's runs cost more than `TENANT_DAILY_COST_USD` today (UTC; `details.limit_usd`, `details.spent_usd`, `Retry-After` until 00:00 UTC); or, opening a stream, `too_many_streams`: the tenant holds `MAX_STREAMS_PER_TENANT` open streams on this server",
+    "`rate_limited`: more requests a minute with this key than `RATE_LIMIT_PER_MIN` (see `Retry-After`); or, starting a run, `too_many_runs`: the tenant has `MAX_ACTIVE_RUNS_PER_TENANT` open runs (`details.active_runs`), or `tenant_budget_exhausted`: the tenant's runs cost more than `TENANT_DAILY_COST_USD` today (UTC; `details.limit_usd`, `details.spent_usd`, `Retry-After` until 00:00 UTC); or, opening a stream, `too_many_streams`: the tenant holds `MAX_STREAMS_PER_TENANT` open streams (on every instance together); or, opening an MCP session, `too_many_sessions`: the tenant holds `MCP_MAX_SESSIONS_PER_TENANT` sessions on this server, each in use",
     "rate_limited",
     "more than 600 requests a minute with this API key; try again in 12 s",
     { limit: 600, retry_after_s: 12 },

@@ -30,12 +30,18 @@ export const conversationExample: z.output<typeof conversationSchema> = {
   finish: null,
   context: { strategy: "trim", keep_tool_results: 4, max_input_tokens: null },
   caching: true,
+  on_provider_outage: "fail",
   usage,
   message_count: 4,
   active_run_id: null,
   chat_id: null,
   webhook: null,
   forked_from: null,
+  fallbacks: [],
+  agent: null,
+  agent_overrides: null,
+  agents: [],
+  parent: null,
 };
 
 export const runExample: z.output<typeof runSchema> = {
@@ -47,7 +53,10 @@ export const runExample: z.output<typeof runSchema> = {
   provider: "mock",
   model: "loopd-mock",
   usage,
+  models_used: [{ provider: "mock", model: "loopd-mock", steps: 2 }],
   error: null,
+  agent: null,
+  children: [],
   created_at: "2026-11-30T15:22:42.176Z",
   completed_at: "2026-11-30T15:22:42.257Z",
 };

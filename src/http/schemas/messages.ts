@@ -3,9 +3,9 @@ import { documentInputSchema, imageInputSchema } from "../../core/attachment-inp
 import { messageSchema, textBlockSchema } from "../../core/messages.js";
 import { HISTORY_FORMATS } from "../../providers/registry.js";
 import { withExamples } from "../openapi.js";
-import { budgetSchema, finishSchema, webhookSchema } from "./conversations.js";
+import { budgetSchema, fallbacksSchema, finishSchema, webhookSchema } from "./conversations.js";
 import { runSchema } from "./runs.js";
-import { expecting, filled, limit, name, position } from "./shared.js";
+import { expecting, filled, limit, name, onProviderOutageSchema, position } from "./shared.js";
 
 /** Messages, as zod: sending one (which starts a run), listing them, and what a sent message is answered. */
 
@@ -31,10 +31,14 @@ export const sendMessageBody = withExamples(
     model: name().max(200).optional(),
     stream: z.boolean().optional(),
     on_busy: z.enum(["reject", "enqueue", "interrupt"]).optional(),
+    /** This run's answer to every model being down, instead of the conversation's: `"wait"`: when every model is down the run parks in `waiting` and goes on by itself once a model answers (bounded by `max_seconds`, else `MODEL_OUTAGE_MAX_WAIT_S`); `"fail"` (the default): it ends `failed` with `provider_unavailable`. */
+    on_provider_outage: onProviderOutageSchema.optional(),
     /** false (with `stream: false`): 202 with the run at once. */
     wait: z.boolean().optional(),
     /** This run's webhook instead of the conversation's; null: none for this run. */
     webhook: webhookSchema.nullable().optional(),
+    /** This run's fallbacks instead of the conversation's; []: none for this run. */
+    fallbacks: fallbacksSchema.optional(),
   }),
   {
     "a question the mock answers with a tool": { content: "What time is it in Tokyo?" },

@@ -44,13 +44,19 @@ export const answerActionsBody = withExamples(
 export const runSchema = z.object({
   id: z.string(),
   conversation_id: z.string(),
-  status: z.enum(["queued", "running", "requires_action", "completed", "incomplete", "failed", "cancelled"]),
+  status: z.enum(["queued", "running", "requires_action", "waiting", "completed", "incomplete", "failed", "cancelled"]),
   stop_reason: z.string().nullable(),
   steps: z.number().int(),
   provider: z.string(),
   model: z.string(),
   usage: usageSchema,
+  /** Every model that answered a step of the run (its own, and fallbacks that stood in), with its step count. */
+  models_used: z.array(z.object({ provider: z.string(), model: z.string(), steps: z.number().int() })),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  /** The agent version its conversation was pinned to when the run was made; null without an agent. */
+  agent: z.object({ name: z.string(), version: z.number().int() }).nullable(),
+  /** The child runs its calls of agents (`agent__<name>`) started, each in its own conversation, in the order they started. */
+  children: z.array(z.object({ conversation_id: z.string(), run_id: z.string() })),
   created_at: z.string(),
   completed_at: z.string().nullable(),
   /** Which budget ended the run, when one did. */
@@ -72,6 +78,10 @@ export const runSchema = z.object({
     .optional(),
   /** While `queued`: the run just ahead of it (active or queued). */
   queued_behind: z.string().nullable().optional(),
+  /** While `waiting` (every model down, `on_provider_outage: "wait"`): since when, when it is probed next, when it gives up, how many times it parked. */
+  outage: z
+    .object({ since: z.string(), next_probe_at: z.string(), give_up_at: z.string(), probes: z.number().int() })
+    .optional(),
   /** While `requires_action`: the calls it waits on. */
   required_action: z
     .object({
@@ -82,6 +92,8 @@ export const runSchema = z.object({
           name: z.string(),
           input: z.record(z.string(), z.unknown()),
           action: z.enum(["approve", "submit_output"]),
+          /** A call a child agent's run waits on: that run (the answer given here is carried to it). */
+          child: z.object({ conversation_id: z.string(), run_id: z.string() }).optional(),
         }),
       ),
     })

@@ -11,6 +11,8 @@ import { jsonDepth } from "../plugins/json-nesting.js";
  */
 
 export const providerSchema = z.enum(PROVIDER_NAMES);
+/** What a run does when every model is down. */
+export const onProviderOutageSchema = z.enum(["fail", "wait"]);
 
 /** Bounds of free-form JSON a client stores (metadata now, JSON Schemas later). */
 export const FREE_JSON = { maxDepth: 32, maxBytes: 16_384 };

@@ -44,6 +44,17 @@ const modelRequestSchema = z.looseObject({
     .describe("with ?expand=requests: the request exactly as the provider received it"),
 });
 
+/** What every attempt of a model call has, answered or not. */
+const modelCallShape = {
+  step: z.number().int(),
+  provider: z.string().describe("the provider the attempt went to (with fallbacks, not always the run's)"),
+  model: z.string().describe("the model the attempt asked for"),
+  started_at: z.string(),
+  latency_ms: z.number(),
+  request: modelRequestSchema,
+  request_verified: z.boolean().optional().describe("with ?expand=requests: the rebuilt body has the recorded sha256"),
+};
+
 const span = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) =>
   z.looseObject({ seq: z.number().int(), type: z.literal(type), at: z.string(), ...shape });
 
@@ -59,34 +70,29 @@ export const traceSpanSchema = z.discriminatedUnion("type", [
     max_tokens: z.number().int(),
     cache_key: z.string().nullable(),
   }),
-  span("model.call", {
-    step: z.number().int(),
-    started_at: z.string(),
-    latency_ms: z.number(),
-    ttft_ms: z.number().nullable(),
-    request: modelRequestSchema,
-    request_verified: z
-      .boolean()
-      .optional()
-      .describe("with ?expand=requests: the rebuilt body has the recorded sha256"),
-    response: z.looseObject({
-      message_seq: z.number().int().nullable(),
-      content: z.array(z.unknown()),
-      stop_reason: z.string(),
-      raw_stop_reason: z.string().nullable(),
-      usage,
-      model: z.string(),
-      request_id: z.string().nullable(),
+  // A model call's attempt: answered, or failed (retried or fallen over, or the step's end); `provider` and `model` are its setup's.
+  z.discriminatedUnion("outcome", [
+    span("model.call", {
+      ...modelCallShape,
+      outcome: z.literal("ok"),
+      ttft_ms: z.number().nullable(),
+      response: z.looseObject({
+        message_seq: z.number().int().nullable(),
+        content: z.array(z.unknown()),
+        stop_reason: z.string(),
+        raw_stop_reason: z.string().nullable(),
+        usage,
+        model: z.string().describe("the model that answered, as the provider named it"),
+        request_id: z.string().nullable(),
+      }),
     }),
-  }),
-  span("model.failed", {
-    step: z.number().int(),
-    started_at: z.string(),
-    latency_ms: z.number(),
-    request: modelRequestSchema,
-    error: z.string(),
-    status: z.number().nullable(),
-  }),
+    span("model.call", {
+      ...modelCallShape,
+      outcome: z.literal("failed"),
+      error: z.string(),
+      status: z.number().nullable().describe("the provider's HTTP status; null when no response came back"),
+    }),
+  ]),
   span("tool.call", {
     tool_call_id: z.string(),
     name: z.string(),

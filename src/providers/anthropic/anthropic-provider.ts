@@ -1,6 +1,7 @@
 import Anthropic, { APIConnectionError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
 import type { ModelProvider, ModelRequest, ModelResponse } from "../../core/model-provider.js";
 import { createAbortError } from "../shared/abort-error.js";
+import { hostOf } from "../shared/host-of.js";
 import { toProviderError } from "../shared/to-provider-error.js";
 import { accumulateAnthropicStream } from "./accumulate-anthropic-stream.js";
 import { mapAnthropicStopReason } from "./map-anthropic-stop-reason.js";
@@ -20,14 +21,18 @@ export interface AnthropicProviderOptions {
   baseURL?: string | undefined;
   /** The key, for a client made here. @default the SDK's (`ANTHROPIC_API_KEY`) */
   apiKey?: string | undefined;
-  /** Retries the SDK makes on 408/409/429/5xx and connection errors, for every call (also with a given `client`). @default the client's (2 for a new client) */
+  /**
+   * Retries the SDK makes of its own, for every call (also with a given `client`). loopd retries in one
+   * loop of its own (agent/call-model.ts: backoff, Retry-After, fallbacks, cooldown), so the SDK makes none.
+   * @default 0
+   */
   maxRetries?: number;
 }
 
 export function createAnthropicProvider({
   client: givenClient,
   defaultModel = "claude-sonnet-4-6",
-  maxRetries,
+  maxRetries = 0,
   baseURL,
   apiKey,
 }: AnthropicProviderOptions = {}): ModelProvider {
@@ -42,7 +47,7 @@ export function createAnthropicProvider({
       const body = buildAnthropicRequest(request, defaultModel);
       request.onRequest?.(body);
       const { data: stream, request_id } = await getClient()
-        .messages.create(body, { ...(signal ? { signal } : {}), ...(maxRetries === undefined ? {} : { maxRetries }) })
+        .messages.create(body, { ...(signal ? { signal } : {}), maxRetries })
         .withResponse();
       const message = await accumulateAnthropicStream(stream, { onTextDelta, onProgress, onUsage });
       // The SDK ends the stream quietly when the signal aborts it.
@@ -62,6 +67,7 @@ export function createAnthropicProvider({
         label: "Anthropic",
         sdk: { APIError, APIConnectionError, APIUserAbortError },
         apiMessageOf: (e: APIError) => e.apiMessage,
+        typeOf: (e: APIError) => e.type,
       });
     }
   }
@@ -69,6 +75,7 @@ export function createAnthropicProvider({
   return {
     name: "anthropic",
     defaultModel,
+    baseUrlHost: () => hostOf(client?.baseURL ?? baseURL ?? process.env.ANTHROPIC_BASE_URL, "api.anthropic.com"),
     generate,
     formatHistory: toAnthropicHistory,
     buildRequest: (request) => buildAnthropicRequest(request, defaultModel),

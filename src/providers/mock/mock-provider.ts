@@ -68,7 +68,7 @@ export function createMockProvider({
     tool_choice: request.toolChoice,
     max_tokens: request.maxTokens,
   });
-  return { name: "mock", defaultModel, generate, formatHistory, buildRequest };
+  return { name: "mock", defaultModel, baseUrlHost: () => "in-process", generate, formatHistory, buildRequest };
 }
 
 function pause(ms: number): Promise<void> {

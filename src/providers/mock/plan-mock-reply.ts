@@ -30,7 +30,10 @@ export interface MockReply {
  *    the time somewhere and `get_current_time` may be called → that call, with the place mapped to an IANA zone;
  * 4. it holds an arithmetic expression and `calculate` may be called → that
  *    call;
- * 5. anything else → a text reply that says what this provider is, after
+ * 5. it is a question (it ends with `?`) and client tools are offered → a
+ *    call of the first of them, its input filled from its schema (as a
+ *    model offered an application's function tools would);
+ * 6. anything else → a text reply that says what this provider is, after
  *    what it was shown besides text ("an image/png of 64×64 pixels") (also
  *    under `toolChoice: "required"`: a stand-in has nothing to force).
  *
@@ -71,6 +74,14 @@ export function planMockReply(request: Pick<ModelRequest, "messages" | "tools" |
   if (expression !== null && mayCall("calculate")) {
     return toolUse({ type: "tool_call", id: nextId, name: "calculate", input: { expression } });
   }
+  const clientTool = request.tools.find((t) => t.client && mayCall(t.name));
+  if (clientTool && question.endsWith("?"))
+    return toolUse({
+      type: "tool_call",
+      id: nextId,
+      name: clientTool.name,
+      input: sampleInput(clientTool.inputSchema, question),
+    });
   return endTurn(describeAttachments(last?.role === "user" ? last.content : []) + offlineAnswer(question));
 }
 
@@ -92,6 +103,23 @@ function offlineAnswer(question: string): string {
     `it can only ask for the time somewhere ("What time is it in Tokyo?") or work out arithmetic ("What is (3+4)^2?") with the built-in tools. ` +
     `To talk to a real model, set ANTHROPIC_API_KEY or OPENAI_API_KEY and create the conversation with "provider": "anthropic" or "openai".`
   );
+}
+
+/** An input for a schema: each required string property the question, each other required property a value of its type. */
+function sampleInput(schema: Record<string, unknown>, question: string): Record<string, unknown> {
+  const properties = (schema.properties ?? {}) as Record<string, { type?: unknown }>;
+  const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
+  const valueOf = (type: unknown): unknown =>
+    type === "number" || type === "integer"
+      ? 1
+      : type === "boolean"
+        ? true
+        : type === "array"
+          ? []
+          : type === "object"
+            ? {}
+            : question;
+  return Object.fromEntries(required.map((name) => [name, valueOf(properties[name]?.type)]));
 }
 
 const toolUse = (call: ToolCallBlock): MockReply => ({ content: [call], stopReason: "tool_use" });

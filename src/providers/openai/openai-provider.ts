@@ -1,6 +1,7 @@
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from "openai";
 import type { ModelProvider, ModelRequest, ModelResponse, ModelStopReason } from "../../core/model-provider.js";
 import { createAbortError } from "../shared/abort-error.js";
+import { hostOf } from "../shared/host-of.js";
 import { toProviderError } from "../shared/to-provider-error.js";
 import { accumulateOpenAIStream } from "./accumulate-openai-stream.js";
 import { buildOpenAIRequest } from "./build-openai-request.js";
@@ -21,14 +22,18 @@ export interface OpenAIProviderOptions {
   baseURL?: string | undefined;
   /** The key, for a client made here. @default the SDK's (`OPENAI_API_KEY`) */
   apiKey?: string | undefined;
-  /** Retries the SDK makes on 408/409/429/5xx and connection errors, for every call (also with a given `client`). @default the client's (2 for a new client) */
+  /**
+   * Retries the SDK makes of its own, for every call (also with a given `client`). loopd retries in one
+   * loop of its own (agent/call-model.ts: backoff, Retry-After, fallbacks, cooldown), so the SDK makes none.
+   * @default 0
+   */
   maxRetries?: number;
 }
 
 export function createOpenAIProvider({
   client: givenClient,
   defaultModel = "gpt-4o-mini",
-  maxRetries,
+  maxRetries = 0,
   baseURL,
   apiKey,
 }: OpenAIProviderOptions = {}): ModelProvider {
@@ -44,7 +49,7 @@ export function createOpenAIProvider({
       const { data: stream, request_id } = await getClient()
         .chat.completions.create(body, {
           ...(signal ? { signal } : {}),
-          ...(maxRetries === undefined ? {} : { maxRetries }),
+          maxRetries,
         })
         .withResponse();
       const message = await accumulateOpenAIStream(stream, { onTextDelta, onProgress });
@@ -68,6 +73,7 @@ export function createOpenAIProvider({
         label: "OpenAI",
         sdk: { APIError, APIConnectionError, APIUserAbortError },
         apiMessageOf,
+        typeOf: (e: APIError) => e.code ?? e.type ?? null,
       });
     }
   }
@@ -75,6 +81,7 @@ export function createOpenAIProvider({
   return {
     name: "openai",
     defaultModel,
+    baseUrlHost: () => hostOf(client?.baseURL ?? baseURL ?? process.env.OPENAI_BASE_URL, "api.openai.com"),
     generate,
     formatHistory: toOpenAIHistory,
     buildRequest: (request) => buildOpenAIRequest(request, defaultModel),

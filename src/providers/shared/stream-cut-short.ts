@@ -10,6 +10,6 @@ import { ProviderError } from "../../core/model-provider.js";
 export function streamCutShort(label: string): ProviderError {
   return new ProviderError(
     `The ${label} stream ended before the answer was complete; the connection was probably cut`,
-    { status: null },
+    { status: null, kind: "retryable" },
   );
 }

@@ -10,14 +10,21 @@ import { noticeText } from "./run-tracer.js";
  * what the row does not hold: its type is the message's role, and the
  * message's seq, its content (a result's call id, tool name and error flag,
  * a notice's text) and, for a model call, the history it was built from
- * (every message before its answer) are read back from the row. A model
- * call's values are kept in their shortest form (jsonb stores every key of
- * every value): its start as epoch milliseconds, the body's sha256 in
- * base64url, usage as `[input, output, cache read, cache write]`, the raw
- * stop reason only when it differs from loopd's.
+ * (every message before its answer) are read back from the row.
+ *
+ * A model call's and a tool call's spans are stored as arrays, their values
+ * in a fixed order (jsonb stores every key of every object; a span that was
+ * an object of 14 keys took more bytes than the answer it tells): a start as
+ * epoch milliseconds, the body's sha256 in base64url, usage as
+ * `[input, output, cache read, cache write]`, and last, when there is any,
+ * an object of the fields the order does not name. Spans stored as objects
+ * (before 2026-12-07: the same short values under their keys, the raw stop
+ * reason only when it differed from loopd's) are read as they were.
  */
 
 type Data = Record<string, unknown>;
+/** What a message's `span` column holds: the array form, or the object form of older rows. */
+export type StoredSpan = Data | unknown[];
 type Usage = { input_tokens: number; output_tokens: number; cache_read_tokens: number; cache_write_tokens: number };
 
 /** The role of the message each kind of span tells. */
@@ -32,30 +39,44 @@ export const tellsMessage = (span: NewRunSpan, message: { role: MessageRow["role
   span.messageSeq !== undefined && message !== undefined && ROLE_TOLD[span.type] === message.role;
 
 /** What a message's `span` column keeps of the span that tells it. */
-export function messageSpanData({ type, data }: NewRunSpan): Data {
+export function messageSpanData({ type, data }: NewRunSpan): StoredSpan {
   switch (type) {
     case "model.call": {
-      const { request, response, started_at, ...rest } = data as { request: Data; response: Data; started_at: string };
-      const { history_length: _history, body_sha256, ...record } = request;
-      const { message_seq: _seq, usage, raw_stop_reason, ...answer } = response as Data & { usage: Usage };
-      return {
-        ...rest,
-        started_at: Date.parse(started_at),
-        request: {
-          ...record,
-          body_sha256:
-            typeof body_sha256 === "string" ? Buffer.from(body_sha256, "hex").toString("base64url") : body_sha256,
-        },
-        response: {
-          ...answer,
-          usage: [usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens],
-          ...(raw_stop_reason !== answer.stop_reason && { raw_stop_reason }),
-        },
+      const { step, started_at, latency_ms, ttft_ms, request, response, ...top } = data as Data & {
+        started_at: string;
+        request: Data;
+        response: Data & { usage: Usage };
       };
+      const { history_length: _history, token_ratio, tool_choice, body_sha256, ...record } = request;
+      const { message_seq: _seq, stop_reason, usage, model, request_id, raw_stop_reason, ...answer } = response;
+      const others = {
+        ...top,
+        ...(Object.keys(record).length > 0 && { request: record }),
+        ...(Object.keys(answer).length > 0 && { response: answer }),
+      };
+      return [
+        step,
+        Date.parse(started_at),
+        latency_ms,
+        ttft_ms,
+        token_ratio,
+        tool_choice,
+        typeof body_sha256 === "string" ? Buffer.from(body_sha256, "hex").toString("base64url") : body_sha256,
+        stop_reason,
+        [usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens],
+        model,
+        request_id,
+        raw_stop_reason,
+        ...(Object.keys(others).length > 0 ? [others] : []),
+      ].map((v) => (v === undefined ? null : v));
     }
     case "tool.call": {
       const { tool_call_id: _id, name: _name, is_error: _error, result_seq: _seq, ...rest } = data;
-      return rest;
+      const { source, status, duration_ms, tool_source, server, ...others } = rest;
+      const values = [source, status, duration_ms, tool_source, server].map((v) => (v === undefined ? null : v));
+      if (Object.keys(others).length > 0) return [...values, others];
+      while (values.length > 1 && values.at(-1) === null) values.pop();
+      return values;
     }
     case "notice":
       return {};
@@ -65,10 +86,11 @@ export function messageSpanData({ type, data }: NewRunSpan): Data {
 }
 
 /** A message's span whole again: its type from the message's role, its data with what the row holds put back. */
-export function spanOfMessage(row: Pick<MessageRow, "seq" | "role" | "content"> & { span: Data }): {
+export function spanOfMessage(row: Pick<MessageRow, "seq" | "role" | "content"> & { span: StoredSpan }): {
   type: string;
   data: Data;
 } {
+  if (Array.isArray(row.span)) return spanOfArray({ ...row, span: row.span });
   const { seq, span } = row;
   const content = row.content as MessageRow["content"];
   switch (row.role) {
@@ -112,5 +134,73 @@ export function spanOfMessage(row: Pick<MessageRow, "seq" | "role" | "content"> 
     }
     case "user":
       return { type: "notice", data: { message_seq: seq, text: noticeText(content as UserBlock[]) } };
+  }
+}
+
+/** A span stored in its array form (see `messageSpanData`), whole again. */
+function spanOfArray(row: Pick<MessageRow, "seq" | "role" | "content"> & { span: unknown[] }): {
+  type: string;
+  data: Data;
+} {
+  const { seq, span } = row;
+  switch (row.role) {
+    case "assistant": {
+      const [step, startedAt, latency_ms, ttft_ms, token_ratio, tool_choice, body, stop_reason, usage, model] = span;
+      const [request_id, raw_stop_reason, others = {}] = span.slice(10) as [unknown, unknown, Data?];
+      const {
+        request: record = {},
+        response: answer = {},
+        ...top
+      } = others as Data & { request?: Data; response?: Data };
+      const [input_tokens, output_tokens, cache_read_tokens, cache_write_tokens] = usage as number[];
+      return {
+        type: "model.call",
+        data: {
+          step,
+          started_at: new Date(startedAt as number).toISOString(),
+          latency_ms,
+          ttft_ms,
+          ...top,
+          request: {
+            history_length: seq - 1,
+            token_ratio,
+            tool_choice,
+            ...record,
+            body_sha256: typeof body === "string" ? Buffer.from(body, "base64url").toString("hex") : body,
+          },
+          response: {
+            message_seq: seq,
+            stop_reason,
+            raw_stop_reason,
+            usage: { input_tokens, output_tokens, cache_read_tokens, cache_write_tokens },
+            model,
+            request_id,
+            ...answer,
+          },
+        },
+      };
+    }
+    case "tool": {
+      const [result] = row.content as [{ tool_call_id: string; name: string; is_error: boolean }];
+      const [source, status, duration_ms, tool_source, server, others = {}] = span;
+      const given = (key: string, value: unknown) => (value === null || value === undefined ? {} : { [key]: value });
+      return {
+        type: "tool.call",
+        data: {
+          tool_call_id: result.tool_call_id,
+          name: result.name,
+          is_error: result.is_error,
+          ...given("status", status),
+          ...given("duration_ms", duration_ms),
+          source,
+          ...given("tool_source", tool_source),
+          ...given("server", server),
+          ...(others as Data),
+          result_seq: seq,
+        },
+      };
+    }
+    case "user":
+      return spanOfMessage({ ...row, span: {} });
   }
 }

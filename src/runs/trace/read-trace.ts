@@ -125,6 +125,7 @@ export async function* traceSpans({ store, run, redactor, pageSize = 200 }: Trac
   // A call's setup is stored only when it changes; a tool call's input is its call's, in the last answer.
   let lastSetup: string | undefined;
   let lastCalls = new Map<string, unknown>();
+  const models = new Map<string, { provider: unknown; model: unknown }>();
   // Spans are numbered as they come, from 1: both sources merged, in the order things happened.
   let seq = 0;
   const after = { ...TRACE_START };
@@ -135,8 +136,12 @@ export async function* traceSpans({ store, run, redactor, pageSize = 200 }: Trac
       else after.messageSeq = entry.message.seq;
     }
     for (const { row, message } of page) {
-      const { type, data } = row ?? spanOfMessage(message);
-      const span: TraceSpan = { seq: ++seq, type, at: (row ?? message).createdAt.toISOString(), ...data };
+      const { type, data } = modelCallOf(row ?? spanOfMessage(message));
+      if (type === "model.setup") models.set(data.hash as string, { provider: data.provider, model: data.model });
+      // A call's provider and model are its setup's: with fallbacks, not always the run's.
+      const setupHash = (data.request as ModelCallRecord | undefined)?.setup ?? lastSetup;
+      const attempt = type === "model.call" && setupHash !== undefined ? models.get(setupHash) : undefined;
+      const span: TraceSpan = { seq: ++seq, type, at: (row ?? message).createdAt.toISOString(), ...attempt, ...data };
       if (type === "tool.call") {
         const input = data.input ?? lastCalls.get(data.tool_call_id as string);
         if (input !== undefined) span.input = redactor.value(input);
@@ -147,7 +152,7 @@ export async function* traceSpans({ store, run, redactor, pageSize = 200 }: Trac
         span.request = { ...record, setup: record.setup ?? lastSetup! };
         lastSetup = (span.request as ModelCallRecord).setup;
       }
-      if (type === "model.call") {
+      if (type === "model.call" && data.outcome === "ok") {
         const content = (message?.content ?? []) as AssistantBlock[];
         lastCalls = new Map(content.flatMap((b) => (b.type === "tool_call" ? [[b.id, b.input] as const] : [])));
         span.response = { ...(data.response as object), content: redactor.value(content) };
@@ -156,6 +161,21 @@ export async function* traceSpans({ store, run, redactor, pageSize = 200 }: Trac
     }
     if (page.length < pageSize) return;
   }
+}
+
+/**
+ * A model call's span with its `outcome`: `ok` for an answered attempt (its
+ * answer is a stored message), `failed` for one that was not; traces stored
+ * before failed attempts were `model.call` spans kept them as `model.failed`.
+ */
+function modelCallOf(span: { type: string; data: Record<string, unknown> }): {
+  type: string;
+  data: Record<string, unknown>;
+} {
+  if (span.type === "model.failed") return { type: "model.call", data: { ...span.data, outcome: "failed" } };
+  if (span.type === "model.call" && span.data.outcome === undefined)
+    return { type: span.type, data: { ...span.data, outcome: "ok" } };
+  return span;
 }
 
 function toolOutputOf(message: TracedMessage | undefined): string | null {
@@ -183,7 +203,9 @@ export function pagedHistory(
     while (history.length < upTo) {
       const rows = await page(history.length, Math.min(500, upTo - history.length));
       if (rows.length === 0) break;
-      history.push(...historyOf(rows.map((r) => (r.runId === runId ? { ...r, excluded: null } : r))));
+      history.push(
+        ...historyOf(rows.map((r) => (r.runId === runId && r.excluded === "refusal" ? { ...r, excluded: null } : r))),
+      );
     }
     return history;
   };

@@ -6,6 +6,7 @@ import type { ToolCallCompletion } from "../../core/run-outcome.js";
 import type { NewRunSpan } from "../../store/save-run-step.js";
 import { createBodyHasher, jsonSha256 } from "./body-hash.js";
 import type { Redactor } from "../../util/redact.js";
+import { redactedSetup } from "./redacted-setup.js";
 import type { ToolOrigin } from "../../tools/tool-registry.js";
 
 /**
@@ -21,8 +22,10 @@ import type { ToolOrigin } from "../../tools/tool-registry.js";
  *
  * Span types and their data:
  * - `model.setup`   ModelSetup
- * - `model.call`    {step, started_at, latency_ms, ttft_ms, request: ModelCallRecord, response: {message_seq, stop_reason, raw_stop_reason, usage, model, request_id}}
- * - `model.failed`  {step, started_at, latency_ms, request: ModelCallRecord, error, status}
+ * - `model.call`    an answered attempt: {step, started_at, latency_ms, ttft_ms, request: ModelCallRecord, response: {message_seq, stop_reason, raw_stop_reason, usage, model, request_id}}
+ *   a failed one: {step, started_at, latency_ms, outcome: "failed", request: ModelCallRecord, error, status}
+ *   (the reader adds `outcome: "ok"` to an answered one, and to both the `provider` and `model` of their setup;
+ *   traces stored before kept a failed attempt as a `model.failed` span, which the reader reads as a failed `model.call`)
  * - `tool.call`     {tool_call_id, name, is_error, status?, duration_ms?, source, tool_source?, server?, result_seq}
  *   (`source`: who made the result, the tool or loopd; `tool_source`: where the tool comes from, builtin, http, mcp or command, and `server` its MCP server)
  *   (its input is its call's, in the answer of the last `model.call`; the reader puts it back)
@@ -37,7 +40,6 @@ import type { ToolOrigin } from "../../tools/tool-registry.js";
 export type TraceSpanType =
   | "model.setup"
   | "model.call"
-  | "model.failed"
   | "tool.call"
   | "notice"
   | "context.summary"
@@ -137,7 +139,7 @@ export function createRunTracer({
       const spans: NewRunSpan[] = [];
       if (!setupsSent.has(setup.hash)) {
         setupsSent.add(setup.hash);
-        spans.push({ type: "model.setup", data: redactor.value({ ...setup }) });
+        spans.push({ type: "model.setup", data: redactedSetup(redactor, setup) });
       }
       const record: ModelCallRecord = {
         history_length: e.request.history_length,
@@ -155,7 +157,10 @@ export function createRunTracer({
         request: record,
       };
       if (e.type === "model_call.failed") {
-        spans.push({ type: "model.failed", data: { ...common, error: redactor.text(e.error), status: e.status } });
+        spans.push({
+          type: "model.call",
+          data: { ...common, outcome: "failed", error: redactor.text(e.error), status: e.status },
+        });
         return spans;
       }
       // The answer is saved right after the call, as the history's next message.

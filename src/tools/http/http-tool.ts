@@ -2,7 +2,7 @@ import { Webhook } from "standardwebhooks";
 import { z } from "zod";
 import { checkToolInput } from "../check-tool-input.js";
 import { ToolErrorResult, type Tool, type ToolContext } from "../define-tool.js";
-import type { HttpToolEntry } from "../tools-file.js";
+import type { HttpToolEntry } from "./http-tool-entry.js";
 import { readCapped } from "./read-capped.js";
 import { causeCode } from "../cause-code.js";
 

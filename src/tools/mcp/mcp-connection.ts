@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontex
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { causeCode } from "../cause-code.js";
-import type { McpServerEntry } from "../tools-file.js";
+import type { McpServerEntry } from "./mcp-server-entry.js";
 import type { ToolSandbox } from "../sandbox/tool-sandbox.js";
 import { cappedFetch, CONNECTION_LOST, CONNECTION_LOST_REASON, TOO_LONG } from "./capped-fetch.js";
 import { ChildProcessTransport } from "./child-process-transport.js";

@@ -10,7 +10,7 @@ import type { Logger } from "pino";
 import { describeError } from "../../errors.js";
 import { causeCode } from "../cause-code.js";
 import { ToolErrorResult } from "../define-tool.js";
-import type { McpServerEntry } from "../tools-file.js";
+import type { McpServerEntry } from "./mcp-server-entry.js";
 import type { ToolSandbox } from "../sandbox/tool-sandbox.js";
 import { CONNECTION_LOST_REASON } from "./capped-fetch.js";
 import { ChildProcessTransport } from "./child-process-transport.js";
@@ -25,9 +25,7 @@ import {
 } from "./mcp-connection.js";
 import type { McpCallResult } from "./mcp-result.js";
 import { mcpToolsOf, type ListedTool, type McpTool } from "./mcp-tool.js";
-import type { McpServerState, McpServerStatus } from "./mcp-server-status.js";
-
-export type { McpServerState, McpServerStatus } from "./mcp-server-status.js";
+import type { ToolServerState, ToolServerStatus } from "../tool-server-status.js";
 
 /** Pages of `tools/list` followed, and tools kept, at most. */
 const MAX_LIST_PAGES = 100;
@@ -43,7 +41,7 @@ export interface McpServer {
   readonly name: string;
   /** Connects in the background; never throws. */
   start(): void;
-  status(): McpServerStatus;
+  status(): ToolServerStatus;
   /** Its tools as last listed (kept while it restarts, answering "unavailable"). */
   tools(): readonly McpTool[];
   close(): Promise<void>;
@@ -81,7 +79,7 @@ export interface McpServerOptions {
 export function createMcpServer(entry: McpServerEntry, options: McpServerOptions): McpServer {
   const { log, backoff = { firstMs: 1_000, maxMs: 30_000 } } = options;
   const timeoutMs = entry.timeout_ms ?? options.defaultTimeoutMs;
-  let state: McpServerState = "starting";
+  let state: ToolServerState = "starting";
   let closed = false;
   let client: Client | null = null;
   let listed: McpTool[] = [];
@@ -101,7 +99,7 @@ export function createMcpServer(entry: McpServerEntry, options: McpServerOptions
   /** The transport of a connection being made: closed with the server, even mid-handshake. */
   let opening: Transport | null = null;
 
-  const changed = (next: McpServerState) => {
+  const changed = (next: ToolServerState) => {
     state = next;
     options.onChange();
   };

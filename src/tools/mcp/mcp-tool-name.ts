@@ -30,12 +30,6 @@ export const SERVER_NAME = /^(?=.{1,32}$)[a-zA-Z0-9-]+(?:_[a-zA-Z0-9-]+)*$/;
 /** `fs__*`: every tool of the server `fs`, present and future. */
 export const SERVER_WILDCARD = /^([a-zA-Z0-9_-]{1,32})__\*$/;
 
-/** The server a tool name's prefix names (`fs` of `fs__read_file`), if it has one. */
-export const serverPrefixOf = (name: string): string | null => {
-  const at = name.indexOf("__");
-  return at > 0 ? name.slice(0, at) : null;
-};
-
 /** Whether `tools` (a conversation's) covers `name`: named, or under a `<server>__*` it holds. */
 export const coveredBy = (tools: readonly string[], name: string): boolean =>
   tools.includes(name) || tools.some((t) => SERVER_WILDCARD.test(t) && name.startsWith(t.slice(0, -1)));

@@ -4,7 +4,7 @@ import { isObjectSchema } from "../../json-schema/json-schema.js";
 import { checkToolInput } from "../check-tool-input.js";
 import type { ApprovalMode, Tool } from "../define-tool.js";
 import { mcpResult, type McpCallResult } from "./mcp-result.js";
-import type { McpServerEntry } from "../tools-file.js";
+import type { McpServerEntry } from "./mcp-server-entry.js";
 import { mcpToolName } from "./mcp-tool-name.js";
 
 export type { ListedTool };

@@ -2,6 +2,8 @@ import { execFileSync } from "node:child_process";
 import { chownSync, statSync } from "node:fs";
 import type { Config } from "../../config.js";
 import { OperatorError } from "../../errors.js";
+import { toolSources } from "../sources.js";
+import { entriesOf } from "../tools-file.js";
 import { createBwrapSandbox } from "./bwrap-sandbox.js";
 import type { SandboxSettings } from "./sandbox-config.js";
 import { NO_SANDBOX, type ToolSandbox } from "./tool-sandbox.js";
@@ -14,8 +16,8 @@ export interface ChooseSandboxOptions {
   settings: SandboxSettings;
   /** Whether `run_command` is on: then no confinement at all refuses the start, unless `TOOL_SANDBOX=none` says so. */
   runCommand: boolean;
-  /** Whether any stdio MCP server is configured (else there is nothing to warn about). */
-  stdioServers: boolean;
+  /** What else runs in it, as the warning names it (`stdio MCP servers`); none: nothing to warn about. */
+  programs: readonly string[];
   warn: (message: string) => void;
   /** Seams: whether this sandbox runs a trivial program here, and whether loopd is root. @default really try it; `process.getuid() === 0` */
   works?: (sandbox: ToolSandbox) => boolean;
@@ -25,12 +27,12 @@ export interface ChooseSandboxOptions {
 }
 
 /**
- * The sandbox of `run_command` and stdio MCP servers, probed once at start
+ * The sandbox of `run_command` and the programs `TOOLS_FILE`'s sources start (stdio MCP servers), probed once at start
  * (user namespaces may be off in this kernel or container). An explicit
  * `TOOL_SANDBOX` that cannot work here stops the start; unset, bwrap is
  * used when it works, else `user` when loopd is root. With neither, a
  * start with `run_command` on is refused (a command could read every
- * tenant's data through loopd's environment); stdio MCP servers alone only
+ * tenant's data through loopd's environment); the sources' programs alone only
  * get a warning: they are programs the operator chose and ran unconfined
  * until now, and refusing would stop a working deployment where the kernel
  * allows no sandbox.
@@ -38,7 +40,7 @@ export interface ChooseSandboxOptions {
 export function chooseToolSandbox({
   settings,
   runCommand,
-  stdioServers,
+  programs,
   warn,
   works = probe,
   isRoot = process.getuid?.() === 0,
@@ -75,9 +77,9 @@ export function chooseToolSandbox({
       "ENABLE_RUN_COMMAND=true, but commands cannot be confined here: bubblewrap (bwrap) is missing or cannot create user namespaces, and loopd is not root (for TOOL_RUN_AS_USER); install bubblewrap, or set TOOL_SANDBOX=none to run commands as loopd's own user (they can then read loopd's secrets)",
     );
   }
-  if (stdioServers)
+  if (programs.length > 0)
     warn(
-      "stdio MCP servers run unconfined, as loopd's own user: bubblewrap (bwrap) is missing or cannot create user namespaces here, and loopd is not root; install bubblewrap, or set TOOL_SANDBOX=none to silence this",
+      `${programs.join(" and ")} run unconfined, as loopd's own user: bubblewrap (bwrap) is missing or cannot create user namespaces here, and loopd is not root; install bubblewrap, or set TOOL_SANDBOX=none to silence this`,
     );
   return NO_SANDBOX;
 }
@@ -113,9 +115,9 @@ export function toolSandboxOf(
   { warn = () => {} }: { warn?: (message: string) => void } = {},
 ): ToolSandbox {
   const runCommand = config.tools.runCommand !== null;
-  const stdioServers = config.tools.mcp.some((entry) => entry.command !== undefined);
-  if (!runCommand && !stdioServers && config.tools.sandbox.mode === null) return NO_SANDBOX;
-  const sandbox = chooseToolSandbox({ settings: config.tools.sandbox, runCommand, stdioServers, warn });
+  const programs = toolSources.flatMap((source) => source.programsOf(entriesOf(config.tools.file, source)) ?? []);
+  if (!runCommand && programs.length === 0 && config.tools.sandbox.mode === null) return NO_SANDBOX;
+  const sandbox = chooseToolSandbox({ settings: config.tools.sandbox, runCommand, programs, warn });
   if (runCommand && sandbox.runAs) handWorkspaceTo(config.tools.workspaceDir, sandbox.runAs, { warn });
   return sandbox;
 }

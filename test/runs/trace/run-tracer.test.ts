@@ -71,6 +71,8 @@ describe.each(["anthropic", "openai"] as const)("the trace of a run on %s", (pro
     expect(JSON.stringify(f.llm.requests[4]!.body)).toContain("cleared from the context");
     expect(calls[0]).toMatchObject({
       step: 1,
+      provider: conv.provider,
+      outcome: "ok",
       request: { history_length: 3, tool_choice: "required" },
       response: { stop_reason: "tool_use", message_seq: 4 },
     });
@@ -173,8 +175,11 @@ test("a failed model call, a grace notice and the budget's end are in the trace"
   f.llm.script({ status: 400, message: "bad request from the fake" });
   const failed = (await client().send(conv.id, { content: "Again" })).json().run;
   const failedSpans = (await trace(conv.id, failed.id, "?expand=requests")).spans;
-  expect(failedSpans.map((s) => s.type)).toEqual(["model.setup", "model.failed", "run.end"]);
+  expect(failedSpans.map((s) => s.type)).toEqual(["model.setup", "model.call", "run.end"]);
   expect(failedSpans[1]).toMatchObject({
+    outcome: "failed",
+    provider: "anthropic",
+    model: failedSpans[0].model,
     status: 400,
     error: expect.stringContaining("bad request from the fake"),
     request_verified: true,

@@ -146,6 +146,32 @@ describe("errors and retries", () => {
     expect(llm.requests).toHaveLength(3);
   });
 
+  it("fails a stream halfway with an error event holding overloaded_error, which the SDK throws as an APIError", async () => {
+    llm.script({ text: "one two three four five six", errorAfterChunks: 5 });
+    const texts: string[] = [];
+    const error = await (async () => {
+      for await (const event of await client.messages.create({ ...base, messages: hello, stream: true }))
+        if (event.type === "content_block_delta" && event.delta.type === "text_delta") texts.push(event.delta.text);
+    })().catch((e: unknown) => e);
+    expect(texts.length).toBeGreaterThan(0);
+    expect(texts.join("")).not.toBe("one two three four five six");
+    expect(error).toMatchObject({ status: undefined, type: "overloaded_error" });
+    expect((error as APIError).error).toEqual({
+      type: "error",
+      error: { type: "overloaded_error", message: "Overloaded" },
+    });
+  });
+
+  it("sends the scripted Retry-After alone: the default retry-after-ms is for unnamed waits", async () => {
+    llm.script({ status: 529, headers: { "retry-after": "120" } });
+    const error = await client.messages
+      .create({ ...base, messages: hello }, { maxRetries: 0 })
+      .catch((e: unknown) => e);
+    expect((error as APIError).status).toBe(529);
+    expect((error as APIError).headers?.get("retry-after")).toBe("120");
+    expect((error as APIError).headers?.get("retry-after-ms")).toBeNull();
+  });
+
   it("answers 500 'fake llm: no scripted turn' when nothing is scripted", async () => {
     const error = await client.messages
       .create({ ...base, messages: hello }, { maxRetries: 0 })

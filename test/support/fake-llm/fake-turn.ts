@@ -54,6 +54,15 @@ export interface FakeAnswerTurn {
    * `[DONE]`), as a proxy that cuts a connection does.
    */
   truncateAfterChunks?: number;
+  /**
+   * Streamed answers only: after this many events the API reports an error
+   * inside the stream and ends it, as both do when they fail mid-answer:
+   * Anthropic's `event: error` (`{"type":"error","error":{"type":"overloaded_error",…}}`),
+   * an OpenAI chunk holding only `{"error":{…}}`.
+   */
+  errorAfterChunks?: number;
+  /** The error `errorAfterChunks` sends. @default Anthropic's overloaded_error "Overloaded" / OpenAI's server_error */
+  streamError?: { type?: string; message?: string };
 }
 
 /** An error answer in the API's own error body. */

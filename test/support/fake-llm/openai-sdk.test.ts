@@ -189,6 +189,19 @@ describe("errors and retries", () => {
     expect(llm.requests).toHaveLength(3);
   });
 
+  it("fails a stream halfway with a chunk holding only an error object, which the SDK throws as an APIError", async () => {
+    llm.script({ text: "one two three four five six", errorAfterChunks: 4 });
+    const texts: string[] = [];
+    const error = await (async () => {
+      for await (const chunk of await client.chat.completions.create({ model, messages: hello, stream: true }))
+        texts.push(chunk.choices[0]?.delta.content ?? "");
+    })().catch((e: unknown) => e);
+    expect(texts.join("").length).toBeGreaterThan(0);
+    expect(texts.join("")).not.toBe("one two three four five six");
+    expect(error).toMatchObject({ status: undefined, type: "server_error" });
+    expect((error as APIError).error).toMatchObject({ type: "server_error", param: null, code: null });
+  });
+
   it("lets an AbortSignal end a hanging request", async () => {
     llm.script({ hang: true }, { text: "still alive" });
     const call = client.chat.completions.create({ model, messages: hello }, { signal: AbortSignal.timeout(100) });

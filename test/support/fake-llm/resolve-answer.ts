@@ -22,6 +22,8 @@ export interface ResolvedAnswer {
   stallAfterChunks?: number | undefined;
   keepAliveMs?: number | undefined;
   truncateAfterChunks?: number | undefined;
+  errorAfterChunks?: number | undefined;
+  streamError?: { type?: string; message?: string } | undefined;
 }
 
 export function resolveAnswer({
@@ -68,5 +70,7 @@ export function resolveAnswer({
     stallAfterChunks: turn.stallAfterChunks,
     keepAliveMs: turn.keepAliveMs,
     truncateAfterChunks: turn.truncateAfterChunks,
+    errorAfterChunks: turn.errorAfterChunks,
+    streamError: turn.streamError,
   };
 }

@@ -46,8 +46,9 @@ export function sendError({
   headers?: Record<string, string>;
 }): void {
   const requestId = api.newRequestId();
-  // A tiny retry-after-ms keeps the SDKs' own retries fast in tests.
-  const retryable = status === 429 || status >= 500;
+  // A tiny retry-after-ms keeps retries fast in tests, unless the turn names its own wait.
+  const named = Object.keys(headers).some((h) => h.toLowerCase().startsWith("retry-after"));
+  const retryable = (status === 429 || status >= 500) && !named;
   res.writeHead(status, {
     "content-type": "application/json",
     [api.requestIdHeader]: requestId,
@@ -99,7 +100,10 @@ export async function sendTurn({
     return;
   }
   res.writeHead(200, { ...headers, [api.requestIdHeader]: api.newRequestId() });
-  const events = api.stream(answer, body).slice(0, answer.truncateAfterChunks ?? answer.stallAfterChunks);
+  const events = api
+    .stream(answer, body)
+    .slice(0, answer.truncateAfterChunks ?? answer.stallAfterChunks ?? answer.errorAfterChunks);
+  if (answer.errorAfterChunks !== undefined) events.push(api.streamError(answer.streamError ?? {}));
   for (const [i, event] of events.entries()) {
     if (i > 0 && answer.chunkDelayMs > 0 && !(await pause(answer.chunkDelayMs, signal))) return;
     if (signal.aborted) return;

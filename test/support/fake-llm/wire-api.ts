@@ -17,6 +17,8 @@ export interface WireApi {
   errorBody(status: number, error: WireError, requestId: string): unknown;
   json(answer: ResolvedAnswer): unknown;
   stream(answer: ResolvedAnswer, body: Record<string, unknown>): SseEvent[];
+  /** The event the API sends when it fails inside a stream (after which the stream ends). */
+  streamError(error: { type?: string | undefined; message?: string | undefined }): SseEvent;
   /** The raw SSE text the API sends to keep an idle stream open. */
   keepAlive: string;
 }

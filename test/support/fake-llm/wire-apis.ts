@@ -17,6 +17,11 @@ export const anthropicApi: WireApi = {
   errorBody: (status, { message }, requestId) => anthropicErrorBody({ status, message, requestId }),
   json: anthropicMessage,
   stream: (answer) => anthropicStreamEvents(answer),
+  // As documented ("Error events"): an `error` event whose data is the API's error body.
+  streamError: ({ type = "overloaded_error", message = "Overloaded" }) => ({
+    event: "error",
+    data: JSON.stringify({ type: "error", error: { type, message } }),
+  }),
   keepAlive: formatSseEvent(anthropicPing),
 };
 
@@ -31,6 +36,13 @@ export const openAiApi: WireApi = {
     const options = body.stream_options as { include_usage?: unknown } | undefined;
     return openAiStreamChunks(answer, { includeUsage: options?.include_usage === true });
   },
+  // A chunk holding only the error object, as Chat Completions streams send when they fail mid-answer.
+  streamError: ({
+    type = "server_error",
+    message = "The server had an error while processing your request. Sorry about that!",
+  }) => ({
+    data: JSON.stringify({ error: { message, type, param: null, code: null } }),
+  }),
   // OpenAI itself sends none; compatible servers and proxies send SSE comments.
   keepAlive: ": keep-alive\n\n",
 };

@@ -48,3 +48,13 @@ export function userTextsIn(req: RecordedRequest): string[] {
         : m.content.filter((b: any) => b.type === "text").map((b: any) => b.text),
     );
 }
+
+/** The system prompt of a recorded request ("" without one), whichever the API. */
+export function systemIn(req: RecordedRequest): string {
+  if (req.api === "anthropic") {
+    const system = req.body.system as string | { text: string }[] | undefined;
+    return typeof system === "string" ? system : (system ?? []).map((b) => b.text).join("");
+  }
+  const first = (req.body.messages as any[]).find((m) => m.role === "system" || m.role === "developer");
+  return typeof first?.content === "string" ? first.content : JSON.stringify(first?.content ?? "");
+}

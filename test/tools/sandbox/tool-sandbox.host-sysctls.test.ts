@@ -30,7 +30,7 @@ describe.runIf(process.getuid?.() === 0)("loopd as root: the sandbox it chooses 
     const sandbox = chooseToolSandbox({
       settings: sandboxSettingsOf(e, {}),
       runCommand: true,
-      stdioServers: false,
+      programs: [],
       warn: () => {},
     });
     const tool = createRunCommandTool({ timeoutMs: 10_000, env: { PATH: "/usr/bin:/bin", HOME: "/" }, sandbox });

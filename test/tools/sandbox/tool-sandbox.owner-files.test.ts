@@ -31,7 +31,7 @@ describe("a command under the sandbox loopd chooses, and files only loopd's user
     const sandbox = chooseToolSandbox({
       settings: sandboxSettingsOf(e, {}),
       runCommand: true,
-      stdioServers: false,
+      programs: [],
       warn: () => {},
     });
     const tool = createRunCommandTool({ timeoutMs: 10_000, env: { PATH: "/usr/bin:/bin", HOME: "/" }, sandbox });

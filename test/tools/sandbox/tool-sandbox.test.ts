@@ -24,7 +24,7 @@ const choose = (options: Partial<ChooseSandboxOptions> & { warnings?: string[] }
   chooseToolSandbox({
     settings: settings(),
     runCommand: true,
-    stdioServers: false,
+    programs: [],
     warn: (m) => options.warnings?.push(m),
     isRoot: false,
     idsOf: () => ({ uid: 65534, gid: 65534 }),
@@ -66,7 +66,9 @@ describe("choosing the sandbox", () => {
 
   test("stdio MCP servers alone, with no sandbox possible, run unconfined with a warning, not a refusal", () => {
     const warnings: string[] = [];
-    expect(choose({ works: () => false, runCommand: false, stdioServers: true, warnings })).toBe(NO_SANDBOX);
+    expect(choose({ works: () => false, runCommand: false, programs: ["stdio MCP servers"], warnings })).toBe(
+      NO_SANDBOX,
+    );
     expect(warnings).toEqual([expect.stringMatching(/^stdio MCP servers run unconfined/)]);
   });
 

@@ -31,7 +31,7 @@ describe.runIf(process.getuid?.() === 0)("the user sandbox and loopd's secret fi
     };
     const settings = sandboxSettingsOf(e, { OPENAI_API_KEY_FILE: keyFile }, { cwd: home });
     expect(settings.hidden).toEqual(expect.arrayContaining([path.join(home, ".env"), keyFile]));
-    const sandbox = chooseToolSandbox({ settings, runCommand: true, stdioServers: false, warn: () => {} });
+    const sandbox = chooseToolSandbox({ settings, runCommand: true, programs: [], warn: () => {} });
     expect(sandbox.kind).toBe("user");
     const tool = createRunCommandTool({ timeoutMs: 10_000, env: { PATH: "/usr/bin:/bin", HOME: "/" }, sandbox });
     const ctx = {

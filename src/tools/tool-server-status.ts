@@ -1,10 +1,14 @@
-export type McpServerState = "starting" | "ready" | "restarting" | "failed";
+/** How a tool set's server is reached: a program loopd starts (`stdio`), or an address it calls (`http`). */
+export const SERVER_TRANSPORTS = ["stdio", "http"] as const;
+/** Where a server is in its life: its first connection, up, started again after it dropped, not started yet. */
+export const SERVER_STATES = ["starting", "ready", "restarting", "failed"] as const;
+export type ToolServerState = (typeof SERVER_STATES)[number];
 
 /** `GET /tools/servers`'s row, and what only `ADMIN_TOKEN` holders see besides. */
-export interface McpServerStatus {
+export interface ToolServerStatus {
   name: string;
-  transport: "stdio" | "http";
-  status: McpServerState;
+  transport: (typeof SERVER_TRANSPORTS)[number];
+  status: ToolServerState;
   tools: number;
   restarts: number;
   /** The code it last exited with (while it is down); null when it is up, did not exit, or a signal ended it. */

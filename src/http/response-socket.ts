@@ -1,0 +1,262 @@
+import type { FastifyBaseLogger } from "fastify";
+import type { RawData, WebSocket } from "ws";
+import { AppError, describeError, statusOf, type ErrorCode } from "../errors.js";
+import { createResponse, type CreatedResponse } from "../openai-api/responses/create-response.js";
+import { createResponseBody, type CreateResponseBody } from "../openai-api/responses/create-response-body.js";
+import { createKeptResponses } from "../openai-api/responses/kept-responses.js";
+import { responseEncoderOf } from "../openai-api/responses/response-stream.js";
+import { openAiError, openAiErrorOf } from "../openai-api/openai-errors.js";
+import type { HttpDeps } from "./http-deps.js";
+import { pipeRunEvents } from "./pipe-run-events.js";
+import { isDatabaseUnavailable } from "./plugins/error-handler.js";
+import { validationFailure } from "./plugins/validation-failure.js";
+import { fieldNestedDeeperThan } from "./plugins/json-nesting.js";
+import { BODY_MAX_DEPTH } from "./schemas/shared.js";
+
+/** A socket that sends nothing this long while no response runs is closed. */
+export const RESPONSE_SOCKET_IDLE_MS = 10 * 60_000;
+
+/**
+ * The most error events a socket may have waiting to be written: past it a
+ * message closes the socket (1008), so a client flooding it with messages
+ * whose answers it never reads holds no more than these in the server.
+ */
+export const MAX_UNREAD_ERRORS = 64;
+
+export interface ResponseSocketOptions {
+  tenant: string;
+  log: FastifyBaseLogger;
+  /** @default RESPONSE_SOCKET_IDLE_MS */
+  idleMs?: number;
+  /** Counts a `response.create` in the key's rate limit: the refusal past it, or null. */
+  checkRate?: (() => Promise<AppError | null>) | undefined;
+}
+
+const bad = (message: string, param: string | null = null) =>
+  openAiError("invalid_request", message, { param, openaiCode: null });
+
+/**
+ * One WebSocket of `/v1/responses` (OpenAI's WebSocket mode): each
+ * `response.create` message (a create body with `"type"`; the response
+ * streams, so `stream` is ignored and `background` refused) runs a response
+ * as `POST /v1/responses` does, and its events go out as the SSE stream's,
+ * one message each. One response at a time: a `response.create` while one
+ * runs is refused with an error event, and not started. `store: false`
+ * responses are kept for the socket's life (`kept-responses.ts`). Errors are
+ * `{"type": "error", "status", "error": {type, code, message, param}}`; a
+ * message that is not JSON, or of another type, gets one too, and the socket
+ * stays open. The client closing the socket leaves a stored response's run
+ * going (as a dropped SSE stream does; read it back with `GET
+ * /v1/responses/:id`), while a `store: false` one is stopped with its
+ * conversation. Idle sockets are closed; a peer that stops answering pings is
+ * dropped; at shutdown each socket sends what was saved, then closes (1001).
+ */
+export function serveResponseSocket(
+  deps: HttpDeps,
+  socket: WebSocket,
+  { tenant, log, idleMs = RESPONSE_SOCKET_IDLE_MS, checkRate }: ResponseSocketOptions,
+): void {
+  const { services } = deps;
+  const kept = createKeptResponses(deps, { tenant });
+  const gone = new AbortController();
+  /** The response running now, if any: one at a time. */
+  let current: object | null = null;
+
+  const send = (text: string) =>
+    new Promise<void>((resolve) => {
+      if (socket.readyState !== socket.OPEN) resolve();
+      // Resolved once written: a slow client holds the next event back, as an SSE stream's drain does.
+      else socket.send(text, () => resolve());
+    });
+  /** Error events not written yet: a client that sends on and reads none piles them up. */
+  let unread = 0;
+  const sendError = (err: unknown) => {
+    unread++;
+    return send(JSON.stringify(errorEventOf(err, log))).finally(() => unread--);
+  };
+
+  let idle: NodeJS.Timeout | undefined;
+  const armIdle = () => {
+    clearTimeout(idle);
+    idle = setTimeout(() => socket.close(1000, "idle"), idleMs);
+  };
+  // A peer that answers no ping in a whole interval is gone without a close: drop it.
+  let alive = true;
+  socket.on("pong", () => (alive = true));
+  const ping = setInterval(() => {
+    if (!alive) return socket.terminate();
+    alive = false;
+    socket.ping();
+  }, deps.ssePingMs ?? 15_000);
+  const closeForShutdown = () => {
+    if (!current) socket.close(1001, "the server is shutting down");
+  };
+  deps.shutdown.addEventListener("abort", closeForShutdown, { once: true });
+  armIdle();
+
+  /**
+   * Runs one response and streams its events. What it leaves kept or evicted
+   * is settled, and the socket freed for the next response (`done`), before
+   * its last message goes out: a client answering that at once is not refused.
+   */
+  const respond = async (body: CreateResponseBody, done: () => void) => {
+    const refused = await checkRate?.();
+    if (refused) {
+      done();
+      return sendError(refused);
+    }
+    const taking = services.intake.begin();
+    let created: CreatedResponse;
+    try {
+      created = await createResponse(deps, { tenant, body, kept });
+    } catch (err) {
+      await kept.evict(body.previous_response_id);
+      done();
+      return sendError(err);
+    } finally {
+      taking();
+    }
+    await kept.hold(created);
+    const settle = async (ended: string) => {
+      if (ended === "response.failed" || ended === "error") {
+        await kept.evict(body.previous_response_id);
+        await kept.discard(created);
+      } else await kept.keep(created);
+      done();
+    };
+    const sendFrames = async (text: string) => {
+      for (const { event, data } of sseFrames(text)) {
+        if (TERMINAL.has(event)) await settle(event);
+        await send(data);
+      }
+    };
+    const encoder = await responseEncoderOf(services, { record: created, run: created.run });
+    await sendFrames(encoder.open());
+    await pipeRunEvents(services, {
+      run: created.run,
+      after: created.afterEvent,
+      gone: gone.signal,
+      shutdown: deps.shutdown,
+      send: (event) => sendFrames(encoder.encode(event)),
+    });
+  };
+
+  socket.on("message", (data: RawData, isBinary: boolean) => {
+    // Closing: what is still read is answered no more.
+    if (socket.readyState !== socket.OPEN) return;
+    if (unread >= MAX_UNREAD_ERRORS)
+      return socket.close(1008, "too many error events unread: read the socket's messages as you send");
+    armIdle();
+    let body: CreateResponseBody;
+    try {
+      body = createOf(data, isBinary);
+    } catch (err) {
+      void sendError(err);
+      return;
+    }
+    if (current) {
+      void sendError(
+        bad("a response is already in progress on this socket: send the next response.create after its last event"),
+      );
+      return;
+    }
+    if (deps.shutdown.aborted) {
+      void sendError(new AppError("unavailable", "the server is shutting down; try again shortly"));
+      return;
+    }
+    const token = {};
+    current = token;
+    clearTimeout(idle);
+    const done = () => {
+      if (current !== token) return;
+      current = null;
+      if (deps.shutdown.aborted) closeForShutdown();
+      else armIdle();
+    };
+    respond(body, done)
+      .catch((err: unknown) => {
+        done();
+        return sendError(err);
+      })
+      .finally(done);
+  });
+
+  socket.once("close", () => {
+    gone.abort();
+    clearTimeout(idle);
+    clearInterval(ping);
+    deps.shutdown.removeEventListener("abort", closeForShutdown);
+    void kept.close();
+  });
+}
+
+const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed", "error"]);
+
+/** The SSE frames of the response encoder, as (event, data): a WebSocket message is a frame's `data`, the event's JSON. */
+function sseFrames(text: string): { event: string; data: string }[] {
+  return text
+    .split("\n\n")
+    .filter((frame) => frame !== "")
+    .map((frame) => {
+      const [eventLine = "", dataLine = ""] = frame.split("\n");
+      return { event: eventLine.slice("event: ".length), data: dataLine.slice("data: ".length) };
+    });
+}
+
+/** A client message as a create body: JSON, of type `response.create`, valid as `POST /v1/responses`' body. */
+function createOf(data: RawData, isBinary: boolean): CreateResponseBody {
+  let message: unknown;
+  const text = isBinary ? null : data.toString();
+  // As a request body's: deeper text is refused before it is parsed (the validators walk values recursively).
+  const field = text === null ? null : fieldNestedDeeperThan(text, BODY_MAX_DEPTH);
+  if (field !== null)
+    throw new AppError(
+      "invalid_request",
+      `${field}: nested deeper than the ${BODY_MAX_DEPTH} levels a request body may have`,
+      { field, limit: BODY_MAX_DEPTH },
+    );
+  try {
+    message = text === null ? undefined : JSON.parse(text);
+  } catch {
+    message = undefined;
+  }
+  if (typeof message !== "object" || message === null || Array.isArray(message))
+    throw bad("each message must be a JSON object: a response.create event");
+  const { type, stream: _stream, ...fields } = message as Record<string, unknown>;
+  if (type !== "response.create")
+    throw bad(`unknown message type ${JSON.stringify(type ?? null)}: this socket takes response.create`, "type");
+  if (fields.background === true)
+    throw bad("WebSocket mode streams every response: background is not taken here", "background");
+  const parsed = createResponseBody.safeParse(fields);
+  if (!parsed.success) {
+    const validation = parsed.error.issues.map(({ path, code, message, ...params }) => ({
+      keyword: code,
+      instancePath: `/${path.join("/")}`,
+      schemaPath: "",
+      message,
+      params,
+    }));
+    const { message, details } = validationFailure(
+      Object.assign(new Error("invalid"), { validation, validationContext: "body" as const }) as Parameters<
+        typeof validationFailure
+      >[0],
+    );
+    throw new AppError("invalid_request", message, details);
+  }
+  return parsed.data;
+}
+
+/** An error as WebSocket mode sends it: the HTTP status loopd gives it, OpenAI's type, code and param. */
+function errorEventOf(err: unknown, log: FastifyBaseLogger) {
+  let code: ErrorCode = "internal";
+  let message = "internal error: this is a bug in loopd, and it has been logged";
+  let details: Record<string, unknown> = {};
+  if (err instanceof AppError) ({ code, message, details } = err);
+  else if (isDatabaseUnavailable(err)) {
+    code = "unavailable";
+    message = "the database is unreachable; try again shortly";
+  }
+  if (statusOf(code) >= 500 && code !== "unavailable") log.error({ err: describeError(err) }, "response failed");
+  const { error } = openAiErrorOf(code, message, details);
+  return { type: "error", status: statusOf(code), error: { ...error, code: error.code ?? code } };
+}
