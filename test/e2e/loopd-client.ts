@@ -38,6 +38,9 @@ export function loopdClient(baseUrl: () => string) {
         body: { content, stream: true, ...extra },
       }),
     run: (conversationId: string, runId: string) => ok("GET", `/conversations/${conversationId}/runs/${runId}`),
+    /** The conversation's runs (the first page). */
+    runs: async (conversationId: string): Promise<any[]> =>
+      (await ok("GET", `/conversations/${conversationId}/runs`)).data,
     /** Answers a paused run (non-streaming): resolves when the run ends or pauses again. */
     answer: (conversationId: string, runId: string, body: Record<string, unknown>) =>
       ok("POST", `/conversations/${conversationId}/runs/${runId}/actions`, body),
