@@ -15,7 +15,7 @@ import { startedRunWrite } from "./run-numbering.js";
 export function committedEvents(save: RunSave, savedAt: Date): LoggedEvent[] | null {
   if (save.end?.status === "requires_action" || save.end?.status === "waiting") return null;
   const completedAt = save.end ? savedAt.toISOString() : null;
-  const events = save.events.map((e): LoggedEvent => {
+  const events = [...save.events, ...(save.carried ?? [])].map((e): LoggedEvent => {
     const data = asStored(e.data) as Record<string, unknown>;
     const run = completedAt !== null && "run" in data ? { run: { ...(data.run as object), completedAt } } : {};
     return { runId: save.runId, seq: e.seq, type: e.type, data: { ...data, ...run }, createdAt: savedAt };

@@ -7,7 +7,7 @@ import { committedEvents } from "./committed-events.js";
 import type { Store } from "../store/store.js";
 import { messageSpanData, tellsMessage } from "./trace/message-span.js";
 import type { RunEventData, RunEventType } from "./run-events.js";
-import { numberWrite, type EventInput, type RunPosition } from "./run-numbering.js";
+import { numberWrite, resultOf, type EventInput, type RunPosition } from "./run-numbering.js";
 import type { RunSignals } from "./run-signals.js";
 
 export interface RunEventLogOptions {
@@ -102,6 +102,7 @@ export function createRunEventLog({
       const write = numberWrite(at, {
         messageCount: messages.length,
         eventsOf: (first) => [...batch, ...(parts.events?.(first) ?? [])],
+        resultOf: (i) => resultOf(messages[i]!),
       });
       const firstSeq = at.nextMessageSeq;
       // A message's trace span is stored on the message (its `span`), as its `message.created` is (its event id), not as a row of its own.
@@ -113,7 +114,7 @@ export function createRunEventLog({
         conversationId,
         firstSeq,
         messages: messages.map((m, i) => {
-          const { seq, eventSeq } = write.messages[i]!;
+          const { seq, eventSeq, startedEventSeq, completedEventSeq, durationMs } = write.messages[i]!;
           const span = spanOf.get(seq);
           return {
             id: newId("msg"),
@@ -122,10 +123,13 @@ export function createRunEventLog({
             ...(m.role === "user" && m.kind && { kind: m.kind }),
             ...(m.role === "user" && m.summarizes && { summarizes: m.summarizes }),
             ...(eventSeq !== undefined && { event_seq: eventSeq }),
+            ...(startedEventSeq !== undefined && { started_event_seq: startedEventSeq }),
+            ...(completedEventSeq !== undefined && { completed_event_seq: completedEventSeq, duration_ms: durationMs }),
             ...(span && { span }),
           };
         }),
         events: write.events,
+        carried: write.carried,
         progress: parts.progress ?? null,
         end: parts.end ?? null,
         spans: untoldSpans(spans, tells, firstSeq + messages.length),

@@ -1,7 +1,7 @@
 import type { NewMessage, ToolResultBlock } from "../core/messages.js";
 import type { RunRow } from "../store/schema.js";
 import type { Repositories } from "../store/store.js";
-import type { NewRunEvent } from "../store/event-repository.js";
+import type { MessageEvents, NewRunEvent } from "../store/event-repository.js";
 import type { RunEventData, RunEventType } from "./run-events.js";
 import { messageSpanData } from "./trace/message-span.js";
 import { toolSpan, type ResultOrigin } from "./trace/run-tracer.js";
@@ -45,11 +45,12 @@ export async function positionOf(repos: Pick<Repositories, "events" | "messages"
 /** An event before it has its number. */
 export type EventInput = Pick<NewRunEvent, "type" | "data">;
 
-/** One write's numbers: each message's `seq` and event id, the events that are rows, and where the numbers stand after it. */
+/** One write's numbers: each message's `seq` and the events it carries, the events that are rows, and where the numbers stand after it. */
 export interface NumberedWrite {
-  /** A message's `message.created` is the message's own column (`event_seq`), not a row of `run_events`. */
-  messages: { seq: number; eventSeq: number | undefined }[];
+  messages: MessageEvents[];
   events: NewRunEvent[];
+  /** The tool events the write's messages carry (not rows): what a reader is handed of them. */
+  carried: NewRunEvent[];
   next: RunPosition;
 }
 
@@ -58,30 +59,95 @@ export interface NumberedWrite {
  * messages of a write take the next `seq`s; its events (`eventsOf`, given the
  * first message's `seq`) the next event ids, in order. An event that
  * announces one of the write's messages (`message.created` with its `seq`)
- * becomes that message's event id.
+ * becomes that message's event id; a tool result of the write (`resultOf`)
+ * carries its call's `tool_call.started` and `tool_call.completed` too, when
+ * what they say is what the result and its call say (read back from the
+ * message, see src/store/event-repository.ts).
  */
 export function numberWrite(
   at: RunPosition,
-  { messageCount, eventsOf }: { messageCount: number; eventsOf: (firstMessageSeq: number) => EventInput[] },
+  {
+    messageCount,
+    eventsOf,
+    resultOf,
+  }: {
+    messageCount: number;
+    eventsOf: (firstMessageSeq: number) => EventInput[];
+    resultOf?: ((i: number) => ToolResultBlock | undefined) | undefined;
+  },
 ): NumberedWrite {
   const firstSeq = at.nextMessageSeq;
   const numbered = eventsOf(firstSeq).map((e, i) => ({ seq: at.lastSeq + 1 + i, ...e }));
-  const announced = (e: NewRunEvent) => {
-    const of = (e.data as { seq?: unknown }).seq;
-    return e.type === "message.created" && typeof of === "number" && of >= firstSeq && of < firstSeq + messageCount
-      ? of
-      : null;
-  };
-  const eventSeqOf = new Map(numbered.flatMap((e) => (announced(e) === null ? [] : [[announced(e)!, e.seq] as const])));
+  const messages: MessageEvents[] = Array.from({ length: messageCount }, (_, i) => ({
+    seq: firstSeq + i,
+    eventSeq: undefined,
+  }));
+  const results = resultOf ? messages.map((_, i) => resultOf(i)) : [];
+  const events: NewRunEvent[] = [];
+  const carried: NewRunEvent[] = [];
+  for (const e of numbered) {
+    const at = carrierOf(e, { firstSeq, messages, results });
+    if (!at) events.push(e);
+    else if (at.field === "eventSeq") at.message.eventSeq = e.seq;
+    else {
+      at.message[at.field] = e.seq;
+      if (at.field === "completedEventSeq") at.message.durationMs = (e.data as { duration_ms: number }).duration_ms;
+      carried.push(e);
+    }
+  }
   return {
-    messages: Array.from({ length: messageCount }, (_, i) => ({
-      seq: firstSeq + i,
-      eventSeq: eventSeqOf.get(firstSeq + i),
-    })),
-    events: numbered.filter((e) => announced(e) === null),
+    messages,
+    events,
+    carried,
     next: { lastSeq: at.lastSeq + numbered.length, nextMessageSeq: firstSeq + messageCount },
   };
 }
+
+type CarryingField = "eventSeq" | "startedEventSeq" | "completedEventSeq";
+
+const sameKeys = (data: object, keys: string[]) => {
+  const own = Object.keys(data).filter((k) => (data as Record<string, unknown>)[k] !== undefined);
+  return own.length === keys.length && keys.every((k) => own.includes(k));
+};
+const isInt32 = (n: unknown): n is number => Number.isInteger(n) && (n as number) >= 0 && (n as number) <= 2 ** 31 - 1;
+
+/** The message of the write that carries event `e` (and as which column), or null: the event is a row. */
+function carrierOf(
+  e: NewRunEvent,
+  {
+    firstSeq,
+    messages,
+    results,
+  }: { firstSeq: number; messages: MessageEvents[]; results: (ToolResultBlock | undefined)[] },
+): { message: MessageEvents; field: CarryingField } | null {
+  const data = e.data as Record<string, unknown>;
+  const messageAt = (seq: unknown) =>
+    typeof seq === "number" && seq >= firstSeq && seq < firstSeq + messages.length ? messages[seq - firstSeq]! : null;
+  const free = (message: MessageEvents | null, field: CarryingField) =>
+    message && message[field] === undefined ? { message, field } : null;
+  if (e.type === "message.created") return free(messageAt(data.seq), "eventSeq");
+  if (e.type === "tool_call.completed") {
+    const result = results[(data.seq as number) - firstSeq];
+    const fits =
+      result !== undefined &&
+      sameKeys(data, ["tool_call_id", "name", "is_error", "duration_ms", "seq"]) &&
+      data.tool_call_id === result.tool_call_id &&
+      data.name === result.name &&
+      data.is_error === result.is_error &&
+      isInt32(data.duration_ms);
+    return fits ? free(messageAt(data.seq), "completedEventSeq") : null;
+  }
+  if (e.type === "tool_call.started") {
+    const at = results.findIndex((r) => r?.tool_call_id === data.tool_call_id);
+    const fits = at >= 0 && sameKeys(data, ["tool_call_id", "name", "input"]) && data.name === results[at]!.name;
+    return fits ? free(messages[at]!, "startedEventSeq") : null;
+  }
+  return null;
+}
+
+/** A tool message's result; undefined for other messages. */
+export const resultOf = (message: Pick<NewMessage, "role" | "content">): ToolResultBlock | undefined =>
+  message.role === "tool" ? (message.content as [ToolResultBlock])[0] : undefined;
 
 /** Announces messages from `firstSeq` on. */
 export const created = (count: number, firstSeq: number): EventInput[] =>
@@ -109,14 +175,14 @@ export function createRunAppender(tx: Repositories, run: RunKey, position: RunPo
       spanOf?: ((i: number, seq: number) => Record<string, unknown> | unknown[]) | undefined;
     },
   ): Promise<number> {
-    const write = numberWrite(at, { messageCount: items.length, eventsOf });
+    const write = numberWrite(at, { messageCount: items.length, eventsOf, resultOf: (i) => resultOf(items[i]!) });
     const firstSeq = at.nextMessageSeq;
     await tx.messages.append({
       conversationId: run.conversationId,
       runId,
       items,
       firstSeq,
-      ...(runId && { eventSeqOf: (i: number) => write.messages[i]!.eventSeq! }),
+      ...(runId && { eventsOf: (i: number) => write.messages[i]! }),
       ...(spanOf && { spanOf: (i: number) => spanOf(i, firstSeq + i) }),
     });
     await tx.events.append(run.id, write.events);

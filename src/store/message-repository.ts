@@ -1,6 +1,7 @@
 import { and, asc, eq, gt, gte, inArray, max, or, sql } from "drizzle-orm";
 import type { Exclusion, NewMessage } from "../core/messages.js";
 import type { Db } from "./db.js";
+import type { MessageEvents } from "./event-repository.js";
 import { newId } from "./ids.js";
 import { toPgSafe } from "./pg-safe.js";
 import { conversations, messages, type MessageRow } from "./schema.js";
@@ -23,6 +24,13 @@ export const historyOf = (
       }) as NewMessage,
   );
 
+/** A message's events as its columns (those it does not carry left out). */
+const columnsOf = ({ eventSeq, startedEventSeq, completedEventSeq, durationMs }: MessageEvents) => ({
+  eventSeq,
+  ...(startedEventSeq !== undefined && { startedEventSeq }),
+  ...(completedEventSeq !== undefined && { completedEventSeq, durationMs }),
+});
+
 export function createMessageRepository({ db }: { db: Db }) {
   return {
     /**
@@ -36,7 +44,7 @@ export function createMessageRepository({ db }: { db: Db }) {
       runId,
       items,
       firstSeq,
-      eventSeqOf,
+      eventsOf,
       spanOf,
     }: {
       conversationId: string;
@@ -45,10 +53,11 @@ export function createMessageRepository({ db }: { db: Db }) {
       /** The `seq` of the first item, when the caller knows where the history ends. @default one past its last message */
       firstSeq?: number;
       /**
-       * The id of item i's `message.created` in the run's event log: the
-       * event is this column, not a row of `run_events`. @default none (not announced)
+       * The ids of item i's events in the run's log that are its own columns,
+       * not rows of `run_events`: its `message.created`, and a tool result's
+       * call's start and end (see src/runs/run-numbering.ts). @default none (not announced)
        */
-      eventSeqOf?: (i: number) => number;
+      eventsOf?: (i: number) => MessageEvents;
       /** Item i's trace span, stored on it (see src/runs/trace/message-span.ts). @default none */
       spanOf?: (i: number) => Record<string, unknown> | unknown[];
     }): Promise<MessageRow[]> {
@@ -67,7 +76,7 @@ export function createMessageRepository({ db }: { db: Db }) {
             ...(m.excluded && { excluded: m.excluded }),
             content: toPgSafe(m.content),
             runId,
-            ...(eventSeqOf && { eventSeq: eventSeqOf(i) }),
+            ...(eventsOf && columnsOf(eventsOf(i))),
             ...(spanOf && { span: toPgSafe(spanOf(i)) }),
           })),
         )

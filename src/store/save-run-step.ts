@@ -34,9 +34,16 @@ export interface RunSave {
     kind?: "notice" | "summary";
     summarizes?: { from_seq: number; to_seq: number };
     event_seq?: number;
+    /** A tool result's: the ids of its call's `tool_call.started` and `tool_call.completed`, and the call's duration, when they are carried by it (not rows). */
+    started_event_seq?: number;
+    completed_event_seq?: number;
+    duration_ms?: number;
     span?: Record<string, unknown> | unknown[];
   }[];
+  /** The event rows. */
   events: NewRunEvent[];
+  /** The events the messages carry besides their `message.created` (not sent: the messages' columns are them), for the readers handed this save. */
+  carried?: NewRunEvent[];
   /** The run's totals so far, when they changed. */
   progress?: { steps: number; usage: Usage } | null;
   /**

@@ -115,6 +115,18 @@ export const messages = pgTable(
      * Null for messages saved without one (repairs, older rows).
      */
     eventSeq: integer("event_seq"),
+    /**
+     * A tool result's: the ids of its call's `tool_call.started` and
+     * `tool_call.completed` when they were saved with it, and the call's
+     * duration. Those events are these columns, not rows of `run_events`
+     * (two rows and index entries less per tool step): read back, their data
+     * is the result's call (its input from the assistant message before it).
+     * Null where the events are rows (a call that ran longer than the
+     * wait for the next write, older rows) or there are none.
+     */
+    startedEventSeq: integer("started_event_seq"),
+    completedEventSeq: integer("completed_event_seq"),
+    durationMs: integer("duration_ms"),
     /** `refusal`: part of a turn the provider refused; `deleted`: an item a client deleted (content emptied). Kept, never sent to a model again. */
     excluded: text("excluded").$type<Exclusion>(),
     /** A user-role message loopd wrote itself: `notice` (a budget's grace turn), `summary` (older messages condensed). */

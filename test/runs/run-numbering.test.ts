@@ -34,3 +34,50 @@ test("a message.created of a message outside the write is an event row, and a wr
     nextMessageSeq: 5,
   });
 });
+
+test("a tool result carries its call's start and end when they say what it says; anything else stays a row", () => {
+  const result = (id: string, is_error = false) => ({
+    type: "tool_result" as const,
+    tool_call_id: id,
+    name: "calc",
+    content: "4",
+    is_error,
+  });
+  const results = [result("a"), result("b", true)];
+  const write = numberWrite(
+    { lastSeq: 2, nextMessageSeq: 10 },
+    {
+      messageCount: 2,
+      resultOf: (i) => results[i],
+      eventsOf: (first) => [
+        { type: "tool_call.started", data: { tool_call_id: "a", name: "calc", input: { x: 1 } } },
+        { type: "tool_call.started", data: { tool_call_id: "b", name: "other", input: {} } }, // another name: a row
+        ...created(2, first),
+        {
+          type: "tool_call.completed",
+          data: { tool_call_id: "a", name: "calc", is_error: false, duration_ms: 7, seq: first },
+        },
+        // says false where the result says true: a row
+        {
+          type: "tool_call.completed",
+          data: { tool_call_id: "b", name: "calc", is_error: false, duration_ms: 1, seq: first + 1 },
+        },
+        // a fractional duration would not come back whole: a row
+        {
+          type: "tool_call.completed",
+          data: { tool_call_id: "a", name: "calc", is_error: false, duration_ms: 0.5, seq: first },
+        },
+      ],
+    },
+  );
+  expect(write.messages).toEqual([
+    { seq: 10, eventSeq: 5, startedEventSeq: 3, completedEventSeq: 7, durationMs: 7 },
+    { seq: 11, eventSeq: 6 },
+  ]);
+  expect(write.events.map((e) => e.seq)).toEqual([4, 8, 9]);
+  expect(write.carried.map((e) => [e.seq, e.type])).toEqual([
+    [3, "tool_call.started"],
+    [7, "tool_call.completed"],
+  ]);
+  expect(write.next).toEqual({ lastSeq: 9, nextMessageSeq: 12 });
+});
