@@ -20,12 +20,20 @@ export interface RunEventLogOptions {
   /** Where the run's numbers stand: its last saved event, and the `seq` its conversation's next message gets (the run is its only writer). */
   position: RunPosition;
   /**
-   * How long events that need not be written at once (text deltas, a tool
-   * call starting) may wait to go with the next write. Each keeps its own
-   * id; waiting only saves round trips to the database.
+   * How long events that need not be written at once (text deltas) may wait
+   * to go with the next write. Each keeps its own id; waiting only saves
+   * round trips to the database.
    * @default 10
    */
   deltaFlushMs?: number;
+  /**
+   * How long a tool call's start may wait: a call that ends by then is saved
+   * in one write with its start and end, both carried by its result (no row
+   * of their own, see src/runs/run-numbering.ts); a longer one's start is
+   * written then, on its own.
+   * @default 50
+   */
+  startFlushMs?: number;
   /** What the run's creation just committed (`startedEvents`), handed to its readers as a write of this log. */
   committed?: LoggedEvent[] | undefined;
 }
@@ -64,6 +72,7 @@ export function createRunEventLog({
   owner,
   position,
   deltaFlushMs = 10,
+  startFlushMs = 50,
   committed: created,
 }: RunEventLogOptions) {
   let at: RunPosition = position;
@@ -162,11 +171,11 @@ export function createRunEventLog({
   const writeLater = () => void commit({}).catch(() => {});
 
   return {
-    /** An event with nothing else to save; those that may wait go with the next write, or within `deltaFlushMs`. */
+    /** An event with nothing else to save; those that may wait go with the next write, or within `deltaFlushMs` (a call's start, `startFlushMs`). */
     emit<T extends RunEventType>(type: T, data: RunEventData<T>): void {
       pending.push({ type, data });
       if (!MAY_WAIT.has(type)) writeLater();
-      else timer ??= setTimeout(writeLater, deltaFlushMs);
+      else timer ??= setTimeout(writeLater, type === "tool_call.started" ? startFlushMs : deltaFlushMs);
     },
     commit,
     /** Resolves when everything emitted so far is written. */

@@ -37,7 +37,10 @@ export const runStateOf = (row: RunRow): RunState => ({
  * to it by its `seq` instead of carrying a copy (a tool result would
  * otherwise be written three times), and a `message.created` is not even a
  * row: it is the message's own `event_seq`, read back as an event
- * (`events.after`). The edge turns them into the contract's shapes
+ * (`events.after`); nor are a tool call's `tool_call.started` and
+ * `tool_call.completed` when they were saved with its result (its
+ * `started_event_seq` and `completed_event_seq`, see `numberWrite`). The
+ * edge turns them into the contract's shapes
  * (`src/http/present-run-events.ts`).
  */
 export type StoredRunEvent =
