@@ -54,11 +54,18 @@ export async function callAgent(deps: McpServerDeps, call: AgentCall): Promise<C
   const release = deps.takeStream(tenant);
   const stop = linkedAbort(call.signal, deps.shutdown);
   try {
-    conversationId ??= (await conversations.create(tenant, { agent })).id;
+    const made = conversationId === undefined ? (await conversations.create(tenant, { agent })).id : null;
+    conversationId ??= made!;
     const sent = await sendMessage(
       { services, runs },
       { tenant, conversationId, content: call.message, textField: "arguments.message" },
-    ).finally(call.taken);
+    )
+      .catch(async (err: unknown) => {
+        // A run refused (the tenant's cap, a shed, a bad message): the conversation made for it is not left behind, empty.
+        if (made) await conversations.delete(tenant, made, runs).catch(() => {});
+        throw err;
+      })
+      .finally(call.taken);
     let run: RunRow = sent.run;
     const total = run.request.max_steps;
     await call.progress?.({ progress: 0, total, message: `run ${run.id} of conversation ${conversationId} started` });

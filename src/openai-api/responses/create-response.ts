@@ -66,7 +66,9 @@ export async function createResponse(
     tenant: string;
     body: CreateResponseBody;
     /** WebSocket mode: the conversation that continues a `store: false` response the socket keeps, or `null` (see `kept-responses.ts`). */
-    kept?: { conversationOf(id: string, o: { store: boolean }): Promise<string | null> } | undefined;
+    kept?:
+      | { conversationOf(id: string, o: { store: boolean }): Promise<{ id: string; forked: boolean } | null> }
+      | undefined;
   },
 ): Promise<CreatedResponse> {
   const { services, conversations } = deps;
@@ -92,10 +94,14 @@ export async function createResponse(
   let conversationId: string;
   // One this request makes is as the request asks: nothing to settle.
   let made: Awaited<ReturnType<ConversationService["create"]>> | null = null;
+  // A fork this request makes: gone again if the response is refused.
+  let forked = false;
   if (body.previous_response_id) {
-    conversationId =
+    const continued =
       (await kept?.conversationOf(body.previous_response_id, { store })) ??
       (await conversationOfPrevious(deps, { tenant, id: body.previous_response_id, fork: !store || undefined }));
+    conversationId = continued.id;
+    forked = continued.forked;
   } else if (named !== null) {
     const conversation = await conversations.get(tenant, named).catch((err: unknown) => {
       throw err instanceof AppError && err.code === "not_found"
@@ -142,7 +148,8 @@ export async function createResponse(
       });
     return created;
   } catch (err) {
-    if (throwaway) await conversations.delete(tenant, conversationId, deps.runs).catch(() => {});
+    // What this request made (a conversation, a fork, a throwaway copy) is not left behind when it is refused.
+    if (throwaway || made || forked) await conversations.delete(tenant, conversationId, deps.runs).catch(() => {});
     throw err;
   }
 }

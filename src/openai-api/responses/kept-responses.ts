@@ -55,14 +55,15 @@ export function createKeptResponses(
     },
 
     /**
-     * The conversation a response continuing from `id` goes on in, or `null`
-     * when the socket keeps no such response (it may be a stored one).
+     * The conversation a response continuing from `id` goes on in (`forked`:
+     * made here), or `null` when the socket keeps no such response (it may be
+     * a stored one).
      */
-    async conversationOf(id: string, { store }: { store: boolean }): Promise<string | null> {
+    async conversationOf(id: string, { store }: { store: boolean }): Promise<{ id: string; forked: boolean } | null> {
       const k = kept.get(id);
       if (!k) return null;
-      if (!store && latest.get(k.conversationId) === id) return k.conversationId;
-      return (await forkConversation(services, tenant, k.conversationId, { atSeq: k.endSeq })).id;
+      if (!store && latest.get(k.conversationId) === id) return { id: k.conversationId, forked: false };
+      return { id: (await forkConversation(services, tenant, k.conversationId, { atSeq: k.endSeq })).id, forked: true };
     },
 
     /** A `store: false` response was made: its conversation is the socket's until it is dropped (at once when the socket has closed meanwhile). */

@@ -9,12 +9,12 @@ import { openAiError } from "../openai-errors.js";
  * fork ending where it ended (so an old response is branched from, and the
  * history is never rewritten). `fork: true` forks even from the latest (a
  * `store: false` response works on a copy). Unknown (or another tenant's):
- * 400 `previous_response_not_found`.
+ * 400 `previous_response_not_found`. `forked`: the conversation was made here.
  */
 export async function conversationOfPrevious(
   { services }: { services: Services },
   { tenant, id, fork = false }: { tenant: string; id: string; fork?: boolean | undefined },
-): Promise<string> {
+): Promise<{ id: string; forked: boolean }> {
   const { store } = services;
   const previous = await store.openaiResponses.get(tenant, id);
   if (!previous)
@@ -23,10 +23,10 @@ export async function conversationOfPrevious(
       openaiCode: "previous_response_not_found",
     });
   const next = await store.openaiResponses.nextInConversation(previous);
-  if (!next && !fork) return previous.conversationId;
+  if (!next && !fork) return { id: previous.conversationId, forked: false };
   const atSeq = next ? (next.fromSeq ?? (await store.messages.lastSeq(previous.conversationId)) + 1) - 1 : undefined;
   try {
-    return (await forkConversation(services, tenant, previous.conversationId, { atSeq })).id;
+    return { id: (await forkConversation(services, tenant, previous.conversationId, { atSeq })).id, forked: true };
   } catch (err) {
     if (err instanceof AppError && err.code === "invalid_request")
       throw openAiError(
