@@ -1,4 +1,6 @@
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import { databaseFreeTestFiles } from "./test/support/helpers/database-free-files.js";
 
 /**
  * With TEST_DATABASE_POOLER=pgbouncer (and TEST_DATABASE_URL), the suite's
@@ -9,6 +11,12 @@ import { defineConfig } from "vitest/config";
  * its own and runs only there.
  */
 const behindPooler = process.env.TEST_DATABASE_POOLER === "pgbouncer";
+/**
+ * With TEST_DATABASE_URL alone, the Postgres pass: the files that never reach the
+ * choice of database (pure functions, the fake LLM, processes on a DATA_DIR of
+ * their own) ran the same in the PGlite pass, so they are not run again.
+ */
+const onPostgres = Boolean(process.env.TEST_DATABASE_URL) && !behindPooler;
 const POOLED = [
   "test/scale/**/*.test.ts",
   "test/runs/{keep-leases,recover-run.takeover,run-cap.instances,run-cap.concurrent-starts,history-cache.instances,follow-run-events.followers,follow-run-events.streaming,run-signals.lost-lease,retention-sweeper}.test.ts",
@@ -22,7 +30,13 @@ const POOLED = [
 export default defineConfig({
   test: {
     include: behindPooler ? POOLED : ["test/**/*.test.ts"],
-    exclude: behindPooler ? [] : ["test/scale/**", "**/node_modules/**"],
+    exclude: behindPooler
+      ? []
+      : [
+          "test/scale/**",
+          "**/node_modules/**",
+          ...(onPostgres ? databaseFreeTestFiles(fileURLToPath(new URL(".", import.meta.url))) : []),
+        ],
     // On PGlite, one migrated database that each test file's database starts as a copy of; behind
     // pgbouncer, the run's pooler. And src/ built into dist/ once, so that programs started as processes run compiled.
     globalSetup: [
