@@ -84,6 +84,8 @@ export interface AppDeps {
   instanceId?: string;
   /** @default 15000 */
   ssePingMs?: number;
+  /** @default RESPONSE_SOCKET_IDLE_MS (10 minutes) */
+  responseSocketIdleMs?: number;
   /** How often event-loop lag is sampled for the overload guard. @default 1000 */
   pressureSampleMs?: number;
 }
@@ -173,6 +175,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     runs,
     shutdown: shutdown.signal,
     ssePingMs: deps.ssePingMs,
+    responseSocketIdleMs: deps.responseSocketIdleMs,
     ping: database.ping,
     streams: streamShare.gate,
     phase: () => (stopping ? "stopping" : started ? "serving" : "starting"),

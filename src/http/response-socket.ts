@@ -13,7 +13,11 @@ import { validationFailure } from "./plugins/validation-failure.js";
 import { fieldNestedDeeperThan } from "./plugins/json-nesting.js";
 import { BODY_MAX_DEPTH } from "./schemas/shared.js";
 
-/** A socket that sends nothing this long while no response runs is closed. */
+/**
+ * A socket that starts no response this long (since it opened or its last
+ * response ended) is closed; a message refused does not count, so a client
+ * cannot hold a socket by sending bad ones.
+ */
 export const RESPONSE_SOCKET_IDLE_MS = 10 * 60_000;
 
 /**
@@ -146,7 +150,6 @@ export function serveResponseSocket(
     if (socket.readyState !== socket.OPEN) return;
     if (unread >= MAX_UNREAD_ERRORS)
       return socket.close(1008, "too many error events unread: read the socket's messages as you send");
-    armIdle();
     let body: CreateResponseBody;
     try {
       body = createOf(data, isBinary);

@@ -26,6 +26,7 @@ export async function startLoopd({
   listen = false,
   instanceId,
   ssePingMs,
+  responseSocketIdleMs,
   pressureSampleMs,
   logger,
 }: {
@@ -36,6 +37,7 @@ export async function startLoopd({
   listen?: boolean;
   instanceId?: string;
   ssePingMs?: number;
+  responseSocketIdleMs?: number;
   pressureSampleMs?: number;
   logger?: Logger;
 }): Promise<TestLoopd> {
@@ -60,6 +62,7 @@ export async function startLoopd({
     ...(tools && { tools }),
     ...(instanceId && { instanceId }),
     ...(ssePingMs && { ssePingMs }),
+    ...(responseSocketIdleMs && { responseSocketIdleMs }),
     ...(pressureSampleMs && { pressureSampleMs }),
     logger: logger ?? createLogger(config.server.logLevel),
   });
