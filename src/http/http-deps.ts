@@ -16,7 +16,7 @@ export interface HttpDeps {
   /** @default 15000 */
   ssePingMs?: number;
   /** How long a WebSocket of `/v1/responses` may go without starting a response. @default RESPONSE_SOCKET_IDLE_MS */
-  responseSocketIdleMs?: number | undefined;
+  responseSocketIdleMs?: number;
   ping(): Promise<DatabaseHealth>;
   /** Bounds the open SSE streams. */
   streams: StreamGate;

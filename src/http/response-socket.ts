@@ -31,7 +31,7 @@ export interface ResponseSocketOptions {
   tenant: string;
   log: FastifyBaseLogger;
   /** @default RESPONSE_SOCKET_IDLE_MS */
-  idleMs?: number;
+  idleMs?: number | undefined;
   /** Counts a `response.create` in the key's rate limit: the refusal past it, or null. */
   checkRate?: (() => Promise<AppError | null>) | undefined;
 }

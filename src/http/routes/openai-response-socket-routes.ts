@@ -52,7 +52,7 @@ export function openAiResponseSocketRoutes(app: FastifyInstance, deps: HttpDeps)
         serveResponseSocket(deps, socket, {
           tenant: req.tenant,
           log: req.log,
-          ...(deps.responseSocketIdleMs !== undefined && { idleMs: deps.responseSocketIdleMs }),
+          idleMs: deps.responseSocketIdleMs,
           ...(limiter && { checkRate: () => rateRefusal(limiter, req) }),
         }),
     });
