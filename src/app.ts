@@ -292,6 +292,8 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
           // After the runs stopped: their last spans go out too.
           await services.telemetry.close();
           services.overload.close();
+          // prom-client's GC observer keeps the registry for good; its gauges would keep the database.
+          metrics.registry.clear();
         }
       })()),
   };
