@@ -73,8 +73,15 @@ describe(`an agent's call of an agent, in a process on ${testDatabaseKind}`, () 
       const runId: string = started.body.run.id;
       // The child's model call is streaming: the parent's call of it has no result yet.
       await until(() => llm.requests.length === 2, { timeoutMs: 20_000 });
-      const [child] = (await client.run(conv.id, runId)).children;
-      expect(child).toBeDefined();
+      // The child's run starts a moment before the parent records it (on a busy machine, more).
+      const child = await vi.waitFor(
+        async () => {
+          const [c] = (await client.run(conv.id, runId)).children;
+          expect(c).toBeDefined();
+          return c;
+        },
+        { timeout: 10_000, interval: 20 },
+      );
       expect(await killProcess(loopd)).toEqual({ code: null, signal: "SIGKILL" });
 
       llm.script({ text: "The facts, gathered again." }, { text: "Here is what the researcher found." });
