@@ -10,11 +10,12 @@ import type { ModelProvider, ProviderName } from "./core/model-provider.js";
 import type { Config } from "./config.js";
 import { describeError } from "./errors.js";
 import { createConversationService } from "./conversations/conversation-service.js";
+import { createThrowawayKeeper } from "./conversations/throwaway-keeper.js";
 import { createAgentService } from "./agents/agent-service.js";
 import { applyAgentsFile } from "./agents/apply-agents-file.js";
 import { createRunManager, type RunManager } from "./runs/run-manager.js";
 import { hearOtherProcesses } from "./runs/hear-other-processes.js";
-import { createRetentionSweeper, type RetentionSweeper } from "./runs/retention-sweeper.js";
+import { retentionSweeperOf, type RetentionSweeper } from "./runs/retention-sweeper.js";
 import { createHistoryCache } from "./runs/history-cache.js";
 import { signalsOf } from "./runs/run-signals.js";
 import { createTokenRatios } from "./runs/token-ratios.js";
@@ -88,6 +89,8 @@ export interface AppDeps {
   responseSocketIdleMs?: number;
   /** How often event-loop lag is sampled for the overload guard. @default 1000 */
   pressureSampleMs?: number;
+  /** How long a `store: false` conversation outlives the process holding it. @default THROWAWAY_KEEP_MS (10 minutes) */
+  throwawayKeepMs?: number;
 }
 
 export interface Loopd {
@@ -168,6 +171,8 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const streamShare = streamGateFor(services, { shared: database.kind === "postgres" });
   const conversations = createConversationService(services);
   services.agentCaller = createAgentCaller({ services, runs, conversations });
+  const discard = (tenant: string, id: string) => conversations.delete(tenant, id, runs);
+  const throwaways = (services.throwaways = createThrowawayKeeper(services, { keepMs: deps.throwawayKeepMs, discard }));
   const http: HttpDeps = {
     services,
     conversations,
@@ -249,14 +254,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   await runs.open();
   if (config.auth.required) await makeFirstKey(services.store, logger);
   started = true;
-  const retention =
-    config.runs.retentionDays === null
-      ? null
-      : createRetentionSweeper(services, {
-          days: config.runs.retentionDays,
-          everyS: config.runs.retentionSweepS,
-          onDeleted: (n) => metrics.retentionDeleted(n),
-        });
+  const retention = retentionSweeperOf(services, (n) => metrics.retentionDeleted(n));
   // In the background: loopd answers while a server starts, or fails to.
   for (const set of toolSets) set.start();
   webhooks = startWebhooks(services, { metrics });
@@ -289,6 +287,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
           await services.broadcast.close();
           await Promise.all(toolSets.map((set) => set.close()));
           await keyCheck.close();
+          await throwaways.close();
           // After the runs stopped: their last spans go out too.
           await services.telemetry.close();
           services.overload.close();

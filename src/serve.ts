@@ -17,6 +17,8 @@ export interface ServeOptions {
   env?: NodeJS.ProcessEnv;
   /** Tools to serve instead of the built-in ones (`createBuiltinTools()` plus your own `defineTool`s). @default the built-in tools */
   tools?: Tool[];
+  /** How long a `store: false` conversation outlives a process killed while holding it. @default 10 minutes */
+  throwawayKeepMs?: number;
 }
 
 /** A running server, as `serve` leaves it. */
@@ -32,7 +34,7 @@ export interface Served {
  * fix), open and migrate the database, serve, and close gracefully on
  * SIGTERM/SIGINT.
  */
-export async function serve({ env = process.env, tools }: ServeOptions = {}): Promise<Served> {
+export async function serve({ env = process.env, tools, throwawayKeepMs }: ServeOptions = {}): Promise<Served> {
   const config = loadConfig(env);
   const logger = createLogger(config.server.logLevel, { secrets: config.secrets });
   checkProviderKey(config);
@@ -62,7 +64,7 @@ export async function serve({ env = process.env, tools }: ServeOptions = {}): Pr
     await database.migrate().catch((err: unknown) => {
       throw new OperatorError(explainDatabaseError(err, config.database), { cause: err });
     });
-    loopd = await buildApp({ config, database, logger, prices, sandbox, ...(tools && { tools }) });
+    loopd = await buildApp({ config, database, logger, prices, sandbox, ...(tools && { tools }), throwawayKeepMs });
     url = await loopd.app.listen({ host: config.server.host, port: config.server.port }).catch((err: unknown) => {
       throw explainListenError(err, config.server);
     });

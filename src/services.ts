@@ -10,6 +10,7 @@ import type { TokenRatios } from "./runs/token-ratios.js";
 import type { Broadcast } from "./store/broadcast.js";
 import type { Store } from "./store/store.js";
 import type { Telemetry } from "./telemetry/telemetry.js";
+import type { ThrowawayKeeper } from "./conversations/throwaway-keeper.js";
 import type { TenantDailyCost } from "./conversations/tenant-daily-cost.js";
 import type { ToolSet } from "./tools/tool-set.js";
 import type { ToolRegistry } from "./tools/tool-registry.js";
@@ -61,4 +62,6 @@ export interface Services {
   tenantCost: TenantDailyCost;
   /** Runs agents for other agents' calls (`agent__<name>`); set once the run manager exists (absent: no agent is offered as a tool). */
   agentCaller?: AgentCaller | undefined;
+  /** Keeps the `store: false` conversations this process holds, and deletes those a process killed left behind; set with the run manager. */
+  throwaways?: ThrowawayKeeper | undefined;
 }

@@ -54,3 +54,12 @@ export function createRetentionSweeper(
     },
   };
 }
+
+/** The sweep of `RETENTION_DAYS`, or null without it. */
+export function retentionSweeperOf(
+  services: Pick<Services, "store" | "log" | "histories" | "config">,
+  onDeleted: (count: number) => void,
+): RetentionSweeper | null {
+  const { retentionDays: days, retentionSweepS: everyS } = services.config.runs;
+  return days === null ? null : createRetentionSweeper(services, { days, everyS, onDeleted });
+}

@@ -262,6 +262,7 @@ function conversationColumns() {
     agentOverrides,
     agents,
     parent,
+    discardAt,
   } = conversations;
   return {
     id,
@@ -292,6 +293,7 @@ function conversationColumns() {
     agentOverrides,
     agents,
     parent,
+    discardAt,
   };
 }
 

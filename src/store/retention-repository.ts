@@ -1,4 +1,5 @@
-import { sql } from "drizzle-orm";
+import { inArray, sql } from "drizzle-orm";
+import { conversations } from "./schema.js";
 import type { Db } from "./db.js";
 
 /** The lock one instance holds while it sweeps (any number; it names the sweep). */
@@ -41,6 +42,25 @@ export function createRetentionRepository({ db }: { db: Db }) {
           returning c.id`)) as unknown as { rows: { id: string }[] };
         return deleted.rows.map((r) => r.id);
       });
+    },
+
+    /** Throw-away conversations (`store: false`): each of `ids` that still exists is kept `keepMs` more. The ids that were. */
+    async keepThrowaways(ids: string[], keepMs: number): Promise<string[]> {
+      const kept = await db
+        .update(conversations)
+        .set({ discardAt: sql`now() + make_interval(secs => ${keepMs / 1000})` })
+        .where(inArray(conversations.id, ids))
+        .returning({ id: conversations.id });
+      return kept.map((c) => c.id);
+    },
+
+    /** Throw-away conversations whose time has passed: no process keeps them any more (at most `limit`). */
+    async overdueThrowaways(limit: number): Promise<Array<{ id: string; tenantId: string }>> {
+      return db
+        .select({ id: conversations.id, tenantId: conversations.tenantId })
+        .from(conversations)
+        .where(sql`${conversations.discardAt} < now()`)
+        .limit(limit);
     },
   };
 }

@@ -81,8 +81,16 @@ export const conversations = pgTable(
     agents: jsonb("agents").$type<string[]>().notNull().default([]),
     /** A child agent's conversation: the run and call that started it (null: a conversation of its own). */
     parent: jsonb("parent").$type<ConversationParent>(),
+    /**
+     * A throw-away conversation's (a `store: false` response's): deleted once this time has passed. The process
+     * that holds it pushes it on while it does; one killed leaves it to the others' sweep (null: kept).
+     */
+    discardAt: timestamp("discard_at", { withTimezone: true, precision: 3 }),
   },
   (t) => [
+    index("conversations_discard_at_idx")
+      .on(t.discardAt)
+      .where(sql`${t.discardAt} is not null`),
     // Lists are a tenant's, newest first.
     index("conversations_tenant_created_at_id_idx").on(t.tenantId, t.createdAt.desc(), t.id.desc()),
     uniqueIndex("conversations_tenant_chat_id_idx").on(t.tenantId, t.chatId),

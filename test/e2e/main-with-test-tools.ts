@@ -20,7 +20,13 @@ const blockUntilStopped = defineTool({
     ),
 });
 
+// LOOPD_TEST_THROWAWAY_KEEP_MS: a short keep of store: false conversations, for a test that kills the process holding one.
+const keep = process.env.LOOPD_TEST_THROWAWAY_KEEP_MS;
 await runCli(
   "loopd cannot start:",
-  async () => void (await serve({ tools: [...createBuiltinTools(), blockUntilStopped] })),
+  async () =>
+    void (await serve({
+      tools: [...createBuiltinTools(), blockUntilStopped],
+      ...(keep && { throwawayKeepMs: Number(keep) }),
+    })),
 );

@@ -115,6 +115,8 @@ export async function createResponse(
   }
   const throwaway = !store;
   try {
+    // Marked before its run starts: were this process killed, another would delete it.
+    if (throwaway) await services.throwaways?.hold(conversationId);
     const conversation = made ?? (await settleConversation(deps, { tenant, conversationId, target, body, answers }));
     if (compaction.message) await writeCompaction(services, { tenant, conversationId, message: compaction.message });
     const started = answers

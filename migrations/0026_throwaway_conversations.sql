@@ -1,0 +1,2 @@
+ALTER TABLE "conversations" ADD COLUMN "discard_at" timestamp (3) with time zone;--> statement-breakpoint
+CREATE INDEX "conversations_discard_at_idx" ON "conversations" USING btree ("discard_at") WHERE "conversations"."discard_at" is not null;
