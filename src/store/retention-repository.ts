@@ -1,4 +1,4 @@
-import { inArray, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { conversations } from "./schema.js";
 import type { Db } from "./db.js";
 
@@ -49,7 +49,8 @@ export function createRetentionRepository({ db }: { db: Db }) {
       const kept = await db
         .update(conversations)
         .set({ discardAt: sql`now() + make_interval(secs => ${keepMs / 1000})` })
-        .where(inArray(conversations.id, ids))
+        // One parameter however many (a busy process holds thousands; a statement takes at most 65,535).
+        .where(sql`${conversations.id} in (select jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb))`)
         .returning({ id: conversations.id });
       return kept.map((c) => c.id);
     },
