@@ -171,7 +171,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
   const streamShare = streamGateFor(services, { shared: database.kind === "postgres" });
   const conversations = createConversationService(services);
   services.agentCaller = createAgentCaller({ services, runs, conversations });
-  const discard = (tenant: string, id: string) => conversations.delete(tenant, id, runs);
+  const discard = (tenant: string, id: string) => conversations.discardOverdue(tenant, id, runs);
   const throwaways = (services.throwaways = createThrowawayKeeper(services, { keepMs: deps.throwawayKeepMs, discard }));
   const http: HttpDeps = {
     services,

@@ -37,6 +37,21 @@ export function createConversationService(services: Services) {
     return row;
   };
 
+  const remove = async (tenant: string, id: string, runs: Pick<RunManager, "cancelLocal">, options = {}) => {
+    const active = await store.runs.activeOf(id);
+    // Deleted first, stopped after: a run stopped first could record its
+    // cancellation before the delete, and its readers would see that
+    // instead of the deletion. Once the rows are gone its writes are refused.
+    if (!(await store.conversations.delete(tenant, id, options))) return false;
+    if (active && !runs.cancelLocal(active.id)) await store.notify("loopd_run_cancel", active.id);
+    // Whoever follows a run of it (in another process: through the delete's NOTIFY) finds it gone,
+    // not a write of it kept in memory.
+    services.signals.forgetConversation(id);
+    services.signals.notify(id);
+    services.histories.forget(id);
+    return true;
+  };
+
   return {
     /** `chatId`: the AI SDK chat id that names it on `/ui/chat`; `parent`: the call of an agent it is the child of. */
     async create(
@@ -147,18 +162,12 @@ export function createConversationService(services: Services) {
      */
     async delete(tenant: string, id: string, runs: Pick<RunManager, "cancelLocal">) {
       await load(tenant, id);
-      const active = await store.runs.activeOf(id);
-      // Deleted first, stopped after: a run stopped first could record its
-      // cancellation before the delete, and its readers would see that
-      // instead of the deletion. Once the rows are gone its writes are refused.
-      if (!(await store.conversations.delete(tenant, id))) throw notFound("conversation", id);
-      if (active && !runs.cancelLocal(active.id)) await store.notify("loopd_run_cancel", active.id);
-      // Whoever follows a run of it (in another process: through the delete's NOTIFY) finds it gone,
-      // not a write of it kept in memory.
-      services.signals.forgetConversation(id);
-      services.signals.notify(id);
-      services.histories.forget(id);
+      if (!(await remove(tenant, id, runs))) throw notFound("conversation", id);
     },
+
+    /** A throw-away conversation past its time (its holder is gone), deleted as `delete` does; false when renewed or gone meanwhile. */
+    discardOverdue: (tenant: string, id: string, runs: Pick<RunManager, "cancelLocal">) =>
+      remove(tenant, id, runs, { overdue: true }),
 
     async messages({ tenant, id, afterSeq, limit }: { tenant: string; id: string; afterSeq: number; limit: number }) {
       await load(tenant, id);

@@ -12,8 +12,12 @@ const SWEEP_BATCH = 100;
 export interface ThrowawayKeeper {
   /** A throw-away conversation this process holds from now on: marked at once, kept on while it exists. */
   hold(conversationId: string): Promise<void>;
-  /** Keeps this process's on and deletes the overdue ones (their process is gone) now; also every quarter of the keep. */
-  tick(): Promise<void>;
+  /** It was deleted (answered, dropped, refused): no longer this process's to keep. */
+  release(conversationId: string): void;
+  /** Keeps this process's on, now; also every quarter of the keep. */
+  renew(): Promise<void>;
+  /** Deletes the overdue ones (their process is gone), now; also every quarter of the keep. */
+  sweep(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -23,6 +27,7 @@ export interface ThrowawayKeeper {
  * A process killed before that leaves them behind: each carries a time
  * past which it is deleted, which the process holding it pushes on every
  * quarter of `keepMs`, and every process sweeps the ones left overdue.
+ * Renewals have a timer of their own: a slow sweep never holds them up.
  */
 export function createThrowawayKeeper(
   { store, log }: { store: Pick<Store, "retention">; log: Log },
@@ -31,18 +36,18 @@ export function createThrowawayKeeper(
     discard,
   }: {
     keepMs?: number | undefined;
-    /** Deletes a conversation whose time has passed, stopping its run if it has one going. */
-    discard: (tenant: string, conversationId: string) => Promise<void>;
+    /** Deletes a conversation if its time has passed (checked under its lock), stopping its run; false if not. */
+    discard: (tenant: string, conversationId: string) => Promise<boolean>;
   },
 ): ThrowawayKeeper {
   const held = new Set<string>();
-  let running: Promise<void> | null = null;
-  const tickOnce = async () => {
-    if (held.size > 0) {
-      const kept = new Set(await store.retention.keepThrowaways([...held], keepMs));
-      // Answered and deleted (or swept): no longer this process's to keep.
-      for (const id of held) if (!kept.has(id)) held.delete(id);
-    }
+  const renewOnce = async () => {
+    if (held.size === 0) return;
+    const kept = new Set(await store.retention.keepThrowaways([...held], keepMs));
+    // Deleted without a word (by another process, say): no longer this process's to keep.
+    for (const id of held) if (!kept.has(id)) held.delete(id);
+  };
+  const sweepOnce = async () => {
     for (const { id, tenantId } of await store.retention.overdueThrowaways(SWEEP_BATCH)) {
       if (held.has(id)) continue;
       await discard(tenantId, id).catch((err: unknown) =>
@@ -53,24 +58,38 @@ export function createThrowawayKeeper(
       );
     }
   };
-  const tick = () => (running ??= tickOnce().finally(() => (running = null)));
-  const timer = setInterval(
-    () =>
-      void tick().catch((err: unknown) =>
-        log.warn({ err }, "throw-away conversations: keeping or sweeping failed; tried again later"),
-      ),
-    keepMs / 4,
-  );
-  timer.unref();
+  const renew = single(renewOnce);
+  const sweep = single(sweepOnce);
+  const every = (work: () => Promise<void>, what: string) => {
+    const timer = setInterval(
+      () =>
+        void work().catch((err: unknown) =>
+          log.warn({ err }, `throw-away conversations: ${what} failed; tried again later`),
+        ),
+      keepMs / 4,
+    );
+    timer.unref();
+    return timer;
+  };
+  const timers = [every(renew, "keeping them"), every(sweep, "the sweep")];
   return {
     async hold(conversationId) {
       held.add(conversationId);
       await store.retention.keepThrowaways([conversationId], keepMs);
     },
-    tick,
+    release: (conversationId) => void held.delete(conversationId),
+    renew,
+    sweep,
     async close() {
-      clearInterval(timer);
-      await running?.catch(() => {});
+      for (const timer of timers) clearInterval(timer);
+      await Promise.all([renew.settled(), sweep.settled()]);
     },
   };
+}
+
+/** `work`, never twice at once: a call while it runs shares that run; `settled` awaits the one running, if any. */
+function single(work: () => Promise<void>) {
+  let running: Promise<void> | null = null;
+  const run = () => (running ??= work().finally(() => (running = null)));
+  return Object.assign(run, { settled: async () => void (await running?.catch(() => {})) });
 }

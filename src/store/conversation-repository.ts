@@ -29,14 +29,12 @@ export type ConversationWithActiveRun = ConversationRow & {
 /** What a conversation's runs used, together; `cost_usd` null when none of them had a price. */
 export type UsageTotals = Usage & { cost_usd: number | null };
 
-/**
- * Whose conversations a query may see: a tenant's, or any (`INTERNAL`: the
- * run engine, working on a run it already holds). Every query of a
- * conversation takes one, so none can forget it.
- */
+/** Whose conversations a query may see: a tenant's, or any (`INTERNAL`: the run engine, on a run it holds). */
+// Every query of a conversation takes one, so none can forget it.
 export const INTERNAL = Symbol("any tenant");
 export type TenantScope = string | typeof INTERNAL;
 const inScope = (scope: TenantScope) => (scope === INTERNAL ? undefined : eq(conversations.tenantId, scope));
+const pastDiscard = sql`${conversations.discardAt} < now()`;
 
 export interface NewConversation {
   /** @default "default" */
@@ -188,7 +186,8 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
      * meanwhile can still make the two collide; Postgres then breaks the
      * deadlock by failing one side, and the delete tries again.
      */
-    async delete(scope: TenantScope, id: string): Promise<boolean> {
+    /** `overdue`: only if it is a throw-away whose time has passed (it is not, once renewed: checked under its lock). */
+    async delete(scope: TenantScope, id: string, { overdue = false } = {}): Promise<boolean> {
       for (let attempt = 1; ; attempt++) {
         try {
           return await db.transaction(async (tx) => {
@@ -206,7 +205,7 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
               .for("update");
             const deleted = await tx
               .delete(conversations)
-              .where(and(eq(conversations.id, id), inScope(scope)))
+              .where(and(eq(conversations.id, id), inScope(scope), overdue ? pastDiscard : undefined))
               .returning({ id: conversations.id });
             if (notifies && deleted.length > 0) await tx.execute(sql`select pg_notify('loopd_run_events', ${id})`);
             return deleted.length > 0;

@@ -15,3 +15,16 @@ test("throw-away marks: kept on for the ids that exist, however many are asked a
   expect(overdue).not.toContain(stored);
   expect(overdue).not.toContain(held);
 });
+
+test("a sweep's delete of an overdue throw-away checks its time again under the row's lock: one renewed since it was read stays", async () => {
+  const renewed = await f.conversation();
+  await f.store.retention.keepThrowaways([renewed], -1_000);
+  expect((await f.store.retention.overdueThrowaways(100)).map((c) => c.id)).toContain(renewed);
+  // Its holder renews it between the sweeper's read and its delete.
+  await f.store.retention.keepThrowaways([renewed], 60_000);
+  expect(await f.store.conversations.delete("default", renewed, { overdue: true })).toBe(false);
+  expect(await f.store.conversations.get("default", renewed)).toBeDefined();
+  // Overdue still, it goes.
+  await f.store.retention.keepThrowaways([renewed], -1_000);
+  expect(await f.store.conversations.delete("default", renewed, { overdue: true })).toBe(true);
+});

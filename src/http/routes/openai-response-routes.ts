@@ -130,8 +130,9 @@ export function openAiResponseRoutes(app: FastifyInstance, deps: HttpDeps) {
       taken(req);
       const forget = async () => {
         // store: false: nothing of it is kept once it is answered.
-        if (created.throwaway)
-          await deps.conversations.delete(req.tenant, created.conversationId, runs).catch(() => {});
+        if (!created.throwaway) return;
+        await deps.conversations.delete(req.tenant, created.conversationId, runs).catch(() => {});
+        services.throwaways?.release(created.conversationId);
       };
       reply.header("x-loopd-run-id", created.run.id);
       if (release)

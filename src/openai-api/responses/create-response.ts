@@ -152,6 +152,7 @@ export async function createResponse(
   } catch (err) {
     // What this request made (a conversation, a fork, a throwaway copy) is not left behind when it is refused.
     if (throwaway || made || forked) await conversations.delete(tenant, conversationId, deps.runs).catch(() => {});
+    if (throwaway) services.throwaways?.release(conversationId);
     throw err;
   }
 }

@@ -41,10 +41,11 @@ export function createKeptResponses(
   const drop = async (conversationId: string) => {
     for (const [id, k] of kept) if (k.conversationId === conversationId) kept.delete(id);
     latest.delete(conversationId);
-    if (held.delete(conversationId))
-      await conversations.delete(tenant, conversationId, runs).catch(() => {
-        // Already gone (a failed create deletes its own): nothing is left to drop.
-      });
+    if (!held.delete(conversationId)) return;
+    await conversations.delete(tenant, conversationId, runs).catch(() => {
+      // Already gone (a failed create deletes its own): nothing is left to drop.
+    });
+    services.throwaways?.release(conversationId);
   };
   const needed = (conversationId: string) => [...kept.values()].some((k) => k.conversationId === conversationId);
 
