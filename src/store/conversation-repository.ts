@@ -184,9 +184,9 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
      * no such conversation. Open runs' rows (paused ones too) are locked first, in the order
      * a run's own writes take them (run, then conversation). A run created
      * meanwhile can still make the two collide; Postgres then breaks the
-     * deadlock by failing one side, and the delete tries again.
+     * deadlock by failing one side, and the delete tries again. `overdue`: only a throw-away whose time has
+     * passed, checked under its lock (one renewed since it was read is not).
      */
-    /** `overdue`: only if it is a throw-away whose time has passed (it is not, once renewed: checked under its lock). */
     async delete(scope: TenantScope, id: string, { overdue = false } = {}): Promise<boolean> {
       for (let attempt = 1; ; attempt++) {
         try {
