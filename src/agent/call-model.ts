@@ -1,5 +1,4 @@
 import type { AgentEvent, FallbackReason } from "../core/agent-events.js";
-import type { NewMessage } from "../core/messages.js";
 import type { ModelProvider, ModelResponse, ProviderError } from "../core/model-provider.js";
 import type { RunError } from "../core/run-outcome.js";
 import { attemptModelCall, type Attempted } from "./attempt-model-call.js";
@@ -172,8 +171,7 @@ async function answered(
     cost_usd: cost,
     ...sent,
   });
-  const answer: NewMessage = { role: "assistant", content: response.content };
-  if (response.content.some((b) => b.type === "tool_call")) await state.append([answer]);
-  else if (response.content.length > 0) state.hold([answer]);
+  // Held: the loop writes it before anything acts on it (with its calls' results, when they only read).
+  if (response.content.length > 0) state.hold([{ role: "assistant", content: response.content }]);
   return { type: "answered", response };
 }

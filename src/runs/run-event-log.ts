@@ -47,6 +47,12 @@ export interface CommitParts {
   events?: (firstMessageSeq: number) => EventInput[];
   /** The trace spans of this write, given the `seq` its first message gets (those that tell one of its messages are saved on it). */
   spans?: (firstMessageSeq: number) => NewRunSpan[];
+  /**
+   * Nothing with effects acts on this write before the next: it goes with
+   * that one (or on its own after `startFlushMs`), one statement and one
+   * transaction less. `commit` then resolves before it is durable.
+   */
+  soon?: boolean;
 }
 
 /** How long a run's last write stays with its signals after its end, for the readers still to take it. */
@@ -77,6 +83,8 @@ export function createRunEventLog({
 }: RunEventLogOptions) {
   let at: RunPosition = position;
   let pending: EventInput[] = [];
+  /** A write that goes with the next (`soon`), and the events emitted before it, which go first. */
+  let waiting: { batch: EventInput[]; parts: CommitParts } | null = null;
   let timer: NodeJS.Timeout | null = null;
   let chain: Promise<unknown> = Promise.resolve();
   /** What this writer last handed to the readers, to forget it (and not a later writer's) when done. */
@@ -87,22 +95,35 @@ export function createRunEventLog({
     signals.publish(runId, conversationId, created);
   }
 
-  /** Queues a write after every earlier one; the events waiting go first, in the same call. */
+  /** Queues a write after every earlier one; a held write (`soon`) and the events waiting go first, in the same call. */
   function commit(parts: CommitParts): Promise<void> {
     if (timer) {
       clearTimeout(timer);
       timer = null;
     }
     let committed: LoggedEvent[] | null = null;
+    let heldBack = false;
     const result = chain.then(async () => {
+      const held = waiting;
       const batch = pending;
       pending = [];
-      const spans = parts.spans?.(at.nextMessageSeq) ?? [];
-      const messages = parts.messages ?? [];
+      if (parts.soon && !held) {
+        waiting = { batch, parts };
+        timer ??= setTimeout(writeLater, startFlushMs);
+        heldBack = true;
+        return;
+      }
+      waiting = null;
+      const firstSeq = at.nextMessageSeq;
+      const heldMessages = held?.parts.messages ?? [];
+      const heldSpans = held?.parts.spans?.(firstSeq) ?? [];
+      const spans = [...heldSpans, ...(parts.spans?.(firstSeq + heldMessages.length) ?? [])];
+      const messages = [...heldMessages, ...(parts.messages ?? [])];
       if (
         batch.length === 0 &&
         messages.length === 0 &&
         spans.length === 0 &&
+        !held &&
         !parts.events &&
         !parts.progress &&
         !parts.end
@@ -110,10 +131,13 @@ export function createRunEventLog({
         return;
       const write = numberWrite(at, {
         messageCount: messages.length,
-        eventsOf: (first) => [...batch, ...(parts.events?.(first) ?? [])],
+        eventsOf: (first) => [
+          ...(held ? [...held.batch, ...(held.parts.events?.(first) ?? [])] : []),
+          ...batch,
+          ...(parts.events?.(first + heldMessages.length) ?? []),
+        ],
         resultOf: (i) => resultOf(messages[i]!),
       });
-      const firstSeq = at.nextMessageSeq;
       // A message's trace span is stored on the message (its `span`), as its `message.created` is (its event id), not as a row of its own.
       const tells = (s: NewRunSpan) => tellsMessage(s, messages[(s.messageSeq ?? 0) - firstSeq]);
       const spanOf = new Map(spans.filter(tells).map((s) => [s.messageSeq!, messageSpanData(s)]));
@@ -139,7 +163,7 @@ export function createRunEventLog({
         }),
         events: write.events,
         carried: write.carried,
-        progress: parts.progress ?? null,
+        progress: parts.progress ?? held?.parts.progress ?? null,
         end: parts.end ?? null,
         spans: untoldSpans(spans, tells, firstSeq + messages.length),
       };
@@ -148,6 +172,8 @@ export function createRunEventLog({
         if (!savedAt) throw new LeaseLost(`run ${runId} is no longer owned by this process`);
         committed = committedEvents(save, savedAt);
       } catch (err) {
+        // A held write is never dropped: it goes again with the next, or never (its messages are not written without it).
+        if (held) waiting = { batch: held.batch, parts: { ...held.parts, spans: () => heldSpans } };
         if (!(err instanceof LeaseLost)) pending = [...batch, ...pending];
         else release();
         throw err;
@@ -159,6 +185,7 @@ export function createRunEventLog({
     });
     chain = result.then(
       () => {
+        if (heldBack) return;
         if (!committed) return signals.notify(runId);
         mine = committed;
         signals.publish(runId, conversationId, committed);

@@ -110,9 +110,13 @@ export function createRunWriter({
       if (tracer) spansWaiting.push(span);
     },
 
-    /** Saves messages; `completed` announces the tool calls whose results are among them. */
-    save: (messages: NewMessage[], { completed = [] }: { completed?: ToolCallCompletion[] } = {}) =>
+    /** Saves messages; `completed` announces the tool calls whose results are among them; `soon`: with the next save (see `CommitParts`). */
+    save: (
+      messages: NewMessage[],
+      { completed = [], soon = false }: { completed?: ToolCallCompletion[]; soon?: boolean } = {},
+    ) =>
       events.commit({
+        soon,
         messages,
         progress: takeProgress(),
         spans: (first) => [...takeSpans(), ...(tracer?.saved(messages, first, completed) ?? [])],

@@ -92,7 +92,11 @@ export interface Tool<I = any> {
   timeoutMs?: number;
   /** Overrides the executor's default result cap (config `TOOL_RESULT_MAX_CHARS`). */
   maxResultChars?: number;
-  /** Read-only tools may run in parallel with each other. */
+  /**
+   * Running it changes nothing: read-only calls may run in parallel with each
+   * other, and their step's answer is saved with their results (after a
+   * crash before that write, they run again).
+   */
   readOnly: boolean;
   /** Whether a call (its input already parsed) waits for approval; the conversation's `approval_required` adds to it. */
   needsApproval(input: I, ctx: ToolApprovalContext): boolean;

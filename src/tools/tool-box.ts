@@ -20,6 +20,8 @@ export interface ToolBox {
   /** What the model is offered, in a stable order (the prompt cache keeps hitting): the conversation's tools, its client tools, the loop's own. */
   readonly specs: ToolSpec[];
   decide(call: ToolCallBlock): CallDecision;
+  /** Whether running a call `decide` said to run changes nothing: its tool says it only reads (a tool not found now says nothing: it may be found by the time the call runs). */
+  readOnly(call: ToolCallBlock): boolean;
   /** Runs calls `decide` said to run; one outcome per call, in order, each as soon as it is done (see `executeToolCalls`). */
   run(
     calls: ToolCallBlock[],
@@ -99,6 +101,9 @@ export function createToolBox({
         return "approve";
       }
     },
+
+    readOnly: (call) =>
+      (decided.get(call.id) ?? (allowedSet.has(call.name) ? registry.get(call.name) : undefined))?.readOnly ?? false,
 
     run: (calls, { signal, onStart }) =>
       executeToolCalls({

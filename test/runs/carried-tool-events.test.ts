@@ -10,21 +10,12 @@
  */
 import { sql } from "drizzle-orm";
 import { z } from "zod";
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import type { Database } from "../../src/store/db.js";
+import { describe, expect, test } from "vitest";
 import { defineTool } from "../../src/tools/define-tool.js";
-import { startFakeLlm, type FakeLlm } from "../support/fake-llm/server.js";
-import { isEvent, readSse, type SseEvent } from "../support/helpers/sse-client.js";
-import { startLoopd, type TestLoopd } from "../support/helpers/start-loopd.js";
-import { createTestDatabase, type TestDatabase } from "../support/helpers/test-database.js";
+import { collectEvents } from "../support/helpers/sse-client.js";
 import { testTools } from "../support/helpers/test-tools.js";
+import { useTwoLoopds } from "../support/helpers/use-two-loopds.js";
 
-let llm: FakeLlm;
-let testDb: TestDatabase;
-let database: Database;
-let secondDatabase: Database;
-let loopd: TestLoopd;
-let other: TestLoopd;
 /** Lets the `gate` tool finish. */
 let open: () => void = () => {};
 
@@ -44,41 +35,15 @@ const tools = () => [
   }),
 ];
 
-beforeAll(async () => {
-  llm = await startFakeLlm();
-  testDb = await createTestDatabase();
-  database = await testDb.open();
-  secondDatabase = testDb.kind === "postgres" ? await testDb.open() : database;
-  loopd = await startLoopd({ database, llm, tools: tools(), listen: true, instanceId: "instance-a" });
-  other = await startLoopd({ database: secondDatabase, llm, tools: tools(), listen: true, instanceId: "instance-b" });
-});
-afterAll(async () => {
-  await loopd?.close();
-  await other?.close();
-  if (secondDatabase !== database) await secondDatabase?.close();
-  await database?.close();
-  await testDb?.drop();
-  await llm?.close();
-});
-beforeEach(() => llm.reset());
+const f = useTwoLoopds({ tools: tools() });
 
 const post = (url: string, body: unknown) =>
   fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
-async function eventsOf(res: Response, onEvent: (e: SseEvent) => void = () => {}): Promise<SseEvent[]> {
-  const seen: SseEvent[] = [];
-  for await (const item of readSse(res)) {
-    if (!isEvent(item)) continue;
-    seen.push(item);
-    onEvent(item);
-  }
-  return seen;
-}
-
 describe.each(["anthropic", "openai"] as const)("through %s", (provider) => {
   test("a tool step's start and end, carried by its result, read back from the database as they were streamed", async () => {
     const input = { zeta: 1.5, alpha: { ключ: "значение 🦊", b: [{ y: 2, x: 1 }, "\u00e9"] } };
-    llm.script(
+    f.llm.script(
       // Two calls run together, one failing; then one that outlasts the wait for the next write; then the answer.
       {
         toolCalls: [
@@ -89,9 +54,9 @@ describe.each(["anthropic", "openai"] as const)("through %s", (provider) => {
       { toolCalls: [{ name: "gate", input: {} }] },
       { text: "done" },
     );
-    const conversation = (await (await post(`${loopd.url}/conversations`, { provider })).json()) as { id: string };
-    const res = await post(`${loopd.url}/conversations/${conversation.id}/messages`, { content: "go", stream: true });
-    const live = await eventsOf(res, (e) => {
+    const conversation = (await (await post(`${f.loopd.url}/conversations`, { provider })).json()) as { id: string };
+    const res = await post(`${f.loopd.url}/conversations/${conversation.id}/messages`, { content: "go", stream: true });
+    const live = await collectEvents(res, (e) => {
       // The gate opens once its start has been streamed: written by then, on its own.
       if (e.event === "tool_call.started" && e.data.name === "gate") open();
     });
@@ -99,8 +64,8 @@ describe.each(["anthropic", "openai"] as const)("through %s", (provider) => {
     const runId = live[0]!.data.run.id as string;
 
     // Read by the other instance, which was handed nothing: all from the database.
-    const stored = await eventsOf(
-      await fetch(`${other.url}/conversations/${conversation.id}/runs/${runId}/events`, {
+    const stored = await collectEvents(
+      await fetch(`${f.other.url}/conversations/${conversation.id}/runs/${runId}/events`, {
         headers: { "last-event-id": "0" },
       }),
     );
@@ -118,7 +83,7 @@ describe.each(["anthropic", "openai"] as const)("through %s", (provider) => {
     expect(completed.every((e) => Number.isInteger(e.data.duration_ms) && e.data.duration_ms >= 0)).toBe(true);
 
     // Rows: only the gate's start, which was written before its result existed.
-    const rows = await database.db.execute(
+    const rows = await f.database.db.execute(
       sql`select type, data->>'tool_call_id' as call from run_events where run_id = ${runId} and type like 'tool_call.%' order by seq`,
     );
     expect((rows as unknown as { rows: { type: string; call: string }[] }).rows).toEqual([
@@ -127,8 +92,8 @@ describe.each(["anthropic", "openai"] as const)("through %s", (provider) => {
 
     // A client that comes back after each event gets the rest, the same, from the database.
     for (const k of [started[0]!.id - 1, started[0]!.id, completed[1]!.id, started[2]!.id]) {
-      const rest = await eventsOf(
-        await fetch(`${other.url}/conversations/${conversation.id}/runs/${runId}/events`, {
+      const rest = await collectEvents(
+        await fetch(`${f.other.url}/conversations/${conversation.id}/runs/${runId}/events`, {
           headers: { "last-event-id": String(k) },
         }),
       );

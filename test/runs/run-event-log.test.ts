@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { createRunEventLog, type CommitParts } from "../../src/runs/run-event-log.js";
 import { createRunSignals } from "../../src/runs/run-signals.js";
@@ -61,5 +62,66 @@ describe("a run's event log after the run's end", () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe("a write held for the next (`soon`)", () => {
+  const logOf = (runId: string, conversationId: string) =>
+    createRunEventLog({
+      store: s.store,
+      signals: createRunSignals(),
+      runId,
+      conversationId,
+      owner: "me",
+      position: { lastSeq: 0, nextMessageSeq: 1 },
+    });
+  const answer: CommitParts["messages"] = [
+    { role: "assistant", content: [{ type: "tool_call", id: "call_1", name: "peek", input: {} }] },
+  ];
+  const result: CommitParts["messages"] = [
+    {
+      role: "tool",
+      content: [{ type: "tool_result", tool_call_id: "call_1", name: "peek", content: "seen", is_error: false }],
+    },
+  ];
+  const announce = (count: number) => (seq: number) =>
+    Array.from({ length: count }, (_, i) => ({ type: "message.created" as const, data: { seq: seq + i } }));
+  const saved = async (conversationId: string) =>
+    (
+      (await s.database.db.execute(
+        sql`select seq, role from messages where conversation_id = ${conversationId} order by seq`,
+      )) as unknown as { rows: { seq: number; role: string }[] }
+    ).rows.map((m) => [m.seq, m.role]);
+
+  it("goes with the next write, first", async () => {
+    const { runId, conversationId } = await s.runningRun("held");
+    const log = logOf(runId, conversationId);
+    await log.commit({ soon: true, messages: answer, events: announce(1) });
+    expect(await saved(conversationId)).toEqual([]);
+    await log.commit({ messages: result, events: announce(1) });
+    expect(await saved(conversationId)).toEqual([
+      [1, "assistant"],
+      [2, "tool"],
+    ]);
+  });
+
+  it("whose write failed goes again with the next: a result is never saved without the call it answers", async () => {
+    const { runId, conversationId } = await s.runningRun("held-failed");
+    const log = logOf(runId, conversationId);
+    await log.commit({ soon: true, messages: answer, events: announce(1) });
+    // Another writer's message where the held one goes: the write fails (the history does not end where the log thought).
+    await s.store.messages.append({
+      conversationId,
+      runId: null,
+      firstSeq: 1,
+      items: [{ role: "user", content: [{ type: "text", text: "in the way" }] }],
+    });
+    await expect(log.commit({ messages: result, events: announce(1) })).rejects.toThrow(/does not end at seq/);
+    await s.database.db.execute(sql`delete from messages where conversation_id = ${conversationId}`);
+    await log.commit({ messages: result, events: announce(1) });
+    expect(await saved(conversationId)).toEqual([
+      [1, "assistant"],
+      [2, "tool"],
+    ]);
   });
 });

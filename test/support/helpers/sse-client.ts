@@ -41,9 +41,13 @@ export async function* readSse(res: Response): AsyncGenerator<SseItem> {
 
 export const isEvent = (item: SseItem): item is SseEvent => "event" in item;
 
-/** Every event until the stream ends. */
-export async function collectEvents(res: Response): Promise<SseEvent[]> {
+/** Every event until the stream ends, each handed to `onEvent` as it arrives. */
+export async function collectEvents(res: Response, onEvent: (e: SseEvent) => void = () => {}): Promise<SseEvent[]> {
   const events: SseEvent[] = [];
-  for await (const item of readSse(res)) if (isEvent(item)) events.push(item);
+  for await (const item of readSse(res)) {
+    if (!isEvent(item)) continue;
+    events.push(item);
+    onEvent(item);
+  }
   return events;
 }
