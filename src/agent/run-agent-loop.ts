@@ -17,9 +17,8 @@ import { createSummarizer } from "./summarize-context.js";
  * The tool-calling loop, as data: before each call the stop policy says go,
  * grace or stop; the call is prepared, made, and its answer decided into a
  * `Turn`, which one switch carries out. Every message is saved before
- * anything acts on it, so a crash loses at most the call in flight (with
- * the calls of its answer when they only read: the answer goes with their
- * results, one write, and they run again after a crash); what ends
+ * anything acts on it, so a crash loses at most the call in flight (and
+ * its answer's calls if they only read: it goes with their results); what ends
  * the run (the last answer, the results that close it) is saved with the
  * run's end, in one write. The history handed to the model never has an
  * orphan call.
@@ -106,8 +105,7 @@ export async function runAgentLoop(o: AgentRunOptions): Promise<RunOutcome> {
         return state.end({ status: "completed", stopReason: "finish", result: turn.result });
       case "run_tools": {
         // The answer is durable before its calls run, unless they only read: then it goes with their results.
-        if (turn.run.every((call) => toolBox.readOnly(call))) await state.appendSoon();
-        else await state.append([]);
+        await (turn.run.every((call) => toolBox.readOnly(call)) ? state.appendSoon() : state.append([]));
         const waits = [...turn.waiting, ...(await runTools(turn.run, tools))];
         await state.append(turn.refused.map(({ call, message }) => errorResultFor(call, message)));
         if (signal?.aborted) return cancelled();
