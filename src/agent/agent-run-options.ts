@@ -6,7 +6,7 @@ import type { RunUsage, Usage } from "../core/usage.js";
 import type { ToolBox } from "../tools/tool-box.js";
 import type { ModelChoice, ModelResilience } from "./call-model.js";
 import type { CallSettings } from "./prepare-step.js";
-import type { SaveMessages } from "./run-state.js";
+import type { SaveMessages } from "../core/run-outcome.js";
 
 /** What a run of the agent loop is given: its provider, history, tools, budgets and limits, and where it reports. */
 export interface AgentRunOptions {

@@ -1,22 +1,11 @@
 import type { ContextSettings } from "../core/context-settings.js";
 import { toolCallsOf, type NewMessage, type ToolCallBlock } from "../core/messages.js";
-import type { PendingToolCall, RunEnding, RunOutcome, ToolCallCompletion } from "../core/run-outcome.js";
+import type { PendingToolCall, RunEnding, RunOutcome, SaveMessages, ToolCallCompletion } from "../core/run-outcome.js";
 import { addUsage, emptyUsage, roundUsd, type RunUsage, type Usage } from "../core/usage.js";
 import { buildContext, type BuiltContext } from "./build-context.js";
 import { calibrateTokens } from "./estimate-tokens.js";
 import type { StepsShown } from "./stop-policy.js";
 import { CANCELLED_RESULT, INTERRUPTED_RESULT, repairTail, SUPERSEDED_CALL_RESULT } from "../core/history.js";
-
-/**
- * Commits messages at the end of the history; resolves once they are
- * durable. `completed` announces the tool calls whose results they hold, in
- * the same write; `soon`: they go with the next write instead, and it
- * resolves before they are durable.
- */
-export type SaveMessages = (
-  messages: NewMessage[],
-  options?: { completed?: ToolCallCompletion[]; soon?: boolean },
-) => Promise<void>;
 
 /**
  * A run's state as its loop goes: the history (all of it saved) and the
@@ -80,18 +69,8 @@ export function createRunState({
   return {
     append,
 
-    /**
-     * What was held, written with the next write (or within its wait) rather
-     * than now: for an answer whose calls only read, so that the answer and
-     * their results are one write. A crash before it loses the answer, as it
-     * loses a call in flight: the model is asked again, the reads run again.
-     */
-    async appendSoon(): Promise<void> {
-      if (held.length === 0) return;
-      const messages = held;
-      held = [];
-      await save(messages, { soon: true });
-    },
+    /** What was held goes with the next write instead of now: an answer whose calls only read goes with their results. */
+    appendSoon: () => save(held.splice(0), { soon: true }),
 
     /** Messages nothing acts on before the next write: in the history now, saved with the next append or the run's end. */
     hold(messages: NewMessage[]): void {

@@ -120,3 +120,14 @@ export function endingFields(ending: RunEnding) {
     outage: "outage" in ending ? ending.outage : null,
   };
 }
+
+/**
+ * Commits messages at the end of the history; resolves once they are
+ * durable. `completed` announces the tool calls whose results they hold, in
+ * the same write; `soon`: they go with the next write instead, and it
+ * resolves before they are durable.
+ */
+export type SaveMessages = (
+  messages: NewMessage[],
+  options?: { completed?: ToolCallCompletion[]; soon?: boolean },
+) => Promise<void>;

@@ -24,7 +24,7 @@ async function statementsOfARun(conversationId: string, toolSteps: number, tool 
 test.each([
   ["a read-only tool", "calculate", 1, "its answer saved with its result and their events, in one round trip"],
   ["a tool with effects", "explode", 2, "its answer saved before it runs, then its result, each with its events"],
-] as const)("a step of %s (%s) costs %i statement(s): %s", async (_what, tool, perStep) => {
+] as const)("a step of %s (%s) costs %i statement(s): %s", async (_what, tool, perStep, _how) => {
   const conv = (
     await f.loopd.app.inject({ method: "POST", url: "/conversations", payload: { provider: "openai" } })
   ).json();
