@@ -1,5 +1,5 @@
 import type { NewMessage, ToolResultBlock } from "../core/messages.js";
-import type { RunRow } from "../store/schema.js";
+import type { MessageSpan, RunRow } from "../store/schema.js";
 import type { Repositories } from "../store/store.js";
 import type { MessageEvents, NewRunEvent } from "../store/event-repository.js";
 import type { RunEventData, RunEventType } from "./run-events.js";
@@ -172,7 +172,7 @@ export function createRunAppender(tx: Repositories, run: RunKey, position: RunPo
     }: {
       runId: string | null;
       eventsOf: (firstSeq: number) => EventInput[];
-      spanOf?: ((i: number, seq: number) => Record<string, unknown> | unknown[]) | undefined;
+      spanOf?: ((i: number, seq: number) => MessageSpan) | undefined;
     },
   ): Promise<number> {
     const write = numberWrite(at, { messageCount: items.length, eventsOf, resultOf: (i) => resultOf(items[i]!) });

@@ -4,7 +4,7 @@ import type { Db } from "./db.js";
 import type { MessageEvents } from "./event-repository.js";
 import { newId } from "./ids.js";
 import { toPgSafe } from "./pg-safe.js";
-import { conversations, messages, type MessageRow } from "./schema.js";
+import { conversations, messages, type MessageRow, type MessageSpan } from "./schema.js";
 
 /** A message as a model is sent it, with its place in the history. */
 export type HistoryRow = Pick<MessageRow, "seq" | "role" | "content" | "kind" | "summarizes" | "excluded">;
@@ -59,7 +59,7 @@ export function createMessageRepository({ db }: { db: Db }) {
        */
       eventsOf?: (i: number) => MessageEvents;
       /** Item i's trace span, stored on it (see src/runs/trace/message-span.ts). @default none */
-      spanOf?: (i: number) => Record<string, unknown> | unknown[];
+      spanOf?: (i: number) => MessageSpan;
     }): Promise<MessageRow[]> {
       if (items.length === 0) return [];
       const first = firstSeq ?? (await this.lastSeq(conversationId)) + 1;

@@ -13,7 +13,7 @@ import {
   type Grouped,
   type ItemFailure,
 } from "./group-commit.js";
-import type { PendingCall, RunError, RunStatus } from "./schema.js";
+import type { MessageSpan, PendingCall, RunError, RunStatus } from "./schema.js";
 
 /** What `save` writes for a run in one round trip. */
 export interface RunSave {
@@ -38,7 +38,7 @@ export interface RunSave {
     started_event_seq?: number;
     completed_event_seq?: number;
     duration_ms?: number;
-    span?: Record<string, unknown> | unknown[];
+    span?: MessageSpan;
   }[];
   /** The event rows. */
   events: NewRunEvent[];

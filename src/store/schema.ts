@@ -106,6 +106,9 @@ export const conversations = pgTable(
  * conversation's one active run, or the request that creates it), so the
  * primary key is all the index a message needs.
  */
+/** What a message's `span` holds: the short form of the span that tells it (see src/runs/trace/message-span.ts). */
+export type MessageSpan = Record<string, unknown> | unknown[] | string;
+
 export const messages = pgTable(
   "messages",
   {
@@ -148,9 +151,9 @@ export const messages = pgTable(
      * the row itself holds (its seq, content, time): the span is this
      * column, not a row of `run_spans` (one tuple and index entry less per
      * message saved). Null for messages without one (the user's, `TRACE=off`);
-     * an array for a model or tool call (see src/runs/trace/message-span.ts).
+     * an array's JSON text for a model or tool call (see src/runs/trace/message-span.ts).
      */
-    span: jsonb("span").$type<Record<string, unknown> | unknown[]>(),
+    span: jsonb("span").$type<MessageSpan>(),
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ name: "messages_pkey", columns: [t.conversationId, t.seq] })],

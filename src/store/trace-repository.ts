@@ -2,11 +2,11 @@ import { and, asc, eq, gt, isNotNull, sql } from "drizzle-orm";
 import type { Db } from "./db.js";
 import { toPgSafe } from "./pg-safe.js";
 import type { NewRunSpan } from "./save-run-step.js";
-import { messages, runSpans, type MessageRow, type RunRow, type RunSpanRow } from "./schema.js";
+import { messages, runSpans, type MessageRow, type MessageSpan, type RunRow, type RunSpanRow } from "./schema.js";
 
 /** A message of the run with the span that tells it. */
 export type TracedMessage = Pick<MessageRow, "seq" | "role" | "content" | "createdAt"> & {
-  span: Record<string, unknown> | unknown[];
+  span: MessageSpan;
 };
 
 /** One entry of a run's trace as stored: a row of `run_spans`, or a message with its `span`. */

@@ -1,6 +1,6 @@
 import type { NewRunSpan } from "../../store/save-run-step.js";
 import type { UserBlock } from "../../core/messages.js";
-import type { MessageRow } from "../../store/schema.js";
+import type { MessageRow, MessageSpan } from "../../store/schema.js";
 import { noticeText } from "./run-tracer.js";
 
 /*
@@ -17,14 +17,18 @@ import { noticeText } from "./run-tracer.js";
  * an object of 14 keys took more bytes than the answer it tells): a start as
  * epoch milliseconds, the body's sha256 in base64url, usage as
  * `[input, output, cache read, cache write]`, and last, when there is any,
- * an object of the fields the order does not name. Spans stored as objects
- * (before 2026-12-07: the same short values under their keys, the raw stop
- * reason only when it differed from loopd's) are read as they were.
+ * an object of the fields the order does not name. The array is stored as
+ * its JSON text, one jsonb string: a jsonb array keeps a 4-byte entry per
+ * value and every number as a numeric (a model call's span took 261 bytes
+ * as an array, 184 as its text; a tool call's 51 and 41). Spans stored as
+ * arrays (before 2026-12-07, issue 42's second pass) or as objects (before
+ * that: the same short values under their keys, the raw stop reason only
+ * when it differed from loopd's) are read as they were.
  */
 
 type Data = Record<string, unknown>;
-/** What a message's `span` column holds: the array form, or the object form of older rows. */
-export type StoredSpan = Data | unknown[];
+/** What a message's `span` column holds: the array form as its JSON text, or the array or object form of older rows. */
+export type StoredSpan = MessageSpan;
 type Usage = { input_tokens: number; output_tokens: number; cache_read_tokens: number; cache_write_tokens: number };
 
 /** The role of the message each kind of span tells. */
@@ -39,7 +43,13 @@ export const tellsMessage = (span: NewRunSpan, message: { role: MessageRow["role
   span.messageSeq !== undefined && message !== undefined && ROLE_TOLD[span.type] === message.role;
 
 /** What a message's `span` column keeps of the span that tells it. */
-export function messageSpanData({ type, data }: NewRunSpan): StoredSpan {
+export function messageSpanData(span: NewRunSpan): StoredSpan {
+  const short = shortForm(span);
+  return Array.isArray(short) ? JSON.stringify(short) : short;
+}
+
+/** A span's short form: its values in a fixed order (a model or tool call's), or an object. */
+export function shortForm({ type, data }: NewRunSpan): Data | unknown[] {
   switch (type) {
     case "model.call": {
       const { step, started_at, latency_ms, ttft_ms, request, response, ...top } = data as Data & {
@@ -90,6 +100,7 @@ export function spanOfMessage(row: Pick<MessageRow, "seq" | "role" | "content"> 
   type: string;
   data: Data;
 } {
+  if (typeof row.span === "string") return spanOfArray({ ...row, span: JSON.parse(row.span) as unknown[] });
   if (Array.isArray(row.span)) return spanOfArray({ ...row, span: row.span });
   const { seq, span } = row;
   const content = row.content as MessageRow["content"];

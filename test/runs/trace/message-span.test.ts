@@ -42,9 +42,10 @@ describe("a model call's span kept on its answer", () => {
     expect(back).toEqual({ type: "model.call", data: span.data });
   });
 
-  test("is stored as an array in its short form: no keys, no seqs, epoch milliseconds, base64url hash, usage as an array", () => {
+  test("is stored as the JSON text of an array in its short form: no keys, no seqs, epoch milliseconds, base64url hash, usage as an array", () => {
     const stored = messageSpanData(modelCall({ raw_stop_reason: "tool_calls" }));
-    expect(stored).toEqual([
+    expect(typeof stored).toBe("string");
+    expect(JSON.parse(stored as string)).toEqual([
       3,
       Date.parse("2026-12-01T14:09:36.123Z"),
       812,
@@ -59,7 +60,16 @@ describe("a model call's span kept on its answer", () => {
       "tool_calls",
     ]);
     // Less than half of the span whole, and of its object form (the keys the array leaves out).
-    expect(JSON.stringify(stored).length).toBeLessThan(JSON.stringify(modelCall().data).length / 2);
+    expect((stored as string).length).toBeLessThan(JSON.stringify(modelCall().data).length / 2);
+  });
+
+  test("stored as an array (rows written before its text form) comes back whole", () => {
+    const span = modelCall({ raw_stop_reason: "tool_calls", request: { setup: "abc" } });
+    const arrayForm = JSON.parse(messageSpanData(span) as string) as unknown[];
+    expect(spanOfMessage({ seq: 8, role: "assistant", content: [], span: arrayForm })).toEqual({
+      type: "model.call",
+      data: span.data,
+    });
   });
 
   test("stored in its object form (rows written before the array form) comes back whole", () => {
@@ -102,7 +112,7 @@ describe("a tool call's span kept on its result", () => {
     { case: "a field the order does not name", data: { source: "client", later: { x: 1 } } },
   ])("comes back whole: $case", ({ data }) => {
     const stored = messageSpanData(span(data));
-    expect(Array.isArray(stored)).toBe(true);
+    expect(Array.isArray(JSON.parse(stored as string))).toBe(true);
     const back = spanOfMessage({
       seq: 9,
       role: "tool",
@@ -113,10 +123,10 @@ describe("a tool call's span kept on its result", () => {
   });
 
   test("is stored as its values only, none past the last given", () => {
-    expect(messageSpanData(span({ status: "ok", duration_ms: 5, source: "executed", tool_source: "builtin" }))).toEqual(
-      ["executed", "ok", 5, "builtin"],
+    expect(messageSpanData(span({ status: "ok", duration_ms: 5, source: "executed", tool_source: "builtin" }))).toBe(
+      JSON.stringify(["executed", "ok", 5, "builtin"]),
     );
-    expect(messageSpanData(span({ source: "loopd" }))).toEqual(["loopd"]);
+    expect(messageSpanData(span({ source: "loopd" }))).toBe(JSON.stringify(["loopd"]));
   });
 
   test("stored in its object form comes back whole", () => {

@@ -26,7 +26,7 @@ const RESULT_CHARS = 30_000;
 /**
  * A run of 1,000 steps, each with a 30 KB tool result, written straight into
  * the tables (as its writer would have: each answer and result with its
- * span, the run's end after them).
+ * span, the JSON text of its short form, the run's end after them).
  */
 async function bigRun(): Promise<{ conversationId: string; runId: string }> {
   const conv = await api(f.loopd.app).createConversation({ provider: "mock" });
@@ -39,11 +39,11 @@ async function bigRun(): Promise<{ conversationId: string; runId: string }> {
          then jsonb_build_array(jsonb_build_object('type', 'tool_call', 'id', 'call_' || g, 'name', 'calculate', 'input', jsonb_build_object('expression', g || '+1')))
          else jsonb_build_array(jsonb_build_object('type', 'tool_result', 'tool_call_id', 'call_' || (g - 1), 'name', 'calculate', 'content', g || repeat('x', $3::integer), 'is_error', false)) end,
        $2,
-       case when g % 2 = 1
-         then (select span from messages where conversation_id = $1 and run_id = $2 and role = 'assistant' limit 1)
-           || jsonb_build_object('step', (g + 1) / 2, 'response', jsonb_build_object('stop_reason', 'tool_use', 'model', 'loopd-mock', 'request_id', null,
-                'usage', jsonb_build_array(1, 1, 0, 0)))
-         else jsonb_build_object('status', 'ok', 'duration_ms', 1, 'source', 'executed') end
+       to_jsonb((case when g % 2 = 1
+         then jsonb_set(jsonb_set(jsonb_set(jsonb_set(
+             (select (span #>> '{}')::jsonb from messages where conversation_id = $1 and run_id = $2 and role = 'assistant' limit 1),
+             '{0}', to_jsonb((g + 1) / 2)), '{7}', '"tool_use"'), '{8}', jsonb_build_array(1, 1, 0, 0)), '{10}', 'null')
+         else jsonb_build_array('executed', 'ok', 1) end)::text)
      from generate_series(1, $4::integer * 2) g`,
     [conv.id, run.id, RESULT_CHARS, STEPS],
   );
