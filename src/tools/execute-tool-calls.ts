@@ -43,8 +43,8 @@ export async function* executeToolCalls({
   registry: ToolRegistry;
   /** Names the conversation may use; a call to any other is answered as an unknown tool. @default every registered tool */
   allowed?: string[];
-  /** The tool a call was decided for (by its id): it runs that one, whatever its name means now. @default by name */
-  decided?: ReadonlyMap<string, Tool>;
+  /** The tool a call was decided for (by its id; null: none was found): it runs that one, whatever its name means now. @default by name */
+  decided?: ReadonlyMap<string, Tool | null>;
   workspaceDir: string;
   /** Where the calls are made. @default nowhere */
   place?: CallPlace | undefined;
@@ -64,7 +64,11 @@ export async function* executeToolCalls({
   const available =
     allowed === undefined ? registry.names() : registry.names().filter((name) => allowed.includes(name));
   const toolFor = (call: ToolCallBlock): Tool | undefined =>
-    decided?.get(call.id) ?? (available.includes(call.name) ? registry.get(call.name) : undefined);
+    decided?.has(call.id)
+      ? (decided.get(call.id) ?? undefined)
+      : available.includes(call.name)
+        ? registry.get(call.name)
+        : undefined;
 
   // Every running call listens for cancellation, and a batch may hold more
   // than the 10 listeners Node allows a signal before warning of a leak. Give

@@ -20,7 +20,7 @@ export interface ToolBox {
   /** What the model is offered, in a stable order (the prompt cache keeps hitting): the conversation's tools, its client tools, the loop's own. */
   readonly specs: ToolSpec[];
   decide(call: ToolCallBlock): CallDecision;
-  /** Whether running a call `decide` said to run changes nothing: its tool says it only reads (a tool not found now says nothing: it may be found by the time the call runs). */
+  /** Whether running a call `decide` said to run changes nothing: the tool it was decided for says it only reads, or it runs nothing. */
   readOnly(call: ToolCallBlock): boolean;
   /** Runs calls `decide` said to run; one outcome per call, in order, each as soon as it is done (see `executeToolCalls`). */
   run(
@@ -71,7 +71,7 @@ export function createToolBox({
   // `fs__*` asks for every tool of the server fs, present and future.
   const needsPerson = (name: string) => coveredBy(approvalRequired, name);
   // The tool each call was decided for runs it, even if its name meant another by then (an MCP server listed its tools again).
-  const decided = new Map<string, Tool>();
+  const decided = new Map<string, Tool | null>();
 
   return {
     specs: [...registry.specs(allowed), ...clientTools.map((t) => ({ ...t, client: true as const })), ...loopTools],
@@ -89,8 +89,9 @@ export function createToolBox({
       if (call.raw_arguments !== undefined) return "run";
       if (client.has(call.name)) return "submit_output";
       const tool = allowedSet.has(call.name) ? registry.get(call.name) : undefined;
+      // A call to a tool not found now stays one (answered as unknown): found by the time it runs, it would run undecided.
+      decided.set(call.id, tool ?? null);
       if (!tool) return "run";
-      decided.set(call.id, tool);
       const parsed = tool.input.safeParse(call.input);
       if (!parsed.success) return "run";
       if (needsPerson(call.name)) return "approve";
@@ -102,8 +103,9 @@ export function createToolBox({
       }
     },
 
+    // Arguments that are not JSON and unknown tools are answered without running anything.
     readOnly: (call) =>
-      (decided.get(call.id) ?? (allowedSet.has(call.name) ? registry.get(call.name) : undefined))?.readOnly ?? false,
+      call.raw_arguments !== undefined || decided.get(call.id) === null || !!decided.get(call.id)?.readOnly,
 
     run: (calls, { signal, onStart }) =>
       executeToolCalls({
