@@ -1,8 +1,10 @@
 import { expect, test } from "vitest";
+import { testTools } from "../support/helpers/test-tools.js";
 import { useLoopd } from "../support/helpers/use-loopd.js";
 
 // A long lease: renewals (about one a second) rarely land inside a run; the minimum of three runs drops them.
-const f = useLoopd({ env: { RUN_LEASE_MS: "60000" } });
+// The test tools: `explode` is a registered tool with effects (a call to a tool not served runs nothing: one write).
+const f = useLoopd({ env: { RUN_LEASE_MS: "60000" }, tools: testTools() });
 
 async function statementsOfARun(conversationId: string, toolSteps: number, tool = "calculate"): Promise<number> {
   for (let i = 0; i < toolSteps; i++)
