@@ -49,7 +49,7 @@ export function messageSpanData(span: NewRunSpan): StoredSpan {
 }
 
 /** A span's short form: its values in a fixed order (a model or tool call's), or an object. */
-export function shortForm({ type, data }: NewRunSpan): Data | unknown[] {
+function shortForm({ type, data }: NewRunSpan): Data | unknown[] {
   switch (type) {
     case "model.call": {
       const { step, started_at, latency_ms, ttft_ms, request, response, ...top } = data as Data & {
