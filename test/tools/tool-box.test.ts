@@ -73,26 +73,17 @@ test("a call decided while its tool was gone runs nothing when the tool is back:
   expect(calls.wipe).toBe(0);
 });
 
-test("read-only is the decided tool's word: a tool with effects under a read-only tool's name later is still one with effects", async () => {
-  const lookThenWipe = { ...wipe, name: "srv__look" };
-  const server = changingTools([look]);
+test("read-only is the decided tool's word: a name that means a read-only tool later still ran one with effects", () => {
+  const server = changingTools([{ ...wipe, name: "srv__look", needsApproval: () => false }]);
   const box = createToolBox({
     registry: createToolRegistry([], [server]),
     allowedTools: ["srv__look"],
     workspaceDir: "/nowhere",
   });
-  const effectful = changingTools([{ ...lookThenWipe, needsApproval: () => false }]);
-  const other = createToolBox({
-    registry: createToolRegistry([], [effectful]),
-    allowedTools: ["srv__look"],
-    workspaceDir: "/nowhere",
-  });
   const call: ToolCallBlock = { type: "tool_call", id: "call_2", name: "srv__look", input: {} };
-  expect(other.decide(call)).toBe("run");
-  effectful.set([look]); // the name means a read-only tool now
-  expect(other.readOnly(call)).toBe(false);
   expect(box.decide(call)).toBe("run");
-  expect(box.readOnly(call)).toBe(true);
-  // A call never decided is not taken for read-only.
+  server.set([look]); // the name means a read-only tool now
+  expect(box.readOnly(call)).toBe(false);
+  // A call never decided is not taken for read-only, whatever its name means.
   expect(box.readOnly({ ...call, id: "call_never" })).toBe(false);
 });
