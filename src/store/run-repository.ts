@@ -12,6 +12,7 @@ import {
   runs,
   type ModelUsed,
   type RunChild,
+  type RunStatus,
   type RunRow,
 } from "./schema.js";
 import type { RunUsage } from "../core/usage.js";
@@ -267,12 +268,19 @@ export function createRunRepository({
       return row;
     },
 
-    /** `reason`: `superseded` when a new message interrupts the run. */
-    async requestCancel(runId: string, reason: "superseded" | null = null): Promise<void> {
-      await db
+    /**
+     * Asks an open run to stop (`reason`: `superseded` when a new message
+     * interrupts it), under its row lock: the status it has now (a running
+     * run may have parked out an outage since it was read), or undefined
+     * when it is over or waits for the application.
+     */
+    async requestCancel(runId: string, reason: "superseded" | null = null): Promise<RunStatus | undefined> {
+      const [row] = await db
         .update(runs)
         .set({ cancelRequested: true, cancelReason: reason })
-        .where(and(eq(runs.id, runId), isActive));
+        .where(and(eq(runs.id, runId), inArray(runs.status, [...ACTIVE_RUN_STATUSES, "waiting"])))
+        .returning({ status: runs.status });
+      return row?.status as RunStatus | undefined;
     },
   };
 }
