@@ -61,7 +61,10 @@ export async function measureLongRuns({
     subjects.unshift(await startFloorSubject({ serverUrl, llmUrl: llm.url, workspaceDir, request }));
 
     llm.respond = toolStepsThenAnswer(5);
-    for (const subject of subjects) await (await subject.prepare({ runs: 3, steps: 5 }))();
+    for (const subject of subjects) {
+      await (await subject.prepare({ runs: 3, steps: 5 }))();
+      await subject.database.settle();
+    }
 
     const rows: LongRunRow[] = [];
     for (const steps of stepCounts) {

@@ -48,6 +48,7 @@ try {
     await client.query("create extension if not exists pg_walinspect");
     bench.llm.respond = toolStepsThenAnswer(steps);
     const work = await subject.prepare({ runs, steps });
+    await subject.database.settle();
     // The run's WAL kept until read (others' checkpoints recycle segments): a slot of this bench's own, dropped after.
     const slot = `loopd_wal_by_table_${process.pid}`;
     await client.query("select pg_create_physical_replication_slot($1, true)", [slot]);

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import pg from "pg";
 import { admin } from "../../test/support/helpers/test-database.js";
 
 /** Where one benchmark pass keeps its data: a fresh PGlite folder, or a fresh database on BENCH_DATABASE_URL's server. */
@@ -12,6 +13,14 @@ export interface BenchDatabase {
   env: Record<string, string>;
   /** For opening it in this process (after loopd has let go of a PGlite folder). */
   open: { databaseUrl?: string; dataDir?: string };
+  /**
+   * Vacuums its catalogs (Postgres; nothing on PGlite), as autovacuum has on
+   * a database that has been up a while. A fresh one holds the dead catalog
+   * rows its schema left (functions replaced, columns added): pruned inside
+   * a measured window, each such page logs a full-page image after the
+   * window's checkpoint, WAL that is the schema's age, not the subject's work.
+   */
+  settle(): Promise<void>;
   drop(): Promise<void>;
 }
 
@@ -24,6 +33,7 @@ export async function createBenchDatabase(serverUrl: string | undefined): Promis
       kind: "pglite",
       env: { DATA_DIR: dataDir },
       open: { dataDir },
+      settle: async () => {},
       drop: async () => rmSync(dataDir, { recursive: true, force: true }),
     };
   }
@@ -37,6 +47,21 @@ export async function createBenchDatabase(serverUrl: string | undefined): Promis
     name,
     env: { DATABASE_URL: url.toString() },
     open: { databaseUrl: url.toString() },
+    settle: () => vacuumCatalogs(url.toString()),
     drop: () => admin(serverUrl, `drop database if exists ${name} with (force)`),
   };
+}
+
+async function vacuumCatalogs(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ name: string }>(
+      `select format('%I.%I', n.nspname, c.relname) as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+         where n.nspname = 'pg_catalog' and c.relkind = 'r'`,
+    );
+    for (const { name } of rows) await client.query(`vacuum ${name}`);
+  } finally {
+    await client.end();
+  }
 }

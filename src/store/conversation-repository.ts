@@ -179,7 +179,7 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
 
     /**
      * Deletes the conversation; messages, runs and events go with it (ON
-     * DELETE CASCADE), and the readers of its runs are told when this commits
+     * DELETE CASCADE; messages by migration 0027's trigger), and the readers of its runs are told when this commits
      * (`loopd_run_events` with the conversation's id). False when there was
      * no such conversation. Open runs' rows (paused ones too) are locked first, in the order
      * a run's own writes take them (run, then conversation). A run created

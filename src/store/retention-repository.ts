@@ -12,7 +12,7 @@ const SWEEP_LOCK = 0x6c70_6472; // "lpdr"
  * holds it (it is sweeping). A conversation with an open run (queued,
  * running, paused) is never deleted, nor one a run is being created for
  * right now (its row is locked: skipped). Messages, runs, events and spans
- * go with it (ON DELETE CASCADE).
+ * go with it (ON DELETE CASCADE; messages by a trigger, migration 0027).
  */
 export function createRetentionRepository({ db }: { db: Db }) {
   return {

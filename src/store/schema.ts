@@ -114,9 +114,13 @@ export const messages = pgTable(
   {
     /** The message's public id; unique by construction (80 random bits), not by an index. */
     id: text("id").notNull(),
-    conversationId: text("conversation_id")
-      .notNull()
-      .references(() => conversations.id, { onDelete: "cascade" }),
+    /**
+     * No foreign key: its check would lock the conversation's row at every
+     * save (a WAL record each). Every writer holds that row or its run's
+     * row, which a delete of the conversation takes too, and the messages go
+     * with the conversation (migration 0027's trigger), as a cascade did.
+     */
+    conversationId: text("conversation_id").notNull(),
     seq: integer("seq").notNull(),
     role: text("role").$type<"user" | "assistant" | "tool">().notNull(),
     content: jsonb("content").$type<UserBlock[] | AssistantBlock[] | [ToolResultBlock]>().notNull(),

@@ -1,8 +1,8 @@
-import pg from "pg";
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { expect, test } from "vitest";
 import { api } from "../support/helpers/api.js";
 import { useLoopd } from "../support/helpers/use-loopd.js";
 import { testDatabaseKind } from "../support/helpers/test-database.js";
+import { usePostgresSession } from "../support/helpers/use-postgres-session.js";
 
 /**
  * Postgres only (CI13's one failure, made certain here). An interrupt reads
@@ -17,14 +17,7 @@ import { testDatabaseKind } from "../support/helpers/test-database.js";
 const f = useLoopd({ env: { MODEL_COOLDOWN_MS: "200" } });
 const client = () => api(f.loopd.app);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-let db: pg.Client;
-
-beforeAll(async () => {
-  if (testDatabaseKind !== "postgres") return;
-  db = new pg.Client({ connectionString: f.testDb.url });
-  await db.connect();
-});
-afterAll(async () => db?.end());
+const session = usePostgresSession(() => f.testDb.url);
 
 test.runIf(testDatabaseKind === "postgres")(
   "an interrupt racing a probe that parks again: the parked run ends superseded and the interrupt runs",
@@ -35,13 +28,13 @@ test.runIf(testDatabaseKind === "postgres")(
     expect(run.status).toBe("waiting");
 
     // Another process claims it to probe the model, and holds its row as it parks it again.
-    await db.query(
+    await session.db.query(
       `update runs set status = 'running', lease_owner = 'elsewhere', lease_expires_at = now() + interval '1 hour'
          where id = $1 and status = 'waiting'`,
       [run.id],
     );
-    await db.query("begin");
-    await db.query("select 1 from runs where id = $1 for update", [run.id]);
+    await session.db.query("begin");
+    await session.db.query("select 1 from runs where id = $1 for update", [run.id]);
 
     f.llm.respond = () => ({ text: "Done." });
     const interrupting = f.loopd.app.inject({
@@ -51,7 +44,7 @@ test.runIf(testDatabaseKind === "postgres")(
     });
     // The interrupt read the run as running and now waits for its row.
     for (let i = 0; ; i++) {
-      const { rows } = await db.query(
+      const { rows } = await session.db.query(
         `select 1 from pg_locks l join pg_stat_activity a using (pid)
            where not l.granted and l.locktype in ('tuple', 'transactionid') and a.pid <> pg_backend_pid()`,
       );
@@ -59,13 +52,13 @@ test.runIf(testDatabaseKind === "postgres")(
       if (i > 500) throw new Error("the interrupt never waited for the run's row");
       await sleep(10);
     }
-    await db.query(
+    await session.db.query(
       `update runs set status = 'waiting', lease_owner = null, lease_expires_at = null,
          wake_at = now() + interval '1 hour', outage_probes = outage_probes + 1
          where id = $1`,
       [run.id],
     );
-    await db.query("commit");
+    await session.db.query("commit");
 
     const res = await interrupting;
     expect(res.statusCode, res.body).toBe(202);
