@@ -62,7 +62,9 @@ export async function measureLongRuns({
 
     llm.respond = toolStepsThenAnswer(5);
     for (const subject of subjects) {
-      await (await subject.prepare({ runs: 3, steps: 5 }))();
+      await (
+        await subject.prepare({ runs: 3, steps: 5 })
+      )();
       await subject.database.settle();
     }
 
