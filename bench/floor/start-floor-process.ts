@@ -31,7 +31,12 @@ export async function startFloorProcess({
   workspaceDir: string;
 }): Promise<FloorProcess> {
   const child = fork(entry, [], {
-    execArgv: ["--import", "tsx"],
+    // BENCH_CPU_PROF_DIR: the floor writes a V8 CPU profile there too, to set loopd's against.
+    execArgv: [
+      "--import",
+      "tsx",
+      ...(process.env.BENCH_CPU_PROF_DIR ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF_DIR] : []),
+    ],
     env: {
       ...process.env,
       FLOOR_LLM_URL: `${llmUrl}/v1`,

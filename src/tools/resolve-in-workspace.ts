@@ -40,6 +40,8 @@ export async function resolveInWorkspace({
   try {
     absolutePath = await realpath(lexical);
   } catch (error) {
+    // Not found: say so of the workspace itself if it is gone.
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") await workspaceRoot(workspaceDir, { again: true });
     throw new Error(fsErrorMessage(error, displayPath), { cause: error });
   }
   if (!isInside(root, absolutePath)) {
@@ -81,7 +83,27 @@ function fsErrorMessage(error: unknown, displayPath: string): string {
   }
 }
 
-async function workspaceRoot(workspaceDir: string): Promise<string> {
+/**
+ * The workspace folders' real paths, resolved once (two filesystem calls
+ * less per tool call): every path is then resolved and checked against the
+ * real path found, so a root replaced since (a symbolic link pointed
+ * elsewhere) can only narrow what is reached, never widen it. A root found
+ * missing is looked for again on the next call.
+ */
+const roots = new Map<string, Promise<string>>();
+
+async function workspaceRoot(workspaceDir: string, { again = false } = {}): Promise<string> {
+  if (again) roots.delete(workspaceDir);
+  let root = roots.get(workspaceDir);
+  if (!root) {
+    root = realDirectory(workspaceDir);
+    roots.set(workspaceDir, root);
+    root.catch(() => roots.get(workspaceDir) === root && roots.delete(workspaceDir));
+  }
+  return root;
+}
+
+async function realDirectory(workspaceDir: string): Promise<string> {
   try {
     const root = await realpath(workspaceDir);
     if ((await stat(root)).isDirectory()) return root;

@@ -1,10 +1,9 @@
-import type { FileHandle } from "node:fs/promises";
 import { z } from "zod";
 import { defineTool } from "../define-tool.js";
 import { explainFsErrors, resolveInWorkspace } from "../resolve-in-workspace.js";
 import { looksBinary } from "./looks-binary.js";
 import { openRegularFile } from "./open-regular-file.js";
-import { readLines, type FileLine } from "./read-lines.js";
+import { readChunk, readLines, type FileLine } from "./read-lines.js";
 
 export const READ_FILE_DEFAULT_LINES = 2000;
 /** Larger files are refused: a model should search them rather than page through them. */
@@ -15,6 +14,8 @@ export const READ_FILE_MAX_BYTES = 10 * 1024 * 1024;
  */
 const COUNT_LINES_MAX_BYTES = 1024 * 1024;
 const MAX_LINE_CHARS = 2000;
+/** How much of a file's start tells whether it is binary. */
+const BINARY_SNIFF_BYTES = 8000;
 /**
  * Stop before the executor would clip the result: a clean "continue at line
  * N" beats a result with its middle cut out.
@@ -51,10 +52,12 @@ export function createReadFileTool() {
             `${displayPath} is too large to read (${size} bytes, limit ${READ_FILE_MAX_BYTES}); use search_files to find the lines you need`,
           );
         }
-        if (await startsBinary(handle, displayPath)) {
+        // The first chunk, read once: to tell a binary file, then as the first of its lines.
+        const first = await explainFsErrors(displayPath, () => readChunk(handle, 0, READ_FILE_MAX_BYTES));
+        if (looksBinary(first.bytes.subarray(0, BINARY_SNIFF_BYTES))) {
           throw new Error(`${displayPath} is a binary file (${size} bytes); it cannot be shown as text`);
         }
-        const lines = readLines({ handle, maxBytes: READ_FILE_MAX_BYTES, maxLineChars: MAX_LINE_CHARS, signal });
+        const lines = readLines({ handle, first, maxBytes: READ_FILE_MAX_BYTES, maxLineChars: MAX_LINE_CHARS, signal });
         return await numberedLines({
           lines,
           displayPath,
@@ -68,12 +71,6 @@ export function createReadFileTool() {
       }
     },
   });
-}
-
-async function startsBinary(handle: FileHandle, displayPath: string): Promise<boolean> {
-  const head = Buffer.alloc(8000);
-  const { bytesRead } = await explainFsErrors(displayPath, () => handle.read(head, 0, head.length, 0));
-  return looksBinary(head.subarray(0, bytesRead));
 }
 
 /** Reads lines only until it has those it returns (and, for a small file, the count of the rest). */

@@ -17,21 +17,27 @@ const CHUNK_BYTES = 64 * 1024;
  * lines. Lines end at "\n", and a "\r" right before it is dropped, as
  * `split(/\r?\n/)` would; the newline that ends the last line does not start
  * another. Reads at most `maxBytes` bytes, a file that grows meanwhile
- * included, and stops with the signal's reason once it aborts.
+ * included, and stops with the signal's reason once it aborts. A read that
+ * returns fewer bytes than asked is the file's end (a regular file's read
+ * is short only there), so a small file costs one read; `first`, the chunk
+ * at the start the caller already read (`readChunk`), costs none.
  */
 export async function* readLines({
   handle,
+  first,
   maxBytes,
   maxLineChars,
   signal,
 }: {
   handle: FileHandle;
+  first?: FileChunk | undefined;
   maxBytes: number;
   maxLineChars: number;
   signal: AbortSignal;
 }): AsyncGenerator<FileLine> {
   const decoder = new StringDecoder("utf8");
-  const chunk = Buffer.alloc(CHUNK_BYTES);
+  let chunk: Buffer | undefined;
+  let pending = first;
   let position = 0;
   let head = "";
   let length = 0;
@@ -52,9 +58,11 @@ export async function* readLines({
 
   for (;;) {
     signal.throwIfAborted();
-    const { bytesRead } = await handle.read(chunk, 0, Math.min(CHUNK_BYTES, maxBytes - position), position);
-    position += bytesRead;
-    const text = bytesRead === 0 ? decoder.end() : decoder.write(chunk.subarray(0, bytesRead));
+    const { bytes, ended } =
+      pending ?? (await readChunk(handle, position, maxBytes, (chunk ??= Buffer.allocUnsafe(CHUNK_BYTES))));
+    pending = undefined;
+    position += bytes.length;
+    const text = decoder.write(bytes) + (ended ? decoder.end() : "");
     let start = 0;
     for (let end = text.indexOf("\n"); end !== -1; end = text.indexOf("\n", start)) {
       add(text, start, end);
@@ -66,9 +74,27 @@ export async function* readLines({
       start = end + 1;
     }
     add(text, start, text.length);
-    if (bytesRead === 0) {
+    if (ended) {
       if (length > 0) yield take();
       return;
     }
   }
+}
+
+/** A chunk of a file read at a position: its bytes, and whether the file (or the bytes allowed) ended in it. */
+export interface FileChunk {
+  bytes: Buffer;
+  ended: boolean;
+}
+
+/** Reads the chunk at `position` into `into` (a new buffer by default), at most up to `maxBytes` of the file. */
+export async function readChunk(
+  handle: FileHandle,
+  position: number,
+  maxBytes: number,
+  into: Buffer = Buffer.allocUnsafe(CHUNK_BYTES),
+): Promise<FileChunk> {
+  const wanted = Math.min(into.length, maxBytes - position);
+  const { bytesRead } = await handle.read(into, 0, wanted, position);
+  return { bytes: into.subarray(0, bytesRead), ended: bytesRead < wanted || bytesRead === 0 };
 }

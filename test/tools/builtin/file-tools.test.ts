@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -52,6 +52,36 @@ const run = (tool: ReturnType<typeof createReadFileTool>, input: unknown) => run
 
 describe("resolveInWorkspace", () => {
   const resolve = (p: string) => resolveInWorkspace({ workspaceDir, path: p });
+
+  it("a workspace folder removed after it was used is reported missing, and found again once it is back", async () => {
+    const gone = path.join(base, "removed");
+    await mkdir(gone);
+    await writeFile(path.join(gone, "a.txt"), "a");
+    const resolveIn = (p: string) => resolveInWorkspace({ workspaceDir: gone, path: p });
+    expect((await resolveIn("a.txt")).displayPath).toBe("a.txt");
+    await rm(gone, { recursive: true });
+    await expect(resolveIn("a.txt")).rejects.toThrow("the workspace folder does not exist on the server");
+    await expect(resolveIn("b.txt")).rejects.toThrow("the workspace folder does not exist on the server");
+    await mkdir(gone);
+    await writeFile(path.join(gone, "b.txt"), "b");
+    expect((await resolveIn("b.txt")).displayPath).toBe("b.txt");
+  });
+
+  it("a root that is a symbolic link pointed elsewhere after use: paths stay within the folder it led to, until one is not found there", async () => {
+    const [first, second, link] = ["root-a", "root-b", "root-link"].map((name) => path.join(base, name));
+    await mkdir(first!);
+    await mkdir(second!);
+    await writeFile(path.join(first!, "a.txt"), "a");
+    await writeFile(path.join(second!, "b.txt"), "b");
+    await symlink(first!, link!);
+    const resolveIn = (p: string) => resolveInWorkspace({ workspaceDir: link!, path: p });
+    expect((await resolveIn("a.txt")).absolutePath).toBe(path.join(await realpath(first!), "a.txt"));
+    await rm(link!);
+    await symlink(second!, link!);
+    expect((await resolveIn("a.txt")).root).toBe(await realpath(first!));
+    await expect(resolveIn("b.txt")).rejects.toThrow("no such file or folder: b.txt");
+    expect((await resolveIn("b.txt")).absolutePath).toBe(path.join(await realpath(second!), "b.txt"));
+  });
 
   it("resolves a relative path and shows it relative to the root", async () => {
     const resolved = await resolve("notes/./todo.md");

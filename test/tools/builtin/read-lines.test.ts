@@ -2,7 +2,7 @@ import { mkdtemp, open, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readLines, type FileLine } from "../../../src/tools/builtin/read-lines.js";
+import { readChunk, readLines, type FileLine } from "../../../src/tools/builtin/read-lines.js";
 
 let dir: string;
 beforeAll(async () => {
@@ -70,5 +70,51 @@ describe("readLines", () => {
 
   it("stops with the signal's reason", async () => {
     await expect(linesOf("one\n", { signal: AbortSignal.abort(new Error("stop")) })).rejects.toThrow("stop");
+  });
+});
+
+describe("reads of readLines", () => {
+  /** The file's lines read with `first` (or not), and how many reads readLines made itself. */
+  async function counted(content: string, { withFirst }: { withFirst: boolean }) {
+    const file = path.join(dir, "counted.txt");
+    await writeFile(file, content);
+    const handle = await open(file, "r");
+    try {
+      let reads = 0;
+      const counting = new Proxy(handle, {
+        get: (target, key) =>
+          key === "read"
+            ? (...args: Parameters<typeof handle.read>) => (reads++, target.read(...args))
+            : Reflect.get(target, key, target),
+      });
+      const first = withFirst ? await readChunk(handle, 0, Infinity) : undefined;
+      const lines: FileLine[] = [];
+      for await (const line of readLines({
+        handle: counting,
+        first,
+        maxBytes: Infinity,
+        maxLineChars: Infinity,
+        signal: new AbortController().signal,
+      }))
+        lines.push(line);
+      return { lines, reads };
+    } finally {
+      await handle.close();
+    }
+  }
+
+  it("reads a file smaller than a chunk once: a short read is its end", async () => {
+    const content = "one\ntwo\nthree\n";
+    expect(await counted(content, { withFirst: false })).toEqual({ lines: split(content), reads: 1 });
+  });
+
+  it("takes the first chunk the caller read as the file's start, and reads on after it only when it was full", async () => {
+    const small = "a\r\nb\n";
+    expect(await counted(small, { withFirst: true })).toEqual({ lines: split(small), reads: 0 });
+    // Two chunks and a half, a line across each boundary: what follows the first chunk is read from where it ended.
+    const large = Array.from({ length: 4000 }, (_, i) => `line ${i} ${"é".repeat(i % 13)}`).join("\n");
+    const { lines, reads } = await counted(large, { withFirst: true });
+    expect(lines).toEqual(split(large));
+    expect(reads).toBe(Math.ceil(Buffer.byteLength(large) / CHUNK) - 1);
   });
 });
