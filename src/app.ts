@@ -87,6 +87,8 @@ export interface AppDeps {
   ssePingMs?: number;
   /** @default RESPONSE_SOCKET_IDLE_MS (10 minutes) */
   responseSocketIdleMs?: number;
+  /** @default RESPONSE_SOCKET_MAX_LIFE_MS (60 minutes) */
+  responseSocketLifeMs?: number;
   /** How often event-loop lag is sampled for the overload guard. @default 1000 */
   pressureSampleMs?: number;
   /** How long a `store: false` conversation outlives the process holding it. @default THROWAWAY_KEEP_MS (10 minutes) */
@@ -181,6 +183,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     shutdown: shutdown.signal,
     ssePingMs: deps.ssePingMs,
     responseSocketIdleMs: deps.responseSocketIdleMs,
+    responseSocketLifeMs: deps.responseSocketLifeMs,
     ping: database.ping,
     streams: streamShare.gate,
     phase: () => (stopping ? "stopping" : started ? "serving" : "starting"),

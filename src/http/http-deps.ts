@@ -17,6 +17,8 @@ export interface HttpDeps {
   ssePingMs?: number;
   /** How long a WebSocket of `/v1/responses` may go without starting a response. @default RESPONSE_SOCKET_IDLE_MS */
   responseSocketIdleMs?: number;
+  /** The longest a WebSocket of `/v1/responses` stays open. @default RESPONSE_SOCKET_MAX_LIFE_MS */
+  responseSocketLifeMs?: number;
   ping(): Promise<DatabaseHealth>;
   /** Bounds the open SSE streams. */
   streams: StreamGate;

@@ -21,6 +21,16 @@ import { BODY_MAX_DEPTH } from "./schemas/shared.js";
 export const RESPONSE_SOCKET_IDLE_MS = 10 * 60_000;
 
 /**
+ * A socket's whole life, as OpenAI's (60 minutes): past it the socket takes
+ * no new response; once the one running (if any) has ended it gets an error
+ * event `websocket_connection_limit_reached` and is closed (1000), so a
+ * client holds neither its stream share nor its kept responses for good. The
+ * client opens a new socket and goes on (`previous_response_id` of a stored
+ * response).
+ */
+export const RESPONSE_SOCKET_MAX_LIFE_MS = 60 * 60_000;
+
+/**
  * The most error events a socket may have waiting to be written: past it a
  * message closes the socket (1008), so a client flooding it with messages
  * whose answers it never reads holds no more than these in the server.
@@ -32,6 +42,8 @@ export interface ResponseSocketOptions {
   log: FastifyBaseLogger;
   /** @default RESPONSE_SOCKET_IDLE_MS */
   idleMs?: number | undefined;
+  /** @default RESPONSE_SOCKET_MAX_LIFE_MS */
+  lifeMs?: number | undefined;
   /** Counts a `response.create` in the key's rate limit: the refusal past it, or null. */
   checkRate?: (() => Promise<AppError | null>) | undefined;
 }
@@ -52,13 +64,20 @@ const bad = (message: string, param: string | null = null) =>
  * stays open. The client closing the socket leaves a stored response's run
  * going (as a dropped SSE stream does; read it back with `GET
  * /v1/responses/:id`), while a `store: false` one is stopped with its
- * conversation. Idle sockets are closed; a peer that stops answering pings is
- * dropped; at shutdown each socket sends what was saved, then closes (1001).
+ * conversation. Idle sockets are closed, and every socket at the end of its
+ * life; a peer that stops answering pings is dropped; at shutdown each
+ * socket sends what was saved, then closes (1001).
  */
 export function serveResponseSocket(
   deps: HttpDeps,
   socket: WebSocket,
-  { tenant, log, idleMs = RESPONSE_SOCKET_IDLE_MS, checkRate }: ResponseSocketOptions,
+  {
+    tenant,
+    log,
+    idleMs = RESPONSE_SOCKET_IDLE_MS,
+    lifeMs = RESPONSE_SOCKET_MAX_LIFE_MS,
+    checkRate,
+  }: ResponseSocketOptions,
 ): void {
   const { services } = deps;
   const kept = createKeptResponses(deps, { tenant });
@@ -84,18 +103,33 @@ export function serveResponseSocket(
     clearTimeout(idle);
     idle = setTimeout(() => socket.close(1000, "idle"), idleMs);
   };
-  // A peer that answers no ping in a whole interval is gone without a close: drop it.
+  // A peer that answers no ping in a whole interval is gone without a close: drop it. Not on a
+  // tick that comes late (the event loop stalled): the pong may be read only after it runs.
+  const pingMs = deps.ssePingMs ?? 15_000;
   let alive = true;
+  let lastTick = performance.now();
   socket.on("pong", () => (alive = true));
   const ping = setInterval(() => {
-    if (!alive) return socket.terminate();
+    const now = performance.now();
+    const late = now - lastTick > pingMs * 1.5;
+    lastTick = now;
+    if (!alive) return late ? undefined : socket.terminate();
     alive = false;
     socket.ping();
-  }, deps.ssePingMs ?? 15_000);
+  }, pingMs);
   const closeForShutdown = () => {
     if (!current) socket.close(1001, "the server is shutting down");
   };
   deps.shutdown.addEventListener("abort", closeForShutdown, { once: true });
+  let spent = false;
+  const closeForLife = () => {
+    if (current || socket.readyState !== socket.OPEN) return;
+    void sendError(lifeSpent(lifeMs)).finally(() => socket.close(1000, "connection limit reached"));
+  };
+  const life = setTimeout(() => {
+    spent = true;
+    closeForLife();
+  }, lifeMs);
   armIdle();
 
   /**
@@ -167,6 +201,10 @@ export function serveResponseSocket(
       void sendError(new AppError("unavailable", "the server is shutting down; try again shortly"));
       return;
     }
+    if (spent) {
+      void sendError(lifeSpent(lifeMs));
+      return;
+    }
     const token = {};
     current = token;
     clearTimeout(idle);
@@ -174,24 +212,37 @@ export function serveResponseSocket(
       if (current !== token) return;
       current = null;
       if (deps.shutdown.aborted) closeForShutdown();
-      else armIdle();
+      else if (!spent) armIdle();
     };
     respond(body, done)
       .catch((err: unknown) => {
         done();
         return sendError(err);
       })
-      .finally(done);
+      .finally(() => {
+        done();
+        // Its life spent meanwhile: closed once the response's last event is out.
+        if (spent) closeForLife();
+      });
   });
 
   socket.once("close", () => {
     gone.abort();
     clearTimeout(idle);
     clearInterval(ping);
+    clearTimeout(life);
     deps.shutdown.removeEventListener("abort", closeForShutdown);
     void kept.close();
   });
 }
+
+/** The error event a socket gets at the end of its life (`lifeMs`). */
+const lifeSpent = (lifeMs: number) =>
+  openAiError(
+    "invalid_request",
+    `this WebSocket reached the longest a socket stays open (${lifeMs >= 60_000 ? `${Math.round(lifeMs / 60_000)} minutes` : `${lifeMs / 1000} s`}): open a new one and go on (previous_response_id carries a stored response's context over)`,
+    { param: null, openaiCode: "websocket_connection_limit_reached" },
+  );
 
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed", "error"]);
 

@@ -57,4 +57,55 @@ describe("pings", () => {
     expect(await dropped).toBe(1006);
     expect(pings).toBeGreaterThan(0);
   });
+
+  test("a peer whose pong the server reads late, after its own event loop stalled, is not dropped", async () => {
+    const peer = new WebSocket(`${f.loopd.url.replace(/^http/, "ws")}/v1/responses`);
+    const closed = new Promise<"closed">((resolve) => peer.once("close", () => resolve("closed")));
+    // The pong goes out as the ping comes (ws answers before it tells); then this process (the server's too) stalls
+    // for three ping intervals, so the server's next tick runs before it has read that pong.
+    await new Promise<void>((resolve) =>
+      peer.once("ping", () => {
+        const until = performance.now() + 1_000;
+        while (performance.now() < until);
+        resolve();
+      }),
+    );
+    const answered = new Promise<"pong">((resolve) => peer.once("pong", () => resolve("pong")));
+    peer.ping();
+    expect(await Promise.race([answered, closed])).toBe("pong");
+    // And it is kept on: a later ping is still answered.
+    const again = new Promise<"pong">((resolve) => peer.once("pong", () => resolve("pong")));
+    await new Promise<void>((resolve) => peer.once("ping", () => resolve()));
+    peer.ping();
+    expect(await Promise.race([again, closed])).toBe("pong");
+    peer.close();
+  });
+});
+
+describe("life", () => {
+  const LIFE_MS = 1_500;
+  const f = useLoopd({ listen: true, responseSocketLifeMs: LIFE_MS });
+  const limitEvent = {
+    type: "error",
+    status: 400,
+    error: { type: "invalid_request_error", code: "websocket_connection_limit_reached" },
+  };
+
+  test("a socket at the end of its life gets websocket_connection_limit_reached, then is closed", async () => {
+    const ws = await openResponseSocket(f.loopd.url);
+    expect(await ws.next()).toMatchObject(limitEvent);
+    expect(await ws.closed).toEqual({ code: 1000, reason: "connection limit reached" });
+  });
+
+  test("a response running when the life ends finishes first, then the socket gets the error and is closed", async () => {
+    const ws = await openResponseSocket(f.loopd.url);
+    // Streamed over about twice the socket's life.
+    f.llm.script({ text: "one two three four five six seven eight nine ten", chunkDelayMs: 300 });
+    const started = Date.now();
+    const turn = await ws.create({ model, input: "Count" });
+    expect(Date.now() - started).toBeGreaterThan(LIFE_MS);
+    expect(turn.at(-1)).toMatchObject({ type: "response.completed" });
+    expect(await ws.next()).toMatchObject(limitEvent);
+    expect(await ws.closed).toEqual({ code: 1000, reason: "connection limit reached" });
+  });
 });

@@ -53,6 +53,7 @@ export function openAiResponseSocketRoutes(app: FastifyInstance, deps: HttpDeps)
           tenant: req.tenant,
           log: req.log,
           idleMs: deps.responseSocketIdleMs,
+          lifeMs: deps.responseSocketLifeMs,
           ...(limiter && { checkRate: () => rateRefusal(limiter, req) }),
         }),
     });

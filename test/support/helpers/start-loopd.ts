@@ -27,6 +27,7 @@ export async function startLoopd({
   instanceId,
   ssePingMs,
   responseSocketIdleMs,
+  responseSocketLifeMs,
   pressureSampleMs,
   logger,
 }: {
@@ -38,6 +39,7 @@ export async function startLoopd({
   instanceId?: string;
   ssePingMs?: number;
   responseSocketIdleMs?: number;
+  responseSocketLifeMs?: number;
   pressureSampleMs?: number;
   logger?: Logger;
 }): Promise<TestLoopd> {
@@ -63,6 +65,7 @@ export async function startLoopd({
     ...(instanceId && { instanceId }),
     ...(ssePingMs && { ssePingMs }),
     ...(responseSocketIdleMs && { responseSocketIdleMs }),
+    ...(responseSocketLifeMs && { responseSocketLifeMs }),
     ...(pressureSampleMs && { pressureSampleMs }),
     logger: logger ?? createLogger(config.server.logLevel),
   });
