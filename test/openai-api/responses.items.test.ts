@@ -146,6 +146,52 @@ describe.each(["anthropic", "openai"] as const)("/v1/responses through %s", (pro
     ]);
   });
 
+  test("an mcp_approval_request sent back: taken with its answer, refused in words otherwise", async () => {
+    const client = await clientOf();
+    const name = await agent({ tools: ["calculate"], approval_required: ["calculate"] });
+    f.llm.script({ toolCalls: [{ name: "calculate", input: { expression: "3+3" } }] }, { text: "It is 6." });
+    const asked = valid(await client.responses.create({ model: `agent:${name}`, input: "3+3?" }));
+    const request = asked.output.at(-1)! as {
+      type: "mcp_approval_request";
+      id: string;
+      name: string;
+      arguments: string;
+      server_label: string;
+    };
+    expect(request.type).toBe("mcp_approval_request");
+    const refusal = (input: unknown[]) =>
+      client.responses.create({ model: `agent:${name}`, previous_response_id: asked.id, input: input as never }).then(
+        () => null,
+        (err: { status: number; error: { param: string; message: string } }) => ({
+          status: err.status,
+          param: err.error.param,
+          message: err.error.message,
+        }),
+      );
+    // Alone, it asks nothing of the run: said so, and nothing changes.
+    expect(await refusal([request])).toEqual({
+      status: 400,
+      param: "input[0].type",
+      message: expect.stringContaining("answer it with an mcp_approval_response"),
+    });
+    // In a history the client keeps (an assistant message before it): it belongs to the paused response.
+    expect(await refusal([{ role: "assistant", content: "Let me check." }, request])).toEqual({
+      status: 400,
+      param: "input[1].type",
+      message: expect.stringContaining("belongs to a paused response"),
+    });
+    // Echoed with its answer, as a client keeping the output sends it: the answer goes through.
+    const approved = valid(
+      await client.responses.create({
+        model: `agent:${name}`,
+        previous_response_id: asked.id,
+        input: [request, { type: "mcp_approval_response", approval_request_id: request.id, approve: true }],
+      }),
+    );
+    expect(approved.output.map((i) => i.type)).toEqual(["mcp_call", "message"]);
+    expect(approved.output[0]).toMatchObject({ name: "calculate", output: expect.stringContaining("6") });
+  });
+
   test("text.format json_schema: the answer is the JSON the schema asks for", async () => {
     const client = await clientOf();
     f.llm.script({ toolCalls: [{ name: "finish", input: { summary: "done", result: { city: "Paris", temp: 21 } } }] });

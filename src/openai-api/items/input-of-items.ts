@@ -4,7 +4,7 @@ import type { ApprovalAnswer, OutputAnswer } from "../../conversations/check-act
 import { callIdOfApprovalRequest, callIdOfMcpCall } from "./openai-items.js";
 import type { ConversationInputItem } from "../conversations/messages-of-items.js";
 
-/** An input item as a client sends it (the spec's `ItemParam`, and OpenAI's `mcp_approval_response`). */
+/** An input item as a client sends it (the spec's `ItemParam`, and OpenAI's `mcp_approval_request` and `mcp_approval_response`). */
 export type InputItem =
   | {
       type?: "message" | undefined;
@@ -13,6 +13,7 @@ export type InputItem =
     }
   | { type: "function_call_output"; call_id: string; output: string | InputPart[] }
   | { type: "mcp_approval_response"; approval_request_id: string; approve: boolean; reason?: string | null | undefined }
+  | { type: "mcp_approval_request"; id: string }
   | { type: "function_call"; call_id: string; name: string; arguments: string }
   | { type: "item_reference"; id: string }
   | { type: "reasoning" }
@@ -84,6 +85,14 @@ export function inputOfItems(
       }
       case "item_reference":
         throw unreferenced(param);
+      case "mcp_approval_request":
+        // Sent back with its answer, as a client keeping the output does: the answer is what counts.
+        if (input.some((other) => other.type === "mcp_approval_response" && other.approval_request_id === item.id))
+          return;
+        throw invalid(
+          `${param}.type`,
+          "an mcp_approval_request is the server's question: answer it with an mcp_approval_response (approval_request_id: its id) and previous_response_id of the response that asked",
+        );
       case "function_call":
       case "mcp_call":
       case "reasoning":
@@ -127,9 +136,10 @@ function historyOf(input: InputItem[], out: ResponseInput): ResponseInput {
       case "item_reference":
         throw unreferenced(param);
       case "mcp_approval_response":
+      case "mcp_approval_request":
         throw invalid(
           `${param}.type`,
-          "an mcp_approval_response answers the previous response's request: send it alone with previous_response_id, not with a history",
+          `an ${item.type} belongs to a paused response, not to a history you keep: answer the request with an mcp_approval_response alone, with previous_response_id of the response that asked`,
         );
       case "function_call":
       case "function_call_output":

@@ -48,6 +48,14 @@ const inputItem = z.union([
     approve: z.boolean(),
     reason: str().nullish(),
   }),
+  // The server's question, as a response's output showed it: only the echo of one answered alongside is taken.
+  z.object({
+    type: z.literal("mcp_approval_request"),
+    id: str(),
+    name: str().nullish(),
+    arguments: str().nullish(),
+    server_label: str().nullish(),
+  }),
   z.object({
     type: z.literal("function_call"),
     id: str().nullish(),
