@@ -53,24 +53,35 @@ export function createConversationService(services: Services) {
   };
 
   return {
-    /** `chatId`: the AI SDK chat id that names it on `/ui/chat`; `parent`: the call of an agent it is the child of. */
+    /**
+     * `chatId`: the AI SDK chat id that names it on `/ui/chat`; `parent`: the
+     * call of an agent it is the child of; `throwaway`: a `store: false`
+     * response's, made marked for deletion (see throwaway-keeper.ts).
+     */
     async create(
       tenant: string,
       input: CreateConversationInput,
-      { chatId = null, parent = null }: { chatId?: string | null; parent?: ConversationParent | null } = {},
+      {
+        chatId = null,
+        parent = null,
+        throwaway = false,
+      }: { chatId?: string | null; parent?: ConversationParent | null; throwaway?: boolean } = {},
     ) {
       const { title, agent, ...fields } = input;
       // Pinned to a version of the agent: its configuration, with the fields given beside it over it.
       const pinned = agent === undefined ? null : await pinAgent(store, { tenant, pin: agent });
       const overrides = givenFields(fields);
-      const row = await store.conversations.create({
-        tenantId: tenant,
-        title: title ?? null,
-        ...(await settleConfiguration(services, tenant, { ...pinned?.at.configuration, ...overrides })),
-        chatId,
-        parent,
-        ...(pinned && { agentName: pinned.name, agentVersion: pinned.at.version, agentOverrides: overrides }),
-      });
+      const row = await store.conversations.create(
+        {
+          tenantId: tenant,
+          title: title ?? null,
+          ...(await settleConfiguration(services, tenant, { ...pinned?.at.configuration, ...overrides })),
+          chatId,
+          parent,
+          ...(pinned && { agentName: pinned.name, agentVersion: pinned.at.version, agentOverrides: overrides }),
+        },
+        { discardInMs: throwaway ? services.throwaways?.keepMs : undefined },
+      );
       return presentConversation(row);
     },
 

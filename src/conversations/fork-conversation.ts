@@ -28,10 +28,19 @@ export function forkPoints(shapes: MessageShape[]): number[] {
  * results or falls inside an open run is a 400 naming the nearest valid seqs.
  */
 export async function forkConversation(
-  { store }: Services,
+  { store, throwaways }: Services,
   tenant: string,
   id: string,
-  { atSeq, title }: { atSeq?: number | undefined; title?: string | null | undefined },
+  {
+    atSeq,
+    title,
+    throwaway = false,
+  }: {
+    atSeq?: number | undefined;
+    title?: string | null | undefined;
+    /** A `store: false` response's copy: made marked for deletion (see throwaway-keeper.ts). */
+    throwaway?: boolean | undefined;
+  },
 ) {
   const row = await store.transaction(async (tx) => {
     const original = await tx.conversations.get(tenant, id);
@@ -59,28 +68,31 @@ export async function forkConversation(
         },
       );
     }
-    const fork = await tx.conversations.create({
-      tenantId: tenant,
-      title: title !== undefined ? title : original.title,
-      system: original.system,
-      provider: original.provider,
-      model: original.model,
-      tools: original.tools,
-      agents: original.agents,
-      metadata: original.metadata,
-      approvalRequired: original.approvalRequired,
-      clientTools: original.clientTools,
-      budget: original.budget,
-      finish: original.finish,
-      context: original.context,
-      caching: original.caching,
-      onProviderOutage: original.onProviderOutage,
-      webhook: original.webhook,
-      forkedFrom: { conversation_id: id, seq: at },
-      agentName: original.agentName,
-      agentVersion: original.agentVersion,
-      agentOverrides: original.agentOverrides,
-    });
+    const fork = await tx.conversations.create(
+      {
+        tenantId: tenant,
+        title: title !== undefined ? title : original.title,
+        system: original.system,
+        provider: original.provider,
+        model: original.model,
+        tools: original.tools,
+        agents: original.agents,
+        metadata: original.metadata,
+        approvalRequired: original.approvalRequired,
+        clientTools: original.clientTools,
+        budget: original.budget,
+        finish: original.finish,
+        context: original.context,
+        caching: original.caching,
+        onProviderOutage: original.onProviderOutage,
+        webhook: original.webhook,
+        forkedFrom: { conversation_id: id, seq: at },
+        agentName: original.agentName,
+        agentVersion: original.agentVersion,
+        agentOverrides: original.agentOverrides,
+      },
+      { discardInMs: throwaway ? throwaways?.keepMs : undefined },
+    );
     await tx.forks.copyMessages(id, fork.id, at);
     return { ...fork, messageCount: at };
   });

@@ -10,8 +10,10 @@ export const THROWAWAY_KEEP_MS = 10 * 60_000;
 const SWEEP_BATCH = 100;
 
 export interface ThrowawayKeeper {
-  /** A throw-away conversation this process holds from now on: marked at once, kept on while it exists. */
-  hold(conversationId: string): Promise<void>;
+  /** How long a throw-away conversation outlives the last word of its holder: the mark it is made with (`discardInMs`). */
+  readonly keepMs: number;
+  /** A throw-away conversation this process holds from now on (made marked, in the statement that made it): kept on while it exists. */
+  hold(conversationId: string): void;
   /** It was deleted (answered, dropped, refused): no longer this process's to keep. */
   release(conversationId: string): void;
   /** Keeps this process's on, now; also every quarter of the keep. */
@@ -73,10 +75,8 @@ export function createThrowawayKeeper(
   };
   const timers = [every(renew, "keeping them"), every(sweep, "the sweep")];
   return {
-    async hold(conversationId) {
-      held.add(conversationId);
-      await store.retention.keepThrowaways([conversationId], keepMs);
-    },
+    keepMs,
+    hold: (conversationId) => void held.add(conversationId),
     release: (conversationId) => void held.delete(conversationId),
     renew,
     sweep,

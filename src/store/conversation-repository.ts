@@ -113,10 +113,18 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
   const withActiveRun = { ...conversationColumns(), messageCount, activeRunId, usage };
 
   return {
-    async create(input: NewConversation): Promise<ConversationWithActiveRun> {
+    /** `discardInMs`: a throw-away conversation, marked in the statement that makes it (see throwaway-keeper.ts). */
+    async create(
+      input: NewConversation,
+      { discardInMs }: { discardInMs?: number | undefined } = {},
+    ): Promise<ConversationWithActiveRun> {
       const [row] = await db
         .insert(conversations)
-        .values({ id: newId("conv"), ...input })
+        .values({
+          id: newId("conv"),
+          ...input,
+          ...(discardInMs !== undefined && { discardAt: sql`now() + make_interval(secs => ${discardInMs / 1000})` }),
+        })
         .returning();
       return { ...row!, messageCount: 0, activeRunId: null, usage: toUsageTotals(null) };
     },

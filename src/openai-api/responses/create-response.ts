@@ -99,7 +99,12 @@ export async function createResponse(
   if (body.previous_response_id) {
     const continued =
       (await kept?.conversationOf(body.previous_response_id, { store })) ??
-      (await conversationOfPrevious(deps, { tenant, id: body.previous_response_id, fork: !store || undefined }));
+      (await conversationOfPrevious(deps, {
+        tenant,
+        id: body.previous_response_id,
+        fork: !store || undefined,
+        throwaway: !store,
+      }));
     conversationId = continued.id;
     forked = continued.forked;
   } else if (named !== null) {
@@ -108,15 +113,17 @@ export async function createResponse(
         ? openAiError("not_found", err.message, { param: "conversation", openaiCode: null })
         : err;
     });
-    conversationId = store ? conversation.id : (await forkConversation(services, tenant, conversation.id, {})).id;
+    conversationId = store
+      ? conversation.id
+      : (await forkConversation(services, tenant, conversation.id, { throwaway: true })).id;
   } else {
-    made = await conversations.create(tenant, newConversation(target, body));
+    made = await conversations.create(tenant, newConversation(target, body), { throwaway: !store });
     conversationId = made.id;
   }
   const throwaway = !store;
   try {
-    // Marked before its run starts: were this process killed, another would delete it.
-    if (throwaway) await services.throwaways?.hold(conversationId);
+    // Made marked (in the statement that made it): were this process killed, another would delete it.
+    if (throwaway) services.throwaways?.hold(conversationId);
     const conversation = made ?? (await settleConversation(deps, { tenant, conversationId, target, body, answers }));
     if (compaction.message) await writeCompaction(services, { tenant, conversationId, message: compaction.message });
     const started = answers

@@ -64,7 +64,10 @@ export function createKeptResponses(
       const k = kept.get(id);
       if (!k) return null;
       if (!store && latest.get(k.conversationId) === id) return { id: k.conversationId, forked: false };
-      return { id: (await forkConversation(services, tenant, k.conversationId, { atSeq: k.endSeq })).id, forked: true };
+      return {
+        id: (await forkConversation(services, tenant, k.conversationId, { atSeq: k.endSeq, throwaway: !store })).id,
+        forked: true,
+      };
     },
 
     /** A `store: false` response was made: its conversation is the socket's until it is dropped (at once when the socket has closed meanwhile). */

@@ -13,7 +13,12 @@ import { openAiError } from "../openai-errors.js";
  */
 export async function conversationOfPrevious(
   { services }: { services: Services },
-  { tenant, id, fork = false }: { tenant: string; id: string; fork?: boolean | undefined },
+  {
+    tenant,
+    id,
+    fork = false,
+    throwaway = false,
+  }: { tenant: string; id: string; fork?: boolean | undefined; throwaway?: boolean | undefined },
 ): Promise<{ id: string; forked: boolean }> {
   const { store } = services;
   const previous = await store.openaiResponses.get(tenant, id);
@@ -26,7 +31,10 @@ export async function conversationOfPrevious(
   if (!next && !fork) return { id: previous.conversationId, forked: false };
   const atSeq = next ? (next.fromSeq ?? (await store.messages.lastSeq(previous.conversationId)) + 1) - 1 : undefined;
   try {
-    return { id: (await forkConversation(services, tenant, previous.conversationId, { atSeq })).id, forked: true };
+    return {
+      id: (await forkConversation(services, tenant, previous.conversationId, { atSeq, throwaway })).id,
+      forked: true,
+    };
   } catch (err) {
     if (err instanceof AppError && err.code === "invalid_request")
       throw openAiError(
