@@ -45,9 +45,11 @@ export function createThrowawayKeeper(
   const held = new Set<string>();
   const renewOnce = async () => {
     if (held.size === 0) return;
-    const kept = new Set(await store.retention.keepThrowaways([...held], keepMs));
-    // Deleted without a word (by another process, say): no longer this process's to keep.
-    for (const id of held) if (!kept.has(id)) held.delete(id);
+    const asked = [...held];
+    const kept = new Set(await store.retention.keepThrowaways(asked, keepMs));
+    // Deleted without a word (by another process, say): no longer this process's to keep. Only
+    // those asked about: one held since (made marked while this renewal ran) is kept on.
+    for (const id of asked) if (!kept.has(id)) held.delete(id);
   };
   const sweepOnce = async () => {
     for (const { id, tenantId } of await store.retention.overdueThrowaways(SWEEP_BATCH)) {
