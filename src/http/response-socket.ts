@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import type { RawData, WebSocket } from "ws";
 import { AppError, describeError, statusOf, type ErrorCode } from "../errors.js";
@@ -26,7 +27,8 @@ export const RESPONSE_SOCKET_IDLE_MS = 10 * 60_000;
  * event `websocket_connection_limit_reached` and is closed (1000), so a
  * client holds neither its stream share nor its kept responses for good. The
  * client opens a new socket and goes on (`previous_response_id` of a stored
- * response).
+ * response). A response still running the idle time after that (its events
+ * unread, say) does not hold the socket: it is dropped.
  */
 export const RESPONSE_SOCKET_MAX_LIFE_MS = 60 * 60_000;
 
@@ -106,29 +108,38 @@ export function serveResponseSocket(
   // A peer that answers no ping in a whole interval is gone without a close: drop it. Not on a
   // tick that comes late (the event loop stalled): the pong may be read only after it runs.
   const pingMs = deps.ssePingMs ?? 15_000;
+  // Only the pong of the last ping counts (it carries the ping's bytes): unasked ones prove nothing.
   let alive = true;
+  let asked = Buffer.alloc(0);
   let lastTick = performance.now();
-  socket.on("pong", () => (alive = true));
+  socket.on("pong", (data: Buffer) => {
+    if (data.equals(asked)) alive = true;
+  });
   const ping = setInterval(() => {
     const now = performance.now();
     const late = now - lastTick > pingMs * 1.5;
     lastTick = now;
     if (!alive) return late ? undefined : socket.terminate();
     alive = false;
-    socket.ping();
+    asked = randomBytes(8);
+    socket.ping(asked);
   }, pingMs);
   const closeForShutdown = () => {
     if (!current) socket.close(1001, "the server is shutting down");
   };
   deps.shutdown.addEventListener("abort", closeForShutdown, { once: true });
   let spent = false;
+  /** The error event, then the close frame after it (ws drops a peer that does not answer it within 30 s). */
   const closeForLife = () => {
     if (current || socket.readyState !== socket.OPEN) return;
-    void sendError(lifeSpent(lifeMs)).finally(() => socket.close(1000, "connection limit reached"));
+    void sendError(lifeSpent(lifeMs));
+    socket.close(1000, "connection limit reached");
   };
+  let overdue: NodeJS.Timeout | undefined;
   const life = setTimeout(() => {
     spent = true;
     closeForLife();
+    overdue = setTimeout(() => socket.terminate(), idleMs);
   }, lifeMs);
   armIdle();
 
@@ -231,6 +242,7 @@ export function serveResponseSocket(
     clearTimeout(idle);
     clearInterval(ping);
     clearTimeout(life);
+    clearTimeout(overdue);
     deps.shutdown.removeEventListener("abort", closeForShutdown);
     void kept.close();
   });

@@ -109,3 +109,84 @@ describe("life", () => {
     expect(await ws.closed).toEqual({ code: 1000, reason: "connection limit reached" });
   });
 });
+
+/**
+ * A loopd whose sockets live 1 s (and get the idle time, 1 s, for a response
+ * running then), for peers that do not read what they asked for; the
+ * tenant's one stream share tells whether their socket is gone.
+ */
+function useSlowPeers(pingMs: number) {
+  const f = useLoopd({
+    listen: true,
+    responseSocketLifeMs: 1_000,
+    responseSocketIdleMs: 1_000,
+    ssePingMs: pingMs,
+    env: { MAX_STREAMS_PER_TENANT: "1" },
+  });
+  const url = () => `${f.loopd.url.replace(/^http/, "ws")}/v1/responses`;
+  /** Whether a new socket gets the tenant's one stream share now. */
+  const shareFree = () =>
+    new Promise<boolean>((resolve) => {
+      const probe = new WebSocket(url());
+      probe.once("open", () => {
+        probe.once("close", () => resolve(true));
+        probe.close();
+      });
+      probe.once("unexpected-response", () => resolve(false));
+      probe.once("error", () => resolve(false));
+    });
+  return {
+    f,
+    base: () => f.loopd.url,
+    /** A socket whose peer has asked for an answer too big to read at its pace; `trickle` runs every 50 ms. */
+    async reader(
+      trickle: (ws: WebSocket, socket: { pause(): void; resume(): void }) => void,
+      { autoPong }: { autoPong: boolean },
+    ) {
+      const ws = new WebSocket(url(), { autoPong });
+      await new Promise<void>((resolve, reject) => ws.once("open", resolve).once("error", reject));
+      f.llm.script({ text: `${"a".repeat(1_500_000)} ${"b".repeat(1_500_000)}` });
+      const socket = (ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+      socket.pause();
+      ws.send(JSON.stringify({ type: "response.create", model, input: "Say a lot" }));
+      const timer = setInterval(() => trickle(ws, socket), 50);
+      return () => (clearInterval(timer), ws.terminate());
+    },
+    /** Polled until the share is back (the socket gone), for at most 10 s. */
+    async shareComesBack(): Promise<boolean> {
+      for (let i = 0; i < 100; i++) {
+        if (await shareFree()) return true;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return false;
+    },
+  };
+}
+
+describe("a peer that reads nothing and sends pongs nobody asked for", () => {
+  const peers = useSlowPeers(200);
+
+  test("is dropped: only the pong of the server's ping counts (found by review)", async () => {
+    const stop = await peers.reader((ws) => ws.pong(), { autoPong: false });
+    try {
+      expect(await peers.shareComesBack()).toBe(true);
+    } finally {
+      stop();
+    }
+  });
+});
+
+describe("a response still running the idle time after the socket's life", () => {
+  // Pings too far apart to matter here: the life decides.
+  const peers = useSlowPeers(60_000);
+
+  test("does not hold the socket: it is dropped then (found by review)", async () => {
+    // A peer that reads all it is sent, and a response that streams for 12 s (store: false: it stops with its socket).
+    const ws = await openResponseSocket(peers.base());
+    peers.f.llm.script({ text: Array.from({ length: 40 }, (_, i) => `w${i}`).join(" "), chunkDelayMs: 300 });
+    ws.send(JSON.stringify({ type: "response.create", model, input: "Go slowly", store: false }));
+    expect(await ws.next()).toMatchObject({ type: "response.created" });
+    expect(await peers.shareComesBack()).toBe(true);
+    expect(await ws.closed).toMatchObject({ code: 1006 });
+  });
+});
