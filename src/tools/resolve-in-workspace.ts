@@ -86,9 +86,12 @@ function fsErrorMessage(error: unknown, displayPath: string): string {
 /**
  * The workspace folders' real paths, resolved once (two filesystem calls
  * less per tool call): every path is then resolved and checked against the
- * real path found, so a root replaced since (a symbolic link pointed
- * elsewhere) can only narrow what is reached, never widen it. A root found
- * missing is looked for again on the next call.
+ * real path found, so nothing outside that folder is reached. A root that
+ * is a symbolic link pointed elsewhere while the server runs is followed
+ * once a path is not found in the folder it led to (until then the file
+ * tools read that folder, while `run_command` already runs in the new one):
+ * repoint it with the server stopped. A root found missing is looked for
+ * again on the next call.
  */
 const roots = new Map<string, Promise<string>>();
 

@@ -174,11 +174,12 @@ describe.each(["anthropic", "openai"] as const)("/v1/responses through %s", (pro
       param: "input[0].type",
       message: expect.stringContaining("answer it with an mcp_approval_response"),
     });
-    // In a history the client keeps (an assistant message before it): it belongs to the paused response.
-    expect(await refusal([{ role: "assistant", content: "Let me check." }, request])).toEqual({
+    // In a history the client keeps (an assistant message before it), even with its answer: it belongs to the paused response.
+    const answer = { type: "mcp_approval_response", approval_request_id: request.id, approve: true };
+    expect(await refusal([{ role: "assistant", content: "Let me check." }, request, answer])).toEqual({
       status: 400,
       param: "input[1].type",
-      message: expect.stringContaining("belongs to a paused response"),
+      message: expect.stringContaining("not the rest of that response's output"),
     });
     // Echoed with its answer, as a client keeping the output sends it: the answer goes through.
     const approved = valid(

@@ -139,7 +139,7 @@ function historyOf(input: InputItem[], out: ResponseInput): ResponseInput {
       case "mcp_approval_request":
         throw invalid(
           `${param}.type`,
-          `an ${item.type} belongs to a paused response, not to a history you keep: answer the request with an mcp_approval_response alone, with previous_response_id of the response that asked`,
+          `an ${item.type} belongs to a paused response, not to a history you keep: answer the request with an mcp_approval_response and previous_response_id of the response that asked, sending that answer (and, if you like, the request it answers) but not the rest of that response's output, which loopd keeps`,
         );
       case "function_call":
       case "function_call_output":

@@ -53,11 +53,20 @@ export function createReadFileTool() {
           );
         }
         // The first chunk, read once: to tell a binary file, then as the first of its lines.
-        const first = await explainFsErrors(displayPath, () => readChunk(handle, 0, READ_FILE_MAX_BYTES));
+        const first = await explainFsErrors(displayPath, () =>
+          readChunk(handle, { position: 0, maxBytes: READ_FILE_MAX_BYTES, size }),
+        );
         if (looksBinary(first.bytes.subarray(0, BINARY_SNIFF_BYTES))) {
           throw new Error(`${displayPath} is a binary file (${size} bytes); it cannot be shown as text`);
         }
-        const lines = readLines({ handle, first, maxBytes: READ_FILE_MAX_BYTES, maxLineChars: MAX_LINE_CHARS, signal });
+        const lines = readLines({
+          handle,
+          first,
+          size,
+          maxBytes: READ_FILE_MAX_BYTES,
+          maxLineChars: MAX_LINE_CHARS,
+          signal,
+        });
         return await numberedLines({
           lines,
           displayPath,

@@ -17,20 +17,24 @@ const CHUNK_BYTES = 64 * 1024;
  * lines. Lines end at "\n", and a "\r" right before it is dropped, as
  * `split(/\r?\n/)` would; the newline that ends the last line does not start
  * another. Reads at most `maxBytes` bytes, a file that grows meanwhile
- * included, and stops with the signal's reason once it aborts. A read that
- * returns fewer bytes than asked is the file's end (a regular file's read
- * is short only there), so a small file costs one read; `first`, the chunk
- * at the start the caller already read (`readChunk`), costs none.
+ * included, and stops with the signal's reason once it aborts. Given the
+ * file's `size` (fstat's), a read that returns fewer bytes than asked and
+ * reaches it is the end, so a small file costs one read (without it, or
+ * short before it, as some file systems' reads are, it reads on until a read
+ * returns nothing); `first`, the chunk at the start the caller already read
+ * (`readChunk`), costs none.
  */
 export async function* readLines({
   handle,
   first,
+  size,
   maxBytes,
   maxLineChars,
   signal,
 }: {
   handle: FileHandle;
   first?: FileChunk | undefined;
+  size?: number | undefined;
   maxBytes: number;
   maxLineChars: number;
   signal: AbortSignal;
@@ -59,7 +63,8 @@ export async function* readLines({
   for (;;) {
     signal.throwIfAborted();
     const { bytes, ended } =
-      pending ?? (await readChunk(handle, position, maxBytes, (chunk ??= Buffer.allocUnsafe(CHUNK_BYTES))));
+      pending ??
+      (await readChunk(handle, { position, maxBytes, size, into: (chunk ??= Buffer.allocUnsafe(CHUNK_BYTES)) }));
     pending = undefined;
     position += bytes.length;
     const text = decoder.write(bytes) + (ended ? decoder.end() : "");
@@ -87,14 +92,22 @@ export interface FileChunk {
   ended: boolean;
 }
 
-/** Reads the chunk at `position` into `into` (a new buffer by default), at most up to `maxBytes` of the file. */
+/**
+ * Reads the chunk at `position` into `into` (a new buffer by default), at
+ * most up to `maxBytes` of the file. It ended the file when it read nothing,
+ * or read short at `size` or past it (see `readLines`).
+ */
 export async function readChunk(
   handle: FileHandle,
-  position: number,
-  maxBytes: number,
-  into: Buffer = Buffer.allocUnsafe(CHUNK_BYTES),
+  {
+    position,
+    maxBytes,
+    size,
+    into = Buffer.allocUnsafe(CHUNK_BYTES),
+  }: { position: number; maxBytes: number; size?: number | undefined; into?: Buffer },
 ): Promise<FileChunk> {
   const wanted = Math.min(into.length, maxBytes - position);
   const { bytesRead } = await handle.read(into, 0, wanted, position);
-  return { bytes: into.subarray(0, bytesRead), ended: bytesRead < wanted || bytesRead === 0 };
+  const short = bytesRead < wanted && size !== undefined && position + bytesRead >= size;
+  return { bytes: into.subarray(0, bytesRead), ended: bytesRead === 0 || short };
 }

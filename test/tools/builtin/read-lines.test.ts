@@ -87,11 +87,13 @@ describe("reads of readLines", () => {
             ? (...args: Parameters<typeof handle.read>) => (reads++, target.read(...args))
             : Reflect.get(target, key, target),
       });
-      const first = withFirst ? await readChunk(handle, 0, Infinity) : undefined;
+      const { size } = await handle.stat();
+      const first = withFirst ? await readChunk(handle, { position: 0, maxBytes: Infinity, size }) : undefined;
       const lines: FileLine[] = [];
       for await (const line of readLines({
         handle: counting,
         first,
+        size,
         maxBytes: Infinity,
         maxLineChars: Infinity,
         signal: new AbortController().signal,
@@ -103,9 +105,39 @@ describe("reads of readLines", () => {
     }
   }
 
-  it("reads a file smaller than a chunk once: a short read is its end", async () => {
+  it("reads a file smaller than a chunk once: a short read at its size is its end", async () => {
     const content = "one\ntwo\nthree\n";
     expect(await counted(content, { withFirst: false })).toEqual({ lines: split(content), reads: 1 });
+  });
+
+  it("reads on after a read that comes back short before the file's size, as some file systems' do (found by review)", async () => {
+    const file = path.join(dir, "short-reads.txt");
+    const content = Array.from({ length: 300 }, (_, i) => `line ${i}`).join("\n");
+    await writeFile(file, content);
+    const handle = await open(file, "r");
+    try {
+      // At most 100 bytes a read, whatever is asked.
+      const shortReads = new Proxy(handle, {
+        get: (target, key) =>
+          key === "read"
+            ? (buffer: Buffer, offset: number, length: number, position: number) =>
+                target.read(buffer, offset, Math.min(length, 100), position)
+            : Reflect.get(target, key, target),
+      });
+      const { size } = await handle.stat();
+      const lines: FileLine[] = [];
+      for await (const line of readLines({
+        handle: shortReads,
+        size,
+        maxBytes: Infinity,
+        maxLineChars: Infinity,
+        signal: new AbortController().signal,
+      }))
+        lines.push(line);
+      expect(lines).toEqual(split(content));
+    } finally {
+      await handle.close();
+    }
   });
 
   it("takes the first chunk the caller read as the file's start, and reads on after it only when it was full", async () => {
