@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { builtTestProgram, TEST_PROGRAMS } from "../support/helpers/test-programs.js";
 
 export const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -18,13 +19,18 @@ export const TSX = fileURLToPath(import.meta.resolve("tsx"));
 
 /**
  * The arguments to node that run `entry` (relative to the repository): a
- * program of src/ as the run's build of it in dist/ (test/support/helpers/build-server.ts),
- * anything else (a test's own entry, or src/ when there is no build) through tsx.
+ * program of src/, or one of the tests' own programs, as the run's build of
+ * it in dist/ (test/support/helpers/build-server.ts); anything else (an
+ * example, or any entry when there is no build) through tsx.
  */
 export function programArgs(entry: string): string[] {
   const source = path.join(repoRoot, entry);
-  const built = path.join(repoRoot, "dist", path.relative(path.join(repoRoot, "src"), source)).replace(/\.ts$/, ".js");
-  return entry.startsWith("src/") && existsSync(built) ? [built] : ["--import", TSX, source];
+  const built = entry.startsWith("src/")
+    ? path.join(repoRoot, "dist", path.relative(path.join(repoRoot, "src"), source)).replace(/\.ts$/, ".js")
+    : TEST_PROGRAMS.includes(entry)
+      ? builtTestProgram(repoRoot, entry)
+      : null;
+  return built && existsSync(built) ? [built] : ["--import", TSX, source];
 }
 
 export interface ProgramRun {

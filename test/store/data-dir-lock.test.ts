@@ -19,7 +19,7 @@ import { DataDirBusyError, holderOf, LOCK_FILE, lockDataDir } from "../../src/st
 import { openDatabase } from "../../src/store/db.js";
 import { killAllHolders, startHolder } from "../support/helpers/data-dir-holder.js";
 import { processState, spawnUnreaped } from "../support/helpers/non-reaping-parent.js";
-import { repoRoot, TSX } from "../e2e/run-program.js";
+import { programArgs, repoRoot } from "../e2e/run-program.js";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "loopd-lock-"));
 afterAll(() => {
@@ -90,11 +90,9 @@ describe("one process per embedded database folder", () => {
 
   test("a lock left by a killed process its parent has not reaped (a zombie) is taken over at once", async () => {
     const dir = folder();
-    const holder = await spawnUnreaped(
-      process.execPath,
-      ["--import", TSX, "test/store/hold-data-dir.ts", "hold", dir],
-      { cwd: repoRoot },
-    );
+    const holder = await spawnUnreaped(process.execPath, [...programArgs("test/store/hold-data-dir.ts"), "hold", dir], {
+      cwd: repoRoot,
+    });
     try {
       const lines = createInterface({ input: holder.parent.stdout! })[Symbol.asyncIterator]();
       expect((await lines.next()).value).toBe("ready");
@@ -153,17 +151,7 @@ describe("one process per embedded database folder", () => {
     // pid 1 of a new pid namespace: the Dockerfile's loopd is pid 1 too.
     const child = spawn(
       "unshare",
-      [
-        "--pid",
-        "--fork",
-        "--mount-proc",
-        process.execPath,
-        "--import",
-        TSX,
-        "test/store/hold-data-dir.ts",
-        "hold",
-        dir,
-      ],
+      ["--pid", "--fork", "--mount-proc", process.execPath, ...programArgs("test/store/hold-data-dir.ts"), "hold", dir],
       { cwd: repoRoot },
     );
     const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();

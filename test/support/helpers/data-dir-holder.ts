@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
-import { repoRoot, TSX } from "../../e2e/run-program.js";
+import { programArgs, repoRoot } from "../../e2e/run-program.js";
 
 const started = new Set<ChildProcessWithoutNullStreams>();
 
@@ -10,7 +10,7 @@ const started = new Set<ChildProcessWithoutNullStreams>();
  * `said()` resolves with its next line: "ready", then "held" or the refusal.
  */
 export function startHolder(mode: "hold" | "race", dir: string) {
-  const child = spawn(process.execPath, ["--import", TSX, "test/store/hold-data-dir.ts", mode, dir], { cwd: repoRoot });
+  const child = spawn(process.execPath, [...programArgs("test/store/hold-data-dir.ts"), mode, dir], { cwd: repoRoot });
   started.add(child);
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   void exited.then(() => started.delete(child));
