@@ -177,12 +177,12 @@ async function queueRun(
   });
   await createRunAppender(tx, run, newRunPosition(0)).event("run.created", { status: "queued" });
   const interrupting = rank === 0 && holding?.status === "running" ? holding.id : undefined;
-  const now = interrupting && (await tx.runs.requestCancel(interrupting, "superseded"));
+  const found = interrupting && (await tx.runs.requestCancel(interrupting, "superseded"));
   // Parked out an outage since it was read (a park takes no conversation lock, and
   // no process runs it to be told): it ends here, as one found parked does.
-  const parked = now === "waiting" ? await tx.runs.lockParked(interrupting!) : undefined;
+  const parked = found === "waiting" ? await tx.runs.lockParked(interrupting!) : undefined;
   if (parked) ended = await closeWaitingRun(tx, parked, INTERRUPTED_WAITING);
-  const interrupts = now === "running" ? interrupting : undefined;
+  const interrupts = found === "running" ? interrupting : undefined;
   // `behind`: the running (or outage-waiting) run whose end starts the queue; none (the run before ended, or waits for the application): start it now.
   const goesOn = !parked && (holding?.status === "running" || holding?.status === "waiting");
   return { run, queued: true, interrupts, behind: goesOn ? holding!.id : undefined, superseded: ended };
