@@ -25,7 +25,7 @@ import type { Services } from "./services.js";
 import { createAgentCaller } from "./agents/call-agent.js";
 import { createClientErrorHandler } from "./http/plugins/client-error-handler.js";
 import { handleError, replyError } from "./http/plugins/error-handler.js";
-import type { HttpDeps } from "./http/http-deps.js";
+import type { HttpDeps, ResponseSocketTimes } from "./http/http-deps.js";
 import { useJsonBodies } from "./http/plugins/json-body-parser.js";
 import { useNotFoundHandler } from "./http/plugins/not-found-handler.js";
 import { useOpenApi } from "./http/plugins/openapi-document.js";
@@ -85,10 +85,8 @@ export interface AppDeps {
   instanceId?: string;
   /** @default 15000 */
   ssePingMs?: number;
-  /** @default RESPONSE_SOCKET_IDLE_MS (10 minutes) */
-  responseSocketIdleMs?: number;
-  /** @default RESPONSE_SOCKET_MAX_LIFE_MS (60 minutes) */
-  responseSocketLifeMs?: number;
+  /** A WebSocket of `/v1/responses`'s times. @default RESPONSE_SOCKET_IDLE_MS (10 min), RESPONSE_SOCKET_MAX_LIFE_MS (60) */
+  responseSocket?: ResponseSocketTimes;
   /** How often event-loop lag is sampled for the overload guard. @default 1000 */
   pressureSampleMs?: number;
   /** How long a `store: false` conversation outlives the process holding it. @default THROWAWAY_KEEP_MS (10 minutes) */
@@ -182,8 +180,7 @@ export async function buildApp(deps: AppDeps): Promise<Loopd> {
     runs,
     shutdown: shutdown.signal,
     ssePingMs: deps.ssePingMs,
-    responseSocketIdleMs: deps.responseSocketIdleMs,
-    responseSocketLifeMs: deps.responseSocketLifeMs,
+    responseSocket: deps.responseSocket,
     ping: database.ping,
     streams: streamShare.gate,
     phase: () => (stopping ? "stopping" : started ? "serving" : "starting"),

@@ -71,17 +71,15 @@ export function createConversationService(services: Services) {
       // Pinned to a version of the agent: its configuration, with the fields given beside it over it.
       const pinned = agent === undefined ? null : await pinAgent(store, { tenant, pin: agent });
       const overrides = givenFields(fields);
-      const row = await store.conversations.create(
-        {
-          tenantId: tenant,
-          title: title ?? null,
-          ...(await settleConfiguration(services, tenant, { ...pinned?.at.configuration, ...overrides })),
-          chatId,
-          parent,
-          ...(pinned && { agentName: pinned.name, agentVersion: pinned.at.version, agentOverrides: overrides }),
-        },
-        { discardInMs: throwaway ? services.throwaways?.keepMs : undefined },
-      );
+      const row = await store.conversations.create({
+        tenantId: tenant,
+        title: title ?? null,
+        ...(await settleConfiguration(services, tenant, { ...pinned?.at.configuration, ...overrides })),
+        chatId,
+        parent,
+        ...(pinned && { agentName: pinned.name, agentVersion: pinned.at.version, agentOverrides: overrides }),
+        discardInMs: throwaway ? services.throwaways?.keepMs : undefined,
+      });
       return presentConversation(row);
     },
 

@@ -68,31 +68,29 @@ export async function forkConversation(
         },
       );
     }
-    const fork = await tx.conversations.create(
-      {
-        tenantId: tenant,
-        title: title !== undefined ? title : original.title,
-        system: original.system,
-        provider: original.provider,
-        model: original.model,
-        tools: original.tools,
-        agents: original.agents,
-        metadata: original.metadata,
-        approvalRequired: original.approvalRequired,
-        clientTools: original.clientTools,
-        budget: original.budget,
-        finish: original.finish,
-        context: original.context,
-        caching: original.caching,
-        onProviderOutage: original.onProviderOutage,
-        webhook: original.webhook,
-        forkedFrom: { conversation_id: id, seq: at },
-        agentName: original.agentName,
-        agentVersion: original.agentVersion,
-        agentOverrides: original.agentOverrides,
-      },
-      { discardInMs: throwaway ? throwaways?.keepMs : undefined },
-    );
+    const fork = await tx.conversations.create({
+      tenantId: tenant,
+      title: title !== undefined ? title : original.title,
+      system: original.system,
+      provider: original.provider,
+      model: original.model,
+      tools: original.tools,
+      agents: original.agents,
+      metadata: original.metadata,
+      approvalRequired: original.approvalRequired,
+      clientTools: original.clientTools,
+      budget: original.budget,
+      finish: original.finish,
+      context: original.context,
+      caching: original.caching,
+      onProviderOutage: original.onProviderOutage,
+      webhook: original.webhook,
+      forkedFrom: { conversation_id: id, seq: at },
+      agentName: original.agentName,
+      agentVersion: original.agentVersion,
+      agentOverrides: original.agentOverrides,
+      discardInMs: throwaway ? throwaways?.keepMs : undefined,
+    });
     await tx.forks.copyMessages(id, fork.id, at);
     return { ...fork, messageCount: at };
   });

@@ -6,6 +6,14 @@ import type { DatabaseHealth } from "../store/db.js";
 import type { StreamGate } from "./plugins/stream-gate.js";
 
 /** What the routes are handed; routes stay thin and call the use cases. */
+/** A WebSocket of `/v1/responses`: how long it may go without starting a response, and the longest it stays open. */
+export interface ResponseSocketTimes {
+  /** @default RESPONSE_SOCKET_IDLE_MS */
+  idleMs?: number;
+  /** @default RESPONSE_SOCKET_MAX_LIFE_MS */
+  lifeMs?: number;
+}
+
 export interface HttpDeps {
   services: Services;
   conversations: ConversationService;
@@ -15,10 +23,7 @@ export interface HttpDeps {
   shutdown: AbortSignal;
   /** @default 15000 */
   ssePingMs?: number;
-  /** How long a WebSocket of `/v1/responses` may go without starting a response. @default RESPONSE_SOCKET_IDLE_MS */
-  responseSocketIdleMs?: number;
-  /** The longest a WebSocket of `/v1/responses` stays open. @default RESPONSE_SOCKET_MAX_LIFE_MS */
-  responseSocketLifeMs?: number;
+  responseSocket?: ResponseSocketTimes | undefined;
   ping(): Promise<DatabaseHealth>;
   /** Bounds the open SSE streams. */
   streams: StreamGate;

@@ -3,9 +3,10 @@ import { isLockConflict } from "./unique-violation.js";
 import type { Db } from "./db.js";
 import { newId } from "./ids.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
+import { discardAtIn } from "./retention-repository.js";
 import type { ContextSettings } from "../core/context-settings.js";
 import type { FinishOptions } from "../core/run-settings.js";
-import type { Usage } from "../core/usage.js";
+import { toUsageTotals, type UsageTotals } from "./usage-totals.js";
 import {
   conversations,
   OPEN_RUN_STATUSES,
@@ -25,9 +26,6 @@ export type ConversationWithActiveRun = ConversationRow & {
   activeRunId: string | null;
   usage: UsageTotals;
 };
-
-/** What a conversation's runs used, together; `cost_usd` null when none of them had a price. */
-export type UsageTotals = Usage & { cost_usd: number | null };
 
 /** Whose conversations a query may see: a tenant's, or any (`INTERNAL`: the run engine, on a run it holds). */
 // Every query of a conversation takes one, so none can forget it.
@@ -77,19 +75,8 @@ export interface NewConversation {
   agents?: string[];
   /** @default null: not a child agent's */
   parent?: ConversationParent | null;
-}
-
-/** jsonb comes back as an object (pg) or a string (some drivers); sums of bigint as strings. */
-function toUsageTotals(value: unknown): UsageTotals {
-  const v = (typeof value === "string" ? JSON.parse(value) : (value ?? {})) as Record<string, unknown>;
-  const n = (x: unknown) => Number(x ?? 0);
-  return {
-    input_tokens: n(v.input_tokens),
-    output_tokens: n(v.output_tokens),
-    cache_read_tokens: n(v.cache_read_tokens),
-    cache_write_tokens: n(v.cache_write_tokens),
-    cost_usd: v.cost_usd === null || v.cost_usd === undefined ? null : Number(v.cost_usd),
-  };
+  /** A throw-away's: marked in the statement that makes it (see throwaway-keeper.ts). @default a stored one */
+  discardInMs?: number | undefined;
 }
 
 export function createConversationRepository({ db, notifies }: { db: Db; notifies: boolean }) {
@@ -113,18 +100,11 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
   const withActiveRun = { ...conversationColumns(), messageCount, activeRunId, usage };
 
   return {
-    /** `discardInMs`: a throw-away conversation, marked in the statement that makes it (see throwaway-keeper.ts). */
-    async create(
-      input: NewConversation,
-      { discardInMs }: { discardInMs?: number | undefined } = {},
-    ): Promise<ConversationWithActiveRun> {
+    async create({ discardInMs, ...input }: NewConversation): Promise<ConversationWithActiveRun> {
+      const mark = discardInMs === undefined ? {} : { discardAt: discardAtIn(discardInMs) };
       const [row] = await db
         .insert(conversations)
-        .values({
-          id: newId("conv"),
-          ...input,
-          ...(discardInMs !== undefined && { discardAt: sql`now() + make_interval(secs => ${discardInMs / 1000})` }),
-        })
+        .values({ id: newId("conv"), ...input, ...mark })
         .returning();
       return { ...row!, messageCount: 0, activeRunId: null, usage: toUsageTotals(null) };
     },

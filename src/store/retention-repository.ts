@@ -14,6 +14,9 @@ const SWEEP_LOCK = 0x6c70_6472; // "lpdr"
  * right now (its row is locked: skipped). Messages, runs, events and spans
  * go with it (ON DELETE CASCADE; messages by a trigger, migration 0027).
  */
+/** A throw-away conversation's time, `ms` from the database's now. */
+export const discardAtIn = (ms: number) => sql`now() + make_interval(secs => ${ms / 1000})`;
+
 export function createRetentionRepository({ db }: { db: Db }) {
   return {
     async sweepBatch({ days, batch }: { days: number; batch: number }): Promise<string[] | null> {
@@ -48,7 +51,7 @@ export function createRetentionRepository({ db }: { db: Db }) {
     async keepThrowaways(ids: string[], keepMs: number): Promise<string[]> {
       const kept = await db
         .update(conversations)
-        .set({ discardAt: sql`now() + make_interval(secs => ${keepMs / 1000})` })
+        .set({ discardAt: discardAtIn(keepMs) })
         // One parameter however many (a busy process holds thousands; a statement takes at most 65,535).
         .where(sql`${conversations.id} in (select jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb))`)
         .returning({ id: conversations.id });

@@ -52,8 +52,8 @@ export function openAiResponseSocketRoutes(app: FastifyInstance, deps: HttpDeps)
         serveResponseSocket(deps, socket, {
           tenant: req.tenant,
           log: req.log,
-          idleMs: deps.responseSocketIdleMs,
-          lifeMs: deps.responseSocketLifeMs,
+          idleMs: deps.responseSocket?.idleMs,
+          lifeMs: deps.responseSocket?.lifeMs,
           ...(limiter && { checkRate: () => rateRefusal(limiter, req) }),
         }),
     });

@@ -64,8 +64,10 @@ export async function startLoopd({
     ...(tools && { tools }),
     ...(instanceId && { instanceId }),
     ...(ssePingMs && { ssePingMs }),
-    ...(responseSocketIdleMs && { responseSocketIdleMs }),
-    ...(responseSocketLifeMs && { responseSocketLifeMs }),
+    responseSocket: {
+      ...(responseSocketIdleMs && { idleMs: responseSocketIdleMs }),
+      ...(responseSocketLifeMs && { lifeMs: responseSocketLifeMs }),
+    },
     ...(pressureSampleMs && { pressureSampleMs }),
     logger: logger ?? createLogger(config.server.logLevel),
   });
