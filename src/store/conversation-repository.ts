@@ -89,13 +89,13 @@ export function createConversationRepository({ db, notifies }: { db: Db; notifie
     sql<number>`(select coalesce(max(m.seq), 0) from messages m where m.conversation_id = "conversations"."id")`.mapWith(
       Number,
     );
-  // What its runs used, summed where they are (a conversation has few runs next to its messages).
+  // What its runs used (so far, a running one: `loopd_run_usage`), summed where they are (a conversation has few runs next to its messages).
   const usage = sql<UsageTotals>`(select jsonb_build_object(
-      'input_tokens', coalesce(sum((r.usage->>'input_tokens')::bigint), 0),
-      'output_tokens', coalesce(sum((r.usage->>'output_tokens')::bigint), 0),
-      'cache_read_tokens', coalesce(sum((r.usage->>'cache_read_tokens')::bigint), 0),
-      'cache_write_tokens', coalesce(sum((r.usage->>'cache_write_tokens')::bigint), 0),
-      'cost_usd', round(sum((r.usage->>'cost_usd')::numeric), 9))
+      'input_tokens', coalesce(sum((loopd_run_usage(r)->>'input_tokens')::bigint), 0),
+      'output_tokens', coalesce(sum((loopd_run_usage(r)->>'output_tokens')::bigint), 0),
+      'cache_read_tokens', coalesce(sum((loopd_run_usage(r)->>'cache_read_tokens')::bigint), 0),
+      'cache_write_tokens', coalesce(sum((loopd_run_usage(r)->>'cache_write_tokens')::bigint), 0),
+      'cost_usd', round(sum((loopd_run_usage(r)->>'cost_usd')::numeric), 9))
     from runs r where r.conversation_id = "conversations"."id")`.mapWith(toUsageTotals);
   const withActiveRun = { ...conversationColumns(), messageCount, activeRunId, usage };
 

@@ -1,4 +1,5 @@
 import { and, asc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { runColumns } from "./run-columns.js";
 import type { Db } from "./db.js";
 import { runs, type RunRow } from "./schema.js";
 
@@ -75,7 +76,7 @@ export function runLeases(db: Db) {
         .update(runs)
         .set({ leaseOwner: owner, leaseExpiresAt: leaseUntil(leaseMs) })
         .where(inArray(runs.id, claimable))
-        .returning();
+        .returning(runColumns);
     },
 
     /**
@@ -98,7 +99,7 @@ export function runLeases(db: Db) {
         .update(runs)
         .set({ status: "running", leaseOwner: owner, leaseExpiresAt: leaseUntil(leaseMs) })
         .where(and(inArray(runs.id, due), eq(runs.status, "waiting")))
-        .returning();
+        .returning(runColumns);
     },
 
     /** Lets one run of a stopping process be taken over at once. */

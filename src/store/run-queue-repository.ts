@@ -1,4 +1,5 @@
 import { and, asc, count, desc, eq, inArray, sql } from "drizzle-orm";
+import { runColumns } from "./run-columns.js";
 import type { UserBlock } from "../core/messages.js";
 import type { Db } from "./db.js";
 import { leaseUntil } from "./run-leases.js";
@@ -39,7 +40,7 @@ export function createRunQueueRepository({ db }: { db: Db }) {
     /** The run that holds the conversation (running, or paused on the application), if any. */
     async holdingOf(conversationId: string): Promise<RunRow | undefined> {
       const [row] = await db
-        .select()
+        .select(runColumns)
         .from(runs)
         .where(and(eq(runs.conversationId, conversationId), inArray(runs.status, [...HOLDING_RUN_STATUSES])));
       return row;
@@ -75,14 +76,14 @@ export function createRunQueueRepository({ db }: { db: Db }) {
           queueOrder: sql`nextval('loopd_run_queue_order')`,
           queuedBehind,
         })
-        .returning();
+        .returning(runColumns);
       return row!;
     },
 
     /** The next queued run of the conversation, locked. */
     async lockNext(conversationId: string): Promise<RunRow | undefined> {
       const [row] = await db
-        .select()
+        .select(runColumns)
         .from(runs)
         .where(and(eq(runs.conversationId, conversationId), isQueued))
         .orderBy(...queueOrder)
@@ -104,7 +105,7 @@ export function createRunQueueRepository({ db }: { db: Db }) {
           pausedMs: sql`${runs.pausedMs} + greatest(0, round(extract(epoch from now() - ${runs.createdAt}) * 1000)::integer)`,
         })
         .where(and(eq(runs.id, runId), isQueued))
-        .returning();
+        .returning(runColumns);
       return row!;
     },
 
@@ -114,7 +115,7 @@ export function createRunQueueRepository({ db }: { db: Db }) {
         .update(runs)
         .set({ status: "cancelled", stopReason: "cancelled", queuedContent: null, completedAt: sql`now()` })
         .where(and(eq(runs.id, runId), isQueued))
-        .returning();
+        .returning(runColumns);
       return row;
     },
 

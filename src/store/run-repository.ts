@@ -1,4 +1,5 @@
-import { and, asc, desc, eq, getTableColumns, inArray, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
+import { runColumns } from "./run-columns.js";
 import type { Db } from "./db.js";
 import { isRunning, leaseUntil, runLeases } from "./run-leases.js";
 import { olderThan, pageOf, type Keyset } from "./keyset.js";
@@ -44,7 +45,7 @@ export function createRunRepository({
       const [row] = await db
         .insert(runs)
         .values({ ...run, leaseExpiresAt: leaseUntil(leaseMs) })
-        .returning();
+        .returning(runColumns);
       return row!;
     },
 
@@ -53,13 +54,13 @@ export function createRunRepository({
 
     /** Where the run's messages start. */
     async setFirstSeq(runId: string, firstSeq: number): Promise<RunRow | undefined> {
-      const [row] = await db.update(runs).set({ firstSeq }).where(eq(runs.id, runId)).returning();
+      const [row] = await db.update(runs).set({ firstSeq }).where(eq(runs.id, runId)).returning(runColumns);
       return row;
     },
 
     /** Any tenant's: for the run engine, which holds the run. What a client asks for goes through `getOfTenant`. */
     async get(runId: string): Promise<RunRow | undefined> {
-      const [row] = await db.select().from(runs).where(eq(runs.id, runId));
+      const [row] = await db.select(runColumns).from(runs).where(eq(runs.id, runId));
       return row;
     },
 
@@ -82,7 +83,7 @@ export function createRunRepository({
     /** A run whose conversation is the tenant's; another tenant's is not found, as an unknown id is not. */
     async getOfTenant(tenant: string, runId: string): Promise<RunRow | undefined> {
       const [row] = await db
-        .select(getTableColumns(runs))
+        .select(runColumns)
         .from(runs)
         .innerJoin(conversations, eq(conversations.id, runs.conversationId))
         .where(and(eq(runs.id, runId), eq(conversations.tenantId, tenant)));
@@ -99,7 +100,7 @@ export function createRunRepository({
       after?: Keyset | undefined;
     }) {
       const rows = await db
-        .select()
+        .select(runColumns)
         .from(runs)
         .where(and(eq(runs.conversationId, conversationId), olderThan(runs.createdAt, runs.id, after)))
         .orderBy(desc(runs.createdAt), desc(runs.id))
@@ -109,7 +110,7 @@ export function createRunRepository({
 
     async byIdempotencyKey(conversationId: string, key: string): Promise<RunRow | undefined> {
       const [row] = await db
-        .select()
+        .select(runColumns)
         .from(runs)
         .where(and(eq(runs.conversationId, conversationId), eq(runs.idempotencyKey, key)));
       return row;
@@ -117,7 +118,7 @@ export function createRunRepository({
 
     async activeOf(conversationId: string): Promise<RunRow | undefined> {
       const [row] = await db
-        .select()
+        .select(runColumns)
         .from(runs)
         .where(and(eq(runs.conversationId, conversationId), isRunning));
       return row;
@@ -157,7 +158,7 @@ export function createRunRepository({
           ...(ended && { completedAt: sql`now()` }),
         })
         .where(and(eq(runs.id, runId), isActive))
-        .returning();
+        .returning(runColumns);
       return row;
     },
 
@@ -173,7 +174,7 @@ export function createRunRepository({
       { skipLocked = false, overdue = false }: { skipLocked?: boolean; overdue?: boolean } = {},
     ): Promise<RunRow | undefined> {
       const [row] = await db
-        .select()
+        .select(runColumns)
         .from(runs)
         .where(
           and(
@@ -189,7 +190,7 @@ export function createRunRepository({
     /** Locks the run if it waits out an outage (`waiting`); undefined otherwise (woken meanwhile, or ended). */
     async lockParked(runId: string): Promise<RunRow | undefined> {
       const [row] = await db
-        .select()
+        .select(runColumns)
         .from(runs)
         .where(and(eq(runs.id, runId), eq(runs.status, "waiting")))
         .for("update");
@@ -213,7 +214,7 @@ export function createRunRepository({
           leaseExpiresAt: leaseUntil(leaseMs),
         })
         .where(and(eq(runs.id, runId), eq(runs.status, "requires_action")))
-        .returning();
+        .returning(runColumns);
       return row!;
     },
 
@@ -234,7 +235,7 @@ export function createRunRepository({
           completedAt: sql`now()`,
         })
         .where(and(eq(runs.id, runId), inArray(runs.status, ["requires_action", "waiting"])))
-        .returning();
+        .returning(runColumns);
       return row!;
     },
 
@@ -261,7 +262,7 @@ export function createRunRepository({
     /** The paused run of a conversation, locked; undefined when none waits. */
     async lockWaitingOf(conversationId: string): Promise<RunRow | undefined> {
       const [row] = await db
-        .select()
+        .select(runColumns)
         .from(runs)
         .where(and(eq(runs.conversationId, conversationId), eq(runs.status, "requires_action")))
         .for("update");

@@ -3,6 +3,7 @@ import {
   bigint,
   boolean,
   customType,
+  doublePrecision,
   index,
   integer,
   jsonb,
@@ -357,6 +358,20 @@ export const runs = pgTable(
     children: jsonb("children").$type<RunChild[]>().notNull().default([]),
     createdAt: createdAt(),
     completedAt: timestamp("completed_at", { withTimezone: true, precision: 3 }),
+    /**
+     * While it runs: its steps and usage so far, which read as `steps` and
+     * `usage` (see run-columns.ts). Fixed-width and the row's last columns, so
+     * a step's update logs the few bytes that changed, not the jsonb `usage`
+     * and the columns between. The save that ends, pauses or parks it writes
+     * `steps` and `usage` and sets them null again. Null: `steps` and `usage`
+     * are its progress.
+     */
+    liveSteps: integer("live_steps"),
+    liveInputTokens: bigint("live_input_tokens", { mode: "number" }),
+    liveOutputTokens: bigint("live_output_tokens", { mode: "number" }),
+    liveCacheReadTokens: bigint("live_cache_read_tokens", { mode: "number" }),
+    liveCacheWriteTokens: bigint("live_cache_write_tokens", { mode: "number" }),
+    liveCostUsd: doublePrecision("live_cost_usd"),
   },
   (t) => [
     index("runs_conversation_id_created_at_idx").on(t.conversationId, t.createdAt.desc(), t.id.desc()),
@@ -478,7 +493,10 @@ export const apiKeys = pgTable(
 
 export type ConversationRow = typeof conversations.$inferSelect;
 export type MessageRow = typeof messages.$inferSelect;
-export type RunRow = typeof runs.$inferSelect;
+/** A run as read (`runColumns`, run-columns.ts): its live progress is its `steps` and `usage`. */
+export type RunRow = Omit<typeof runs.$inferSelect, LiveProgressColumn>;
+export type LiveProgressColumn =
+  "liveSteps" | "liveInputTokens" | "liveOutputTokens" | "liveCacheReadTokens" | "liveCacheWriteTokens" | "liveCostUsd";
 export type RunEventRow = typeof runEvents.$inferSelect;
 export type RunActionRow = typeof runActions.$inferSelect;
 export type RunSpanRow = typeof runSpans.$inferSelect;

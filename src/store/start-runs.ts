@@ -1,8 +1,8 @@
 import type { RawQuery } from "./db.js";
 import { grouped, itemFailed, jsonArgument, jsonOf, type Grouped, type ItemFailure } from "./group-commit.js";
 import { pgSafeJson } from "./pg-safe.js";
-import { rowFromJson } from "./row-from-json.js";
-import { runs, type RunRow } from "./schema.js";
+import { runFromJson } from "./run-columns.js";
+import type { RunRow } from "./schema.js";
 
 /** What every new run is made of, however it is created (started at once, in a transaction, or queued). */
 export type NewRunFields = Pick<
@@ -47,7 +47,7 @@ const startRunJson = ({ run }: StartRun) => ({
 
 const startedOf = (value: unknown): Started => {
   const started = jsonOf<{ run?: Record<string, unknown>; open_runs?: number }>(value);
-  return started.run ? { run: rowFromJson(runs, started.run) } : { openRuns: started.open_runs! };
+  return started.run ? { run: runFromJson(started.run) } : { openRuns: started.open_runs! };
 };
 
 /**

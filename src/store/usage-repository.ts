@@ -23,12 +23,13 @@ export interface UsageByAgent {
 }
 
 /**
- * A run's own part of a usage field: what it recorded, less what its child
+ * A run's own part of a usage field: what it recorded (so far, while it
+ * runs: `loopd_run_usage`, migration 0028), less what its child
  * runs (calls of agents) recorded and it added to its own, so every token
  * is counted once, in the run that spent it.
  */
 const own = (field: string, type: "bigint" | "numeric") =>
-  sql.raw(`((r.usage->>'${field}')::${type} - coalesce((select sum((c->'usage'->>'${field}')::${type})
+  sql.raw(`((loopd_run_usage(r)->>'${field}')::${type} - coalesce((select sum((c->'usage'->>'${field}')::${type})
     from jsonb_array_elements(r.children) c where c ? 'usage'), 0))`);
 
 /** What a tenant's runs used, from the usage and cost each run recorded. */
@@ -64,7 +65,7 @@ export function createUsageRepository({ db }: { db: Db }) {
       const groups = byAgent ? sql`1, 2, 3, 4, 5` : sql`1, 2, 3`;
       const result = await db.execute(
         sql`select to_char(r.created_at at time zone 'UTC', 'YYYY-MM-DD') as day, r.provider, r.model${agent},
-            count(*) as runs, coalesce(sum(r.steps), 0) as steps,
+            count(*) as runs, coalesce(sum(coalesce(r.live_steps, r.steps)), 0) as steps,
             coalesce(sum(${own("input_tokens", "bigint")}), 0) as input_tokens,
             coalesce(sum(${own("output_tokens", "bigint")}), 0) as output_tokens,
             coalesce(sum(${own("cache_read_tokens", "bigint")}), 0) as cache_read_tokens,

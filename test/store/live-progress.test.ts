@@ -1,0 +1,132 @@
+/**
+ * A running run's steps and usage are written to its row's live columns, its
+ * last (issue 42: the jsonb `usage` rewritten at every step logged ~270 bytes
+ * of WAL, the columns between it and `steps` included), and read as its
+ * `steps` and `usage` wherever a run's progress is read; the save that ends
+ * it folds them into `steps` and `usage`.
+ */
+import { sql, type SQL } from "drizzle-orm";
+import { expect, test } from "vitest";
+import { z } from "zod";
+import { defineTool } from "../../src/tools/define-tool.js";
+import { api } from "../support/helpers/api.js";
+import { heldTool } from "../support/helpers/held-tool.js";
+import { useLoopd } from "../support/helpers/use-loopd.js";
+import { newWebhookSecret } from "../support/helpers/webhook-receiver.js";
+
+const hold = heldTool();
+const note = defineTool({ name: "note", description: "Notes something.", input: z.object({}), execute: () => "noted" });
+// Its webhooks go nowhere: the test reads what the outbox recorded.
+const f = useLoopd({
+  tools: [note, hold.tool],
+  env: { WEBHOOK_SECRET: newWebhookSecret(), WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_MAX_ATTEMPTS: "1" },
+});
+const client = () => api(f.loopd.app);
+const get = async (url: string) => (await f.loopd.app.inject({ method: "GET", url })).json();
+
+interface Row {
+  status: string;
+  steps: number;
+  usage: Record<string, number | null>;
+  live_steps: number | null;
+  live_input_tokens: string | number | null;
+  live_cost_usd: number | null;
+}
+const rowsOf = async <T>(query: SQL) => ((await f.database.db.execute(query)) as unknown as { rows: T[] }).rows;
+const rowOf = async (runId: string) =>
+  (
+    await rowsOf<Row>(
+      sql`select status, steps, usage, live_steps, live_input_tokens, live_cost_usd from runs where id = ${runId}`,
+    )
+  )[0]!;
+
+// $3 and $15 per million input and output tokens, cache reads $0.30, writes $3.75.
+const step = { input: 1_000, output: 40, cacheRead: 2_000, cacheWrite: 100 };
+const stepCost = (1_000 * 3 + 40 * 15 + 2_000 * 0.3 + 100 * 3.75) / 1e6;
+
+/** A run held inside its second step's call: two steps answered, and the conversation. */
+async function runHeldAtStepTwo(more: Record<string, unknown> = {}) {
+  hold.reset();
+  const conv = await client().createConversation({
+    provider: "anthropic",
+    model: "claude-sonnet-4-6",
+    tools: ["note", "hold"],
+    ...more,
+  });
+  f.llm.script(
+    { toolCalls: [{ name: "note", input: {} }], usage: step },
+    { toolCalls: [{ name: "hold", input: {} }], usage: step },
+    { text: "Done.", usage: step },
+  );
+  const sent = await client().send(conv.id, { content: "Go", wait: false });
+  expect(sent.statusCode, sent.body).toBe(202);
+  await hold.entered();
+  return { conversationId: conv.id as string, runId: sent.json().run.id as string };
+}
+
+test("a running run's progress is in its live columns, and reads as its steps and usage everywhere", async () => {
+  const { conversationId, runId } = await runHeldAtStepTwo();
+  // The second step's progress is saved with its answer, before its call runs (the call is not read-only).
+  const row = await rowOf(runId);
+  expect(row.status).toBe("running");
+  expect(row.live_steps).toBe(2);
+  expect(Number(row.live_input_tokens)).toBe(2_000);
+  expect(row.live_cost_usd).toBeCloseTo(2 * stepCost, 9);
+  // The columns a step's update no longer rewrites: as the run was created.
+  expect(row.steps).toBe(0);
+  expect(row.usage.input_tokens).toBe(0);
+
+  const run = await get(`/conversations/${conversationId}/runs/${runId}`);
+  expect(run.steps).toBe(2);
+  expect(run.usage).toEqual({
+    input_tokens: 2_000,
+    output_tokens: 80,
+    cache_read_tokens: 4_000,
+    cache_write_tokens: 200,
+    cost_usd: expect.closeTo(2 * stepCost, 9),
+  });
+  const listed = (await get(`/conversations/${conversationId}/runs`)).data[0];
+  expect([listed.steps, listed.usage.input_tokens]).toEqual([2, 2_000]);
+  expect((await get(`/conversations/${conversationId}`)).usage).toMatchObject({
+    input_tokens: 2_000,
+    output_tokens: 80,
+  });
+  const day = new Date().toISOString().slice(0, 10);
+  const usage = (await get(`/usage?from=${day}&to=${day}`)).data;
+  expect(usage).toEqual([expect.objectContaining({ steps: 2, input_tokens: 2_000, cache_read_tokens: 4_000 })]);
+
+  hold.release();
+  for (let i = 0; (await get(`/conversations/${conversationId}/runs/${runId}`)).status !== "completed"; i++) {
+    if (i > 400) throw new Error("the run did not end");
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  const after = await rowOf(runId);
+  expect([after.steps, after.usage.input_tokens, after.live_steps, after.live_input_tokens]).toEqual([
+    3,
+    3_000,
+    null,
+    null,
+  ]);
+  expect(after.usage.cost_usd).toBeCloseTo(3 * stepCost, 9);
+});
+
+test("a run stopped running by a write that left its live progress reads with it, its webhook's too", async () => {
+  const { conversationId, runId } = await runHeldAtStepTwo({ webhook: { url: "http://127.0.0.1:9/hook" } });
+  // As a writer other than the run's own save would (loopd has none today).
+  await f.database.db.execute(
+    sql`update runs set status = 'failed', stop_reason = 'error', completed_at = now() where id = ${runId}`,
+  );
+  const run = await get(`/conversations/${conversationId}/runs/${runId}`);
+  expect([run.status, run.steps, run.usage.output_tokens, run.usage.cache_write_tokens]).toEqual([
+    "failed",
+    2,
+    80,
+    200,
+  ]);
+  expect(run.usage.cost_usd).toBeCloseTo(2 * stepCost, 9);
+  const [delivery] = await rowsOf<{ run: { steps: number; usage: Record<string, number> } }>(
+    sql`select run from webhook_deliveries where run_id = ${runId} and type = 'run.failed'`,
+  );
+  expect([delivery!.run.steps, delivery!.run.usage.input_tokens]).toEqual([2, 2_000]);
+  hold.release();
+});
