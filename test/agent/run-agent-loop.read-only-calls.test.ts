@@ -20,6 +20,18 @@ import { useTwoLoopds } from "../support/helpers/use-two-loopds.js";
 let open: () => void = () => {};
 /** What each tool saw of its own call in the database when it ran: whether the answer that made it was there. */
 const sawItsCall = new Map<string, boolean>();
+/**
+ * How many `peek` calls look before any returns: a step's two peeks both
+ * look before the first result exists (else the second may look after the
+ * write that result makes, answer and all).
+ */
+let peeksLooking = 1;
+let peeksLooked: Array<() => void> = [];
+async function allPeeksLooked(): Promise<void> {
+  const done = new Promise<void>((resolve) => peeksLooked.push(resolve));
+  if (peeksLooked.length >= peeksLooking) for (const resolve of peeksLooked.splice(0)) resolve();
+  await done;
+}
 
 /** Whether the conversation's saved history holds an assistant message making call `id`. */
 async function callSaved(id: string): Promise<boolean> {
@@ -38,6 +50,7 @@ const tools = () => [
     readOnly: true,
     execute: async (_input, { toolCallId }) => {
       sawItsCall.set(`peek ${toolCallId}`, await callSaved(toolCallId));
+      await allPeeksLooked();
       return "seen";
     },
   }),
@@ -60,7 +73,11 @@ const tools = () => [
 ];
 
 const f = useTwoLoopds({ tools: tools() });
-beforeEach(() => sawItsCall.clear());
+beforeEach(() => {
+  sawItsCall.clear();
+  peeksLooking = 1;
+  peeksLooked = [];
+});
 
 const post = (url: string, body: unknown) =>
   fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
@@ -104,6 +121,7 @@ const outline = (events: SseEvent[]) =>
 
 describe("a step whose calls only read", () => {
   test("is one write less: its answer goes with their first result, and the calls ran before it", async () => {
+    peeksLooking = 2;
     f.llm.script(
       {
         toolCalls: [
