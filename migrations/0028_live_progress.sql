@@ -3,11 +3,14 @@ ALTER TABLE "runs" ADD COLUMN "live_input_tokens" bigint;--> statement-breakpoin
 ALTER TABLE "runs" ADD COLUMN "live_output_tokens" bigint;--> statement-breakpoint
 ALTER TABLE "runs" ADD COLUMN "live_cache_read_tokens" bigint;--> statement-breakpoint
 ALTER TABLE "runs" ADD COLUMN "live_cache_write_tokens" bigint;--> statement-breakpoint
-ALTER TABLE "runs" ADD COLUMN "live_cost_usd" double precision;--> statement-breakpoint
+ALTER TABLE "runs" ADD COLUMN "live_cost_usd" numeric;--> statement-breakpoint
 -- A run's steps and usage as read: the live columns while it runs, else
 -- its own. Every reader of a run's progress reads it so (run-columns.ts):
 -- the live columns, when set, are its progress, whatever wrote last.
-CREATE OR REPLACE FUNCTION "loopd_run_usage"(r runs) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+-- STABLE, as jsonb_build_object is: the planner inlines it then (a CASE of
+-- the row's columns), where an IMMUTABLE one over a STABLE body is a call
+-- per row.
+CREATE OR REPLACE FUNCTION "loopd_run_usage"(r runs) RETURNS jsonb LANGUAGE sql STABLE AS $$
   SELECT CASE WHEN r.live_steps IS NULL THEN r.usage ELSE jsonb_build_object(
     'input_tokens', r.live_input_tokens,
     'output_tokens', r.live_output_tokens,
@@ -81,7 +84,7 @@ BEGIN
       live_output_tokens = (p_usage->>'output_tokens')::bigint,
       live_cache_read_tokens = (p_usage->>'cache_read_tokens')::bigint,
       live_cache_write_tokens = (p_usage->>'cache_write_tokens')::bigint,
-      live_cost_usd = (p_usage->>'cost_usd')::double precision,
+      live_cost_usd = (p_usage->>'cost_usd')::numeric,
       outage_since = NULL,
       outage_probes = 0
       WHERE id = p_run_id AND lease_owner = p_owner AND status = 'running';

@@ -1,5 +1,6 @@
 import { getTableColumns, sql } from "drizzle-orm";
 import { rowFromJson } from "./row-from-json.js";
+import type { RunUsage } from "../core/usage.js";
 import { runs, type LiveProgressColumn, type RunRow } from "./schema.js";
 
 function withoutLive<T extends Record<LiveProgressColumn, unknown>>(row: T): Omit<T, LiveProgressColumn> {
@@ -29,8 +30,20 @@ export const runColumns = {
 };
 
 /**
- * A run as `to_jsonb` gives it: one `loopd_start_run` just started, or one a
- * webhook tells of as it stopped running. Neither has live progress (the
- * trigger of migration 0028 folds it as a run stops running).
+ * A run as `to_jsonb` gives it (`loopd_start_run`'s, a webhook's), read as
+ * `runColumns` reads one: its live progress, when it has some, is its
+ * `steps` and `usage` (as `loopd_run_usage` builds it in SQL).
  */
-export const runFromJson = (json: Record<string, unknown>): RunRow => withoutLive(rowFromJson(runs, json));
+export function runFromJson(json: Record<string, unknown>): RunRow {
+  const row = rowFromJson(runs, json);
+  const live = row.liveSteps === null ? null : { steps: row.liveSteps, usage: liveUsageOf(row) };
+  return { ...withoutLive(row), ...live };
+}
+
+const liveUsageOf = (row: Record<LiveProgressColumn, number | null>): RunUsage => ({
+  input_tokens: row.liveInputTokens ?? 0,
+  output_tokens: row.liveOutputTokens ?? 0,
+  cache_read_tokens: row.liveCacheReadTokens ?? 0,
+  cache_write_tokens: row.liveCacheWriteTokens ?? 0,
+  cost_usd: row.liveCostUsd,
+});

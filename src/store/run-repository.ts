@@ -21,7 +21,8 @@ import type { RunUsage } from "../core/usage.js";
 export type { NewRunFields, StartRun } from "./start-runs.js";
 
 export type NewRun = Omit<typeof runs.$inferInsert, "leaseExpiresAt"> & { leaseMs: number };
-export type RunPatch = Partial<Pick<RunRow, "status" | "stopReason" | "steps" | "usage" | "error">> & {
+/** Not its steps or usage: a running run's are its live columns, which only its saves write. */
+export type RunPatch = Partial<Pick<RunRow, "status" | "stopReason" | "error">> & {
   /** Sets `completed_at` to the database's `now()`. */
   ended?: boolean;
 };

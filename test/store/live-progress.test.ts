@@ -8,6 +8,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { expect, test } from "vitest";
 import { z } from "zod";
+import { runFromJson } from "../../src/store/run-columns.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { api } from "../support/helpers/api.js";
 import { heldTool } from "../support/helpers/held-tool.js";
@@ -43,6 +44,15 @@ const rowOf = async (runId: string) =>
 // $3 and $15 per million input and output tokens, cache reads $0.30, writes $3.75.
 const step = { input: 1_000, output: 40, cacheRead: 2_000, cacheWrite: 100 };
 const stepCost = (1_000 * 3 + 40 * 15 + 2_000 * 0.3 + 100 * 3.75) / 1e6;
+
+/** Lets the held run go, and waits until it is `status` (its last model call made: the next test's script is its own). */
+async function releaseToEnd(conversationId: string, runId: string, status: string) {
+  hold.release();
+  for (let i = 0; (await get(`/conversations/${conversationId}/runs/${runId}`)).status !== status; i++) {
+    if (i > 400) throw new Error(`the run did not end ${status}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
 
 /** A run held inside its second step's call: two steps answered, and the conversation. */
 async function runHeldAtStepTwo(more: Record<string, unknown> = {}) {
@@ -91,15 +101,11 @@ test("a running run's progress is in its live columns, and reads as its steps an
     input_tokens: 2_000,
     output_tokens: 80,
   });
-  const day = new Date().toISOString().slice(0, 10);
+  const day = String(run.created_at).slice(0, 10);
   const usage = (await get(`/usage?from=${day}&to=${day}`)).data;
   expect(usage).toEqual([expect.objectContaining({ steps: 2, input_tokens: 2_000, cache_read_tokens: 4_000 })]);
 
-  hold.release();
-  for (let i = 0; (await get(`/conversations/${conversationId}/runs/${runId}`)).status !== "completed"; i++) {
-    if (i > 400) throw new Error("the run did not end");
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  await releaseToEnd(conversationId, runId, "completed");
   const after = await rowOf(runId);
   expect([after.steps, after.usage.input_tokens, after.live_steps, after.live_input_tokens]).toEqual([
     3,
@@ -129,4 +135,45 @@ test("a run stopped running by a write that left its live progress reads with it
   );
   expect([delivery!.run.steps, delivery!.run.usage.input_tokens]).toEqual([2, 2_000]);
   hold.release();
+});
+
+test("a row read back from to_jsonb reads its live progress too", async () => {
+  const { conversationId, runId } = await runHeldAtStepTwo();
+  const [{ run }] = (await rowsOf<{ run: Record<string, unknown> }>(
+    sql`select to_jsonb(r) as run from runs r where id = ${runId}`,
+  )) as [{ run: Record<string, unknown> }];
+  const read = runFromJson(run);
+  expect([read.steps, read.usage.input_tokens, read.usage.cache_read_tokens]).toEqual([2, 2_000, 4_000]);
+  expect(read.usage.cost_usd).toBeCloseTo(2 * stepCost, 9);
+  expect(Object.keys(read).filter((k) => k.startsWith("live"))).toEqual([]);
+  await releaseToEnd(conversationId, runId, "completed");
+});
+
+test("a pause folds the progress (an unpriced model's null cost kept), and the resumed run counts on from it", async () => {
+  const conv = await client().createConversation({
+    provider: "openai",
+    model: "a-model-with-no-price",
+    tools: ["note"],
+    approval_required: ["note"],
+  });
+  f.llm.script({ toolCalls: [{ name: "note", input: {} }], usage: step }, { text: "Done.", usage: step });
+  const paused = (await client().send(conv.id, { content: "Note it." })).json().run;
+  expect(paused.status).toBe("requires_action");
+  const row = await rowOf(paused.id);
+  expect([row.steps, row.usage.input_tokens, row.usage.cost_usd, row.live_steps]).toEqual([1, 1_000, null, null]);
+
+  const answered = await f.loopd.app.inject({
+    method: "POST",
+    url: `/conversations/${conv.id}/runs/${paused.id}/actions`,
+    payload: { approvals: [{ tool_call_id: paused.required_action.tool_calls[0].tool_call_id, approve: true }] },
+  });
+  expect(answered.json().run).toMatchObject({ status: "completed", steps: 2 });
+  expect(answered.json().run.usage).toMatchObject({ input_tokens: 2_000, output_tokens: 80, cost_usd: null });
+  const after = await rowOf(paused.id);
+  expect([after.steps, after.usage.input_tokens, after.usage.cost_usd, after.live_steps]).toEqual([
+    2,
+    2_000,
+    null,
+    null,
+  ]);
 });
