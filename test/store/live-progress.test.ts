@@ -31,7 +31,7 @@ interface Row {
   usage: Record<string, number | null>;
   live_steps: number | null;
   live_input_tokens: string | number | null;
-  live_cost_usd: number | null;
+  live_cost_usd: string | null;
 }
 const rowsOf = async <T>(query: SQL) => ((await f.database.db.execute(query)) as unknown as { rows: T[] }).rows;
 const rowOf = async (runId: string) =>
@@ -81,7 +81,7 @@ test("a running run's progress is in its live columns, and reads as its steps an
   expect(row.status).toBe("running");
   expect(row.live_steps).toBe(2);
   expect(Number(row.live_input_tokens)).toBe(2_000);
-  expect(row.live_cost_usd).toBeCloseTo(2 * stepCost, 9);
+  expect(Number(row.live_cost_usd)).toBeCloseTo(2 * stepCost, 9);
   // The columns a step's update no longer rewrites: as the run was created.
   expect(row.steps).toBe(0);
   expect(row.usage.input_tokens).toBe(0);
