@@ -18,32 +18,6 @@ CREATE OR REPLACE FUNCTION "loopd_run_usage"(r runs) RETURNS jsonb LANGUAGE sql 
     'cache_write_tokens', r.live_cache_write_tokens,
     'cost_usd', r.live_cost_usd) END
 $$;--> statement-breakpoint
--- A webhook's run as every reader reads it (its progress so far, should a
--- run stop running by a write that left it in the live columns), as 0012
--- otherwise.
-CREATE OR REPLACE FUNCTION "loopd_webhook_outbox"() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  event text := 'run.' || NEW.status;
-  delivery text := NEW.id || '.' || event;
-  earlier integer;
-BEGIN
-  IF jsonb_typeof(NEW.webhook->'events') = 'array' AND NOT (NEW.webhook->'events') ? event THEN
-    RETURN NULL;
-  END IF;
-  IF NEW.status = 'requires_action' THEN
-    SELECT count(*) INTO earlier FROM webhook_deliveries WHERE run_id = NEW.id AND type = event;
-    IF earlier > 0 THEN
-      delivery := delivery || '.' || (earlier + 1);
-    END IF;
-  END IF;
-  INSERT INTO webhook_deliveries (id, run_id, type, url, run)
-    VALUES (delivery, NEW.id, event, NEW.webhook->>'url',
-      to_jsonb(NEW) - 'queued_content' || jsonb_build_object('steps', coalesce(NEW.live_steps, NEW.steps), 'usage', loopd_run_usage(NEW)))
-    ON CONFLICT (id) DO NOTHING;
-  PERFORM pg_notify('loopd_webhooks', delivery);
-  RETURN NULL;
-END
-$$;--> statement-breakpoint
 -- loopd_save, as 0025 with one change: a step's progress goes into the live
 -- columns, and a save that ends, pauses or parks the run writes its steps and
 -- usage and clears them. (A trigger folding them would lock the row at every

@@ -5,7 +5,6 @@ import type { Services } from "../services.js";
 import type { DatabaseHealth } from "../store/db.js";
 import type { StreamGate } from "./plugins/stream-gate.js";
 
-/** What the routes are handed; routes stay thin and call the use cases. */
 /** A WebSocket of `/v1/responses`: how long it may go without starting a response, and the longest it stays open. */
 export interface ResponseSocketTimes {
   /** @default RESPONSE_SOCKET_IDLE_MS */
@@ -14,6 +13,7 @@ export interface ResponseSocketTimes {
   lifeMs?: number;
 }
 
+/** What the routes are handed; routes stay thin and call the use cases. */
 export interface HttpDeps {
   services: Services;
   conversations: ConversationService;

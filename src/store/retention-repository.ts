@@ -5,6 +5,9 @@ import type { Db } from "./db.js";
 /** The lock one instance holds while it sweeps (any number; it names the sweep). */
 const SWEEP_LOCK = 0x6c70_6472; // "lpdr"
 
+/** A throw-away conversation's time, `ms` from the database's now. */
+export const discardAtIn = (ms: number) => sql`now() + make_interval(secs => ${ms / 1000})`;
+
 /**
  * Deletes conversations idle for `days` — not changed (PATCH), no run
  * started or ended since — at most `batch` of them, in one transaction that
@@ -14,9 +17,6 @@ const SWEEP_LOCK = 0x6c70_6472; // "lpdr"
  * right now (its row is locked: skipped). Messages, runs, events and spans
  * go with it (ON DELETE CASCADE; messages by a trigger, migration 0027).
  */
-/** A throw-away conversation's time, `ms` from the database's now. */
-export const discardAtIn = (ms: number) => sql`now() + make_interval(secs => ${ms / 1000})`;
-
 export function createRetentionRepository({ db }: { db: Db }) {
   return {
     async sweepBatch({ days, batch }: { days: number; batch: number }): Promise<string[] | null> {

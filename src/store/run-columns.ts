@@ -30,7 +30,8 @@ export const runColumns = {
 };
 
 /**
- * A run as `to_jsonb` gives it (`loopd_start_run`'s, a webhook's), read as
+ * A run as `to_jsonb` gives it (`loopd_start_run`'s; a webhook delivery's,
+ * taken as the run's status changed, by whatever write), read as
  * `runColumns` reads one: its live progress, when it has some, is its
  * `steps` and `usage` (as `loopd_run_usage` builds it in SQL).
  */

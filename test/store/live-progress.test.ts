@@ -5,10 +5,12 @@
  * `steps` and `usage` wherever a run's progress is read; the save that ends
  * it folds them into `steps` and `usage`.
  */
-import { sql, type SQL } from "drizzle-orm";
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import { expect, test } from "vitest";
 import { z } from "zod";
 import { runFromJson } from "../../src/store/run-columns.js";
+import { webhookDeliveries } from "../../src/store/schema.js";
+import { webhookBody } from "../../src/webhooks/webhook-body.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { api } from "../support/helpers/api.js";
 import { heldTool } from "../support/helpers/held-tool.js";
@@ -130,10 +132,18 @@ test("a run stopped running by a write that left its live progress reads with it
     200,
   ]);
   expect(run.usage.cost_usd).toBeCloseTo(2 * stepCost, 9);
-  const [delivery] = await rowsOf<{ run: { steps: number; usage: Record<string, number> } }>(
-    sql`select run from webhook_deliveries where run_id = ${runId} and type = 'run.failed'`,
-  );
-  expect([delivery!.run.steps, delivery!.run.usage.input_tokens]).toEqual([2, 2_000]);
+  // What its webhook POSTs: the run as the outbox took it when its status changed, live columns and all.
+  const [delivery] = await f.database.db
+    .select()
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.runId, runId), eq(webhookDeliveries.type, "run.failed")));
+  const posted = JSON.parse(webhookBody(delivery!)).data.run;
+  expect([posted.status, posted.steps, posted.usage.input_tokens, posted.usage.cache_read_tokens]).toEqual([
+    "failed",
+    2,
+    2_000,
+    4_000,
+  ]);
   hold.release();
 });
 
